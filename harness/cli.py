@@ -1,0 +1,125 @@
+"""Command line: `harness run sweep=<preset> [overrides]`, `harness list`.
+
+Bad input exits with status 2 and one line naming the key and the allowed values.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+USAGE = """usage: harness <command> [args]
+
+commands:
+  run  [sweep=<preset>] [key=value ...]   measure a sweep (Hydra overrides); default sweep:
+                                          main_gpu on a GPU, smoke on the CPU
+  list [--op gemm|attention]              every provider, and whether it runs on this machine
+"""
+EXIT_BAD_INPUT = 2
+
+
+class BadInput(Exception):
+    pass
+
+
+def _device_override(overrides: list[str]) -> str:
+    for o in overrides:
+        if o.startswith("device="):
+            return o.split("=", 1)[1]
+    return "auto"
+
+
+def _prepare_environment(device_spec: str) -> str:
+    """Resolve the device and, for the CPU, switch on the Triton interpreter before any kernel
+    module is imported (triton.jit decides at decoration time)."""
+    from harness.device import parse_device
+
+    kind, _ = parse_device(device_spec)
+    if kind == "cpu":
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    return kind
+
+
+def cmd_run(args: list[str]) -> int:
+    from harness import store
+    from harness.config import CPU_DEFAULT_SWEEP, GPU_DEFAULT_SWEEP, compose_run_config
+    from harness.runner import plan, run_sweep
+    from harness.summary import device_banner, run_table
+
+    overrides = list(args)
+    kind = _prepare_environment(_device_override(overrides))
+    default_sweep = CPU_DEFAULT_SWEEP if kind == "cpu" else GPU_DEFAULT_SWEEP
+    if not any(o.startswith("sweep=") for o in overrides):
+        overrides.append(f"sweep={default_sweep}")
+    overrides = [f"sweep={default_sweep}" if o == "sweep=auto" else o for o in overrides]
+    cfg = compose_run_config(overrides)
+    if cfg.dry_run:
+        points, device = plan(cfg)
+        for p in points:
+            print(p.label())
+        print(f"{len(points)} points on {device.type}:{device.name}")
+        return 0
+    result = run_sweep(cfg)
+    df = store.read_rows(result.run_path)
+    print(device_banner(df))
+    print(run_table(df))
+    counts = ", ".join(f"{k}={v}" for k, v in sorted(result.statuses.items())) or "nothing new"
+    print(
+        f"\nrun {result.run_path}: {result.total} points, {result.already_done} already done, "
+        f"{result.measured} measured now ({counts})"
+    )
+    return 0
+
+
+def cmd_list(args: list[str]) -> int:
+    import argparse
+
+    from tabulate import tabulate
+
+    from harness.device import get_device
+    from harness.providers import load_all
+
+    parser = argparse.ArgumentParser(prog="harness list", exit_on_error=False)
+    parser.add_argument("--op", choices=["gemm", "attention"])
+    parser.add_argument("--device", default="auto")
+    try:
+        ns = parser.parse_args(args)
+    except (argparse.ArgumentError, SystemExit) as e:
+        raise BadInput(f"list: {e}; allowed: --op gemm|attention, --device auto|cpu|cuda:N") from None
+    _prepare_environment(ns.device)
+    device = get_device(ns.device)
+    rows = []
+    for p in load_all():
+        if ns.op and p.op != ns.op:
+            continue
+        why = p.why_unavailable(device)
+        rows.append([p.op, p.name, p.family, "/".join(p.vendors),
+                     "available" if why is None else f"unavailable: {why}", p.description])
+    print(f"device: {device.type}:{device.index} {device.name} ({device.vendor}, {device.arch})")
+    print(tabulate(rows, headers=["op", "provider", "family", "vendors", "on this machine", "what"],
+                   tablefmt="github"))
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "list": cmd_list}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if args else EXIT_BAD_INPUT
+    command, rest = args[0], args[1:]
+    if command not in COMMANDS:
+        print(f"harness: error: command: unknown '{command}'; allowed: {', '.join(COMMANDS)}",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return COMMANDS[command](rest)
+    except (BadInput, ValueError) as e:  # ConfigError is a ValueError
+        print(f"harness: error: {str(e).splitlines()[0]}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""Measure one point: check against the fp32 reference on fresh inputs, then time; always a row.
+
+Statuses: ok (checked, then timed), wrong (failed the check; never timed, never a speed),
+skipped (the provider does not support the point, with its reason), error (exception, OOM or
+timeout inside prepare, run or timing, with the reason).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import signal
+import threading
+import time
+from dataclasses import asdict
+
+import torch
+
+from harness.device import DeviceInfo
+from harness.measure import timer as timers
+from harness.measure.protocol import Protocol
+from harness.measure.stats import summarize
+from harness.measure.telemetry import Telemetry
+from harness.problems import Problem
+from harness.providers import Provider, Unsupported
+from harness.provenance import now_iso, software
+
+_REASON_CHARS = 500
+
+
+class PointTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None):
+    """Raise PointTimeout in the main thread after `seconds` (a kernel already running on the
+    GPU cannot be interrupted; the alarm fires when control returns to Python)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise PointTimeout(f"timeout: point exceeded {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _sync(device: DeviceInfo) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device.index)
+
+
+def _problem_columns(problem: Problem) -> dict:
+    cols = dict(problem.axes())
+    cols["phase"] = getattr(problem, "phase", None)
+    cols["problem"] = problem.label()
+    cols["flops"] = float(problem.flops())
+    cols["min_bytes"] = float(problem.min_bytes())
+    cols["intensity_flop_per_byte"] = problem.intensity()
+    return cols
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:_REASON_CHARS]
+
+
+def measure_point(
+    problem: Problem,
+    provider: Provider,
+    device: DeviceInfo,
+    protocol: Protocol,
+    *,
+    telemetry: Telemetry | None = None,
+    flusher: timers.L2Flusher | None = None,
+    timeout_s: float | None = None,
+) -> dict:
+    """One row (without run_id / point_key) for `problem` run by `provider` on `device`."""
+    t0 = time.perf_counter()
+    timer_name = protocol.resolved_timer(device.type)
+    row: dict = {
+        "op": problem.op, "provider": provider.name, "family": provider.family,
+        **_problem_columns(problem),
+        "timer": timer_name, "l2": protocol.l2 if device.is_gpu else "n/a", "fill": protocol.fill,
+        "warmup_ms": protocol.warmup_ms, "rse_target": protocol.rse_target,
+        "max_time_s": protocol.max_time_s, "seed": protocol.seed,
+        **device.as_row(), **software(), "timestamp": now_iso(),
+    }
+    why = provider.why_not(problem, device)
+    if why:
+        return {**row, "status": "skipped", "reason": why, "elapsed_s": time.perf_counter() - t0}
+    try:
+        with deadline(timeout_s):
+            row.update(_check_then_time(problem, provider, device, protocol, timer_name,
+                                        telemetry, flusher))
+    except Unsupported as e:
+        row.update(status="skipped", reason=str(e)[:_REASON_CHARS])
+    except torch.OutOfMemoryError as e:
+        row.update(status="error", reason=("oom: " + _first_line(e))[:_REASON_CHARS])
+    except PointTimeout as e:
+        row.update(status="error", reason=str(e))
+    except Exception as e:  # any failure inside the point is a row, and the sweep goes on
+        row.update(status="error", reason=_first_line(e))
+    finally:
+        gc.collect()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    row["elapsed_s"] = time.perf_counter() - t0
+    return row
+
+
+def _check_then_time(problem, provider, device, protocol, timer_name, telemetry, flusher) -> dict:
+    dev = device.torch_device
+    out: dict = {}
+    # 1. correctness on inputs drawn only for the check (never zeros: they hide unwritten output)
+    check_fill = "randn" if protocol.fill == "zeros" else protocol.fill
+    inputs = problem.make_inputs(protocol.seed * 1000 + 1, check_fill, dev)
+    prepared = provider.prepare(problem, inputs, device)
+    result = prepared.output(prepared.run())
+    _sync(device)
+    check = problem.check(result, problem.reference(inputs))
+    out.update(rel_err=check.rel_err, max_abs_err=check.max_abs_err, tolerance=check.tolerance,
+               provider_config=json.dumps(prepared.config, sort_keys=True, default=str))
+    del inputs, prepared, result
+    if not check.ok:
+        return {**out, "status": "wrong", "reason": check.reason}
+
+    # 2. timing on the protocol's inputs; every set prepared before the first timed call
+    sets, complete = 1, True
+    if timer_name == "cuda-graph" and protocol.l2 == "cold":
+        free = torch.cuda.mem_get_info(device.index)[0]
+        sets, complete = timers.rotation_sets(problem.min_bytes(), device.l2_bytes, protocol, free)
+    closures = []
+    for i in range(sets):
+        data = problem.make_inputs(protocol.seed * 1000 + 2 + i, protocol.fill, dev)
+        closures.append(provider.prepare(problem, data, device).run)
+    _sync(device)
+    on_start = telemetry.start if telemetry else (lambda: None)
+    if timer_name == "host":
+        timing = timers.time_host(closures[0], protocol, on_start)
+    elif timer_name == "cuda-events":
+        flush = flusher if protocol.l2 == "cold" else None
+        timing = timers.time_cuda_events(closures[0], protocol, flush, on_start)
+    elif timer_name == "cuda-graph":
+        timing = timers.time_cuda_graph(closures, protocol, protocol.l2 == "cold", complete, on_start)
+    else:
+        raise ValueError(f"protocol.timer: '{timer_name}' cannot run on {device.type}")
+    tel = telemetry.stop() if telemetry else None
+    s = summarize(timing.samples_ms)
+    secs = s.median / 1e3
+    out.update(
+        status="ok", reason=None,
+        latency_ms_median=s.median, latency_ms_mean=s.mean, latency_ms_min=s.min,
+        latency_ms_p10=s.p10, latency_ms_p90=s.p90, latency_ms_std=s.std,
+        latency_rse=s.rse_median, n_samples=s.n, samples_ms=[float(x) for x in timing.samples_ms],
+        stop_reason=timing.stop_reason, tflops=problem.flops() / secs / 1e12,
+        gbps=problem.min_bytes() / secs / 1e9, timer=timing.timer, l2=timing.l2,
+        warmup_calls=timing.warmup_calls, calls_per_sample=timing.calls_per_sample,
+        rotation_sets=timing.rotation_sets,
+    )
+    if tel is not None:
+        t = asdict(tel)
+        t.pop("source")
+        out.update(t)
+    return out

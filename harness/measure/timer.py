@@ -1,0 +1,168 @@
+"""Timers: per-call CUDA events, CUDA-graph replay, host clock. They only ever call closures."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from harness.measure.protocol import Protocol
+from harness.measure.stats import rse_of_median
+
+Closure = Callable[[], object]
+_BATCH_TARGET_MS = 50.0  # enqueue this much work between host syncs while sampling
+_GRAPH_REPLAY_TARGET_MS = 1.0  # hot graph replays hold this much work, so launch cost vanishes
+
+
+@dataclass
+class Timing:
+    """Raw samples of one point and how they were obtained."""
+
+    samples_ms: list[float]
+    timer: str
+    l2: str  # cold | hot | cold-partial (rotation capped below the target footprint)
+    stop_reason: str  # converged | time_cap | max_samples
+    calls_per_sample: int
+    warmup_calls: int
+    rotation_sets: int = 1
+
+
+class StopRule:
+    """Adaptive stop: noise of the median under target, else a time cap or a sample cap."""
+
+    def __init__(self, p: Protocol) -> None:
+        self.p = p
+        self.t0 = time.perf_counter()
+
+    def reason(self, samples: Sequence[float]) -> str | None:
+        n = len(samples)
+        if n >= self.p.max_samples:
+            return "max_samples"
+        if n >= self.p.min_samples and rse_of_median(samples) <= self.p.rse_target:
+            return "converged"
+        if time.perf_counter() - self.t0 >= self.p.max_time_s and n >= min(3, self.p.min_samples):
+            return "time_cap"
+        return None
+
+
+def _warm_up(call: Closure, p: Protocol, sync: Callable[[], None]) -> int:
+    """Run until warmup_ms of wall time has passed (at least once): clocks ramp, caches fill."""
+    t0, calls = time.perf_counter(), 0
+    while calls == 0 or (time.perf_counter() - t0) * 1e3 < p.warmup_ms:
+        call()
+        sync()
+        calls += 1
+    return calls
+
+
+def time_host(fn: Closure, p: Protocol, on_start: Callable[[], None] = lambda: None) -> Timing:
+    """perf_counter around each call; for CPU devices, whose calls return when done."""
+    warm = _warm_up(fn, p, lambda: None)
+    on_start()
+    rule, samples = StopRule(p), []
+    while (why := rule.reason(samples)) is None:
+        t = time.perf_counter_ns()
+        fn()
+        samples.append((time.perf_counter_ns() - t) / 1e6)
+    return Timing(samples, "host", "n/a", why, 1, warm)
+
+
+def time_cuda_events(
+    fn: Closure, p: Protocol, flush: Closure | None, on_start: Callable[[], None] = lambda: None
+) -> Timing:
+    """One event pair per call; with `flush`, the L2 is overwritten before each (untimed) call."""
+    sync = torch.cuda.synchronize
+    warm = _warm_up(lambda: (flush and flush(), fn()), p, sync)
+    on_start()
+    rule, samples, batch = StopRule(p), [], 1
+    while (why := rule.reason(samples)) is None:
+        n = min(batch, p.max_samples - len(samples))
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        for s, e in zip(starts, ends, strict=True):
+            if flush is not None:
+                flush()  # before the start event: the flush is never inside the window
+            s.record()
+            fn()
+            e.record()
+        ends[-1].synchronize()
+        new = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+        samples.extend(new)
+        per = max(sorted(new)[len(new) // 2], 1e-3)
+        batch = int(min(100, max(1, _BATCH_TARGET_MS / per)))
+    return Timing(samples, "cuda-events", "cold" if flush else "hot", why, 1, warm)
+
+
+def time_cuda_graph(
+    fns: Sequence[Closure], p: Protocol, cold: bool, cold_complete: bool,
+    on_start: Callable[[], None] = lambda: None,
+) -> Timing:
+    """Capture calls into one CUDA graph and time replays; a sample is replay time / calls.
+
+    Cold: one call per input set, the sets together larger than the L2, so each call finds its
+    inputs evicted by the others. Hot: the first closure repeated to fill ~1 ms per replay.
+    """
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # capture needs the closures warmed outside the capture stream
+        for f in fns:
+            f()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    if cold:
+        calls = list(fns)
+    else:
+        calls = [fns[0]] * _hot_repeats(fns[0])
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for f in calls:
+            f()
+    warm = _warm_up(graph.replay, p, torch.cuda.synchronize)
+    on_start()
+    rule, samples = StopRule(p), []
+    while (why := rule.reason(samples)) is None:
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        graph.replay()
+        e.record()
+        e.synchronize()
+        samples.append(s.elapsed_time(e) / len(calls))
+    l2 = ("cold" if cold_complete else "cold-partial") if cold else "hot"
+    return Timing(samples, "cuda-graph", l2, why, len(calls), warm, len(fns) if cold else 1)
+
+
+def _hot_repeats(fn: Closure) -> int:
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(3):
+        fn()
+    e.record()
+    e.synchronize()
+    per = max(s.elapsed_time(e) / 3, 1e-3)
+    return int(min(100, max(1, math.ceil(_GRAPH_REPLAY_TARGET_MS / per))))
+
+
+class L2Flusher:
+    """Overwrites a buffer of twice the last-level cache so the next call starts cold."""
+
+    def __init__(self, device: torch.device, cache_bytes: int | None) -> None:
+        # Unknown cache size (or AMD's Infinity Cache behind a small L2): assume 256 MiB.
+        nbytes = 2 * (cache_bytes or (128 << 20))
+        self.nbytes = nbytes
+        self.buf = torch.empty(nbytes // 4, dtype=torch.int32, device=device)
+
+    def __call__(self) -> None:
+        self.buf.zero_()
+
+
+def rotation_sets(set_bytes: int, cache_bytes: int | None, p: Protocol, free_bytes: int) -> tuple[int, bool]:
+    """Input sets needed so they total >= factor x cache; (sets, whether the target was met)."""
+    cache = cache_bytes or (128 << 20)
+    target = p.l2_rotation_factor * cache
+    want = max(1, math.ceil(target / max(set_bytes, 1)))
+    limit = max(1, min(p.max_rotation_sets, int(0.25 * free_bytes // max(set_bytes, 1))))
+    sets = min(want, limit)
+    return sets, sets * set_bytes >= target

@@ -1,0 +1,176 @@
+"""Attention forward problem: prefill (q_len == kv_len), chunked prefill and decode (small q_len).
+
+Layouts handed to providers:
+  q            [B, Hq, Sq, D]
+  dense  k, v  [B, Hkv, Skv, D]
+  paged  k_cache, v_cache [num_pages, page_size, Hkv, D] with block_table [B, pages_per_seq]
+               (int32, pages shuffled) -- the vLLM / flash-attn paged layout
+  cache_seqlens [B] int32 (= kv_len for every sequence)
+Causal masks use bottom-right alignment: query i attends keys j <= i + (kv_len - q_len).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+
+from harness.problems.base import Problem, fill_tensor, generator, require_choice, require_positive
+from harness.problems.dtypes import get_dtype
+
+HEAD_DIMS = (32, 64, 96, 128, 192, 256)
+KV_LAYOUTS = ("dense", "paged")
+PAGE_SIZES = (16, 32, 64, 128, 256, 512)
+ATTENTION_DTYPES = ("fp16", "bf16", "fp32")
+# Reference memory cap: the fp32 score block of one query chunk stays under this many bytes.
+_REF_CHUNK_BYTES = 1 << 30
+
+
+def causal_pairs(q_len: int, kv_len: int) -> int:
+    """(query, key) pairs a bottom-right-aligned causal mask keeps, the diagonal included."""
+    offset = kv_len - q_len
+    # Row i keeps keys 0 .. i + offset, clipped to [0, kv_len].
+    return sum(min(kv_len, max(0, i + offset + 1)) for i in range(q_len))
+
+
+@dataclass(frozen=True)
+class AttentionProblem(Problem):
+    """One attention forward instance (softmax scale 1/sqrt(head_dim))."""
+
+    op: ClassVar[str] = "attention"
+    batch: int
+    q_heads: int
+    kv_heads: int
+    q_len: int
+    kv_len: int
+    head_dim: int = 128
+    causal: bool = False
+    dtype: str = "bf16"
+    kv_layout: str = "dense"
+    page_size: int = 0  # 0 for dense caches
+
+    @property
+    def phase(self) -> str:
+        if self.q_len == self.kv_len:
+            return "prefill"
+        return "decode" if self.q_len <= 16 else "chunked-prefill"
+
+    @property
+    def pages_per_seq(self) -> int:
+        return -(-self.kv_len // self.page_size) if self.kv_layout == "paged" else 0
+
+    def validate(self) -> None:
+        require_positive(
+            batch=self.batch, q_heads=self.q_heads, kv_heads=self.kv_heads,
+            q_len=self.q_len, kv_len=self.kv_len, head_dim=self.head_dim,
+        )
+        require_choice("dtype", self.dtype, ATTENTION_DTYPES)
+        require_choice("head_dim", self.head_dim, HEAD_DIMS)
+        require_choice("kv_layout", self.kv_layout, KV_LAYOUTS)
+        if self.q_heads % self.kv_heads:
+            raise ValueError(
+                f"q_heads: {self.q_heads} is not divisible by kv_heads={self.kv_heads}; "
+                "allowed: a multiple of kv_heads"
+            )
+        if self.causal and self.q_len > self.kv_len:
+            raise ValueError(f"q_len: {self.q_len} > kv_len={self.kv_len} with causal; allowed: <= kv_len")
+        if self.kv_layout == "paged":
+            require_choice("page_size", self.page_size, PAGE_SIZES)
+        elif self.page_size:
+            raise ValueError(f"page_size: {self.page_size} given for a dense cache; allowed: 0")
+
+    def score_pairs(self) -> int:
+        """Computed (query, key) pairs per (batch, q_head)."""
+        return causal_pairs(self.q_len, self.kv_len) if self.causal else self.q_len * self.kv_len
+
+    def flops(self) -> int:
+        """QK^T and PV: 2 matmuls x 2 FLOP per multiply-add, only over computed pairs."""
+        return 4 * self.batch * self.q_heads * self.head_dim * self.score_pairs()
+
+    def min_bytes(self) -> int:
+        """Q read, each KV head's K and V read once (GQA shares them), O written, block table read."""
+        e = get_dtype(self.dtype).bytes
+        q = self.batch * self.q_heads * self.q_len * self.head_dim
+        kv = 2 * self.batch * self.kv_heads * self.kv_len * self.head_dim
+        table = self.batch * self.pages_per_seq * 4
+        return (2 * q + kv) * e + table
+
+    def tolerance(self) -> float:
+        return get_dtype(self.dtype).attention_tol
+
+    def label(self) -> str:
+        mask = " causal" if self.causal else ""
+        paged = f" paged{self.page_size}" if self.kv_layout == "paged" else ""
+        return (
+            f"attn b{self.batch} h{self.q_heads}/{self.kv_heads} s{self.q_len}/{self.kv_len} "
+            f"d{self.head_dim}{mask}{paged} {self.dtype}"
+        )
+
+    def make_inputs(self, seed: int, fill: str, device: torch.device) -> dict[str, Any]:
+        dt = get_dtype(self.dtype).torch_dtype
+        gen = generator(seed, device)
+        B, Hq, Hkv, Sq, Skv, D = (
+            self.batch, self.q_heads, self.kv_heads, self.q_len, self.kv_len, self.head_dim
+        )
+        q = fill_tensor((B, Hq, Sq, D), dt, fill, gen, device)
+        seqlens = torch.full((B,), Skv, dtype=torch.int32, device=device)
+        if self.kv_layout == "dense":
+            k = fill_tensor((B, Hkv, Skv, D), dt, fill, gen, device)
+            v = fill_tensor((B, Hkv, Skv, D), dt, fill, gen, device)
+            return {"q": q, "k": k, "v": v, "cache_seqlens": seqlens}
+        pages = B * self.pages_per_seq
+        k_cache = fill_tensor((pages, self.page_size, Hkv, D), dt, fill, gen, device)
+        v_cache = fill_tensor((pages, self.page_size, Hkv, D), dt, fill, gen, device)
+        # Pages in shuffled order, as an allocator that has run for a while hands them out.
+        perm = torch.randperm(pages, generator=gen, device=device).to(torch.int32)
+        block_table = perm.view(B, self.pages_per_seq).contiguous()
+        return {
+            "q": q, "k_cache": k_cache, "v_cache": v_cache,
+            "block_table": block_table, "cache_seqlens": seqlens,
+        }
+
+    def dense_kv(self, inputs: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        """K and V as [B, Hkv, Skv, D], gathering pages when the cache is paged."""
+        if self.kv_layout == "dense":
+            return inputs["k"], inputs["v"]
+        return (
+            gather_pages(inputs["k_cache"], inputs["block_table"], self.kv_len),
+            gather_pages(inputs["v_cache"], inputs["block_table"], self.kv_len),
+        )
+
+    def reference(self, inputs: dict[str, Any]) -> torch.Tensor:
+        k, v = self.dense_kv(inputs)
+        return attention_reference(inputs["q"], k, v, self.causal)
+
+
+def gather_pages(cache: torch.Tensor, block_table: torch.Tensor, kv_len: int) -> torch.Tensor:
+    """[pages, P, Hkv, D] + [B, n] table -> [B, Hkv, kv_len, D] dense copy."""
+    B, n = block_table.shape
+    P, Hkv, D = cache.shape[1:]
+    seq = cache[block_table.long()]  # [B, n, P, Hkv, D]
+    return seq.reshape(B, n * P, Hkv, D)[:, :kv_len].permute(0, 2, 1, 3).contiguous()
+
+
+def attention_reference(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool
+) -> torch.Tensor:
+    """fp32 softmax(Q K^T / sqrt(D)) V with bottom-right causal mask, chunked over queries."""
+    B, Hq, Sq, D = q.shape
+    Hkv, Skv = k.shape[1], k.shape[2]
+    group = Hq // Hkv
+    kf = k.float().repeat_interleave(group, dim=1)  # [B, Hq, Skv, D]
+    vf = v.float().repeat_interleave(group, dim=1)
+    scale = 1.0 / math.sqrt(D)
+    out = torch.empty((B, Hq, Sq, D), dtype=torch.float32, device=q.device)
+    chunk = max(1, min(Sq, _REF_CHUNK_BYTES // max(1, B * Hq * Skv * 4)))
+    cols = torch.arange(Skv, device=q.device)
+    for start in range(0, Sq, chunk):
+        stop = min(Sq, start + chunk)
+        s = torch.matmul(q[:, :, start:stop].float(), kf.transpose(-1, -2)) * scale
+        if causal:
+            rows = torch.arange(start, stop, device=q.device) + (Skv - Sq)
+            s.masked_fill_(cols[None, :] > rows[:, None], float("-inf"))
+        out[:, :, start:stop] = torch.matmul(torch.softmax(s, dim=-1), vf)
+    return out

@@ -1,0 +1,75 @@
+"""Where a number came from: code version, library versions, host and time."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import platform
+import socket
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+KERNELS_DIR = REPO_ROOT / "kernels"
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+@lru_cache(maxsize=1)
+def git_state() -> tuple[str | None, bool | None]:
+    """(commit sha, whether tracked files differ from it); (None, None) outside a git checkout."""
+    sha = _git("rev-parse", "HEAD")
+    if sha is None:
+        return None, None
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return sha, bool(status)
+
+
+@lru_cache(maxsize=1)
+def kernel_source_hash() -> str:
+    """sha256 over the kernel sources (kernels/**/*.py, .cu, .cuh, .h), 16 hex digits."""
+    h = hashlib.sha256()
+    for p in sorted(KERNELS_DIR.rglob("*")):
+        if p.suffix in (".py", ".cu", ".cuh", ".h", ".hpp") and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(KERNELS_DIR)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def triton_version() -> str | None:
+    try:
+        import triton
+
+        return triton.__version__
+    except Exception:
+        return None
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@lru_cache(maxsize=1)
+def software() -> dict:
+    """Provenance columns shared by every row of a process."""
+    sha, dirty = git_state()
+    return {
+        "git_sha": sha,
+        "git_dirty": dirty,
+        "kernel_source_hash": kernel_source_hash(),
+        "torch_version": torch.__version__,
+        "triton_version": triton_version(),
+        "python_version": platform.python_version(),
+        "hostname": socket.gethostname(),
+    }

@@ -1,0 +1,111 @@
+"""The project's own Triton kernels and their ladder rungs (each rung removes one feature).
+
+GEMM rungs (kernels/triton/gemm.py documents what each removes):
+  own-triton, own-triton-no-tma, own-triton-no-pipeline, own-triton-not-persistent,
+  own-triton-no-splitk, own-triton-no-tensor-cores
+Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
+  own-triton, own-triton-q-reload, own-triton-no-pipeline, own-triton-no-tma,
+  own-triton-no-split (decode only)
+On the CPU the kernels run under the Triton interpreter, which must be switched on before the
+kernel modules are imported (the CLI does so for device=cpu).
+"""
+
+from __future__ import annotations
+
+import os
+
+from harness.device import DeviceInfo
+from harness.problems import AttentionProblem, GemmProblem
+from harness.providers.registry import Prepared, Unsupported, register
+
+VENDORS = ("nvidia", "amd", "cpu")
+GEMM_RUNGS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
+ATTENTION_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma", "no-split")
+DECODE_MAX_Q = 8
+
+
+def _provider_name(variant: str) -> str:
+    return "own-triton" if variant == "full" else f"own-triton-{variant}"
+
+
+def _require_interpreter_on_cpu(device: DeviceInfo) -> None:
+    if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        raise Unsupported("CPU runs need TRITON_INTERPRET=1 before the kernels are imported")
+
+
+def _gemm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
+    if problem.batch != 1:
+        return "batched GEMM is not implemented in the own Triton kernel"
+    return None
+
+
+def _gemm_rung(variant: str) -> None:
+    def prepare(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+        _require_interpreter_on_cpu(device)
+        from harness_kernels.triton.gemm import prepare_matmul
+
+        launch = prepare_matmul(
+            inputs["a"], inputs["b"], variant=variant,
+            a_scale=inputs.get("a_scale"), b_scale=inputs.get("b_scale"),
+            fp32_precision="tf32" if problem.dtype == "tf32" else "ieee",
+        )
+        return Prepared(launch, dict(launch.config))
+
+    prepare.__doc__ = f"Own Triton GEMM, ladder rung '{variant}'."
+    register(_provider_name(variant), "gemm", "own", VENDORS, supports=_gemm_supports)(prepare)
+
+
+def _is_decode(problem: AttentionProblem) -> bool:
+    return problem.q_len <= DECODE_MAX_Q and problem.q_len < problem.kv_len
+
+
+def _attention_supports_for(variant: str):
+    def supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+        if problem.dtype not in ("fp16", "bf16"):
+            return "own attention kernels take fp16/bf16"
+        if problem.head_dim not in (64, 128, 256):
+            return "own attention kernels take head_dim 64, 128 or 256"
+        decode = _is_decode(problem)
+        if problem.kv_layout == "paged" and not decode:
+            return f"paged caches go through the decode kernel (q_len <= {DECODE_MAX_Q})"
+        if variant == "no-split" and not decode:
+            return "no-split is a decode rung"
+        if variant == "q-reload" and decode:
+            return "q-reload is a prefill rung"
+        return None
+
+    return supports
+
+
+def _attention_rung(variant: str) -> None:
+    def prepare(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+        _require_interpreter_on_cpu(device)
+        if _is_decode(problem):
+            from harness_kernels.triton.attention_decode import prepare_decode
+
+            dense = problem.kv_layout == "dense"
+            launch = prepare_decode(
+                inputs["q"],
+                inputs["k"] if dense else inputs["k_cache"],
+                inputs["v"] if dense else inputs["v_cache"],
+                cache_seqlens=inputs["cache_seqlens"],
+                block_table=None if dense else inputs["block_table"],
+                causal=problem.causal, variant=variant,
+            )
+        else:
+            from harness_kernels.triton.attention_prefill import prepare_attention
+
+            launch = prepare_attention(
+                inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, variant=variant
+            )
+        return Prepared(launch, dict(launch.config))
+
+    prepare.__doc__ = f"Own Triton attention (prefill FMHA / split-KV decode), rung '{variant}'."
+    register(_provider_name(variant), "attention", "own", VENDORS,
+             supports=_attention_supports_for(variant))(prepare)
+
+
+for _v in GEMM_RUNGS:
+    _gemm_rung(_v)
+for _v in ATTENTION_RUNGS:
+    _attention_rung(_v)

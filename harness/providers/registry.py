@@ -1,0 +1,124 @@
+"""One explicit registry of providers (implementations of an op); a duplicate name is an error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.device import DeviceInfo
+from harness.problems import Problem
+
+FAMILIES = ("own", "vendor")
+VENDORS = ("nvidia", "amd", "intel", "cpu")
+
+
+class Unsupported(Exception):
+    """Raised by prepare when the backend refuses this point; the row becomes `skipped`."""
+
+
+@dataclass
+class Prepared:
+    """What prepare hands the timer: a launch-only closure, with everything else done before."""
+
+    run: Callable[[], Any]  # zero arguments; launches the kernel(s); no allocation, tuning, sync
+    config: dict = field(default_factory=dict)  # chosen kernel config, recorded in the row
+    # Maps run()'s return value to the problem's output layout; used by the check, never timed.
+    output: Callable[[Any], Any] = lambda out: out
+
+
+PrepareFn = Callable[[Problem, dict, DeviceInfo], Prepared]
+
+
+def _always(*_: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One implementation of one op, with where it can run and why it might not."""
+
+    name: str
+    op: str  # gemm | attention
+    family: str  # own | vendor
+    vendors: tuple[str, ...]
+    prepare: PrepareFn
+    min_cc: tuple[int, int] | None = None  # NVIDIA compute capability floor
+    available: Callable[[], str | None] = _always  # e.g. an optional import; asked lazily
+    supports: Callable[[Problem, DeviceInfo], str | None] = _always
+    description: str = ""
+
+    def why_unavailable(self, device: DeviceInfo) -> str | None:
+        """Why this provider cannot run on `device` at all, or None."""
+        if device.vendor not in self.vendors:
+            return f"runs on {'/'.join(self.vendors)}, not {device.vendor}"
+        if device.vendor == "nvidia" and not device.cc_at_least(self.min_cc):
+            cc = device.compute_capability
+            return f"needs compute capability >= {self.min_cc[0]}.{self.min_cc[1]}, device has {cc[0]}.{cc[1]}"
+        return self.available()
+
+    def why_not(self, problem: Problem, device: DeviceInfo) -> str | None:
+        """Why this provider cannot run `problem` on `device`, or None."""
+        return self.why_unavailable(device) or self.supports(problem, device)
+
+
+class Registry:
+    """Providers keyed by (op, name)."""
+
+    def __init__(self) -> None:
+        self._providers: dict[tuple[str, str], Provider] = {}
+
+    def add(self, provider: Provider) -> Provider:
+        if provider.family not in FAMILIES:
+            raise ValueError(f"{provider.name}: family must be one of {FAMILIES}")
+        unknown = set(provider.vendors) - set(VENDORS)
+        if unknown:
+            raise ValueError(f"{provider.name}: unknown vendors {sorted(unknown)}")
+        key = (provider.op, provider.name)
+        if key in self._providers:
+            raise ValueError(f"provider '{provider.name}' for op '{provider.op}' registered twice")
+        self._providers[key] = provider
+        return provider
+
+    def get(self, op: str, name: str) -> Provider:
+        try:
+            return self._providers[(op, name)]
+        except KeyError:
+            allowed = ", ".join(self.names(op))
+            raise ValueError(f"provider: unknown '{name}' for op {op}; allowed: {allowed}") from None
+
+    def names(self, op: str | None = None) -> list[str]:
+        return sorted({n for (o, n) in self._providers if op is None or o == op})
+
+    def __iter__(self) -> Iterator[Provider]:
+        return iter(sorted(self._providers.values(), key=lambda p: (p.op, p.family, p.name)))
+
+    def __len__(self) -> int:
+        return len(self._providers)
+
+
+REGISTRY = Registry()
+
+
+def register(
+    name: str,
+    op: str,
+    family: str,
+    vendors: tuple[str, ...],
+    *,
+    min_cc: tuple[int, int] | None = None,
+    available: Callable[[], str | None] = _always,
+    supports: Callable[[Problem, DeviceInfo], str | None] = _always,
+    registry: Registry = REGISTRY,
+) -> Callable[[PrepareFn], PrepareFn]:
+    """Decorator: register `prepare` as provider `name`; the docstring's first line describes it."""
+
+    def wrap(prepare: PrepareFn) -> PrepareFn:
+        doc = (prepare.__doc__ or "").strip().splitlines()
+        registry.add(
+            Provider(name, op, family, vendors, prepare, min_cc, available, supports,
+                     doc[0] if doc else "")
+        )
+        return prepare
+
+    return wrap

@@ -1,0 +1,145 @@
+"""The results dataset: one small parquet file per point, written by atomic rename.
+
+Layout of a run:  <results_dir>/<run_id>/
+    config.yaml        resolved Hydra config of the (last) invocation
+    run.json           device and software provenance of the run
+    rows/<point_key>.parquet
+A killed sweep leaves only whole files: rows are written to a dot-prefixed temporary name in the
+same folder, fsync'd, then renamed; readers skip dot- and underscore-prefixed files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+SCHEMA_VERSION = 1
+
+_STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+SCHEMA = pa.schema(
+    [
+        ("schema_version", _I64), ("run_id", _STR), ("point_key", _STR), ("op", _STR),
+        ("provider", _STR), ("family", _STR), ("status", _STR), ("reason", _STR),
+        # problem axes (null where the op has no such axis)
+        ("dtype", _STR), ("m", _I64), ("n", _I64), ("k", _I64), ("layout", _STR), ("batch", _I64),
+        ("q_heads", _I64), ("kv_heads", _I64), ("q_len", _I64), ("kv_len", _I64),
+        ("head_dim", _I64), ("causal", _BOOL), ("kv_layout", _STR), ("page_size", _I64),
+        ("phase", _STR), ("problem", _STR),
+        # work
+        ("flops", _F64), ("min_bytes", _F64), ("intensity_flop_per_byte", _F64),
+        # latency (null unless status == ok)
+        ("latency_ms_median", _F64), ("latency_ms_mean", _F64), ("latency_ms_min", _F64),
+        ("latency_ms_p10", _F64), ("latency_ms_p90", _F64), ("latency_ms_std", _F64),
+        ("latency_rse", _F64), ("n_samples", _I64), ("samples_ms", pa.list_(_F64)),
+        ("stop_reason", _STR), ("tflops", _F64), ("gbps", _F64),
+        # correctness
+        ("rel_err", _F64), ("max_abs_err", _F64), ("tolerance", _F64),
+        # protocol
+        ("timer", _STR), ("l2", _STR), ("fill", _STR), ("warmup_ms", _F64), ("warmup_calls", _I64),
+        ("rse_target", _F64), ("max_time_s", _F64), ("calls_per_sample", _I64),
+        ("rotation_sets", _I64), ("seed", _I64),
+        # telemetry during the timed window (medians)
+        ("sm_clock_mhz", _F64), ("mem_clock_mhz", _F64), ("power_w", _F64), ("temp_c", _F64),
+        ("throttle_reasons", _STR), ("telemetry_samples", _I64),
+        # device
+        ("device_type", _STR), ("device_index", _I64), ("device_vendor", _STR),
+        ("device_name", _STR), ("device_uuid", _STR), ("device_arch", _STR),
+        ("device_compute_capability", _STR), ("device_sm_count", _I64), ("device_l2_bytes", _I64),
+        ("device_memory_bytes", _I64), ("device_driver_version", _STR),
+        ("device_runtime_version", _STR),
+        # provenance
+        ("provider_config", _STR), ("git_sha", _STR), ("git_dirty", _BOOL),
+        ("kernel_source_hash", _STR), ("torch_version", _STR), ("triton_version", _STR),
+        ("python_version", _STR), ("hostname", _STR), ("timestamp", _STR),
+        ("elapsed_s", _F64),
+    ]
+)
+COLUMNS = SCHEMA.names
+
+
+def run_dir(results_dir: str | Path, run_id: str) -> Path:
+    return Path(results_dir) / run_id
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: Path, text: str) -> None:
+    _atomic_write_bytes(path, text.encode())
+
+
+def write_row(run_path: Path, row: dict) -> Path:
+    """Write one point's row as <run>/rows/<point_key>.parquet, atomically."""
+    unknown = set(row) - set(COLUMNS)
+    if unknown:
+        raise KeyError(f"row has columns outside the schema: {sorted(unknown)}")
+    full = {c: [row.get(c)] for c in COLUMNS}
+    full["schema_version"] = [SCHEMA_VERSION]
+    table = pa.table(full, schema=SCHEMA)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    path = run_path / "rows" / f"{row['point_key']}.parquet"
+    _atomic_write_bytes(path, sink.getvalue().to_pybytes())
+    return path
+
+
+def remove_stale_temporaries(run_path: Path) -> int:
+    """Delete temporaries a killed writer left behind; returns how many."""
+    n = 0
+    for p in (run_path / "rows").glob(".*.tmp"):
+        p.unlink(missing_ok=True)
+        n += 1
+    return n
+
+
+def finished_keys(run_path: Path, statuses: Iterable[str] | None = None) -> set[str]:
+    """Point keys that already have a row (optionally only rows with one of `statuses`)."""
+    rows = run_path / "rows"
+    if not rows.is_dir():
+        return set()
+    keys = {p.stem for p in rows.glob("*.parquet") if not p.name.startswith((".", "_"))}
+    if statuses is None or not keys:
+        return keys
+    df = read_rows(run_path, columns=["point_key", "status"])
+    return set(df.loc[df["status"].isin(list(statuses)), "point_key"])
+
+
+def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """Rows of one or more runs (run folders, or folders holding run folders) as one frame."""
+    files: list[str] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_file() and p.suffix == ".parquet":
+            files.append(str(p))
+            continue
+        for f in sorted(p.rglob("*.parquet")):
+            if not any(part.startswith((".", "_")) for part in f.relative_to(p).parts):
+                files.append(str(f))
+    if not files:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in (columns or COLUMNS)})
+    dataset = ds.dataset(files, schema=SCHEMA, format="parquet")
+    return dataset.to_table(columns=columns).to_pandas()
+
+
+def write_run_meta(run_path: Path, config_yaml: str, meta: dict) -> None:
+    write_text(run_path / "config.yaml", config_yaml)
+    write_text(run_path / "run.json", json.dumps(meta, indent=2, sort_keys=True, default=str))

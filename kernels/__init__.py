@@ -1,0 +1,1 @@
+"""Kernels under test. Imported as `harness_kernels`; they import nothing from the harness."""
