@@ -1,0 +1,375 @@
+"""Shared plumbing for the attention kernels: the prepared-launch object, target detection,
+per-vendor config spaces with their prune predicates, and in-process tuning.
+
+Both attention_prefill.py and attention_decode.py import from here; this module holds no kernel.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+# Largest dynamic shared memory one CTA may use on sm_90 (H100/H200): 227 KiB.
+SM90_SMEM_BYTES = 232448
+# LDS per workgroup on CDNA3 (MI300): 64 KiB.
+GFX942_LDS_BYTES = 65536
+
+# Tuning results, keyed by (kernel, shapes, dtype, variant, ..., device). In-process only.
+_TUNE_CACHE: dict[tuple, dict[str, Any]] = {}
+
+
+class AttentionLaunch:
+    """A prepared attention call: output allocated and config chosen; calling it only launches."""
+
+    def __init__(
+        self,
+        out: torch.Tensor,
+        lse: torch.Tensor | None,
+        config: dict[str, Any],
+        launches: Sequence[Callable[[], object]],
+    ) -> None:
+        self.out = out  # [B, Hq, Sq, D], same layout as q
+        self.lse = lse  # [B, Hq, Sq] fp32, natural log, or None
+        self.config = config
+        self._launches = tuple(launches)
+
+    def __call__(self) -> torch.Tensor:
+        """Launch the kernel(s) on the current stream; no allocation, tuning or host sync."""
+        for launch in self._launches:
+            launch()
+        return self.out
+
+    def __repr__(self) -> str:
+        return f"AttentionLaunch(out={tuple(self.out.shape)}, config={self.config})"
+
+
+# ----------------------------------------------------------------------------------------------
+# Target detection
+# ----------------------------------------------------------------------------------------------
+
+
+def interpreting() -> bool:
+    """True under TRITON_INTERPRET=1 (CPU interpreter): no tuning, tiny configs, UPCAST on."""
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def target_of(device: torch.device) -> tuple[str, Any]:
+    """("interpret", None) | ("cuda", capability as int, e.g. 90) | ("hip", "gfx942")."""
+    if interpreting() or device.type != "cuda":
+        return ("interpret", None)
+    if torch.version.hip is not None:
+        arch = torch.cuda.get_device_properties(device).gcnArchName.split(":")[0]
+        return ("hip", arch)
+    major, minor = torch.cuda.get_device_capability(device)
+    return ("cuda", major * 10 + minor)
+
+
+def num_sms(device: torch.device) -> int:
+    """Streaming multiprocessors (CUs on AMD); a nominal 8 under the interpreter."""
+    if interpreting() or device.type != "cuda":
+        return 8
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def device_key(device: torch.device) -> str:
+    """Tune-cache component naming the device model, so two different GPUs never share an entry."""
+    if interpreting() or device.type != "cuda":
+        return "interpret"
+    return torch.cuda.get_device_name(device)
+
+
+def triton_dtype_name(dtype: torch.dtype) -> str:
+    """The Triton signature name of a torch dtype (for AOT specs)."""
+    return {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[dtype]
+
+
+def next_pow2(x: int) -> int:
+    return 1 << max(0, math.ceil(math.log2(max(1, x))))
+
+
+# ----------------------------------------------------------------------------------------------
+# Prefill config space
+# ----------------------------------------------------------------------------------------------
+
+
+def _cfg(block_m: int, block_n: int, num_warps: int, num_stages: int, **options: Any) -> dict:
+    return dict(
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        options=options,
+    )
+
+
+def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
+    """sm_90 candidates, best guess first. One 128-row Q tile per CTA feeds two warpgroups
+    (num_warps 8) of wgmma m64; K/V tiles are multi-buffered by TMA, so stages are bounded by
+    the 227 KiB of shared memory, not by registers."""
+    if head_dim <= 64:
+        return [_cfg(128, 128, 8, 3), _cfg(128, 64, 8, 4), _cfg(128, 128, 4, 3), _cfg(64, 64, 4, 4)]
+    if head_dim <= 128:
+        return [
+            _cfg(128, 128, 8, 2),
+            _cfg(128, 64, 8, 3),
+            _cfg(128, 64, 8, 4),
+            _cfg(128, 128, 8, 3),
+            _cfg(64, 64, 4, 3),
+        ]
+    # head_dim 256: the fp32 accumulator alone is 128 regs/thread at 128x256 on 8 warps, so
+    # K/V tiles stay narrow (64) and only two stages fit beside the 64 KiB Q tile.
+    return [_cfg(128, 64, 8, 2), _cfg(64, 64, 4, 2), _cfg(128, 32, 8, 3)]
+
+
+def get_hip_prefill_configs(head_dim: int) -> list[dict]:
+    """CDNA3 candidates: no TMA; 64 KiB LDS, so K/V are at most double-buffered (stream
+    pipeliner, num_stages 2) and 4 wavefronts of 64 lanes cover a 128-row tile with MFMA 32x32.
+    waves_per_eu 2 leaves room for two workgroups per CU to hide the exp/max latency."""
+    if head_dim <= 128:
+        return [
+            _cfg(128, 64, 4, 2, waves_per_eu=2),
+            _cfg(128, 32, 4, 2, waves_per_eu=2),
+            _cfg(64, 64, 4, 2, waves_per_eu=2),
+        ]
+    return [_cfg(64, 32, 4, 2), _cfg(128, 32, 8, 1)]
+
+
+def get_interpret_prefill_configs(head_dim: int) -> list[dict]:
+    """One small config for the CPU interpreter; BLOCK_M != BLOCK_N so the causal diagonal
+    spans several KV tiles and both loop halves run."""
+    return [_cfg(32, 16, 4, 1)]
+
+
+def prefill_smem_bytes(cfg: dict, head_dim: int, elem_bytes: int, q_reload: bool) -> int:
+    """Upper estimate of shared memory: Q tile (multi-buffered when reloaded in the loop),
+    num_stages K and V tiles, and the output tile staged for the TMA store."""
+    q_bufs = cfg["num_stages"] if q_reload else 1
+    q = q_bufs * cfg["BLOCK_M"] * head_dim * elem_bytes
+    kv = 2 * cfg["num_stages"] * cfg["BLOCK_N"] * head_dim * elem_bytes
+    return q + kv
+
+
+def keep_prefill_config(
+    cfg: dict, target: tuple[str, Any], head_dim: int, elem_bytes: int, q_reload: bool, seq_q: int
+) -> bool:
+    """Prune predicate: drop configs that overflow shared memory/LDS or whose Q tile is mostly
+    padding (a 128-row tile for a 40-row prompt wastes 2/3 of the tensor-core work)."""
+    backend = target[0]
+    if backend == "interpret":
+        return True
+    limit = SM90_SMEM_BYTES if backend == "cuda" else GFX942_LDS_BYTES
+    if prefill_smem_bytes(cfg, head_dim, elem_bytes, q_reload) > limit:
+        return False
+    if cfg["BLOCK_M"] > 64 and seq_q <= 64:
+        return False
+    return True
+
+
+def prefill_configs(
+    target: tuple[str, Any], head_dim: int, elem_bytes: int, variant: str, seq_q: int
+) -> list[dict]:
+    """The candidate list for one prefill problem and ladder rung, pruned, best guess first."""
+    backend = target[0]
+    if backend == "interpret":
+        cands = get_interpret_prefill_configs(head_dim)
+    elif backend == "hip":
+        cands = get_hip_prefill_configs(head_dim)
+    else:
+        cands = get_cuda_prefill_configs(head_dim)
+    q_reload = variant == "q-reload"
+    if variant == "no-pipeline":
+        # One buffer per operand: every K/V load is waited on before its dot issues.
+        cands = [dict(c, num_stages=1) for c in cands]
+    elif q_reload and backend == "cuda":
+        # A reloaded Q is pipelined like K/V, so it takes num_stages buffers: keep stages low.
+        cands = [dict(c, num_stages=min(c["num_stages"], 2)) for c in cands]
+    kept = [
+        c for c in cands if keep_prefill_config(c, target, head_dim, elem_bytes, q_reload, seq_q)
+    ]
+    kept = kept or cands[-1:]
+    unique: list[dict] = []
+    for c in kept:
+        if c not in unique:
+            unique.append(c)
+    return unique
+
+
+# ----------------------------------------------------------------------------------------------
+# Decode config space
+# ----------------------------------------------------------------------------------------------
+
+
+def get_cuda_decode_configs(head_dim: int) -> list[dict]:
+    """sm_90 candidates for the split-KV kernel. Decode is HBM-bound: what matters is bytes in
+    flight per SM, i.e. BLOCK_N x stages x CTAs per SM; 4 warps keep register use low so two or
+    more CTAs fit per SM. BLOCK_M is set per problem from the GQA group size."""
+    if head_dim <= 128:
+        return [_cfg(16, 64, 4, 3), _cfg(16, 64, 4, 4), _cfg(16, 128, 4, 2), _cfg(16, 32, 4, 4)]
+    return [_cfg(16, 64, 4, 2), _cfg(16, 32, 4, 3), _cfg(16, 64, 8, 3)]
+
+
+def get_hip_decode_configs(head_dim: int) -> list[dict]:
+    """CDNA3 candidates: 64-lane wavefronts; LDS-limited double buffering."""
+    return [_cfg(16, 64, 4, 2, waves_per_eu=2), _cfg(16, 32, 4, 2, waves_per_eu=2)]
+
+
+def get_interpret_decode_configs(head_dim: int) -> list[dict]:
+    """CPU interpreter: BLOCK_N 32, so page size 16 takes the per-row gather path and page
+    size 64 the one-page-per-tile path."""
+    return [_cfg(16, 32, 4, 1)]
+
+
+def keep_decode_config(
+    cfg: dict, target: tuple[str, Any], head_dim: int, elem_bytes: int, page_size: int | None
+) -> bool:
+    """Prune predicate: the pipelined K/V tiles must fit shared memory/LDS next to Q."""
+    backend = target[0]
+    if backend == "interpret":
+        return True
+    limit = SM90_SMEM_BYTES if backend == "cuda" else GFX942_LDS_BYTES
+    smem = (cfg["BLOCK_M"] + 2 * cfg["num_stages"] * cfg["BLOCK_N"]) * head_dim * elem_bytes
+    return smem <= limit
+
+
+def decode_configs(
+    target: tuple[str, Any],
+    head_dim: int,
+    elem_bytes: int,
+    variant: str,
+    block_m: int,
+    page_size: int | None,
+) -> list[dict]:
+    """The candidate list for one decode problem and rung; BLOCK_M filled in, best guess first."""
+    backend = target[0]
+    if backend == "interpret":
+        cands = get_interpret_decode_configs(head_dim)
+    elif backend == "hip":
+        cands = get_hip_decode_configs(head_dim)
+    else:
+        cands = get_cuda_decode_configs(head_dim)
+    cands = [dict(c, BLOCK_M=block_m) for c in cands]
+    if variant == "no-pipeline":
+        cands = [dict(c, num_stages=1) for c in cands]
+    kept = [c for c in cands if keep_decode_config(c, target, head_dim, elem_bytes, page_size)]
+    kept = kept or cands[-1:]
+    unique: list[dict] = []
+    for c in kept:
+        if c not in unique:
+            unique.append(c)
+    return unique
+
+
+# ----------------------------------------------------------------------------------------------
+# Tuning
+# ----------------------------------------------------------------------------------------------
+
+
+def tune(
+    key: tuple,
+    candidates: Sequence[dict],
+    build: Callable[[dict], Callable[[], object]],
+    enabled: bool,
+) -> tuple[dict, dict[str, Any]]:
+    """Pick the fastest candidate by timing build(c)() with triton.testing.do_bench.
+
+    Returns (config, info); info has tuned, tune_candidates, tune_ms and tune_failed. Results
+    are cached in-process by `key`; with enabled False the first candidate is taken untimed.
+    Candidates that fail to compile (e.g. out of shared memory) are dropped, not fatal.
+    """
+    if not enabled or len(candidates) == 1:
+        return dict(candidates[0]), dict(tuned=False, tune_candidates=len(candidates))
+    if key in _TUNE_CACHE:
+        hit = _TUNE_CACHE[key]
+        return dict(hit["config"]), dict(hit["info"], tune_cache_hit=True)
+
+    import triton.testing
+
+    best_ms, best, failed = math.inf, None, []
+    for cand in candidates:
+        try:
+            fn = build(cand)
+            fn()  # compile outside the timed region
+            torch.cuda.synchronize()
+            ms = triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median")
+        except Exception as exc:  # noqa: BLE001 - a failed candidate is just not chosen
+            failed.append(f"{_short(cand)}: {type(exc).__name__}")
+            continue
+        if ms < best_ms:
+            best_ms, best = ms, cand
+    if best is None:
+        raise RuntimeError(f"no attention config compiled and ran: {failed}")
+    info = dict(tuned=True, tune_candidates=len(candidates), tune_ms=best_ms, tune_failed=failed)
+    _TUNE_CACHE[key] = dict(config=dict(best), info=info)
+    return dict(best), dict(info, tune_cache_hit=False)
+
+
+def _short(cfg: dict) -> str:
+    return "m{BLOCK_M}n{BLOCK_N}w{num_warps}s{num_stages}".format(**cfg)
+
+
+# ----------------------------------------------------------------------------------------------
+# Split-KV heuristic
+# ----------------------------------------------------------------------------------------------
+
+
+def choose_num_splits(
+    programs: int,
+    max_kv_len: int,
+    block_n: int,
+    sms: int,
+    ctas_per_sm: int = 2,
+    max_splits: int = 64,
+    min_tiles_per_split: int = 4,
+) -> int:
+    """KV splits for a decode grid of `programs` (batch x kv heads x M blocks) programs.
+
+    Decode is HBM-bound, so what counts is keeping every SM streaming: take the fewest splits
+    whose programs fill >= 90% of the sms x ctas_per_sm slots in whole waves (a partial last
+    wave idles SMs while the slowest split finishes). Each split keeps >= min_tiles_per_split
+    KV tiles, so its fixed cost (Q load, partial write, reduction) stays small.
+    """
+    cap = max(1, min(max_splits, max_kv_len // (block_n * min_tiles_per_split)))
+    slots = sms * ctas_per_sm
+    best, best_score = 1, 0.0
+    for s in range(1, cap + 1):
+        total = programs * s
+        score = total / (math.ceil(total / slots) * slots)
+        if score >= 0.9:
+            return s
+        if score > best_score + 1e-9:
+            best, best_score = s, score
+    return best
+
+
+# ----------------------------------------------------------------------------------------------
+# Ahead-of-time compile specs
+# ----------------------------------------------------------------------------------------------
+
+
+def aot_spec(
+    name: str, fn: Any, types: dict[str, str], constexprs: dict[str, Any], options: dict[str, Any]
+) -> dict[str, Any]:
+    """One compile spec {name, fn, signature, constexprs, attrs, options} for triton.compile.
+
+    Arguments not in `types` or `constexprs` are i32 (sizes, strides). attrs mark pointers and
+    strides as divisible by 16, as the JIT infers for aligned tensors at run time."""
+    signature = {}
+    for arg in fn.arg_names:
+        signature[arg] = "constexpr" if arg in constexprs else types.get(arg, "i32")
+    attrs = {
+        (i,): [["tt.divisibility", 16]]
+        for i, arg in enumerate(fn.arg_names)
+        if signature[arg].startswith("*") or arg.startswith("stride")
+    }
+    return dict(
+        name=name,
+        fn=fn,
+        signature=signature,
+        constexprs=dict(constexprs),
+        attrs=attrs,
+        options=dict(options),
+    )

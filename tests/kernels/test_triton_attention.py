@@ -1,0 +1,256 @@
+"""CPU (interpreter) correctness tests for the Triton attention kernels against an fp32 reference.
+
+Shapes are tiny and odd on purpose: ragged KV tails, q_len < kv_len, GQA ratios 1/2/4 and MQA,
+shuffled pages with partial last pages and NaN-poisoned unused cache slots.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import zlib
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from harness_kernels.triton.attention_configs import choose_num_splits  # noqa: E402
+from harness_kernels.triton.attention_decode import DECODE_VARIANTS, prepare_decode  # noqa: E402
+from harness_kernels.triton.attention_prefill import (  # noqa: E402
+    PREFILL_VARIANTS,
+    prepare_attention,
+)
+
+TOL = {torch.float16: 4e-3, torch.bfloat16: 2e-2}  # output rounding; math runs in fp32 here
+
+
+def reference(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool,
+    sm_scale: float,
+    kv_lens: list[int] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """fp32 attention, explicit bottom-right causal mask: (out [B,Hq,Sq,D], lse [B,Hq,Sq])."""
+    batch, h_q, seq_q, _ = q.shape
+    group = h_q // k.shape[1]
+    outs, lses = [], []
+    for b in range(batch):
+        kv_len = k.shape[2] if kv_lens is None else kv_lens[b]
+        kb = k[b, :, :kv_len].float().repeat_interleave(group, 0)  # [Hq, L, D]
+        vb = v[b, :, :kv_len].float().repeat_interleave(group, 0)
+        s = q[b].float() @ kb.transpose(-1, -2) * sm_scale  # [Hq, Sq, L]
+        if causal:
+            i = torch.arange(seq_q)[:, None]
+            j = torch.arange(kv_len)[None, :]
+            s = s.masked_fill(j > i + (kv_len - seq_q), float("-inf"))
+        lses.append(torch.logsumexp(s, -1))
+        outs.append(torch.softmax(s, -1) @ vb)
+    return torch.stack(outs), torch.stack(lses)
+
+
+def _randn(*shape: int, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen).to(dtype)
+
+
+def _assert_close(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> None:
+    assert not torch.isnan(out).any(), "NaN in output"
+    err = (out.float() - ref).abs().max().item()
+    assert err <= TOL[dtype] * max(1.0, ref.abs().max().item()), f"max abs err {err}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Prefill
+# ----------------------------------------------------------------------------------------------
+
+# (B, Hq, Hkv, Sq, Skv, D, causal, dtype, variant)
+PREFILL_CASES = [
+    (2, 4, 4, 37, 37, 64, True, torch.bfloat16, "full"),  # MHA, ragged tail
+    (1, 4, 2, 45, 45, 128, False, torch.float16, "full"),  # GQA 2
+    (2, 4, 1, 29, 61, 64, True, torch.float16, "full"),  # MQA, chunked prefill
+    (1, 4, 1, 17, 80, 128, False, torch.bfloat16, "full"),  # MQA, q_len < kv_len
+    (1, 4, 1, 33, 50, 64, True, torch.bfloat16, "q-reload"),  # GQA 4 (4 q heads / 1 kv head)
+    (2, 2, 1, 40, 71, 64, True, torch.float16, "no-pipeline"),
+    (1, 4, 2, 31, 47, 128, True, torch.bfloat16, "no-tma"),
+    (1, 2, 2, 1, 53, 64, True, torch.float16, "full"),  # a single query row
+    (1, 2, 1, 19, 19, 256, True, torch.bfloat16, "full"),  # head_dim 256
+]
+
+
+@pytest.mark.parametrize("case", PREFILL_CASES, ids=lambda c: "-".join(map(str, c)))
+def test_prefill_matches_reference(case: tuple) -> None:
+    batch, h_q, h_kv, seq_q, seq_kv, head_dim, causal, dtype, variant = case
+    gen = torch.Generator().manual_seed(zlib.crc32(repr(case).encode()))
+    q = _randn(batch, h_q, seq_q, head_dim, dtype=dtype, gen=gen)
+    k = _randn(batch, h_kv, seq_kv, head_dim, dtype=dtype, gen=gen)
+    v = _randn(batch, h_kv, seq_kv, head_dim, dtype=dtype, gen=gen)
+    launch = prepare_attention(q, k, v, causal=causal, variant=variant, return_lse=True)
+    out = launch()
+    ref, ref_lse = reference(q, k, v, causal, 1.0 / math.sqrt(head_dim))
+    _assert_close(out, ref, dtype)
+    assert launch.lse is not None and launch.lse.shape == (batch, h_q, seq_q)
+    assert torch.allclose(launch.lse, ref_lse, atol=1e-4, rtol=1e-4)
+    assert launch.config["tma"] == (variant != "no-tma")
+    assert launch.config["variant"] == variant and launch.config["tuned"] is False
+
+
+def test_prefill_strided_layouts_and_scale() -> None:
+    """[B, S, H, D] memory seen as [B, H, S, D] cannot use per-head TMA boxes (pointer path);
+    K/V sliced from a longer cache still can (the slice is a [rows, D] view)."""
+    gen = torch.Generator().manual_seed(7)
+    dtype = torch.float16
+    q = _randn(2, 23, 4, 64, dtype=dtype, gen=gen).transpose(1, 2)  # [B, Hq, Sq, D] view
+    k_big = _randn(2, 2, 64, 64, dtype=dtype, gen=gen)
+    v_big = _randn(2, 2, 64, 64, dtype=dtype, gen=gen)
+    k, v = k_big[:, :, :41], v_big[:, :, :41]
+    launch = prepare_attention(q, k, v, causal=True, sm_scale=0.3)
+    assert launch.config["tma"] is False and "view" in launch.config["tma_reason"]
+    assert launch.out.stride() == q.stride()  # same layout as q
+    ref, _ = reference(q, k, v, True, 0.3)
+    _assert_close(launch(), ref, dtype)
+
+    q2 = q.contiguous()
+    launch2 = prepare_attention(q2, k, v, causal=False, sm_scale=0.3)
+    assert launch2.config["tma"] is True and launch2.lse is None
+    ref2, _ = reference(q2, k, v, False, 0.3)
+    _assert_close(launch2(), ref2, dtype)
+
+
+def test_prefill_launch_reuses_output() -> None:
+    gen = torch.Generator().manual_seed(3)
+    q = _randn(1, 2, 16, 64, dtype=torch.float16, gen=gen)
+    k = _randn(1, 2, 24, 64, dtype=torch.float16, gen=gen)
+    launch = prepare_attention(q, k, k, causal=True)
+    first = launch().clone()
+    assert launch() is launch.out
+    assert torch.equal(first, launch.out)
+    for key in ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages", "tma", "variant", "tuned"):
+        assert key in launch.config
+
+
+def test_prefill_rejects_bad_input() -> None:
+    q = torch.randn(1, 3, 8, 64, dtype=torch.float16)
+    k = torch.randn(1, 2, 8, 64, dtype=torch.float16)
+    with pytest.raises(ValueError):
+        prepare_attention(q, k, k, causal=False)  # 3 heads over 2 kv heads
+    with pytest.raises(ValueError):
+        prepare_attention(q[:, :2], k[:, :, :4], k[:, :, :4], causal=True)  # q_len > kv_len
+    with pytest.raises(ValueError):
+        prepare_attention(q[:, :2], k, k, causal=True, variant="fast")
+    assert PREFILL_VARIANTS == ("full", "q-reload", "no-pipeline", "no-tma")
+
+
+# ----------------------------------------------------------------------------------------------
+# Decode
+# ----------------------------------------------------------------------------------------------
+
+
+def _paged(
+    cache: torch.Tensor, page_size: int, perm: torch.Tensor, spare_pages: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scatter a dense [B, H, S, D] cache into shuffled NaN-filled pages: (pages, block_table)."""
+    batch, heads, seq, dim = cache.shape
+    per_seq = math.ceil(seq / page_size)
+    pages = torch.full((batch * per_seq + spare_pages, page_size, heads, dim), float("nan"))
+    pages = pages.to(cache.dtype)
+    table = perm[: batch * per_seq].view(batch, per_seq).to(torch.int32)
+    for b in range(batch):
+        for p in range(per_seq):
+            chunk = cache[b, :, p * page_size : (p + 1) * page_size].transpose(0, 1)
+            pages[table[b, p], : chunk.shape[0]] = chunk
+    return pages, table
+
+
+# (B, Hq, Hkv, Sq, capacity, D, page_size or None, causal, dtype, variant, num_splits)
+DECODE_CASES = [
+    (2, 4, 2, 1, 75, 64, None, True, torch.bfloat16, "full", 3),  # dense
+    (2, 8, 2, 3, 75, 128, 16, True, torch.float16, "full", 4),  # paged 16: per-row gather
+    (2, 4, 1, 2, 130, 64, 64, False, torch.bfloat16, "no-split", None),  # paged 64: page/tile
+    (3, 4, 4, 1, 70, 64, 16, True, torch.bfloat16, "no-pipeline", 2),  # MHA
+    (2, 8, 1, 8, 96, 64, 64, True, torch.float16, "no-tma", 5),  # MQA: G*Sq = 64 rows
+    (1, 4, 2, 4, 300, 64, None, True, torch.float16, "full", None),  # heuristic splits > 1
+]
+
+
+@pytest.mark.parametrize("case", DECODE_CASES, ids=lambda c: "-".join(map(str, c)))
+def test_decode_matches_reference(case: tuple) -> None:
+    batch, h_q, h_kv, seq_q, capacity, head_dim, page_size, causal, dtype, variant, splits = case
+    gen = torch.Generator().manual_seed(zlib.crc32(repr(case).encode()))
+    q = _randn(batch, h_q, seq_q, head_dim, dtype=dtype, gen=gen)
+    k = _randn(batch, h_kv, capacity, head_dim, dtype=dtype, gen=gen)
+    v = _randn(batch, h_kv, capacity, head_dim, dtype=dtype, gen=gen)
+    lens = torch.randint(seq_q, capacity + 1, (batch,), generator=gen, dtype=torch.int32)
+    lens[0] = capacity
+    if page_size is None:
+        # poison the dense cache past each sequence's length: those rows must never be read
+        for b in range(batch):
+            k[b, :, lens[b] :] = float("nan")
+            v[b, :, lens[b] :] = float("nan")
+        k_cache, v_cache, table = k, v, None
+    else:
+        perm = torch.randperm(batch * math.ceil(capacity / page_size) + 3, generator=gen)
+        k_cache, table = _paged(k, page_size, perm, spare_pages=3)
+        v_cache, _ = _paged(v, page_size, perm, spare_pages=3)
+        # pages past each sequence's length hold NaN too: write NaN over the valid copies' tails
+        for b in range(batch):
+            for pos in range(int(lens[b]), capacity):
+                page, row = table[b, pos // page_size], pos % page_size
+                k_cache[page, row] = float("nan")
+                v_cache[page, row] = float("nan")
+    launch = prepare_decode(
+        q, k_cache, v_cache, cache_seqlens=lens, block_table=table, causal=causal,
+        variant=variant, num_splits=splits,
+    )  # fmt: skip
+    out = launch()
+    ref, _ = reference(q, k, v, causal, 1.0 / math.sqrt(head_dim), kv_lens=lens.tolist())
+    _assert_close(out, ref, dtype)
+    cfg = launch.config
+    assert cfg["variant"] == variant and cfg["tma"] is False and cfg["paged"] == (table is not None)
+    if variant == "no-split":
+        assert cfg["num_splits"] == 1
+    elif splits is not None:
+        assert cfg["num_splits"] == splits and cfg["num_splits_source"] == "user"
+    else:
+        assert cfg["num_splits"] > 1 and cfg["num_splits_source"] == "heuristic"
+    if page_size is not None:
+        expected = "page-per-tile" if page_size % cfg["BLOCK_N"] == 0 else "per-row-gather"
+        assert cfg["page_path"] == expected
+
+
+def test_decode_cache_seqlens_read_at_launch() -> None:
+    """Launches read cache_seqlens on device: shrinking it later changes the result."""
+    gen = torch.Generator().manual_seed(11)
+    q = _randn(1, 2, 1, 64, dtype=torch.float16, gen=gen)
+    k = _randn(1, 1, 64, 64, dtype=torch.float16, gen=gen)
+    v = _randn(1, 1, 64, 64, dtype=torch.float16, gen=gen)
+    lens = torch.tensor([64], dtype=torch.int32)
+    launch = prepare_decode(q, k, v, cache_seqlens=lens, num_splits=2)
+    _assert_close(launch(), reference(q, k, v, True, 0.125)[0], torch.float16)
+    lens[0] = 40
+    _assert_close(launch(), reference(q, k, v, True, 0.125, kv_lens=[40])[0], torch.float16)
+
+
+def test_decode_rejects_bad_input() -> None:
+    q = torch.randn(2, 4, 2, 64, dtype=torch.float16)
+    k = torch.randn(2, 2, 32, 64, dtype=torch.float16)
+    with pytest.raises(ValueError):  # lengths past the cache
+        prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 40], dtype=torch.int32))
+    with pytest.raises(ValueError):  # int64 lengths
+        prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8]))
+    with pytest.raises(ValueError):
+        prepare_decode(
+            q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), variant="split"
+        )
+    assert DECODE_VARIANTS == ("full", "no-split", "no-pipeline", "no-tma")
+
+
+def test_num_splits_heuristic() -> None:
+    # H200: 132 SMs. batch 16 x 8 KV heads = 128 programs: 2 splits fill 2 CTAs per SM.
+    assert choose_num_splits(128, 4096, 64, 132) == 2
+    # batch 64 x 8 heads already fills the GPU: no split.
+    assert choose_num_splits(512, 4096, 64, 132) == 1
+    # batch 1: many splits, but each keeps >= 4 tiles of 64 keys.
+    assert choose_num_splits(8, 32768, 64, 132) >= 16
+    assert choose_num_splits(8, 512, 64, 132) == 2
+    assert choose_num_splits(8, 100, 64, 132) == 1
