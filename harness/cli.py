@@ -85,7 +85,9 @@ def cmd_list(args: list[str]) -> int:
     try:
         ns = parser.parse_args(args)
     except (argparse.ArgumentError, SystemExit) as e:
-        raise BadInput(f"list: {e}; allowed: --op gemm|attention, --device auto|cpu|cuda:N") from None
+        raise BadInput(
+            f"list: {e}; allowed: --op gemm|attention, --device auto|cpu|cuda:N"
+        ) from None
     _prepare_environment(ns.device)
     device = get_device(ns.device)
     rows = []
@@ -93,11 +95,24 @@ def cmd_list(args: list[str]) -> int:
         if ns.op and p.op != ns.op:
             continue
         why = p.why_unavailable(device)
-        rows.append([p.op, p.name, p.family, "/".join(p.vendors),
-                     "available" if why is None else f"unavailable: {why}", p.description])
+        rows.append(
+            [
+                p.op,
+                p.name,
+                p.family,
+                "/".join(p.vendors),
+                "available" if why is None else f"unavailable: {why}",
+                p.description,
+            ]
+        )
     print(f"device: {device.type}:{device.index} {device.name} ({device.vendor}, {device.arch})")
-    print(tabulate(rows, headers=["op", "provider", "family", "vendors", "on this machine", "what"],
-                   tablefmt="github"))
+    print(
+        tabulate(
+            rows,
+            headers=["op", "provider", "family", "vendors", "on this machine", "what"],
+            tablefmt="github",
+        )
+    )
     return 0
 
 
@@ -111,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args else EXIT_BAD_INPUT
     command, rest = args[0], args[1:]
     if command not in COMMANDS:
-        print(f"harness: error: command: unknown '{command}'; allowed: {', '.join(COMMANDS)}",
-              file=sys.stderr)
+        print(
+            f"harness: error: command: unknown '{command}'; allowed: {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     try:
         return COMMANDS[command](rest)

@@ -77,22 +77,27 @@ def _top_keys() -> list[str]:
 
 
 def _explain(e: Exception) -> str:
-    """One line for a Hydra/OmegaConf composition error."""
-    msg = str(e)
+    """One line for a Hydra/OmegaConf composition error (the cause holds the useful part)."""
+    msg = str(e) + "\n" + str(e.__cause__ or "")
     m = re.search(r"Could not find '([\w/]+)/(\S+?)'", msg)
     if m:
         group, name = m.groups()
         allowed = sweep_names() if group == "sweep" else _group_options(group)
         return f"{group}: unknown '{name}'; allowed: {', '.join(allowed)}"
-    m = re.search(r"Key '(.+?)' is not in struct\s+full_key: (\S+)", msg)
+    m = re.search(r"Key '(.+?)' (?:is )?not in .*?full_key: (\S+)", msg, re.S)
     if m:
         full = m.group(2)
         parent = full.rsplit(".", 1)[0] if "." in full else ""
         return f"{full}: unknown key; allowed: {', '.join(_keys_at(parent))}"
-    m = re.search(r"full_key: (\S+)", msg)
-    first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+    m = re.search(r"Error parsing override '(.*?)'\n(.*)", msg)
     if m:
-        return f"{m.group(1)}: {first}"
+        return f"{m.group(1) or 'override'}: cannot parse ({m.group(2)}); allowed: key=value"
+    m = re.search(r"(Value .*?)\n\s+full_key: (\S+)", msg)
+    if m:
+        typ = re.search(r"converted to (\w+)", m.group(1))
+        allowed = f"; allowed: a value of type {typ.group(1)}" if typ else ""
+        return f"{m.group(2)}: {m.group(1)}{allowed}"
+    first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
     return first
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+from functools import cache
 
 import torch
 
@@ -59,7 +59,7 @@ def parse_device(spec: str) -> tuple[str, int]:
     return kind, int(idx or 0)
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_device(spec: str = "auto") -> DeviceInfo:
     kind, index = parse_device(spec)
     if kind == "cuda":
@@ -99,19 +99,35 @@ def _cuda_device(index: int) -> DeviceInfo:
 def _xpu_device(index: int) -> DeviceInfo:
     props = torch.xpu.get_device_properties(index)
     return DeviceInfo(
-        type="xpu", index=index, vendor="intel", name=props.name, uuid=None,
-        arch=getattr(props, "platform_name", "xpu"), compute_capability=None,
+        type="xpu",
+        index=index,
+        vendor="intel",
+        name=props.name,
+        uuid=None,
+        arch=getattr(props, "platform_name", "xpu"),
+        compute_capability=None,
         sm_count=getattr(props, "gpu_subslice_count", 0) or getattr(props, "max_compute_units", 0),
-        l2_bytes=None, memory_bytes=int(props.total_memory),
-        driver_version=getattr(props, "driver_version", None), runtime_version=None,
+        l2_bytes=None,
+        memory_bytes=int(props.total_memory),
+        driver_version=getattr(props, "driver_version", None),
+        runtime_version=None,
     )
 
 
 def _cpu_device() -> DeviceInfo:
     return DeviceInfo(
-        type="cpu", index=0, vendor="cpu", name=_cpu_name(), uuid=None,
-        arch=platform.machine(), compute_capability=None, sm_count=os.cpu_count() or 1,
-        l2_bytes=None, memory_bytes=None, driver_version=None, runtime_version=None,
+        type="cpu",
+        index=0,
+        vendor="cpu",
+        name=_cpu_name(),
+        uuid=None,
+        arch=platform.machine(),
+        compute_capability=None,
+        sm_count=os.cpu_count() or 1,
+        l2_bytes=None,
+        memory_bytes=None,
+        driver_version=None,
+        runtime_version=None,
     )
 
 

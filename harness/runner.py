@@ -17,8 +17,8 @@ from harness.device import DeviceInfo, get_device
 from harness.measure.point import measure_point
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
-from harness.providers import load_all
 from harness.provenance import now_iso, software
+from harness.providers import load_all
 from harness.sweep import Point, expand, point_key
 
 
@@ -47,7 +47,9 @@ def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
     device = get_device(cfg.device)
     protocol = protocol_of(cfg)
     if not device.is_gpu and protocol.timer in ("cuda-events", "cuda-graph"):
-        raise ValueError(f"protocol.timer: '{protocol.timer}' needs a GPU; allowed on cpu: auto, host")
+        raise ValueError(
+            f"protocol.timer: '{protocol.timer}' needs a GPU; allowed on cpu: auto, host"
+        )
     groups = OmegaConf.to_container(cfg.sweep.groups, resolve=True)
     only = list(cfg.providers) if cfg.providers is not None else None
     points = expand(groups, load_all(), only)
@@ -76,20 +78,38 @@ def run_sweep(cfg: DictConfig, out=sys.stderr) -> RunResult:
     store.write_run_meta(
         run_path,
         OmegaConf.to_yaml(cfg, resolve=True),
-        {"run_id": run_id, "sweep": cfg.sweep.name, "points": len(points), "device": device.as_row(),
-         "software": software(), "protocol": proto_key, "updated": now_iso()},
+        {
+            "run_id": run_id,
+            "sweep": cfg.sweep.name,
+            "points": len(points),
+            "device": device.as_row(),
+            "software": software(),
+            "protocol": proto_key,
+            "updated": now_iso(),
+        },
     )
     telemetry = Telemetry(device.vendor, device.index) if device.is_gpu else None
     flusher = L2Flusher(device.torch_device, device.l2_bytes) if device.is_gpu else None
     statuses: dict[str, int] = {}
-    bar = tqdm(total=len(keyed), initial=len(keyed) - len(todo), disable=not cfg.progress,
-               file=out, dynamic_ncols=True, unit="pt")
+    bar = tqdm(
+        total=len(keyed),
+        initial=len(keyed) - len(todo),
+        disable=not cfg.progress,
+        file=out,
+        dynamic_ncols=True,
+        unit="pt",
+    )
     try:
         for key, point in todo:
             bar.set_postfix_str(point.label(), refresh=True)
             row = measure_point(
-                point.problem, registry.get(point.problem.op, point.provider), device, protocol,
-                telemetry=telemetry, flusher=flusher, timeout_s=cfg.point_timeout_s,
+                point.problem,
+                registry.get(point.problem.op, point.provider),
+                device,
+                protocol,
+                telemetry=telemetry,
+                flusher=flusher,
+                timeout_s=cfg.point_timeout_s,
             )
             row.update(run_id=run_id, point_key=key)
             store.write_row(run_path, row)

@@ -36,5 +36,9 @@ def device_banner(df: pd.DataFrame) -> str:
     if df.empty:
         return ""
     first = df.iloc[0]
-    label = "CPU (Triton interpreter / torch CPU): not GPU numbers" if first.device_type == "cpu" else "GPU"
+    label = (
+        "CPU (Triton interpreter / torch CPU): not GPU numbers"
+        if first.device_type == "cpu"
+        else "GPU"
+    )
     return f"device={first.device_type} [{label}]: {first.device_name}; timer={first.timer}, l2={first.l2}"

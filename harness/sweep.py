@@ -32,8 +32,13 @@ class Point:
 def point_key(problem: Problem, provider: str, protocol: dict, device_id: str) -> str:
     """Stable 20-hex-digit hash of problem, provider, protocol and device identity."""
     payload = json.dumps(
-        {"op": problem.op, "problem": problem.axes(), "provider": provider,
-         "protocol": protocol, "device": device_id},
+        {
+            "op": problem.op,
+            "problem": problem.axes(),
+            "provider": provider,
+            "protocol": protocol,
+            "device": device_id,
+        },
         sort_keys=True,
     )
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
@@ -50,18 +55,26 @@ def _group_problems(group: dict, where: str) -> list[Problem]:
     allowed = _axis_names(op)
     extra = set(group) - {"op", "providers", "product", "zip", "fixed", "name"}
     if extra:
-        raise ValueError(f"{where}: unknown key '{sorted(extra)[0]}'; allowed: op, providers, product, zip, fixed")
+        raise ValueError(
+            f"{where}: unknown key '{sorted(extra)[0]}'; allowed: op, providers, product, zip, fixed"
+        )
     product = dict(group.get("product") or {})
     zipped = dict(group.get("zip") or {})
     fixed = dict(group.get("fixed") or {})
     for part, axes in (("product", product), ("zip", zipped), ("fixed", fixed)):
         for name in axes:
             if name not in allowed:
-                raise ValueError(f"{where}.{part}: unknown axis '{name}' for {op}; allowed: {', '.join(allowed)}")
+                raise ValueError(
+                    f"{where}.{part}: unknown axis '{name}' for {op}; allowed: {', '.join(allowed)}"
+                )
     lengths = {len(v) for v in zipped.values()}
     if len(lengths) > 1:
-        raise ValueError(f"{where}.zip: lists differ in length {sorted(lengths)}; allowed: equal lengths")
-    zip_rows = [dict(zip(zipped, vals, strict=True)) for vals in zip(*zipped.values(), strict=True)] or [{}]
+        raise ValueError(
+            f"{where}.zip: lists differ in length {sorted(lengths)}; allowed: equal lengths"
+        )
+    zip_rows = [
+        dict(zip(zipped, vals, strict=True)) for vals in zip(*zipped.values(), strict=True)
+    ] or [{}]
     problems = []
     for combo in itertools.product(*product.values()):
         for zrow in zip_rows:
@@ -83,7 +96,9 @@ def expand(
         known = set(registry.names())
         for name in only_providers:
             if name not in known:
-                raise ValueError(f"providers: unknown '{name}'; allowed: {', '.join(sorted(known))}")
+                raise ValueError(
+                    f"providers: unknown '{name}'; allowed: {', '.join(sorted(known))}"
+                )
     points: list[Point] = []
     seen: set[tuple] = set()
     for i, raw in enumerate(groups):
@@ -92,7 +107,9 @@ def expand(
         problems = _group_problems(group, where)
         providers = list(group.get("providers") or [])
         if not providers:
-            raise ValueError(f"{where}.providers: empty; allowed: {', '.join(registry.names(group['op']))}")
+            raise ValueError(
+                f"{where}.providers: empty; allowed: {', '.join(registry.names(group['op']))}"
+            )
         for name in providers:
             registry.get(group["op"], name)  # raises with the allowed names
         if only_providers is not None:

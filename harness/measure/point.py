@@ -23,8 +23,8 @@ from harness.measure.protocol import Protocol
 from harness.measure.stats import summarize
 from harness.measure.telemetry import Telemetry
 from harness.problems import Problem
-from harness.providers import Provider, Unsupported
 from harness.provenance import now_iso, software
+from harness.providers import Provider, Unsupported
 
 _REASON_CHARS = 500
 
@@ -87,20 +87,31 @@ def measure_point(
     t0 = time.perf_counter()
     timer_name = protocol.resolved_timer(device.type)
     row: dict = {
-        "op": problem.op, "provider": provider.name, "family": provider.family,
+        "op": problem.op,
+        "provider": provider.name,
+        "family": provider.family,
         **_problem_columns(problem),
-        "timer": timer_name, "l2": protocol.l2 if device.is_gpu else "n/a", "fill": protocol.fill,
-        "warmup_ms": protocol.warmup_ms, "rse_target": protocol.rse_target,
-        "max_time_s": protocol.max_time_s, "seed": protocol.seed,
-        **device.as_row(), **software(), "timestamp": now_iso(),
+        "timer": timer_name,
+        "l2": protocol.l2 if device.is_gpu else "n/a",
+        "fill": protocol.fill,
+        "warmup_ms": protocol.warmup_ms,
+        "rse_target": protocol.rse_target,
+        "max_time_s": protocol.max_time_s,
+        "seed": protocol.seed,
+        **device.as_row(),
+        **software(),
+        "timestamp": now_iso(),
     }
     why = provider.why_not(problem, device)
     if why:
         return {**row, "status": "skipped", "reason": why, "elapsed_s": time.perf_counter() - t0}
     try:
         with deadline(timeout_s):
-            row.update(_check_then_time(problem, provider, device, protocol, timer_name,
-                                        telemetry, flusher))
+            row.update(
+                _check_then_time(
+                    problem, provider, device, protocol, timer_name, telemetry, flusher
+                )
+            )
     except Unsupported as e:
         row.update(status="skipped", reason=str(e)[:_REASON_CHARS])
     except torch.OutOfMemoryError as e:
@@ -127,8 +138,12 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
     result = prepared.output(prepared.run())
     _sync(device)
     check = problem.check(result, problem.reference(inputs))
-    out.update(rel_err=check.rel_err, max_abs_err=check.max_abs_err, tolerance=check.tolerance,
-               provider_config=json.dumps(prepared.config, sort_keys=True, default=str))
+    out.update(
+        rel_err=check.rel_err,
+        max_abs_err=check.max_abs_err,
+        tolerance=check.tolerance,
+        provider_config=json.dumps(prepared.config, sort_keys=True, default=str),
+    )
     del inputs, prepared, result
     if not check.ok:
         return {**out, "status": "wrong", "reason": check.reason}
@@ -150,20 +165,33 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
         flush = flusher if protocol.l2 == "cold" else None
         timing = timers.time_cuda_events(closures[0], protocol, flush, on_start)
     elif timer_name == "cuda-graph":
-        timing = timers.time_cuda_graph(closures, protocol, protocol.l2 == "cold", complete, on_start)
+        timing = timers.time_cuda_graph(
+            closures, protocol, protocol.l2 == "cold", complete, on_start
+        )
     else:
         raise ValueError(f"protocol.timer: '{timer_name}' cannot run on {device.type}")
     tel = telemetry.stop() if telemetry else None
     s = summarize(timing.samples_ms)
     secs = s.median / 1e3
     out.update(
-        status="ok", reason=None,
-        latency_ms_median=s.median, latency_ms_mean=s.mean, latency_ms_min=s.min,
-        latency_ms_p10=s.p10, latency_ms_p90=s.p90, latency_ms_std=s.std,
-        latency_rse=s.rse_median, n_samples=s.n, samples_ms=[float(x) for x in timing.samples_ms],
-        stop_reason=timing.stop_reason, tflops=problem.flops() / secs / 1e12,
-        gbps=problem.min_bytes() / secs / 1e9, timer=timing.timer, l2=timing.l2,
-        warmup_calls=timing.warmup_calls, calls_per_sample=timing.calls_per_sample,
+        status="ok",
+        reason=None,
+        latency_ms_median=s.median,
+        latency_ms_mean=s.mean,
+        latency_ms_min=s.min,
+        latency_ms_p10=s.p10,
+        latency_ms_p90=s.p90,
+        latency_ms_std=s.std,
+        latency_rse=s.rse_median,
+        n_samples=s.n,
+        samples_ms=[float(x) for x in timing.samples_ms],
+        stop_reason=timing.stop_reason,
+        tflops=problem.flops() / secs / 1e12,
+        gbps=problem.min_bytes() / secs / 1e9,
+        timer=timing.timer,
+        l2=timing.l2,
+        warmup_calls=timing.warmup_calls,
+        calls_per_sample=timing.calls_per_sample,
         rotation_sets=timing.rotation_sets,
     )
     if tel is not None:

@@ -24,7 +24,9 @@ class Protocol:
     timer: str = "auto"  # auto -> cuda-events on a GPU, host on the CPU
     l2: str = "cold"
     fill: str = "randn"  # timing inputs; the correctness check always uses fresh random inputs
-    warmup_ms: float = 30.0
+    # Long enough for clocks and the power limiter to settle: with 30 ms a heavy GEMM was timed
+    # before the power cap engaged in one run and after it in the next (16% apart on the H200).
+    warmup_ms: float = 300.0
     min_samples: int = 10
     max_samples: int = 2000
     rse_target: float = 0.01

@@ -122,7 +122,11 @@ class Telemetry:
         s = self._series
         med = lambda xs: float(np.median(xs)) if xs else None
         return TelemetrySummary(
-            sm_clock_mhz=med(s.sm), mem_clock_mhz=med(s.mem), power_w=med(s.power),
-            temp_c=med(s.temp), throttle_reasons=",".join(decode_throttle(s.throttle & ~_IDLE_BIT)),
-            telemetry_samples=s.n, source="nvml",
+            sm_clock_mhz=med(s.sm),
+            mem_clock_mhz=med(s.mem),
+            power_w=med(s.power),
+            temp_c=med(s.temp),
+            throttle_reasons=",".join(decode_throttle(s.throttle & ~_IDLE_BIT)),
+            telemetry_samples=s.n,
+            source="nvml",
         )

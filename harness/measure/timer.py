@@ -97,7 +97,10 @@ def time_cuda_events(
 
 
 def time_cuda_graph(
-    fns: Sequence[Closure], p: Protocol, cold: bool, cold_complete: bool,
+    fns: Sequence[Closure],
+    p: Protocol,
+    cold: bool,
+    cold_complete: bool,
     on_start: Callable[[], None] = lambda: None,
 ) -> Timing:
     """Capture calls into one CUDA graph and time replays; a sample is replay time / calls.
@@ -158,7 +161,9 @@ class L2Flusher:
         self.buf.zero_()
 
 
-def rotation_sets(set_bytes: int, cache_bytes: int | None, p: Protocol, free_bytes: int) -> tuple[int, bool]:
+def rotation_sets(
+    set_bytes: int, cache_bytes: int | None, p: Protocol, free_bytes: int
+) -> tuple[int, bool]:
     """Input sets needed so they total >= factor x cache; (sets, whether the target was met)."""
     cache = cache_bytes or (128 << 20)
     target = p.l2_rotation_factor * cache

@@ -63,8 +63,12 @@ class AttentionProblem(Problem):
 
     def validate(self) -> None:
         require_positive(
-            batch=self.batch, q_heads=self.q_heads, kv_heads=self.kv_heads,
-            q_len=self.q_len, kv_len=self.kv_len, head_dim=self.head_dim,
+            batch=self.batch,
+            q_heads=self.q_heads,
+            kv_heads=self.kv_heads,
+            q_len=self.q_len,
+            kv_len=self.kv_len,
+            head_dim=self.head_dim,
         )
         require_choice("dtype", self.dtype, ATTENTION_DTYPES)
         require_choice("head_dim", self.head_dim, HEAD_DIMS)
@@ -75,7 +79,9 @@ class AttentionProblem(Problem):
                 "allowed: a multiple of kv_heads"
             )
         if self.causal and self.q_len > self.kv_len:
-            raise ValueError(f"q_len: {self.q_len} > kv_len={self.kv_len} with causal; allowed: <= kv_len")
+            raise ValueError(
+                f"q_len: {self.q_len} > kv_len={self.kv_len} with causal; allowed: <= kv_len"
+            )
         if self.kv_layout == "paged":
             require_choice("page_size", self.page_size, PAGE_SIZES)
         elif self.page_size:
@@ -112,7 +118,12 @@ class AttentionProblem(Problem):
         dt = get_dtype(self.dtype).torch_dtype
         gen = generator(seed, device)
         B, Hq, Hkv, Sq, Skv, D = (
-            self.batch, self.q_heads, self.kv_heads, self.q_len, self.kv_len, self.head_dim
+            self.batch,
+            self.q_heads,
+            self.kv_heads,
+            self.q_len,
+            self.kv_len,
+            self.head_dim,
         )
         q = fill_tensor((B, Hq, Sq, D), dt, fill, gen, device)
         seqlens = torch.full((B,), Skv, dtype=torch.int32, device=device)
@@ -127,8 +138,11 @@ class AttentionProblem(Problem):
         perm = torch.randperm(pages, generator=gen, device=device).to(torch.int32)
         block_table = perm.view(B, self.pages_per_seq).contiguous()
         return {
-            "q": q, "k_cache": k_cache, "v_cache": v_cache,
-            "block_table": block_table, "cache_seqlens": seqlens,
+            "q": q,
+            "k_cache": k_cache,
+            "v_cache": v_cache,
+            "block_table": block_table,
+            "cache_seqlens": seqlens,
         }
 
     def dense_kv(self, inputs: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -62,7 +62,9 @@ class Problem:
         """Compare with the reference by relative Frobenius error; NaN or Inf never passes."""
         tol = self.tolerance()
         if tuple(out.shape) != tuple(ref.shape):
-            return Check(math.nan, math.nan, tol, False, f"shape {tuple(out.shape)} != {tuple(ref.shape)}")
+            return Check(
+                math.nan, math.nan, tol, False, f"shape {tuple(out.shape)} != {tuple(ref.shape)}"
+            )
         o = out.float()
         if not bool(torch.isfinite(o).all()):
             return Check(math.nan, math.nan, tol, False, "output has NaN or Inf")
@@ -75,7 +77,11 @@ class Problem:
 
 
 def fill_tensor(
-    shape: tuple[int, ...], dtype: torch.dtype, fill: str, gen: torch.Generator, device: torch.device
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    fill: str,
+    gen: torch.Generator,
+    device: torch.device,
 ) -> torch.Tensor:
     """A seeded tensor: randn (N(0,1)), uniform (U[-1, 1)) or zeros (only when asked for)."""
     if fill == "zeros":

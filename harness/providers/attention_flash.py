@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-
 from harness.device import DeviceInfo
 from harness.problems import AttentionProblem
 from harness.providers.registry import Prepared, register
@@ -27,8 +26,15 @@ def _supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
     return None
 
 
-@register("flash-attn", "attention", "vendor", ("nvidia", "amd"), min_cc=(8, 0),
-          available=_import_error, supports=_supports)
+@register(
+    "flash-attn",
+    "attention",
+    "vendor",
+    ("nvidia", "amd"),
+    min_cc=(8, 0),
+    available=_import_error,
+    supports=_supports,
+)
 def flash_attn_provider(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """flash-attn 2: flash_attn_func (dense) or flash_attn_with_kvcache (paged); bottom-right causal."""
     from flash_attn import flash_attn_func, flash_attn_with_kvcache
@@ -47,6 +53,3 @@ def flash_attn_provider(problem: AttentionProblem, inputs: dict, device: DeviceI
         q, kc, vc, cache_seqlens=seqlens, block_table=table, causal=problem.causal
     )
     return Prepared(run, {"api": "flash_attn_with_kvcache"}, to_problem_layout)
-
-
-

@@ -43,7 +43,9 @@ def _sdpa_call(backend: SDPBackend, q, k, v, mask: dict, gqa: bool):
         return F.scaled_dot_product_attention(q, k, v, **mask, **kwargs)
 
 
-def _first_working(backend: SDPBackend, problem: AttentionProblem, q, k, v) -> tuple[dict, bool, torch.Tensor]:
+def _first_working(
+    backend: SDPBackend, problem: AttentionProblem, q, k, v
+) -> tuple[dict, bool, torch.Tensor]:
     """Try native GQA, then K/V expanded to q_heads (outside the timed window); raise Unsupported."""
     mask = _mask_args(problem, q.device)
     gqa = problem.q_heads != problem.kv_heads
@@ -89,8 +91,14 @@ def _sdpa_provider(name: str):
     if name == "sdpa-math":
         vendors = ("nvidia", "amd", "intel", "cpu")
     prepare.__doc__ = f"torch SDPA restricted to the {backend.name} backend (dense K/V)."
-    register(name, "attention", "vendor", vendors, min_cc=(8, 0) if name != "sdpa-math" else None,
-             supports=supports)(prepare)
+    register(
+        name,
+        "attention",
+        "vendor",
+        vendors,
+        min_cc=(8, 0) if name != "sdpa-math" else None,
+        supports=supports,
+    )(prepare)
 
 
 for _name in _BACKENDS:
@@ -101,8 +109,9 @@ def _paged_supports(problem: AttentionProblem, device: DeviceInfo) -> str | None
     return None if problem.kv_layout == "paged" else "paged caches only"
 
 
-@register("sdpa-paged-gather", "attention", "vendor", ("nvidia", "amd", "cpu"),
-          supports=_paged_supports)
+@register(
+    "sdpa-paged-gather", "attention", "vendor", ("nvidia", "amd", "cpu"), supports=_paged_supports
+)
 def sdpa_paged_gather(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """Paged cache gathered to dense K/V, then SDPA's default dispatch: the no-kernel baseline."""
     q, kc, vc, table = inputs["q"], inputs["k_cache"], inputs["v_cache"], inputs["block_table"]

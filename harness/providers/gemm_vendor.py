@@ -60,7 +60,9 @@ def _scaled_mm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
     return None
 
 
-@register("cublaslt-fp8", "gemm", "vendor", ("nvidia",), min_cc=(8, 9), supports=_scaled_mm_supports)
+@register(
+    "cublaslt-fp8", "gemm", "vendor", ("nvidia",), min_cc=(8, 9), supports=_scaled_mm_supports
+)
 def cublaslt_fp8(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """cuBLASLt fp8 e4m3 GEMM with per-tensor scales and bf16 output (torch._scaled_mm)."""
     a, b = inputs["a"], inputs["b"]

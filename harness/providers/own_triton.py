@@ -45,8 +45,11 @@ def _gemm_rung(variant: str) -> None:
         from harness_kernels.triton.gemm import prepare_matmul
 
         launch = prepare_matmul(
-            inputs["a"], inputs["b"], variant=variant,
-            a_scale=inputs.get("a_scale"), b_scale=inputs.get("b_scale"),
+            inputs["a"],
+            inputs["b"],
+            variant=variant,
+            a_scale=inputs.get("a_scale"),
+            b_scale=inputs.get("b_scale"),
             fp32_precision="tf32" if problem.dtype == "tf32" else "ieee",
         )
         return Prepared(launch, dict(launch.config))
@@ -90,7 +93,8 @@ def _attention_rung(variant: str) -> None:
                 inputs["v"] if dense else inputs["v_cache"],
                 cache_seqlens=inputs["cache_seqlens"],
                 block_table=None if dense else inputs["block_table"],
-                causal=problem.causal, variant=variant,
+                causal=problem.causal,
+                variant=variant,
             )
         else:
             from harness_kernels.triton.attention_prefill import prepare_attention
@@ -101,8 +105,13 @@ def _attention_rung(variant: str) -> None:
         return Prepared(launch, dict(launch.config))
 
     prepare.__doc__ = f"Own Triton attention (prefill FMHA / split-KV decode), rung '{variant}'."
-    register(_provider_name(variant), "attention", "own", VENDORS,
-             supports=_attention_supports_for(variant))(prepare)
+    register(
+        _provider_name(variant),
+        "attention",
+        "own",
+        VENDORS,
+        supports=_attention_supports_for(variant),
+    )(prepare)
 
 
 for _v in GEMM_RUNGS:

@@ -85,7 +85,9 @@ class Registry:
             return self._providers[(op, name)]
         except KeyError:
             allowed = ", ".join(self.names(op))
-            raise ValueError(f"provider: unknown '{name}' for op {op}; allowed: {allowed}") from None
+            raise ValueError(
+                f"provider: unknown '{name}' for op {op}; allowed: {allowed}"
+            ) from None
 
     def names(self, op: str | None = None) -> list[str]:
         return sorted({n for (o, n) in self._providers if op is None or o == op})
@@ -116,8 +118,17 @@ def register(
     def wrap(prepare: PrepareFn) -> PrepareFn:
         doc = (prepare.__doc__ or "").strip().splitlines()
         registry.add(
-            Provider(name, op, family, vendors, prepare, min_cc, available, supports,
-                     doc[0] if doc else "")
+            Provider(
+                name,
+                op,
+                family,
+                vendors,
+                prepare,
+                min_cc,
+                available,
+                supports,
+                doc[0] if doc else "",
+            )
         )
         return prepare
 

@@ -1,0 +1,70 @@
+"""Store: schema, required columns, atomic files, readers that ignore temporaries."""
+
+import pyarrow.parquet as pq
+import pytest
+
+from harness import store
+
+REQUIRED = (
+    "run_id point_key op provider family status reason dtype m n k batch q_heads kv_heads q_len "
+    "kv_len head_dim causal latency_ms_median latency_ms_p10 latency_ms_p90 n_samples samples_ms "
+    "tflops gbps rel_err timer l2 fill sm_clock_mhz power_w temp_c device_name device_vendor "
+    "device_uuid git_sha torch_version triton_version timestamp"
+).split()
+
+
+def test_schema_has_every_required_column():
+    missing = [c for c in REQUIRED if c not in store.COLUMNS]
+    assert not missing
+
+
+def _row(key, **kw):
+    return {
+        "run_id": "r",
+        "point_key": key,
+        "op": "gemm",
+        "provider": "p",
+        "family": "own",
+        "status": "ok",
+        "m": 1,
+        "samples_ms": [1.0, 2.0],
+        "latency_ms_median": 1.5,
+        **kw,
+    }
+
+
+def test_roundtrip_and_schema_version(tmp_path):
+    store.write_row(tmp_path, _row("a"))
+    store.write_row(tmp_path, _row("b", status="wrong", latency_ms_median=None, samples_ms=None))
+    df = store.read_rows(tmp_path)
+    assert sorted(df.point_key) == ["a", "b"]
+    assert (df.schema_version == store.SCHEMA_VERSION).all()
+    assert list(df.set_index("point_key").loc["a", "samples_ms"]) == [1.0, 2.0]
+    assert pq.read_schema(tmp_path / "rows" / "a.parquet").equals(store.SCHEMA)
+
+
+def test_unknown_column_rejected(tmp_path):
+    with pytest.raises(KeyError, match="outside the schema"):
+        store.write_row(tmp_path, _row("a", bogus=1))
+
+
+def test_temporaries_are_invisible_and_cleaned(tmp_path):
+    store.write_row(tmp_path, _row("a"))
+    junk = tmp_path / "rows" / ".b.parquet.123.tmp"
+    junk.write_bytes(b"half a parq")
+    assert store.finished_keys(tmp_path) == {"a"}
+    assert len(store.read_rows(tmp_path)) == 1
+    assert store.remove_stale_temporaries(tmp_path) == 1 and not junk.exists()
+
+
+def test_finished_keys_by_status(tmp_path):
+    store.write_row(tmp_path, _row("a"))
+    store.write_row(tmp_path, _row("b", status="error"))
+    assert store.finished_keys(tmp_path, ("ok",)) == {"a"}
+
+
+def test_read_many_runs(tmp_path):
+    store.write_row(tmp_path / "r1", _row("a"))
+    store.write_row(tmp_path / "r2", _row("b"))
+    assert len(store.read_rows(tmp_path)) == 2
+    assert store.read_rows(tmp_path / "none").empty

@@ -1,0 +1,62 @@
+"""Every preset composes, expands within its guard, and states its true point count."""
+
+import re
+
+import pytest
+from omegaconf import OmegaConf
+
+from harness.config import SWEEPS_DIR, compose_run_config, protocol_of, sweep_names
+from harness.providers import load_all
+from harness.sweep import expand, point_key
+
+PRESETS = sweep_names()
+
+
+def test_required_presets_exist():
+    assert {"smoke", "gemm_square", "gemm_llama", "fmha_prefill", "fmha_decode"} <= set(PRESETS)
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_preset_composes_and_header_matches(name):
+    cfg = compose_run_config([f"sweep={name}"])
+    assert cfg.sweep.name == name
+    protocol_of(cfg)  # validates
+    points = expand(OmegaConf.to_container(cfg.sweep.groups), load_all())
+    assert 0 < len(points) <= cfg.sweep.max_points
+    header = (SWEEPS_DIR / f"{name}.yaml").read_text().splitlines()[0]
+    m = re.match(rf"# harness run sweep={name}\s+\(points: (\d+)\)", header)
+    assert m, f"{name}.yaml must start with its command and point count"
+    assert int(m.group(1)) == len(points)
+
+
+def test_gemm_llama_covers_m_1_to_16384_for_8b_and_70b():
+    cfg = compose_run_config(["sweep=gemm_llama"])
+    pts = expand(OmegaConf.to_container(cfg.sweep.groups), load_all())
+    ms = sorted({p.problem.m for p in pts})
+    assert ms[0] == 1 and ms[-1] == 16384 and len(ms) == 15
+    nk = {(p.problem.n, p.problem.k) for p in pts}
+    assert (
+        (28672, 4096) in nk and (8192, 28672) in nk and all(p.problem.layout == "nt" for p in pts)
+    )
+
+
+def test_fmha_presets_cover_prefill_and_paged_decode():
+    pre = expand(
+        OmegaConf.to_container(compose_run_config(["sweep=fmha_prefill"]).sweep.groups), load_all()
+    )
+    assert {p.problem.batch * p.problem.q_len for p in pre} == {16384}
+    dec = expand(
+        OmegaConf.to_container(compose_run_config(["sweep=fmha_decode"]).sweep.groups), load_all()
+    )
+    assert {p.problem.kv_layout for p in dec} == {"dense", "paged"}
+    assert all(p.problem.phase == "decode" for p in dec)
+
+
+def test_point_key_is_stable_and_sensitive():
+    from harness.problems import GemmProblem
+
+    a = point_key(GemmProblem(1, 2, 3), "x", {"l2": "cold"}, "dev")
+    assert a == point_key(GemmProblem(1, 2, 3), "x", {"l2": "cold"}, "dev")
+    assert a != point_key(GemmProblem(1, 2, 4), "x", {"l2": "cold"}, "dev")
+    assert a != point_key(GemmProblem(1, 2, 3), "x", {"l2": "hot"}, "dev")
+    assert a != point_key(GemmProblem(1, 2, 3), "x", {"l2": "cold"}, "dev2")
