@@ -51,6 +51,14 @@ SCHEMA = pa.schema(
         ("page_size", _I64),
         ("phase", _STR),
         ("problem", _STR),
+        # microbenchmark axes and results (ceilings and probes)
+        ("metric", _STR),
+        ("working_set_bytes", _I64),
+        ("stride_bytes", _I64),
+        ("hops", _I64),
+        ("latency_ns", _F64),
+        ("latency_cycles", _F64),
+        ("ceiling_fraction", _F64),
         # work
         ("flops", _F64),
         ("min_bytes", _F64),
