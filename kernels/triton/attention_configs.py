@@ -251,6 +251,10 @@ def decode_configs(
         cands = get_hip_decode_configs(head_dim)
     else:
         cands = get_cuda_decode_configs(head_dim)
+    if backend == "cuda" and page_size in (16, 32):
+        # Small pages: a page-sized tile is one contiguous run (one block-table lookup, no
+        # gather); deep pipelining makes up for the small tiles.
+        cands.append(_cfg(16, page_size, 4, 6))
     cands = [dict(c, BLOCK_M=block_m) for c in cands]
     if variant == "no-pipeline":
         cands = [dict(c, num_stages=1) for c in cands]
@@ -273,12 +277,15 @@ def tune(
     candidates: Sequence[dict],
     build: Callable[[dict], Callable[[], object]],
     enabled: bool,
+    output: torch.Tensor | None = None,
 ) -> tuple[dict, dict[str, Any]]:
     """Pick the fastest candidate by timing build(c)() with triton.testing.do_bench.
 
     Returns (config, info); info has tuned, tune_candidates, tune_ms and tune_failed. Results
     are cached in-process by `key`; with enabled False the first candidate is taken untimed.
-    Candidates that fail to compile (e.g. out of shared memory) are dropped, not fatal.
+    Candidates that fail to compile or run (e.g. out of shared memory) are dropped, and so are
+    those whose `output` (the buffer every candidate writes) disagrees with the first good one:
+    a fast wrong config must never win.
     """
     if not enabled or len(candidates) == 1:
         return dict(candidates[0]), dict(tuned=False, tune_candidates=len(candidates))
@@ -288,12 +295,20 @@ def tune(
 
     import triton.testing
 
-    best_ms, best, failed = math.inf, None, []
+    best_ms, best, failed, first = math.inf, None, [], None
     for cand in candidates:
         try:
             fn = build(cand)
             fn()  # compile outside the timed region
             torch.cuda.synchronize()
+            if output is not None:
+                if first is None:
+                    first = output.float().clone()
+                else:
+                    err = (output.float() - first).abs().max().item()
+                    if not err <= 2e-2 * max(1.0, first.abs().max().item()):
+                        failed.append(f"{_short(cand)}: output differs by {err:.3g}")
+                        continue
             ms = triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="median")
         except Exception as exc:  # noqa: BLE001 - a failed candidate is just not chosen
             failed.append(f"{_short(cand)}: {type(exc).__name__}")
@@ -308,7 +323,8 @@ def tune(
 
 
 def _short(cfg: dict) -> str:
-    return "m{BLOCK_M}n{BLOCK_N}w{num_warps}s{num_stages}".format(**cfg)
+    splits = f"x{cfg['num_splits']}" if "num_splits" in cfg else ""
+    return "m{BLOCK_M}n{BLOCK_N}w{num_warps}s{num_stages}".format(**cfg) + splits
 
 
 # ----------------------------------------------------------------------------------------------

@@ -331,12 +331,12 @@ def prepare_decode(
 
     def splits_for(block_n: int) -> list[int]:
         """Split counts worth trying: fixed by the rung or the caller, else the heuristic for
-        2, 1 and 4 resident CTAs per SM (occupancy is only known after compiling)."""
+        2, 1, 4 and 8 resident CTAs per SM (occupancy is only known after compiling)."""
         if variant == "no-split":
             return [1]
         if num_splits is not None:
             return [max(1, int(num_splits))]
-        picks = [choose_num_splits(programs, max_kv, block_n, sms, ctas) for ctas in (2, 1, 4)]
+        picks = [choose_num_splits(programs, max_kv, block_n, sms, ctas) for ctas in (2, 1, 4, 8)]
         return list(dict.fromkeys(picks))
 
     cands = decode_configs(target, head_dim, q.element_size(), variant, block_m, page_size)
@@ -376,9 +376,11 @@ def prepare_decode(
     key = ("attn_decode", batch, h_q, h_kv, seq_q, head_dim, q.dtype, causal, variant,
            page_size, next_pow2(max_kv), num_splits, device_key(q.device))  # fmt: skip
     first = [dict(c, num_splits=splits_for(c["BLOCK_N"])[0]) for c in cands]
-    cfg, info = tune_configs(key + ("tile",), first, build, tune_on)
+    cfg, info = tune_configs(key + ("tile",), first, build, tune_on, out)
     split_cands = [dict(cfg, num_splits=s) for s in splits_for(cfg["BLOCK_N"])]
-    cfg, split_info = tune_configs(key + ("splits", cfg["BLOCK_N"]), split_cands, build, tune_on)
+    cfg, split_info = tune_configs(
+        key + ("splits", cfg["BLOCK_N"]), split_cands, build, tune_on, out
+    )
     source = "variant" if variant == "no-split" else "user" if num_splits is not None else (
         "tuned" if split_info["tuned"] else "heuristic")  # fmt: skip
     page_path = None
@@ -408,31 +410,33 @@ def prepare_decode(
 
 
 def aot_specs(
-    dtype: torch.dtype = torch.bfloat16, head_dim: int = 128, backend: str = "cuda"
+    dtype: torch.dtype = torch.bfloat16,
+    head_dim: int = 128,
+    backend: str = "cuda",
+    group: int = 4,
+    seq_q: int = 1,
+    page_size: int = 16,
+    config: dict | None = None,
 ) -> list[dict[str, Any]]:
-    """Representative compile specs [{name, fn, signature, constexprs, attrs, options}]:
-    GQA group 4 x q_len 1 (BLOCK_M 16), dense and paged (page 16: gather) splits, reduction."""
+    """Compile specs [{name, fn, signature, constexprs, attrs, options}] for `harness inspect`:
+    the split kernel over a dense and a paged cache, and the reduction (8 splits).
+
+    backend "cuda" targets sm_90, "hip" gfx942; without `config` the first candidate."""
     ty = triton_dtype_name(dtype)
-    opts = dict(num_warps=4, num_stages=3 if backend == "cuda" else 2)
+    target = ("cuda", 90) if backend == "cuda" else ("hip", "gfx942")
+    block_m = min(MAX_BLOCK_M, max(16, next_pow2(group * seq_q)))
+    cfg = config or decode_configs(target, head_dim, dtype.itemsize, "full", block_m, None)[0]
+    opts = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], **cfg.get("options", {}))
     types = dict(Q=f"*{ty}", K=f"*{ty}", V=f"*{ty}", Out=f"*{ty}", O_part="*fp32",
                  Lse_part="*fp32", Seqlens="*i32", Block_table="*i32", sm_scale="fp32")  # fmt: skip
-    base = dict(HEAD_DIM=head_dim, BLOCK_M=16, BLOCK_N=64, M_BLOCKS=1, SPLIT=True, CAUSAL=True,
+    base = dict(HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=cfg["BLOCK_N"],
+                M_BLOCKS=triton.cdiv(group * seq_q, block_m), SPLIT=True, CAUSAL=True,
                 UPCAST=False)  # fmt: skip
     dense = dict(base, PAGED=False, PAGE_SIZE=1, Block_table=None)
+    paged = dict(base, PAGED=True, PAGE_SIZE=page_size)
+    reduce = dict(HEAD_DIM=head_dim, SPLITS_POW2=8)
     return [
         aot_spec("attn_decode_split_dense", _decode_split_kernel, types, dense, opts),
-        aot_spec(
-            "attn_decode_split_paged",
-            _decode_split_kernel,
-            types,
-            dict(base, PAGED=True, PAGE_SIZE=16),
-            opts,
-        ),  # fmt: skip
-        aot_spec(
-            "attn_decode_reduce",
-            _decode_reduce_kernel,
-            types,
-            dict(HEAD_DIM=head_dim, SPLITS_POW2=8),
-            dict(num_warps=2, num_stages=1),
-        ),  # fmt: skip
+        aot_spec(f"attn_decode_split_paged{page_size}", _decode_split_kernel, types, paged, opts),
+        aot_spec("attn_decode_reduce", _decode_reduce_kernel, types, reduce, dict(num_warps=2)),
     ]

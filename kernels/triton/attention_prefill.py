@@ -25,7 +25,7 @@ On AMD CDNA3 there is no TMA: every rung uses pointer loads and config["tma"] is
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -302,7 +302,7 @@ def prepare_attention(
     cands = prefill_configs(target, head_dim, q.element_size(), variant, seq_q)
     key = ("attn_prefill", batch, h_q, h_kv, seq_q, seq_kv, head_dim, q.dtype, causal,
            variant, return_lse, use_tma, device_key(q.device))  # fmt: skip
-    cfg, info = tune_configs(key, cands, build, tune and target[0] != "interpret")
+    cfg, info = tune_configs(key, cands, build, tune and target[0] != "interpret", out)
     config: dict[str, Any] = dict(
         kernel="attn_prefill", variant=variant, causal=causal, head_dim=head_dim,
         dtype=str(q.dtype).removeprefix("torch."), group=h_q // h_kv,
@@ -320,31 +320,39 @@ def prepare_attention(
 
 
 def aot_specs(
-    dtype: torch.dtype = torch.bfloat16, head_dim: int = 128, backend: str = "cuda"
+    dtype: torch.dtype = torch.bfloat16,
+    head_dim: int = 128,
+    backend: str = "cuda",
+    variants: Sequence[str] = ("full", "no-tma"),
+    causal: Sequence[bool] = (True, False),
+    config: dict | None = None,
 ) -> list[dict[str, Any]]:
-    """Representative compile specs [{name, fn, signature, constexprs, attrs, options}]:
-    backend "cuda" gives the sm_90 TMA kernels and the pointer rung, "hip" the gfx942 ones."""
+    """Compile specs [{name, fn, signature, constexprs, attrs, options}] for `harness inspect`.
+
+    backend "cuda" targets sm_90, "hip" gfx942. Without `config`, each rung uses the first
+    candidate its untuned launch would take for a long (4k-row) prompt on that target."""
     ty = triton_dtype_name(dtype)
-    if backend == "cuda":
-        cfg = dict(BLOCK_M=128, BLOCK_N=128 if head_dim <= 128 else 64, num_warps=8, num_stages=2)
-        variants = [("attn_prefill_causal", True, True), ("attn_prefill", False, True),
-                    ("attn_prefill_causal_no_tma", True, False)]  # fmt: skip
-    else:
-        cfg = dict(BLOCK_M=128, BLOCK_N=64, num_warps=4, num_stages=2)
-        variants = [("attn_prefill_causal", True, False), ("attn_prefill", False, False)]
+    target = ("cuda", 90) if backend == "cuda" else ("hip", "gfx942")
     specs = []
-    for name, causal, use_tma in variants:
-        types = dict(Q=f"*{ty}", K=f"*{ty}", V=f"*{ty}", Out=f"*{ty}", Lse="*fp32", sm_scale="fp32")
-        constexprs: dict[str, Any] = dict(
-            HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], CAUSAL=causal,
-            USE_TMA=use_tma, Q_RELOAD=False, STORE_LSE=True, UPCAST=False,
-        )  # fmt: skip
-        for arg, block in (("desc_q", "BLOCK_M"), ("desc_k", "BLOCK_N"), ("desc_v", "BLOCK_N"),
-                           ("desc_o", "BLOCK_M")):  # fmt: skip
-            if use_tma:
-                types[arg] = f"tensordesc<{ty}[{cfg[block]},{head_dim}]>"
-            else:
-                constexprs[arg] = None
-        options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
-        specs.append(aot_spec(name, _attn_fwd_kernel, types, constexprs, options))
+    for variant in variants:
+        cfg = config or prefill_configs(target, head_dim, dtype.itemsize, variant, 4096)[0]
+        use_tma = backend == "cuda" and variant != "no-tma"
+        for is_causal in causal:
+            types = dict(Q=f"*{ty}", K=f"*{ty}", V=f"*{ty}", Out=f"*{ty}", Lse="*fp32",
+                         sm_scale="fp32")  # fmt: skip
+            constexprs: dict[str, Any] = dict(
+                HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
+                CAUSAL=is_causal, USE_TMA=use_tma, Q_RELOAD=variant == "q-reload",
+                STORE_LSE=True, UPCAST=False,
+            )  # fmt: skip
+            for arg, block in (("desc_q", "BLOCK_M"), ("desc_k", "BLOCK_N"),
+                               ("desc_v", "BLOCK_N"), ("desc_o", "BLOCK_M")):  # fmt: skip
+                if use_tma:
+                    types[arg] = f"tensordesc<{ty}[{cfg[block]},{head_dim}]>"
+                else:
+                    constexprs[arg] = None
+            options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+                           **cfg.get("options", {}))  # fmt: skip
+            name = f"attn_prefill_{variant}_{'causal' if is_causal else 'full'}_d{head_dim}"
+            specs.append(aot_spec(name, _attn_fwd_kernel, types, constexprs, options))
     return specs

@@ -254,3 +254,35 @@ def test_num_splits_heuristic() -> None:
     assert choose_num_splits(8, 32768, 64, 132) >= 16
     assert choose_num_splits(8, 512, 64, 132) == 2
     assert choose_num_splits(8, 100, 64, 132) == 1
+
+
+def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tuner (GPU-only in real use) with the timer faked: a wrong-output candidate and a
+    failing one are dropped, the fastest correct one wins, and the result is cached."""
+    import triton.testing
+    from harness_kernels.triton import attention_configs as configs
+
+    out = torch.zeros(4)
+    fake_ms = {16: 3.0, 32: 1.0, 64: 0.5, 128: 2.0}  # BLOCK_N 64 is fast but wrong
+
+    def build(cfg: dict):
+        def run() -> None:
+            if cfg["BLOCK_N"] == 128:
+                raise RuntimeError("out of resources")
+            out.fill_(2.0 if cfg["BLOCK_N"] == 64 else 1.0)
+            run.ms = fake_ms[cfg["BLOCK_N"]]
+
+        return run
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(triton.testing, "do_bench", lambda fn, **kw: fn.ms)
+    cands = [configs._cfg(16, n, 4, 2) for n in (16, 32, 64, 128)]
+    key = ("test", 1)
+    cfg, info = configs.tune(key, cands, build, enabled=True, output=out)
+    assert cfg["BLOCK_N"] == 32 and info["tuned"] and info["tune_ms"] == 1.0
+    assert len(info["tune_failed"]) == 2
+    cfg2, info2 = configs.tune(key, cands, build, enabled=True, output=out)
+    assert cfg2 == cfg and info2["tune_cache_hit"]
+    configs._TUNE_CACHE.pop(key)
+    cfg3, info3 = configs.tune(key, cands, build, enabled=False)
+    assert cfg3 == cands[0] and not info3["tuned"]

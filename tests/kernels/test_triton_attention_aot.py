@@ -1,0 +1,154 @@
+"""Ahead-of-time compiles of the attention kernels for sm_90 (H100/H200) and gfx942 (MI300X),
+without a GPU: the prefill must emit wgmma (and TMA bulk copies on the TMA rungs), decode and
+AMD must emit tensor-core / MFMA instructions, and every config must fit shared memory.
+
+AOT compiling needs real JITFunctions, which do not exist once TRITON_INTERPRET=1 was set at
+import (the test session sets it), so the compiles run in subprocesses with it removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+
+SM90_SMEM_BYTES = 232448
+GFX942_LDS_BYTES = 65536
+
+# Runs in a clean interpreter; prints {spec name: facts} as JSON on its last line.
+_SCRIPT = textwrap.dedent(
+    """
+    import json, re, subprocess, sys, tempfile
+    from pathlib import Path
+    import torch, triton
+    from triton.backends.compiler import GPUTarget
+    from harness_kernels.triton import attention_configs as C
+    from harness_kernels.triton import attention_decode as D
+    from harness_kernels.triton import attention_prefill as P
+
+    backend = sys.argv[1]
+    target = GPUTarget("cuda", 90, 32) if backend == "cuda" else GPUTarget("hip", "gfx942", 64)
+    ptxas = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
+
+    def spills(ptx):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "k.ptx"
+            src.write_text(ptx)
+            proc = subprocess.run([str(ptxas), "-arch=sm_90a", "-v", str(src), "-o",
+                                   str(src) + ".o"], capture_output=True, text=True)
+        m = re.search(r"(\\d+) bytes spill stores, (\\d+) bytes spill loads", proc.stderr)
+        return int(m.group(1)) + int(m.group(2)) if m else -1
+
+    specs = []
+    for head_dim in (64, 128, 256) if backend == "cuda" else (64, 128):
+        specs += P.aot_specs(torch.bfloat16, head_dim, backend)
+    specs += P.aot_specs(torch.float16, 128, backend, variants=("q-reload", "no-pipeline"),
+                         causal=(True,))
+    cands = C.get_cuda_prefill_configs(128) if backend == "cuda" else C.get_hip_prefill_configs(128)
+    for i, cfg in enumerate(cands[1:]):
+        for spec in P.aot_specs(torch.bfloat16, 128, backend, variants=("full",), causal=(False,),
+                                config=cfg):
+            specs.append(dict(spec, name=f"{spec['name']}_cand{i + 1}"))
+    specs += D.aot_specs(torch.bfloat16, 128, backend)
+    specs += [dict(s, name=s["name"] + "_g8q4") for s in
+              D.aot_specs(torch.float16, 64, backend, group=8, seq_q=4, page_size=64)[:2]]
+
+    report = {}
+    for spec in specs:
+        src = triton.compiler.ASTSource(spec["fn"], spec["signature"], spec["constexprs"],
+                                        spec["attrs"])
+        try:
+            cc = triton.compile(src, target=target, options=spec["options"])
+        except Exception as exc:
+            report[spec["name"]] = dict(error=f"{type(exc).__name__}: {exc}"[:2000])
+            continue
+        asm = cc.asm["ptx"] if backend == "cuda" else cc.asm["amdgcn"]
+        facts = dict(
+            shared=cc.metadata.shared,
+            wgmma=asm.count("wgmma.mma_async"),
+            mma_sync=asm.count("mma.sync"),
+            mfma=len(re.findall(r"\\bv_mfma_", asm)),
+            tma_loads=asm.count("cp.async.bulk.tensor"),
+            cp_async=len(re.findall(r"cp\\.async\\.c[ag]", asm)),
+        )
+        if backend == "cuda":
+            facts["spills"] = spills(asm)
+        else:
+            m = re.search(r"\\.vgpr_spill_count:\\s+(\\d+)", asm)
+            facts["spills"] = int(m.group(1)) if m else -1
+        report[spec["name"]] = facts
+    print(json.dumps(report))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def aot_reports() -> dict[str, dict[str, dict]]:
+    """Compile for both targets at once (two processes on two cores)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    procs = {
+        backend: subprocess.Popen(
+            [sys.executable, "-c", _SCRIPT, backend],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for backend in ("cuda", "hip")
+    }
+    reports = {}
+    for backend, proc in procs.items():
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f"{backend} AOT script failed:\n{err[-4000:]}"
+        reports[backend] = json.loads(out.strip().splitlines()[-1])
+    return reports
+
+
+def _no_errors(report: dict[str, dict]) -> None:
+    errors = {name: facts["error"] for name, facts in report.items() if "error" in facts}
+    assert not errors, errors
+
+
+def test_sm90_prefill_uses_wgmma_and_tma(aot_reports: dict) -> None:
+    report = aot_reports["cuda"]
+    _no_errors(report)
+    prefill = {n: f for n, f in report.items() if n.startswith("attn_prefill")}
+    assert len(prefill) >= 12
+    for name, facts in prefill.items():
+        assert facts["wgmma"] > 0, name
+        assert facts["shared"] <= SM90_SMEM_BYTES, name
+        assert facts["spills"] == 0, name
+        if "_no-tma_" in name:
+            assert facts["tma_loads"] == 0 and facts["cp_async"] > 0, name
+        else:
+            assert facts["tma_loads"] > 0, name
+
+
+def test_sm90_decode_uses_tensor_cores(aot_reports: dict) -> None:
+    report = aot_reports["cuda"]
+    splits = {n: f for n, f in report.items() if n.startswith("attn_decode_split")}
+    assert len(splits) == 4
+    for name, facts in splits.items():
+        # M = GQA group x q_len is 16..64 rows: mma.sync (wgmma needs 64-row warpgroup tiles)
+        assert facts["mma_sync"] + facts["wgmma"] > 0, name
+        assert facts["cp_async"] > 0, name  # K/V pipelined through shared memory
+        assert facts["shared"] <= SM90_SMEM_BYTES and facts["spills"] == 0, name
+    assert "attn_decode_reduce" in report
+
+
+def test_gfx942_compiles_to_mfma(aot_reports: dict) -> None:
+    report = aot_reports["hip"]
+    _no_errors(report)
+    dots = {n: f for n, f in report.items() if n != "attn_decode_reduce"}
+    assert len(dots) >= 10
+    for name, facts in dots.items():
+        assert facts["mfma"] > 0, name
+        assert facts["tma_loads"] == 0, name
+        assert facts["shared"] <= GFX942_LDS_BYTES, name
+        assert facts["spills"] == 0, name  # VGPR spills
