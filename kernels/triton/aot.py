@@ -1,0 +1,238 @@
+"""Ahead-of-time compilation of the own Triton kernels for a named GPU target, without a GPU.
+
+Used by tests (does the full GEMM emit wgmma on sm_90 and MFMA on gfx942?) and by
+`harness inspect` (registers, spills, shared memory, MMA instruction counts per target).
+Needs real JITFunctions: run it in a process where TRITON_INTERPRET is not "1".
+
+    python -m harness_kernels.triton.aot --target sm_90 [--case full-bf16-8192]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from triton.compiler.compiler import make_backend
+from triton.runtime.jit import JITFunction, native_specialize_impl
+
+from .gemm_configs import DeviceInfo, GemmConfig, apply_variant, candidate_configs, check_problem
+
+# Named targets -> (Triton target, the device facts the config search needs).
+TARGETS: dict[str, tuple[GPUTarget, DeviceInfo]] = {
+    "sm_80": (
+        GPUTarget("cuda", 80, 32),
+        DeviceInfo("cuda", "sm_80", 80, "A100 (aot)", 108, 166912),
+    ),
+    "sm_90": (
+        GPUTarget("cuda", 90, 32),
+        DeviceInfo("cuda", "sm_90", 90, "H100/H200 (aot)", 132, 232448),
+    ),
+    "gfx90a": (
+        GPUTarget("hip", "gfx90a", 64),
+        DeviceInfo("hip", "gfx90a", 0, "MI250X (aot)", 110, 65536),
+    ),
+    "gfx942": (
+        GPUTarget("hip", "gfx942", 64),
+        DeviceInfo("hip", "gfx942", 0, "MI300X (aot)", 304, 65536),
+    ),
+}
+
+# Instructions that mean "tensor cores were used", per assembly flavour.
+_MMA_PATTERNS = {
+    "ptx": re.compile(r"\b(wgmma\.mma_async[\w.]*|mma\.sync[\w.]*|tcgen05\.mma[\w.]*)"),
+    "amdgcn": re.compile(r"\b(v_mfma_\w+|v_smfmac_\w+|v_wmma_\w+)"),
+}
+_PTXAS = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
+
+
+def specialize(fn: JITFunction, args: tuple, target: GPUTarget) -> tuple[dict, dict, dict]:
+    """(signature, constexprs, attrs) exactly as the JIT would build them for a launch with
+    `args` (ints equal to 1 and None become constexprs; 16-divisible ints/pointers get
+    tt.divisibility). Tensors may live on the meta device; only dtype and alignment matter."""
+    backend = make_backend(target)
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    attrs: dict[tuple, list] = {}
+    for i, (param, arg) in enumerate(zip(fn.params, args, strict=True)):
+        if param.is_constexpr:
+            signature[param.name] = "constexpr"
+            constexprs[param.name] = arg
+            continue
+        ty, attr = native_specialize_impl(
+            type(backend), arg, False, not param.do_not_specialize, True
+        )
+        signature[param.name] = ty
+        if ty == "constexpr":
+            constexprs[param.name] = attr
+        elif isinstance(attr, str) and backend.parse_attr(attr):
+            attrs[(i,)] = backend.parse_attr(attr)
+    return signature, constexprs, attrs
+
+
+def _ptxas_usage(ptx: str, arch: int) -> dict[str, int]:
+    """Registers / spill bytes / static smem from `ptxas -v` on the PTX (no driver needed)."""
+    if not _PTXAS.exists():
+        return {}
+    sm = f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        proc = subprocess.run(
+            [str(_PTXAS), f"-arch={sm}", "-v", str(src), "-o", str(src) + ".o"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    text = proc.stdout + proc.stderr
+    usage: dict[str, int] = {}
+    if m := re.search(r"Used (\d+) registers", text):
+        usage["n_regs"] = int(m.group(1))
+    if m := re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text):
+        usage["n_spills"] = int(m.group(1)) + int(m.group(2))
+    return usage
+
+
+def _amdgcn_usage(asm: str) -> dict[str, int]:
+    """VGPR/SGPR counts and spills from the kernel metadata the AMD backend embeds in its asm."""
+    usage: dict[str, int] = {}
+    for key, name in (
+        ("n_regs", r"\.vgpr_count"),
+        ("n_sgprs", r"\.sgpr_count"),
+        ("vgpr_spills", r"\.vgpr_spill_count"),
+        ("sgpr_spills", r"\.sgpr_spill_count"),
+    ):
+        if m := re.search(name + r":\s+(\d+)", asm):
+            usage[key] = int(m.group(1))
+    if "vgpr_spills" in usage or "sgpr_spills" in usage:
+        usage["n_spills"] = usage.get("vgpr_spills", 0) + usage.get("sgpr_spills", 0)
+    return usage
+
+
+def compile_for(
+    fn: JITFunction,
+    target: GPUTarget,
+    signature: dict,
+    constexprs: dict,
+    attrs: dict | None = None,
+    options: dict | None = None,
+) -> dict[str, Any]:
+    """Compile `fn` for `target`; return asm by stage plus n_regs, n_spills, shared (bytes) and
+    the tensor-core instruction counts (`mma`: mnemonic -> count) where they can be read."""
+    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs or {})
+    compiled = triton.compile(src, target=target, options=dict(options or {}))
+    asm = {k: v for k, v in compiled.asm.items() if isinstance(v, str)}
+    flavour = "ptx" if "ptx" in asm else "amdgcn"
+    mma = Counter(_MMA_PATTERNS[flavour].findall(asm.get(flavour, "")))
+    info: dict[str, Any] = {
+        "name": compiled.metadata.name,
+        "target": f"{target.backend}:{target.arch}",
+        "shared": compiled.metadata.shared,
+        "num_warps": compiled.metadata.num_warps,
+        "num_stages": compiled.metadata.num_stages,
+        "mma": dict(mma),
+        "mma_count": sum(mma.values()),
+        "asm": asm,
+    }
+    if flavour == "ptx":
+        info.update(_ptxas_usage(asm["ptx"], int(target.arch)))
+    else:
+        info.update(_amdgcn_usage(asm["amdgcn"]))
+    return info
+
+
+@dataclass(frozen=True)
+class GemmCase:
+    """A representative GEMM launch: problem shape, dtype, B layout, variant (and a pinned config)."""
+
+    m: int
+    n: int
+    k: int
+    dtype: torch.dtype = torch.bfloat16
+    b_col_major: bool = True
+    variant: str = "full"
+    config: GemmConfig | None = None  # None: the first candidate the search would time
+
+
+def gemm_cases() -> dict[str, GemmCase]:
+    """The GEMM kernels `harness inspect` reports: one large, one decode shape, each rung."""
+    cases = {
+        "full-bf16-8192": GemmCase(8192, 8192, 8192),
+        "full-bf16-decode": GemmCase(16, 4096, 4096),
+        "full-fp16-rowmajor": GemmCase(4096, 4096, 4096, torch.float16, b_col_major=False),
+        "full-fp8-8192": GemmCase(8192, 8192, 8192, torch.float8_e4m3fn),
+        "full-tf32-4096": GemmCase(4096, 4096, 4096, torch.float32),
+    }
+    for variant in ("no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores"):
+        cases[f"{variant}-bf16-8192"] = GemmCase(8192, 8192, 8192, variant=variant)
+    cases["no-splitk-bf16-decode"] = GemmCase(16, 4096, 4096, variant="no-splitk")
+    return cases
+
+
+def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict]:
+    """(kernel args, launch options, reported config) for `case` on `dev`, built on meta tensors
+    by the same code path prepare_matmul uses, so the compiled instance is the one that runs."""
+    from .gemm import build_launch  # noqa: PLC0415 - keeps `import aot` light
+
+    meta = torch.device("meta")
+    a = torch.empty((case.m, case.k), device=meta, dtype=case.dtype)
+    if case.b_col_major:
+        b = torch.empty((case.n, case.k), device=meta, dtype=case.dtype).t()
+    else:
+        b = torch.empty((case.k, case.n), device=meta, dtype=case.dtype)
+    scales = (None, None)
+    if case.dtype == torch.float8_e4m3fn:
+        scales = tuple(torch.empty(1, device=meta, dtype=torch.float32) for _ in range(2))
+    p = check_problem(a, b, None, *scales, "tf32", dev)
+    cfg = case.config
+    if cfg is None:
+        cfg = candidate_configs(
+            case.variant, case.m, case.n, case.k, a.element_size(), p.out_bytes, dev
+        )[0]
+    else:
+        cfg = apply_variant(cfg, case.variant)
+    launch = build_launch(p, cfg, dev)
+    return launch._args, launch._options, launch.config
+
+
+def compile_gemm_case(case: GemmCase, target_name: str, keep_asm: bool = True) -> dict[str, Any]:
+    """Compile one GEMM case for a named target (see TARGETS); adds the config it used."""
+    from .gemm import _gemm_kernel  # noqa: PLC0415
+
+    target, dev = TARGETS[target_name]
+    args, options, config = gemm_launch_args(case, dev)
+    signature, constexprs, attrs = specialize(_gemm_kernel, args, target)
+    info = compile_for(_gemm_kernel, target, signature, constexprs, attrs, options)
+    info["config"] = config
+    if not keep_asm:
+        info.pop("asm")
+    return info
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", choices=sorted(TARGETS), default="sm_90")
+    parser.add_argument("--case", choices=sorted(gemm_cases()), action="append")
+    args = parser.parse_args(argv)
+    report = {}
+    for name in args.case or sorted(gemm_cases()):
+        try:
+            info = compile_gemm_case(gemm_cases()[name], args.target, keep_asm=False)
+        except Exception as exc:  # report per case; one failure should not hide the others
+            info = {"error": f"{type(exc).__name__}: {exc}"}
+        report[name] = info
+    print(json.dumps(report, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

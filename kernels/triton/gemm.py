@@ -1,0 +1,380 @@
+"""Own Triton GEMM: C[M, N] = A[M, K] @ B[K, N], fp32 accumulation, one kernel for every rung.
+
+The "full" kernel turns on every fast path the device has; each ladder variant removes exactly
+one of them, so the gap between a rung and "full" is what that feature is worth on the hardware.
+
+| variant          | removes                         | why it matters on hardware                        |
+|------------------|---------------------------------|---------------------------------------------------|
+| full             | nothing (`own-triton`)          | reference rung                                    |
+| no-tma           | tensor descriptors (TMA)        | sm_90 TMA copies a whole tile per instruction     |
+|                  |                                 | with no address registers; pointer loads (cp.async|
+|                  |                                 | on sm_80+) spend registers and issue slots on     |
+|                  |                                 | address math and masks                            |
+| no-pipeline      | software pipelining             | num_stages=1: each K step waits for its own       |
+|                  | (num_stages=1, no warp spec.)   | global->shared copy, exposing DRAM/L2 latency     |
+| not-persistent   | persistent tile loop            | one program per tile: per-CTA launch and prologue |
+|                  |                                 | cost, tail waves, and no overlap of one tile's    |
+|                  |                                 | epilogue with the next tile's loads               |
+| no-splitk        | split-K                         | small-M (decode) problems have fewer output tiles |
+|                  |                                 | than SMs; without splitting K most SMs idle while |
+|                  |                                 | the weights stream from HBM                       |
+| no-tensor-cores  | tl.dot (MMA/WGMMA/MFMA)         | FMA formulation (broadcast multiply + in-thread   |
+|                  |                                 | sum): FP32 FFMA peak is ~1/15 of dense bf16 MMA   |
+
+Scheduling: work units are (output tile, K split) pairs in grouped order (GROUP_M rows of tiles
+share B's columns while they are in L2). With SPLIT_K > 1 each unit stores an fp32 partial; the
+last unit to finish a tile (an atomic counter per tile) sums the partials in split order, so the
+result is deterministic and one launch suffices. That unit also resets the counter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+from .gemm_configs import (
+    VARIANTS,
+    DeviceInfo,
+    GemmConfig,
+    Problem,
+    candidate_configs,
+    check_problem,
+    device_info,
+    interpreter_pick,
+    interpreting,
+    tma_support,
+)
+from .gemm_tune import reference, remember, tune_or_lookup
+
+__all__ = ["VARIANTS", "MatmulLaunch", "build_launch", "prepare_matmul"]
+
+
+# fmt: off
+@triton.jit
+def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    """Grouped order: GROUP_M consecutive tile rows walk N together so B stays in L2."""
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (tile_id % num_pid_in_group) % group_size_m
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+@triton.jit
+def _load_a(a, pid_m, k0, M, K, stride_am, stride_ak,
+            BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, TMA: tl.constexpr,
+            EVEN_K: tl.constexpr):
+    """[BLOCK_M, BLOCK_K] tile of A; rows >= M and columns >= K read as zero."""
+    if TMA:
+        tile = a.load([pid_m * BLOCK_M, k0])
+    else:
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_k = k0 + tl.arange(0, BLOCK_K)
+        mask = offs_m[:, None] < M
+        if not EVEN_K:
+            mask = mask & (offs_k[None, :] < K)
+        tile = tl.load(a + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak,
+                       mask=mask, other=0.0)
+    return tile
+
+
+@triton.jit
+def _load_b(b, pid_n, k0, N, K, stride_bk, stride_bn,
+            BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, TMA: tl.constexpr,
+            B_IS_NK: tl.constexpr, EVEN_K: tl.constexpr):
+    """[BLOCK_K, BLOCK_N] tile of B. A column-major B (B_IS_NK) is fetched as [N, K] rows and
+    transposed as a shared-memory view: the K-major operand order wgmma reads natively."""
+    if TMA:
+        if B_IS_NK:
+            tile = b.load([pid_n * BLOCK_N, k0]).T
+        else:
+            tile = b.load([k0, pid_n * BLOCK_N])
+    else:
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        offs_k = k0 + tl.arange(0, BLOCK_K)
+        mask = offs_n[None, :] < N
+        if not EVEN_K:
+            mask = mask & (offs_k[:, None] < K)
+        tile = tl.load(b + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn,
+                       mask=mask, other=0.0)
+    return tile
+
+
+@triton.jit
+def _mac(acc, a_tile, b_tile, USE_DOT: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+         UPCAST: tl.constexpr):
+    """acc[BM, BN] += a_tile[BM, BK] @ b_tile[BK, BN] on tensor cores, or as FMAs."""
+    if UPCAST or not USE_DOT:
+        # UPCAST: the CPU interpreter computes garbage for bf16/fp16/fp8 dots; use fp32 there.
+        a_tile = a_tile.to(tl.float32)
+        b_tile = b_tile.to(tl.float32)
+    if USE_DOT:
+        acc = tl.dot(a_tile, b_tile, acc, input_precision=INPUT_PRECISION)
+    else:
+        # [BM, 1, BK] * [1, BN, BK] summed over the last axis: FFMA chains inside each thread.
+        # (Summing a [BM, BK, BN] product over axis 1 instead is pattern-matched back into a
+        # tl.dot by Triton's combine pass and would run on tensor cores after all.)
+        acc += tl.sum(a_tile[:, None, :] * tl.trans(b_tile)[None, :, :], axis=2)
+    return acc
+
+
+@triton.jit
+def _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
+             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TMA: tl.constexpr,
+             EPILOGUE_SUBTILE: tl.constexpr):
+    """Cast the fp32 [BLOCK_M, BLOCK_N] accumulator to C's dtype and store its in-bounds part."""
+    if TMA:
+        if EPILOGUE_SUBTILE:
+            # Two [BM, BN/2] halves: half the shared-memory staging buffer of the TMA store,
+            # which is what lets 128x256 tiles keep a 4th pipeline stage.
+            halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+            acc0, acc1 = tl.split(halves)
+            c.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc0.to(c.dtype))
+            c.store([pid_m * BLOCK_M, pid_n * BLOCK_N + BLOCK_N // 2], acc1.to(c.dtype))
+        else:
+            c.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c.dtype))
+    else:
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        tl.store(c + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn,
+                 acc.to(c.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_id, split_id, pid_m, pid_n, scale,
+                     M, N, stride_cm, stride_cn,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
+                     HAS_SCALE: tl.constexpr):
+    """Store this unit's fp32 partial to the workspace [SPLIT_K, M, N]; the last unit of the
+    tile to arrive sums all partials in split order (deterministic) and writes C by pointers."""
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(ws_ptr + split_id * M * N + offs_m[:, None] * N + offs_n[None, :], acc, mask=mask)
+    # Every thread's partial must be issued before the counter says "done": a CTA barrier, then
+    # an acq_rel atomic at GPU scope (release for our partial, acquire for the others').
+    tl.debug_barrier()
+    arrived = tl.atomic_add(counter_ptr + tile_id, 1, sem="acq_rel", scope="gpu")
+    if arrived == SPLIT_K - 1:
+        # Reduce in row chunks of ~2K elements: summing whole tiles spilled (ptxas -v).
+        REDUCE_M: tl.constexpr = min(BLOCK_M, max(2048 // BLOCK_N, 1))
+        for r in range(0, BLOCK_M, REDUCE_M):
+            offs_rm = pid_m * BLOCK_M + r + tl.arange(0, REDUCE_M)
+            rmask = (offs_rm[:, None] < M) & (offs_n[None, :] < N)
+            part = ws_ptr + offs_rm[:, None] * N + offs_n[None, :]
+            total = tl.zeros((REDUCE_M, BLOCK_N), dtype=tl.float32)
+            for s in range(SPLIT_K):
+                # .cg: read from L2, never from this SM's (non-coherent) L1.
+                total += tl.load(part + s * M * N, mask=rmask, other=0.0, cache_modifier=".cg")
+            if HAS_SCALE:
+                total = total * scale
+            tl.store(c + offs_rm[:, None] * stride_cm + offs_n[None, :] * stride_cn,
+                     total.to(c.dtype.element_ty), mask=rmask)
+        tl.atomic_xchg(counter_ptr + tile_id, 0)  # ready for the next launch
+
+
+@triton.jit
+def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
+               M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, TMA_LOAD: tl.constexpr,
+               TMA_STORE: tl.constexpr, B_IS_NK: tl.constexpr, USE_DOT: tl.constexpr,
+               INPUT_PRECISION: tl.constexpr, HAS_SCALE: tl.constexpr, EVEN_K: tl.constexpr,
+               EPILOGUE_SUBTILE: tl.constexpr, UPCAST: tl.constexpr):
+    """One work unit: K range `work_id % SPLIT_K` of output tile `work_id // SPLIT_K`.
+
+    `work_id_c` equals `work_id` but is a separate loop-carried value, so that after loop
+    flattening the epilogue does not keep the prologue's index alive across pipeline stages."""
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = _tile_coords(work_id // SPLIT_K, num_pid_m, num_pid_n, GROUP_M)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    k_per_split = tl.cdiv(k_tiles, SPLIT_K)
+    k_begin = (work_id % SPLIT_K) * k_per_split
+    k_end = min(k_begin + k_per_split, k_tiles)
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for ki in range(k_begin, k_end):
+        k0 = ki * BLOCK_K
+        a_tile = _load_a(a, pid_m, k0, M, K, stride_am, stride_ak,
+                         BLOCK_M, BLOCK_K, TMA_LOAD, EVEN_K)
+        b_tile = _load_b(b, pid_n, k0, N, K, stride_bk, stride_bn,
+                         BLOCK_N, BLOCK_K, TMA_LOAD, B_IS_NK, EVEN_K)
+        acc = _mac(acc, a_tile, b_tile, USE_DOT, INPUT_PRECISION, UPCAST)
+
+    tile_c = work_id_c // SPLIT_K
+    pid_m, pid_n = _tile_coords(tile_c, num_pid_m, num_pid_n, GROUP_M)
+    if SPLIT_K == 1:
+        if HAS_SCALE:
+            acc = acc * scale
+        _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
+                 BLOCK_M, BLOCK_N, TMA_STORE, EPILOGUE_SUBTILE)
+    else:
+        _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_c, work_id_c % SPLIT_K, pid_m, pid_n,
+                         scale, M, N, stride_cm, stride_cn, BLOCK_M, BLOCK_N, SPLIT_K, HAS_SCALE)
+
+
+@triton.jit
+def _gemm_kernel(
+    # pointers (A, B, C are host TensorDescriptors when TMA_LOAD / TMA_STORE)
+    a, b, c, a_scale_ptr, b_scale_ptr, ws_ptr, counter_ptr,
+    # sizes
+    M, N, K, num_programs,
+    # strides, in elements (unused by the descriptor paths)
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    # meta-parameters
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, PERSISTENT: tl.constexpr,
+    TMA_LOAD: tl.constexpr, TMA_STORE: tl.constexpr, B_IS_NK: tl.constexpr,
+    USE_DOT: tl.constexpr, INPUT_PRECISION: tl.constexpr, HAS_SCALE: tl.constexpr,
+    EVEN_K: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
+    UPCAST: tl.constexpr,
+):
+    """C[M, N] = scale * A[M, K] @ B[K, N]; grid = num_programs (persistent) or every unit."""
+    pid = tl.program_id(axis=0)
+    num_units = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N) * SPLIT_K
+    scale = 1.0
+    if HAS_SCALE:
+        scale = tl.load(a_scale_ptr) * tl.load(b_scale_ptr)
+    if PERSISTENT:
+        work_id_c = pid - num_programs
+        # Flattening fuses the tile loop with the K loop, so the next tile's loads are issued
+        # while this tile's epilogue runs; split-K's barrier + atomic epilogue stays unflattened.
+        for work_id in tl.range(pid, num_units, num_programs, flatten=SPLIT_K == 1,
+                                warp_specialize=WARP_SPECIALIZE):
+            work_id_c += num_programs
+            _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
+                       M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                       BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, TMA_LOAD, TMA_STORE, B_IS_NK,
+                       USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, EPILOGUE_SUBTILE, UPCAST)
+    else:
+        _gemm_unit(pid, pid, a, b, c, ws_ptr, counter_ptr, scale,
+                   M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                   BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, TMA_LOAD, TMA_STORE, B_IS_NK,
+                   USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, EPILOGUE_SUBTILE, UPCAST)
+# fmt: on
+
+
+@dataclass
+class MatmulLaunch:
+    """A prepared GEMM: calling it only launches (no allocation, tuning or sync); returns `out`."""
+
+    out: torch.Tensor  # [M, N]
+    config: dict
+    _grid: tuple[int]
+    _args: tuple
+    _options: dict[str, Any] = field(default_factory=dict)
+
+    def __call__(self) -> torch.Tensor:
+        _gemm_kernel[self._grid](*self._args, **self._options)
+        return self.out
+
+
+def build_launch(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> MatmulLaunch:
+    """Allocate the output (and split-K workspace), make descriptors and fix the grid for `cfg`."""
+    m, n, k = p.mnk
+    a, b = p.a, p.b
+    bm, bn, bk = cfg.block_m, cfg.block_n, cfg.block_k
+    out = torch.empty((m, n), device=a.device, dtype=p.out_dtype)
+    tma_load, tma_store, tma_reason = tma_support(p, cfg, dev)
+    tma_store = tma_store and cfg.split_k == 1  # the split-K reduction writes C by pointers
+    subtile = cfg.epilogue_subtile and tma_store
+    a_arg, b_arg, c_arg = a, b, out
+    if tma_load:
+        a_arg = TensorDescriptor(a, [m, k], [a.stride(0), 1], [bm, bk])
+        if p.b_is_nk:  # b = w.t() with w [N, K] row-major: describe w
+            b_arg = TensorDescriptor(b.t(), [n, k], [b.stride(1), 1], [bn, bk])
+        else:
+            b_arg = TensorDescriptor(b, [k, n], [b.stride(0), 1], [bk, bn])
+    if tma_store:
+        c_arg = TensorDescriptor(out, [m, n], [n, 1], [bm, bn // 2 if subtile else bn])
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    units = tiles * cfg.split_k
+    ws = counters = None
+    if cfg.split_k > 1:
+        ws = torch.empty((cfg.split_k, m, n), device=a.device, dtype=torch.float32)
+        counters = torch.zeros(tiles, device=a.device, dtype=torch.int32)
+    num_programs = min(units, dev.num_sms * cfg.programs_per_sm) if cfg.persistent else units
+    # fmt: off
+    args = (
+        a_arg, b_arg, c_arg, p.a_scale, p.b_scale, ws, counters,
+        m, n, k, num_programs,
+        a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
+        bm, bn, bk, cfg.group_m, cfg.split_k, cfg.persistent, tma_load, tma_store, p.b_is_nk,
+        cfg.tensor_cores, p.input_precision, p.a_scale is not None, k % bk == 0, subtile,
+        cfg.warp_specialize, interpreting(),
+    )
+    # fmt: on
+    options: dict[str, Any] = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
+    if dev.backend == "hip":
+        options["matrix_instr_nonkdim"] = cfg.matrix_instr_nonkdim
+        options["waves_per_eu"] = cfg.waves_per_eu
+    config = cfg.as_dict() | {
+        "tma": tma_load,
+        "tma_store": tma_store,
+        "tma_fallback": tma_reason if cfg.tma else "",
+        "epilogue_subtile": subtile,
+        "num_programs": num_programs,
+        "units": units,
+        "input_precision": p.input_precision,
+        "b_layout": "col" if p.b_is_nk else "row",
+        "arch": dev.arch,
+        "device_name": dev.name,
+    }
+    return MatmulLaunch(out, config, (num_programs,), args, options)
+
+
+def prepare_matmul(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    *,
+    variant: str = "full",
+    out_dtype: torch.dtype | None = None,
+    a_scale: torch.Tensor | None = None,
+    b_scale: torch.Tensor | None = None,
+    fp32_precision: str = "tf32",
+    tune: bool = True,
+) -> MatmulLaunch:
+    """Choose (on a GPU: time) and compile a config for a @ b; return the launch closure.
+
+    a: [M, K] row-major. b: [K, N] row-major, or column-major (b = w.t(), w [N, K] contiguous).
+    fp8 e4m3 inputs need per-tensor float32 scales; their output is bf16 (a@b)*a_scale*b_scale.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    on_cpu = interpreting() or a.device.type == "cpu"
+    dev = device_info(None if on_cpu else a.device)
+    p = check_problem(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
+    m, n, k = p.mnk
+    aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
+    key = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, variant, dev.name, aligned)
+    if dev.backend == "interpreter":
+        result = remember(key, interpreter_pick(variant, m, n, k, a.element_size()))
+    else:
+        cands = candidate_configs(variant, m, n, k, a.element_size(), p.out_bytes, dev)
+        if not tune:
+            result = remember(key, cands[0])
+        else:
+            exact = p.input_precision == "ieee" and a.dtype == torch.float32
+            result = tune_or_lookup(
+                key,
+                cands,
+                lambda cfg: build_launch(p, cfg, dev),
+                lambda: reference(p),
+                1e-4 if exact else 3e-2,
+            )
+    launch = build_launch(p, result.config, dev)
+    launch.config.update(
+        variant=variant, tuned=result.tuned, candidates_tried=result.candidates_tried
+    )
+    if result.timings_ms:
+        launch.config["tuned_ms"] = min(result.timings_ms.values())
+    launch()  # compile now, outside any timed window
+    return launch

@@ -1,0 +1,360 @@
+"""Search spaces and heuristics for the own Triton GEMM (gemm.py): per-vendor configs, prune, split-K.
+
+Nothing here launches a kernel; these functions only decide *which* kernel instances are worth
+compiling and timing for one problem on one device. Tuning itself lives in gemm_tune.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import asdict, dataclass, replace
+
+import torch
+
+VARIANTS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
+
+# Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
+MAX_CANDIDATES = 10
+
+
+def interpreting() -> bool:
+    """True when triton.jit functions run in the CPU interpreter (TRITON_INTERPRET=1)."""
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the config search needs to know about one device."""
+
+    backend: str  # "cuda" | "hip" | "interpreter"
+    arch: str  # "sm_90", "gfx942", "interpreter"
+    capability: int  # major*10+minor on cuda; 0 elsewhere (the interpreter pretends 90)
+    name: str
+    num_sms: int  # SMs (cuda) or CUs (hip): the width of one persistent wave
+    max_shared_mem: int  # bytes of shared memory (LDS) one program may opt in to
+
+
+@functools.cache
+def device_info(device: torch.device | None) -> DeviceInfo:
+    """Describe `device`; CPU tensors under the interpreter get a small Hopper-like pretend device."""
+    if device is None or device.type == "cpu":
+        # Four pretend SMs: small test shapes then exercise both the persistent loop (more tiles
+        # than programs) and split-K (fewer tiles than SMs). TMA paths run through the interpreter.
+        return DeviceInfo("interpreter", "interpreter", 90, "triton-interpreter", 4, 1 << 20)
+    import triton  # noqa: PLC0415 - the driver only exists once a GPU is present
+
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(index)
+    drv = triton.runtime.driver.active.utils.get_device_properties(index)
+    if torch.version.hip is not None:
+        arch = props.gcnArchName.split(":")[0]
+        return DeviceInfo(
+            "hip", arch, 0, props.name, props.multi_processor_count, drv["max_shared_mem"]
+        )
+    cap = props.major * 10 + props.minor
+    return DeviceInfo(
+        "cuda", f"sm_{cap}", cap, props.name, props.multi_processor_count, drv["max_shared_mem"]
+    )
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """One kernel instance: tile shape, launch options and which fast paths are switched on."""
+
+    block_m: int
+    block_n: int
+    block_k: int
+    num_warps: int = 4
+    num_stages: int = 3
+    group_m: int = 8
+    split_k: int = 1
+    programs_per_sm: int = 1  # persistent grid = num_sms * programs_per_sm
+    tma: bool = True  # requested; gemm.py falls back to pointers when strides forbid it
+    persistent: bool = True
+    tensor_cores: bool = True
+    epilogue_subtile: bool = False
+    warp_specialize: bool = False
+    # AMD only: MFMA shape (16 -> 16x16 instructions, 32 -> 32x32) and the occupancy hint.
+    matrix_instr_nonkdim: int = 0
+    waves_per_eu: int = 0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _c(bm, bn, bk, w, s, **kw) -> GemmConfig:
+    return GemmConfig(block_m=bm, block_n=bn, block_k=bk, num_warps=w, num_stages=s, **kw)
+
+
+def get_cuda_configs(capability: int, elem_bytes: int, m: int) -> list[GemmConfig]:
+    """Tensor-core candidates for NVIDIA, ordered by prior preference; M picks the regime."""
+    hopper = capability >= 90
+    bk = 128 if elem_bytes == 1 else (32 if elem_bytes == 4 else 64)  # 128-byte K rows for TMA
+    if m <= 64:
+        # Decode-like: the kernel streams B once, so what matters is bytes in flight per SM:
+        # narrow N tiles, deep K stages, split-K to put a program on every SM.
+        return [
+            _c(64, 128, bk, 4, 4, programs_per_sm=1),  # one warpgroup of wgmma m64
+            _c(16, 64, bk * 2, 4, 5, programs_per_sm=2),  # mma.sync m16, two programs per SM
+            _c(64, 64, bk * 2, 4, 4, programs_per_sm=2),
+            _c(32, 128, bk, 4, 4, programs_per_sm=2),
+        ]
+    if m <= 512 or not hopper:
+        mid = [
+            _c(128, 128, bk, 4 if not hopper else 8, 4),
+            _c(64, 128, bk, 4, 4, programs_per_sm=2),
+            _c(128, 256, bk, 8, 3),
+            _c(64, 256, bk, 4, 4),
+        ]
+        if not hopper:
+            # Ampere/Ada: no TMA/wgmma; cp.async pipelines with 3-4 stages in <=164 KB smem.
+            mid += [_c(256, 128, bk // 2 if bk > 32 else bk, 8, 3), _c(128, 64, bk, 4, 4)]
+        return mid
+    # Large Hopper problems: 128x256 tiles with two consumer warpgroups (64 rows of wgmma each)
+    # are the shape that keeps the tensor cores fed from 227 KB of shared memory.
+    large = [
+        _c(128, 256, bk, 8, 3),
+        _c(128, 256, bk, 8, 4, epilogue_subtile=True),  # half-width C staging frees a 4th stage
+        _c(256, 128, bk, 8, 3),
+        _c(128, 128, bk, 8, 4),
+        _c(128, 128, bk, 4, 4),
+    ]
+    if capability >= 100:
+        # Producer/consumer warp partitions. Triton 3.6 only partitions loops on Blackwell; on
+        # sm_90 the flag compiles to the same code (checked in the AOT PTX), so it is not timed.
+        large.insert(1, _c(128, 256, bk, 8, 3, warp_specialize=True))
+    return large
+
+
+def get_hip_configs(arch: str, elem_bytes: int, m: int) -> list[GemmConfig]:
+    """Tensor-core (MFMA) candidates for AMD CDNA (gfx90a/gfx942); 64 KB LDS, two-stage pipes."""
+    bk = 128 if elem_bytes == 1 else (32 if elem_bytes == 4 else 64)
+    # CDNA3's stream pipeliner wants num_stages=2 (one tile in LDS, one in registers);
+    # 16x16 MFMAs (nonkdim=16) give better occupancy than 32x32 on skinny tiles.
+    hip = dict(matrix_instr_nonkdim=16)
+    if m <= 64:
+        return [
+            _c(16, 64, bk * 2, 4, 2, programs_per_sm=2, **hip),
+            _c(32, 64, bk * 2, 4, 2, programs_per_sm=2, **hip),
+            _c(64, 128, bk, 4, 2, **hip),
+        ]
+    return [
+        _c(256, 256, bk, 8, 2, waves_per_eu=0, **hip),
+        _c(256, 128, bk, 8, 2, waves_per_eu=2, **hip),
+        _c(128, 128, bk, 4, 2, waves_per_eu=2, **hip),
+        _c(128, 256, bk, 8, 2, **hip),
+        _c(128, 64, bk, 4, 2, programs_per_sm=2, **hip),
+        _c(64, 128, bk, 4, 2, programs_per_sm=2, **hip),
+    ]
+
+
+def get_fma_configs(backend: str) -> list[GemmConfig]:
+    """No-tensor-core candidates: tiles small enough that the [BM, BK, BN] product fits registers."""
+    # A K chunk of 8 keeps the broadcast product at BM*BN*8/threads values per thread; the
+    # compiler turns multiply + in-thread sum into FFMA (v_fma on AMD) chains.
+    warps = 4
+    return [
+        _c(64, 64, 8, warps, 3, tensor_cores=False),
+        _c(32, 64, 8, warps, 3, tensor_cores=False, programs_per_sm=2),
+        _c(64, 32, 8, warps, 3, tensor_cores=False, programs_per_sm=2),
+    ]
+
+
+def interpreter_config(m: int, elem_bytes: int) -> GemmConfig:
+    """The one deterministic config used under TRITON_INTERPRET: small tiles, every path on."""
+    return _c(16, 32, 16 if elem_bytes > 1 else 32, 4, 2, group_m=2)
+
+
+def shared_mem_bytes(cfg: GemmConfig, in_bytes: int, out_bytes: int) -> int:
+    """Estimate of shared memory: num_stages A/B buffers plus the C tile staged for the store
+    (whole for a TMA store, halved by subtiling; about half for the pointer epilogue's layout
+    conversion). Checked against the compiled metadata.shared of the AOT builds."""
+    ab = max(cfg.num_stages, 1) * (cfg.block_m * cfg.block_k + cfg.block_k * cfg.block_n)
+    c = cfg.block_m * cfg.block_n * out_bytes
+    c = c // 2 if (cfg.epilogue_subtile or not cfg.tma) else c
+    return ab * in_bytes + c
+
+
+def keep_config(
+    cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+) -> bool:
+    """Prune predicate: drop tiles far larger than the problem and ones that cannot fit smem."""
+
+    def pow2_at_least(x: int, floor: int) -> int:
+        return max(floor, 1 << max(x - 1, 0).bit_length())
+
+    if cfg.block_m > pow2_at_least(m, 64 if cfg.tensor_cores else 16):
+        return False
+    if cfg.block_n > pow2_at_least(n, 16) or cfg.block_k > pow2_at_least(k, 16):
+        return False
+    if cfg.split_k > 1 and cfg.split_k * 2 > -(-k // cfg.block_k):
+        return False  # every split should own at least two K tiles
+    return shared_mem_bytes(cfg, in_bytes, out_bytes) <= dev.max_shared_mem
+
+
+def split_k_choices(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) -> list[int]:
+    """Split factors worth timing: 1, and the power of two that fills one wave of programs."""
+    tiles = -(-m // cfg.block_m) * -(-n // cfg.block_n)
+    wave = dev.num_sms * cfg.programs_per_sm
+    if tiles * 2 > wave:
+        return [1]  # enough output tiles already; split-K would only add partial traffic
+    k_tiles = -(-k // cfg.block_k)
+    split = 1
+    while split * 2 * tiles <= wave and split * 2 <= 16 and split * 4 <= k_tiles:
+        split *= 2
+    return [1, split] if split > 1 else [1]
+
+
+def apply_variant(cfg: GemmConfig, variant: str) -> GemmConfig:
+    """Remove the one feature a ladder rung names (see the table at the top of gemm.py)."""
+    if variant == "no-tma":
+        return replace(cfg, tma=False)
+    if variant == "no-pipeline":
+        # Warp specialization is itself a producer/consumer pipeline, so it goes with the stages.
+        return replace(cfg, num_stages=1, warp_specialize=False)
+    if variant == "not-persistent":
+        return replace(cfg, persistent=False, programs_per_sm=1)
+    if variant == "no-splitk":
+        return replace(cfg, split_k=1)
+    return cfg
+
+
+def candidate_configs(
+    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+) -> list[GemmConfig]:
+    """The configs prepare_matmul times for one problem on one device (at most MAX_CANDIDATES)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    if variant == "no-tensor-cores":
+        base = get_fma_configs(dev.backend)
+    elif dev.backend == "hip":
+        base = get_hip_configs(dev.arch, in_bytes, m)
+    else:
+        base = get_cuda_configs(dev.capability, in_bytes, m)
+    if dev.backend == "hip" or dev.capability < 90:
+        # TMA and wgmma warp specialization are Hopper+ features.
+        base = [replace(c, tma=False, warp_specialize=False, epilogue_subtile=False) for c in base]
+    out: list[GemmConfig] = []
+    for cfg in base:
+        for split in split_k_choices(cfg, m, n, k, dev):
+            cand = apply_variant(replace(cfg, split_k=split), variant)
+            if cand.split_k > 1:
+                cand = replace(cand, warp_specialize=False, epilogue_subtile=False)
+            if cand not in out and keep_config(cand, m, n, k, in_bytes, out_bytes, dev):
+                out.append(cand)
+    if not out:  # everything pruned (tiny problem): fall back to the smallest tile
+        smallest = min(base, key=lambda c: c.block_m * c.block_n * c.block_k)
+        out = [apply_variant(smallest, variant)]
+    return out[:MAX_CANDIDATES]
+
+
+# ----------------------------------------------------------------------------------------------
+# Problem checks and per-problem feasibility (which fast paths the operands allow).
+# ----------------------------------------------------------------------------------------------
+
+IN_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float8_e4m3fn)
+OUT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Validated operands of one GEMM; `b_is_nk` means B is the transpose of a row-major [N, K]."""
+
+    a: torch.Tensor  # [M, K], unit column stride
+    b: torch.Tensor  # [K, N], row-major or column-major
+    out_dtype: torch.dtype
+    a_scale: torch.Tensor | None  # fp8 only: 1-element float32 on a's device
+    b_scale: torch.Tensor | None
+    input_precision: str  # what tl.dot receives: "tf32" | "ieee"
+    b_is_nk: bool
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return self.a.shape[0], self.b.shape[1], self.a.shape[1]
+
+    @property
+    def out_bytes(self) -> int:
+        return torch.empty((), dtype=self.out_dtype).element_size()
+
+
+def check_problem(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    out_dtype: torch.dtype | None,
+    a_scale: torch.Tensor | None,
+    b_scale: torch.Tensor | None,
+    fp32_precision: str,
+    dev: DeviceInfo,
+) -> Problem:
+    """Validate shapes, layouts and dtypes; raise ValueError with the reason otherwise."""
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"need a [M, K] and b [K, N]; got {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.dtype != b.dtype or a.dtype not in IN_DTYPES:
+        raise ValueError(f"a and b must share one of {IN_DTYPES}; got {a.dtype}, {b.dtype}")
+    if a.device != b.device:
+        raise ValueError(f"a on {a.device} but b on {b.device}")
+    if a.numel() == 0 or b.numel() == 0:
+        raise ValueError(f"empty GEMM {tuple(a.shape)} @ {tuple(b.shape)}")
+    if a.stride(1) != 1 and a.shape[1] > 1:
+        raise ValueError(f"a must be row-major (unit column stride); strides {a.stride()}")
+    b_row = b.stride(1) == 1 or b.shape[1] == 1
+    b_col = b.stride(0) == 1 or b.shape[0] == 1
+    if not (b_row or b_col):
+        raise ValueError(f"b must be row- or column-major; strides {b.stride()}")
+    b_is_nk = b_col and not (b_row and b.stride(1) == 1)
+    is_fp8 = a.dtype == torch.float8_e4m3fn
+    if is_fp8:
+        for name, s in (("a_scale", a_scale), ("b_scale", b_scale)):
+            if s is None or s.numel() != 1 or s.dtype != torch.float32 or s.device != a.device:
+                raise ValueError(f"fp8 needs {name}: a 1-element float32 tensor on {a.device}")
+        a_scale, b_scale = a_scale.reshape(1), b_scale.reshape(1)
+        if dev.backend == "cuda" and dev.capability < 89:
+            raise ValueError(f"float8_e4m3fn needs sm_89+ (Ada/Hopper); device is {dev.arch}")
+    elif a_scale is not None or b_scale is not None:
+        raise ValueError("a_scale/b_scale are only for float8_e4m3fn inputs")
+    out_dtype = out_dtype or (torch.bfloat16 if is_fp8 else a.dtype)
+    if out_dtype not in OUT_DTYPES:
+        raise ValueError(f"out_dtype must be one of {OUT_DTYPES}; got {out_dtype}")
+    if fp32_precision not in ("tf32", "ieee"):
+        raise ValueError(f"fp32_precision must be 'tf32' or 'ieee'; got {fp32_precision!r}")
+    # AMD's Triton has no tf32 dot (CDNA3's xf32 is not exposed): fp32 runs as fp32 MFMA there.
+    tf32 = a.dtype == torch.float32 and fp32_precision == "tf32" and dev.backend != "hip"
+    for t, name in ((a, "a"), (b, "b")):
+        if t.numel() >= 2**31:
+            raise ValueError(f"{name} has >= 2**31 elements; 32-bit offsets would overflow")
+    return Problem(a, b, out_dtype, a_scale, b_scale, "tf32" if tf32 else "ieee", b_is_nk)
+
+
+def tma_support(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> tuple[bool, bool, str]:
+    """(load via TMA, store via TMA, reason for any fallback). TMA needs sm_90+, 16-byte aligned
+    bases and row strides, and boxes whose inner dimension spans at least 16 bytes."""
+    if not cfg.tma:
+        return False, False, "disabled by config"
+    if dev.capability < 90:
+        return False, False, f"no TMA on {dev.arch}"
+    m, n, k = p.mnk
+    ebytes = p.a.element_size()
+    inner_b = cfg.block_k if p.b_is_nk else cfg.block_n
+    b_row_stride = p.b.stride(1) if p.b_is_nk else p.b.stride(0)
+    reasons = []
+    if p.a.data_ptr() % 16 or (p.a.stride(0) * ebytes) % 16 or cfg.block_k * ebytes < 16:
+        reasons.append("A base/row stride not 16-byte aligned (K*elem % 16) or box too narrow")
+    if p.b.data_ptr() % 16 or (b_row_stride * ebytes) % 16 or inner_b * ebytes < 16:
+        reasons.append("B base/row stride not 16-byte aligned or box too narrow")
+    load_ok = not reasons
+    store_n = cfg.block_n // 2 if cfg.epilogue_subtile else cfg.block_n
+    store_ok = load_ok and (n * p.out_bytes) % 16 == 0 and store_n * p.out_bytes >= 16
+    if load_ok and not store_ok:
+        reasons.append("C row stride (N*elem) not 16-byte aligned: pointer stores")
+    return load_ok, store_ok, "; ".join(reasons)
+
+
+def interpreter_pick(variant: str, m: int, n: int, k: int, in_bytes: int) -> GemmConfig:
+    """Deterministic small config for TRITON_INTERPRET, with split-K when the heuristic wants it."""
+    dev = device_info(None)
+    cfg = interpreter_config(m, in_bytes)
+    if variant == "no-tensor-cores":
+        cfg = replace(cfg, block_k=16 if in_bytes == 1 else 8, tensor_cores=False)
+    cfg = replace(cfg, split_k=split_k_choices(cfg, m, n, k, dev)[-1])
+    return apply_variant(cfg, variant)

@@ -1,0 +1,280 @@
+"""CPU tests of the own Triton GEMM (kernels/triton/gemm.py) under the Triton interpreter."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from dataclasses import replace  # noqa: E402
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from harness_kernels.triton import gemm_tune  # noqa: E402
+from harness_kernels.triton.gemm import (  # noqa: E402
+    VARIANTS,
+    build_launch,
+    prepare_matmul,
+)
+from harness_kernels.triton.gemm_configs import (  # noqa: E402
+    MAX_CANDIDATES,
+    GemmConfig,
+    candidate_configs,
+    check_problem,
+    device_info,
+    shared_mem_bytes,
+)
+
+FP8 = torch.float8_e4m3fn
+# Relative Frobenius error allowed per input dtype: output rounding (bf16 8 bits, fp16 11 bits),
+# tf32's 10-bit mantissa, exact fp32 under "ieee".
+TOL = {torch.float16: 2e-3, torch.bfloat16: 1e-2, "tf32": 3e-3, "ieee": 1e-5, FP8: 1e-2}
+# K per dtype: not a multiple of the interpreter's BLOCK_K, but 16-byte aligned rows (TMA on).
+K_FOR = {torch.float32: 52, torch.float16: 56, torch.bfloat16: 56, FP8: 80}
+
+
+@pytest.fixture(autouse=True)
+def _seed_and_fresh_cache():
+    torch.manual_seed(0)
+    gemm_tune.clear_cache()
+    yield
+    gemm_tune.clear_cache()
+
+
+def _rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    return (torch.linalg.vector_norm(out.float() - ref) / torch.linalg.vector_norm(ref)).item()
+
+
+def _operands(m: int, n: int, k: int, dtype: torch.dtype, b_col: bool):
+    """Fresh random a [M, K] and b [K, N] (b column-major when b_col), plus fp8 scales."""
+    a = torch.randn(m, k).to(dtype)
+    b = torch.randn(n, k).to(dtype).t() if b_col else torch.randn(k, n).to(dtype)
+    scales = {}
+    if dtype == FP8:
+        scales = {"a_scale": torch.tensor(0.5), "b_scale": torch.tensor([1.25])}
+    return a, b, scales
+
+
+def _reference(a, b, scales) -> torch.Tensor:
+    ref = a.float() @ b.float()
+    if scales:
+        ref = ref * (scales["a_scale"].item() * scales["b_scale"].item())
+    return ref
+
+
+def _run(launch) -> torch.Tensor:
+    """Poison the preallocated output, launch, and return it (so skipped tiles show as NaN)."""
+    launch.out.fill_(float("nan"))
+    return launch()
+
+
+DTYPE_CASES = [
+    pytest.param(torch.float16, "tf32", id="fp16"),
+    pytest.param(torch.bfloat16, "tf32", id="bf16"),
+    pytest.param(torch.float32, "tf32", id="fp32-tf32"),
+    pytest.param(torch.float32, "ieee", id="fp32-ieee"),
+    pytest.param(FP8, "tf32", id="fp8e4m3"),
+]
+
+
+@pytest.mark.parametrize("m", [1, 7, 33])
+@pytest.mark.parametrize("b_col", [False, True], ids=["b-row", "b-col"])
+@pytest.mark.parametrize("dtype,precision", DTYPE_CASES)
+def test_matches_fp32_reference(dtype, precision, b_col, m):
+    n, k = 40, K_FOR[dtype]
+    a, b, scales = _operands(m, n, k, dtype, b_col)
+    launch = prepare_matmul(a, b, fp32_precision=precision, **scales)
+    out = _run(launch)
+    expected_dtype = torch.bfloat16 if dtype == FP8 else dtype
+    assert out.shape == (m, n) and out.dtype == expected_dtype
+    tol = TOL[precision] if dtype == torch.float32 else TOL[dtype]
+    assert _rel_err(out, _reference(a, b, scales)) < tol
+    assert launch.config["b_layout"] == ("col" if b_col else "row")
+    assert launch.config["tuned"] is False and launch.config["candidates_tried"] == 0
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("m", [1, 33])
+def test_every_variant_is_correct_and_removes_its_feature(variant, m):
+    a, b, _ = _operands(m, 40, 128, torch.bfloat16, b_col=True)
+    launch = prepare_matmul(a, b, variant=variant)
+    assert _rel_err(_run(launch), _reference(a, b, {})) < TOL[torch.bfloat16]
+    cfg = launch.config
+    assert cfg["variant"] == variant
+    assert cfg["tma"] == (variant != "no-tma")
+    assert cfg["persistent"] == (variant != "not-persistent")
+    assert cfg["tensor_cores"] == (variant != "no-tensor-cores")
+    assert (cfg["num_stages"] == 1) == (variant == "no-pipeline")
+    if variant == "not-persistent":
+        assert cfg["num_programs"] == cfg["units"]
+    if m == 1:  # two output tiles on four pretend SMs: split-K unless the rung removes it
+        assert (cfg["split_k"] > 1) == (variant != "no-splitk")
+
+
+def test_fp32_ieee_is_exact_to_fp32_rounding():
+    a, b, _ = _operands(33, 40, 52, torch.float32, b_col=False)
+    launch = prepare_matmul(a, b, fp32_precision="ieee")
+    assert launch.config["input_precision"] == "ieee"
+    torch.testing.assert_close(_run(launch), a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("split_k", [2, 3, 4])
+@pytest.mark.parametrize("tma", [False, True], ids=["ptr", "tma"])
+@pytest.mark.parametrize("persistent", [False, True], ids=["grid", "persistent"])
+def test_split_k_reduction_is_deterministic_and_resets_counters(split_k, tma, persistent):
+    # K=72: 5 K tiles of 16, so some splits are uneven and split 4 owns a single tile.
+    a, b, _ = _operands(20, 40, 72, torch.float16, b_col=True)
+    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    cfg = GemmConfig(16, 32, 16, split_k=split_k, tma=tma, persistent=persistent, group_m=2)
+    launch = build_launch(p, cfg, device_info(None))
+    first = _run(launch).clone()
+    assert _rel_err(first, _reference(a, b, {})) < TOL[torch.float16]
+    counters = launch._args[6]
+    assert counters is not None and int(counters.abs().sum()) == 0
+    assert torch.equal(_run(launch), first)  # second launch: counters were reset, same bits
+
+
+def test_epilogue_subtile_and_misaligned_tma_fallback():
+    a, b, _ = _operands(33, 64, 56, torch.bfloat16, b_col=True)
+    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    launch = build_launch(p, GemmConfig(16, 32, 16, epilogue_subtile=True), device_info(None))
+    assert launch.config["tma_store"] and launch.config["epilogue_subtile"]
+    assert _rel_err(_run(launch), _reference(a, b, {})) < TOL[torch.bfloat16]
+    # K=50 bf16: rows are 100 bytes, not a multiple of 16 -> pointer loads, reason recorded.
+    a, b, _ = _operands(7, 40, 50, torch.bfloat16, b_col=True)
+    launch = prepare_matmul(a, b)
+    assert launch.config["tma"] is False and "16-byte" in launch.config["tma_fallback"]
+    assert _rel_err(_run(launch), _reference(a, b, {})) < TOL[torch.bfloat16]
+
+
+def test_launch_only_launches_into_the_same_output():
+    a, b, _ = _operands(9, 40, 56, torch.float16, b_col=False)
+    launch = prepare_matmul(a, b)
+    ptr = launch.out.data_ptr()
+    first = launch().clone()
+    second = launch()
+    assert second is launch.out and second.data_ptr() == ptr and torch.equal(first, second)
+    assert prepare_matmul(a, b).config == launch.config  # cached decision, same config
+
+
+def test_rejects_invalid_problems():
+    a, b, scales = _operands(4, 8, 16, torch.float16, b_col=False)
+    with pytest.raises(ValueError, match="variant"):
+        prepare_matmul(a, b, variant="fastest")
+    with pytest.raises(ValueError, match=r"\[K, N\]"):
+        prepare_matmul(a, b.t())
+    with pytest.raises(ValueError, match="share"):
+        prepare_matmul(a, b.float())
+    with pytest.raises(ValueError, match="row- or column-major"):
+        prepare_matmul(a, torch.randn(16, 16).half()[:, ::2])
+    a8, b8, scales = _operands(4, 8, 16, FP8, b_col=True)
+    with pytest.raises(ValueError, match="a_scale"):
+        prepare_matmul(a8, b8)
+    with pytest.raises(ValueError, match="only for float8"):
+        prepare_matmul(a, b, **scales)
+    with pytest.raises(ValueError, match="fp32_precision"):
+        prepare_matmul(a.float(), b.float(), fp32_precision="bf16")
+
+
+def _pretend(target: str):
+    from harness_kernels.triton.aot import TARGETS
+
+    return TARGETS[target][1]
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90", "gfx90a", "gfx942"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, FP8], ids=["bf16", "fp32", "fp8"])
+@pytest.mark.parametrize("m", [1, 64, 512, 8192])
+def test_candidate_spaces_fit_the_device(target, dtype, m):
+    dev = _pretend(target)
+    in_bytes = torch.empty((), dtype=dtype).element_size()
+    out_bytes = 4 if dtype == torch.float32 else 2
+    for variant in VARIANTS:
+        cands = candidate_configs(variant, m, 8192, 8192, in_bytes, out_bytes, dev)
+        assert 1 <= len(cands) <= MAX_CANDIDATES and len(set(cands)) == len(cands)
+        for cfg in cands:
+            assert shared_mem_bytes(cfg, in_bytes, out_bytes) <= dev.max_shared_mem
+            assert cfg.tma == (dev.capability >= 90 and variant != "no-tma")
+            assert cfg.tensor_cores == (variant != "no-tensor-cores")
+            if variant == "no-splitk" or m >= 512:
+                assert cfg.split_k == 1
+    full = candidate_configs("full", m, 4096, 4096, in_bytes, out_bytes, dev)
+    if m == 1:  # decode: 4096/BN tiles cannot fill the machine, so split-K is on offer
+        assert any(cfg.split_k > 1 for cfg in full)
+
+
+def test_tuner_picks_fastest_correct_config_and_caches(monkeypatch):
+    """tune_or_lookup with fake launches: wrong results are rejected, the fastest wins, and a
+    second call for the same key neither builds nor times anything."""
+    import triton.testing
+
+    ref = torch.ones(2, 2)
+    times = {16: 3.0, 32: 1.0, 64: 0.5}  # block_m -> fake ms; 64 is fastest but wrong
+
+    class FakeLaunch:
+        def __init__(self, cfg):
+            self.cfg, self.out = cfg, torch.empty(2, 2)
+
+        def __call__(self):
+            self.out.fill_(2.0 if self.cfg.block_m == 64 else 1.0)
+            return self.out
+
+    built = []
+
+    def build(cfg):
+        built.append(cfg)
+        return FakeLaunch(cfg)
+
+    monkeypatch.setattr(triton.testing, "do_bench", lambda fn, **kw: times[fn.cfg.block_m])
+    cands = [GemmConfig(bm, 32, 16) for bm in (16, 32, 64)]
+    with pytest.warns(UserWarning, match="rejected 1 config"):
+        result = gemm_tune.tune_or_lookup(("k",), cands, build, lambda: ref, 1e-3)
+    assert result.config.block_m == 32 and result.tuned and result.candidates_tried == 3
+    assert len(result.rejected) == 1 and "wrong result" in next(iter(result.rejected.values()))
+    again = gemm_tune.tune_or_lookup(("k",), [replace(cands[0], block_n=64)], build, None, 0.0)
+    assert again is result and len(built) == 3
+
+
+# Run by the GPU test in a fresh process without TRITON_INTERPRET (real JIT, real tuning).
+_GPU_SMOKE = """
+import torch
+from harness_kernels.triton.gemm import VARIANTS, prepare_matmul
+torch.manual_seed(0)
+dev = "cuda"
+fp8 = torch.float8_e4m3fn
+for m, n, k in [(1, 4096, 4096), (7, 1000, 520), (300, 1024, 768), (2048, 2048, 2048)]:
+    for dtype in (torch.bfloat16, torch.float16, torch.float32, fp8):
+        if dtype == fp8 and torch.cuda.get_device_capability() < (8, 9):
+            continue
+        a = torch.randn(m, k, device=dev).to(dtype)
+        b = torch.randn(n, k, device=dev).to(dtype).t()
+        kw = {"a_scale": torch.tensor(0.5, device=dev), "b_scale": torch.tensor(2.0, device=dev)}
+        kw = kw if dtype == fp8 else {}
+        ref = a.float() @ b.float()
+        for variant in VARIANTS if dtype == torch.bfloat16 else ("full",):
+            launch = prepare_matmul(a, b, variant=variant, **kw)
+            before = torch.cuda.memory_allocated()
+            out = launch()
+            assert torch.cuda.memory_allocated() == before, "launch allocated memory"
+            err = ((out.float() - ref).norm() / ref.norm()).item()
+            assert err < 2e-2, (m, n, k, dtype, variant, err, launch.config)
+            print(m, n, k, dtype, variant, f"{err:.1e}", launch.config.get("tuned_ms"))
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA/ROCm GPU")
+def test_gpu_smoke_tunes_and_matches_torch():
+    """On a GPU: tune every variant for a few shapes in a process without the interpreter."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _GPU_SMOKE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]

@@ -1,0 +1,93 @@
+"""Ahead-of-time compiles of the own Triton GEMM for sm_90 and gfx942, without a GPU.
+
+The interpreter (TRITON_INTERPRET=1, set for the test session) replaces triton.jit functions by
+Python ones, so the compiles run in a child process with TRITON_INTERPRET removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+# One child process compiles every case (imports dominate); it prints a JSON summary per case.
+_SCRIPT = r"""
+import json, sys
+from harness_kernels.triton.aot import GemmCase, compile_gemm_case, gemm_cases
+from harness_kernels.triton.gemm_configs import GemmConfig
+
+cases = {
+    ("sm_90", "full"): gemm_cases()["full-bf16-8192"],
+    ("sm_90", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
+    ("sm_90", "no-tma"): gemm_cases()["no-tma-bf16-8192"],
+    ("sm_90", "splitk-decode"): GemmCase(16, 4096, 4096, config=GemmConfig(64, 128, 64, split_k=4)),
+    ("sm_90", "fp8"): gemm_cases()["full-fp8-8192"],
+    ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
+    ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
+}
+out = {}
+for (target, name), case in cases.items():
+    info = compile_gemm_case(case, target)
+    asm = info.pop("asm")
+    text = asm.get("ptx", "") + asm.get("amdgcn", "")
+    info["has"] = {s: s in text for s in ("wgmma", "mma.sync", "v_mfma", "cp.async.bulk.tensor",
+                                          "atom.global", "fma.rn.f32")}
+    out[f"{target}/{name}"] = info
+print(json.dumps(out, default=str))
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_full_bf16_uses_wgmma_and_tma_on_sm90(compiled):
+    info = compiled["sm_90/full"]
+    assert info["has"]["wgmma"] and info["has"]["cp.async.bulk.tensor"]
+    assert info["config"]["tma"] and info["config"]["persistent"]
+    assert info["n_spills"] == 0 and 0 < info["n_regs"] <= 255
+    assert 0 < info["shared"] <= 232448  # H100/H200 opt-in shared memory per block
+
+
+def test_no_tensor_cores_variant_emits_only_fma(compiled):
+    for target in ("sm_90", "gfx942"):
+        info = compiled[f"{target}/no-tensor-cores"]
+        assert info["mma_count"] == 0, info["mma"]
+        assert not (info["has"]["wgmma"] or info["has"]["mma.sync"] or info["has"]["v_mfma"])
+    assert compiled["sm_90/no-tensor-cores"]["has"]["fma.rn.f32"]
+
+
+def test_no_tma_variant_uses_pointer_loads(compiled):
+    info = compiled["sm_90/no-tma"]
+    assert info["has"]["wgmma"] and not info["has"]["cp.async.bulk.tensor"]
+
+
+def test_split_k_decode_compiles_with_atomics_and_no_spills(compiled):
+    info = compiled["sm_90/splitk-decode"]
+    assert info["config"]["split_k"] == 4 and info["has"]["atom.global"]
+    assert info["n_spills"] == 0
+
+
+def test_fp8_uses_e4m3_wgmma(compiled):
+    assert any("e4m3" in op for op in compiled["sm_90/fp8"]["mma"])
+
+
+def test_full_bf16_uses_mfma_on_gfx942(compiled):
+    info = compiled["gfx942/full"]
+    assert info["has"]["v_mfma"] and info["mma_count"] > 0
+    assert any("bf16" in op for op in info["mma"])
+    assert info["shared"] <= 65536  # CDNA3 LDS per workgroup
