@@ -59,6 +59,17 @@ SCHEMA = pa.schema(
         ("latency_ns", _F64),
         ("latency_cycles", _F64),
         ("ceiling_fraction", _F64),
+        ("traffic_bytes", _I64),  # memory probes: bytes moved per call (working set re-read)
+        ("iterations", _I64),  # fma probe: dependent FMAs per element
+        # static resource report (harness inspect): one row per kernel x compile target
+        ("target", _STR),
+        ("registers", _I64),
+        ("spills", _I64),
+        ("shared_bytes", _I64),
+        ("num_warps", _I64),
+        ("num_stages", _I64),
+        ("mma_kind", _STR),
+        ("mma_count", _I64),
         # work
         ("flops", _F64),
         ("min_bytes", _F64),

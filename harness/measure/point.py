@@ -198,4 +198,6 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
         t = asdict(tel)
         t.pop("source")
         out.update(t)
+    if hasattr(problem, "derived"):  # problem-specific columns from the timing (latency per hop)
+        out.update(problem.derived(out))
     return out
