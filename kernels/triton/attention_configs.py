@@ -126,16 +126,18 @@ def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
 
 
 def get_hip_prefill_configs(head_dim: int) -> list[dict]:
-    """CDNA3 candidates: no TMA; 64 KiB LDS, so K/V are at most double-buffered (stream
-    pipeliner, num_stages 2) and 4 wavefronts of 64 lanes cover a 128-row tile with MFMA 32x32.
-    waves_per_eu 2 leaves room for two workgroups per CU to hide the exp/max latency."""
+    """CDNA3 candidates: no TMA; Q lives in VGPRs (AGPRs hold the accumulator), K/V go through
+    the 64 KiB LDS. waves_per_eu 2 caps a wave at 256 VGPRs so two waves share each SIMD and
+    hide the exp/max latency; 128x64 tiles on 4 waves with a pipelined (num_stages 2) loop
+    exceed that cap and spill at head_dim 128 (checked by AOT), so pipelining uses 8 waves."""
     if head_dim <= 128:
         return [
-            _cfg(128, 64, 4, 2, waves_per_eu=2),
+            _cfg(128, 64, 8, 2, waves_per_eu=2),
+            _cfg(128, 64, 4, 1, waves_per_eu=2),
             _cfg(128, 32, 4, 2, waves_per_eu=2),
             _cfg(64, 64, 4, 2, waves_per_eu=2),
         ]
-    return [_cfg(64, 32, 4, 2), _cfg(128, 32, 8, 1)]
+    return [_cfg(64, 32, 4, 2), _cfg(128, 32, 8, 1), _cfg(64, 64, 4, 1)]
 
 
 def get_interpret_prefill_configs(head_dim: int) -> list[dict]:
@@ -144,13 +146,20 @@ def get_interpret_prefill_configs(head_dim: int) -> list[dict]:
     return [_cfg(32, 16, 4, 1)]
 
 
-def prefill_smem_bytes(cfg: dict, head_dim: int, elem_bytes: int, q_reload: bool) -> int:
-    """Upper estimate of shared memory: Q tile (multi-buffered when reloaded in the loop),
-    num_stages K and V tiles, and the output tile staged for the TMA store."""
+def prefill_smem_bytes(
+    cfg: dict, head_dim: int, elem_bytes: int, q_reload: bool, backend: str = "cuda"
+) -> int:
+    """Upper estimate of shared memory (LDS on AMD) for one CTA. sm_90: the Q tile
+    (num_stages buffers when reloaded in the loop) plus num_stages K and V tiles; the TMA
+    store reuses a freed buffer. CDNA3: Q stays in VGPRs and the stream pipeliner keeps
+    num_stages - 1 K/V buffers in LDS (a reloaded Q is staged through LDS too)."""
+    tile = head_dim * elem_bytes
+    if backend == "hip":
+        bufs = max(1, cfg["num_stages"] - 1)
+        q = bufs * cfg["BLOCK_M"] * tile if q_reload else 0
+        return q + 2 * bufs * cfg["BLOCK_N"] * tile
     q_bufs = cfg["num_stages"] if q_reload else 1
-    q = q_bufs * cfg["BLOCK_M"] * head_dim * elem_bytes
-    kv = 2 * cfg["num_stages"] * cfg["BLOCK_N"] * head_dim * elem_bytes
-    return q + kv
+    return q_bufs * cfg["BLOCK_M"] * tile + 2 * cfg["num_stages"] * cfg["BLOCK_N"] * tile
 
 
 def keep_prefill_config(
@@ -162,7 +171,7 @@ def keep_prefill_config(
     if backend == "interpret":
         return True
     limit = SM90_SMEM_BYTES if backend == "cuda" else GFX942_LDS_BYTES
-    if prefill_smem_bytes(cfg, head_dim, elem_bytes, q_reload) > limit:
+    if prefill_smem_bytes(cfg, head_dim, elem_bytes, q_reload, backend) > limit:
         return False
     if cfg["BLOCK_M"] > 64 and seq_q <= 64:
         return False
@@ -230,9 +239,11 @@ def keep_decode_config(
     backend = target[0]
     if backend == "interpret":
         return True
-    limit = SM90_SMEM_BYTES if backend == "cuda" else GFX942_LDS_BYTES
-    smem = (cfg["BLOCK_M"] + 2 * cfg["num_stages"] * cfg["BLOCK_N"]) * head_dim * elem_bytes
-    return smem <= limit
+    tile = head_dim * elem_bytes
+    if backend == "hip":  # Q in VGPRs, num_stages - 1 K/V buffers in LDS
+        return 2 * max(1, cfg["num_stages"] - 1) * cfg["BLOCK_N"] * tile <= GFX942_LDS_BYTES
+    smem = (cfg["BLOCK_M"] + 2 * cfg["num_stages"] * cfg["BLOCK_N"]) * tile
+    return smem <= SM90_SMEM_BYTES
 
 
 def decode_configs(

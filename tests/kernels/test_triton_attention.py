@@ -21,6 +21,11 @@ from harness_kernels.triton.attention_prefill import (  # noqa: E402
     prepare_attention,
 )
 
+# The interpreter turns 1-element scalar arrays into loop bounds with int(): NumPy < 2.4 warns.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Conversion of an array with ndim:DeprecationWarning"
+)
+
 TOL = {torch.float16: 4e-3, torch.bfloat16: 2e-2}  # output rounding; math runs in fp32 here
 
 

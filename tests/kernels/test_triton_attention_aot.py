@@ -46,7 +46,7 @@ _SCRIPT = textwrap.dedent(
         return int(m.group(1)) + int(m.group(2)) if m else -1
 
     specs = []
-    for head_dim in (64, 128, 256) if backend == "cuda" else (64, 128):
+    for head_dim in (64, 128, 256):
         specs += P.aot_specs(torch.bfloat16, head_dim, backend)
     specs += P.aot_specs(torch.float16, 128, backend, variants=("q-reload", "no-pipeline"),
                          causal=(True,))
