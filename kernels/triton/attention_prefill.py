@@ -80,8 +80,13 @@ def _attn_fwd_inner(acc, l_i, m_i, q,
                     seq_q, seq_kv, causal_shift, qk_scale, lo, hi,
                     # meta-parameters
                     MASK: tl.constexpr, CAUSAL: tl.constexpr, USE_TMA: tl.constexpr,
-                    Q_RELOAD: tl.constexpr, UPCAST: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Stream KV tiles [lo, hi) through the online softmax; MASK applies causal + tail masks."""
+                    Q_RELOAD: tl.constexpr, UPCAST: tl.constexpr, BLOCK_N: tl.constexpr,
+                    V_TAIL_TMA: tl.constexpr):
+    """Stream KV tiles [lo, hi) through the online softmax; MASK applies causal + tail masks.
+
+    Masked scores become exactly 0 in p, but 0 * NaN is NaN: a V row past seq_kv must be
+    finite. It is when the [rows, D] view is tight (the next head's rows, or TMA zero fill);
+    otherwise (V sliced from a longer cache) masked tiles load V by masked pointer loads."""
     # disable_licm keeps the q-reload rung's Q load inside the loop (it is loop-invariant).
     for start_n in tl.range(lo, hi, BLOCK_N, disable_licm=Q_RELOAD):
         start_n = tl.multiple_of(start_n, BLOCK_N)
@@ -107,7 +112,7 @@ def _attn_fwd_inner(acc, l_i, m_i, q,
         l_ij = tl.sum(p, 1)
         acc = acc * alpha[:, None]
         v = _load_rows(v_base, desc_v, kv_row0, start_n, offs_n, offs_d, stride_vn, seq_kv,
-                       USE_TMA, MASK, UPCAST)
+                       USE_TMA and (V_TAIL_TMA or not MASK), MASK, UPCAST)
         acc = tl.dot(p.to(v.dtype), v, acc)
         # updated last so old and new l_i need not both stay live across the dots
         l_i = l_i * alpha + l_ij
@@ -131,7 +136,7 @@ def _attn_fwd_kernel(
     # meta-parameters
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     CAUSAL: tl.constexpr, USE_TMA: tl.constexpr, Q_RELOAD: tl.constexpr,
-    STORE_LSE: tl.constexpr, UPCAST: tl.constexpr,
+    STORE_LSE: tl.constexpr, UPCAST: tl.constexpr, V_TAIL_TMA: tl.constexpr,
 ):
     """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for one BLOCK_M query tile of one head."""
     pid_bh = tl.program_id(0)
@@ -178,13 +183,15 @@ def _attn_fwd_kernel(
                                     q_row0, kv_row0, m0, offs_m, offs_n, offs_d,
                                     stride_qm, stride_kn, stride_vn,
                                     seq_q, seq_kv, causal_shift, qk_scale, 0, full_end,
-                                    False, CAUSAL, USE_TMA, Q_RELOAD, UPCAST, BLOCK_N)
+                                    False, CAUSAL, USE_TMA, Q_RELOAD, UPCAST, BLOCK_N,
+                                    V_TAIL_TMA)
     acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q,
                                     q_base, k_base, v_base, desc_q, desc_k, desc_v,
                                     q_row0, kv_row0, m0, offs_m, offs_n, offs_d,
                                     stride_qm, stride_kn, stride_vn,
                                     seq_q, seq_kv, causal_shift, qk_scale, full_end, hi,
-                                    True, CAUSAL, USE_TMA, Q_RELOAD, UPCAST, BLOCK_N)
+                                    True, CAUSAL, USE_TMA, Q_RELOAD, UPCAST, BLOCK_N,
+                                    V_TAIL_TMA)
 
     # epilogue: every real row saw key 0, so l_i > 0; the guard only covers padding rows
     l_i = tl.where(l_i > 0.0, l_i, 1.0)
@@ -223,6 +230,13 @@ def _flat_rows(t: torch.Tensor) -> int | None:
     if t.data_ptr() % 16:
         return None
     return (b - 1) * (sb // ss) + (h - 1) * (sh // ss) + s
+
+
+def _tight(t: torch.Tensor) -> bool:
+    """True when [B, H, S, D] is packed over (B, H, S): row S of one head is row 0 of the next."""
+    b, h, s, _ = t.shape
+    sb, sh, ss, _ = t.stride()
+    return (h == 1 or sh == s * ss) and (b == 1 or sb == h * s * ss)
 
 
 def _descriptor(t: torch.Tensor, rows: int, block_rows: int) -> Any:
@@ -295,8 +309,9 @@ def prepare_attention(
                 *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3])  # fmt: skip
         meta = dict(HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
                     CAUSAL=causal, USE_TMA=use_tma, Q_RELOAD=variant == "q-reload",
-                    STORE_LSE=return_lse, UPCAST=interpreting(), num_warps=cfg["num_warps"],
-                    num_stages=cfg["num_stages"], **cfg["options"])  # fmt: skip
+                    STORE_LSE=return_lse, UPCAST=interpreting(), V_TAIL_TMA=_tight(v),
+                    num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
+                    **cfg["options"])  # fmt: skip
         return lambda: kernel(*args, **meta)
 
     cands = prefill_configs(target, head_dim, q.element_size(), variant, seq_q)
@@ -308,8 +323,8 @@ def prepare_attention(
         dtype=str(q.dtype).removeprefix("torch."), group=h_q // h_kv,
         BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], num_warps=cfg["num_warps"],
         num_stages=cfg["num_stages"], options=dict(cfg["options"]), tma=use_tma,
-        tma_reason=tma_reason, q_reload=variant == "q-reload", return_lse=return_lse,
-        sm_scale=sm_scale, target=f"{target[0]}:{target[1]}", **info,
+        tma_reason=tma_reason, v_tail_tma=use_tma and _tight(v), q_reload=variant == "q-reload",
+        return_lse=return_lse, sm_scale=sm_scale, target=f"{target[0]}:{target[1]}", **info,
     )  # fmt: skip
     return AttentionLaunch(out, lse, config, [build(cfg)])
 
@@ -343,7 +358,7 @@ def aot_specs(
             constexprs: dict[str, Any] = dict(
                 HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
                 CAUSAL=is_causal, USE_TMA=use_tma, Q_RELOAD=variant == "q-reload",
-                STORE_LSE=True, UPCAST=False,
+                STORE_LSE=True, UPCAST=False, V_TAIL_TMA=True,
             )  # fmt: skip
             for arg, block in (("desc_q", "BLOCK_M"), ("desc_k", "BLOCK_N"),
                                ("desc_v", "BLOCK_N"), ("desc_o", "BLOCK_M")):  # fmt: skip

@@ -101,13 +101,16 @@ def test_prefill_matches_reference(case: tuple) -> None:
 
 
 def test_prefill_strided_layouts_and_scale() -> None:
-    """[B, S, H, D] memory seen as [B, H, S, D] cannot use per-head TMA boxes (pointer path);
-    K/V sliced from a longer cache still can (the slice is a [rows, D] view)."""
+    """[B, S, H, D] memory seen as [B, H, S, D] cannot use per-head TMA boxes (pointer path).
+    K/V sliced from a longer, NaN-padded cache still can (a [rows, D] view), but the masked
+    tail tiles must not multiply the NaN rows past kv_len by zero."""
     gen = torch.Generator().manual_seed(7)
     dtype = torch.float16
     q = _randn(2, 23, 4, 64, dtype=dtype, gen=gen).transpose(1, 2)  # [B, Hq, Sq, D] view
     k_big = _randn(2, 2, 64, 64, dtype=dtype, gen=gen)
     v_big = _randn(2, 2, 64, 64, dtype=dtype, gen=gen)
+    k_big[:, :, 41:] = float("nan")
+    v_big[:, :, 41:] = float("nan")
     k, v = k_big[:, :, :41], v_big[:, :, :41]
     launch = prepare_attention(q, k, v, causal=True, sm_scale=0.3)
     assert launch.config["tma"] is False and "view" in launch.config["tma_reason"]
@@ -117,7 +120,8 @@ def test_prefill_strided_layouts_and_scale() -> None:
 
     q2 = q.contiguous()
     launch2 = prepare_attention(q2, k, v, causal=False, sm_scale=0.3)
-    assert launch2.config["tma"] is True and launch2.lse is None
+    assert launch2.config["tma"] is True and launch2.config["v_tail_tma"] is False
+    assert launch2.lse is None
     ref2, _ = reference(q2, k, v, False, 0.3)
     _assert_close(launch2(), ref2, dtype)
 
