@@ -99,6 +99,7 @@ SCHEMA = pa.schema(
         ("warmup_calls", _I64),
         ("rse_target", _F64),
         ("max_time_s", _F64),
+        ("min_time_s", _F64),
         ("calls_per_sample", _I64),
         ("rotation_sets", _I64),
         ("seed", _I64),

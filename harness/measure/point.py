@@ -97,6 +97,7 @@ def measure_point(
         "warmup_ms": protocol.warmup_ms,
         "rse_target": protocol.rse_target,
         "max_time_s": protocol.max_time_s,
+        "min_time_s": protocol.min_time_s,
         "seed": protocol.seed,
         **device.as_row(),
         **software(),

@@ -18,7 +18,8 @@ class Protocol:
         by rotating through input sets totalling >= l2_rotation_factor x L2, one call per set.
     host: perf_counter around each call (CPU devices, where calls are synchronous).
     Sampling stops when the relative standard error of the median falls under rse_target with
-    at least min_samples, or when max_time_s of sampling or max_samples is reached.
+    at least min_samples and min_time_s of sampling, or when max_time_s of sampling or
+    max_samples is reached.
     """
 
     timer: str = "auto"  # auto -> cuda-events on a GPU, host on the CPU
@@ -31,6 +32,9 @@ class Protocol:
     max_samples: int = 2000
     rse_target: float = 0.01
     max_time_s: float = 2.0
+    # Sample for at least this long: a power-capped GPU's clock oscillates over tenths of a
+    # second, and a median taken inside one swing differed by 3% between identical runs.
+    min_time_s: float = 0.5  # capped at max_time_s
     l2_rotation_factor: float = 2.0
     max_rotation_sets: int = 512
     seed: int = 0

@@ -3,7 +3,8 @@
 from harness.problems.attention import AttentionProblem
 from harness.problems.base import FILLS, Check, Problem
 from harness.problems.gemm import GemmProblem
+from harness.problems.microbench import MICROBENCH_PROBLEMS
 
-PROBLEM_TYPES = {"gemm": GemmProblem, "attention": AttentionProblem}
+PROBLEM_TYPES = {"gemm": GemmProblem, "attention": AttentionProblem, **MICROBENCH_PROBLEMS}
 
 __all__ = ["FILLS", "PROBLEM_TYPES", "AttentionProblem", "Check", "GemmProblem", "Problem"]

@@ -1,0 +1,274 @@
+"""Triton kernels of the microbenchmarks: stream read / write / copy, pointer chase, FMA chains.
+
+Like the kernels under kernels/, this module imports nothing from the harness; the public
+launchers check arguments, allocate outputs and return zero-argument closures.
+
+Stream kernels walk a *virtual* stream of `stream_blocks` blocks laid onto the working set's
+`n_blocks` blocks modulo n_blocks. Each program takes one contiguous share of the stream, so
+with a working set smaller than a share every program re-reads the whole set back to back
+(it stays in that SM's L1 when it fits there), between a share and the L2 size the re-reads
+come from L2, and a working set as large as the stream is read exactly once from memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+import triton
+import triton.language as tl
+
+BLOCK_BYTES = 16 << 10  # one loop trip moves 16 KiB per program (4 x 16 B per thread at 8 warps)
+STREAM_WARPS = 8
+FMA_BLOCK = 1024  # chains per program: 8 independent chains per thread at 4 warps (ILP 8)
+FMA_WARPS = 4
+CHASE_LANES = 32  # one warp (half an AMD wavefront) follows the chain
+
+
+@dataclass
+class Launch:
+    """A launch-only closure plus the configuration it was built with."""
+
+    run: Callable[[], torch.Tensor]
+    config: dict = field(default_factory=dict)
+
+
+@triton.jit
+def _share(stream_blocks, n_blocks):
+    """This program's contiguous share [lo, hi) of the stream and its first working-set block."""
+    pid = tl.program_id(0).to(tl.int64)
+    progs = tl.num_programs(0).to(tl.int64)
+    lo = pid * stream_blocks // progs
+    hi = (pid + 1) * stream_blocks // progs
+    return lo, hi, lo % n_blocks
+
+
+@triton.jit
+def _stream_read_kernel(
+    # pointers
+    x_ptr,  # [n_blocks * BLOCK] the working set
+    partial_ptr,  # [programs] fp32: each program's sum, so the loads cannot be dropped
+    # sizes
+    n_blocks,
+    stream_blocks,
+    # meta-parameters
+    BLOCK: tl.constexpr,
+):
+    lo, hi, blk = _share(stream_blocks, n_blocks)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for _ in range(lo, hi):
+        acc += tl.load(x_ptr + blk * BLOCK + offs).to(tl.float32)
+        blk += 1
+        blk = tl.where(blk == n_blocks, 0, blk)  # wrap: re-read the working set
+    tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))
+
+
+@triton.jit
+def _stream_write_kernel(
+    # pointers
+    dst_ptr,  # [n_blocks * BLOCK]
+    # values and sizes
+    value,  # fp32 scalar, converted to the buffer's type
+    n_blocks,
+    stream_blocks,
+    # meta-parameters
+    BLOCK: tl.constexpr,
+):
+    lo, hi, blk = _share(stream_blocks, n_blocks)
+    offs = tl.arange(0, BLOCK)
+    vals = (tl.zeros([BLOCK], dtype=tl.float32) + value).to(dst_ptr.dtype.element_ty)
+    for _ in range(lo, hi):
+        tl.store(dst_ptr + blk * BLOCK + offs, vals)
+        blk += 1
+        blk = tl.where(blk == n_blocks, 0, blk)
+
+
+@triton.jit
+def _stream_copy_kernel(
+    # pointers
+    src_ptr,  # [n_blocks * BLOCK]
+    dst_ptr,  # [n_blocks * BLOCK]
+    # sizes
+    n_blocks,
+    stream_blocks,
+    # meta-parameters
+    BLOCK: tl.constexpr,
+):
+    lo, hi, blk = _share(stream_blocks, n_blocks)
+    offs = tl.arange(0, BLOCK)
+    for _ in range(lo, hi):
+        tl.store(dst_ptr + blk * BLOCK + offs, tl.load(src_ptr + blk * BLOCK + offs))
+        blk += 1
+        blk = tl.where(blk == n_blocks, 0, blk)
+
+
+@triton.jit
+def _chase_kernel(
+    # pointers
+    chase_ptr,  # [words] int32: word i of a slot holds the element index of the next slot
+    out_ptr,  # [1] int32: where the chain ended (checked against the host)
+    # values
+    start,  # element index of the first slot
+    hops,
+    zero,  # always 0; see below
+    # meta-parameters
+    LANES: tl.constexpr,
+):
+    """One program, one dependent load per trip: each address is the value just loaded, so the
+    loads serialize and a trip costs one full load-to-use latency of the level that holds the
+    working set. Every lane follows the same chain (one transaction per hop); the lanes'
+    pointers are offset by lane * zero, which the compiler cannot prove uniform, so AMD's
+    backend keeps vector loads through L1 instead of scalar loads through the scalar cache."""
+    lanes = tl.arange(0, LANES)
+    ptrs = chase_ptr + lanes * zero  # loop-invariant: a hop is still one multiply-add + load
+    idx = tl.zeros([LANES], dtype=tl.int32) + start
+    for _ in range(hops):
+        idx = tl.load(ptrs + idx)
+    tl.store(out_ptr + lanes, idx, mask=lanes == 0)
+
+
+@triton.jit
+def _fma_kernel(
+    # pointers
+    x_ptr,  # [elements] fp32 chain starts
+    y_ptr,  # [elements] fp32 chain ends
+    # values
+    a,
+    b,
+    trips,  # iterations // UNROLL
+    # meta-parameters
+    BLOCK: tl.constexpr,
+    UNROLL: tl.constexpr,
+):
+    """y = x after trips x UNROLL steps of x <- fma(x, a, b). BLOCK / threads independent chains
+    per thread hide the FMA latency (4 cycles on Hopper); the unrolled body keeps loop overhead
+    to ~3 instructions per UNROLL x chains FMAs."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    for _ in range(trips):
+        for _ in tl.static_range(UNROLL):
+            x = tl.fma(x, a, b)
+    tl.store(y_ptr + offs, x)
+
+
+def _stream_geometry(
+    t: torch.Tensor, stream_elems: int, programs: int
+) -> tuple[int, int, int, int]:
+    """(BLOCK, n_blocks, stream_blocks, grid) for a contiguous 1-D working set `t`."""
+    if t.dim() != 1 or not t.is_contiguous():
+        raise ValueError("working set: expected a contiguous 1-D tensor")
+    n = t.numel()
+    block = math.gcd(n, BLOCK_BYTES // t.element_size())
+    if stream_elems % n:
+        raise ValueError(f"stream: {stream_elems} elements is not a multiple of the set ({n})")
+    stream_blocks = stream_elems // block
+    return block, n // block, stream_blocks, max(1, min(programs, stream_blocks))
+
+
+def stream_read(x: torch.Tensor, stream_elems: int, programs: int) -> Launch:
+    """Sum the virtual stream over x; run() returns the [grid] fp32 per-program partial sums."""
+    block, n_blocks, stream_blocks, grid = _stream_geometry(x, stream_elems, programs)
+    partial = torch.empty(grid, dtype=torch.float32, device=x.device)
+
+    def run() -> torch.Tensor:
+        _stream_read_kernel[(grid,)](x, partial, n_blocks, stream_blocks, BLOCK=block,
+                                     num_warps=STREAM_WARPS)  # fmt: skip
+        return partial
+
+    return Launch(run, {"kernel": "stream_read", "BLOCK": block, "programs": grid,
+                        "num_warps": STREAM_WARPS})  # fmt: skip
+
+
+def stream_write(dst: torch.Tensor, value: float, stream_elems: int, programs: int) -> Launch:
+    """Write `value` over the virtual stream laid onto dst; run() returns dst."""
+    block, n_blocks, stream_blocks, grid = _stream_geometry(dst, stream_elems, programs)
+
+    def run() -> torch.Tensor:
+        _stream_write_kernel[(grid,)](dst, value, n_blocks, stream_blocks, BLOCK=block,
+                                      num_warps=STREAM_WARPS)  # fmt: skip
+        return dst
+
+    return Launch(run, {"kernel": "stream_write", "BLOCK": block, "programs": grid,
+                        "num_warps": STREAM_WARPS})  # fmt: skip
+
+
+def stream_copy(src: torch.Tensor, dst: torch.Tensor, stream_elems: int, programs: int) -> Launch:
+    """Copy src to dst along the virtual stream; run() returns dst."""
+    if src.shape != dst.shape or src.dtype != dst.dtype:
+        raise ValueError("copy: src and dst must have the same shape and dtype")
+    block, n_blocks, stream_blocks, grid = _stream_geometry(src, stream_elems, programs)
+
+    def run() -> torch.Tensor:
+        _stream_copy_kernel[(grid,)](src, dst, n_blocks, stream_blocks, BLOCK=block,
+                                     num_warps=STREAM_WARPS)  # fmt: skip
+        return dst
+
+    return Launch(run, {"kernel": "stream_copy", "BLOCK": block, "programs": grid,
+                        "num_warps": STREAM_WARPS})  # fmt: skip
+
+
+def pointer_chase(chase: torch.Tensor, start: int, hops: int) -> Launch:
+    """Follow the chain `hops` times from `start` with one single-warp program."""
+    if chase.dtype != torch.int32 or chase.dim() != 1:
+        raise ValueError("chase: expected a 1-D int32 tensor")
+    if not 0 <= start < chase.numel():
+        raise ValueError(f"start: {start} outside [0, {chase.numel()})")
+    out = torch.empty(1, dtype=torch.int32, device=chase.device)
+
+    def run() -> torch.Tensor:
+        _chase_kernel[(1,)](chase, out, start, hops, 0, LANES=CHASE_LANES, num_warps=1)
+        return out
+
+    return Launch(run, {"kernel": "chase", "programs": 1, "num_warps": 1})
+
+
+def fma_chains(x: torch.Tensor, a: float, b: float, iterations: int, unroll: int) -> Launch:
+    """Run x <- fma(x, a, b) `iterations` times on every element; run() returns the results."""
+    if x.dtype != torch.float32 or x.dim() != 1 or x.numel() % FMA_BLOCK:
+        raise ValueError(f"x: expected 1-D fp32 with a multiple of {FMA_BLOCK} elements")
+    if iterations % unroll:
+        raise ValueError(f"iterations: {iterations} is not a multiple of unroll {unroll}")
+    y = torch.empty_like(x)
+    grid = x.numel() // FMA_BLOCK
+
+    def run() -> torch.Tensor:
+        _fma_kernel[(grid,)](x, y, a, b, iterations // unroll, BLOCK=FMA_BLOCK, UNROLL=unroll,
+                             num_warps=FMA_WARPS)  # fmt: skip
+        return y
+
+    return Launch(run, {"kernel": "fma", "BLOCK": FMA_BLOCK, "UNROLL": unroll, "programs": grid,
+                        "num_warps": FMA_WARPS})  # fmt: skip
+
+
+def aot_specs() -> list[dict]:
+    """Compile specs [{name, fn, signature, constexprs, attrs, options}] for `harness inspect`:
+    the fp32 stream kernels, the chase and the FMA kernel as the providers launch them."""
+    ptr16 = [["tt.divisibility", 16]]
+    specs = []
+    for name, fn, sig in (
+        ("stream_read", _stream_read_kernel,
+         dict(x_ptr="*fp32", partial_ptr="*fp32", n_blocks="i32", stream_blocks="i32")),
+        ("stream_write", _stream_write_kernel,
+         dict(dst_ptr="*fp32", value="fp32", n_blocks="i32", stream_blocks="i32")),
+        ("stream_copy", _stream_copy_kernel,
+         dict(src_ptr="*fp32", dst_ptr="*fp32", n_blocks="i32", stream_blocks="i32")),
+    ):  # fmt: skip
+        block = BLOCK_BYTES // 4
+        attrs = {(i,): ptr16 for i, t in enumerate(sig.values()) if t.startswith("*")}
+        specs.append(dict(name=name, fn=fn, signature={**sig, "BLOCK": "constexpr"},
+                          constexprs={"BLOCK": block}, attrs=attrs,
+                          options={"num_warps": STREAM_WARPS}))  # fmt: skip
+    specs.append(dict(name="chase", fn=_chase_kernel,
+                      signature=dict(chase_ptr="*i32", out_ptr="*i32", start="i32", hops="i32",
+                                     zero="i32", LANES="constexpr"),
+                      constexprs={"LANES": CHASE_LANES}, attrs={(0,): ptr16, (1,): ptr16, (4,): ptr16},
+                      options={"num_warps": 1}))  # fmt: skip
+    specs.append(dict(name="fma", fn=_fma_kernel,
+                      signature=dict(x_ptr="*fp32", y_ptr="*fp32", a="fp32", b="fp32", trips="i32",
+                                     BLOCK="constexpr", UNROLL="constexpr"),
+                      constexprs={"BLOCK": FMA_BLOCK, "UNROLL": 16}, attrs={(0,): ptr16, (1,): ptr16},
+                      options={"num_warps": FMA_WARPS}))  # fmt: skip
+    return specs
