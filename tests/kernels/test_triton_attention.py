@@ -75,7 +75,7 @@ PREFILL_CASES = [
     (1, 4, 2, 45, 45, 128, False, torch.float16, "full"),  # GQA 2
     (2, 4, 1, 29, 61, 64, True, torch.float16, "full"),  # MQA, chunked prefill
     (1, 4, 1, 17, 80, 128, False, torch.bfloat16, "full"),  # MQA, q_len < kv_len
-    (1, 4, 1, 33, 50, 64, True, torch.bfloat16, "q-reload"),  # GQA 4 (4 q heads / 1 kv head)
+    (1, 8, 2, 33, 50, 64, True, torch.bfloat16, "q-reload"),  # GQA 4
     (2, 2, 1, 40, 71, 64, True, torch.float16, "no-pipeline"),
     (1, 4, 2, 31, 47, 128, True, torch.bfloat16, "no-tma"),
     (1, 2, 2, 1, 53, 64, True, torch.float16, "full"),  # a single query row
@@ -179,6 +179,7 @@ DECODE_CASES = [
     (3, 4, 4, 1, 70, 64, 16, True, torch.bfloat16, "no-pipeline", 2),  # MHA
     (2, 8, 1, 8, 96, 64, 64, True, torch.float16, "no-tma", 5),  # MQA: G*Sq = 64 rows
     (1, 4, 2, 4, 300, 64, None, True, torch.float16, "full", None),  # heuristic splits > 1
+    (1, 16, 1, 5, 60, 64, 16, True, torch.float16, "full", 2),  # G*Sq = 80: two M blocks
 ]
 
 
@@ -222,6 +223,7 @@ def test_decode_matches_reference(case: tuple) -> None:
         assert cfg["num_splits"] == splits and cfg["num_splits_source"] == "user"
     else:
         assert cfg["num_splits"] > 1 and cfg["num_splits_source"] == "heuristic"
+    assert cfg["M_BLOCKS"] == math.ceil(h_q // h_kv * seq_q / cfg["BLOCK_M"])
     if page_size is not None:
         expected = "page-per-tile" if page_size % cfg["BLOCK_N"] == 0 else "per-row-gather"
         assert cfg["page_path"] == expected
