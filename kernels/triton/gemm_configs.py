@@ -102,7 +102,7 @@ def get_cuda_configs(capability: int, elem_bytes: int, m: int) -> list[GemmConfi
         ]
     if m <= 512 or not hopper:
         mid = [
-            _c(128, 128, bk, 4 if not hopper else 8, 4),
+            _c(128, 128, bk, 8, 4),  # 4 warps would hold 128 fp32 acc regs each and spill
             _c(64, 128, bk, 4, 4, programs_per_sm=2),
             _c(128, 256, bk, 8, 3),
             _c(64, 256, bk, 4, 4),
@@ -129,7 +129,7 @@ def get_cuda_configs(capability: int, elem_bytes: int, m: int) -> list[GemmConfi
 
 def get_hip_configs(arch: str, elem_bytes: int, m: int) -> list[GemmConfig]:
     """Tensor-core (MFMA) candidates for AMD CDNA (gfx90a/gfx942); 64 KB LDS, two-stage pipes."""
-    bk = 128 if elem_bytes == 1 else (32 if elem_bytes == 4 else 64)
+    bk = 32 if elem_bytes == 4 else 64  # e4m3 is emulated before CDNA4: no 128-wide fp8 K
     # CDNA3's stream pipeliner wants num_stages=2 (one tile in LDS, one in registers);
     # 16x16 MFMAs (nonkdim=16) give better occupancy than 32x32 on skinny tiles.
     hip = dict(matrix_instr_nonkdim=16)
@@ -150,14 +150,15 @@ def get_hip_configs(arch: str, elem_bytes: int, m: int) -> list[GemmConfig]:
 
 
 def get_fma_configs(backend: str) -> list[GemmConfig]:
-    """No-tensor-core candidates: tiles small enough that the [BM, BK, BN] product fits registers."""
-    # A K chunk of 8 keeps the broadcast product at BM*BN*8/threads values per thread; the
-    # compiler turns multiply + in-thread sum into FFMA (v_fma on AMD) chains.
-    warps = 4
+    """No-tensor-core candidates: tiles small enough that the [BM, BN, BK] product fits registers."""
+    # Each thread owns BM*BN/threads outputs and does BK FFMAs (v_fma on AMD) per output per K
+    # step; 64x64x8 on 8 warps is 128 FFMAs per step per thread at <=173 registers, no spills on
+    # sm_80/sm_90/gfx942 (AOT ptxas -v), where 4 warps would need 255 and spill fp32 on sm_80.
+    del backend  # same shapes for every vendor: the rung is about the math units, not tiling
     return [
-        _c(64, 64, 8, warps, 3, tensor_cores=False),
-        _c(32, 64, 8, warps, 3, tensor_cores=False, programs_per_sm=2),
-        _c(64, 32, 8, warps, 3, tensor_cores=False, programs_per_sm=2),
+        _c(64, 64, 8, 8, 3, tensor_cores=False),
+        _c(64, 64, 4, 4, 3, tensor_cores=False),
+        _c(32, 64, 8, 4, 3, tensor_cores=False, programs_per_sm=2),
     ]
 
 
@@ -166,14 +167,17 @@ def interpreter_config(m: int, elem_bytes: int) -> GemmConfig:
     return _c(16, 32, 16 if elem_bytes > 1 else 32, 4, 2, group_m=2)
 
 
-def shared_mem_bytes(cfg: GemmConfig, in_bytes: int, out_bytes: int) -> int:
-    """Estimate of shared memory: num_stages A/B buffers plus the C tile staged for the store
-    (whole for a TMA store, halved by subtiling; about half for the pointer epilogue's layout
-    conversion). Checked against the compiled metadata.shared of the AOT builds."""
-    ab = max(cfg.num_stages, 1) * (cfg.block_m * cfg.block_k + cfg.block_k * cfg.block_n)
-    c = cfg.block_m * cfg.block_n * out_bytes
-    c = c // 2 if (cfg.epilogue_subtile or not cfg.tma) else c
-    return ab * in_bytes + c
+def shared_mem_bytes(cfg: GemmConfig, in_bytes: int, out_bytes: int, backend: str = "cuda") -> int:
+    """Estimate of shared memory (LDS on AMD), checked against metadata.shared of AOT builds.
+
+    NVIDIA: num_stages A/B buffers plus the C tile staged by the epilogue (halved by subtiling;
+    the pointer epilogue's layout conversion can need as much). AMD's stream pipeliner keeps one
+    stage in registers, so num_stages - 1 buffers, and the epilogue reuses them."""
+    ab = (cfg.block_m * cfg.block_k + cfg.block_k * cfg.block_n) * in_bytes
+    if backend == "hip":
+        return max(cfg.num_stages - 1, 1) * ab
+    c = cfg.block_m * cfg.block_n * out_bytes // (2 if cfg.epilogue_subtile else 1)
+    return max(cfg.num_stages, 1) * ab + c
 
 
 def keep_config(
@@ -190,7 +194,7 @@ def keep_config(
         return False
     if cfg.split_k > 1 and cfg.split_k * 2 > -(-k // cfg.block_k):
         return False  # every split should own at least two K tiles
-    return shared_mem_bytes(cfg, in_bytes, out_bytes) <= dev.max_shared_mem
+    return shared_mem_bytes(cfg, in_bytes, out_bytes, dev.backend) <= dev.max_shared_mem
 
 
 def split_k_choices(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) -> list[int]:
@@ -320,8 +324,8 @@ def check_problem(
         raise ValueError(f"fp32_precision must be 'tf32' or 'ieee'; got {fp32_precision!r}")
     # AMD's Triton has no tf32 dot (CDNA3's xf32 is not exposed): fp32 runs as fp32 MFMA there.
     tf32 = a.dtype == torch.float32 and fp32_precision == "tf32" and dev.backend != "hip"
-    for t, name in ((a, "a"), (b, "b")):
-        if t.numel() >= 2**31:
+    for name, numel in (("a", a.numel()), ("b", b.numel()), ("c", a.shape[0] * b.shape[1])):
+        if numel >= 2**31:
             raise ValueError(f"{name} has >= 2**31 elements; 32-bit offsets would overflow")
     return Problem(a, b, out_dtype, a_scale, b_scale, "tf32" if tf32 else "ieee", b_is_nk)
 

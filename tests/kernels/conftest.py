@@ -1,9 +1,10 @@
 """Fixtures local to the kernel tests.
 
-Triton 3.6's interpreter converts 1-element scalar arrays with int(), which numpy >= 2.4 rejects
-(triton-lang/triton#9171, fixed upstream by #9172 after 3.6.0): every kernel with a runtime loop
-bound then fails under TRITON_INTERPRET=1. Until the environment pins numpy<2.4 or moves to a
-fixed Triton, this conftest re-applies the upstream one-line fix for the test session.
+Triton 3.6's interpreter turns 1-element scalar arrays into loop bounds with int(), which
+NumPy 2.3 warns about on every loop (thousands of DeprecationWarnings per test) and NumPy >= 2.4
+rejects (triton-lang/triton#9171, fixed upstream by #9172 after 3.6.0; the project pins
+numpy<2.4). This re-applies the upstream one-line fix for the test session; it is a no-op for
+compiled kernels and harmless once Triton ships the fix.
 """
 
 from __future__ import annotations
@@ -14,12 +15,10 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 def _patch_interpreter_index() -> None:
-    import numpy as np
     import triton.runtime.interpreter as interp
 
-    major, minor = (int(x) for x in np.__version__.split(".")[:2])
     original = getattr(interp, "_patch_lang_tensor", None)
-    if (major, minor) < (2, 4) or original is None or getattr(original, "_squeezed", False):
+    if original is None or getattr(original, "_squeezed", False):
         return
 
     def patched(tensor, scope):
