@@ -14,6 +14,12 @@ commands:
   run  [sweep=<preset>] [key=value ...]   measure a sweep (Hydra overrides); default sweep:
                                           main_gpu on a GPU, smoke on the CPU
   list [--op gemm|attention]              every provider, and whether it runs on this machine
+  ceilings [key=value ...]                measured ceilings (HBM, L2, tensor-core peak per
+                                          dtype, FP32 FMA) as op=ceiling rows; show=DIR[,DIR]
+                                          prints ceilings, bandwidth and latency tables
+  inspect [targets=...] [kernels=...]     registers, spills, shared memory and MMA instruction
+                                          counts of the Triton kernels for sm_80, sm_90,
+                                          gfx90a, gfx942 (compiled ahead of time, no GPU)
 """
 EXIT_BAD_INPUT = 2
 
@@ -116,7 +122,21 @@ def cmd_list(args: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "list": cmd_list}
+def cmd_ceilings(args: list[str]) -> int:
+    from harness.microbench.ceilings import cmd_ceilings as ceilings
+
+    if any(a.startswith("show=") for a in args):  # a read-only view of stored rows
+        return ceilings(args, None)
+    return ceilings(args, _prepare_environment(_device_override(args)))
+
+
+def cmd_inspect(args: list[str]) -> int:
+    from harness.inspect import cmd_inspect as inspect_kernels
+
+    return inspect_kernels(args)
+
+
+COMMANDS = {"run": cmd_run, "list": cmd_list, "ceilings": cmd_ceilings, "inspect": cmd_inspect}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -192,7 +192,7 @@ def attach_ceiling_fraction(rows: pd.DataFrame, ceilings: pd.DataFrame) -> pd.Da
     return out
 
 
-def cmd_ceilings(args: list[str], device_kind: str) -> int:
+def cmd_ceilings(args: list[str], device_kind: str | None) -> int:
     """`harness ceilings`: run the ceilings sweep, write ceiling rows, print them."""
     from harness.microbench import tables
 

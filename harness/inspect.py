@@ -1,0 +1,318 @@
+"""`harness inspect`: a static resource report of the project's Triton kernels, compiled ahead
+of time for cuda sm_80, cuda sm_90, hip gfx90a and hip gfx942 on any machine, GPU or not.
+
+    harness inspect [targets=sm_80,sm_90,gfx90a,gfx942] [kernels=gemm,attention,microbench]
+                    [results_dir=results/_scratch] [run_id=inspect-<utc time>] [write=true]
+                    [jobs=<processes>]
+
+Per kernel and target: registers (VGPRs on AMD), spilled bytes (NVIDIA: ptxas spill stores +
+loads; AMD: spilled VGPRs + SGPRs), shared memory / LDS, warps, pipeline stages, and the kind
+and static count of matrix instructions in the code: HGMMA (wgmma.mma_async, sm_90), HMMA
+(mma.sync), MFMA (v_mfma). Counts are instructions in the compiled code (an unrolled K loop
+body), not instructions executed. `kernels=` takes groups or glob patterns over names such as
+gemm:full-bf16-8192, attention:attn_prefill_full_causal_d128, microbench:stream_read.
+
+Compiles need real JIT functions, so they run in child processes (one per target) with
+TRITON_INTERPRET removed; each child prints one JSON line per kernel.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+TARGETS = ("sm_80", "sm_90", "gfx90a", "gfx942")
+GROUPS = ("gemm", "attention", "microbench")
+_MARK = "INSPECT "
+# PTX / AMDGCN mnemonic prefix -> the SASS-style name of the matrix instruction it becomes.
+_MMA_KINDS = (
+    ("wgmma.", "HGMMA"),
+    ("mma.sync", "HMMA"),
+    ("tcgen05.mma", "UTCMMA"),
+    ("v_mfma", "MFMA"),
+    ("v_smfmac", "MFMA"),
+    ("v_wmma", "WMMA"),
+)
+_KEYS = ("targets", "kernels", "results_dir", "run_id", "write", "jobs")
+
+
+def mma_kind(mnemonics: dict[str, int]) -> str:
+    """'HGMMA', 'HMMA', 'MFMA' (joined with '+' when mixed) or 'none'."""
+    kinds = set()
+    for op in mnemonics:
+        kinds.update(kind for prefix, kind in _MMA_KINDS if op.startswith(prefix))
+    return "+".join(sorted(kinds)) or "none"
+
+
+def matches(name: str, patterns: list[str]) -> bool:
+    """A kernel name 'group:kernel' matches a group name or a glob over either form."""
+    group, _, short = name.partition(":")
+    return any(
+        p == group or fnmatch.fnmatch(name, p) or fnmatch.fnmatch(short, p) for p in patterns
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Child process: build the catalog for one target and compile what matches
+# ---------------------------------------------------------------------------------------------
+
+
+def _rung(variant: str) -> str:
+    return "own-triton" if variant == "full" else f"own-triton-{variant}"
+
+
+def _without_tma(spec: dict) -> dict:
+    """The pointer-load form of an attention spec: what the launcher runs below sm_90."""
+    if not spec["constexprs"].get("USE_TMA"):
+        return spec
+    sig, cx = dict(spec["signature"]), dict(spec["constexprs"], USE_TMA=False)
+    for arg, ty in spec["signature"].items():
+        if ty.startswith("tensordesc"):
+            sig[arg], cx[arg] = "constexpr", None
+    return dict(spec, signature=sig, constexprs=cx, note="no TMA below sm_90 (pointer loads)")
+
+
+def _spec_config(spec: dict) -> dict:
+    cfg = {k: v for k, v in spec["constexprs"].items() if k.isupper() and not isinstance(v, str)}
+    return {**cfg, **spec["options"]}
+
+
+def _catalog(target_name: str) -> list[dict[str, Any]]:
+    """Every inspectable kernel: {name, provider, dtype, compile: () -> info, config}."""
+    import torch
+    from harness_kernels.triton import aot
+    from harness_kernels.triton import attention_decode as dec
+    from harness_kernels.triton import attention_prefill as pre
+
+    from harness.microbench import triton_kernels as mb
+
+    target, _ = aot.TARGETS[target_name]
+    backend = "cuda" if target.backend == "cuda" else "hip"
+    dtypes = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float8_e4m3fn: "fp8_e4m3",
+              torch.float32: "tf32"}  # fmt: skip
+    out: list[dict[str, Any]] = []
+    for case_name, case in aot.gemm_cases().items():
+        out.append(dict(name=f"gemm:{case_name}", provider=_rung(case.variant),
+                        dtype=dtypes.get(case.dtype), config=None,
+                        compile=lambda c=case: aot.compile_gemm_case(c, target_name, False)))  # fmt: skip
+
+    def spec_entry(group: str, spec: dict, provider: str, dtype: str | None) -> dict:
+        if backend == "cuda" and int(target.arch) < 90:
+            spec = _without_tma(spec)
+        run = lambda s=spec: aot.compile_for(s["fn"], target, s["signature"], s["constexprs"],
+                                             s["attrs"], s["options"])  # fmt: skip
+        cfg = dict(_spec_config(spec), **({"note": spec["note"]} if "note" in spec else {}))
+        return dict(name=f"{group}:{spec['name']}", provider=provider, dtype=dtype, config=cfg,
+                    compile=run)  # fmt: skip
+
+    specs = pre.aot_specs(torch.bfloat16, 128, backend, variants=pre.PREFILL_VARIANTS,
+                          causal=(False, True)) + dec.aot_specs(torch.bfloat16, 128, backend)  # fmt: skip
+    for spec in specs:
+        variant = "full"
+        if spec["name"].startswith("attn_prefill_"):
+            variant = next(v for v in pre.PREFILL_VARIANTS if spec["name"][13:].startswith(v + "_"))
+        out.append(spec_entry("attention", spec, _rung(variant), "bf16"))
+    for spec in mb.aot_specs():
+        provider = (
+            "triton-stream" if spec["name"].startswith("stream") else f"triton-{spec['name']}"
+        )
+        out.append(
+            spec_entry("microbench", spec, provider, None if spec["name"] == "chase" else "fp32")
+        )
+    return out
+
+
+def _compile_one(entry: dict, target_name: str) -> dict:
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {k: entry[k] for k in ("name", "provider", "dtype")}
+    row["target"] = target_name
+    try:
+        info = entry["compile"]()
+    except Exception as e:  # one kernel failing must not hide the others
+        text = str(e).strip().splitlines()
+        return {**row, "status": "error", "elapsed_s": time.perf_counter() - t0,
+                "reason": f"{type(e).__name__}: {text[0] if text else ''}"[:500]}  # fmt: skip
+    mma = dict(info.get("mma") or {})
+    config = dict(entry["config"] or info.get("config") or {})
+    extra = {k: info[k] for k in ("n_sgprs", "vgpr_spills", "sgpr_spills") if k in info}
+    return {
+        **row,
+        "status": "ok",
+        "reason": None,
+        "kernel": info.get("name"),
+        "registers": info.get("n_regs"),
+        "spills": info.get("n_spills"),
+        "shared_bytes": info.get("shared"),
+        "num_warps": info.get("num_warps"),
+        "num_stages": info.get("num_stages"),
+        "mma_kind": mma_kind(mma),
+        "mma_count": int(info.get("mma_count") or 0),
+        "details": {"mma": mma, "config": config, **extra},
+        "elapsed_s": time.perf_counter() - t0,
+    }
+
+
+def _worker(target_name: str, patterns: list[str]) -> None:
+    """Child entry point: one JSON line (prefixed) per matching kernel of one target."""
+    from harness_kernels.triton import aot
+
+    device_name = aot.TARGETS[target_name][1].name
+    for entry in _catalog(target_name):
+        if matches(entry["name"], patterns):
+            row = _compile_one(entry, target_name)
+            row["device_name"] = device_name
+            print(_MARK + json.dumps(row, default=str), flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parent: fan out over targets, collect rows, store and print them
+# ---------------------------------------------------------------------------------------------
+
+
+def _run_worker(target: str, patterns: list[str], env: dict, timeout_s: float) -> list[dict]:
+    cmd = [sys.executable, "-m", "harness.inspect", "--worker", target, *patterns]
+    try:
+        proc = subprocess.run(cmd, env=env, text=True, capture_output=True, timeout=timeout_s)
+        out, err, rc = proc.stdout, proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired as e:
+        out, err, rc = e.stdout or "", f"timed out after {timeout_s:g} s", -1
+        out = out.decode() if isinstance(out, bytes) else out
+    rows = [json.loads(line[len(_MARK) :]) for line in out.splitlines() if line.startswith(_MARK)]
+    if rc != 0:
+        last = (err.strip().splitlines() or ["no output"])[-1]
+        rows.append({"name": "(worker)", "provider": None, "dtype": None, "target": target,
+                     "status": "error", "reason": f"compile worker failed: {last}"[:500]})  # fmt: skip
+    return rows
+
+
+def inspect_kernels(
+    targets: list[str], patterns: list[str], jobs: int | None = None, timeout_s: float = 3600
+) -> list[dict]:
+    """Compile every kernel matching `patterns` for each target (one child process each)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(targets)))
+    with ThreadPoolExecutor(jobs) as pool:
+        parts = pool.map(lambda t: _run_worker(t, patterns, env, timeout_s), targets)
+        results = [row for part in parts for row in part]
+    order = {t: i for i, t in enumerate(TARGETS)}
+    return sorted(results, key=lambda r: (r["name"], order.get(r["target"], 99)))
+
+
+def store_rows(results: list[dict], run_id: str) -> list[dict]:
+    """The report as store rows (op="inspect", one per kernel x target)."""
+    from harness.provenance import now_iso, software
+
+    prov = software()
+    rows = []
+    for r in results:
+        key = f"inspect|{r['target']}|{r['name']}|{prov['kernel_source_hash']}"
+        rows.append({
+            **prov,
+            "run_id": run_id,
+            "point_key": hashlib.sha256(key.encode()).hexdigest()[:20],
+            "op": "inspect",
+            "provider": r.get("provider"),
+            "family": "own",
+            "status": r["status"],
+            "reason": r.get("reason"),
+            "problem": r["name"],
+            "dtype": r.get("dtype"),
+            "target": r["target"],
+            **{k: r.get(k) for k in ("registers", "spills", "shared_bytes", "num_warps",
+                                     "num_stages", "mma_kind", "mma_count")},
+            "provider_config": json.dumps({"kernel": r.get("kernel"), **(r.get("details") or {})},
+                                          sort_keys=True, default=str),
+            "device_type": "aot",
+            "device_arch": r["target"],
+            "device_name": r.get("device_name"),
+            "timestamp": now_iso(),
+            "elapsed_s": r.get("elapsed_s"),
+        })  # fmt: skip
+    return rows
+
+
+def table(results: list[dict]) -> str:
+    from tabulate import tabulate
+
+    body = []
+    for r in results:
+        if r["status"] != "ok":
+            body.append([r["name"], r.get("provider") or "", r["target"], "", "", "", "", "", "", "",
+                         (r.get("reason") or "")[:70]])  # fmt: skip
+            continue
+        smem = r.get("shared_bytes")
+        body.append([r["name"], r["provider"], r["target"], r.get("registers"), r.get("spills"),
+                     "" if smem is None else f"{smem / 1024:.1f}", r.get("num_warps"),
+                     r.get("num_stages"), r["mma_kind"], r["mma_count"], ""])  # fmt: skip
+    head = ["kernel", "provider", "target", "regs", "spill B", "smem KiB", "warps", "stages",
+            "mma", "mma count", "error"]  # fmt: skip
+    return tabulate(body, headers=head, tablefmt="github")
+
+
+def _parse(args: list[str]) -> dict[str, Any]:
+    opts: dict[str, Any] = {"targets": list(TARGETS), "kernels": list(GROUPS),
+                            "results_dir": "results/_scratch", "run_id": None, "write": True,
+                            "jobs": None}  # fmt: skip
+    for arg in args:
+        key, eq, value = arg.partition("=")
+        if not eq or key not in _KEYS:
+            raise ValueError(
+                f"inspect: unknown argument '{arg}'; allowed: {', '.join(k + '=' for k in _KEYS)}"
+            )
+        items = [v.strip() for v in value.strip("[]").split(",") if v.strip()]
+        if key == "targets":
+            for t in items:
+                if t not in TARGETS:
+                    raise ValueError(f"targets: unknown '{t}'; allowed: {', '.join(TARGETS)}")
+            opts[key] = items or list(TARGETS)
+        elif key == "kernels":
+            opts[key] = items or list(GROUPS)
+        elif key == "write":
+            if value.lower() not in ("true", "false"):
+                raise ValueError(f"write: '{value}' is not a boolean; allowed: true, false")
+            opts[key] = value.lower() == "true"
+        elif key == "jobs":
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"jobs: '{value}' is not a positive integer; allowed: 1, 2, ...")
+            opts[key] = int(value)
+        else:
+            opts[key] = value
+    return opts
+
+
+def cmd_inspect(args: list[str]) -> int:
+    """`harness inspect`: compile, print the table, write op="inspect" rows."""
+    opts = _parse(args)
+    results = inspect_kernels(opts["targets"], opts["kernels"], opts["jobs"])
+    if not results:
+        raise ValueError(
+            f"kernels: nothing matches {','.join(opts['kernels'])}; allowed: "
+            f"{', '.join(GROUPS)} or globs over names like gemm:full-bf16-8192"
+        )
+    print(table(results))
+    if opts["write"]:
+        from harness import store
+
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        run_id = opts["run_id"] or f"inspect-{stamp}"
+        run_path = store.run_dir(opts["results_dir"], run_id)
+        for row in store_rows(results, run_id):
+            store.write_row(run_path, row)
+        print(f"\n{len(results)} rows written to {run_path}")
+    bad = sum(r["status"] != "ok" for r in results)
+    print(f"{len(results) - bad} compiled, {bad} failed")
+    return 1 if any(r["name"] == "(worker)" for r in results) else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--worker":
+        _worker(sys.argv[2], sys.argv[3:])
