@@ -162,8 +162,8 @@ def _stream_geometry(
         raise ValueError("working set: expected a contiguous 1-D tensor")
     n = t.numel()
     block = math.gcd(n, BLOCK_BYTES // t.element_size())
-    if stream_elems % n:
-        raise ValueError(f"stream: {stream_elems} elements is not a multiple of the set ({n})")
+    if stream_elems % block:
+        raise ValueError(f"stream: {stream_elems} elements is not a multiple of BLOCK {block}")
     stream_blocks = stream_elems // block
     return block, n // block, stream_blocks, max(1, min(programs, stream_blocks))
 

@@ -1,0 +1,98 @@
+"""Microbenchmark providers through measure_point on the CPU (Triton interpreter, torch CPU):
+every metric checks out, and a kernel that skips work is caught as wrong."""
+
+import pytest
+import torch
+
+from harness.device import get_device
+from harness.measure.point import measure_point
+from harness.measure.protocol import Protocol
+from harness.microbench import triton_kernels as K
+from harness.problems.microbench import FmaProblem, LatencyProblem, MemoryProblem
+from harness.providers import Prepared, Provider, load_all
+
+CPU = get_device("cpu")
+QUICK = Protocol(min_samples=3, max_samples=5, max_time_s=0.2, min_time_s=0.0, warmup_ms=0)
+REGISTRY = load_all()
+
+
+def measure(problem, provider):
+    problem.validate()
+    return measure_point(problem, REGISTRY.get(problem.op, provider), CPU, QUICK)
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        MemoryProblem("read", 16384, 4 * 16384),  # re-read four times (the cache-level mapping)
+        MemoryProblem("read", 8192, dtype="bf16"),
+        MemoryProblem("write", 8192, 3 * 8192, "fp16"),
+        MemoryProblem("copy", 8192, 2 * 8192),
+    ],
+    ids=lambda p: p.label(),
+)
+def test_triton_stream_ok(problem):
+    row = measure(problem, "triton-stream")
+    assert row["status"] == "ok", row["reason"]
+    assert row["gbps"] > 0 and row["device_type"] == "cpu"
+    assert row["traffic_bytes"] == problem.traffic_bytes and row["metric"] == problem.metric
+
+
+@pytest.mark.parametrize("metric", ["read", "write", "copy"])
+def test_torch_stream_ok_and_refuses_rereads(metric):
+    assert measure(MemoryProblem(metric, 8192), "torch-stream")["status"] == "ok"
+    row = measure(MemoryProblem(metric, 8192, 16384), "torch-stream")
+    assert row["status"] == "skipped" and "triton-stream" in row["reason"]
+
+
+def test_chase_ok_with_latency_columns():
+    row = measure(LatencyProblem(4096, 128, hops=200), "triton-chase")
+    assert row["status"] == "ok", row["reason"]
+    assert row["latency_ns"] == pytest.approx(row["latency_ms_median"] * 1e6 / 200)
+    assert row["latency_cycles"] is None  # no SM clock on the CPU
+    assert row["hops"] == 200 and row["stride_bytes"] == 128
+
+
+def test_fma_ok():
+    row = measure(FmaProblem(4096, 32), "triton-fma")
+    assert row["status"] == "ok", row["reason"]
+    assert row["tflops"] > 0 and row["iterations"] == 32
+
+
+def test_stream_shares_cover_the_virtual_stream_once():
+    # 5 blocks of stream over 3 programs: each block is summed exactly once (shares disjoint)
+    x = torch.arange(1, 4096 * 2 + 1, dtype=torch.float32)  # two 16 KiB blocks
+    launch = K.stream_read(x, stream_elems=5 * 4096, programs=3)
+    assert launch.config["programs"] == 3 and launch.config["BLOCK"] == 4096
+    total = float(launch.run().double().sum())
+    block0, block1 = float(x[:4096].double().sum()), float(x[4096:].double().sum())
+    assert total == pytest.approx(3 * block0 + 2 * block1, rel=1e-6)
+
+
+def _provider(op, prepare):
+    return Provider("broken", op, "own", ("cpu",), prepare)
+
+
+def test_skipped_work_is_caught_as_wrong():
+    def half_read(problem, inputs, device):  # reads only the first half of the working set
+        x = inputs["x"]
+        launch = K.stream_read(x[: x.numel() // 2], problem.elements // 2 * problem.passes, 4)
+        return Prepared(launch.run, {}, lambda p: p.double().sum().reshape(1))
+
+    p = MemoryProblem("read", 8192, 16384)
+    assert measure_point(p, _provider("memory", half_read), CPU, QUICK)["status"] == "wrong"
+
+    def short_chase(problem, inputs, device):  # one hop short
+        launch = K.pointer_chase(inputs["chase"], inputs["start"], problem.hops - 1)
+        return Prepared(launch.run, {}, lambda out: out.long())
+
+    q = LatencyProblem(4096, 128, hops=50)
+    assert measure_point(q, _provider("latency", short_chase), CPU, QUICK)["status"] == "wrong"
+
+    def partial_copy(problem, inputs, device):  # copies all but the last element
+        src, dst = inputs["src"], inputs["dst"]
+        return Prepared(lambda: (dst[:-1].copy_(src[:-1]), dst)[1])
+
+    c = MemoryProblem("copy", 4096)
+    row = measure_point(c, _provider("memory", partial_copy), CPU, QUICK)
+    assert row["status"] == "wrong" and "1 of 1024" in row["reason"]
