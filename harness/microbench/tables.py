@@ -103,6 +103,22 @@ def latency_by_level(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def fraction_table(rows: pd.DataFrame) -> str:
+    """GEMM, attention and FMA rows with their fraction of the measured roofline bound."""
+    from harness.microbench.ceilings import attach_ceiling_fraction
+
+    kept = rows[rows["op"].isin(["gemm", "attention", "fma"]) & (rows["status"] == "ok")]
+    out = attach_ceiling_fraction(kept, rows)
+    out = out[out["ceiling_fraction"].notna()]
+    if out.empty:
+        return "(no GEMM / attention rows on a device with measured ceilings)"
+    body = [[r["device_name"], r["problem"], r["provider"], _num(r["tflops"]),
+             _num(r["intensity_flop_per_byte"], ".0f"), _num(r["ceiling_fraction"], ".1%")]
+            for r in out.sort_values(["device_name", "problem", "tflops"]).to_dict("records")]  # fmt: skip
+    head = ["device", "problem", "provider", "TFLOP/s", "FLOP/B", "of roofline"]
+    return tabulate(body, headers=head, tablefmt="github")
+
+
 def show(paths: list[str]) -> str:
     """Every table the rows under `paths` support (ceilings, bandwidth, latency)."""
     from harness import store
@@ -118,4 +134,6 @@ def show(paths: list[str]) -> str:
         parts.append("## bandwidth versus working set\n" + bandwidth_table(df))
     if (df["op"] == "latency").any():
         parts.append("## pointer-chase latency\n" + latency_table(df))
+    if not ceil.empty and df["op"].isin(["gemm", "attention"]).any():
+        parts.append("## fraction of the measured roofline\n" + fraction_table(df))
     return "\n\n".join(parts) or "(no microbenchmark rows)"

@@ -211,3 +211,4 @@ def test_harness_ceilings_on_cpu_writes_ceiling_rows(tmp_path, capsys):
     assert main(["ceilings", f"show={tmp_path}"]) == 0
     shown = capsys.readouterr().out
     assert "## bandwidth versus working set" in shown and "## pointer-chase latency" in shown
+    assert "## fraction of the measured roofline" in shown and "gemm 64x64x64 bf16" in shown
