@@ -1,0 +1,302 @@
+"""Own CUTLASS GEMMs: the variant catalog and a launcher that plans once and then only launches.
+
+Variants (one compiled library per variant x dtype x B layout):
+  sm90-coop-128x256      TMA + WGMMA, cooperative, 128x256x64 tile, cluster 2x1 (large M)
+  sm90-coop-256x128      cooperative, 256x128x64, cluster 1x2
+  sm90-pingpong-128x128  ping-pong (epilogue of one warp group under the other's mainloop), 2x1
+  sm90-streamk-128x128   cooperative + stream-K / split-K scheduler (fewer tiles than SMs)
+  sm90-streamk-128x256   cooperative + stream-K, 2x1 (wave quantization at large M)
+  sm90-swapab-128x{16,32,64}   D^T = B^T A^T: decode's small M on WGMMA's narrow N side,
+                         cooperative + stream-K so a handful of N tiles still fills every SM
+  sm80-multistage        cp.async multistage + mma.sync, 128x256x64, 3 stages (sm_80 and sm_90)
+
+    launch = prepare_gemm(a, b, VARIANTS["sm90-coop-128x256"])   # a [M, K], b [K, N] view
+    out = launch()                                                 # [M, N], on the current stream
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, replace
+
+import torch
+
+from . import build
+
+# Element codes of the HK_DTYPE define, and the bytes per input element.
+DTYPES = {
+    torch.bfloat16: ("bf16", 0),
+    torch.float16: ("fp16", 1),
+    torch.float8_e4m3fn: ("fp8_e4m3", 2),
+}
+ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3": 1}
+MODES = {"heuristic": 0, "data-parallel": 1, "split-k": 2, "stream-k": 3}
+# cutlass::Status codes that mean "this kernel cannot take this problem" rather than a failure.
+REFUSALS = {
+    1: "misaligned operand",
+    2: "invalid data type",
+    3: "invalid layout",
+    4: "invalid problem",
+    5: "not supported",
+}
+
+
+@dataclass(frozen=True)
+class GemmVariant:
+    """One kernel configuration; `tile` K is in 16-bit elements (fp8 doubles it: same bytes)."""
+
+    name: str
+    kernel: str  # sm90 | sm80
+    tile: tuple[int, int, int]
+    cluster: tuple[int, int] = (1, 1)
+    schedule: str = "cooperative"  # cooperative | pingpong | multistage
+    streamk: bool = False
+    swap_ab: bool = False
+    warp: tuple[int, int, int] = (64, 64, 64)  # sm80 only
+    stages: int = 3  # sm80 only; SM90 kernels take as many stages as shared memory holds
+
+    @property
+    def min_cc(self) -> tuple[int, int]:
+        return (9, 0) if self.kernel == "sm90" else (8, 0)
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        return ("bf16", "fp16", "fp8_e4m3") if self.kernel == "sm90" else ("bf16", "fp16")
+
+    def tile_for(self, dtype: str) -> tuple[int, int, int]:
+        m, n, k = self.tile
+        return (m, n, k * 2 // ELEMENT_BYTES[dtype])
+
+    def spec(self, dtype: str, b_col: bool) -> build.KernelSpec:
+        """The library to build for inputs of `dtype` and B column-major (nt) or row-major (nn)."""
+        code = {"bf16": 0, "fp16": 1, "fp8_e4m3": 2}[dtype]
+        tm, tn, tk = self.tile_for(dtype)
+        defines: list[tuple[str, int | str]] = [
+            ("HK_DTYPE", code),
+            ("HK_B_COL", int(b_col)),
+            ("HK_TILE_M", tm),
+            ("HK_TILE_N", tn),
+            ("HK_TILE_K", tk),
+        ]
+        layout = "nt" if b_col else "nn"
+        label = f"gemm-{self.name}-{dtype}-{layout}"
+        if self.kernel == "sm80":
+            wm, wn, wk = self.warp
+            defines += [("HK_WARP_M", wm), ("HK_WARP_N", wn), ("HK_WARP_K", wk)]
+            defines += [("HK_STAGES", self.stages)]
+            # sm_80 SASS for Ampere and sm_90 SASS for Hopper (sm_80 SASS does not run on 9.x).
+            return build.KernelSpec("sm80_gemm.cu", tuple(defines), ("sm_80", "sm_90"), label)
+        defines += [
+            ("HK_SWAP_AB", int(self.swap_ab)),
+            ("HK_CLUSTER_M", self.cluster[0]),
+            ("HK_CLUSTER_N", self.cluster[1]),
+            ("HK_SCHEDULE", 0 if self.schedule == "cooperative" else 1),
+            ("HK_STREAMK", int(self.streamk)),
+        ]
+        # sm_90a: WGMMA and the TMA multicast forms exist only in the arch-specific target.
+        return build.KernelSpec("sm90_gemm.cu", tuple(defines), ("sm_90a",), label)
+
+
+_SM90 = GemmVariant("", "sm90", (128, 128, 64))
+VARIANTS: dict[str, GemmVariant] = {
+    v.name: v
+    for v in (
+        replace(_SM90, name="sm90-coop-128x256", tile=(128, 256, 64), cluster=(2, 1)),
+        replace(_SM90, name="sm90-coop-256x128", tile=(256, 128, 64), cluster=(1, 2)),
+        replace(_SM90, name="sm90-pingpong-128x128", cluster=(2, 1), schedule="pingpong"),
+        replace(_SM90, name="sm90-streamk-128x128", streamk=True),
+        replace(
+            _SM90, name="sm90-streamk-128x256", tile=(128, 256, 64), cluster=(2, 1), streamk=True
+        ),
+        *(
+            replace(
+                _SM90, name=f"sm90-swapab-128x{n}", tile=(128, n, 128), streamk=True, swap_ab=True
+            )
+            for n in (16, 32, 64)
+        ),
+        GemmVariant("sm80-multistage", "sm80", (128, 256, 64), schedule="multistage"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Runtime scheduler choices (stream-K variants use mode/splits; swizzle: persistent ones)."""
+
+    mode: str = "heuristic"  # heuristic | data-parallel | split-k | stream-k
+    splits: int = 1
+    swizzle: int = 1  # group up to this many tiles along the raster (1, 2, 4, 8)
+
+    def __str__(self) -> str:
+        split = f"x{self.splits}" if self.mode == "split-k" else ""
+        return f"{self.mode}{split}/sw{self.swizzle}"
+
+
+class GemmError(RuntimeError):
+    """A library call failed; `code` is the status (cutlass::Status, or 1000 + cudaError_t)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def refused(self) -> bool:
+        """True when the kernel declined the problem (shape/alignment), not a runtime fault."""
+        return self.code in REFUSALS
+
+
+def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
+    """Declare the C signatures of common.h on a freshly loaded library (idempotent)."""
+    if getattr(lib, "_hk_bound", False):
+        return lib
+    c_int, c_i64, c_void = ctypes.c_int, ctypes.c_int64, ctypes.c_void_p
+    lib.hk_gemm_workspace.argtypes = [c_int] * 6
+    lib.hk_gemm_workspace.restype = c_i64
+    lib.hk_gemm_plan.argtypes = [c_void] * 4 + [c_int] * 3 + [c_i64] * 3 + [c_int] * 3
+    lib.hk_gemm_plan.argtypes += [c_void, ctypes.POINTER(c_void)]
+    lib.hk_gemm_plan.restype = c_int
+    lib.hk_gemm_run.argtypes = [c_void, c_void]
+    lib.hk_gemm_run.restype = c_int
+    lib.hk_gemm_destroy.argtypes = [c_void]
+    lib.hk_gemm_destroy.restype = None
+    lib.hk_status_string.argtypes = [c_int]
+    lib.hk_status_string.restype = ctypes.c_char_p
+    lib.hk_gemm_stages.restype = c_int
+    lib._hk_bound = True
+    return lib
+
+
+def layout_of(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, int, int]:
+    """(b column-major?, lda, ldb) for a [M, K] row-major and b [K, N] in either order; raises
+    ValueError for anything else (transposed A, non-unit inner strides, batches)."""
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"need a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
+    m, k = a.shape
+    n = b.shape[1]
+    if a.stride(1) != 1 and m > 1:
+        raise ValueError("a must be row-major (unit stride along K)")
+    lda = a.stride(0) if m > 1 else k
+    if b.stride(0) == 1 and (b.stride(1) >= k or n == 1):
+        return True, lda, max(b.stride(1), k)  # column-major: b = w.t(), w [N, K]
+    if b.stride(1) == 1:
+        return False, lda, max(b.stride(0), n)  # row-major [K, N]
+    raise ValueError("b must be row-major or column-major")
+
+
+class GemmLaunch:
+    """A planned GEMM: call it to launch on the current stream; it returns the output tensor."""
+
+    def __init__(
+        self,
+        a: torch.Tensor,
+        b: torch.Tensor,
+        variant: GemmVariant,
+        alpha: torch.Tensor | None = None,
+        options: RunOptions = RunOptions(),
+    ):
+        if a.dtype not in DTYPES or b.dtype != a.dtype:
+            raise ValueError(f"dtype {a.dtype} / {b.dtype}: need bf16, fp16 or fp8 e4m3 pairs")
+        dtype = DTYPES[a.dtype][0]
+        if dtype not in variant.dtypes:
+            raise ValueError(f"{variant.name} does not take {dtype}")
+        b_col, lda, ldb = layout_of(a, b)
+        m, k = a.shape
+        n = b.shape[1]
+        out_dtype = torch.bfloat16 if dtype == "fp8_e4m3" else a.dtype
+        self.out = torch.empty((m, n), dtype=out_dtype, device=a.device)  # [M, N] row-major
+        spec = variant.spec(dtype, b_col)
+        lib, manifest = build.load(spec)
+        self._lib = _bind(lib)
+        mode = MODES[options.mode]
+        ws = self._lib.hk_gemm_workspace(m, n, k, mode, options.splits, options.swizzle)
+        self.workspace = torch.empty(max(ws, 1), dtype=torch.uint8, device=a.device)
+        self._keep = (a, b, alpha)  # the plan holds raw pointers into these
+        handle = ctypes.c_void_p()
+        with torch.cuda.device(a.device):
+            rc = self._lib.hk_gemm_plan(
+                a.data_ptr(),
+                b.data_ptr(),
+                self.out.data_ptr(),
+                None if alpha is None else alpha.data_ptr(),
+                m,
+                n,
+                k,
+                lda,
+                ldb,
+                n,
+                mode,
+                options.splits,
+                options.swizzle,
+                self.workspace.data_ptr() if ws > 0 else None,
+                ctypes.byref(handle),
+            )
+        self._check(rc, "plan")
+        self._handle = handle
+        self._run = self._lib.hk_gemm_run
+        self._device = a.device
+        info = build.describe(self._lib)
+        self.config = {
+            "library": "own-cutlass",
+            "variant": variant.name,
+            "kernel": info.get("kernel"),
+            "tile": "x".join(map(str, variant.tile_for(dtype))),
+            "cluster": "x".join(map(str, variant.cluster)),
+            "schedule": info.get("schedule"),
+            "scheduler": info.get("scheduler"),
+            "swap_ab": variant.swap_ab,
+            "stages": int(self._lib.hk_gemm_stages()),
+            "run_options": str(options),
+            "workspace_bytes": int(ws),
+            "b_layout": "col" if b_col else "row",
+            "cutlass_version": info.get("cutlass"),
+            "header_source": manifest.get("header_source"),
+            "source_hash": manifest.get("source_hash"),
+            "build_flags": " ".join(manifest.get("flags", [])),
+            "archs": ",".join(manifest.get("archs", [])),
+            "nvcc_version": manifest.get("nvcc_version"),
+        }
+
+    def _check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            text = self._lib.hk_status_string(rc).decode()
+            raise GemmError(f"{what}: {text} (status {rc})", rc)
+
+    def __call__(self) -> torch.Tensor:
+        stream = torch.cuda.current_stream(self._device).cuda_stream
+        rc = self._run(self._handle, stream)
+        if rc:
+            self._check(rc, "launch")
+        return self.out
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._lib.hk_gemm_destroy(handle)
+            self._handle = None
+
+
+def alignment_problem(m: int, n: int, k: int, dtype: str, b_col: bool) -> str | None:
+    """Why TMA / cp.async cannot take this shape (16-byte aligned rows), or None."""
+    elems = 16 // ELEMENT_BYTES[dtype]
+    if k % elems:
+        return f"K={k} must be a multiple of {elems} (16-byte rows of A)"
+    if n % 8:
+        return f"N={n} must be a multiple of 8 (16-byte rows of the 16-bit output)"
+    if not b_col and n % elems:
+        return f"N={n} must be a multiple of {elems} (16-byte rows of row-major B)"
+    return None
+
+
+def prepare_gemm(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    variant: GemmVariant,
+    *,
+    alpha: torch.Tensor | None = None,
+    options: RunOptions = RunOptions(),
+) -> GemmLaunch:
+    """Plan `variant` for D = alpha * a @ b (a [M, K] row-major, b [K, N] either order)."""
+    for t in (a, b):
+        if t.data_ptr() % 16:
+            raise ValueError("operands must be 16-byte aligned (TMA / cp.async)")
+    return GemmLaunch(a, b, variant, alpha, options)

@@ -1,0 +1,162 @@
+"""Pick the own CUTLASS GEMM for a shape: a small candidate list per M regime, each candidate
+built (in parallel), checked against torch.matmul, then timed with a cold L2 on the real tensors.
+
+The decision is cached per problem key in this process, so the second prepare of a point (the
+timing inputs, rotation sets) reuses it without timing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from . import build
+from .gemm import VARIANTS, GemmError, GemmLaunch, GemmVariant, RunOptions, prepare_gemm
+
+_WARMUP = 3
+_REPS = 10
+_TOLERANCE = 3e-2  # relative Frobenius error vs torch.matmul in the same precision
+
+Candidate = tuple[GemmVariant, RunOptions]
+
+
+def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
+    """Candidate (variant, options) for an SM90 GEMM with M rows, most promising first.
+
+    Decode (M <= 64) is a stream of the weights: swap A and B so M sits on WGMMA's narrow N side,
+    and split K (stream-K or split-K) until every SM streams its share. Mid M has fewer output
+    tiles than SMs: stream-K. Large M is compute-bound: big tiles, clusters, L2 rasterization.
+    """
+    V, O = VARIANTS, RunOptions
+    heuristic, dp = O(), O("data-parallel")
+    if m <= 64:
+        width = 16 if m <= 16 else 32 if m <= 32 else 64
+        swap = V[f"sm90-swapab-128x{width}"]
+        cands = [(swap, heuristic), (swap, dp), (swap, O("split-k", 2)), (swap, O("split-k", 4))]
+        return cands + [(swap, O("split-k", 8))] if k >= 8192 else cands
+    if m <= 256:
+        sk = V["sm90-streamk-128x128"]
+        return [
+            (sk, heuristic),
+            (sk, dp),
+            (sk, O("split-k", 2)),
+            (V["sm90-swapab-128x64"], heuristic),
+            (V["sm90-pingpong-128x128"], O(swizzle=1)),
+        ]
+    if m <= 1024:
+        return [
+            (V["sm90-streamk-128x128"], heuristic),
+            (V["sm90-pingpong-128x128"], O(swizzle=1)),
+            (V["sm90-coop-128x256"], O(swizzle=1)),
+            (V["sm90-streamk-128x256"], heuristic),
+        ]
+    return [
+        (V["sm90-coop-128x256"], O(swizzle=1)),
+        (V["sm90-coop-128x256"], O(swizzle=4)),
+        (V["sm90-coop-256x128"], O(swizzle=1)),
+        (V["sm90-pingpong-128x128"], O(swizzle=2)),
+        (V["sm90-streamk-128x256"], heuristic),
+    ]
+
+
+def all_sm90_variants() -> list[GemmVariant]:
+    """Every SM90 variant some candidate list can name (what a sweep prebuilds)."""
+    return [v for v in VARIANTS.values() if v.kernel == "sm90"]
+
+
+@dataclass
+class TuneResult:
+    """What tuning decided for one problem key."""
+
+    variant: GemmVariant
+    options: RunOptions
+    timings_ms: dict[str, float] = field(default_factory=dict)  # candidate -> median ms
+    rejected: dict[str, str] = field(default_factory=dict)  # candidate -> reason
+
+
+_CACHE: dict[tuple, TuneResult] = {}
+_FLUSH: dict[torch.device, torch.Tensor] = {}
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def _flush_buffer(device: torch.device) -> torch.Tensor:
+    """2x the L2 in bytes: writing it evicts the operands, as the cold-L2 protocol does."""
+    if device not in _FLUSH:
+        l2 = torch.cuda.get_device_properties(device).L2_cache_size
+        _FLUSH[device] = torch.empty(2 * max(l2, 1 << 20), dtype=torch.uint8, device=device)
+    return _FLUSH[device]
+
+
+def _rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    err = torch.linalg.vector_norm((out.float() - ref.float()).flatten()).item()
+    return err / max(torch.linalg.vector_norm(ref.float().flatten()).item(), 1e-30)
+
+
+def _time_cold(launch: GemmLaunch, flush: torch.Tensor) -> float:
+    """Median ms of single launches, each after an L2 flush (the flush is outside the events)."""
+    for _ in range(_WARMUP):
+        launch()
+    samples = []
+    for _ in range(_REPS):
+        flush.zero_()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        launch()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop))
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def tune(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    candidates: list[Candidate],
+    reference: torch.Tensor,
+    key: tuple,
+    alpha: torch.Tensor | None = None,
+) -> TuneResult:
+    """The fastest candidate that builds, plans and matches `reference` ([M, N]); cached by key."""
+    if key in _CACHE:
+        return _CACHE[key]
+    dtype = {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(a.dtype, "fp8_e4m3")
+    b_col = b.stride(0) == 1 and b.shape[1] > 1
+    build.build_many(v.spec(dtype, b_col) for v, _ in candidates)  # parallel nvcc, once
+    flush = _flush_buffer(a.device)
+    timings: dict[str, float] = {}
+    rejected: dict[str, str] = {}
+    best: Candidate | None = None
+    for variant, options in candidates:
+        name = f"{variant.name}:{options}"
+        try:
+            launch = prepare_gemm(a, b, variant, alpha=alpha, options=options)
+            err = _rel_err(launch(), reference)
+            if not err <= _TOLERANCE:
+                rejected[name] = f"rel_err {err:.3g}"
+                continue
+            timings[name] = _time_cold(launch, flush)
+            # Checked again after many launches: a split-K flag left set would show up here.
+            if not (err := _rel_err(launch(), reference)) <= _TOLERANCE:
+                rejected[name] = f"rel_err {err:.3g} after timing"
+                del timings[name]
+                continue
+        except (GemmError, build.BuildError, ValueError) as e:
+            rejected[name] = str(e).splitlines()[0]
+            continue
+        if best is None or timings[name] < timings[f"{best[0].name}:{best[1]}"]:
+            best = (variant, options)
+    if best is None:
+        raise GemmError(f"no candidate worked: {rejected}", 7)
+    result = TuneResult(best[0], best[1], timings, rejected)
+    _CACHE[key] = result
+    return result
+
+
+def best_ms(result: TuneResult) -> float:
+    return min(result.timings_ms.values()) if result.timings_ms else math.nan
