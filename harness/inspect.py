@@ -5,8 +5,8 @@ of time for cuda sm_80, cuda sm_90, hip gfx90a and hip gfx942 on any machine, GP
                     [results_dir=results/_scratch] [run_id=inspect-<utc time>] [write=true]
                     [jobs=<processes>]
 
-Per kernel and target: registers (VGPRs on AMD), spilled bytes (NVIDIA: ptxas spill stores +
-loads; AMD: spilled VGPRs + SGPRs), shared memory / LDS, warps, pipeline stages, and the kind
+Per kernel and target: registers (VGPRs on AMD), spills (NVIDIA: ptxas spill-store + spill-load
+bytes per thread; AMD: spilled VGPRs + SGPRs), shared memory / LDS, warps, stages, and the kind
 and static count of matrix instructions in the code: HGMMA (wgmma.mma_async, sm_90), HMMA
 (mma.sync), MFMA (v_mfma). Counts are instructions in the compiled code (an unrolled K loop
 body), not instructions executed. `kernels=` takes groups or glob patterns over names such as
@@ -137,7 +137,9 @@ def _compile_one(entry: dict, target_name: str) -> dict:
         info = entry["compile"]()
     except Exception as e:  # one kernel failing must not hide the others
         text = str(e).strip().splitlines()
-        return {**row, "status": "error", "elapsed_s": time.perf_counter() - t0,
+        # A ValueError is the launcher refusing the target (e.g. fp8 below sm_89): skipped.
+        status = "skipped" if isinstance(e, ValueError) else "error"
+        return {**row, "status": status, "elapsed_s": time.perf_counter() - t0,
                 "reason": f"{type(e).__name__}: {text[0] if text else ''}"[:500]}  # fmt: skip
     mma = dict(info.get("mma") or {})
     config = dict(entry["config"] or info.get("config") or {})
@@ -253,8 +255,8 @@ def table(results: list[dict]) -> str:
         body.append([r["name"], r["provider"], r["target"], r.get("registers"), r.get("spills"),
                      "" if smem is None else f"{smem / 1024:.1f}", r.get("num_warps"),
                      r.get("num_stages"), r["mma_kind"], r["mma_count"], ""])  # fmt: skip
-    head = ["kernel", "provider", "target", "regs", "spill B", "smem KiB", "warps", "stages",
-            "mma", "mma count", "error"]  # fmt: skip
+    head = ["kernel", "provider", "target", "regs", "spills", "smem KiB", "warps", "stages",
+            "mma", "mma count", "why not"]  # fmt: skip
     return tabulate(body, headers=head, tablefmt="github")
 
 
@@ -308,8 +310,8 @@ def cmd_inspect(args: list[str]) -> int:
         for row in store_rows(results, run_id):
             store.write_row(run_path, row)
         print(f"\n{len(results)} rows written to {run_path}")
-    bad = sum(r["status"] != "ok" for r in results)
-    print(f"{len(results) - bad} compiled, {bad} failed")
+    counts = {k: sum(r["status"] == k for r in results) for k in ("ok", "skipped", "error")}
+    print(f"{counts['ok']} compiled, {counts['skipped']} skipped, {counts['error']} failed")
     return 1 if any(r["name"] == "(worker)" for r in results) else 0
 
 
