@@ -26,6 +26,7 @@ from triton.compiler import ASTSource
 from triton.compiler.compiler import make_backend
 from triton.runtime.jit import JITFunction, native_specialize_impl
 
+from .gemm import _gemm_kernel, build_launch
 from .gemm_configs import DeviceInfo, GemmConfig, apply_variant, candidate_configs, check_problem
 
 # Named targets -> (Triton target, the device facts the config search needs).
@@ -162,13 +163,14 @@ class GemmCase:
     b_col_major: bool = True
     variant: str = "full"
     config: GemmConfig | None = None  # None: the first candidate the search would time
+    prefer_split_k: bool = False  # with config None: the first candidate that splits K
 
 
 def gemm_cases() -> dict[str, GemmCase]:
     """The GEMM kernels `harness inspect` reports: one large, one decode shape, each rung."""
     cases = {
         "full-bf16-8192": GemmCase(8192, 8192, 8192),
-        "full-bf16-decode": GemmCase(16, 4096, 4096),
+        "full-bf16-decode": GemmCase(16, 4096, 4096, prefer_split_k=True),
         "full-fp16-rowmajor": GemmCase(4096, 4096, 4096, torch.float16, b_col_major=False),
         "full-fp8-8192": GemmCase(8192, 8192, 8192, torch.float8_e4m3fn),
         "full-tf32-4096": GemmCase(4096, 4096, 4096, torch.float32),
@@ -182,8 +184,6 @@ def gemm_cases() -> dict[str, GemmCase]:
 def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict]:
     """(kernel args, launch options, reported config) for `case` on `dev`, built on meta tensors
     by the same code path prepare_matmul uses, so the compiled instance is the one that runs."""
-    from .gemm import build_launch  # noqa: PLC0415 - keeps `import aot` light
-
     meta = torch.device("meta")
     a = torch.empty((case.m, case.k), device=meta, dtype=case.dtype)
     if case.b_col_major:
@@ -196,9 +196,11 @@ def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict
     p = check_problem(a, b, None, *scales, "tf32", dev)
     cfg = case.config
     if cfg is None:
-        cfg = candidate_configs(
+        cands = candidate_configs(
             case.variant, case.m, case.n, case.k, a.element_size(), p.out_bytes, dev
-        )[0]
+        )
+        split = [c for c in cands if c.split_k > 1] if case.prefer_split_k else []
+        cfg = (split or cands)[0]
     else:
         cfg = apply_variant(cfg, case.variant)
     launch = build_launch(p, cfg, dev)
@@ -207,8 +209,6 @@ def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict
 
 def compile_gemm_case(case: GemmCase, target_name: str, keep_asm: bool = True) -> dict[str, Any]:
     """Compile one GEMM case for a named target (see TARGETS); adds the config it used."""
-    from .gemm import _gemm_kernel  # noqa: PLC0415
-
     target, dev = TARGETS[target_name]
     args, options, config = gemm_launch_args(case, dev)
     signature, constexprs, attrs = specialize(_gemm_kernel, args, target)

@@ -271,12 +271,12 @@ class MatmulLaunch:
     _grid: tuple[int, int, int]
     _args: tuple
     _options: dict[str, Any] = field(default_factory=dict)
-    _compiled: Any = None  # the CompiledKernel, once bound by bind_compiled()
+    _runner: Any = None  # CompiledKernel[grid], once bind_compiled() has compiled it
 
     def __call__(self) -> torch.Tensor:
-        if self._compiled is not None:
+        if self._runner is not None:
             # Same launch the JIT would make, minus re-binding and re-hashing identical args.
-            self._compiled[self._grid](*self._args)
+            self._runner(*self._args)
         else:
             _gemm_kernel[self._grid](*self._args, **self._options)
         return self.out
@@ -286,7 +286,7 @@ class MatmulLaunch:
         kernel = _gemm_kernel[self._grid](*self._args, **self._options)
         kernel = kernel.result() if hasattr(kernel, "result") else kernel
         if not interpreting() and hasattr(kernel, "packed_metadata"):
-            self._compiled = kernel
+            self._runner = kernel[self._grid]
 
 
 def build_launch(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> MatmulLaunch:
@@ -367,6 +367,7 @@ def prepare_matmul(
     m, n, k = p.mnk
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
     key = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, variant, dev.name, aligned)
+    key += ("tuned",) if tune and dev.backend != "interpreter" else ("untuned",)
     if dev.backend == "interpreter":
         result = remember(key, interpreter_pick(variant, m, n, k, a.element_size()))
     else:
@@ -388,5 +389,6 @@ def prepare_matmul(
     )
     if result.timings_ms:
         launch.config["tuned_ms"] = min(result.timings_ms.values())
+        launch.config["candidates_rejected"] = len(result.rejected)
     launch.bind_compiled()  # compile now, outside any timed window
     return launch

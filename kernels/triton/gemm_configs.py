@@ -139,14 +139,18 @@ def get_hip_configs(arch: str, elem_bytes: int, m: int) -> list[GemmConfig]:
             _c(32, 64, bk * 2, 4, 2, programs_per_sm=2, **hip),
             _c(64, 128, bk, 4, 2, **hip),
         ]
-    return [
-        _c(256, 256, bk, 8, 2, waves_per_eu=0, **hip),
+    large = [
         _c(256, 128, bk, 8, 2, waves_per_eu=2, **hip),
-        _c(128, 128, bk, 4, 2, waves_per_eu=2, **hip),
         _c(128, 256, bk, 8, 2, **hip),
+        _c(128, 128, bk, 4, 2, waves_per_eu=2, **hip),
         _c(128, 64, bk, 4, 2, programs_per_sm=2, **hip),
         _c(64, 128, bk, 4, 2, programs_per_sm=2, **hip),
     ]
+    if elem_bytes == 2:
+        # 256x256 holds 128 fp32 accumulators per lane: it spills a little (AOT: 7-60 VGPRs)
+        # but can still win on large 16-bit problems; fp8 (emulated) and fp32 spill far more.
+        large.insert(1, _c(256, 256, bk, 8, 2, **hip))
+    return large
 
 
 def get_fma_configs(backend: str) -> list[GemmConfig]:
