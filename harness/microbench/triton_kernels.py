@@ -60,7 +60,7 @@ def _stream_read_kernel(
     offs = tl.arange(0, BLOCK)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for _ in range(lo, hi):
-        acc += tl.load(x_ptr + blk * BLOCK + offs).to(tl.float32)
+        acc += tl.load(x_ptr + blk * BLOCK + offs, cache_modifier=".ca").to(tl.float32)
         blk += 1
         blk = tl.where(blk == n_blocks, 0, blk)  # wrap: re-read the working set
     tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))
@@ -126,7 +126,7 @@ def _chase_kernel(
     ptrs = chase_ptr + lanes * zero  # loop-invariant: a hop is still one multiply-add + load
     idx = tl.zeros([LANES], dtype=tl.int32) + start
     for _ in range(hops):
-        idx = tl.load(ptrs + idx)
+        idx = tl.load(ptrs + idx, cache_modifier=".ca")  # cached in L1: the L1 level exists
     tl.store(out_ptr + lanes, idx, mask=lanes == 0)
 
 
