@@ -46,6 +46,16 @@ def _share(stream_blocks, n_blocks):
 
 
 @triton.jit
+def _offsets(BLOCK: tl.constexpr, WRAP: tl.constexpr):
+    """A trip's element offsets; a set smaller than a block is read BLOCK / WRAP times per trip,
+    so tiny (L1) sets run the same instruction mix per byte as large ones."""
+    offs = tl.arange(0, BLOCK)
+    if WRAP:
+        offs = offs % WRAP
+    return offs
+
+
+@triton.jit
 def _stream_read_kernel(
     # pointers
     x_ptr,  # [n_blocks * BLOCK] the working set
@@ -55,9 +65,10 @@ def _stream_read_kernel(
     stream_blocks,
     # meta-parameters
     BLOCK: tl.constexpr,
+    WRAP: tl.constexpr,  # set size in elements when it is smaller than BLOCK, else 0
 ):
     lo, hi, blk = _share(stream_blocks, n_blocks)
-    offs = tl.arange(0, BLOCK)
+    offs = _offsets(BLOCK, WRAP)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for _ in range(lo, hi):
         acc += tl.load(x_ptr + blk * BLOCK + offs, cache_modifier=".ca").to(tl.float32)
@@ -76,9 +87,10 @@ def _stream_write_kernel(
     stream_blocks,
     # meta-parameters
     BLOCK: tl.constexpr,
+    WRAP: tl.constexpr,  # set size in elements when it is smaller than BLOCK, else 0
 ):
     lo, hi, blk = _share(stream_blocks, n_blocks)
-    offs = tl.arange(0, BLOCK)
+    offs = _offsets(BLOCK, WRAP)
     vals = (tl.zeros([BLOCK], dtype=tl.float32) + value).to(dst_ptr.dtype.element_ty)
     for _ in range(lo, hi):
         tl.store(dst_ptr + blk * BLOCK + offs, vals)
@@ -96,9 +108,10 @@ def _stream_copy_kernel(
     stream_blocks,
     # meta-parameters
     BLOCK: tl.constexpr,
+    WRAP: tl.constexpr,  # set size in elements when it is smaller than BLOCK, else 0
 ):
     lo, hi, blk = _share(stream_blocks, n_blocks)
-    offs = tl.arange(0, BLOCK)
+    offs = _offsets(BLOCK, WRAP)
     for _ in range(lo, hi):
         tl.store(dst_ptr + blk * BLOCK + offs, tl.load(src_ptr + blk * BLOCK + offs))
         blk += 1
@@ -154,60 +167,67 @@ def _fma_kernel(
     tl.store(y_ptr + offs, x)
 
 
-def _stream_geometry(
-    t: torch.Tensor, stream_elems: int, programs: int
-) -> tuple[int, int, int, int]:
-    """(BLOCK, n_blocks, stream_blocks, grid) for a contiguous 1-D working set `t`."""
+def _stream_geometry(t: torch.Tensor, stream_elems: int, programs: int) -> dict:
+    """Launch geometry {BLOCK, WRAP, n_blocks, stream_blocks, grid} for a 1-D working set `t`."""
     if t.dim() != 1 or not t.is_contiguous():
         raise ValueError("working set: expected a contiguous 1-D tensor")
-    n = t.numel()
-    block = math.gcd(n, BLOCK_BYTES // t.element_size())
+    n, full = t.numel(), BLOCK_BYTES // t.element_size()
+    if n < full and stream_elems % full == 0:
+        block, wrap = full, n  # one trip covers the whole set full / n times
+    else:
+        block, wrap = math.gcd(n, full), 0
     if stream_elems % block:
         raise ValueError(f"stream: {stream_elems} elements is not a multiple of BLOCK {block}")
     stream_blocks = stream_elems // block
-    return block, n // block, stream_blocks, max(1, min(programs, stream_blocks))
+    return dict(BLOCK=block, WRAP=wrap, n_blocks=max(1, n // block), stream_blocks=stream_blocks,
+                grid=max(1, min(programs, stream_blocks)))  # fmt: skip
+
+
+def _config(kernel: str, g: dict) -> dict:
+    return {"kernel": kernel, "BLOCK": g["BLOCK"], "WRAP": g["WRAP"], "programs": g["grid"],
+            "num_warps": STREAM_WARPS}  # fmt: skip
 
 
 def stream_read(x: torch.Tensor, stream_elems: int, programs: int) -> Launch:
     """Sum the virtual stream over x; run() returns the [grid] fp32 per-program partial sums."""
-    block, n_blocks, stream_blocks, grid = _stream_geometry(x, stream_elems, programs)
-    partial = torch.empty(grid, dtype=torch.float32, device=x.device)
+    g = _stream_geometry(x, stream_elems, programs)
+    partial = torch.empty(g["grid"], dtype=torch.float32, device=x.device)
 
     def run() -> torch.Tensor:
-        _stream_read_kernel[(grid,)](x, partial, n_blocks, stream_blocks, BLOCK=block,
-                                     num_warps=STREAM_WARPS)  # fmt: skip
+        _stream_read_kernel[(g["grid"],)](x, partial, g["n_blocks"], g["stream_blocks"],
+                                          BLOCK=g["BLOCK"], WRAP=g["WRAP"],
+                                          num_warps=STREAM_WARPS)  # fmt: skip
         return partial
 
-    return Launch(run, {"kernel": "stream_read", "BLOCK": block, "programs": grid,
-                        "num_warps": STREAM_WARPS})  # fmt: skip
+    return Launch(run, _config("stream_read", g))
 
 
 def stream_write(dst: torch.Tensor, value: float, stream_elems: int, programs: int) -> Launch:
     """Write `value` over the virtual stream laid onto dst; run() returns dst."""
-    block, n_blocks, stream_blocks, grid = _stream_geometry(dst, stream_elems, programs)
+    g = _stream_geometry(dst, stream_elems, programs)
 
     def run() -> torch.Tensor:
-        _stream_write_kernel[(grid,)](dst, value, n_blocks, stream_blocks, BLOCK=block,
-                                      num_warps=STREAM_WARPS)  # fmt: skip
+        _stream_write_kernel[(g["grid"],)](dst, value, g["n_blocks"], g["stream_blocks"],
+                                           BLOCK=g["BLOCK"], WRAP=g["WRAP"],
+                                           num_warps=STREAM_WARPS)  # fmt: skip
         return dst
 
-    return Launch(run, {"kernel": "stream_write", "BLOCK": block, "programs": grid,
-                        "num_warps": STREAM_WARPS})  # fmt: skip
+    return Launch(run, _config("stream_write", g))
 
 
 def stream_copy(src: torch.Tensor, dst: torch.Tensor, stream_elems: int, programs: int) -> Launch:
     """Copy src to dst along the virtual stream; run() returns dst."""
     if src.shape != dst.shape or src.dtype != dst.dtype:
         raise ValueError("copy: src and dst must have the same shape and dtype")
-    block, n_blocks, stream_blocks, grid = _stream_geometry(src, stream_elems, programs)
+    g = _stream_geometry(src, stream_elems, programs)
 
     def run() -> torch.Tensor:
-        _stream_copy_kernel[(grid,)](src, dst, n_blocks, stream_blocks, BLOCK=block,
-                                     num_warps=STREAM_WARPS)  # fmt: skip
+        _stream_copy_kernel[(g["grid"],)](src, dst, g["n_blocks"], g["stream_blocks"],
+                                          BLOCK=g["BLOCK"], WRAP=g["WRAP"],
+                                          num_warps=STREAM_WARPS)  # fmt: skip
         return dst
 
-    return Launch(run, {"kernel": "stream_copy", "BLOCK": block, "programs": grid,
-                        "num_warps": STREAM_WARPS})  # fmt: skip
+    return Launch(run, _config("stream_copy", g))
 
 
 def pointer_chase(chase: torch.Tensor, start: int, hops: int) -> Launch:
@@ -258,8 +278,9 @@ def aot_specs() -> list[dict]:
     ):  # fmt: skip
         block = BLOCK_BYTES // 4
         attrs = {(i,): ptr16 for i, t in enumerate(sig.values()) if t.startswith("*")}
-        specs.append(dict(name=name, fn=fn, signature={**sig, "BLOCK": "constexpr"},
-                          constexprs={"BLOCK": block}, attrs=attrs,
+        specs.append(dict(name=name, fn=fn,
+                          signature={**sig, "BLOCK": "constexpr", "WRAP": "constexpr"},
+                          constexprs={"BLOCK": block, "WRAP": 0}, attrs=attrs,
                           options={"num_warps": STREAM_WARPS}))  # fmt: skip
     specs.append(dict(name="chase", fn=_chase_kernel,
                       signature=dict(chase_ptr="*i32", out_ptr="*i32", start="i32", hops="i32",

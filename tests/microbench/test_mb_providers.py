@@ -26,6 +26,7 @@ def measure(problem, provider):
     [
         MemoryProblem("read", 16384, 4 * 16384),  # re-read four times (the cache-level mapping)
         MemoryProblem("read", 8192, dtype="bf16"),
+        MemoryProblem("read", 4096, 8 * 4096),  # smaller than a block: read 4x per trip
         MemoryProblem("write", 8192, 3 * 8192, "fp16"),
         MemoryProblem("copy", 8192, 2 * 8192),
     ],
@@ -67,6 +68,17 @@ def test_stream_shares_cover_the_virtual_stream_once():
     total = float(launch.run().double().sum())
     block0, block1 = float(x[:4096].double().sum()), float(x[4096:].double().sum())
     assert total == pytest.approx(3 * block0 + 2 * block1, rel=1e-6)
+
+
+def test_set_smaller_than_a_block_is_read_several_times_per_trip():
+    x = torch.arange(1024, dtype=torch.float32)  # 4 KiB: a quarter of a 16 KiB block
+    launch = K.stream_read(x, stream_elems=8 * 1024, programs=4)
+    assert launch.config["WRAP"] == 1024 and launch.config["BLOCK"] == 4096
+    assert launch.config["programs"] == 2  # two trips of 4096 elements cover the stream
+    assert float(launch.run().double().sum()) == pytest.approx(8 * float(x.double().sum()))
+    dst = torch.full((1024,), float("nan"))
+    K.stream_write(dst, 2.5, 8 * 1024, 4).run()
+    assert bool((dst == 2.5).all())
 
 
 def _provider(op, prepare):
