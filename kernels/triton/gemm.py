@@ -3,23 +3,27 @@
 The "full" kernel turns on every fast path the device has; each ladder variant removes exactly
 one of them, so the gap between a rung and "full" is what that feature is worth on the hardware.
 
-| variant          | removes                         | why it matters on hardware                        |
-|------------------|---------------------------------|---------------------------------------------------|
-| full             | nothing (`own-triton`)          | reference rung                                    |
-| no-tma           | tensor descriptors (TMA)        | sm_90 TMA copies a whole tile per instruction     |
-|                  |                                 | with no address registers; pointer loads (cp.async|
-|                  |                                 | on sm_80+) spend registers and issue slots on     |
-|                  |                                 | address math and masks                            |
-| no-pipeline      | software pipelining             | num_stages=1: each K step waits for its own       |
-|                  | (num_stages=1, no warp spec.)   | global->shared copy, exposing DRAM/L2 latency     |
-| not-persistent   | persistent tile loop            | one program per tile: per-CTA launch and prologue |
-|                  |                                 | cost, tail waves, and no overlap of one tile's    |
-|                  |                                 | epilogue with the next tile's loads               |
-| no-splitk        | split-K                         | small-M (decode) problems have fewer output tiles |
-|                  |                                 | than SMs; without splitting K most SMs idle while |
-|                  |                                 | the weights stream from HBM                       |
-| no-tensor-cores  | tl.dot (MMA/WGMMA/MFMA)         | FMA formulation (broadcast multiply + in-thread   |
-|                  |                                 | sum): FP32 FFMA peak is ~1/15 of dense bf16 MMA   |
+| variant         | removes                  | why it matters on hardware                      |
+|-----------------|--------------------------|-------------------------------------------------|
+| full            | nothing (`own-triton`)   | reference rung                                  |
+| no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
+|                 |                          | no address registers; pointer loads (cp.async)  |
+|                 |                          | spend registers and issue slots on addresses    |
+|                 |                          | and masks                                       |
+| no-pipeline     | software pipelining      | num_stages=1: each K step waits for its own     |
+|                 | (and warp specialization)| global->shared copy, exposing HBM/L2 latency    |
+| not-persistent  | persistent tile loop     | one program per tile: per-CTA launch/prologue   |
+|                 |                          | cost, tail waves, no overlap of a tile's        |
+|                 |                          | epilogue with the next tile's loads             |
+| no-splitk       | split-K                  | decode-sized M has fewer output tiles than SMs: |
+|                 |                          | without splitting K most SMs idle while the     |
+|                 |                          | weights stream from HBM                         |
+| no-tensor-cores | tl.dot (MMA/WGMMA/MFMA)  | broadcast multiply + in-thread sum = FFMA only; |
+|                 |                          | FP32 FFMA peak is ~1/15 of dense bf16 MMA peak  |
+
+Where a feature does not exist (TMA before sm_90 and on AMD) its rung equals "full";
+config["tma_fallback"] says why. Features the operands forbid (unaligned strides) are reported
+the same way rather than silently dropped.
 
 Scheduling: work units are (output tile, K split) pairs in grouped order (GROUP_M rows of tiles
 share B's columns while they are in L2). With SPLIT_K > 1 each unit stores an fp32 partial; the
@@ -267,6 +271,11 @@ class MatmulLaunch:
     """A prepared GEMM: calling it only launches (no allocation, tuning or sync); returns `out`."""
 
     out: torch.Tensor  # [M, N]
+    # GemmConfig fields (block_m/n/k, num_warps, num_stages, group_m, split_k, programs_per_sm,
+    # persistent, tensor_cores, warp_specialize, matrix_instr_nonkdim, waves_per_eu) plus what
+    # the operands allowed (tma, tma_store, tma_fallback, epilogue_subtile), the grid
+    # (num_programs, units), input_precision, fp8_fast_accum, b_layout, arch, device_name,
+    # variant, tuned, candidates_tried (and tuned_ms, candidates_rejected after tuning).
     config: dict
     _grid: tuple[int, int, int]
     _args: tuple
@@ -336,6 +345,9 @@ def build_launch(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> MatmulLaunch:
         "num_programs": num_programs,
         "units": units,
         "input_precision": p.input_precision,
+        # Triton's sm_90 default for fp8 dots: wgmma accumulates without periodic fp32
+        # promotion (cuBLAS's use_fast_accum=True behaviour), faster but less precise.
+        "fp8_fast_accum": a.dtype == torch.float8_e4m3fn and dev.capability == 90,
         "b_layout": "col" if p.b_is_nk else "row",
         "arch": dev.arch,
         "device_name": dev.name,

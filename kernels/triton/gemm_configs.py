@@ -102,13 +102,14 @@ def get_cuda_configs(capability: int, elem_bytes: int, m: int) -> list[GemmConfi
         ]
     if m <= 512 or not hopper:
         mid = [
-            _c(128, 128, bk, 8, 4),  # 4 warps would hold 128 fp32 acc regs each and spill
+            _c(128, 128, bk, 8, 4),  # on sm_80, 4 warps (128 fp32 acc regs each) spill
             _c(64, 128, bk, 4, 4, programs_per_sm=2),
             _c(128, 256, bk, 8, 3),
             _c(64, 256, bk, 4, 4),
         ]
         if not hopper:
-            # Ampere/Ada: no TMA/wgmma; cp.async pipelines with 3-4 stages in <=164 KB smem.
+            # Ampere/Ada: no TMA/wgmma; cp.async pipelines, 3-4 stages in 164 KB (A100) or 99 KB
+            # (Ada) of shared memory; keep_config drops what does not fit.
             mid += [_c(256, 128, bk // 2 if bk > 32 else bk, 8, 3), _c(128, 64, bk, 4, 4)]
         return mid
     # Large Hopper problems: 128x256 tiles with two consumer warpgroups (64 rows of wgmma each)
