@@ -373,8 +373,9 @@ def prepare_matmul(
     """
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    on_cpu = interpreting() or a.device.type == "cpu"
-    dev = device_info(None if on_cpu else a.device)
+    if a.device.type == "cpu" and not interpreting():
+        raise ValueError("CPU tensors run only under the Triton interpreter (TRITON_INTERPRET=1)")
+    dev = device_info(None if interpreting() else a.device)
     p = check_problem(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
     m, n, k = p.mnk
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
