@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 from dataclasses import asdict, dataclass
 from functools import cache
 
@@ -25,7 +26,10 @@ class DeviceInfo:
     l2_bytes: int | None
     memory_bytes: int | None
     driver_version: str | None
-    runtime_version: str | None  # CUDA or HIP runtime torch was built with
+    runtime_version: str | None  # CUDA, HIP or SYCL runtime torch was built with
+    # Last-level cache a cold-L2 protocol must defeat: the L2 on NVIDIA and CDNA2, the 256 MiB
+    # Infinity Cache (MALL) behind CDNA3's 4 MiB-per-XCD L2; None when unknown.
+    llc_bytes: int | None = None
 
     @property
     def torch_device(self) -> torch.device:
@@ -34,6 +38,11 @@ class DeviceInfo:
     @property
     def is_gpu(self) -> bool:
         return self.type != "cpu"
+
+    @property
+    def flush_bytes(self) -> int | None:
+        """Cache bytes the L2 flush and input rotation must cover (LLC, else L2, else None)."""
+        return self.llc_bytes or self.l2_bytes
 
     def cc_at_least(self, cc: tuple[int, int] | None) -> bool:
         if cc is None:
@@ -47,16 +56,44 @@ class DeviceInfo:
         return {f"device_{k}": v for k, v in d.items()}
 
 
+def xpu_available() -> bool:
+    """True when this torch has an Intel GPU backend (torch.xpu) and sees a device."""
+    xpu = getattr(torch, "xpu", None)
+    try:
+        return bool(xpu is not None and xpu.is_available())
+    except Exception:  # a half-installed SYCL runtime raises instead of answering
+        return False
+
+
 def parse_device(spec: str) -> tuple[str, int]:
-    """'auto' | 'cpu' | 'cuda' | 'cuda:N' -> (type, index); raises ValueError naming allowed values."""
+    """'auto' | 'cpu' | 'cuda[:N]' | 'xpu[:N]' -> (type, index); raises ValueError naming allowed
+    values. auto: a CUDA/ROCm GPU, else an Intel GPU, else the CPU."""
     if spec == "auto":
-        return ("cuda", 0) if torch.cuda.is_available() else ("cpu", 0)
+        if torch.cuda.is_available():
+            return ("cuda", 0)
+        return ("xpu", 0) if xpu_available() else ("cpu", 0)
     kind, _, idx = spec.partition(":")
     if kind not in ("cpu", "cuda", "xpu") or (idx and not idx.isdigit()):
         raise ValueError(f"device: unknown '{spec}'; allowed: auto, cpu, cuda, cuda:N, xpu:N")
     if kind == "cuda" and not torch.cuda.is_available():
         raise ValueError("device: 'cuda' asked for but torch sees no GPU; allowed: auto, cpu")
+    if kind == "xpu" and not xpu_available():
+        raise ValueError("device: 'xpu' asked for but torch sees no Intel GPU; allowed: auto, cpu")
     return kind, int(idx or 0)
+
+
+# AMD last-level cache by gfx arch. CDNA2 (MI210/MI250X, gfx90a): 8 MiB L2 per GCD, nothing
+# behind it. CDNA3 (MI300X/MI325X gfx942, MI300A gfx940/941) and CDNA4 (gfx950): 4 MiB of L2
+# per XCD, backed by a 256 MiB Infinity Cache that a 2x-L2 flush would not touch.
+AMD_LLC_BYTES = {
+    "gfx90a": 8 << 20,
+    "gfx940": 256 << 20,
+    "gfx941": 256 << 20,
+    "gfx942": 256 << 20,
+    "gfx950": 256 << 20,
+}
+# Intel Data Center GPU Max: L2 per stack (each stack is one device in the FLAT hierarchy).
+INTEL_L2_BYTES = ((r"Max 1550", 204 << 20), (r"Max 1100", 108 << 20))
 
 
 @cache
@@ -80,6 +117,7 @@ def _cuda_device(index: int) -> DeviceInfo:
         cc = (props.major, props.minor)
     uuid = getattr(props, "uuid", None)
     uuid_s = None if uuid is None else (str(uuid) if is_hip else f"GPU-{uuid}")
+    l2 = int(getattr(props, "L2_cache_size", 0)) or None
     return DeviceInfo(
         type="cuda",
         index=index,
@@ -88,16 +126,18 @@ def _cuda_device(index: int) -> DeviceInfo:
         uuid=uuid_s,
         arch=arch,
         compute_capability=cc,
-        sm_count=props.multi_processor_count,
-        l2_bytes=int(getattr(props, "L2_cache_size", 0)) or None,
+        sm_count=props.multi_processor_count,  # CUs on AMD
+        l2_bytes=l2,
         memory_bytes=int(props.total_memory),
-        driver_version=_driver_version(is_hip),
+        driver_version=_amd_driver_version(index) if is_hip else _driver_version(False),
         runtime_version=torch.version.hip if is_hip else torch.version.cuda,
+        llc_bytes=AMD_LLC_BYTES.get(arch, l2) if is_hip else l2,
     )
 
 
 def _xpu_device(index: int) -> DeviceInfo:
     props = torch.xpu.get_device_properties(index)
+    l2 = next((b for pat, b in INTEL_L2_BYTES if re.search(pat, props.name)), None)
     return DeviceInfo(
         type="xpu",
         index=index,
@@ -107,10 +147,11 @@ def _xpu_device(index: int) -> DeviceInfo:
         arch=getattr(props, "platform_name", "xpu"),
         compute_capability=None,
         sm_count=getattr(props, "gpu_subslice_count", 0) or getattr(props, "max_compute_units", 0),
-        l2_bytes=None,
+        l2_bytes=l2,
         memory_bytes=int(props.total_memory),
         driver_version=getattr(props, "driver_version", None),
-        runtime_version=None,
+        runtime_version=getattr(torch.version, "xpu", None),
+        llc_bytes=l2,
     )
 
 
@@ -140,6 +181,18 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or "cpu"
+
+
+def _amd_driver_version(index: int) -> str | None:
+    """amdgpu driver version through amdsmi (ROCm 6+); None where amdsmi is absent."""
+    try:
+        import amdsmi
+
+        amdsmi.amdsmi_init()
+        handle = amdsmi.amdsmi_get_processor_handles()[index]
+        return str(amdsmi.amdsmi_get_gpu_driver_info(handle)["driver_version"]) or None
+    except Exception:  # no amdsmi, no permission, or fewer handles than HIP devices
+        return None
 
 
 def _driver_version(is_hip: bool) -> str | None:

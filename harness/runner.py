@@ -89,7 +89,7 @@ def run_sweep(cfg: DictConfig, out=sys.stderr) -> RunResult:
         },
     )
     telemetry = Telemetry(device.vendor, device.index) if device.is_gpu else None
-    flusher = L2Flusher(device.torch_device, device.l2_bytes) if device.is_gpu else None
+    flusher = L2Flusher(device.torch_device, device.flush_bytes) if device.is_gpu else None
     statuses: dict[str, int] = {}
     bar = tqdm(
         total=len(keyed),

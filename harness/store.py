@@ -120,6 +120,7 @@ SCHEMA = pa.schema(
         ("device_compute_capability", _STR),
         ("device_sm_count", _I64),
         ("device_l2_bytes", _I64),
+        ("device_llc_bytes", _I64),  # last-level cache (CDNA3: the 256 MiB Infinity Cache)
         ("device_memory_bytes", _I64),
         ("device_driver_version", _STR),
         ("device_runtime_version", _STR),

@@ -3,6 +3,10 @@
 Statuses: ok (checked, then timed), wrong (failed the check; never timed, never a speed),
 skipped (the provider does not support the point, with its reason), error (exception, OOM or
 timeout inside prepare, run or timing, with the reason).
+
+A provider whose Prepared carries `external` (a benchmark binary that makes its own inputs,
+checks itself and times itself) is checked and timed by that program instead; its row names the
+program's timer, and its speed is still derived from this problem's flops() and min_bytes().
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ def deadline(seconds: float | None):
 def _sync(device: DeviceInfo) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device.index)
+    elif device.type == "xpu":
+        torch.xpu.synchronize(device.index)
 
 
 def _problem_columns(problem: Problem) -> dict:
@@ -125,6 +131,8 @@ def measure_point(
         gc.collect()
         if device.type == "cuda":
             torch.cuda.empty_cache()
+        elif device.type == "xpu":
+            torch.xpu.empty_cache()
     row["elapsed_s"] = time.perf_counter() - t0
     return row
 
@@ -136,6 +144,9 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
     check_fill = "randn" if protocol.fill == "zeros" else protocol.fill
     inputs = problem.make_inputs(protocol.seed * 1000 + 1, check_fill, dev)
     prepared = provider.prepare(problem, inputs, device)
+    if prepared.external is not None:
+        del inputs
+        return _external_point(problem, prepared, protocol, telemetry)
     result = prepared.output(prepared.run())
     _sync(device)
     check = problem.check(result, problem.reference(inputs))
@@ -153,7 +164,9 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
     sets, complete = 1, True
     if timer_name == "cuda-graph" and protocol.l2 == "cold":
         free = torch.cuda.mem_get_info(device.index)[0]
-        sets, complete = timers.rotation_sets(problem.min_bytes(), device.l2_bytes, protocol, free)
+        sets, complete = timers.rotation_sets(
+            problem.min_bytes(), device.flush_bytes, protocol, free
+        )
     closures = []
     for i in range(sets):
         data = problem.make_inputs(protocol.seed * 1000 + 2 + i, protocol.fill, dev)
@@ -169,12 +182,22 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
         timing = timers.time_cuda_graph(
             closures, protocol, protocol.l2 == "cold", complete, on_start
         )
+    elif timer_name == "xpu-events" and device.type == "xpu":
+        flush = flusher if protocol.l2 == "cold" else None
+        timing = timers.time_xpu(closures[0], protocol, flush, on_start)
     else:
         raise ValueError(f"protocol.timer: '{timer_name}' cannot run on {device.type}")
     tel = telemetry.stop() if telemetry else None
+    out.update(_timing_columns(problem, timing, tel))
+    return out
+
+
+def _timing_columns(problem: Problem, timing: timers.Timing, tel) -> dict:
+    """Status ok with latency statistics, TFLOP/s and GB/s (from the problem's own work
+    counts, never a provider's), protocol facts and telemetry of one timed point."""
     s = summarize(timing.samples_ms)
     secs = s.median / 1e3
-    out.update(
+    out = dict(
         status="ok",
         reason=None,
         latency_ms_median=s.median,
@@ -202,3 +225,21 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
     if hasattr(problem, "derived"):  # problem-specific columns from the timing (latency per hop)
         out.update(problem.derived(out))
     return out
+
+
+def _external_point(problem: Problem, prepared, protocol: Protocol, telemetry) -> dict:
+    """Check, then time, through the provider's own program (Prepared.external).
+
+    Its verdict is the correctness check (rel_err stays null: the outputs never leave it);
+    telemetry covers the whole timed invocation, process start-up included."""
+    ext = prepared.external
+    verdict = ext.check()
+    config = {**prepared.config, **verdict.config}
+    dump = lambda c: json.dumps(c, sort_keys=True, default=str)
+    if not verdict.ok:
+        return {"provider_config": dump(config), "status": "wrong", "reason": verdict.reason}
+    if telemetry:
+        telemetry.start()
+    timing, extra = ext.time(protocol)
+    tel = telemetry.stop() if telemetry else None
+    return {"provider_config": dump({**config, **extra}), **_timing_columns(problem, timing, tel)}

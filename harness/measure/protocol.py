@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-TIMERS = ("auto", "cuda-events", "cuda-graph", "host")
+TIMERS = ("auto", "cuda-events", "cuda-graph", "host", "xpu-events")
 L2_STATES = ("cold", "hot")
 
 
@@ -17,12 +17,16 @@ class Protocol:
     cuda-graph: calls captured into a CUDA graph and timed per replay (no launch gaps); cold L2
         by rotating through input sets totalling >= l2_rotation_factor x L2, one call per set.
     host: perf_counter around each call (CPU devices, where calls are synchronous).
+    xpu-events: the cuda-events protocol on an Intel GPU (torch.xpu.Event); without XPU events,
+        perf_counter around call + torch.xpu.synchronize ("host-sync" in the row).
+    Providers that run and time themselves (an external benchmark binary) report their own
+    timer name in the row (e.g. "ck-internal").
     Sampling stops when the relative standard error of the median falls under rse_target with
     at least min_samples and min_time_s of sampling, or when max_time_s of sampling or
     max_samples is reached.
     """
 
-    timer: str = "auto"  # auto -> cuda-events on a GPU, host on the CPU
+    timer: str = "auto"  # auto -> cuda-events on a GPU, xpu-events on Intel, host on the CPU
     l2: str = "cold"
     fill: str = "randn"  # timing inputs; the correctness check always uses fresh random inputs
     # Long enough for clocks and the power limiter to settle: with 30 ms a heavy GEMM was timed
@@ -58,7 +62,7 @@ class Protocol:
     def resolved_timer(self, device_type: str) -> str:
         if self.timer != "auto":
             return self.timer
-        return "host" if device_type == "cpu" else "cuda-events"
+        return {"cpu": "host", "xpu": "xpu-events"}.get(device_type, "cuda-events")
 
     def key_fields(self) -> dict:
         """Fields that change what is measured (they enter the point key)."""

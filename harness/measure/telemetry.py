@@ -1,8 +1,10 @@
-"""Clocks, power, temperature and throttle reasons sampled through NVML while a point is timed.
+"""Clocks, power, temperature and throttle reasons sampled while a point is timed: through NVML
+on NVIDIA, through amdsmi (ROCm 6+) on AMD.
 
 A number measured at 1.1 GHz is not the number measured at 1.98 GHz: every row carries the
-median SM clock and the union of throttle reasons seen during its timed window, so a reader can
-tell a slow kernel from a throttled card. Fields are null where NVML is unavailable.
+median SM (GFX) clock and the union of throttle reasons seen during its timed window, so a reader
+can tell a slow kernel from a throttled card. Fields are null where the library is unavailable
+(Intel GPUs: no sampler yet).
 """
 
 from __future__ import annotations
@@ -55,46 +57,145 @@ class _Series:
     n: int = 0
 
 
+class _NvmlReader:
+    """One NVML reading: SM / memory clock (MHz), power (W), temperature (C), throttle bits."""
+
+    source = "nvml"
+
+    def __init__(self, index: int) -> None:
+        import pynvml
+
+        pynvml.nvmlInit()
+        self.nv, self.h = pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
+
+    def read(self) -> dict:
+        nv, h = self.nv, self.h
+        return _each(
+            sm=lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+            mem=lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+            power=lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
+            temp=lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+            throttle=lambda: nv.nvmlDeviceGetCurrentClocksEventReasons(h),
+        )
+
+
+def amdsmi_handle(amdsmi, index: int):
+    """The amdsmi handle of HIP device `index`: matched by PCI bus id when torch reports one
+    (amdsmi lists every GPU, HIP only the visible ones), else by position."""
+    handles = amdsmi.amdsmi_get_processor_handles()
+    try:
+        import torch
+
+        props = torch.cuda.get_device_properties(index)
+        bus, dom = getattr(props, "pci_bus_id", None), getattr(props, "pci_domain_id", 0)
+        if bus is not None:
+            for h in handles:  # BDF "dddd:bb:dd.f"
+                d, b = amdsmi.amdsmi_get_gpu_device_bdf(h).split(":")[:2]
+                if int(b, 16) == bus and int(d, 16) == dom:
+                    return h
+    except Exception:  # no torch GPU in this process (tests) or an older amdsmi: by position
+        pass
+    return handles[index]
+
+
+class _AmdSmiReader:
+    """One amdsmi reading: GFX / memory clock (MHz), socket power (W), hotspot temperature (C),
+    and the firmware's throttle flag (one bit: AMD reports no per-cause mask here)."""
+
+    source = "amdsmi"
+
+    def __init__(self, index: int) -> None:
+        import amdsmi
+
+        amdsmi.amdsmi_init()
+        self.smi, self.h = amdsmi, amdsmi_handle(amdsmi, index)
+
+    def _power(self) -> float:
+        info = self.smi.amdsmi_get_power_info(self.h)
+        # MI300 fills current_socket_power, MI200 only the average; unsupported reads "N/A".
+        for key in ("current_socket_power", "average_socket_power"):
+            if isinstance(info.get(key), int | float) and info[key] > 0:
+                return float(info[key])
+        raise ValueError("no socket power")
+
+    def _temp(self) -> float:
+        smi = self.smi
+        for sensor in ("HOTSPOT", "EDGE"):  # MI300X has no edge sensor
+            try:
+                t = smi.amdsmi_get_temp_metric(
+                    self.h,
+                    getattr(smi.AmdSmiTemperatureType, sensor),
+                    smi.AmdSmiTemperatureMetric.CURRENT,
+                )
+            except Exception:
+                continue
+            # amdsmi.h documents millidegrees; the library returns degrees on ROCm 6: accept both.
+            return t / 1000.0 if t > 1000 else float(t)
+        raise ValueError("no temperature sensor")
+
+    def read(self) -> dict:
+        smi, h = self.smi, self.h
+        return _each(
+            sm=lambda: smi.amdsmi_get_clock_info(h, smi.AmdSmiClkType.GFX)["clk"],
+            mem=lambda: smi.amdsmi_get_clock_info(h, smi.AmdSmiClkType.MEM)["clk"],
+            power=self._power,
+            temp=self._temp,
+            throttle=self._throttle,
+        )
+
+    def _throttle(self) -> int:
+        status = self.smi.amdsmi_get_gpu_metrics_info(self.h).get("throttle_status")
+        return _AMD_THROTTLED if status is True else 0
+
+
+# Bit standing for "the SMU reported throttling" in the union mask (outside NVML's bits).
+_AMD_THROTTLED = 0x10000
+_THROTTLE_BITS[_AMD_THROTTLED] = "amd_throttle_status"
+_READERS = {"nvidia": _NvmlReader, "amd": _AmdSmiReader}
+
+
+def _each(**reads) -> dict:
+    """Call each reader; a failing one is left out (that field stays null), never fatal."""
+    out = {}
+    for key, read in reads.items():
+        try:
+            v = read()
+        except Exception:
+            continue
+        if isinstance(v, int | float):
+            out[key] = v
+    return out
+
+
 class Telemetry:
     """Background sampler; start() at the timed window's start, stop() at its end."""
 
     def __init__(self, vendor: str, index: int, interval_s: float = 0.01) -> None:
         self.interval_s = interval_s
-        self._handle = None
-        self._nvml = None
-        if vendor == "nvidia":
+        self._reader = None
+        if vendor in _READERS:
             try:
-                import pynvml
-
-                pynvml.nvmlInit()
-                self._handle = pynvml.nvmlDeviceGetHandleByIndex(index)
-                self._nvml = pynvml
-            except Exception:  # no driver library or no permission: telemetry stays null
-                self._handle = None
+                self._reader = _READERS[vendor](index)
+            except Exception:  # no library, no driver or no permission: telemetry stays null
+                self._reader = None
         self._series = _Series()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     @property
     def available(self) -> bool:
-        return self._handle is not None
+        return self._reader is not None
+
+    @property
+    def source(self) -> str:
+        return self._reader.source if self._reader is not None else "none"
 
     def _sample(self) -> None:
-        nv, h, s = self._nvml, self._handle, self._series
-        for target, read in (
-            (s.sm, lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
-            (s.mem, lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
-            (s.power, lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0),
-            (s.temp, lambda: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)),
-        ):
-            try:
-                target.append(float(read()))
-            except Exception:
-                pass
-        try:
-            s.throttle |= int(nv.nvmlDeviceGetCurrentClocksEventReasons(h))
-        except Exception:
-            pass
+        r, s = self._reader.read(), self._series
+        for key, target in (("sm", s.sm), ("mem", s.mem), ("power", s.power), ("temp", s.temp)):
+            if key in r:
+                target.append(float(r[key]))
+        s.throttle |= int(r.get("throttle", 0))
         s.n += 1
 
     def _loop(self) -> None:
@@ -128,5 +229,5 @@ class Telemetry:
             temp_c=med(s.temp),
             throttle_reasons=",".join(decode_throttle(s.throttle & ~_IDLE_BIT)),
             telemetry_samples=s.n,
-            source="nvml",
+            source=self.source,
         )

@@ -1,4 +1,5 @@
-"""Timers: per-call CUDA events, CUDA-graph replay, host clock. They only ever call closures."""
+"""Timers: per-call device events (CUDA/HIP, or Intel XPU), CUDA-graph replay, host clock.
+They only ever call closures."""
 
 from __future__ import annotations
 
@@ -59,30 +60,63 @@ def _warm_up(call: Closure, p: Protocol, sync: Callable[[], None]) -> int:
     return calls
 
 
-def time_host(fn: Closure, p: Protocol, on_start: Callable[[], None] = lambda: None) -> Timing:
-    """perf_counter around each call; for CPU devices, whose calls return when done."""
-    warm = _warm_up(fn, p, lambda: None)
+def time_host(
+    fn: Closure,
+    p: Protocol,
+    on_start: Callable[[], None] = lambda: None,
+    sync: Callable[[], None] | None = None,
+    flush: Closure | None = None,
+) -> Timing:
+    """perf_counter around each call; for CPU devices, whose calls return when done. With
+    `sync` (a device without timing events), each call is followed by a device sync inside the
+    window ("host-sync": launch and sync overhead included), and `flush` runs before it."""
+    warm = _warm_up(lambda: (flush and flush(), fn()), p, sync or (lambda: None))
     on_start()
     rule, samples = StopRule(p), []
     while (why := rule.reason(samples)) is None:
+        if flush is not None:
+            flush()
+            if sync is not None:
+                sync()
         t = time.perf_counter_ns()
         fn()
+        if sync is not None:
+            sync()
         samples.append((time.perf_counter_ns() - t) / 1e6)
-    return Timing(samples, "host", "n/a", why, 1, warm)
+    if sync is None:
+        return Timing(samples, "host", "n/a", why, 1, warm)
+    return Timing(samples, "host-sync", "cold" if flush else "hot", why, 1, warm)
+
+
+def time_xpu(fn: Closure, p: Protocol, flush: Closure | None, on_start=lambda: None) -> Timing:
+    """Intel GPUs: XPU events when this torch has them, else the host clock around call + sync."""
+    xpu = torch.xpu
+    if hasattr(xpu, "Event"):
+        return time_cuda_events(fn, p, flush, on_start, api=xpu, name="xpu-events")
+    return time_host(fn, p, on_start, sync=xpu.synchronize, flush=flush)
 
 
 def time_cuda_events(
-    fn: Closure, p: Protocol, flush: Closure | None, on_start: Callable[[], None] = lambda: None
+    fn: Closure,
+    p: Protocol,
+    flush: Closure | None,
+    on_start: Callable[[], None] = lambda: None,
+    api=None,
+    name: str = "cuda-events",
 ) -> Timing:
-    """One event pair per call; with `flush`, the L2 is overwritten before each (untimed) call."""
-    sync = torch.cuda.synchronize
+    """One event pair per call; with `flush`, the L2 is overwritten before each (untimed) call.
+
+    `api` is the torch device module with Event and synchronize: torch.cuda (CUDA, and HIP on
+    ROCm builds) by default, torch.xpu on Intel GPUs (with name "xpu-events")."""
+    api = api or torch.cuda
+    sync = api.synchronize
     warm = _warm_up(lambda: (flush and flush(), fn()), p, sync)
     on_start()
     rule, samples, batch = StopRule(p), [], 1
     while (why := rule.reason(samples)) is None:
         n = min(batch, p.max_samples - len(samples))
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        starts = [api.Event(enable_timing=True) for _ in range(n)]
+        ends = [api.Event(enable_timing=True) for _ in range(n)]
         for s, e in zip(starts, ends, strict=True):
             if flush is not None:
                 flush()  # before the start event: the flush is never inside the window
@@ -94,7 +128,7 @@ def time_cuda_events(
         samples.extend(new)
         per = max(sorted(new)[len(new) // 2], 1e-3)
         batch = int(min(100, max(1, _BATCH_TARGET_MS / per)))
-    return Timing(samples, "cuda-events", "cold" if flush else "hot", why, 1, warm)
+    return Timing(samples, name, "cold" if flush else "hot", why, 1, warm)
 
 
 def time_cuda_graph(
@@ -157,10 +191,13 @@ class L2Flusher:
     to HBM inside its own timed window (on the H200 a 50 MB decode GEMM timed 2x slower after a
     zero_() flush than under graph replay with rotated inputs). mode="write" keeps the old
     behaviour for comparison.
+
+    Size it by the last-level cache (DeviceInfo.flush_bytes): on CDNA3 that is the 256 MiB
+    Infinity Cache behind a 4 MiB-per-XCD L2, so 2x the L2 alone would leave inputs resident.
     """
 
     def __init__(self, device: torch.device, cache_bytes: int | None, mode: str = "read") -> None:
-        # Unknown cache size (or AMD's Infinity Cache behind a small L2): assume 128 MiB.
+        # Unknown cache size: assume 128 MiB.
         nbytes = 2 * (cache_bytes or (128 << 20))
         self.nbytes = nbytes
         self.mode = mode

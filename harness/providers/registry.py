@@ -18,6 +18,28 @@ class Unsupported(Exception):
 
 
 @dataclass
+class ExternalCheck:
+    """A self-checking program's verdict on its own output (its inputs never leave it)."""
+
+    ok: bool
+    reason: str | None = None  # one line when not ok
+    config: dict = field(default_factory=dict)  # what the check ran, added to provider_config
+
+
+@dataclass
+class External:
+    """A provider that runs, checks and times itself (an external benchmark binary).
+
+    measure_point calls check() instead of comparing run()'s output with the fp32 reference, and
+    time(protocol) instead of its own timer; the row records the Timing's own timer name, and
+    its latency/TFLOP/s/GB/s come from the samples and the problem's flops()/min_bytes().
+    """
+
+    check: Callable[[], ExternalCheck]
+    time: Callable[[Any], tuple[Any, dict]]  # Protocol -> (measure.timer.Timing, config extras)
+
+
+@dataclass
 class Prepared:
     """What prepare hands the timer: a launch-only closure, with everything else done before."""
 
@@ -25,6 +47,7 @@ class Prepared:
     config: dict = field(default_factory=dict)  # chosen kernel config, recorded in the row
     # Maps run()'s return value to the problem's output layout; used by the check, never timed.
     output: Callable[[Any], Any] = lambda out: out
+    external: External | None = None  # set by providers that time themselves; run is unused
 
 
 PrepareFn = Callable[[Problem, dict, DeviceInfo], Prepared]
