@@ -12,6 +12,7 @@ PROVIDER_MODULES = (
     "harness.providers.attention_sdpa",
     "harness.providers.attention_flash",
     "harness.providers.own_triton",
+    "harness.providers.own_cutlass",
     "harness.microbench.providers",
 )
 

@@ -53,6 +53,29 @@ class BuildError(RuntimeError):
     """nvcc or the CUTLASS headers are missing, or a compile failed (message: one line first)."""
 
 
+# cutlass::Status codes that mean "this kernel cannot take this problem", not a fault.
+REFUSALS = {
+    1: "misaligned operand",
+    2: "invalid data type",
+    3: "invalid layout",
+    4: "invalid problem",
+    5: "not supported",
+}
+
+
+class KernelError(RuntimeError):
+    """A library call failed; `code` is its status (cutlass::Status, or 1000 + cudaError_t)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def refused(self) -> bool:
+        """True when the kernel declined the problem (shape, alignment), not a runtime fault."""
+        return self.code in REFUSALS
+
+
 @dataclass(frozen=True)
 class Headers:
     """Where the CUTLASS include tree came from and which version it is."""

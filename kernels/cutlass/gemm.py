@@ -31,14 +31,6 @@ DTYPES = {
 }
 ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3": 1}
 MODES = {"heuristic": 0, "data-parallel": 1, "split-k": 2, "stream-k": 3}
-# cutlass::Status codes that mean "this kernel cannot take this problem" rather than a failure.
-REFUSALS = {
-    1: "misaligned operand",
-    2: "invalid data type",
-    3: "invalid layout",
-    4: "invalid problem",
-    5: "not supported",
-}
 
 
 @dataclass(frozen=True)
@@ -130,19 +122,6 @@ class RunOptions:
     def __str__(self) -> str:
         split = f"x{self.splits}" if self.mode == "split-k" else ""
         return f"{self.mode}{split}/sw{self.swizzle}"
-
-
-class GemmError(RuntimeError):
-    """A library call failed; `code` is the status (cutlass::Status, or 1000 + cudaError_t)."""
-
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
-        self.code = code
-
-    @property
-    def refused(self) -> bool:
-        """True when the kernel declined the problem (shape/alignment), not a runtime fault."""
-        return self.code in REFUSALS
 
 
 def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
@@ -259,7 +238,7 @@ class GemmLaunch:
     def _check(self, rc: int, what: str) -> None:
         if rc != 0:
             text = self._lib.hk_status_string(rc).decode()
-            raise GemmError(f"{what}: {text} (status {rc})", rc)
+            raise build.KernelError(f"{what}: {text} (status {rc})", rc)
 
     def __call__(self) -> torch.Tensor:
         stream = torch.cuda.current_stream(self._device).cuda_stream

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import torch
 
 from . import build
-from .gemm import VARIANTS, GemmError, GemmLaunch, GemmVariant, RunOptions, prepare_gemm
+from .build import KernelError
+from .gemm import VARIANTS, GemmLaunch, GemmVariant, RunOptions, prepare_gemm
 
 _WARMUP = 3
 _REPS = 10
@@ -132,6 +133,7 @@ def tune(
     timings: dict[str, float] = {}
     rejected: dict[str, str] = {}
     best: Candidate | None = None
+    unbuildable: list[build.BuildError] = []
     for variant, options in candidates:
         name = f"{variant.name}:{options}"
         try:
@@ -146,13 +148,19 @@ def tune(
                 rejected[name] = f"rel_err {err:.3g} after timing"
                 del timings[name]
                 continue
-        except (GemmError, build.BuildError, ValueError) as e:
+        except build.BuildError as e:
+            rejected[name] = str(e).splitlines()[0]
+            unbuildable.append(e)
+            continue
+        except (KernelError, ValueError) as e:
             rejected[name] = str(e).splitlines()[0]
             continue
         if best is None or timings[name] < timings[f"{best[0].name}:{best[1]}"]:
             best = (variant, options)
     if best is None:
-        raise GemmError(f"no candidate worked: {rejected}", 7)
+        if len(unbuildable) == len(candidates):
+            raise unbuildable[0]  # no toolchain and nothing cached: the caller skips the point
+        raise KernelError(f"no candidate worked: {rejected}", 7)
     result = TuneResult(best[0], best[1], timings, rejected)
     _CACHE[key] = result
     return result

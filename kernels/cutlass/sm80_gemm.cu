@@ -70,8 +70,14 @@ using Gemm = cutlass::gemm::device::Gemm<
     // Rasterize in groups of 8 tile columns so concurrently running CTAs share B panels in L2.
     cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<8>, HK_STAGES, kAlign, kAlign>;
 
+using GemmKernel = typename Gemm::GemmKernel;
+constexpr int kSmemBytes = int(sizeof(typename GemmKernel::SharedStorage));
+
+// Kernel parameters and grid, built once; run() is a bare launch (no attribute calls, which
+// keeps it legal inside CUDA-graph capture).
 struct Plan {
-  Gemm gemm;
+  typename GemmKernel::Params params;
+  dim3 grid;
 };
 
 typename Gemm::Arguments make_arguments(const void* A, const void* B, void* D, int M, int N,
@@ -101,24 +107,35 @@ HK_EXPORT int64_t hk_gemm_workspace(int M, int N, int K, int, int, int) {
 
 HK_EXPORT int hk_gemm_plan(const void* A, const void* B, void* D, const float* alpha, int M,
                            int N, int K, int64_t lda, int64_t ldb, int64_t ldd, int, int, int,
-                           void* workspace, void** plan_out) {
+                           void*, void** plan_out) {
   *plan_out = nullptr;
   if (alpha != nullptr) return hk::from_cutlass(cutlass::Status::kErrorNotSupported);
   auto args = make_arguments(A, B, D, M, N, K, lda, ldb, ldd);
   cutlass::Status s = Gemm::can_implement(args);
   if (s != cutlass::Status::kSuccess) return hk::from_cutlass(s);
-  auto* plan = new Plan{};
-  s = plan->gemm.initialize(args, workspace, nullptr);
-  if (s != cutlass::Status::kSuccess) {
-    delete plan;
-    return hk::from_cutlass(s);
+  typename Gemm::ThreadblockSwizzle swizzle;
+  cutlass::gemm::GemmCoord tiles = swizzle.get_tiled_shape(
+      args.problem_size, {HK_TILE_M, HK_TILE_N, HK_TILE_K}, /*split_k_slices=*/1);
+  if (kSmemBytes >= (48 << 10)) {
+    cudaError_t e = cudaFuncSetAttribute(cutlass::Kernel<GemmKernel>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+    if (e != cudaSuccess) return hk::from_cuda(e);
   }
+  auto* plan = new Plan{typename GemmKernel::Params{args.problem_size, tiles,
+                                                    args.ref_A.non_const_ref(),
+                                                    args.ref_B.non_const_ref(),
+                                                    args.ref_C.non_const_ref(), args.ref_D,
+                                                    args.epilogue, nullptr},
+                        swizzle.get_grid_shape(tiles)};
   *plan_out = plan;
   return 0;
 }
 
 HK_EXPORT int hk_gemm_run(void* plan, void* stream) {
-  return hk::from_cutlass(static_cast<Plan*>(plan)->gemm.run(static_cast<cudaStream_t>(stream)));
+  auto* p = static_cast<Plan*>(plan);
+  cutlass::Kernel<GemmKernel><<<p->grid, GemmKernel::kThreadCount, kSmemBytes,
+                                static_cast<cudaStream_t>(stream)>>>(p->params);
+  return hk::from_cuda(cudaGetLastError());
 }
 
 HK_EXPORT void hk_gemm_destroy(void* plan) { delete static_cast<Plan*>(plan); }

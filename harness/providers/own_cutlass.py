@@ -1,0 +1,230 @@
+"""The project's own CUTLASS / CuTe kernels (kernels/cutlass/), built by nvcc at prepare time.
+
+GEMM:
+  own-cutlass                       SM90 TMA + WGMMA warp-specialized, variant and scheduler
+                                    chosen per shape by timing candidates (kernels/cutlass/gemm_tune.py)
+  own-cutlass-sm90-<variant>        one fixed SM90 variant (tile, cluster, schedule in the name)
+  own-cutlass-sm80-multistage       the Ampere rung: cp.async multistage + mma.sync
+Attention:
+  own-cutlass                       CuTe FMHA forward (SM80 style: cp.async, ldmatrix, mma.sync)
+
+Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
+`prebuild(problems)` builds everything a sweep needs in parallel beforehand. Without nvcc or the
+CUTLASS headers, and with no cached library to load, the rows are skipped with a one-line reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from harness_kernels.cutlass import build
+from harness_kernels.cutlass.gemm import VARIANTS
+
+from harness.device import DeviceInfo
+from harness.problems import AttentionProblem, GemmProblem, Problem
+from harness.providers.registry import Prepared, Unsupported, register
+
+GEMM_DTYPES = ("bf16", "fp16", "fp8_e4m3")
+
+
+def _available() -> str | None:
+    """None when a library can be compiled here, or at least loaded from a carried cache."""
+    why = build.toolchain_problem()
+    if why is None:
+        return None
+    root = build.cache_dir()
+    if root.is_dir() and any(p.joinpath("lib.so").is_file() for p in root.iterdir()):
+        return None  # prepare loads the matching cached build, or skips with `why`
+    return f"{why}; no cached builds in {root}"
+
+
+def _load_or_skip(fn, *args, **kwargs):
+    """Run a prepare step; a missing toolchain or a refused shape becomes a skipped row."""
+    try:
+        return fn(*args, **kwargs)
+    except build.BuildError as e:
+        if build.toolchain_problem() is not None:
+            raise Unsupported(str(e).splitlines()[0]) from None
+        raise
+    except build.KernelError as e:
+        if e.refused:
+            raise Unsupported(f"own-cutlass: {e}") from None
+        raise
+
+
+# ---- GEMM -------------------------------------------------------------------------------------
+
+
+def _gemm_supports_for(dtypes: tuple[str, ...]):
+    def supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
+        from harness_kernels.cutlass.gemm import alignment_problem
+
+        if problem.dtype not in dtypes:
+            return f"takes {', '.join(dtypes)}"
+        if problem.batch != 1:
+            return "batched GEMM is not implemented in the own CUTLASS kernels"
+        if problem.dtype == "fp8_e4m3" and problem.layout != "nt":
+            return "fp8 WGMMA needs both operands K-major: use layout nt"
+        return alignment_problem(
+            problem.m, problem.n, problem.k, problem.dtype, problem.layout == "nt"
+        )
+
+    return supports
+
+
+def _alpha(inputs: dict) -> torch.Tensor | None:
+    """fp8: the product of the per-tensor scales as one device float (the epilogue's alpha)."""
+    if "a_scale" not in inputs:
+        return None
+    return (inputs["a_scale"] * inputs["b_scale"]).to(torch.float32).reshape(1).contiguous()
+
+
+def _reference(a: torch.Tensor, b: torch.Tensor, alpha: torch.Tensor | None) -> torch.Tensor:
+    """What tuning compares candidates with: cuBLAS in the inputs' precision (bf16 for fp8)."""
+    if alpha is None:
+        return torch.matmul(a, b)
+    return (torch.matmul(a.to(torch.bfloat16), b.to(torch.bfloat16)).float() * alpha).to(
+        torch.bfloat16
+    )
+
+
+@register(
+    "own-cutlass",
+    "gemm",
+    "own",
+    ("nvidia",),
+    min_cc=(9, 0),
+    available=_available,
+    supports=_gemm_supports_for(GEMM_DTYPES),
+)
+def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """Own CUTLASS SM90 GEMM (TMA + WGMMA, warp-specialized), variant chosen per shape by timing."""
+    from harness_kernels.cutlass import gemm_tune
+    from harness_kernels.cutlass.gemm import prepare_gemm
+
+    a, b = inputs["a"], inputs["b"]
+    alpha = _alpha(inputs)
+    key = (
+        problem.m,
+        problem.n,
+        problem.k,
+        problem.dtype,
+        problem.layout,
+        device.name,
+        device.index,
+    )
+    cands = gemm_tune.sm90_candidates(problem.m, problem.n, problem.k, problem.dtype)
+    result = _load_or_skip(gemm_tune.tune, a, b, cands, _reference(a, b, alpha), key, alpha)
+    launch = _load_or_skip(prepare_gemm, a, b, result.variant, alpha=alpha, options=result.options)
+    config = dict(launch.config, tuned_ms=gemm_tune.best_ms(result))
+    config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
+    if result.rejected:
+        config["rejected"] = result.rejected
+    return Prepared(launch, config)
+
+
+def _gemm_variant(name: str) -> None:
+    from harness_kernels.cutlass.gemm import prepare_gemm
+
+    variant = VARIANTS[name]
+
+    def prepare(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+        launch = _load_or_skip(
+            prepare_gemm, inputs["a"], inputs["b"], variant, alpha=_alpha(inputs)
+        )
+        return Prepared(launch, dict(launch.config))
+
+    what = "SM80-style cp.async multistage + mma.sync" if variant.kernel == "sm80" else "SM90"
+    prepare.__doc__ = f"Own CUTLASS GEMM, fixed variant {name} ({what})."
+    register(
+        f"own-cutlass-{name}",
+        "gemm",
+        "own",
+        ("nvidia",),
+        min_cc=variant.min_cc,
+        available=_available,
+        supports=_gemm_supports_for(variant.dtypes),
+    )(prepare)
+
+
+# ---- attention ----------------------------------------------------------------------------------
+
+
+def _attention_supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+    from harness_kernels.cutlass.fmha import shape_problem
+
+    return shape_problem(
+        problem.q_len,
+        problem.kv_len,
+        problem.head_dim,
+        problem.dtype,
+        problem.causal,
+        paged=problem.kv_layout == "paged",
+    )
+
+
+@register(
+    "own-cutlass",
+    "attention",
+    "own",
+    ("nvidia",),
+    min_cc=(8, 0),
+    available=_available,
+    supports=_attention_supports,
+)
+def own_cutlass_attention(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """Own CuTe FMHA forward (cp.async + ldmatrix + mma.sync, online softmax), dense KV."""
+    from harness_kernels.cutlass.fmha import prepare_fmha
+
+    launch = _load_or_skip(
+        prepare_fmha, inputs["q"], inputs["k"], inputs["v"], causal=problem.causal
+    )
+    return Prepared(launch, dict(launch.config))
+
+
+# ---- prebuild -----------------------------------------------------------------------------------
+
+
+def specs_for(problems: Iterable[Problem], providers: Iterable[str] | None = None) -> list:
+    """The libraries the own-cutlass providers will load for `problems` (all own-cutlass
+    providers unless `providers` names some)."""
+    from harness_kernels.cutlass import gemm_tune
+    from harness_kernels.cutlass.fmha import fmha_spec
+
+    wanted = set(providers) if providers is not None else None
+    specs = []
+    for p in problems:
+        if isinstance(p, GemmProblem) and p.dtype in GEMM_DTYPES and p.batch == 1:
+            b_col = p.layout == "nt"
+            if wanted is None or "own-cutlass" in wanted:
+                for v, _ in gemm_tune.sm90_candidates(p.m, p.n, p.k, p.dtype):
+                    specs.append(v.spec(p.dtype, b_col))
+            for name, v in VARIANTS.items():
+                if (wanted is None or f"own-cutlass-{name}" in wanted) and p.dtype in v.dtypes:
+                    if b_col or p.dtype != "fp8_e4m3":
+                        specs.append(v.spec(p.dtype, b_col))
+        elif isinstance(p, AttentionProblem) and (wanted is None or "own-cutlass" in wanted):
+            if _attention_supports(p, None) is None:
+                specs.append(fmha_spec(p.dtype, p.head_dim))
+    return list(dict.fromkeys(specs))
+
+
+def prebuild(
+    problems: Iterable[Problem],
+    providers: Iterable[str] | None = None,
+    max_workers: int | None = None,
+) -> dict[str, str]:
+    """Build (or find cached) every library `problems` need, in parallel nvcc processes; call it
+    before a sweep so no point compiles. Returns {library label: 'cached' | 'built in N s' |
+    'error: ...'}; {} when nothing is needed or nothing can be built here."""
+    from harness_kernels.cutlass.prebuild import prebuild as run
+
+    specs = specs_for(problems, providers)
+    if not specs or build.toolchain_problem() is not None:
+        return {}
+    return run(specs, max_workers)
+
+
+for _name in VARIANTS:
+    _gemm_variant(_name)

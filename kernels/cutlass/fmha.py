@@ -1,0 +1,152 @@
+"""Own CuTe FMHA forward (fmha_sm80.cu): library spec per (dtype, head_dim), and a launcher.
+
+launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
+out = launch()                                # [B, Hq, Sq, D], on the current stream
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+import torch
+
+from . import build
+
+BLOCK_M = 128  # query rows per CTA
+BLOCK_N = 64  # keys per KV tile
+HEAD_DIMS = (64, 128)
+DTYPES = {torch.bfloat16: ("bf16", 0), torch.float16: ("fp16", 1)}
+
+
+def fmha_spec(dtype: str, head_dim: int) -> build.KernelSpec:
+    """The library for `dtype` (bf16 | fp16) and `head_dim` (64 | 128), sm_80 and sm_90 SASS."""
+    code = {"bf16": 0, "fp16": 1}[dtype]
+    return build.KernelSpec(
+        "fmha_sm80.cu",
+        (("HK_DTYPE", code), ("HK_HEAD_DIM", head_dim)),
+        ("sm_80", "sm_90"),
+        f"fmha-sm80-{dtype}-d{head_dim}",
+        # exp2 as one MUFU.EX2, reciprocal without the IEEE fix-up: softmax needs neither.
+        extra_flags=("--use_fast_math",),
+    )
+
+
+def shape_problem(
+    q_len: int, kv_len: int, head_dim: int, dtype: str, causal: bool, paged: bool = False
+) -> str | None:
+    """Why the kernel cannot take this shape, or None."""
+    if dtype not in ("bf16", "fp16"):
+        return "own CUTLASS FMHA takes bf16 or fp16"
+    if head_dim not in HEAD_DIMS:
+        return f"own CUTLASS FMHA takes head_dim {HEAD_DIMS}"
+    if paged:
+        return "own CUTLASS FMHA reads dense K/V only"
+    if q_len % BLOCK_M or kv_len % BLOCK_N:
+        return f"own CUTLASS FMHA needs q_len % {BLOCK_M} == 0 and kv_len % {BLOCK_N} == 0 (no partial tiles)"
+    if causal and q_len > kv_len:
+        return "causal needs q_len <= kv_len"
+    return None
+
+
+def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
+    if getattr(lib, "_hk_bound", False):
+        return lib
+    c_int, c_void = ctypes.c_int, ctypes.c_void_p
+    lib.hk_fmha_plan.argtypes = [c_void] * 4 + [c_int] * 5
+    lib.hk_fmha_plan.argtypes += [ctypes.POINTER(ctypes.c_int64), ctypes.c_float, c_int]
+    lib.hk_fmha_plan.argtypes += [ctypes.POINTER(c_void)]
+    lib.hk_fmha_plan.restype = c_int
+    lib.hk_fmha_run.argtypes = [c_void, c_void]
+    lib.hk_fmha_run.restype = c_int
+    lib.hk_fmha_destroy.argtypes = [c_void]
+    lib.hk_fmha_destroy.restype = None
+    lib.hk_status_string.argtypes = [c_int]
+    lib.hk_status_string.restype = ctypes.c_char_p
+    lib._hk_bound = True
+    return lib
+
+
+class FmhaLaunch:
+    """A planned attention forward: call it to launch on the current stream; returns O."""
+
+    def __init__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool):
+        if q.dtype not in DTYPES or k.dtype != q.dtype or v.dtype != q.dtype:
+            raise ValueError(f"dtype {q.dtype}: need bf16 or fp16 q, k, v")
+        B, Hq, Sq, D = q.shape
+        Hkv, Skv = k.shape[1], k.shape[2]
+        if k.shape != v.shape or k.shape[0] != B or k.shape[3] != D:
+            raise ValueError(
+                f"k {tuple(k.shape)} / v {tuple(v.shape)} do not match q {tuple(q.shape)}"
+            )
+        dtype = DTYPES[q.dtype][0]
+        if why := shape_problem(Sq, Skv, D, dtype, causal):
+            raise ValueError(why)
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if t.stride(3) != 1:
+                raise ValueError(f"{name} needs unit stride along head_dim")
+        self.out = torch.empty((B, Hq, Sq, D), dtype=q.dtype, device=q.device)  # [B, Hq, Sq, D]
+        lib, manifest = build.load(fmha_spec(dtype, D))
+        self._lib = _bind(lib)
+        strides = [t.stride(i) for t in (q, k, v, self.out) for i in range(3)]  # batch, head, row
+        self._keep = (q, k, v)  # the plan holds raw pointers into these
+        handle = ctypes.c_void_p()
+        with torch.cuda.device(q.device):
+            rc = self._lib.hk_fmha_plan(
+                q.data_ptr(),
+                k.data_ptr(),
+                v.data_ptr(),
+                self.out.data_ptr(),
+                B,
+                Hq,
+                Hkv,
+                Sq,
+                Skv,
+                (ctypes.c_int64 * 12)(*strides),
+                1.0 / math.sqrt(D),
+                int(causal),
+                ctypes.byref(handle),
+            )
+        if rc:
+            raise build.KernelError(
+                f"plan: {self._lib.hk_status_string(rc).decode()} (status {rc})", rc
+            )
+        self._handle = handle
+        self._run = self._lib.hk_fmha_run
+        self._device = q.device
+        info = build.describe(self._lib)
+        self.config = {
+            "library": "own-cutlass",
+            "kernel": info.get("kernel"),
+            "tile": info.get("tile"),
+            "warps": info.get("warps"),
+            "schedule": info.get("schedule"),
+            "cutlass_version": info.get("cutlass"),
+            "header_source": manifest.get("header_source"),
+            "source_hash": manifest.get("source_hash"),
+            "build_flags": " ".join(manifest.get("flags", [])),
+            "archs": ",".join(manifest.get("archs", [])),
+            "nvcc_version": manifest.get("nvcc_version"),
+        }
+
+    def __call__(self) -> torch.Tensor:
+        rc = self._run(self._handle, torch.cuda.current_stream(self._device).cuda_stream)
+        if rc:
+            raise build.KernelError(
+                f"launch: {self._lib.hk_status_string(rc).decode()} (status {rc})", rc
+            )
+        return self.out
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._lib.hk_fmha_destroy(handle)
+            self._handle = None
+
+
+def prepare_fmha(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool) -> FmhaLaunch:
+    """Plan the forward pass (scale 1/sqrt(D), bottom-right causal alignment when `causal`)."""
+    return FmhaLaunch(q, k, v, causal)
+
+
+__all__ = ["BLOCK_M", "BLOCK_N", "HEAD_DIMS", "FmhaLaunch", "fmha_spec", "prepare_fmha"]

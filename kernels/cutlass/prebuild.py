@@ -1,0 +1,75 @@
+"""Build every own-CUTLASS library a sweep may need, in parallel, before anything is timed.
+
+python -m harness_kernels.cutlass.prebuild                      # bf16 GEMM (nt, nn) + FMHA
+python -m harness_kernels.cutlass.prebuild --gemm bf16:nt --fmha bf16:128 --fmha bf16:64
+HARNESS_CUTLASS_CACHE=/some/dir python -m harness_kernels.cutlass.prebuild   # a carryable cache
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterable
+
+from . import build
+from .fmha import fmha_spec
+from .gemm import VARIANTS
+
+DEFAULT_GEMM = ("bf16:nt", "bf16:nn")
+DEFAULT_FMHA = ("bf16:128", "bf16:64")
+
+
+def gemm_specs(
+    dtype: str, layout: str, variants: Iterable[str] | None = None
+) -> list[build.KernelSpec]:
+    """Libraries of the GEMM variants (all by default) that take `dtype` in `layout` (nt | nn)."""
+    chosen = [VARIANTS[v] for v in variants] if variants is not None else list(VARIANTS.values())
+    b_col = layout == "nt"
+    # fp8 WGMMA reads both operands K-major: only nt exists for it.
+    return [
+        v.spec(dtype, b_col) for v in chosen if dtype in v.dtypes and (b_col or dtype != "fp8_e4m3")
+    ]
+
+
+def prebuild(specs: Iterable[build.KernelSpec], max_workers: int | None = None) -> dict[str, str]:
+    """{label: 'cached' | 'built in N s' | 'error: ...'} after building every spec in parallel."""
+    report = {}
+    for spec, result in build.build_many(specs, max_workers).items():
+        if isinstance(result, Exception):
+            report[spec.label] = f"error: {str(result).splitlines()[0]}"
+        elif result.cache_hit:
+            report[spec.label] = "cached"
+        else:
+            report[spec.label] = f"built in {result.manifest.get('compile_s')} s"
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gemm", action="append", help="dtype:layout, e.g. bf16:nt (repeatable)")
+    parser.add_argument(
+        "--fmha", action="append", help="dtype:head_dim, e.g. bf16:128 (repeatable)"
+    )
+    parser.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes")
+    args = parser.parse_args(argv)
+    if why := build.toolchain_problem():
+        print(f"prebuild: {why}", file=sys.stderr)
+        return 2
+    specs: list[build.KernelSpec] = []
+    for item in args.gemm or (DEFAULT_GEMM if not args.fmha else ()):
+        dtype, layout = item.split(":")
+        specs += gemm_specs(dtype, layout)
+    for item in args.fmha or (DEFAULT_FMHA if not args.gemm else ()):
+        dtype, head_dim = item.split(":")
+        specs.append(fmha_spec(dtype, int(head_dim)))
+    t0 = time.perf_counter()
+    report = prebuild(specs, args.jobs)
+    for label, status in report.items():
+        print(f"{label:48s} {status}")
+    print(f"{len(report)} libraries in {time.perf_counter() - t0:.0f} s under {build.cache_dir()}")
+    return 1 if any(s.startswith("error") for s in report.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Fixtures for the own-CUTLASS tests: nvcc (skip without it), a session-wide build cache, and
+one build of each .cu file per session, compiled in parallel.
+
+The headers come from the installed nvidia-cutlass wheel (the `cutlass` extra), the
+third_party/cutlass submodule, or $HARNESS_CUTLASS_INCLUDE; a missing tree is a test failure
+with the install hint, not a skip: only a missing nvcc skips.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import triton
+from harness_kernels.cutlass import build
+
+CUOBJDUMP = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+TEST_DIR = Path(__file__).resolve().parent
+
+
+def _need_nvcc() -> None:
+    if build.find_nvcc() is None:
+        pytest.skip("nvcc not found: the own-CUTLASS build tests need the CUDA compiler")
+
+
+def _need_headers() -> build.Headers:
+    headers = build.find_headers()
+    if headers is None:
+        pytest.fail(
+            "CUTLASS headers not found: pip install -e '.[cutlass]' (nvidia-cutlass), "
+            "check out third_party/cutlass, or set HARNESS_CUTLASS_INCLUDE"
+        )
+    return headers
+
+
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory) -> Path:
+    """A cache directory shared by every compile in this test session."""
+    return tmp_path_factory.mktemp("cutlass-cache")
+
+
+@pytest.fixture(scope="session")
+def kernel_builds(session_cache: Path) -> dict:
+    """{name: Built} for one configuration of each .cu file, built once, in parallel, plus
+    'layout_check': the host program of fmha_layout_check.cu (its output, its return code)."""
+    _need_nvcc()
+    headers = _need_headers()
+    exe = session_cache / "fmha_layout_check"
+    # The host-only layout program compiles alongside the libraries.
+    layout_build = subprocess.Popen(
+        [
+            str(build.find_nvcc()),
+            "-std=c++17",
+            "--expt-relaxed-constexpr",
+            f"-I{headers.include}",
+            f"-I{build.SOURCE_DIR}",
+            str(TEST_DIR / "fmha_layout_check.cu"),
+            "-o",
+            str(exe),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    from harness_kernels.cutlass.fmha import fmha_spec
+    from harness_kernels.cutlass.gemm import VARIANTS
+
+    specs = {
+        "sm90_gemm": VARIANTS["sm90-coop-128x256"].spec("bf16", b_col=True),
+        "sm80_gemm": VARIANTS["sm80-multistage"].spec("bf16", b_col=True),
+        "fmha_sm80": fmha_spec("bf16", 128),
+    }
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HARNESS_CUTLASS_CACHE", str(session_cache))
+    try:
+        results = build.build_many(specs.values(), max_workers=2)
+    finally:
+        mp.undo()
+    out = {}
+    for name, spec in specs.items():
+        result = results[spec]
+        if isinstance(result, Exception):
+            pytest.fail(f"{name}: {result}")
+        out[name] = result
+    log, _ = layout_build.communicate()
+    if layout_build.returncode != 0:
+        pytest.fail(f"fmha_layout_check.cu did not compile: {log[-2000:]}")
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    out["layout_check"] = (run.stdout + run.stderr, run.returncode)
+    return out
+
+
+@pytest.fixture(scope="session")
+def sass_of():
+    """sass_of(lib) -> {'sm_90a': sass text, ...}, disassembled once per library."""
+    seen: dict[Path, dict[str, str]] = {}
+
+    def get(lib: Path) -> dict[str, str]:
+        if lib not in seen:
+            seen[lib] = sass_by_arch(lib)
+        return seen[lib]
+
+    return get
+
+
+def sass_by_arch(lib: Path) -> dict[str, str]:
+    """{'sm_90a': sass text, ...} from cuobjdump on a built library."""
+    text = subprocess.run(
+        [str(CUOBJDUMP), "-sass", str(lib)], capture_output=True, text=True, check=True
+    ).stdout
+    sections: dict[str, str] = {}
+    arch = None
+    for line in text.splitlines():
+        if m := re.search(r"arch = (sm_\w+)", line):
+            arch = m.group(1)
+        if arch:
+            sections[arch] = sections.get(arch, "") + line + "\n"
+    return sections

@@ -1,0 +1,147 @@
+"""Own CUTLASS kernels on a GPU against fp32 references: every GEMM variant (both layouts, odd M,
+split-K re-launches, CUDA-graph replay), the tuned provider, and the FMHA (causal or not, GQA,
+q_len < kv_len). Run: TRITON_INTERPRET=0 pytest -m gpu tests/cutlass"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from harness.device import get_device
+from harness.problems import AttentionProblem, GemmProblem
+from harness.problems.attention import attention_reference
+from harness.providers import load_all
+
+pytestmark = pytest.mark.gpu
+
+
+def _cc() -> tuple[int, int]:
+    return torch.cuda.get_device_capability() if torch.cuda.is_available() else (0, 0)
+
+
+def _require(spec) -> None:
+    """Skip when `spec` is neither cached nor buildable here (a GPU box without CUTLASS headers
+    runs only what was prebuilt and carried: python -m harness_kernels.cutlass.prebuild)."""
+    from harness_kernels.cutlass import build
+
+    try:
+        build.build(spec)
+    except build.BuildError as e:
+        if build.toolchain_problem() is None:
+            raise
+        pytest.skip(f"{spec.label} not in the carried cache: {e}")
+
+
+def _rel(out: torch.Tensor, ref: torch.Tensor) -> float:
+    return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
+
+
+def _variants():
+    from harness_kernels.cutlass.gemm import VARIANTS
+
+    return list(VARIANTS)
+
+
+@pytest.mark.parametrize("name", _variants())
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize(
+    "mnk", [(1, 1024, 512), (37, 776, 1032), (300, 1024, 2048), (1000, 2048, 512)]
+)
+def test_gemm_variant_matches_fp32(name, layout, mnk):
+    from harness_kernels.cutlass.gemm import VARIANTS, RunOptions, prepare_gemm
+
+    variant = VARIANTS[name]
+    if _cc() < variant.min_cc:
+        pytest.skip(f"{name} needs sm_{variant.min_cc[0]}{variant.min_cc[1]}")
+    _require(variant.spec("bf16", layout == "nt"))
+    m, n, k = mnk
+    problem = GemmProblem(m=m, n=n, k=k, dtype="bf16", layout=layout)
+    inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
+    ref = problem.reference(inputs)
+    modes = [RunOptions()]
+    if variant.streamk:
+        modes += [RunOptions("split-k", 3), RunOptions("stream-k"), RunOptions("data-parallel")]
+    for options in modes:
+        launch = prepare_gemm(inputs["a"], inputs["b"], variant, options=options)
+        for _ in range(3):  # re-launches: split-K flags must be re-zeroed every time
+            out = launch()
+        torch.cuda.synchronize()
+        assert _rel(out, ref) < 1e-2, (name, options)
+
+
+def test_gemm_replays_in_a_cuda_graph():
+    from harness_kernels.cutlass.gemm import VARIANTS, RunOptions, prepare_gemm
+
+    if _cc() < (9, 0):
+        pytest.skip("needs sm_90")
+    problem = GemmProblem(m=8, n=4096, k=4096, dtype="bf16", layout="nt")
+    _require(VARIANTS["sm90-swapab-128x16"].spec("bf16", True))
+    inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
+    launch = prepare_gemm(
+        inputs["a"], inputs["b"], VARIANTS["sm90-swapab-128x16"], options=RunOptions("split-k", 4)
+    )
+    launch()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        launch()
+    launch.out.zero_()
+    for _ in range(3):
+        graph.replay()
+    torch.cuda.synchronize()
+    assert _rel(launch.out, problem.reference(inputs)) < 1e-2
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [
+        GemmProblem(m=1, n=4096, k=4096, dtype="bf16", layout="nt"),
+        GemmProblem(m=128, n=6144, k=4096, dtype="bf16", layout="nt"),
+        GemmProblem(m=4096, n=4096, k=4096, dtype="fp16", layout="nn"),
+        GemmProblem(m=256, n=4096, k=4096, dtype="fp8_e4m3", layout="nt"),
+    ],
+    ids=lambda p: p.label(),
+)
+def test_tuned_provider_is_correct(problem):
+    if _cc() < (9, 0):
+        pytest.skip("needs sm_90")
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    for variant, _ in sm90_candidates(problem.m, problem.n, problem.k, problem.dtype):
+        _require(variant.spec(problem.dtype, problem.layout == "nt"))
+    provider = load_all().get("gemm", "own-cutlass")
+    device = get_device("cuda")
+    assert provider.why_not(problem, device) is None
+    inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
+    prepared = provider.prepare(problem, inputs, device)
+    out = prepared.run()
+    torch.cuda.synchronize()
+    assert problem.check(out, problem.reference(inputs)).ok, prepared.config
+    assert prepared.config["variant"].startswith("sm90-")
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 4, 4, 128, 128, 128),
+        (2, 8, 2, 256, 256, 128),
+        (1, 32, 8, 384, 1024, 128),
+        (2, 4, 1, 256, 512, 64),
+    ],
+)
+@pytest.mark.parametrize("causal", [False, True])
+def test_fmha_matches_fp32(shape, causal):
+    if _cc() < (8, 0):
+        pytest.skip("needs sm_80")
+    from harness_kernels.cutlass.fmha import fmha_spec
+
+    problem = AttentionProblem(*shape, causal=causal, dtype="bf16")
+    _require(fmha_spec("bf16", problem.head_dim))
+    provider = load_all().get("attention", "own-cutlass")
+    device = get_device("cuda")
+    assert provider.why_not(problem, device) is None
+    inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
+    prepared = provider.prepare(problem, inputs, device)
+    out = prepared.run()
+    torch.cuda.synchronize()
+    ref = attention_reference(inputs["q"], inputs["k"], inputs["v"], causal)
+    assert _rel(out, ref) < 2e-2, prepared.config

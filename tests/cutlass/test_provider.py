@@ -1,0 +1,126 @@
+"""The own-cutlass providers on the CPU: registration, availability reasons, what each supports,
+and which libraries a sweep's prebuild would compile (nothing is compiled here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from harness_kernels.cutlass import build
+from harness_kernels.cutlass.gemm import VARIANTS, layout_of
+
+from harness.device import DeviceInfo, get_device
+from harness.problems import AttentionProblem, GemmProblem
+from harness.providers import load_all
+from harness.providers import own_cutlass as oc
+
+H200 = DeviceInfo(
+    "cuda", 0, "nvidia", "NVIDIA H200", None, "sm_90", (9, 0), 132, 50 << 20, 141 << 30, None, None
+)
+A100 = DeviceInfo(
+    "cuda", 0, "nvidia", "NVIDIA A100", None, "sm_80", (8, 0), 108, 40 << 20, 80 << 30, None, None
+)
+
+
+@pytest.fixture
+def registry():
+    return load_all()
+
+
+def test_every_variant_and_the_attention_kernel_are_registered(registry):
+    gemm = registry.names("gemm")
+    assert "own-cutlass" in gemm and "own-cutlass" in registry.names("attention")
+    for name in VARIANTS:
+        assert f"own-cutlass-{name}" in gemm
+    for name in ("sm90-coop-128x256", "sm90-pingpong-128x128", "sm80-multistage"):
+        assert f"own-cutlass-{name}" in gemm
+
+
+def test_compute_capability_floors(registry):
+    sm90 = registry.get("gemm", "own-cutlass")
+    sm80 = registry.get("gemm", "own-cutlass-sm80-multistage")
+    fmha = registry.get("attention", "own-cutlass")
+    assert sm90.why_unavailable(A100).startswith("needs compute capability >= 9.0")
+    assert sm80.min_cc == (8, 0) and fmha.min_cc == (8, 0)
+    cpu = get_device("cpu")
+    assert sm90.why_unavailable(cpu).startswith("runs on nvidia")
+
+
+def test_unavailable_without_toolchain_or_cache_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(build, "find_nvcc", lambda: None)
+    monkeypatch.setenv("HARNESS_CUTLASS_CACHE", str(tmp_path / "empty"))
+    why = oc._available()
+    assert why.startswith("nvcc not found") and "no cached builds" in why and "\n" not in why
+    # A carried cache makes the provider available: prepare loads the matching build.
+    entry = tmp_path / "empty" / "gemm-x-0123"
+    entry.mkdir(parents=True)
+    (entry / "lib.so").write_bytes(b"")
+    assert oc._available() is None
+
+
+def test_gemm_supports_reasons(registry):
+    own = registry.get("gemm", "own-cutlass")
+    ok = GemmProblem(m=1, n=4096, k=4096, dtype="bf16", layout="nt")
+    assert own.supports(ok, H200) is None
+    assert own.supports(GemmProblem(m=16384, n=57344, k=8192, layout="nt"), H200) is None
+    assert "batched" in own.supports(GemmProblem(m=64, n=64, k=64, batch=2), H200)
+    assert "K=100" in own.supports(GemmProblem(m=64, n=64, k=100), H200)
+    assert "N=12" in own.supports(GemmProblem(m=64, n=12, k=64), H200)
+    assert own.supports(GemmProblem(m=64, n=64, k=64, dtype="fp32"), H200).startswith("takes")
+    fp8_nn = GemmProblem(m=64, n=64, k=64, dtype="fp8_e4m3", layout="nn")
+    assert "layout nt" in own.supports(fp8_nn, H200)
+    sm80 = registry.get("gemm", "own-cutlass-sm80-multistage")
+    assert sm80.supports(GemmProblem(m=64, n=64, k=64, dtype="fp8_e4m3", layout="nt"), A100)
+
+
+def test_attention_supports_reasons(registry):
+    fmha = registry.get("attention", "own-cutlass")
+    prefill = AttentionProblem(4, 32, 8, 4096, 4096, 128, causal=True)
+    assert fmha.supports(prefill, H200) is None
+    assert fmha.supports(AttentionProblem(1, 32, 8, 1024, 2048, 64), A100) is None
+    assert "no partial tiles" in fmha.supports(AttentionProblem(1, 32, 8, 1, 4096, 128), H200)
+    assert "head_dim" in fmha.supports(AttentionProblem(1, 8, 8, 128, 128, 96), H200)
+    paged = AttentionProblem(1, 8, 8, 128, 256, 128, kv_layout="paged", page_size=64)
+    assert "dense" in fmha.supports(paged, H200)
+
+
+def test_specs_for_a_llama_sweep_cover_every_candidate():
+    problems = [
+        GemmProblem(m=m, n=4096, k=4096, dtype="bf16", layout="nt") for m in (1, 32, 200, 800, 8192)
+    ]
+    labels = {s.label for s in oc.specs_for(problems, ["own-cutlass"])}
+    assert "gemm-sm90-swapab-128x16-bf16-nt" in labels
+    assert "gemm-sm90-coop-128x256-bf16-nt" in labels
+    assert "gemm-sm90-streamk-128x128-bf16-nt" in labels
+    assert not any("sm80" in label for label in labels)
+    everything = {s.label for s in oc.specs_for(problems)}
+    assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(VARIANTS)
+    attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
+    assert {s.label for s in oc.specs_for(attn)} == {"fmha-sm80-bf16-d64", "fmha-sm80-bf16-d128"}
+
+
+def test_prebuild_needs_a_toolchain(monkeypatch):
+    monkeypatch.setattr(build, "find_nvcc", lambda: None)
+    assert oc.prebuild([GemmProblem(m=1, n=4096, k=4096, layout="nt")]) == {}
+
+
+def test_variant_specs_pick_targets_and_defines():
+    sm90 = VARIANTS["sm90-coop-128x256"].spec("bf16", b_col=True)
+    assert sm90.archs == ("sm_90a",) and sm90.source == "sm90_gemm.cu"
+    assert dict(sm90.defines)["HK_CLUSTER_M"] == 2
+    fp8 = VARIANTS["sm90-coop-128x256"].spec("fp8_e4m3", b_col=True)
+    assert dict(fp8.defines)["HK_TILE_K"] == 128  # same 128 bytes of K per stage
+    sm80 = VARIANTS["sm80-multistage"].spec("fp16", b_col=False)
+    assert sm80.archs == ("sm_80", "sm_90") and dict(sm80.defines)["HK_B_COL"] == 0
+    assert Path(build.SOURCE_DIR / sm80.source).is_file()
+
+
+def test_layout_of_reads_row_and_column_major_b():
+    import torch
+
+    a = torch.empty(5, 64)
+    w = torch.empty(32, 64)
+    assert layout_of(a, w.t()) == (True, 64, 64)  # nt: b = w.t(), column-major
+    assert layout_of(a, torch.empty(64, 32)) == (False, 64, 32)  # nn: row-major
+    with pytest.raises(ValueError):
+        layout_of(a.t().contiguous().t(), w.t())  # column-major A is not taken
