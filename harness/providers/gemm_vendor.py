@@ -60,16 +60,42 @@ def _scaled_mm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
     return None
 
 
-@register(
-    "cublaslt-fp8", "gemm", "vendor", ("nvidia",), min_cc=(8, 9), supports=_scaled_mm_supports
-)
-def cublaslt_fp8(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
-    """cuBLASLt fp8 e4m3 GEMM with per-tensor scales and bf16 output (torch._scaled_mm)."""
+def _scaled_mm_closure(inputs: dict, fast_accum: bool) -> Prepared:
     a, b = inputs["a"], inputs["b"]
     sa, sb = inputs["a_scale"], inputs["b_scale"]
     out = torch.empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16, device=a.device)
 
     def run() -> torch.Tensor:
-        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, out=out)
+        return torch._scaled_mm(
+            a,
+            b,
+            scale_a=sa,
+            scale_b=sb,
+            out_dtype=torch.bfloat16,
+            out=out,
+            use_fast_accum=fast_accum,
+        )
 
-    return Prepared(run, {"library": "torch._scaled_mm", "out_dtype": "bf16"})
+    config = {"library": "torch._scaled_mm", "out_dtype": "bf16", "use_fast_accum": fast_accum}
+    return Prepared(run, config)
+
+
+@register(
+    "cublaslt-fp8", "gemm", "vendor", ("nvidia",), min_cc=(8, 9), supports=_scaled_mm_supports
+)
+def cublaslt_fp8(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """cuBLASLt fp8 e4m3 GEMM, per-tensor scales, bf16 out (torch._scaled_mm, default accumulation)."""
+    return _scaled_mm_closure(inputs, fast_accum=False)
+
+
+@register(
+    "cublaslt-fp8-fastaccum",
+    "gemm",
+    "vendor",
+    ("nvidia",),
+    min_cc=(8, 9),
+    supports=_scaled_mm_supports,
+)
+def cublaslt_fp8_fastaccum(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """cuBLASLt fp8 with use_fast_accum=True: the accumulation mode Triton uses on sm_90."""
+    return _scaled_mm_closure(inputs, fast_accum=True)
