@@ -233,7 +233,7 @@ def _external_point(problem: Problem, prepared, protocol: Protocol, telemetry) -
     Its verdict is the correctness check (rel_err stays null: the outputs never leave it);
     telemetry covers the whole timed invocation, process start-up included."""
     ext = prepared.external
-    verdict = ext.check()
+    verdict = ext.check(protocol)
     config = {**prepared.config, **verdict.config}
     dump = lambda c: json.dumps(c, sort_keys=True, default=str)
     if not verdict.ok:

@@ -11,6 +11,7 @@ PROVIDER_MODULES = (
     "harness.providers.gemm_vendor",
     "harness.providers.attention_sdpa",
     "harness.providers.attention_flash",
+    "harness.providers.ck_fmha",
     "harness.providers.own_triton",
     "harness.providers.own_cutlass",
     "harness.microbench.providers",

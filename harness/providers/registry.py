@@ -30,12 +30,13 @@ class ExternalCheck:
 class External:
     """A provider that runs, checks and times itself (an external benchmark binary).
 
-    measure_point calls check() instead of comparing run()'s output with the fp32 reference, and
-    time(protocol) instead of its own timer; the row records the Timing's own timer name, and
-    its latency/TFLOP/s/GB/s come from the samples and the problem's flops()/min_bytes().
+    measure_point calls check(protocol) instead of comparing run()'s output with the fp32
+    reference, and time(protocol) instead of its own timer (the protocol gives seeds, warm-up
+    and the stop rule); the row records the Timing's own timer name, and its latency / TFLOP/s /
+    GB/s come from the samples and the problem's flops() / min_bytes().
     """
 
-    check: Callable[[], ExternalCheck]
+    check: Callable[[Any], ExternalCheck]  # Protocol -> verdict
     time: Callable[[Any], tuple[Any, dict]]  # Protocol -> (measure.timer.Timing, config extras)
 
 

@@ -24,7 +24,7 @@ PROBLEM = AttentionProblem(1, 4, 2, 64, 64, 128, causal=True, dtype="fp16")
 def _provider(verdict: ExternalCheck, samples=(2.0, 2.2, 2.1), calls: list | None = None):
     calls = [] if calls is None else calls
 
-    def check():
+    def check(protocol):
         calls.append("check")
         return verdict
 
@@ -65,7 +65,7 @@ def test_external_wrong_is_never_timed():
 
 
 def test_external_refusal_is_skipped():
-    def refuse():
+    def refuse(protocol):
         raise Unsupported("CK: not supported yet")
 
     provider, _ = _provider(ExternalCheck(True))
