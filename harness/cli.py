@@ -20,6 +20,10 @@ commands:
   inspect [targets=...] [kernels=...]     registers, spills, shared memory and MMA instruction
                                           counts of the Triton kernels for sm_80, sm_90,
                                           gfx90a, gfx942 (compiled ahead of time, no GPU)
+  report <results path...> [out=DIR]      index.html with rooflines, latency vs batch of LLM
+                                          workloads, ladders and tables, from parquet alone
+  compare <run A> [<run B>] [--aa]        per point B/A median ratio, bootstrap CI and verdict
+                                          (SAME/FASTER/SLOWER/UNCLEAR); one run: A/A noise floor
 """
 EXIT_BAD_INPUT = 2
 
@@ -136,7 +140,26 @@ def cmd_inspect(args: list[str]) -> int:
     return inspect_kernels(args)
 
 
-COMMANDS = {"run": cmd_run, "list": cmd_list, "ceilings": cmd_ceilings, "inspect": cmd_inspect}
+def cmd_report(args: list[str]) -> int:
+    from harness.report.commands import cmd_report as report
+
+    return report(args)
+
+
+def cmd_compare(args: list[str]) -> int:
+    from harness.report.commands import cmd_compare as compare
+
+    return compare(args)
+
+
+COMMANDS = {
+    "run": cmd_run,
+    "list": cmd_list,
+    "ceilings": cmd_ceilings,
+    "inspect": cmd_inspect,
+    "report": cmd_report,
+    "compare": cmd_compare,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,155 @@
+"""Run comparison: per point, the median latency ratio B/A with a bootstrap confidence interval
+and a verdict; and the A/A noise floor.
+
+    harness compare A B [--threshold 0.02] [--markdown FILE]   B against A, point by point
+    harness compare A B --aa                                   the same, read as an A/A pair
+    harness compare A                                          A/A within one run (even vs odd
+                                                               samples of every point)
+Points meet on op, provider, problem and protocol (timer, l2, fill, seed), not on run or device
+identity, so two GPUs or two commits compare directly. ratio = median(B) / median(A) of latency:
+    SAME     the CI lies inside [1 - t, 1 + t]
+    FASTER   the CI lies below 1 - t (B is faster)
+    SLOWER   the CI lies above 1 + t
+    UNCLEAR  anything else (too noisy, or a difference smaller than it can resolve)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tabulate import tabulate
+
+from harness.measure.stats import bootstrap_median_ratio, geomean
+from harness.report.data import IDENTITY, fmt, latest
+
+VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
+DEFAULT_THRESHOLD = 0.02
+MIN_SAMPLES = 3
+
+
+def verdict(lo: float, hi: float, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """Verdict of a ratio CI (lo, hi) of B/A latency against a noise threshold."""
+    if lo >= 1 - threshold and hi <= 1 + threshold:
+        return "SAME"
+    if hi < 1 - threshold:
+        return "FASTER"
+    if lo > 1 + threshold:
+        return "SLOWER"
+    return "UNCLEAR"
+
+
+def _points(df: pd.DataFrame) -> dict[tuple[str, ...], dict]:
+    """{identity (as strings, so missing values match too): latest row}."""
+    rows = latest(df[df["op"] != "ceiling"], IDENTITY)
+    return {tuple(str(r[c]) for c in IDENTITY): r for r in rows.to_dict("records")}
+
+
+def compare_runs(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    threshold: float = DEFAULT_THRESHOLD,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One line per point of either run: medians, ratio B/A with its CI, verdict and a note."""
+    pa, pb = _points(a), _points(b)
+    lines = []
+    for key in dict.fromkeys([*pa, *pb]):
+        ra, rb = pa.get(key), pb.get(key)
+        base = ra or rb
+        line = {"op": base["op"], "provider": base["provider"], "problem": base["problem"],
+                "median_a_ms": math.nan, "median_b_ms": math.nan, "ratio": math.nan,
+                "lo": math.nan, "hi": math.nan, "verdict": "n/a", "note": "",
+                "status_a": ra and ra["status"], "status_b": rb and rb["status"]}  # fmt: skip
+        if ra is None or rb is None:
+            line["note"] = "only in A" if rb is None else "only in B"
+        elif ra["status"] != "ok" or rb["status"] != "ok":
+            line["note"] = f"A {ra['status']}, B {rb['status']}: not compared as speed"
+        else:
+            sa, sb = ra.get("samples_ms"), rb.get("samples_ms")
+            line.update(median_a_ms=ra["latency_ms_median"], median_b_ms=rb["latency_ms_median"])
+            if sa is None or sb is None or min(len(sa), len(sb)) < MIN_SAMPLES:
+                line["ratio"] = rb["latency_ms_median"] / ra["latency_ms_median"]
+                line.update(verdict="UNCLEAR", note=f"fewer than {MIN_SAMPLES} raw samples")
+            else:
+                lo, r, hi = bootstrap_median_ratio(list(sa), list(sb), n_boot=n_boot, seed=seed)
+                line.update(ratio=r, lo=lo, hi=hi, verdict=verdict(lo, hi, threshold))
+        lines.append(line)
+    return pd.DataFrame(lines)
+
+
+def split_halves(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two pseudo-runs from one: even- and odd-indexed samples of every ok point (samples were
+    taken alternately in time, so slow drift lands in both halves alike)."""
+    halves = []
+    for part in (0, 1):
+        h = df.copy()
+        samples = [None if s is None else np.asarray(s)[part::2] for s in df["samples_ms"]]
+        h["samples_ms"] = samples
+        h["latency_ms_median"] = [float(np.median(s)) if s is not None and len(s) else math.nan
+                                  for s in samples]  # fmt: skip
+        halves.append(h)
+    return halves[0], halves[1]
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """Distribution of |B/A - 1| over points compared as speed."""
+
+    points: int
+    median: float
+    p90: float
+    p95: float
+    max: float
+    worst: str
+    within: float  # share of points with |ratio - 1| <= threshold
+    alarms: int  # FASTER / SLOWER verdicts: false alarms when A and B measure the same thing
+
+    def text(self, threshold: float) -> str:
+        if not self.points:
+            return "noise floor: no point was compared as speed"
+        return (f"noise floor over {self.points} points: |B/A-1| median {self.median:.2%}, "
+                f"p90 {self.p90:.2%}, p95 {self.p95:.2%}, max {self.max:.2%} ({self.worst}); "
+                f"within +-{threshold:.0%}: {self.within:.0%}; FASTER/SLOWER false alarms: "
+                f"{self.alarms}")  # fmt: skip
+
+
+def noise_floor(result: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> NoiseFloor:
+    r = result[result["ratio"].notna()]
+    if r.empty:
+        return NoiseFloor(0, math.nan, math.nan, math.nan, math.nan, "", math.nan, 0)
+    dev = (r["ratio"] - 1).abs()
+    worst = r.loc[dev.idxmax()]
+    return NoiseFloor(
+        points=len(r),
+        median=float(dev.median()),
+        p90=float(dev.quantile(0.9)),
+        p95=float(dev.quantile(0.95)),
+        max=float(dev.max()),
+        worst=f"{worst['provider']} | {worst['problem']}",
+        within=float((dev <= threshold).mean()),
+        alarms=int(r["verdict"].isin(["FASTER", "SLOWER"]).sum()),
+    )
+
+
+def summary(result: pd.DataFrame) -> str:
+    counts = result["verdict"].value_counts()
+    parts = [f"{v}={int(counts.get(v, 0))}" for v in (*VERDICTS, "n/a")]
+    speed = result[result["ratio"].notna()]["ratio"]
+    gm = f"; geomean B/A {geomean(speed):.4f}" if len(speed) else ""
+    return f"{len(result)} points: " + ", ".join(parts) + gm
+
+
+def render(result: pd.DataFrame, tablefmt: str = "simple") -> str:
+    """The per-point table (verdicts other than SAME first), B/A as latency ratios."""
+    rank = {v: i for i, v in enumerate(("SLOWER", "FASTER", "UNCLEAR", "n/a", "SAME"))}
+    order = result.assign(_r=result["verdict"].map(rank)).sort_values(["_r", "op", "problem"])
+    body = [[r["op"], r["provider"], r["problem"], fmt(r["median_a_ms"]), fmt(r["median_b_ms"]),
+             fmt(r["ratio"], ".4f"),
+             f"[{r['lo']:.4f}, {r['hi']:.4f}]" if not math.isnan(r["lo"]) else "",
+             r["verdict"], r["note"]] for r in order.to_dict("records")]  # fmt: skip
+    head = ["op", "provider", "problem", "A ms", "B ms", "B/A", "95% CI", "verdict", "note"]
+    return tabulate(body, headers=head, tablefmt=tablefmt)

@@ -1,0 +1,187 @@
+"""Composed latency: the measured rows of a workload's problems summed into a layer and a step.
+
+    layer_ms = sum over per-layer problems of count x median latency of the chosen row
+    step_ms  = layers x layer_ms + the once-per-step problems (the LM head)
+    decode:  ms per output token = step_ms (each sequence gains one token per step);
+             tokens/s = batch / step_ms
+    prefill: tokens/s = batch x prompt length / step_ms (time to first token = step_ms)
+Assumptions: kernels run back to back with no overlap and no launch gaps (each median was timed
+alone, cold L2); norms, rotary, activations, residual adds, sampling and tensor-parallel
+all-reduces cost nothing; every sequence has the same length; MoE routing is balanced.
+The bound is the same sum over the roofline times max(flops / peak, min_bytes / HBM bandwidth)
+of the same problems, from the measured ceilings where the device has them, else the datasheet.
+A step is composed only when every problem has an ok row; otherwise it lists what is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from harness.report.data import IDENTITY, axes_key, is_speed, latest, row_axes_keys
+from harness.report.peaks import Peaks
+from harness.workloads.derive import AXES, WorkItem
+from harness.workloads.presets import Workload
+
+SELECTIONS = {
+    "vendor": "fastest vendor-library row per problem",
+    "own": "fastest own-kernel row per problem",
+    "best": "fastest row per problem, any provider",
+}
+
+
+@dataclass(frozen=True)
+class Component:
+    """One problem of the step with the row chosen for it (provider None: not measured)."""
+
+    item: WorkItem
+    provider: str | None
+    median_ms: float | None
+    bound_ms: float | None
+
+
+@dataclass
+class Step:
+    """One composed step of a workload at one batch size on one device."""
+
+    workload: Workload
+    batch: int
+    selection: str
+    components: list[Component] = field(default_factory=list)
+    bound_source: str | None = None
+
+    @property
+    def missing(self) -> list[WorkItem]:
+        return [c.item for c in self.components if c.median_ms is None]
+
+    @property
+    def coverage(self) -> str:
+        return f"{len(self.components) - len(self.missing)}/{len(self.components)}"
+
+    def _total(self, attr: str, per_layer_only: bool) -> float | None:
+        total = 0.0
+        for c in self.components:
+            v = getattr(c, attr)
+            if per_layer_only and not c.item.per_layer:
+                continue
+            if v is None:
+                return None
+            reps = c.item.count * (1 if per_layer_only or not c.item.per_layer
+                                   else self.workload.config.layers)  # fmt: skip
+            total += reps * v
+        return total
+
+    @property
+    def layer_ms(self) -> float | None:
+        return self._total("median_ms", True)
+
+    @property
+    def step_ms(self) -> float | None:
+        return self._total("median_ms", False)
+
+    @property
+    def bound_layer_ms(self) -> float | None:
+        return self._total("bound_ms", True)
+
+    @property
+    def bound_step_ms(self) -> float | None:
+        return self._total("bound_ms", False)
+
+    @property
+    def tokens(self) -> int:
+        return self.workload.tokens(self.batch)
+
+    @staticmethod
+    def _per_s(tokens: int, ms: float | None) -> float | None:
+        return tokens / (ms / 1e3) if ms else None
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        return self._per_s(self.tokens, self.step_ms)
+
+    @property
+    def bound_tokens_per_s(self) -> float | None:
+        return self._per_s(self.tokens, self.bound_step_ms)
+
+    @property
+    def ms_per_token(self) -> float | None:
+        """Decode: the time between a sequence's tokens (= step); prefill: step / tokens."""
+        if self.step_ms is None:
+            return None
+        return self.step_ms if self.workload.phase == "decode" else self.step_ms / self.tokens
+
+
+class RowIndex:
+    """ok rows of one device, latest per point, looked up by problem axes."""
+
+    def __init__(self, rows: pd.DataFrame):
+        ok = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention"])]
+        ok = latest(ok, [*IDENTITY, "device_name"])
+        cols = [
+            "op",
+            "provider",
+            "family",
+            "latency_ms_median",
+            *{a for a in AXES.values() for a in a},
+        ]
+        self._by_key: dict[tuple, list[dict]] = {}
+        for r, key in zip(ok[cols].to_dict("records"), row_axes_keys(ok), strict=True):
+            self._by_key.setdefault(key, []).append(r)
+
+    def candidates(self, item: WorkItem, selection: str) -> list[dict]:
+        """Rows measuring `item` (only the selection's family for vendor / own)."""
+        rows = self._by_key.get(axes_key(item.op, item.problem), [])
+        if selection in ("vendor", "own"):
+            rows = [r for r in rows if r["family"] == selection]
+        return rows
+
+    def measured(self, item: WorkItem) -> bool:
+        return bool(self.candidates(item, "best"))
+
+
+def compose(
+    index: RowIndex, workload: Workload, batch: int, selection: str, peaks: Peaks | None
+) -> Step:
+    """The step of `workload` at `batch` from the rows in `index`."""
+    items = workload.items(batch)
+    source = None
+    if peaks is not None:  # one source for the whole step: measured only if it covers every dtype
+        sources = {peaks.best_source(i.problem["dtype"]) for i in items}
+        source = sources.pop() if len(sources) == 1 else "datasheet"
+    step = Step(workload, batch, selection, bound_source=source)
+    for item in items:
+        bound = None
+        if peaks is not None and source is not None:
+            s = peaks.bound_s(item.flops(), item.min_bytes(), item.problem["dtype"], source)
+            bound = None if s is None else s * 1e3
+        cands = index.candidates(item, selection)
+        if not cands:
+            step.components.append(Component(item, None, None, bound))
+            continue
+        best = min(cands, key=lambda r: r["latency_ms_median"])
+        step.components.append(
+            Component(item, str(best["provider"]), float(best["latency_ms_median"]), bound)
+        )
+    return step
+
+
+def steps_table(steps: list[Step]) -> pd.DataFrame:
+    """One line per step: the numbers a thesis table quotes (blank where not composed)."""
+    rows = []
+    for s in steps:
+        bound_pct = (s.tokens_per_s / s.bound_tokens_per_s * 100
+                     if s.tokens_per_s and s.bound_tokens_per_s else None)  # fmt: skip
+        rows.append({
+            "rows": s.selection,
+            "batch": s.batch,
+            "tokens": s.tokens,
+            "measured": s.coverage,
+            "layer ms": s.layer_ms,
+            "step ms": s.step_ms,
+            "ms/token": s.ms_per_token,
+            "tokens/s": s.tokens_per_s,
+            "bound tokens/s": s.bound_tokens_per_s,
+            "% of bound": bound_pct,
+        })  # fmt: skip
+    return pd.DataFrame(rows)

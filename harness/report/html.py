@@ -1,0 +1,199 @@
+"""The report: index.html (and index.md) with PNG + SVG figures and tables, from parquet alone.
+
+    harness report <results path...> [out=DIR]
+Nothing here imports torch or a kernel: the report builds on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from harness.report import data
+from harness.report.compose import SELECTIONS
+from harness.report.figures import FigureFile, provider_colors, slug, styled
+from harness.report.ladder import ladder_figures
+from harness.report.latency import WorkloadReport, workload_reports
+from harness.report.peaks import device_peaks
+from harness.report.roofline import roofline_figures
+from harness.report.tables import (
+    Table,
+    composed_table,
+    cross_gpu_table,
+    cross_vendor_table,
+    status_table,
+)
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.5em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 0.85em; color: #444; max-width: 1000px; }
+table.data { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0; }
+table.data th, table.data td { padding: 2px 6px; border-bottom: 1px solid #e4e4e4; text-align: left; }
+table.data th { background: #f4f4f4; } details { margin: 0.5em 0; } code { font-size: 0.9em; }
+.note { font-size: 0.9em; color: #444; max-width: 1000px; }
+"""
+COMPOSE_NOTE = (
+    "Composed latency: layer = sum over its problems of count x median latency of the chosen "
+    "ok row; step = layers x layer + the LM head; decode ms/token = step, tokens/s = batch / "
+    "step; prefill tokens/s = batch x prompt / step. Assumed: kernels back to back with no "
+    "overlap or launch gaps (each median timed alone, cold L2); norms, rotary, activations, "
+    "residuals, sampling and tensor-parallel all-reduces cost nothing; equal sequence lengths; "
+    "balanced MoE routing. The bound is the same sum of max(flops / peak, min_bytes / HBM "
+    "bandwidth). A batch is composed only when every problem has an ok row."
+)
+
+
+@dataclass
+class Report:
+    """What one build produced (paths relative to out_dir)."""
+
+    out_dir: Path
+    figures: list[FigureFile] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    workloads: list[WorkloadReport] = field(default_factory=list)
+
+    @property
+    def index(self) -> Path:
+        return self.out_dir / "index.html"
+
+
+def _e(text) -> str:
+    return html.escape(str(text))
+
+
+def _figure_html(f: FigureFile) -> str:
+    return (f'<figure><img src="figures/{f.png.name}" alt="{_e(f.caption)}">'
+            f'<figcaption>{_e(f.caption)} <a href="figures/{f.svg.name}">SVG</a></figcaption>'
+            "</figure>")  # fmt: skip
+
+
+def _table_html(t: Table, open_: bool = True) -> str:
+    links = " · ".join(f'<a href="tables/{t.stem}.{x}">{x}</a>' for x in ("md", "tex", "html"))
+    body = f'<p class="note">{_e(t.caption)} ({links})</p>{t.html()}'
+    if open_:
+        return f"<h3>{_e(t.title)}</h3>{body}"
+    return f"<details><summary>{_e(t.title)} ({len(t.frame)} rows)</summary>{body}</details>"
+
+
+def inputs_table(df: pd.DataFrame) -> Table:
+    rows = []
+    for run, g in df.groupby("run_id", sort=True):
+        ts = g["timestamp"].dropna()
+        rows.append({
+            "run": run, "rows": len(g), "ok": int((g["status"] == "ok").sum()),
+            "not ok": int((g["status"] != "ok").sum()),
+            "devices": ", ".join(sorted({data.device_of(r) for r in g.to_dict("records")})),
+            "git": ", ".join(sorted({str(s)[:10] for s in g["git_sha"].dropna()})),
+            "from": ts.min()[:19] if len(ts) else "", "to": ts.max()[:19] if len(ts) else "",
+        })  # fmt: skip
+    return Table("inputs", "Runs", "every run the report read", pd.DataFrame(rows))
+
+
+def _workload_tables(reports: list[WorkloadReport]) -> list[Table]:
+    tables = []
+    for wr in reports:
+        w = wr.workload
+        caption = f"{wr.device}: {w.describe()}; rows: " + "; ".join(
+            f"{k} = {v}" for k, v in SELECTIONS.items()
+        )
+        stem = f"composed-{slug(wr.device)}-{w.name}"
+        tables.append(composed_table(wr.table, stem, f"{w.config.name} {w.phase}", caption))
+    return tables
+
+
+def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
+    """Read the rows under `paths`, write figures, tables, index.html and index.md."""
+    df = data.load(paths)
+    out = Path(out_dir)
+    for sub in ("figures", "tables"):  # stale files of an earlier build must not linger
+        shutil.rmtree(out / sub, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    report = Report(out)
+    peaks = device_peaks(df)
+    colors = provider_colors(df["provider"])
+    with styled():
+        roofs = roofline_figures(df, peaks, out, colors)
+        report.workloads = workload_reports(df, peaks, out)
+        ladders = ladder_figures(df, out, colors)
+    wl_tables = _workload_tables(report.workloads)
+    summary, every = status_table(df)
+    main_tables = [inputs_table(df), cross_gpu_table(df), cross_vendor_table(df), summary, every]
+    report.tables = [*main_tables, *wl_tables]
+    report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders]
+    for t in report.tables:
+        t.write(out)
+    cmd = "harness report " + " ".join(map(str, paths)) + f" out={out_dir}"
+    (out / "index.html").write_text(_html(report, cmd, roofs, ladders, wl_tables, main_tables))
+    (out / "index.md").write_text(_markdown(report, cmd, roofs, ladders, wl_tables, main_tables))
+    return report
+
+
+def _html(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
+    inputs, cross_gpu, cross_vendor, summary, every = main
+    parts = [
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+        "<title>Kernel characterization report</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>Kernel characterization report</h1>",
+        f'<p class="note">Built from parquet rows alone by <code>{_e(cmd)}</code>. Speeds are '
+        "medians of the raw samples of ok rows; rows with any other status are listed at the "
+        "end and never plotted.</p>",
+        '<p><a href="#roofline">Rooflines</a> · <a href="#workloads">Latency vs batch</a> · '
+        '<a href="#ladder">Ladder</a> · <a href="#tables">Cross-GPU and cross-vendor</a> · '
+        '<a href="#not-ok">Rows not ok</a></p>',
+        _table_html(inputs),
+        '<h2 id="roofline">Rooflines</h2>',
+        *(map(_figure_html, roofs) if roofs else ["<p>(no ok GEMM or attention rows)</p>"]),
+        '<h2 id="workloads">Latency vs batch (LLM workloads)</h2>',
+        f'<p class="note">{_e(COMPOSE_NOTE)}</p>',
+    ]
+    if not r.workloads:
+        parts.append("<p>(no row matches a problem of the workload presets; run e.g. "
+                     "<code>harness run sweep=llama3_8b_decode</code>)</p>")  # fmt: skip
+    for wr, t in zip(r.workloads, wl_tables, strict=True):
+        parts += [f"<h3>{_e(wr.device)}: {_e(wr.workload.name)}</h3>", _figure_html(wr.figure),
+                  _table_html(t, open_=False)]  # fmt: skip
+        if wr.missing:
+            items = "".join(f"<li><code>{_e(m)}</code></li>" for m in wr.missing)
+            parts.append(f"<details><summary>{len(wr.missing)} problems without an ok row "
+                         f"(<code>harness run sweep={_e(wr.workload.name)}</code> measures "
+                         f"them)</summary><ul>{items}</ul></details>")  # fmt: skip
+    parts += ['<h2 id="ladder">Ladder</h2>', *map(_figure_html, ladders)]
+    if not ladders:
+        parts.append("<p>(no problem measured by two or more own-kernel rungs; "
+                     "<code>harness run sweep=ladder</code>)</p>")  # fmt: skip
+    parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', _table_html(cross_gpu),
+              _table_html(cross_vendor),
+              '<h2 id="not-ok">Rows not ok</h2>', _table_html(summary),
+              _table_html(every, open_=False), "</body></html>"]  # fmt: skip
+    return "\n".join(parts) + "\n"
+
+
+def _markdown(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
+    inputs, cross_gpu, cross_vendor, summary, _ = main
+    out = ["# Kernel characterization report", "",
+           f"Built from parquet rows alone by `{cmd}`. Figures link their SVG; "
+           "`tables/` holds every table as .md, .tex (booktabs) and .html.", "",
+           "## Runs", "", inputs.markdown(), "", "## Rooflines", ""]  # fmt: skip
+    fig = lambda f: [f"![{f.stem}](figures/{f.png.name})", "", f"{f.caption} ([SVG](figures/{f.svg.name}))", ""]  # fmt: skip
+    for f in roofs:
+        out += fig(f)
+    out += ["## Latency vs batch (LLM workloads)", "", COMPOSE_NOTE, ""]
+    for wr, t in zip(r.workloads, wl_tables, strict=True):
+        out += [f"### {wr.device}: {wr.workload.name}", "", *fig(wr.figure),
+                f"Composed steps: [tables/{t.stem}.md](tables/{t.stem}.md); "
+                f"{len(wr.missing)} problems without an ok row.", ""]  # fmt: skip
+    out += ["## Ladder", ""]
+    for f in ladders:
+        out += fig(f)
+    out += ["## Cross-GPU", "", f"[tables/{cross_gpu.stem}.md](tables/{cross_gpu.stem}.md)", "",
+            "## Cross-vendor", "", cross_vendor.caption, "",
+            f"[tables/{cross_vendor.stem}.md](tables/{cross_vendor.stem}.md)", "",
+            "## Rows not ok", "", summary.markdown(), ""]  # fmt: skip
+    return "\n".join(out)

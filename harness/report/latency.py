@@ -1,0 +1,122 @@
+"""Latency versus batch per workload: the per-layer time of each problem, the composed layer
+and step, tokens per second, and the roofline bound of the same problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from harness.report.compose import SELECTIONS, RowIndex, Step, compose, steps_table
+from harness.report.data import device_of
+from harness.report.figures import FigureFile, log_axes, new_figure, save, slug, widen_log_y
+from harness.report.peaks import Peaks
+from harness.workloads.presets import WORKLOADS, Workload
+
+_SELECTION_STYLE = {"vendor": {"color": "#1f77b4", "marker": "o"},
+                    "own": {"color": "#d62728", "marker": "s"},
+                    "best": {"color": "black", "marker": "D", "ms": 3}}  # fmt: skip
+_COMPONENT_COLORS = {"qkv": "#1f77b4", "o": "#ff7f0e", "gate_up": "#2ca02c", "down": "#9467bd",
+                     "router": "#8c564b", "expert_gate_up": "#2ca02c", "expert_down": "#9467bd",
+                     "attention": "#d62728", "lm_head": "#7f7f7f"}  # fmt: skip
+
+
+@dataclass
+class WorkloadReport:
+    """A workload on one device: its steps for every selection and batch, and the figure."""
+
+    workload: Workload
+    device: str
+    steps: list[Step]
+    figure: FigureFile
+    table: pd.DataFrame
+    missing: list[str]  # labels of problems with no ok row at some batch
+
+
+def _per_layer_panel(ax, steps: list[Step], w: Workload) -> None:
+    best = [s for s in steps if s.selection == "best"]
+    names = list(dict.fromkeys(c.item.name for c in best[0].components))
+    for name in names:
+        xs, ys = [], []
+        for s in best:
+            c = next(c for c in s.components if c.item.name == name)
+            if c.median_ms is not None:
+                xs.append(s.batch)
+                ys.append(c.median_ms * c.item.count)
+        if xs:
+            once = not best[0].components[names.index(name)].item.per_layer
+            ax.plot(xs, ys, marker=".", lw=1, ls=":" if once else "-",
+                    color=_COMPONENT_COLORS.get(name, "0.5"),
+                    label=f"{name} (once per step)" if once else name)  # fmt: skip
+    full = [(s.batch, s.layer_ms) for s in best if s.layer_ms is not None]
+    if full:
+        ax.plot(*zip(*full, strict=True), color="black", lw=2.2, label="layer (sum)")
+    bound = [(s.batch, s.bound_layer_ms) for s in best if s.bound_layer_ms is not None]
+    if bound:
+        ax.plot(*zip(*bound, strict=True), color="black", lw=1.2, ls="--", label="layer bound")
+    log_axes(ax, 2)
+    widen_log_y(ax)
+    ax.set_xlabel("batch (sequences)")
+    ax.set_ylabel("ms per layer (fastest row per problem)")
+    ax.legend(fontsize=7, frameon=False)
+
+
+def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
+    drew = False
+    for selection in SELECTIONS:
+        pts = [(s.batch, s.tokens_per_s) for s in steps
+               if s.selection == selection and s.tokens_per_s]  # fmt: skip
+        if pts:
+            style = _SELECTION_STYLE[selection]
+            ax.plot(*zip(*pts, strict=True), lw=1.6, label=f"composed: {selection} rows",
+                    color=style["color"], marker=style["marker"], ms=style.get("ms", 4))  # fmt: skip
+            drew = True
+    bound = [(s.batch, s.bound_tokens_per_s) for s in steps
+             if s.selection == "best" and s.bound_tokens_per_s]  # fmt: skip
+    if bound:
+        src = next(s.bound_source for s in steps if s.bound_source)
+        ax.plot(*zip(*bound, strict=True), color="0.3", ls="--", lw=1.2,
+                label=f"roofline bound ({src})")  # fmt: skip
+    if not drew:
+        ax.text(0.5, 0.5, "no batch has every problem measured\n(see the missing list)",
+                transform=ax.transAxes, ha="center", va="center", fontsize=8, color="0.3")  # fmt: skip
+    log_axes(ax, 2)
+    widen_log_y(ax)
+    ax.set_xlabel("batch (sequences)")
+    what = "output tokens/s (decode)" if w.phase == "decode" else "prompt tokens/s (prefill)"
+    ax.set_ylabel(what)
+    ax.legend(fontsize=7, frameon=False)
+
+
+def workload_reports(
+    rows: pd.DataFrame, peaks: dict[str, Peaks], out_dir: Path
+) -> list[WorkloadReport]:
+    """Every (GPU, workload) with at least one measured problem: steps, table and figure."""
+    out = []
+    for (name, kind), dev_rows in rows.groupby(["device_name", "device_type"], sort=True):
+        index = RowIndex(dev_rows)
+        device = device_of({"device_name": name, "device_type": kind})
+        for w in WORKLOADS:
+            items = {i.label(): i for b in w.batches for i in w.items(b)}
+            measured = [lbl for lbl, i in items.items() if index.measured(i)]
+            if not any(items[lbl].per_layer for lbl in measured):  # an LM head alone says little
+                continue
+            steps = [compose(index, w, b, sel, peaks.get(name))
+                     for sel in SELECTIONS for b in w.batches]  # fmt: skip
+            fig = new_figure(11.0, 4.4, left=0.07, right=0.98, top=0.9, bottom=0.12, wspace=0.22)
+            left, right = fig.subplots(1, 2)
+            _per_layer_panel(left, steps, w)
+            _throughput_panel(right, steps, w)
+            fig.suptitle(f"{device}: {w.config.name} TP{w.tp} {w.phase}, context {w.context}")
+            missing = [lbl for lbl in items if lbl not in measured]
+            complete = sorted({s.batch for s in steps if s.step_ms is not None})
+            caption = (f"{w.describe()}. Left: per-layer time of each problem (count x median of "
+                       "the fastest ok row), their sum and its roofline bound. Right: tokens/s of "
+                       "the composed step by which rows it uses, and the bound. "
+                       f"{len(measured)} of {len(items)} problems measured; composed at batch "
+                       f"{', '.join(map(str, complete)) or 'none'}.")  # fmt: skip
+            stem = f"latency-{slug(device)}-{slug(w.name)}"
+            out.append(WorkloadReport(w, device, steps, save(fig, out_dir, stem, caption),
+                                      steps_table(steps), missing))  # fmt: skip
+    return out

@@ -1,0 +1,103 @@
+"""Peaks per device: measured ceilings (op="ceiling" rows) and the datasheet.
+
+The one adapter between reports and harness.microbench: everything a report needs from
+ceilings and the datasheet goes through this file.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from harness.microbench.ceilings import (
+    CEILING_METRICS,
+    PEAK_OF_DTYPE,
+    attach_ceiling_fraction,
+    ceiling_table,
+)
+from harness.microbench.datasheet import datasheet_value, lookup
+
+SOURCES = ("measured", "datasheet")
+BANDWIDTH_METRICS = ("hbm_read_gbps", "hbm_copy_gbps")  # what bounds a kernel's min_bytes
+
+
+@dataclass
+class Peaks:
+    """Compute peaks (TFLOP/s) and bandwidths (GB/s) of one device by metric and source."""
+
+    device_name: str
+    measured: dict[str, float] = field(default_factory=dict)
+    datasheet: dict[str, float] = field(default_factory=dict)
+    sheet_name: str | None = None
+
+    def values(self, source: str) -> dict[str, float]:
+        return self.measured if source == "measured" else self.datasheet
+
+    def compute(self, dtype: str, source: str) -> float | None:
+        return self.values(source).get(PEAK_OF_DTYPE.get(dtype, ""))
+
+    def bandwidth(self, source: str) -> float | None:
+        v = self.values(source)
+        return next((v[m] for m in BANDWIDTH_METRICS if m in v), None)
+
+    def l2_bandwidth(self, source: str) -> float | None:
+        return self.values(source).get("l2_read_gbps")
+
+    def bound_s(self, flops: float, min_bytes: float, dtype: str, source: str) -> float | None:
+        """Roofline time: the larger of flops at the dtype's peak and min_bytes at HBM speed."""
+        peak, bw = self.compute(dtype, source), self.bandwidth(source)
+        if not peak or not bw:
+            return None
+        return max(flops / (peak * 1e12), min_bytes / (bw * 1e9))
+
+    def best_source(self, dtype: str) -> str | None:
+        """measured when the device has both ceilings for this dtype, else the datasheet."""
+        for source in SOURCES:
+            if self.compute(dtype, source) and self.bandwidth(source):
+                return source
+        return None
+
+
+def device_peaks(df: pd.DataFrame) -> dict[str, Peaks]:
+    """{device_name: Peaks} for every device in the rows (ceiling rows of any run count)."""
+    measured = ceiling_table(df) if (df["op"] == "ceiling").any() else {}
+    out: dict[str, Peaks] = {}
+    devices = df[["device_name", "device_sm_count"]].drop_duplicates("device_name")
+    for r in devices.itertuples():
+        if not isinstance(r.device_name, str):
+            continue
+        sm = None if pd.isna(r.device_sm_count) else int(r.device_sm_count)
+        spec = lookup(r.device_name, sm)
+        sheet = {m: datasheet_value(spec, m) for m in CEILING_METRICS}
+        out[r.device_name] = Peaks(
+            r.device_name,
+            {m: v for (d, m), v in measured.items() if d == r.device_name},
+            {m: v for m, v in sheet.items() if v is not None},
+            spec.name if spec else None,
+        )
+    return out
+
+
+def _datasheet_ceilings(peaks: dict[str, Peaks]) -> pd.DataFrame:
+    """Datasheet peaks dressed as ceiling rows, so one formula gives both fractions."""
+    rows = []
+    for p in peaks.values():
+        for metric, value in p.datasheet.items():
+            unit = "gbps" if metric.endswith("_gbps") else "tflops"
+            rows.append({"op": "ceiling", "status": "ok", "device_name": p.device_name,
+                         "metric": metric, "timestamp": "", unit: value})  # fmt: skip
+    cols = ["op", "status", "device_name", "metric", "timestamp", "gbps", "tflops"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def roofline_fraction(rows: pd.DataFrame, all_rows: pd.DataFrame, source: str) -> pd.Series:
+    """achieved / min(dtype peak, intensity x HBM bandwidth) per row (NaN where unknown)."""
+    if source == "measured":
+        ceilings = all_rows[all_rows["op"] == "ceiling"]
+    else:
+        ceilings = _datasheet_ceilings(device_peaks(all_rows))
+    if ceilings.empty or rows.empty:
+        return pd.Series(math.nan, index=rows.index, dtype="float64")
+    return attach_ceiling_fraction(rows, ceilings)["ceiling_fraction"]

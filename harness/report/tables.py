@@ -1,0 +1,147 @@
+"""Tables a thesis can paste: cross-GPU, cross-vendor, composed steps and rows that are not ok,
+each written as markdown, LaTeX (booktabs) and HTML."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from tabulate import tabulate
+
+from harness.measure.stats import bootstrap_median_ratio
+from harness.report.data import IDENTITY, SPEED_OPS, fmt, is_speed, latest, with_device
+from harness.report.peaks import roofline_fraction
+
+N_BOOT = 500  # bootstrap resamples per speedup CI (on 2000-sample H200 rows the bounds move < 0.01% up to 4000)
+
+
+@dataclass
+class Table:
+    """A table of display strings with the files it is written to."""
+
+    stem: str
+    title: str
+    caption: str
+    frame: pd.DataFrame
+
+    def markdown(self) -> str:
+        if self.frame.empty:
+            return "(none)"
+        return tabulate(self.frame, headers="keys", tablefmt="github", showindex=False)
+
+    def latex(self) -> str:
+        body = tabulate(self.frame, headers="keys", tablefmt="latex_booktabs", showindex=False)
+        return f"% {self.title}: {self.caption}\n% needs \\usepackage{{booktabs}}\n{body}\n"
+
+    def html(self) -> str:
+        if self.frame.empty:
+            return "<p>(none)</p>"
+        return self.frame.to_html(index=False, escape=True, border=0, classes="data", na_rep="")
+
+    def write(self, out_dir: Path) -> dict[str, Path]:
+        folder = Path(out_dir) / "tables"
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = {}
+        for ext, text in (("md", self.markdown() + "\n"), ("tex", self.latex()),
+                          ("html", self.html() + "\n")):  # fmt: skip
+            paths[ext] = folder / f"{self.stem}.{ext}"
+            paths[ext].write_text(text)
+        return paths
+
+
+def _pct(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.1f}%"
+
+
+def speed_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Latest ok GEMM / attention row per point and device, with both roofline fractions."""
+    ok = df[is_speed(df) & df["op"].isin(SPEED_OPS)]
+    ok = with_device(latest(ok, [*IDENTITY, "device_name"]))
+    ok["roof_measured"] = roofline_fraction(ok, df, "measured")
+    ok["roof_datasheet"] = roofline_fraction(ok, df, "datasheet")
+    return ok.sort_values(["op", "problem", "provider", "device"], kind="stable")
+
+
+def cross_gpu_table(df: pd.DataFrame) -> Table:
+    """One line per (problem, provider); per device its TFLOP/s and fraction of the roofline."""
+    ok = speed_rows(df)
+    devices = sorted(ok["device"].unique())
+    lines = []
+    for (op, problem, provider), g in ok.groupby(["op", "problem", "provider"], sort=True):
+        line = {"op": op, "problem": problem, "provider": provider}
+        by_dev = {r["device"]: r for r in g.to_dict("records")}
+        for d in devices:
+            r = by_dev.get(d, {})
+            line[f"{d} TFLOP/s"] = fmt(r.get("tflops"))
+            line[f"{d} % roof (measured)"] = _pct(r.get("roof_measured"))
+            line[f"{d} % roof (datasheet)"] = _pct(r.get("roof_datasheet"))
+        lines.append(line)
+    frame = pd.DataFrame(lines)
+    if not frame.empty:  # a device without measured ceilings leaves its column empty: drop it
+        frame = frame.loc[:, (frame != "").any(axis=0)]
+    caption = ("Latest ok row per point. % roof: TFLOP/s over min(dtype peak, intensity x HBM "
+               "bandwidth), from measured ceilings (op=ceiling rows) or the datasheet.")  # fmt: skip
+    return Table("cross_gpu", "Cross-GPU", caption, frame)
+
+
+def _speedup(row: dict, base: dict) -> tuple[float, float, float]:
+    """baseline median / row median with a bootstrap 95% CI from the raw samples."""
+    a, b = row.get("samples_ms"), base.get("samples_ms")
+    if a is not None and b is not None and len(a) >= 3 and len(b) >= 3:
+        return bootstrap_median_ratio(list(a), list(b), n_boot=N_BOOT)
+    r = base["latency_ms_median"] / row["latency_ms_median"]
+    return math.nan, r, math.nan
+
+
+def cross_vendor_table(df: pd.DataFrame) -> Table:
+    """Per device and problem measured by >= 2 providers: each provider's speed and its speedup
+    over the vendor baseline (the fastest vendor-library row of that problem)."""
+    ok = speed_rows(df)
+    lines = []
+    for (device, op, problem), g in ok.groupby(["device", "op", "problem"], sort=True):
+        vendor = g[g["family"] == "vendor"]
+        if g["provider"].nunique() < 2 or vendor.empty:
+            continue
+        base = vendor.loc[vendor["latency_ms_median"].idxmin()].to_dict()
+        for r in g.sort_values("latency_ms_median").to_dict("records"):
+            lo, s, hi = _speedup(r, base)
+            ci = f" [{lo:.3f}, {hi:.3f}]" if not math.isnan(lo) else ""
+            roof = r["roof_measured"] if not pd.isna(r["roof_measured"]) else r["roof_datasheet"]
+            src = "m" if not pd.isna(r["roof_measured"]) else "ds"
+            lines.append({
+                "device": device, "op": op, "problem": problem, "provider": r["provider"],
+                "family": r["family"], "median ms": fmt(r["latency_ms_median"]),
+                "TFLOP/s": fmt(r["tflops"]), "GB/s": fmt(r["gbps"]),
+                "% roof": f"{_pct(roof)} ({src})" if _pct(roof) else "",
+                "speedup (95% CI)": f"{s:.3f}{ci}", "baseline": base["provider"],
+            })  # fmt: skip
+    caption = ("Speedup = baseline median latency / provider median latency, CI by bootstrap "
+               "of the raw samples; baseline = fastest vendor-library row of the problem on "
+               "that device. % roof (m): of the measured roofline, (ds): of the datasheet's.")  # fmt: skip
+    return Table("cross_vendor", "Cross-vendor", caption, pd.DataFrame(lines))
+
+
+def status_table(df: pd.DataFrame) -> tuple[Table, Table]:
+    """Rows whose status is not ok: a count per (status, provider, reason), and every row."""
+    bad = with_device(df[(df["status"] != "ok") & (df["op"] != "ceiling")])
+    cols = ["status", "provider", "reason"]
+    counts = (bad.fillna({"reason": ""}).groupby(cols, sort=True).size()
+              .reset_index(name="rows"))  # fmt: skip
+    every = bad.sort_values(["run_id", "op", "problem", "provider"])[
+        ["run_id", "device", "op", "provider", "problem", "status", "reason"]
+    ].fillna("")
+    return (
+        Table("not_ok_summary", "Rows not ok (counts)", "never plotted as speed", counts),
+        Table("not_ok_rows", "Rows not ok", "every row whose status is not ok", every),
+    )
+
+
+def composed_table(frame: pd.DataFrame, stem: str, title: str, caption: str) -> Table:
+    """A compose.steps_table frame with its numbers formatted."""
+    out = frame.copy()
+    for col, spec in (("layer ms", ".4g"), ("step ms", ".4g"), ("ms/token", ".4g"),
+                      ("tokens/s", ".4g"), ("bound tokens/s", ".4g"), ("% of bound", ".1f")):  # fmt: skip
+        out[col] = [fmt(v, spec) for v in out[col]]
+    return Table(stem, title, caption, out)

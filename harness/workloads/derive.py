@@ -1,0 +1,192 @@
+"""From a model, a tensor-parallel degree, a phase and a batch: the problems one step runs.
+
+Per layer and per rank (tensor parallel as Megatron / vLLM shard it):
+    qkv      y = x W^T, W [(Hq + 2 Hkv) D / tp, hidden]     column-parallel: N / tp
+    o        W [hidden, Hq D / tp]                           row-parallel:    K / tp
+    gate_up  W [2 I / tp, hidden]                            column-parallel
+    down     W [hidden, I / tp]                              row-parallel
+    attention Hq / tp query heads, Hkv / tp KV heads (one replicated KV head when tp > Hkv)
+MoE (Mixtral): a router GEMM (N = experts, replicated) and, with balanced routing, the T x top_k
+token assignments spread over min(experts, T x top_k) active experts, each running its own
+gate_up and down GEMM at M = ceil(T x top_k / active) with I / tp.
+Once per step: the LM head, W [vocab / tp, hidden], on one token per sequence (prefill keeps only
+the last position's logits).
+GEMMs use layout "nt" (weights stored [N, K], as linear layers keep them).
+
+flops / min_bytes / label here are torch-free copies of harness.problems (reports must not
+import torch); tests/report/test_workloads.py checks them against the problems.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from harness.workloads.models import ModelConfig
+
+PHASES = ("prefill", "decode")
+_IN_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1}
+_OUT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 2}  # fp8 GEMMs write bf16
+GEMM_AXES = ("m", "n", "k", "dtype", "layout", "batch")
+ATTENTION_AXES = ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "causal",
+                  "dtype", "kv_layout", "page_size")  # fmt: skip
+AXES = {"gemm": GEMM_AXES, "attention": ATTENTION_AXES}
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One problem of a step, `count` times per layer (or per step when not per_layer)."""
+
+    name: str  # qkv, o, gate_up, down, attention, router, expert_gate_up, expert_down, lm_head
+    op: str  # gemm | attention
+    axes: tuple[tuple[str, Any], ...]  # the problem's fields, in AXES[op] order
+    count: int = 1
+    per_layer: bool = True
+
+    @property
+    def problem(self) -> dict[str, Any]:
+        return dict(self.axes)
+
+    def flops(self) -> int:
+        return problem_flops(self.op, self.problem)
+
+    def min_bytes(self) -> int:
+        return problem_min_bytes(self.op, self.problem)
+
+    def label(self) -> str:
+        return problem_label(self.op, self.problem)
+
+
+def _gemm(name: str, m: int, n: int, k: int, dtype: str, count: int = 1, per_layer: bool = True):
+    p = {"m": m, "n": n, "k": k, "dtype": dtype, "layout": "nt", "batch": 1}
+    return WorkItem(name, "gemm", tuple((a, p[a]) for a in GEMM_AXES), count, per_layer)
+
+
+def kv_heads_per_rank(model: ModelConfig, tp: int) -> int:
+    """KV heads one rank holds: split when tp divides them, one replicated head when tp is a
+    multiple of them (vLLM's rule)."""
+    if model.kv_heads % tp == 0:
+        return model.kv_heads // tp
+    if tp % model.kv_heads == 0:
+        return 1
+    raise ValueError(
+        f"tp: {tp} neither divides nor is a multiple of {model.name}'s {model.kv_heads} KV heads; "
+        "allowed: a divisor or a multiple"
+    )
+
+
+def check_tp(model: ModelConfig, tp: int) -> None:
+    if not isinstance(tp, int) or tp <= 0:
+        raise ValueError(f"tp: must be a positive integer, got {tp!r}")
+    for what, size in (("attention heads", model.heads), ("intermediate size", model.intermediate)):
+        if size % tp:
+            raise ValueError(
+                f"tp: {tp} does not divide {model.name}'s {what} ({size}); allowed: a divisor"
+            )
+    kv_heads_per_rank(model, tp)
+
+
+def expert_split(tokens: int, experts: int, top_k: int) -> tuple[int, int]:
+    """(active experts, tokens per active expert) under balanced routing of tokens x top_k."""
+    assignments = tokens * top_k
+    active = min(experts, assignments)
+    return active, math.ceil(assignments / active)
+
+
+def step_items(
+    model: ModelConfig,
+    tp: int,
+    phase: str,
+    batch: int,
+    context: int,
+    dtype: str = "bf16",
+    kv_layout: str = "dense",
+    page_size: int = 0,
+) -> list[WorkItem]:
+    """The problems of one forward step on one rank.
+
+    phase "prefill": `batch` sequences of `context` tokens each (causal, q_len = kv_len);
+    phase "decode": one new token for each of `batch` sequences against a KV cache of
+    `context` tokens (q_len 1).
+    """
+    model.validate()
+    check_tp(model, tp)
+    if phase not in PHASES:
+        raise ValueError(f"phase: unknown '{phase}'; allowed: {', '.join(PHASES)}")
+    if batch <= 0 or context <= 0:
+        raise ValueError(f"batch, context: must be positive, got {batch}, {context}")
+    tokens = batch * context if phase == "prefill" else batch
+    hq, hkv, d = model.heads // tp, kv_heads_per_rank(model, tp), model.head_dim
+    items = [
+        _gemm("qkv", tokens, (hq + 2 * hkv) * d, model.hidden, dtype),
+        _gemm("o", tokens, model.hidden, hq * d, dtype),
+    ]
+    inter = model.intermediate // tp
+    if model.is_moe:
+        active, per_expert = expert_split(tokens, model.experts, model.top_k)
+        items += [
+            _gemm("router", tokens, model.experts, model.hidden, dtype),
+            _gemm("expert_gate_up", per_expert, 2 * inter, model.hidden, dtype, count=active),
+            _gemm("expert_down", per_expert, model.hidden, inter, dtype, count=active),
+        ]
+    else:
+        items += [
+            _gemm("gate_up", tokens, 2 * inter, model.hidden, dtype),
+            _gemm("down", tokens, model.hidden, inter, dtype),
+        ]
+    attn_dtype = dtype if dtype in ("fp16", "bf16") else "bf16"  # fp8 GEMMs keep a bf16 cache
+    q_len = context if phase == "prefill" else 1
+    attn = {"batch": batch, "q_heads": hq, "kv_heads": hkv, "q_len": q_len, "kv_len": context,
+            "head_dim": d, "causal": True, "dtype": attn_dtype, "kv_layout": kv_layout,
+            "page_size": page_size}  # fmt: skip
+    items.append(WorkItem("attention", "attention", tuple((a, attn[a]) for a in ATTENTION_AXES)))
+    vocab = math.ceil(model.vocab / tp)  # vocab-parallel LM head (servers pad the vocabulary)
+    items.append(_gemm("lm_head", batch, vocab, model.hidden, dtype, per_layer=False))
+    return items
+
+
+# --- torch-free copies of harness.problems' work model --------------------------------------
+
+
+def _causal_pairs(q_len: int, kv_len: int) -> int:
+    """Pairs a bottom-right-aligned causal mask keeps (q_len <= kv_len): row i keeps
+    i + (kv_len - q_len) + 1 keys."""
+    if q_len > kv_len:  # the problem refuses this; clip as harness.problems.attention does
+        return sum(min(kv_len, max(0, i + kv_len - q_len + 1)) for i in range(q_len))
+    return q_len * (kv_len - q_len + 1) + q_len * (q_len - 1) // 2
+
+
+def problem_flops(op: str, p: dict[str, Any]) -> int:
+    if op == "gemm":
+        return 2 * p["batch"] * p["m"] * p["n"] * p["k"]
+    if op == "attention":
+        pairs = _causal_pairs(p["q_len"], p["kv_len"]) if p["causal"] else p["q_len"] * p["kv_len"]
+        return 4 * p["batch"] * p["q_heads"] * p["head_dim"] * pairs
+    raise ValueError(f"op: unknown '{op}'; allowed: gemm, attention")
+
+
+def problem_min_bytes(op: str, p: dict[str, Any]) -> int:
+    if op == "gemm":
+        e, out = _IN_BYTES[p["dtype"]], _OUT_BYTES[p["dtype"]]
+        return p["batch"] * ((p["m"] * p["k"] + p["k"] * p["n"]) * e + p["m"] * p["n"] * out)
+    if op == "attention":
+        e = _IN_BYTES[p["dtype"]]
+        q = p["batch"] * p["q_heads"] * p["q_len"] * p["head_dim"]
+        kv = 2 * p["batch"] * p["kv_heads"] * p["kv_len"] * p["head_dim"]
+        pages = -(-p["kv_len"] // p["page_size"]) if p["kv_layout"] == "paged" else 0
+        return (2 * q + kv) * e + p["batch"] * pages * 4
+    raise ValueError(f"op: unknown '{op}'; allowed: gemm, attention")
+
+
+def problem_label(op: str, p: dict[str, Any]) -> str:
+    """The `problem` column the harness writes for these axes."""
+    if op == "gemm":
+        b = f"{p['batch']}x" if p["batch"] > 1 else ""
+        return f"gemm {b}{p['m']}x{p['n']}x{p['k']} {p['dtype']} {p['layout']}"
+    mask = " causal" if p["causal"] else ""
+    paged = f" paged{p['page_size']}" if p["kv_layout"] == "paged" else ""
+    return (
+        f"attn b{p['batch']} h{p['q_heads']}/{p['kv_heads']} s{p['q_len']}/{p['kv_len']} "
+        f"d{p['head_dim']}{mask}{paged} {p['dtype']}"
+    )

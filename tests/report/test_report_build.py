@@ -1,0 +1,185 @@
+"""The report from a synthetic dataset: files, figures per device and dtype, composed steps
+against sums computed by hand, tables with roofline fractions and speedups, rows that are not ok
+listed and never plotted, deterministic figures, the CLI, and no torch in the import."""
+
+import subprocess
+import sys
+
+import pytest
+
+from harness.cli import main
+from harness.report import data
+from harness.report.compose import RowIndex, compose
+from harness.report.peaks import device_peaks
+from harness.report.roofline import plottable, roofline_figures
+from harness.report.tables import cross_gpu_table, cross_vendor_table
+from harness.workloads import get_workload
+
+H200, H100 = "NVIDIA H200", "NVIDIA H100 80GB HBM3"
+
+
+def test_report_imports_no_torch_and_no_kernel():
+    code = ("import sys, harness.report, harness.report.commands, harness.workloads; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in "
+            "('torch', 'triton', 'harness_kernels', 'hydra')]; print(bad)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_report_files(built):
+    out = built.out_dir
+    html = (out / "index.html").read_text()
+    stems = {f.stem for f in built.figures}
+    assert {"roofline-nvidia-h200-bf16", "roofline-nvidia-h100-80gb-hbm3-bf16",
+            "latency-nvidia-h200-llama3-8b-decode", "latency-nvidia-h100-80gb-hbm3-llama3-8b-decode",
+            "ladder-nvidia-h200"} <= stems  # fmt: skip
+    for f in built.figures:
+        assert f.png.stat().st_size > 5000 and f.svg.stat().st_size > 5000
+        assert f"figures/{f.png.name}" in html and f"figures/{f.svg.name}" in html
+    for t in ("cross_gpu", "cross_vendor", "not_ok_rows"):
+        for ext in ("md", "tex", "html"):
+            assert (out / "tables" / f"{t}.{ext}").stat().st_size > 100
+    assert "\\toprule" in (out / "tables/cross_vendor.tex").read_text()
+    assert (out / "index.md").read_text().startswith("# Kernel characterization report")
+
+
+def test_not_ok_rows_are_listed_never_plotted(built, dataset):
+    html = (built.out_dir / "index.html").read_text()
+    for reason in ("rel_err 0.5 &gt; tol 0.01", "CUDA out of memory", "runs on amd, not nvidia"):
+        assert reason in html
+    df = data.load([dataset])
+    plotted = plottable(df)
+    assert (plotted["status"] == "ok").all()
+    assert len(plotted) == int(
+        ((df["status"] == "ok") & df["op"].isin(["gemm", "attention"])).sum()
+    )
+
+
+def _by_hand(df, device, batch, family):
+    """layers x (qkv + o + gate_up + down + attention) + lm_head from the fastest rows."""
+    w = get_workload("llama3_8b_decode")
+    rows = df[(df["device_name"] == device) & (df["status"] == "ok") & (df["family"] == family)]
+    total = 0.0
+    for item in w.items(batch):
+        ms = rows[rows["problem"] == item.label()]["latency_ms_median"].min()
+        total += ms * (w.config.layers if item.per_layer else 1)
+    return total
+
+
+def test_composed_step_equals_sum_by_hand(dataset):
+    df = data.load([dataset])
+    w = get_workload("llama3_8b_decode")
+    peaks = device_peaks(df)
+    index = RowIndex(df[df["device_name"] == H200])
+    for batch in (1, 64):
+        step = compose(index, w, batch, "vendor", peaks[H200])
+        assert step.step_ms == pytest.approx(_by_hand(df, H200, batch, "vendor"), rel=1e-12)
+        assert step.tokens_per_s == pytest.approx(batch / (step.step_ms / 1e3))
+        assert step.ms_per_token == step.step_ms and step.coverage == "6/6"
+        assert step.bound_source == "measured" and step.bound_step_ms < step.step_ms
+        assert {c.provider for c in step.components} == {"cublas", "sdpa-flash"}
+    own_512 = compose(index, w, 512, "own", peaks[H200])
+    assert own_512.step_ms is None and own_512.coverage == "5/6"
+    assert [i.name for i in own_512.missing] == ["down"]  # its row is `wrong`
+    assert compose(index, w, 512, "vendor", peaks[H200]).step_ms is not None
+    h100 = RowIndex(df[df["device_name"] == H100])
+    assert compose(h100, w, 16, "best", peaks[H100]).bound_source == "datasheet"
+    assert compose(h100, w, 32, "best", peaks[H100]).step_ms is None
+
+
+def test_composed_tables_in_report(built):
+    reports = {(r.device, r.workload.name): r for r in built.workloads}
+    h100 = reports[(H100, "llama3_8b_decode")].table
+    composed = h100[h100["step ms"].notna()]
+    assert set(composed["batch"]) == {1, 2, 4, 8, 16}
+    assert (composed["% of bound"] < 100).all()
+    md = (built.out_dir / "tables/composed-nvidia-h200-llama3_8b_decode.md").read_text()
+    assert "tokens/s" in md and "6/6" in md
+
+
+def test_cross_tables_fractions_and_speedups(dataset):
+    df = data.load([dataset])
+    gpu = cross_gpu_table(df).frame
+    assert f"{H200} % roof (measured)" in gpu.columns
+    assert f"{H100} % roof (measured)" not in gpu.columns  # no ceilings: column dropped
+    assert f"{H100} % roof (datasheet)" in gpu.columns
+    vendor = cross_vendor_table(df).frame
+    lad = vendor[(vendor["device"] == H200) & (vendor["problem"] == "gemm 8192x8192x8192 bf16 nn")]
+    assert list(lad["provider"])[0] == "cublas" and set(lad["baseline"]) == {"cublas"}
+    rows = df[(df["device_name"] == H200) & (df["problem"] == "gemm 8192x8192x8192 bf16 nn")]
+    med = rows.set_index("provider")["latency_ms_median"]
+    got = lad.set_index("provider")["speedup (95% CI)"]
+    s = float(got["own-triton-no-tma"].split()[0])
+    assert s == pytest.approx(med["cublas"] / med["own-triton-no-tma"], rel=1e-3) and s < 1
+    lo, hi = (float(v) for v in got["own-triton-no-tma"].split("[")[1].rstrip("]").split(","))
+    assert lo <= s <= hi
+
+
+def test_roofline_fraction_uses_measured_ceiling(dataset):
+    from harness.report.peaks import roofline_fraction
+
+    df = data.load([dataset])
+    row = df[(df["device_name"] == H200) & (df["provider"] == "cublas")
+             & (df["problem"] == "gemm 8192x8192x8192 bf16 nn")]  # fmt: skip
+    frac = roofline_fraction(row, df, "measured").iloc[0]
+    assert frac == pytest.approx(row["tflops"].iloc[0] / 760.0)  # compute-bound: the bf16 ceiling
+    sheet = roofline_fraction(row, df, "datasheet").iloc[0]
+    assert sheet == pytest.approx(row["tflops"].iloc[0] / 989.4)
+
+
+def test_figures_are_deterministic(dataset, tmp_path):
+    from harness.report.figures import provider_colors, styled
+
+    df = data.load([dataset])
+    df = df[df["device_name"] == H100]
+    with styled():
+        a = roofline_figures(df, device_peaks(df), tmp_path / "a", provider_colors(df["provider"]))
+        b = roofline_figures(df, device_peaks(df), tmp_path / "b", provider_colors(df["provider"]))
+    for fa, fb in zip(a, b, strict=True):
+        assert fa.png.read_bytes() == fb.png.read_bytes()
+        assert fa.svg.read_bytes() == fb.svg.read_bytes()
+
+
+def test_cli_report(dataset, tmp_path, capsys):
+    assert main(["report", str(dataset / "h100-decode"), f"out={tmp_path / 'r'}"]) == 0
+    assert (tmp_path / "r/index.html").exists()
+    assert "index.html" in capsys.readouterr().out
+
+
+BAD = [
+    (["report"], "report: the following arguments are required: paths"),
+    (["report", "/no/such/run"], "path: '/no/such/run' does not exist"),
+    (["report", "DATA", "outdir=x"], "report: unknown key 'outdir'; allowed: out"),
+    (["report", "EMPTY"], "path: no rows under"),
+    (["compare"], "compare: the following arguments are required: runs"),
+    (["compare", "DATA", "DATA", "DATA"], "compare: 3 runs given"),
+    (["compare", "DATA", "threshold=2"], "threshold: 2.0; allowed: between 0 and 1"),
+    (["compare", "DATA", "threshold=abc"], "compare: argument --threshold: invalid float"),
+    (["compare", "DATA", "--frobnicate"], "compare: unrecognized arguments: --frobnicate"),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_exits_2_with_one_line(argv, expected, dataset, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    subst = {"DATA": str(dataset), "EMPTY": str(tmp_path / "empty")}
+    assert main([subst.get(a, a) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("harness: error: ") and expected in err[0], err
+    assert "allowed" in err[0]
+
+
+def test_real_h200_results_render(tmp_path):
+    """The committed H200 rows (vendor GEMM, SDPA prefill and decode) build a report."""
+    from harness.config import SWEEPS_DIR
+    from harness.report import build_report
+
+    results = SWEEPS_DIR.parent / "results/h200"
+    if not results.is_dir():
+        pytest.skip("results/h200 not in this checkout")
+    rep = build_report([results / "fmha_decode-vendor", results / "gemm_square-vendor-a"], tmp_path)
+    stems = {f.stem for f in rep.figures}
+    assert "roofline-nvidia-h200-bf16" in stems
+    assert "latency-nvidia-h200-llama3-8b-decode" in stems  # its attention rows are measured
+    html = (tmp_path / "index.html").read_text()
+    assert "flash_attn not importable" in html  # the skipped flash-attn rows are listed

@@ -1,0 +1,89 @@
+"""Compare verdicts on synthetic samples with known differences, matching across devices, rows
+that are not ok, the A/A noise floor, and the CLI with its markdown output."""
+
+import pytest
+from report_fixtures import speed_row, write_run
+
+from harness.cli import main
+from harness.report.compare import compare_runs, noise_floor, split_halves, verdict
+from harness.report.data import load
+
+GEMM = {"n": 4096, "k": 4096, "dtype": "bf16", "layout": "nt", "batch": 1}
+# point m -> (B/A latency factor, relative noise of B's samples, B's sample count, expected)
+KNOWN = {
+    16: (1.0, 0.005, 200, "SAME"),
+    32: (0.85, 0.005, 200, "FASTER"),
+    64: (1.20, 0.005, 200, "SLOWER"),
+    128: (1.03, 0.30, 8, "UNCLEAR"),  # a real 3% change buried in 30% noise
+    256: (1.02, 0.005, 200, "UNCLEAR"),  # resolved, but its CI straddles the +2% threshold
+    512: (1.01, 0.005, 200, "SAME"),  # a resolved 1% change is inside the noise threshold
+}
+
+
+@pytest.mark.parametrize(("lo", "hi", "expected"), [
+    (0.99, 1.01, "SAME"), (0.98, 1.02, "SAME"), (0.90, 0.95, "FASTER"), (1.05, 1.10, "SLOWER"),
+    (0.97, 1.01, "UNCLEAR"), (0.95, 1.05, "UNCLEAR"), (0.985, 0.995, "SAME"), (1.01, 1.03, "UNCLEAR"),
+])  # fmt: skip
+def test_verdict_rule(lo, hi, expected):
+    assert verdict(lo, hi, 0.02) == expected
+
+
+def test_verdict_threshold_is_a_parameter():
+    assert verdict(1.03, 1.04, 0.05) == "SAME" and verdict(1.03, 1.04, 0.02) == "SLOWER"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cmp")
+    a, b = [], []
+    for m, (factor, noise, n, _) in KNOWN.items():
+        p = {"m": m, **GEMM}
+        a.append(speed_row("h200", "gemm", p, "cublas", "A", median_ms=0.1, noise=0.005, n=200))
+        # B ran on another GPU model: points still match (device identity is ignored)
+        b.append(speed_row("h100", "gemm", p, "cublas", "B", median_ms=0.1, scale=factor,
+                           noise=noise, n=n, seed=7))  # fmt: skip
+    skipped = {"m": 768, **GEMM}
+    a.append(speed_row("h200", "gemm", skipped, "own-triton", "A", median_ms=0.1))
+    b.append(speed_row("h100", "gemm", skipped, "own-triton", "B", status="skipped", reason="x"))
+    a.append(speed_row("h200", "gemm", {"m": 1024, **GEMM}, "cublas", "A", median_ms=0.2))
+    return write_run(root, "A", a), write_run(root, "B", b)
+
+
+def test_known_differences_get_their_verdicts(runs):
+    result = compare_runs(load([runs[0]]), load([runs[1]]), threshold=0.02).set_index("problem")
+    for m, (factor, _, _, expected) in KNOWN.items():
+        r = result.loc[f"gemm {m}x4096x4096 bf16 nt"]
+        assert r["verdict"] == expected, (m, r.to_dict())
+        assert r["lo"] <= r["ratio"] <= r["hi"]
+        if m != 128:
+            assert r["ratio"] == pytest.approx(factor, rel=0.01)
+    skipped = result.loc["gemm 768x4096x4096 bf16 nt"]
+    assert skipped["verdict"] == "n/a" and "B skipped" in skipped["note"]
+    assert result.loc["gemm 1024x4096x4096 bf16 nt"]["note"] == "only in A"
+
+
+def test_aa_noise_floor(runs):
+    a = load([runs[0]])
+    res = compare_runs(*split_halves(a))
+    floor = noise_floor(res, 0.02)
+    assert floor.points == len(KNOWN) + 2  # every ok point of A
+    assert floor.median < 0.005 and floor.max < 0.01 and floor.alarms == 0
+    assert set(res[res["ratio"].notna()]["verdict"]) == {"SAME"}
+    real = noise_floor(compare_runs(a, load([runs[1]])), 0.02)
+    assert real.max == pytest.approx(0.20, abs=0.01) and real.alarms == 2
+
+
+def test_cli_compare(runs, tmp_path, capsys):
+    md = tmp_path / "cmp.md"
+    assert main(["compare", str(runs[0]), str(runs[1]), f"markdown={md}", "n_boot=500"]) == 0
+    out = capsys.readouterr().out
+    assert "SAME=2, FASTER=1, SLOWER=1, UNCLEAR=2, n/a=2" in out
+    assert "SLOWER" in out.split("\n\n")[1]  # the table leads with what changed
+    text = md.read_text()
+    assert text.startswith("# harness compare") and "| op " in text and "FASTER" in text
+    assert main(["compare", str(runs[0])]) == 0
+    out = capsys.readouterr().out
+    assert "noise floor over 8 points" in out and "false alarms: 0" in out
+    assert main(["compare", str(runs[0]), str(runs[0]), "--aa", "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "|B/A-1| median 0.00%" in out and "SAME=8" in out

@@ -1,0 +1,110 @@
+"""The workload catalog and its derivation: shapes per TP degree and phase, MoE expert tokens,
+the torch-free work model against harness.problems, and the generated presets being current."""
+
+import importlib.util
+import re
+
+import pytest
+
+from harness.config import SWEEPS_DIR
+from harness.problems import AttentionProblem, GemmProblem
+from harness.workloads import MODELS, WORKLOADS, get_model, step_items
+from harness.workloads.derive import expert_split, kv_heads_per_rank
+from harness.workloads.presets import max_points_for
+
+PROBLEM = {"gemm": GemmProblem, "attention": AttentionProblem}
+
+
+def _by_name(items):
+    return {i.name: i.problem for i in items}
+
+
+@pytest.mark.parametrize("w", WORKLOADS, ids=[w.name for w in WORKLOADS])
+def test_torch_free_work_model_matches_problems(w):
+    for batch in (w.batches[0], w.batches[-1]):
+        for item in w.items(batch):
+            p = PROBLEM[item.op](**item.problem)
+            p.validate()
+            assert item.flops() == p.flops(), item
+            assert item.min_bytes() == p.min_bytes(), item
+            assert item.label() == p.label(), item
+
+
+def test_paged_attention_bytes_match_problem():
+    items = step_items(
+        get_model("llama3_8b"), 1, "decode", 3, 1000, kv_layout="paged", page_size=16
+    )
+    attn = next(i for i in items if i.op == "attention")
+    p = AttentionProblem(**attn.problem)
+    assert (attn.min_bytes(), attn.label()) == (p.min_bytes(), p.label())
+
+
+def test_llama3_70b_tp4_shapes():
+    items = _by_name(step_items(get_model("llama3_70b"), 4, "decode", 8, 4096))
+    assert items["qkv"] == {"m": 8, "n": (16 + 2 * 2) * 128, "k": 8192, "dtype": "bf16",
+                            "layout": "nt", "batch": 1}  # fmt: skip
+    assert (items["o"]["n"], items["o"]["k"]) == (8192, 2048)
+    assert (items["gate_up"]["n"], items["gate_up"]["k"]) == (2 * 28672 // 4, 8192)
+    assert (items["down"]["n"], items["down"]["k"]) == (8192, 28672 // 4)
+    attn = items["attention"]
+    assert (attn["q_heads"], attn["kv_heads"], attn["q_len"], attn["kv_len"]) == (16, 2, 1, 4096)
+    assert (items["lm_head"]["m"], items["lm_head"]["n"]) == (8, 128256 // 4)
+
+
+def test_prefill_tokens_and_causal_attention():
+    items = _by_name(step_items(get_model("qwen2_5_7b"), 1, "prefill", 4, 2048))
+    assert items["qkv"]["m"] == 4 * 2048 and items["qkv"]["n"] == (28 + 2 * 4) * 128
+    attn = items["attention"]
+    assert (attn["batch"], attn["q_len"], attn["kv_len"], attn["causal"]) == (4, 2048, 2048, True)
+    assert items["lm_head"]["m"] == 4  # logits of the last position only
+
+
+def test_kv_heads_replicate_past_tp_and_bad_tp_is_refused():
+    m = get_model("llama3_405b")
+    assert kv_heads_per_rank(m, 8) == 1 and kv_heads_per_rank(m, 16) == 1
+    assert kv_heads_per_rank(m, 2) == 4
+    with pytest.raises(ValueError, match="tp: 3"):
+        step_items(m, 3, "decode", 1, 128)
+    with pytest.raises(ValueError, match="phase: unknown"):
+        step_items(m, 8, "train", 1, 128)
+
+
+def test_mixtral_expert_gemms_at_tokens_per_expert():
+    assert expert_split(1, 8, 2) == (2, 1)  # one token: two experts, one token each
+    assert expert_split(64, 8, 2) == (8, 16)  # 128 assignments over all 8 experts
+    assert expert_split(3, 8, 2) == (6, 1)
+    items = {i.name: i for i in step_items(get_model("mixtral_8x7b"), 1, "prefill", 2, 1024)}
+    assert "gate_up" not in items and items["router"].problem["n"] == 8
+    up, down = items["expert_gate_up"], items["expert_down"]
+    assert up.count == down.count == 8
+    assert up.problem["m"] == 2 * 1024 * 2 // 8 and up.problem["n"] == 2 * 14336
+    assert down.problem["k"] == 14336
+    # every expert token is computed once: expert FLOPs equal top_k x a dense MLP's
+    dense = step_items(get_model("mistral_7b"), 1, "prefill", 2, 1024)
+    mlp = sum(i.flops() for i in dense if i.name in ("gate_up", "down"))
+    assert up.count * up.flops() + down.count * down.flops() == 2 * mlp
+
+
+def test_catalog_has_the_issue_models_with_a_source_comment():
+    assert {"llama3_8b", "llama3_70b", "llama3_405b", "qwen2_5_7b", "qwen2_5_72b", "mistral_7b",
+            "mixtral_8x7b"} <= set(MODELS)  # fmt: skip
+    text = (SWEEPS_DIR.parent / "harness/workloads/models.py").read_text()
+    for m in MODELS.values():
+        assert re.search(rf"# {re.escape(m.hf_id)} config\.json", text), m.name
+    assert any(m.is_moe for m in MODELS.values())
+
+
+def test_generated_presets_are_current_and_guarded():
+    spec = importlib.util.spec_from_file_location(
+        "gen_workload_presets", SWEEPS_DIR.parent / "scripts/gen_workload_presets.py"
+    )
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    files = gen.rendered()
+    assert "llama3_8b_decode.yaml" in files and len(files) == len(WORKLOADS)
+    for name, text in files.items():
+        assert (SWEEPS_DIR / name).read_text() == text, f"{name} is stale: run the generator"
+        points = int(re.match(r"# harness run sweep=\S+\s+\(points: (\d+)\)", text).group(1))
+        assert f"max_points: {max_points_for(points)}" in text
+    decode = (SWEEPS_DIR / "llama3_8b_decode.yaml").read_text()
+    assert "m: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]" in decode
