@@ -24,7 +24,7 @@ step ceilings python3 -m harness.cli ceilings results_dir=$R run_id=ceilings pro
 for s in probes_bandwidth probes_latency ladder; do
   step $s python3 -m harness.cli run sweep=$s results_dir=$R run_id=$s progress=false
 done
-[ -f $L/inspect.done ] || { step inspect python3 -m harness.cli inspect results_dir=$R run_id=inspect \
+[ -n "${SKIP_INSPECT:-}" ] || [ -f $L/inspect.done ] || { step inspect python3 -m harness.cli inspect results_dir=$R run_id=inspect \
   && touch $L/inspect.done; }
 python3 -m harness.cli ceilings show=$R/ceilings,$R/probes_bandwidth,$R/probes_latency,$R/ladder > $OUT/tables.txt 2>&1
 cp $L/inspect.txt $OUT/inspect.txt 2>/dev/null
