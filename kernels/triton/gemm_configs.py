@@ -15,7 +15,7 @@ import torch
 VARIANTS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
 
 # Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
-MAX_CANDIDATES = 10
+MAX_CANDIDATES = 12
 
 
 def interpreting() -> bool:
@@ -88,7 +88,10 @@ def _c(bm, bn, bk, w, s, **kw) -> GemmConfig:
 
 
 def get_cuda_configs(capability: int, elem_bytes: int, m: int) -> list[GemmConfig]:
-    """Tensor-core candidates for NVIDIA, ordered by prior preference; M picks the regime."""
+    """Tensor-core candidates for NVIDIA, ordered by prior preference; M picks the regime.
+
+    On Hopper at 32 < M <= 512 these lists only supply anchors: candidate_configs generates
+    and ranks that band (see _mid_candidates)."""
     hopper = capability >= 90
     bk = 128 if elem_bytes == 1 else (32 if elem_bytes == 4 else 64)  # 128-byte K rows for TMA
     if m <= 64:
@@ -175,14 +178,18 @@ def interpreter_config(m: int, elem_bytes: int) -> GemmConfig:
 def shared_mem_bytes(cfg: GemmConfig, in_bytes: int, out_bytes: int, backend: str = "cuda") -> int:
     """Estimate of shared memory (LDS on AMD), checked against metadata.shared of AOT builds.
 
-    NVIDIA: num_stages A/B buffers plus the C tile staged by the epilogue (halved by subtiling;
-    the pointer epilogue's layout conversion can need as much). AMD's stream pipeliner keeps one
-    stage in registers, so num_stages - 1 buffers, and the epilogue reuses them."""
+    NVIDIA: num_stages A/B buffers, one 8-byte mbarrier per stage, plus the C tile staged by the
+    epilogue (halved by subtiling; the pointer epilogue's layout conversion can need as much).
+    Split-K stores its fp32 partial straight from registers: no C tile (sm_90 AOT: 128x256x64
+    s3 split 3 uses 147480 bytes = 3 x 49152 + 24). AMD's stream pipeliner keeps one stage in
+    registers, so num_stages - 1 buffers, and the epilogue reuses them."""
     ab = (cfg.block_m * cfg.block_k + cfg.block_k * cfg.block_n) * in_bytes
     if backend == "hip":
         return max(cfg.num_stages - 1, 1) * ab
     c = cfg.block_m * cfg.block_n * out_bytes // (2 if cfg.epilogue_subtile else 1)
-    return max(cfg.num_stages, 1) * ab + c
+    if cfg.split_k > 1:
+        c = 0
+    return max(cfg.num_stages, 1) * (ab + 8) + c
 
 
 def keep_config(
@@ -232,9 +239,21 @@ def apply_variant(cfg: GemmConfig, variant: str) -> GemmConfig:
 def candidate_configs(
     variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
 ) -> list[GemmConfig]:
-    """The configs prepare_matmul times for one problem on one device (at most MAX_CANDIDATES)."""
+    """The configs prepare_matmul times for one problem on one device (at most MAX_CANDIDATES).
+
+    Hopper at 32 < M <= 512 gets a generated space ranked by a cost model (see below); every
+    other case gets the fixed per-vendor lists above, with split-K from split_k_choices."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    if variant != "no-tensor-cores" and uses_mid_model(m, dev):
+        return list(_mid_candidates(variant, m, n, k, in_bytes, out_bytes, dev))
+    return _listed_candidates(variant, m, n, k, in_bytes, out_bytes, dev)
+
+
+def _listed_candidates(
+    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+) -> list[GemmConfig]:
+    """Candidates from the fixed lists, in list order (split 1 before its split-K twin)."""
     if variant == "no-tensor-cores":
         base = get_fma_configs(dev.backend)
     elif dev.backend == "hip":
@@ -256,6 +275,235 @@ def candidate_configs(
         smallest = min(base, key=lambda c: c.block_m * c.block_n * c.block_k)
         out = [apply_variant(smallest, variant)]
     return out[:MAX_CANDIDATES]
+
+
+# ----------------------------------------------------------------------------------------------
+# Hopper, 32 < M <= 512: a generated search space ranked by a small cost model.
+#
+# Between decode (M <= 32: stream the weights) and large M (>= 1024: 128x256 tiles at full
+# tensor-core rate, near cuBLAS) the best kernel depends on N and K through effects that a fixed
+# list of 4-8 configs cannot cover (H200 measurements: 0.75-0.85 of cuBLAS in this band):
+#  * Wave quantization. The persistent grid is one program per SM; N=10240 in 128-wide tiles
+#    gives 80 (M=64, 64-row tiles) or 160 (M=256, 128-row tiles) equal units on 132 SMs, so 39%
+#    of the SMs idle for the last round. Split-K by any integer (80 tiles x 3 = 240 units, 91% of two waves) or another
+#    BLOCK_N (10240 / 64 = 160, / 256 = 40 x 3 = 120) changes the unit count.
+#  * Bytes per SM. Up to M ~ 165 FLOP per weight byte (the H200 ridge: ~700 TFLOP/s bf16 at
+#    its power cap over ~4.3 TB/s) the kernel streams B. One SM only pulls (stages - 1) tiles
+#    per memory latency (Little's law), so deep pipelines are what reach HBM bandwidth; and
+#    every unit also loads its A rows (re-read from L2 by each of the N/BLOCK_N column tiles)
+#    and its B columns (re-read by each of the M/BLOCK_M row tiles) through the same L2->SM
+#    port: BLOCK_M >= M (128, or 256 on two warpgroups) reads each weight once.
+#  * Split-K's price in this kernel: an fp32 partial per unit, and for the last unit of a tile
+#    a reduction that walks the tile in 2048-element chunks, one L2 round trip each (the chunk
+#    loop is not unrolled), plus a pipeline refill per unit (the split-K loop is not flattened).
+#  * Tensor-core rate per tile. wgmma m64nNk16 reads both operands from shared memory (128 B
+#    per clock per SM against 4096 bf16 FLOP per clock), so narrow N starves it: relative rate
+#    ~ (64N / (64 + N)) / 51.2, i.e. N=64: 0.63, 128: 0.83, 256: 1; a single warpgroup alone on
+#    an SM (4 warps, one program) has no second warpgroup to issue while it waits: x 0.9.
+#
+# estimate_seconds() turns these into a time for the busiest SM and for machine-wide traffic;
+# _mid_candidates() keeps the best config of each tile shape, then variations of those shapes,
+# and appends the old fixed list's picks as anchors, MAX_CANDIDATES in all. The model only has
+# to rank: the tuner times every survivor. Its constants are H200 figures (the ranking depends on
+# their ratios: FLOP/s per SM vs HBM and L2 bytes/s vs the loaded latency); the two L2 bandwidths
+# and the L2 latency are assumptions, not measurements.
+# ----------------------------------------------------------------------------------------------
+
+MID_M_RANGE = (32, 512)  # exclusive, inclusive: decode lists below, 128x256-first lists above
+_SM_FLOPS = 700e12 / 132  # dense bf16 per SM, sustained at the power cap (x2 fp8, /2 tf32)
+_HBM_BW = 4.3e12  # bytes/s
+_L2_BW = 12e12  # L2 -> SMs, all SMs together (bytes/s; assumed ~3x HBM)
+_SM_LOAD_BW = 150e9  # L2 -> one SM (bytes/s; assumed ~64 B/clock)
+_L2_BYTES = 50 << 20  # split-K partials beyond this are written back to HBM
+# Loaded HBM latency: 80 programs of 64x128x64 x 4 stages (3 x 24 KB in flight each) streamed
+# M=64 N=10240 K=8192 at ~58 GB/s per SM on the H200 -> 72 KB / 58 GB/s ~ 1.25 us.
+_MEM_LATENCY = 1.25e-6
+_L2_LATENCY = 0.3e-6  # one split-K reduction chunk: L2 loads of every split, then its store
+_ACC_REGS = 128  # fp32 accumulators per thread beyond which ptxas spills (with addresses etc.)
+
+
+def uses_mid_model(m: int, dev: DeviceInfo) -> bool:
+    """Whether candidate_configs generates and ranks (Hopper, 32 < M <= 512) for this problem."""
+    lo, hi = MID_M_RANGE
+    return dev.backend == "cuda" and dev.capability // 10 == 9 and lo < m <= hi
+
+
+def _mma_efficiency(cfg: GemmConfig, resident: int) -> float:
+    """Fraction of the SM's tensor-core peak one tile shape sustains (see the notes above)."""
+    n = cfg.block_n  # every generated tile gives each warpgroup >= 64 rows: wgmma m64nBN
+    rate = min(1.0, (64 * n / (64 + n)) / 51.2)
+    if cfg.num_warps == 4 and resident == 1:
+        rate *= 0.9
+    return rate
+
+
+def estimate_seconds(
+    cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+) -> float:
+    """Modelled run time of `cfg` (Hopper, TMA + wgmma kernel); only its ranking is used."""
+    sms = dev.num_sms
+    bm, bn, bk, split = cfg.block_m, cfg.block_n, cfg.block_k, cfg.split_k
+    tiles_m, tiles_n = -(-m // bm), -(-n // bn)
+    units = tiles_m * tiles_n * split
+    k_tiles = -(-k // bk)
+    k_per_unit = -(-k_tiles // split)
+    # Programs that fit on one SM at once (shared memory, 1 KB reserved per block; threads).
+    smem = shared_mem_bytes(cfg, in_bytes, out_bytes) + 1024
+    fit = max(1, min((dev.max_shared_mem + 1024) // smem, 2048 // (32 * cfg.num_warps)))
+    if cfg.persistent:  # programs beyond `fit` per SM wait for a whole earlier program
+        programs, resident_cap = min(units, sms * cfg.programs_per_sm), cfg.programs_per_sm
+        resident_cap = min(resident_cap, fit)
+    else:  # one CTA per unit
+        programs, resident_cap = units, fit
+    resident = max(1, min(resident_cap, -(-programs // sms)))
+    sm_units = -(-units // sms)  # units of the busiest SM (co-resident programs share it)
+
+    flops = 2 * bm * bn * bk * k_per_unit
+    rate = _SM_FLOPS * {1: 2.0, 2: 1.0}.get(in_bytes, 0.5) * _mma_efficiency(cfg, resident)
+    t_math = sm_units * flops / rate
+    stage = (bm + bn) * bk * in_bytes
+    in_flight = resident * max(cfg.num_stages - 1, 1) * stage
+    t_load = sm_units * stage * k_per_unit / min(_SM_LOAD_BW, in_flight / _MEM_LATENCY)
+    busy = t_math + t_load if cfg.num_stages <= 1 else _soft_max(t_math, t_load)
+
+    # Pipeline fills: once for the flattened persistent loop, else once per unit.
+    fills = 1 if cfg.persistent and split == 1 else -(-sm_units // resident)
+    overhead = fills * _MEM_LATENCY
+    partials = 0
+    if split > 1:
+        tile_f32 = bm * bn * 4
+        chunks = bm // min(bm, max(2048 // bn, 1))
+        store = _L2_LATENCY + tile_f32 / _SM_LOAD_BW  # + barrier and acq_rel atomic
+        reduce = chunks * _L2_LATENCY + split * tile_f32 / _SM_LOAD_BW
+        overhead += (sm_units * store + -(-sm_units // split) * reduce) / resident
+        partials = m * n * 4 * split
+
+    a_bytes, b_bytes, c_bytes = m * k * in_bytes, n * k * in_bytes, m * n * out_bytes
+    hbm = a_bytes + b_bytes + c_bytes + (partials if partials > _L2_BYTES else 0)
+    l2 = a_bytes * tiles_n + b_bytes * tiles_m + 2 * partials + c_bytes
+    return _soft_max(busy + overhead, hbm / _HBM_BW, l2 / _L2_BW)
+
+
+def _soft_max(*times: float) -> float:
+    """Overlapped limits (math vs loads, one SM vs the whole memory system) add up a little near
+    a tie: nothing saturates two resources at once. A 4-norm: = max when one term dominates,
+    1.19 x max for two equal ones; it also ranks configs that all hit HBM bandwidth by their
+    headroom instead of leaving them tied."""
+    return sum(t**4 for t in times) ** 0.25
+
+
+def _fits_sm(cfg: GemmConfig, in_bytes: int, out_bytes: int, dev: DeviceInfo) -> bool:
+    """programs_per_sm programs must be co-resident, or the extra ones just queue: shared memory
+    (1 KB reserved per block on top of the per-block opt-in limit) and registers (<= 256
+    threads at <= 255 registers each fit the 64K register file)."""
+    per_block = shared_mem_bytes(cfg, in_bytes, out_bytes) + 1024
+    threads = 32 * cfg.num_warps * cfg.programs_per_sm
+    return cfg.programs_per_sm * per_block <= dev.max_shared_mem + 1024 and threads <= 256
+
+
+def _mid_space(
+    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+) -> list[GemmConfig]:
+    """Every config worth modelling: BLOCK_M 64/128/256 (not above M's power of two), BLOCK_N
+    64/128/256, BLOCK_K of 128 and 256 bytes, 4 or 8 warps (<= 128 fp32 accumulators per
+    thread), 3-8 stages, one or two programs per SM, split-K 1-16, C stored whole or in halves
+    (split 1: split-K writes its partials from registers)."""
+    bk0 = max(128 // in_bytes, 16)
+    k_tiles = -(-k // bk0)
+    splits = [1] if variant == "no-splitk" else range(1, 17)
+    stages = [1] if variant == "no-pipeline" else range(3, 9)
+    out = []
+    for bm in (64, 128, 256):
+        for bn in (64, 128, 256):
+            # One warpgroup (4 warps) per 64 rows, two for 256 (each 128 rows), either for 128.
+            for warps in {64: (4,), 128: (4, 8), 256: (8,)}[bm]:
+                if bm * bn // (32 * warps) > _ACC_REGS:
+                    continue
+                for bk in (bk0, 2 * bk0):
+                    for pps in (1, 2) if warps == 4 and variant != "not-persistent" else (1,):
+                        for split in splits:
+                            if split > 1 and split * 2 > k_tiles * bk0 // bk:
+                                break
+                            for s in stages:
+                                cfg = _c(bm, bn, bk, warps, s, split_k=split, programs_per_sm=pps)
+                                cfg = apply_variant(cfg, variant)
+                                # Storing C in two halves frees half its staging tile: on
+                                # 128x256 that is the 4th stage (as in the large-M list).
+                                subtile = split == 1 and cfg.tma and bn >= 128
+                                for sub in (False, True) if subtile else (False,):
+                                    c = replace(cfg, epilogue_subtile=sub)
+                                    if keep_config(
+                                        c, m, n, k, in_bytes, out_bytes, dev
+                                    ) and _fits_sm(c, in_bytes, out_bytes, dev):
+                                        out.append(c)
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _mid_candidates(
+    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+) -> tuple[GemmConfig, ...]:
+    """Rank _mid_space by estimate_seconds; keep a diverse best few, then two anchors.
+
+    Per (BLOCK_M, BLOCK_N, BLOCK_K, warps, programs/SM, split) only one stage count survives:
+    the fewest within 1% of that key's best (deeper pipelines only pay while memory-bound).
+    Configs modelled at more than 2x the best are dropped. Then, in model order:
+      1. the best config of each tile shape (BLOCK_M x BLOCK_N), up to 7 shapes, so that one
+         mis-modelled effect cannot fill the list with near-copies of one shape;
+      2. if none of those covers all of M (up to 256 rows), the best one that does;
+      3. per chosen shape, the best config differing in warps, programs per SM, split-K on/off
+         or BLOCK_K (the effects the model is least sure of); then whatever ranks next;
+    up to MAX_CANDIDATES minus the anchors, which are appended verbatim from the old fixed list:
+    its model-best entry, its default (what tune=False ran) and its most frequent H200 winner
+    (64x128 on two programs per SM, with the old split), so the tuner always has the old choice
+    to beat. The first entry is the model's best: what tune=False runs now."""
+    listed = _listed_candidates(variant, m, n, k, in_bytes, out_bytes, dev)
+    best: dict[tuple, tuple[float, GemmConfig]] = {}
+    for cfg in _mid_space(variant, m, n, k, in_bytes, out_bytes, dev):
+        t = estimate_seconds(cfg, m, n, k, in_bytes, out_bytes, dev)
+        key = (cfg.block_m, cfg.block_n, cfg.block_k, cfg.num_warps, cfg.programs_per_sm)
+        key += (cfg.split_k,)
+        held = best.get(key)
+        if held is None or t < held[0] * 0.99:
+            best[key] = (t, cfg)
+    if not best:  # N or K below the smallest generated tile: the fixed lists handle it
+        return tuple(listed)
+    timed = sorted(best.values(), key=lambda tc: tc[0])
+    anchors = [min(listed, key=lambda c: estimate_seconds(c, m, n, k, in_bytes, out_bytes, dev))]
+    # 64x128, 4 warps, two programs per SM won 7 of the 11 weak H200 shapes under the old list.
+    old_winner = [c for c in listed if (c.block_m, c.block_n, c.programs_per_sm) == (64, 128, 2)]
+    for cfg in [listed[0]] + old_winner[-1:]:
+        if cfg not in anchors:
+            anchors.append(cfg)
+    ranked = [c for t, c in timed if t <= 2.0 * timed[0][0] and c not in anchors]
+    picked: list[GemmConfig] = []
+
+    def take(cfg: GemmConfig) -> None:
+        if cfg not in picked and len(picked) < MAX_CANDIDATES - len(anchors):
+            picked.append(cfg)
+
+    def tile(c: GemmConfig) -> tuple:
+        return c.block_m, c.block_n
+
+    def variety(c: GemmConfig) -> tuple:
+        return tile(c), c.num_warps, c.programs_per_sm, c.split_k > 1, c.block_k
+
+    for cfg in ranked:  # 1.
+        shapes = {tile(c) for c in picked}
+        if tile(cfg) not in shapes and len(shapes) < 7:
+            take(cfg)
+    whole_m = [c for c in ranked if c.block_m >= min(m, 256)]
+    if whole_m and not any(c.block_m >= min(m, 256) for c in picked):  # 2.
+        take(whole_m[0])
+    shapes = {tile(c) for c in picked}
+    for cfg in ranked:  # 3.
+        if tile(cfg) in shapes and variety(cfg) not in {variety(c) for c in picked}:
+            take(cfg)
+    for cfg in ranked:
+        take(cfg)
+    order = {c: i for i, c in enumerate(ranked)}
+    picked.sort(key=lambda c: order[c])
+    return tuple(picked + anchors)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -20,11 +20,15 @@ from harness_kernels.triton.gemm import (  # noqa: E402
 )
 from harness_kernels.triton.gemm_configs import (  # noqa: E402
     MAX_CANDIDATES,
+    DeviceInfo,
     GemmConfig,
+    _listed_candidates,
     candidate_configs,
     check_problem,
     device_info,
+    estimate_seconds,
     shared_mem_bytes,
+    uses_mid_model,
 )
 
 FP8 = torch.float8_e4m3fn
@@ -218,11 +222,102 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
         assert any(cfg.split_k > 1 for cfg in full)
 
 
+# A pretend H200 for the config search: 132 SMs, 227 KB of opt-in shared memory per block.
+H200 = DeviceInfo("cuda", "sm_90", 90, "fake H200", 132, 232448)
+# The H200 shapes that ran at 0.75-0.85 of cuBLAS with the old fixed mid-M list (M, N, K).
+WEAK_MID_M = [
+    (64, 4096, 4096),
+    (64, 10240, 8192),
+    (128, 4096, 4096),
+    (128, 6144, 4096),
+    (128, 8192, 8192),
+    (128, 10240, 8192),
+    (256, 4096, 4096),
+    (256, 10240, 8192),
+    (256, 57344, 8192),
+    (512, 6144, 4096),
+    (512, 10240, 8192),
+]
+
+
+def _wave_fill(cfg: GemmConfig, m: int, n: int, sms: int = 132) -> float:
+    """Units over the SM slots of the rounds they need (1.0: the last round is full)."""
+    units = -(-m // cfg.block_m) * -(-n // cfg.block_n) * cfg.split_k
+    return units / (-(-units // sms) * sms)
+
+
+@pytest.mark.parametrize("m,n,k", WEAK_MID_M)
+def test_mid_m_candidates_are_diverse_and_fit_sm90(m, n, k):
+    assert uses_mid_model(m, H200)
+    cands = candidate_configs("full", m, n, k, 2, 2, H200)
+    assert 1 <= len(cands) <= MAX_CANDIDATES and len(set(cands)) == len(cands)
+    for cfg in cands:
+        smem = shared_mem_bytes(cfg, 2, 2)
+        assert smem <= H200.max_shared_mem
+        # programs_per_sm programs must be co-resident (1 KB reserved per block).
+        assert cfg.programs_per_sm * (smem + 1024) <= H200.max_shared_mem + 1024
+        assert cfg.block_m * cfg.block_n // (32 * cfg.num_warps) <= 128  # fp32 acc per thread
+        assert cfg.tma and cfg.persistent and cfg.tensor_cores
+        assert cfg.split_k == 1 or 2 * cfg.split_k <= -(-k // cfg.block_k)
+    assert len({(c.block_m, c.block_n) for c in cands}) >= 3
+    assert {c.block_k for c in cands} >= {64} and any(c.num_stages >= 5 for c in cands)
+    # The old default (tune=False before) is always kept for the tuner to beat.
+    assert _listed_candidates("full", m, n, k, 2, 2, H200)[0] in cands
+    # A tile that covers M (<= 256 rows) reads each weight tile once.
+    assert any(c.block_m >= min(m, 256) for c in cands)
+    # Somewhere in the list the units fill >= 90% of their last wave of 132 SMs.
+    assert max(_wave_fill(c, m, n) for c in cands) >= 0.9
+
+
+def test_mid_m_offers_big_tiles_with_split_k_when_tiles_are_few():
+    # M=128, N=4096: 128x128 tiles make only 32 units on 132 SMs -> split-K must be on offer.
+    cands = candidate_configs("full", 128, 4096, 4096, 2, 2, H200)
+    assert any(c.block_m >= 128 and c.split_k >= 2 for c in cands)
+    assert any(c.block_m >= 128 and c.block_n >= 128 and c.split_k >= 4 for c in cands)
+    # M=256, N=10240: 128x256 tiles are 80 units (61% of a wave); the model's pick splits them.
+    best = candidate_configs("full", 256, 10240, 8192, 2, 2, H200)[0]
+    assert _wave_fill(best, 256, 10240) >= 0.85 and best.split_k > 1
+
+
+def test_cost_model_prefers_full_waves_and_deep_pipelines():
+    est = lambda cfg, m, n, k: estimate_seconds(cfg, m, n, k, 2, 2, H200)
+    # 80 tiles on 132 SMs vs the same tiles split 3 ways (240 units: 91% of two waves).
+    one = GemmConfig(128, 256, 64, num_warps=8, num_stages=3)
+    assert est(replace(one, split_k=3), 256, 10240, 8192) < 0.9 * est(one, 256, 10240, 8192)
+    # Memory-bound (M=64): more stages in flight per SM stream the weights faster.
+    thin = GemmConfig(64, 128, 64, num_warps=4, num_stages=4)
+    assert est(replace(thin, num_stages=8), 64, 10240, 8192) < 0.9 * est(thin, 64, 10240, 8192)
+    # Compute-bound (M=512): a wider wgmma N is modelled faster at the same wave fill.
+    wide, narrow = GemmConfig(128, 256, 64, num_warps=8), GemmConfig(128, 64, 64, num_warps=8)
+    assert est(wide, 512, 16896, 8192) < est(narrow, 512, 16896, 8192)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90", "gfx942"])
+@pytest.mark.parametrize("m", [1, 16, 32, 1024, 8192])
+def test_decode_large_m_and_other_vendors_keep_the_fixed_lists(target, m):
+    dev = _pretend(target)
+    assert not uses_mid_model(m, dev) and not uses_mid_model(128, _pretend("sm_80"))
+    for variant in VARIANTS:
+        listed = _listed_candidates(variant, m, 4096, 4096, 2, 2, dev)
+        assert candidate_configs(variant, m, 4096, 4096, 2, 2, dev) == listed
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_mid_m_variants_remove_their_feature(variant):
+    for m, n, k in [(128, 4096, 4096), (256, 10240, 8192), (96, 40, 64)]:
+        cands = candidate_configs(variant, m, n, k, 2, 2, H200)
+        assert 1 <= len(cands) <= MAX_CANDIDATES and len(set(cands)) == len(cands)
+        assert all(c.tma == (variant != "no-tma") for c in cands)
+        assert all((c.num_stages == 1) == (variant == "no-pipeline") for c in cands)
+        assert all(c.persistent == (variant != "not-persistent") for c in cands)
+        assert all(c.tensor_cores == (variant != "no-tensor-cores") for c in cands)
+        if variant == "no-splitk":
+            assert all(c.split_k == 1 for c in cands)
+
+
 def test_tuner_picks_fastest_correct_config_and_caches(monkeypatch):
     """tune_or_lookup with fake launches: wrong results are rejected, the fastest wins, and a
     second call for the same key neither builds nor times anything."""
-    import triton.testing
-
     ref = torch.ones(2, 2)
     times = {16: 3.0, 32: 1.0, 64: 0.5}  # block_m -> fake ms; 64 is fastest but wrong
 
@@ -240,7 +335,7 @@ def test_tuner_picks_fastest_correct_config_and_caches(monkeypatch):
         built.append(cfg)
         return FakeLaunch(cfg)
 
-    monkeypatch.setattr(triton.testing, "do_bench", lambda fn, **kw: times[fn.cfg.block_m])
+    monkeypatch.setattr(gemm_tune, "bench_cold", lambda fn, device: times[fn.cfg.block_m])
     cands = [GemmConfig(bm, 32, 16) for bm in (16, 32, 64)]
     with pytest.warns(UserWarning, match="rejected 1 config"):
         result = gemm_tune.tune_or_lookup(("k",), cands, build, lambda: ref, 1e-3)

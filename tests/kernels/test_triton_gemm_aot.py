@@ -16,15 +16,21 @@ import pytest
 # One child process compiles every case (imports dominate); it prints a JSON summary per case.
 _SCRIPT = r"""
 import json, sys
-from harness_kernels.triton.aot import GemmCase, compile_gemm_case, gemm_cases
-from harness_kernels.triton.gemm_configs import GemmConfig
+from harness_kernels.triton.aot import TARGETS, GemmCase, compile_gemm_case, gemm_cases
+from harness_kernels.triton.gemm_configs import GemmConfig, candidate_configs, shared_mem_bytes
 
+# Mid-M (Llama projection, M=128 N=4096 K=4096): generated candidates, not a fixed list.
+mid = candidate_configs("full", 128, 4096, 4096, 2, 2, TARGETS["sm_90"][1])
+mid_split = next(c for c in mid if c.block_m >= 128 and c.split_k >= 2 and c.programs_per_sm == 1)
+mid_2progs = next(c for c in mid if c.block_m >= 128 and c.programs_per_sm == 2)
 cases = {
     ("sm_90", "full"): gemm_cases()["full-bf16-8192"],
     ("sm_90", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
     ("sm_90", "no-tma"): gemm_cases()["no-tma-bf16-8192"],
     ("sm_90", "splitk-decode"): GemmCase(16, 4096, 4096, config=GemmConfig(64, 128, 64, split_k=4)),
     ("sm_90", "fp8"): gemm_cases()["full-fp8-8192"],
+    ("sm_90", "mid-m-splitk"): GemmCase(128, 4096, 4096, config=mid_split),
+    ("sm_90", "mid-m-2progs"): GemmCase(128, 4096, 4096, config=mid_2progs),
     ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
     ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
 }
@@ -35,6 +41,8 @@ for (target, name), case in cases.items():
     text = asm.get("ptx", "") + asm.get("amdgcn", "")
     info["has"] = {s: s in text for s in ("wgmma", "mma.sync", "v_mfma", "cp.async.bulk.tensor",
                                           "atom.global", "fma.rn.f32")}
+    if case.config is not None and target == "sm_90":
+        info["smem_estimate"] = shared_mem_bytes(case.config, 2, 2)
     out[f"{target}/{name}"] = info
 print(json.dumps(out, default=str))
 """
@@ -91,3 +99,23 @@ def test_full_bf16_uses_mfma_on_gfx942(compiled):
     assert info["has"]["v_mfma"] and info["mma_count"] > 0
     assert any("bf16" in op for op in info["mma"])
     assert info["shared"] <= 65536  # CDNA3 LDS per workgroup
+
+
+def test_mid_m_split_k_tile_compiles_to_its_estimate(compiled):
+    """A generated mid-M candidate (>= 128 rows, split-K, deep pipeline) is a real sm_90 kernel:
+    wgmma + TMA, the split-K atomics, no spills, and the shared memory the search assumed."""
+    info = compiled["sm_90/mid-m-splitk"]
+    assert info["config"]["block_m"] >= 128 and info["config"]["split_k"] >= 2
+    assert info["has"]["wgmma"] and info["has"]["cp.async.bulk.tensor"]
+    assert info["has"]["atom.global"] and info["n_spills"] == 0
+    assert 0.9 * info["smem_estimate"] <= info["shared"] <= info["smem_estimate"] <= 232448
+
+
+def test_mid_m_two_programs_per_sm_are_co_resident(compiled):
+    """programs_per_sm=2 only pays if both programs fit one SM: 228 KB of shared memory (1 KB
+    reserved per block) and 64K registers."""
+    info = compiled["sm_90/mid-m-2progs"]
+    assert info["config"]["programs_per_sm"] == 2 and info["n_spills"] == 0
+    assert info["shared"] <= info["smem_estimate"]
+    assert 2 * (info["shared"] + 1024) <= 232448 + 1024
+    assert 2 * 32 * info["num_warps"] * info["n_regs"] <= 65536
