@@ -53,7 +53,7 @@ def _prepare_environment(device_spec: str) -> str:
 def cmd_run(args: list[str]) -> int:
     from harness import store
     from harness.config import CPU_DEFAULT_SWEEP, GPU_DEFAULT_SWEEP, compose_run_config
-    from harness.runner import plan, run_sweep
+    from harness.runner import plan, run_sweep, shard_of
     from harness.summary import device_banner, run_table
 
     overrides = list(args)
@@ -62,14 +62,25 @@ def cmd_run(args: list[str]) -> int:
     if not any(o.startswith("sweep=") for o in overrides):
         overrides.append(f"sweep={default_sweep}")
     overrides = [f"sweep={default_sweep}" if o == "sweep=auto" else o for o in overrides]
-    cfg = compose_run_config(overrides)
-    if cfg.dry_run:
+    try:  # everything that can be wrong with the input is found here, before measuring
+        cfg = compose_run_config(overrides)
+        if cfg.devices:
+            from harness.shard import resolve_devices
+
+            resolve_devices(cfg.devices)
         points, device = plan(cfg)
+        shard_of(points, cfg.shard_index, cfg.shard_count)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    if cfg.dry_run:
         for p in points:
             print(p.label())
         print(f"{len(points)} points on {device.type}:{device.name}")
         return 0
-    result = run_sweep(cfg)
+    try:
+        result = run_sweep(cfg, overrides=overrides)
+    except ValueError as e:  # the input was validated above: this is a bug, show its traceback
+        raise RuntimeError(f"while measuring: {e}") from e
     df = store.read_rows(result.run_path)
     print(device_banner(df))
     print(run_table(df))
@@ -176,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         return COMMANDS[command](rest)
-    except (BadInput, ValueError) as e:  # ConfigError is a ValueError
+    except (BadInput, ValueError) as e:  # input validation (ConfigError is a ValueError)
         print(f"harness: error: {str(e).splitlines()[0]}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

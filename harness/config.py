@@ -55,6 +55,13 @@ class RunConfig:
     rerun_failed: bool = False  # also re-measure points whose row has status error
     progress: bool = True
     dry_run: bool = False  # list the points and exit
+    # Several devices: all, or a list of indices ([0,1,3]); one worker process per device, rows
+    # merged into one run. ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)
+    devices: Any = None
+    # This process measures points i with i % shard_count == shard_index (set for workers, and
+    # for cluster jobs: one job per shard, see configs/hydra/launcher/).
+    shard_index: int = 0
+    shard_count: int = 1
 
 
 def sweep_names() -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -38,8 +39,10 @@ def default_run_id(sweep: str, device: DeviceInfo) -> str:
 
 
 def device_identity(device: DeviceInfo) -> str:
-    """The part of the point key that names the device: a result belongs to one card."""
-    return f"{device.vendor}|{device.name}|{device.uuid or software()['hostname']}"
+    """The part of the point key that names the device: its model, not the card, so every shard
+    of a multi-GPU run and a resumed run on another card of the model agree on keys (each row
+    still records its card's index and UUID)."""
+    return f"{device.vendor}|{device.name}"
 
 
 def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
@@ -62,19 +65,47 @@ def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
     return points, device
 
 
-def run_sweep(cfg: DictConfig, out=sys.stderr) -> RunResult:
+def keyed_points(
+    cfg: DictConfig, points: list[Point], device: DeviceInfo
+) -> list[tuple[str, Point]]:
+    """(point_key, point) for every point of the sweep, in sweep order."""
+    protocol = protocol_of(cfg)
+    proto_key = {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)}
+    dev_id = device_identity(device)
+    return [(point_key(p.problem, p.provider, proto_key, dev_id), p) for p in points]
+
+
+def shard_of(keyed: list, index: int, count: int) -> list:
+    """Round-robin share of the points: neighbours in a sweep (similar cost) go to different shards."""
+    if not 0 <= index < count:
+        raise ValueError(
+            f"shard_index: {index} outside 0..{count - 1}; allowed: 0 <= shard_index < shard_count"
+        )
+    return [kp for i, kp in enumerate(keyed) if i % count == index]
+
+
+def inflight_path(run_path: Path, shard_index: int) -> Path:
+    """Marker naming the point a shard is measuring: a crash leaves it behind for the parent."""
+    return run_path / "_inflight" / f"shard-{shard_index}.json"
+
+
+def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> RunResult:
+    out = out or sys.stderr  # looked up per call: sys.stderr may be replaced after import
+    if cfg.devices:
+        from harness.shard import run_on_devices
+
+        return run_on_devices(cfg, overrides or [], out)
     points, device = plan(cfg)
     protocol = protocol_of(cfg)
     registry = load_all()
     run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
     run_path = store.run_dir(cfg.results_dir, run_id)
     store.remove_stale_temporaries(run_path)
-    proto_key = {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)}
-    dev_id = device_identity(device)
-    keyed = [(point_key(p.problem, p.provider, proto_key, dev_id), p) for p in points]
+    keyed = shard_of(keyed_points(cfg, points, device), cfg.shard_index, cfg.shard_count)
     done_statuses = None if cfg.rerun_failed is False else ("ok", "wrong", "skipped")
     finished = store.finished_keys(run_path, done_statuses)
     todo = [(k, p) for k, p in keyed if k not in finished]
+    meta_name = "run.json" if cfg.shard_count == 1 else f"run-shard-{cfg.shard_index}.json"
     store.write_run_meta(
         run_path,
         OmegaConf.to_yaml(cfg, resolve=True),
@@ -82,15 +113,26 @@ def run_sweep(cfg: DictConfig, out=sys.stderr) -> RunResult:
             "run_id": run_id,
             "sweep": cfg.sweep.name,
             "points": len(points),
+            "shard": [cfg.shard_index, cfg.shard_count],
             "device": device.as_row(),
             "software": software(),
-            "protocol": proto_key,
+            "protocol": {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)},
             "updated": now_iso(),
         },
+        meta_name=meta_name,
     )
     telemetry = Telemetry(device.vendor, device.index) if device.is_gpu else None
     flusher = L2Flusher(device.torch_device, device.flush_bytes) if device.is_gpu else None
+    marker = inflight_path(run_path, cfg.shard_index)
     statuses: dict[str, int] = {}
+    # Collectives (op "collective") run as one process per device, launched by
+    # harness.collectives; rank 0 writes their rows. The rest go through the loop below.
+    if any(p.problem.op == "collective" for _, p in todo):
+        from harness.collectives import run_collective_points
+
+        coll = [(k, p) for k, p in todo if p.problem.op == "collective"]
+        todo = [(k, p) for k, p in todo if p.problem.op != "collective"]
+        statuses.update(run_collective_points(cfg, coll, run_path, run_id, out=out))
     bar = tqdm(
         total=len(keyed),
         initial=len(keyed) - len(todo),
@@ -102,6 +144,7 @@ def run_sweep(cfg: DictConfig, out=sys.stderr) -> RunResult:
     try:
         for key, point in todo:
             bar.set_postfix_str(point.label(), refresh=True)
+            store.write_text(marker, json.dumps({"point_key": key, "label": point.label()}))
             row = measure_point(
                 point.problem,
                 registry.get(point.problem.op, point.provider),
@@ -115,6 +158,7 @@ def run_sweep(cfg: DictConfig, out=sys.stderr) -> RunResult:
             store.write_row(run_path, row)
             statuses[row["status"]] = statuses.get(row["status"], 0) + 1
             bar.update(1)
+        marker.unlink(missing_ok=True)
     finally:
         bar.close()
     return RunResult(run_path, len(keyed), len(todo), len(keyed) - len(todo), statuses)

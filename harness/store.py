@@ -61,6 +61,11 @@ SCHEMA = pa.schema(
         ("ceiling_fraction", _F64),
         ("traffic_bytes", _I64),  # memory probes: bytes moved per call (working set re-read)
         ("iterations", _I64),  # fma probe: dependent FMAs per element
+        # collectives (nccl-tests' definitions): gbps is algbw = message_bytes / median time
+        ("collective", _STR),
+        ("message_bytes", _I64),
+        ("world_size", _I64),
+        ("busbw_gbps", _F64),
         # static resource report (harness inspect): one row per kernel x compile target
         ("target", _STR),
         ("registers", _I64),
@@ -215,6 +220,8 @@ def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFr
     return dataset.to_table(columns=columns).to_pandas()
 
 
-def write_run_meta(run_path: Path, config_yaml: str, meta: dict) -> None:
+def write_run_meta(
+    run_path: Path, config_yaml: str, meta: dict, meta_name: str = "run.json"
+) -> None:
     write_text(run_path / "config.yaml", config_yaml)
-    write_text(run_path / "run.json", json.dumps(meta, indent=2, sort_keys=True, default=str))
+    write_text(run_path / meta_name, json.dumps(meta, indent=2, sort_keys=True, default=str))

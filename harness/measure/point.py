@@ -74,25 +74,17 @@ def _problem_columns(problem: Problem) -> dict:
     return cols
 
 
-def _first_line(e: BaseException) -> str:
+def first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0] if text else ''}"[:_REASON_CHARS]
 
 
-def measure_point(
-    problem: Problem,
-    provider: Provider,
-    device: DeviceInfo,
-    protocol: Protocol,
-    *,
-    telemetry: Telemetry | None = None,
-    flusher: timers.L2Flusher | None = None,
-    timeout_s: float | None = None,
+def base_row(
+    problem: Problem, provider: Provider, device: DeviceInfo, protocol: Protocol, timer_name: str
 ) -> dict:
-    """One row (without run_id / point_key) for `problem` run by `provider` on `device`."""
-    t0 = time.perf_counter()
-    timer_name = protocol.resolved_timer(device.type)
-    row: dict = {
+    """Columns every row of a point carries before it is measured: problem, provider, protocol,
+    device and provenance (without run_id / point_key / status)."""
+    return {
         "op": problem.op,
         "provider": provider.name,
         "family": provider.family,
@@ -109,6 +101,22 @@ def measure_point(
         **software(),
         "timestamp": now_iso(),
     }
+
+
+def measure_point(
+    problem: Problem,
+    provider: Provider,
+    device: DeviceInfo,
+    protocol: Protocol,
+    *,
+    telemetry: Telemetry | None = None,
+    flusher: timers.L2Flusher | None = None,
+    timeout_s: float | None = None,
+) -> dict:
+    """One row (without run_id / point_key) for `problem` run by `provider` on `device`."""
+    t0 = time.perf_counter()
+    timer_name = protocol.resolved_timer(device.type)
+    row = base_row(problem, provider, device, protocol, timer_name)
     why = provider.why_not(problem, device)
     if why:
         return {**row, "status": "skipped", "reason": why, "elapsed_s": time.perf_counter() - t0}
@@ -122,11 +130,11 @@ def measure_point(
     except Unsupported as e:
         row.update(status="skipped", reason=str(e)[:_REASON_CHARS])
     except torch.OutOfMemoryError as e:
-        row.update(status="error", reason=("oom: " + _first_line(e))[:_REASON_CHARS])
+        row.update(status="error", reason=("oom: " + first_line(e))[:_REASON_CHARS])
     except PointTimeout as e:
         row.update(status="error", reason=str(e))
     except Exception as e:  # any failure inside the point is a row, and the sweep goes on
-        row.update(status="error", reason=_first_line(e))
+        row.update(status="error", reason=first_line(e))
     finally:
         gc.collect()
         if device.type == "cuda":
@@ -188,11 +196,11 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
     else:
         raise ValueError(f"protocol.timer: '{timer_name}' cannot run on {device.type}")
     tel = telemetry.stop() if telemetry else None
-    out.update(_timing_columns(problem, timing, tel))
+    out.update(timing_columns(problem, timing, tel))
     return out
 
 
-def _timing_columns(problem: Problem, timing: timers.Timing, tel) -> dict:
+def timing_columns(problem: Problem, timing: timers.Timing, tel) -> dict:
     """Status ok with latency statistics, TFLOP/s and GB/s (from the problem's own work
     counts, never a provider's), protocol facts and telemetry of one timed point."""
     s = summarize(timing.samples_ms)
@@ -242,4 +250,4 @@ def _external_point(problem: Problem, prepared, protocol: Protocol, telemetry) -
         telemetry.start()
     timing, extra = ext.time(protocol)
     tel = telemetry.stop() if telemetry else None
-    return {"provider_config": dump({**config, **extra}), **_timing_columns(problem, timing, tel)}
+    return {"provider_config": dump({**config, **extra}), **timing_columns(problem, timing, tel)}

@@ -2,9 +2,23 @@
 
 from harness.problems.attention import AttentionProblem
 from harness.problems.base import FILLS, Check, Problem
+from harness.problems.collective import COLLECTIVE_PROBLEMS, CollectiveProblem
 from harness.problems.gemm import GemmProblem
 from harness.problems.microbench import MICROBENCH_PROBLEMS
 
-PROBLEM_TYPES = {"gemm": GemmProblem, "attention": AttentionProblem, **MICROBENCH_PROBLEMS}
+PROBLEM_TYPES = {
+    "gemm": GemmProblem,
+    "attention": AttentionProblem,
+    **MICROBENCH_PROBLEMS,
+    **COLLECTIVE_PROBLEMS,
+}
 
-__all__ = ["FILLS", "PROBLEM_TYPES", "AttentionProblem", "Check", "GemmProblem", "Problem"]
+__all__ = [
+    "FILLS",
+    "PROBLEM_TYPES",
+    "AttentionProblem",
+    "Check",
+    "CollectiveProblem",
+    "GemmProblem",
+    "Problem",
+]

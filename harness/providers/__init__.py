@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 
 from harness.providers.registry import REGISTRY, Prepared, Provider, Registry, Unsupported, register
 
@@ -15,13 +16,19 @@ PROVIDER_MODULES = (
     "harness.providers.own_triton",
     "harness.providers.own_cutlass",
     "harness.microbench.providers",
+    "harness.providers.collectives",
 )
 
 
 def load_all() -> Registry:
-    """Import every provider module once and return the filled registry."""
-    for mod in PROVIDER_MODULES:
-        importlib.import_module(mod)
+    """Import every provider module once and return the filled registry.
+
+    HARNESS_EXTRA_PROVIDERS (comma-separated module names) adds modules of your own: a provider
+    outside this package is one file and one environment variable, also in worker processes.
+    """
+    extra = [m for m in os.environ.get("HARNESS_EXTRA_PROVIDERS", "").split(",") if m.strip()]
+    for mod in (*PROVIDER_MODULES, *extra):
+        importlib.import_module(mod.strip())
     return REGISTRY
 
 

@@ -1,0 +1,315 @@
+"""Measure collective points: one process per device (rank = device index), all in lockstep.
+
+run_collective_points groups the points by (backend, world_size) and starts world_size ranks per
+group with torch.multiprocessing.spawn (gloo: world_size processes on the CPU). Every rank walks
+the group's points in the same order; per point:
+  1. local: inputs for the check and prepare (rank-dependent, seeded); each rank's outcome is
+     gathered, so a rank that fails here turns the point into an error row on every rank;
+  2. one call, then each rank checks its own output against the result it computes locally;
+     the verdicts are gathered: ok only if every rank is ok (rel_err / max_abs_err: the worst);
+  3. timing in lockstep (measure.collective_timer): the slowest rank's time per call.
+Only rank 0 writes rows. A failure inside communication cannot be agreed on (the peers are
+waiting inside a collective): the rank raises, the process group's timeout ends any wait, spawn
+stops the other ranks, and the parent writes that point as an error row and starts the group
+again after it. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) in the parent and every rank.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gc
+import importlib
+import json
+import math
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from omegaconf import DictConfig
+
+from harness import store
+from harness.device import DeviceInfo, get_device
+from harness.measure.collective_timer import time_collective
+from harness.measure.point import PointTimeout, base_row, deadline, first_line, timing_columns
+from harness.measure.protocol import Protocol
+from harness.measure.telemetry import Telemetry
+from harness.providers import REGISTRY, Provider, Unsupported, load_all
+from harness.providers.collectives import BACKENDS
+from harness.sweep import Point
+
+# NVLink multicast stays off in everything the harness starts (it can take a shared host's GPUs
+# out of service).
+SAFE_ENV = {
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+    "NVSHMEM_DISABLE_NVLS": "1",
+}
+GROUP_TIMEOUT_S = 300.0  # any single collective or rendezvous; capped by point_timeout_s
+MAX_BARREN_LAUNCHES = 2  # launches of one group in a row that finish no point: give up on it
+_REASON_CHARS = 500
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """What every rank needs besides its points (picklable: crosses the spawn)."""
+
+    protocol: Protocol
+    run_path: Path
+    run_id: str
+    point_timeout_s: float | None
+    group_timeout_s: float
+    modules: tuple[str, ...]  # provider modules to import (the providers of these points)
+    progress: bool
+
+
+def run_collective_points(
+    cfg: DictConfig, points: list[tuple[str, Point]], run_path: Path, run_id: str, out=sys.stderr
+) -> dict[str, int]:
+    """Measure (point_key, point) pairs of op 'collective' into run_path; returns status counts."""
+    from harness.config import protocol_of  # parent only: the ranks need no Hydra
+
+    os.environ.update(SAFE_ENV)
+    protocol = protocol_of(cfg)
+    device = get_device(cfg.device)  # rank 0's device: its columns go into parent-written rows
+    registry = load_all()
+    timeout = min(GROUP_TIMEOUT_S, cfg.point_timeout_s or GROUP_TIMEOUT_S)
+    statuses: dict[str, int] = {}
+    groups: dict[tuple[str, int], list[tuple[str, Point]]] = {}
+    for key, point in points:
+        provider = registry.get(point.problem.op, point.provider)
+        why = provider.why_not(point.problem, device)
+        if why is None and protocol.timer not in ("auto", "cuda-events", "host"):
+            why = f"collectives are timed per call (cuda-events / host), not {protocol.timer}"
+        if why:
+            _write(run_path, run_id, key, point, provider, device, protocol, "skipped", why)
+            statuses["skipped"] = statuses.get("skipped", 0) + 1
+            continue
+        groups.setdefault((BACKENDS[point.provider], point.problem.world_size), []).append(
+            (key, point)
+        )
+    for (backend, world), items in groups.items():
+        modules = sorted(
+            {registry.get("collective", p.provider).prepare.__module__ for _, p in items}
+        )
+        settings = _Settings(protocol, Path(run_path), run_id, cfg.point_timeout_s, timeout,
+                             tuple(modules), bool(cfg.progress))  # fmt: skip
+        print(f"harness: collectives on {backend}, {world} ranks: {len(items)} points", file=out)
+        for status in _run_group(backend, world, items, settings, registry, device, out):
+            statuses[status] = statuses.get(status, 0) + 1
+    return statuses
+
+
+def _progress_path(run_path: Path) -> Path:
+    """Rank 0 writes how many of the launch's points have rows; a crash leaves it behind."""
+    return Path(run_path) / "_collectives" / "progress.json"
+
+
+def _run_group(backend, world, items, settings, registry, device, out) -> list[str]:
+    """Launch the group's ranks until every point has a row; a failed launch costs one point."""
+    statuses, barren = [], 0
+    while items:
+        marker = _progress_path(settings.run_path)
+        store.write_text(marker, json.dumps({"done": 0}))
+        port = _free_port()
+        try:
+            mp.spawn(_rank_main, (world, backend, port, items, settings), nprocs=world, join=True)
+            failure = None
+        except Exception as e:  # a rank raised or died; spawn has stopped the others
+            failure = _spawn_failure(e)
+        done = json.loads(marker.read_text())["done"]
+        statuses += _statuses_of(settings.run_path, items[:done])
+        marker.unlink(missing_ok=True)
+        if failure is None:
+            break
+        print(f"harness: collective ranks failed: {failure}", file=out)
+        barren = 0 if done else barren + 1
+        lost = items[done:] if barren >= MAX_BARREN_LAUNCHES else items[done : done + 1]
+        for key, point in lost:
+            provider = registry.get(point.problem.op, point.provider)
+            reason = f"ranks of world {world} failed during this point: {failure}"
+            _write(settings.run_path, settings.run_id, key, point, provider, device,
+                   settings.protocol, "error", reason)  # fmt: skip
+            statuses.append("error")
+        items = items[done + len(lost) :]
+    return statuses
+
+
+def _statuses_of(run_path: Path, items: list) -> list[str]:
+    if not items:
+        return []
+    df = store.read_rows(*[Path(run_path) / "rows" / f"{k}.parquet" for k, _ in items],
+                         columns=["status"])  # fmt: skip
+    return list(df["status"])
+
+
+def _spawn_failure(e: Exception) -> str:
+    """One line for a failed spawn: the rank's exception (last traceback line) or its exit."""
+    text = str(e).strip().splitlines()
+    msg = next((ln for ln in reversed(text) if ln.strip()), type(e).__name__)
+    rank = getattr(e, "error_index", None)
+    return (f"rank {rank}: {msg.strip()}" if rank is not None else msg.strip())[:_REASON_CHARS]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write(run_path, run_id, key, point, provider, device, protocol, status, reason) -> None:
+    """A row the parent writes itself (skipped, or error after a failed launch)."""
+    timer = protocol.resolved_timer(device.type)
+    row = base_row(point.problem, provider, device, protocol, timer)
+    row.update(run_id=run_id, point_key=key, status=status, reason=reason[:_REASON_CHARS])
+    store.write_row(Path(run_path), row)
+
+
+# ---------------------------------------------------------------------------------------------
+# In each rank
+# ---------------------------------------------------------------------------------------------
+
+
+def _rank_main(rank: int, world: int, backend: str, port: int, items: list, s: _Settings) -> None:
+    os.environ.update(SAFE_ENV)
+    for mod in s.modules:  # only the providers of these points: the ranks start faster
+        importlib.import_module(mod)
+    device = get_device("cpu" if backend == "gloo" else f"cuda:{rank}")
+    if device.type == "cuda":
+        torch.cuda.set_device(device.index)
+    dist.init_process_group(
+        backend,
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=s.group_timeout_s),
+    )
+    try:
+        _barrier(device)
+        tel = Telemetry(device.vendor, device.index) if rank == 0 and device.is_gpu else None
+        for i, (key, point) in enumerate(items):
+            provider = REGISTRY.get(point.problem.op, point.provider)
+            row = _measure(point.problem, provider, device, s, tel)
+            if rank == 0:
+                row.update(run_id=s.run_id, point_key=key)
+                store.write_row(s.run_path, row)
+                store.write_text(_progress_path(s.run_path), json.dumps({"done": i + 1}))
+                if s.progress:
+                    print(f"  {row['status']:7s} {point.label()}", file=sys.stderr, flush=True)
+        _barrier(device)
+    finally:
+        dist.destroy_process_group()
+
+
+def _barrier(device: DeviceInfo) -> None:
+    """A barrier bounded by the group's timeout (an all-reduce of one element)."""
+    t = torch.zeros(1, device=device.torch_device)
+    dist.all_reduce(t)
+    t.item()
+
+
+def _gather(obj) -> list:
+    out = [None] * dist.get_world_size()
+    dist.all_gather_object(out, obj)
+    return out
+
+
+def _worst(failures: list) -> tuple[str, str] | None:
+    """Per-rank (status, reason) or None -> the first error, else the first skip, naming its rank."""
+    found = [(r, f) for r, f in enumerate(failures) if f is not None]
+    if not found:
+        return None
+    rank, (status, reason) = next(((r, f) for r, f in found if f[0] == "error"), found[0])
+    return status, f"rank {rank}: {reason}"[:_REASON_CHARS]
+
+
+def _agree(local: tuple[str, str] | None) -> tuple[str, str] | None:
+    """This rank's local failure or None -> the worst over all ranks, on every rank."""
+    return _worst(_gather(local))
+
+
+def _local(fn, *args):
+    """Run a local (communication-free) step; (result, None) or (None, (status, reason))."""
+    try:
+        return fn(*args), None
+    except Unsupported as e:
+        return None, ("skipped", str(e))
+    except torch.OutOfMemoryError as e:
+        return None, ("error", "oom: " + first_line(e))
+    except Exception as e:  # PointTimeout included: agreed on, so the ranks stay in step
+        return None, ("error", first_line(e))
+
+
+def _measure(problem, provider: Provider, device: DeviceInfo, s: _Settings, tel) -> dict:
+    """One point on this rank, in step with the others; the row (rank 0's is written)."""
+    t0 = time.perf_counter()
+    p, rank, dev = s.protocol, dist.get_rank(), device.torch_device
+    timer = "cuda-events" if device.type == "cuda" else "host"
+    row = base_row(problem, provider, device, p, timer)
+    row.update(l2="hot" if device.is_gpu else "n/a")
+    try:
+        with deadline(s.point_timeout_s):
+            row.update(_check_then_time(problem, provider, device, p, rank, dev, tel))
+    except PointTimeout as e:  # fired outside a local step: the ranks may be out of step
+        raise RuntimeError(f"{e} (inside a collective)") from None
+    finally:
+        gc.collect()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    row["elapsed_s"] = time.perf_counter() - t0
+    return row
+
+
+def _check_then_time(problem, provider, device, p: Protocol, rank, dev, tel) -> dict:
+    # 1. check inputs (never zeros: they hide unwritten output) and the closure, locally
+    fill = "randn" if p.fill == "zeros" else p.fill
+
+    def setup(seed: int, fill: str):
+        inputs = problem.make_inputs(seed, fill, dev, rank=rank)
+        return inputs, provider.prepare(problem, inputs, device)
+
+    ready, failure = _local(setup, p.seed * 1000 + 1, fill)
+    if (agreed := _agree(failure)) is not None:
+        return {"status": agreed[0], "reason": agreed[1]}
+    inputs, prepared = ready
+    # 2. one call on every rank, then each rank checks its own output against its expectation
+    result = prepared.output(prepared.run())
+    if device.type == "cuda":
+        torch.cuda.synchronize(device.index)
+    check, failure = _local(lambda out, x: problem.check(out, problem.reference(x)), result, inputs)
+    verdicts = _gather((failure, None if check is None else check.__dict__))
+    config = json.dumps(prepared.config, sort_keys=True, default=str)
+    del inputs, prepared, result
+    if (agreed := _worst([f for f, _ in verdicts])) is not None:
+        return {"status": agreed[0], "reason": agreed[1], "provider_config": config}
+    out = _merge_checks([v for _, v in verdicts], config)
+    if out["status"] == "wrong":
+        return out
+    # 3. timing inputs, then the collective in lockstep (a failure from here on is fatal)
+    ready, failure = _local(setup, p.seed * 1000 + 2, p.fill)
+    if (agreed := _agree(failure)) is not None:
+        return {**out, "status": agreed[0], "reason": agreed[1]}
+    data, timed = ready
+    on_start = tel.start if tel else (lambda: None)
+    timing = time_collective(timed.run, p, device, on_start)
+    del data, timed
+    return {**out, **timing_columns(problem, timing, tel.stop() if tel else None)}
+
+
+def _merge_checks(checks: list[dict], config: str) -> dict:
+    """Rank verdicts -> one: ok only if all are; the worst errors; the first wrong rank's reason."""
+    wrong = [(r, c) for r, c in enumerate(checks) if not c["ok"]]
+    worst = lambda key: max((c[key] for c in checks), key=lambda v: math.inf if v != v else v)
+    return {
+        "rel_err": worst("rel_err"),
+        "max_abs_err": worst("max_abs_err"),
+        "tolerance": checks[0]["tolerance"],
+        "provider_config": config,
+        "status": "ok" if not wrong else "wrong",
+        "reason": None if not wrong else f"rank {wrong[0][0]}: {wrong[0][1]['reason']}",
+    }
