@@ -77,6 +77,16 @@ class Step:
         return self._total("median_ms", True)
 
     @property
+    def layers_ms(self) -> float | None:
+        """All layers without the once-per-step problems (known before the LM head is)."""
+        return None if self.layer_ms is None else self.layer_ms * self.workload.config.layers
+
+    @property
+    def layers_tokens_per_s(self) -> float | None:
+        """tokens / layers_ms: an upper bound on tokens/s while the LM head is unmeasured."""
+        return self._per_s(self.tokens, self.layers_ms)
+
+    @property
     def step_ms(self) -> float | None:
         return self._total("median_ms", False)
 
@@ -178,6 +188,7 @@ def steps_table(steps: list[Step]) -> pd.DataFrame:
             "tokens": s.tokens,
             "measured": s.coverage,
             "layer ms": s.layer_ms,
+            "layers ms": s.layers_ms,
             "step ms": s.step_ms,
             "ms/token": s.ms_per_token,
             "tokens/s": s.tokens_per_s,

@@ -25,6 +25,7 @@ from harness.report.tables import (
     composed_table,
     cross_gpu_table,
     cross_vendor_table,
+    own_vs_vendor_table,
     status_table,
 )
 
@@ -123,7 +124,8 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
         ladders = ladder_figures(df, out, colors)
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(df)
-    main_tables = [inputs_table(df), cross_gpu_table(df), cross_vendor_table(df), summary, every]
+    main_tables = [inputs_table(df), cross_gpu_table(df), cross_vendor_table(df),
+                   own_vs_vendor_table(df), summary, every]  # fmt: skip
     report.tables = [*main_tables, *wl_tables]
     report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders]
     for t in report.tables:
@@ -135,7 +137,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
 
 
 def _html(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
-    inputs, cross_gpu, cross_vendor, summary, every = main
+    inputs, cross_gpu, cross_vendor, own_vendor, summary, every = main
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         "<title>Kernel characterization report</title>",
@@ -168,15 +170,15 @@ def _html(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
     if not ladders:
         parts.append("<p>(no problem measured by two or more own-kernel rungs; "
                      "<code>harness run sweep=ladder</code>)</p>")  # fmt: skip
-    parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', _table_html(cross_gpu),
-              _table_html(cross_vendor),
+    parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', _table_html(own_vendor),
+              _table_html(cross_gpu, open_=False), _table_html(cross_vendor, open_=False),
               '<h2 id="not-ok">Rows not ok</h2>', _table_html(summary),
               _table_html(every, open_=False), "</body></html>"]  # fmt: skip
     return "\n".join(parts) + "\n"
 
 
 def _markdown(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
-    inputs, cross_gpu, cross_vendor, summary, _ = main
+    inputs, cross_gpu, cross_vendor, own_vendor, summary, _ = main
     out = ["# Kernel characterization report", "",
            f"Built from parquet rows alone by `{cmd}`. Figures link their SVG; "
            "`tables/` holds every table as .md, .tex (booktabs) and .html.", "",
@@ -192,7 +194,9 @@ def _markdown(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
     out += ["## Ladder", ""]
     for f in ladders:
         out += fig(f)
-    out += ["## Cross-GPU", "", f"[tables/{cross_gpu.stem}.md](tables/{cross_gpu.stem}.md)", "",
+    out += ["## Own vs vendor, each GPU on its own roofline", "", own_vendor.caption, "",
+            own_vendor.markdown(), "",
+            "## Cross-GPU", "", f"[tables/{cross_gpu.stem}.md](tables/{cross_gpu.stem}.md)", "",
             "## Cross-vendor", "", cross_vendor.caption, "",
             f"[tables/{cross_vendor.stem}.md](tables/{cross_vendor.stem}.md)", "",
             "## Rows not ok", "", summary.markdown(), ""]  # fmt: skip

@@ -60,15 +60,15 @@ def ladder_figures(rows: pd.DataFrame, out_dir: Path, colors: dict[str, str]) ->
             chunk = problems[start : start + PANELS_PER_FIGURE]
             ncols = 2 if len(chunk) > 1 else 1
             nrows = math.ceil(len(chunk) / ncols)
-            height = 2.7 * nrows + 0.5
-            fig = new_figure(5.4 * ncols, height, left=0.28 / ncols, right=0.96, bottom=0.5 / height,
-                             top=1 - 0.45 / height, wspace=0.75, hspace=1.0)  # fmt: skip
+            height = 2.4 * nrows + 0.6  # inches: 2.4 per row of panels, 0.6 for the title
+            fig = new_figure(5.4 * ncols, height, left=0.25 / ncols, right=0.96, bottom=0.45 / height,
+                             top=1 - 0.85 / height, wspace=0.5, hspace=0.65)  # fmt: skip
             axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
             for ax, (_, g) in zip(axes, chunk, strict=False):
                 _panel(ax, g, colors)
             for ax in axes[len(chunk) :]:
                 ax.set_visible(False)
-            fig.suptitle(f"{device}: ladder (hatched: vendor libraries)")
+            fig.suptitle(f"{device}: ladder (hatched: vendor libraries)", y=1 - 0.15 / height)
             part = f"-{start // PANELS_PER_FIGURE + 1}" if len(problems) > PANELS_PER_FIGURE else ""
             caption = (f"{device}: each own-kernel rung and the vendor libraries on the same "
                        "problem (latest ok row per provider); the label is the speedup of "

@@ -51,7 +51,9 @@ def _per_layer_panel(ax, steps: list[Step], w: Workload) -> None:
                     label=f"{name} (once per step)" if once else name)  # fmt: skip
     full = [(s.batch, s.layer_ms) for s in best if s.layer_ms is not None]
     if full:
-        ax.plot(*zip(*full, strict=True), color="black", lw=2.2, label="layer (sum)")
+        ax.plot(
+            *zip(*full, strict=True), color="black", lw=2.2, marker="D", ms=4, label="layer (sum)"
+        )
     bound = [(s.batch, s.bound_layer_ms) for s in best if s.bound_layer_ms is not None]
     if bound:
         ax.plot(*zip(*bound, strict=True), color="black", lw=1.2, ls="--", label="layer bound")
@@ -72,6 +74,14 @@ def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
             ax.plot(*zip(*pts, strict=True), lw=1.6, label=f"composed: {selection} rows",
                     color=style["color"], marker=style["marker"], ms=style.get("ms", 4))  # fmt: skip
             drew = True
+    for selection in SELECTIONS:  # per-layer problems all measured, the LM head not yet
+        pts = [(s.batch, s.layers_tokens_per_s) for s in steps
+               if s.selection == selection and s.layers_ms and not s.step_ms]  # fmt: skip
+        if pts:
+            style = _SELECTION_STYLE[selection]
+            ax.plot(*zip(*pts, strict=True), lw=1, ls=":", color=style["color"], mfc="none",
+                    marker=style["marker"], label=f"layers only (no LM head): {selection} rows")  # fmt: skip
+            drew = True
     bound = [(s.batch, s.bound_tokens_per_s) for s in steps
              if s.selection == "best" and s.bound_tokens_per_s]  # fmt: skip
     if bound:
@@ -79,7 +89,7 @@ def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
         ax.plot(*zip(*bound, strict=True), color="0.3", ls="--", lw=1.2,
                 label=f"roofline bound ({src})")  # fmt: skip
     if not drew:
-        ax.text(0.5, 0.5, "no batch has every problem measured\n(see the missing list)",
+        ax.text(0.5, 0.5, "no batch has every per-layer problem measured\n(see the missing list)",
                 transform=ax.transAxes, ha="center", va="center", fontsize=8, color="0.3")  # fmt: skip
     log_axes(ax, 2)
     widen_log_y(ax)
@@ -113,7 +123,8 @@ def workload_reports(
             complete = sorted({s.batch for s in steps if s.step_ms is not None})
             caption = (f"{w.describe()}. Left: per-layer time of each problem (count x median of "
                        "the fastest ok row), their sum and its roofline bound. Right: tokens/s of "
-                       "the composed step by which rows it uses, and the bound. "
+                       "the composed step by which rows it uses (dotted, hollow: all layers "
+                       "without the LM head, where only that is unmeasured), and the bound. "
                        f"{len(measured)} of {len(items)} problems measured; composed at batch "
                        f"{', '.join(map(str, complete)) or 'none'}.")  # fmt: skip
             stem = f"latency-{slug(device)}-{slug(w.name)}"

@@ -28,7 +28,7 @@ def _roof(ax, x: np.ndarray, peak: float, bw: float, source: str, what: str = "H
     style = dict(_ROOF_STYLE[source])
     if what == "L2":
         style.update(ls=":", lw=1.2)
-    label = f"{source}: {peak:.4g} TFLOP/s, {what} {bw:.4g} GB/s"
+    label = f"{source}: {peak:.4g} TFLOP/s, {what} {bw:.0f} GB/s"
     ax.plot(x, y, label=label, zorder=2, **style)
 
 

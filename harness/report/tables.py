@@ -123,6 +123,22 @@ def cross_vendor_table(df: pd.DataFrame) -> Table:
     return Table("cross_vendor", "Cross-vendor", caption, pd.DataFrame(lines))
 
 
+def own_vs_vendor_table(df: pd.DataFrame) -> Table:
+    """Per GPU, op, phase and dtype: the best own and best vendor row as % of that GPU's own
+    roofline (harness.report.crossvendor), so GPUs of different vendors compare fairly."""
+    from harness.report.crossvendor import normalised_table, own_vs_vendor
+
+    table = own_vs_vendor(normalised_table(df))
+    out = table.astype(object).where(table.notna(), "")
+    for col in ("own_pct_roofline", "vendor_pct_roofline"):
+        out[col] = [f"{v:.1f}%" if v != "" else "" for v in out[col]]
+    out["own_over_vendor"] = [fmt(v, ".3f") if v != "" else "" for v in out["own_over_vendor"]]
+    caption = ("Best own and best vendor row per (GPU, op, phase, dtype), each as % of min(dtype "
+               "peak, intensity x HBM) of that GPU: measured ceilings, else its datasheet "
+               "(ceiling_source says which); own_over_vendor = own % / vendor %.")  # fmt: skip
+    return Table("own_vs_vendor", "Own vs vendor, each GPU on its own roofline", caption, out)
+
+
 def status_table(df: pd.DataFrame) -> tuple[Table, Table]:
     """Rows whose status is not ok: a count per (status, provider, reason), and every row."""
     bad = with_device(df[(df["status"] != "ok") & (df["op"] != "ceiling")])
@@ -141,7 +157,7 @@ def status_table(df: pd.DataFrame) -> tuple[Table, Table]:
 def composed_table(frame: pd.DataFrame, stem: str, title: str, caption: str) -> Table:
     """A compose.steps_table frame with its numbers formatted."""
     out = frame.copy()
-    for col, spec in (("layer ms", ".4g"), ("step ms", ".4g"), ("ms/token", ".4g"),
+    for col, spec in (("layer ms", ".4g"), ("layers ms", ".4g"), ("step ms", ".4g"), ("ms/token", ".4g"),
                       ("tokens/s", ".4g"), ("bound tokens/s", ".4g"), ("% of bound", ".1f")):  # fmt: skip
         out[col] = [fmt(v, spec) for v in out[col]]
     return Table(stem, title, caption, out)

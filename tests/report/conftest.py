@@ -35,3 +35,11 @@ def built(dataset, tmp_path_factory):
     from harness.report import build_report
 
     return build_report([dataset], tmp_path_factory.mktemp("report"))
+
+
+@pytest.fixture(scope="session")
+def frame(dataset):
+    """The synthetic rows as one frame (read once)."""
+    from harness.report.data import load
+
+    return load([dataset])

@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from harness.cli import main
-from harness.report import data
 from harness.report.compose import RowIndex, compose
 from harness.report.peaks import device_peaks
 from harness.report.roofline import plottable, roofline_figures
@@ -43,11 +42,11 @@ def test_report_files(built):
     assert (out / "index.md").read_text().startswith("# Kernel characterization report")
 
 
-def test_not_ok_rows_are_listed_never_plotted(built, dataset):
+def test_not_ok_rows_are_listed_never_plotted(built, frame):
     html = (built.out_dir / "index.html").read_text()
     for reason in ("rel_err 0.5 &gt; tol 0.01", "CUDA out of memory", "runs on amd, not nvidia"):
         assert reason in html
-    df = data.load([dataset])
+    df = frame
     plotted = plottable(df)
     assert (plotted["status"] == "ok").all()
     assert len(plotted) == int(
@@ -66,8 +65,8 @@ def _by_hand(df, device, batch, family):
     return total
 
 
-def test_composed_step_equals_sum_by_hand(dataset):
-    df = data.load([dataset])
+def test_composed_step_equals_sum_by_hand(frame):
+    df = frame
     w = get_workload("llama3_8b_decode")
     peaks = device_peaks(df)
     index = RowIndex(df[df["device_name"] == H200])
@@ -97,8 +96,8 @@ def test_composed_tables_in_report(built):
     assert "tokens/s" in md and "6/6" in md
 
 
-def test_cross_tables_fractions_and_speedups(dataset):
-    df = data.load([dataset])
+def test_cross_tables_fractions_and_speedups(frame):
+    df = frame
     gpu = cross_gpu_table(df).frame
     assert f"{H200} % roof (measured)" in gpu.columns
     assert f"{H100} % roof (measured)" not in gpu.columns  # no ceilings: column dropped
@@ -115,10 +114,10 @@ def test_cross_tables_fractions_and_speedups(dataset):
     assert lo <= s <= hi
 
 
-def test_roofline_fraction_uses_measured_ceiling(dataset):
+def test_roofline_fraction_uses_measured_ceiling(frame):
     from harness.report.peaks import roofline_fraction
 
-    df = data.load([dataset])
+    df = frame
     row = df[(df["device_name"] == H200) & (df["provider"] == "cublas")
              & (df["problem"] == "gemm 8192x8192x8192 bf16 nn")]  # fmt: skip
     frac = roofline_fraction(row, df, "measured").iloc[0]
@@ -127,11 +126,10 @@ def test_roofline_fraction_uses_measured_ceiling(dataset):
     assert sheet == pytest.approx(row["tflops"].iloc[0] / 989.4)
 
 
-def test_figures_are_deterministic(dataset, tmp_path):
+def test_figures_are_deterministic(frame, tmp_path):
     from harness.report.figures import provider_colors, styled
 
-    df = data.load([dataset])
-    df = df[df["device_name"] == H100]
+    df = frame[frame["device_name"] == H100]
     with styled():
         a = roofline_figures(df, device_peaks(df), tmp_path / "a", provider_colors(df["provider"]))
         b = roofline_figures(df, device_peaks(df), tmp_path / "b", provider_colors(df["provider"]))
