@@ -46,7 +46,9 @@ COMPOSE_NOTE = (
     "overlap or launch gaps (each median timed alone, cold L2); norms, rotary, activations, "
     "residuals, sampling and tensor-parallel all-reduces cost nothing; equal sequence lengths; "
     "balanced MoE routing. The bound is the same sum of max(flops / peak, min_bytes / HBM "
-    "bandwidth). A batch is composed only when every problem has an ok row."
+    "bandwidth). A batch is composed only when every problem has an ok row. Measured ceilings "
+    "are the best rows of a ceilings run, so a kernel timed in another run can beat them "
+    "(% of bound above 100)."
 )
 
 

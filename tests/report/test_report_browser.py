@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -77,6 +78,18 @@ def test_report_loads_in_chromium_without_errors(built, tmp_path):
     assert result["images"] == len(built.figures) and result["loaded"] == result["images"]
     console = [ln for ln in stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
     assert console == [], console
+
+
+def test_committed_h200_report_loads_without_errors(tmp_path):
+    """reports/h200 (rendered from the committed H200 rows) as committed: every image loads."""
+    committed = Path(__file__).resolve().parents[2] / "reports/h200"
+    if not (committed / "index.html").exists():
+        pytest.skip("reports/h200 not in this checkout")
+    copy = tmp_path / "h200"
+    shutil.copytree(committed, copy)
+    result, _ = _probe(copy, tmp_path)
+    assert result["errors"] == [] and result["images"] > 0
+    assert result["loaded"] == result["images"]
 
 
 def test_report_screenshot_is_not_blank(built, tmp_path):
