@@ -16,6 +16,7 @@ again after it. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) in the parent an
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import gc
 import importlib
@@ -40,16 +41,10 @@ from harness.measure.point import PointTimeout, base_row, deadline, first_line, 
 from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
 from harness.providers import REGISTRY, Provider, Unsupported, load_all
-from harness.providers.collectives import BACKENDS
+from harness.providers.collectives import backend_of
+from harness.shard import SAFE_ENV  # NVLink multicast off (NCCL_NVLS_ENABLE=0, ...)
 from harness.sweep import Point
 
-# NVLink multicast stays off in everything the harness starts (it can take a shared host's GPUs
-# out of service).
-SAFE_ENV = {
-    "NCCL_NVLS_ENABLE": "0",
-    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
-    "NVSHMEM_DISABLE_NVLS": "1",
-}
 GROUP_TIMEOUT_S = 300.0  # any single collective or rendezvous; capped by point_timeout_s
 MAX_BARREN_LAUNCHES = 2  # launches of one group in a row that finish no point: give up on it
 _REASON_CHARS = 500
@@ -75,6 +70,10 @@ def run_collective_points(
     from harness.config import protocol_of  # parent only: the ranks need no Hydra
 
     os.environ.update(SAFE_ENV)
+    if cfg.shard_count > 1:  # device workers of one host would each start ranks on GPUs 0..n-1
+        print(f"harness: {len(points)} collective points left for a run without devices= / "
+              "shard_count (their ranks take devices 0..n-1 themselves)", file=out)  # fmt: skip
+        return {}
     protocol = protocol_of(cfg)
     device = get_device(cfg.device)  # rank 0's device: its columns go into parent-written rows
     registry = load_all()
@@ -90,9 +89,8 @@ def run_collective_points(
             _write(run_path, run_id, key, point, provider, device, protocol, "skipped", why)
             statuses["skipped"] = statuses.get("skipped", 0) + 1
             continue
-        groups.setdefault((BACKENDS[point.provider], point.problem.world_size), []).append(
-            (key, point)
-        )
+        group = (backend_of(provider), point.problem.world_size)
+        groups.setdefault(group, []).append((key, point))
     for (backend, world), items in groups.items():
         modules = sorted(
             {registry.get("collective", p.provider).prepare.__module__ for _, p in items}
@@ -137,6 +135,8 @@ def _run_group(backend, world, items, settings, registry, device, out) -> list[s
                    settings.protocol, "error", reason)  # fmt: skip
             statuses.append("error")
         items = items[done + len(lost) :]
+    with contextlib.suppress(OSError):
+        _progress_path(settings.run_path).parent.rmdir()  # only if empty
     return statuses
 
 

@@ -12,10 +12,19 @@ import torch.distributed as dist
 
 from harness.device import DeviceInfo
 from harness.problems.collective import CollectiveProblem
-from harness.providers.registry import Prepared, register
+from harness.providers.registry import Prepared, Provider, register
 
 # torch.distributed backend each provider runs on (ROCm builds of torch name RCCL "nccl").
 BACKENDS = {"nccl": "nccl", "rccl": "nccl", "gloo": "gloo"}
+
+
+def backend_of(provider: Provider) -> str:
+    """The process-group backend for `provider`: its entry in BACKENDS, else gloo for a CPU
+    provider and nccl (NCCL or RCCL) for a GPU one (providers registered outside this file)."""
+    if provider.name in BACKENDS:
+        return BACKENDS[provider.name]
+    return "gloo" if "cpu" in provider.vendors else "nccl"
+
 
 # torch 2.13 renamed the tensor forms; older releases only have the *_tensor names.
 _ALL_GATHER = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
