@@ -3,11 +3,11 @@
 Like the kernels under kernels/, this module imports nothing from the harness; the public
 launchers check arguments, allocate outputs and return zero-argument closures.
 
-Stream kernels walk a *virtual* stream of `stream_blocks` blocks laid onto the working set's
-`n_blocks` blocks modulo n_blocks. Each program takes an equal share of the stream and starts
-at its own evenly spaced offset in the set, so a block is re-read only after the whole set has
-been read: a set that fits one SM's L1 is re-read from L1, one that fits the L2 from L2, and a
-larger one streams from memory on every pass.
+Stream kernels move `stream_blocks` blocks over a working set of `n_blocks` blocks, i.e.
+stream_blocks / n_blocks passes. The read kernel goes pass by pass, each program reading a
+different slice of the set in each pass, so a block is re-read only after the whole set has been
+read: a set that fits one SM's L1 is re-read from L1, one that fits the L2 from L2, and a larger
+one streams from memory on every pass. Write and copy make one pass.
 """
 
 from __future__ import annotations
@@ -37,19 +37,13 @@ class Launch:
 
 @triton.jit
 def _share(stream_blocks, n_blocks):
-    """This program's share [lo, hi) of the stream and its first working-set block.
-
-    Program p starts at block p * n_blocks / progs and walks the whole set cyclically, so at any
-    moment the programs read blocks spread evenly over the set, and a block is read again only
-    after every other block has been: the reuse distance is the working set. (Starting at
-    lo % n_blocks instead put programs one working set apart on the same blocks at the same
-    time, and sets of 256 MiB-2 GiB read at 8-16 TB/s out of L2 on the H200.)
-    """
+    """This program's contiguous share [lo, hi) of the stream and its first working-set block
+    (write and copy: one pass over the set, so shares never meet)."""
     pid = tl.program_id(0).to(tl.int64)
     progs = tl.num_programs(0).to(tl.int64)
     lo = pid * stream_blocks // progs
     hi = (pid + 1) * stream_blocks // progs
-    return lo, hi, (pid * n_blocks // progs) % n_blocks
+    return lo, hi, lo % n_blocks
 
 
 @triton.jit
@@ -74,13 +68,25 @@ def _stream_read_kernel(
     BLOCK: tl.constexpr,
     WRAP: tl.constexpr,  # set size in elements when it is smaller than BLOCK, else 0
 ):
-    lo, hi, blk = _share(stream_blocks, n_blocks)
     offs = _offsets(BLOCK, WRAP)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for _ in range(lo, hi):
-        acc += tl.load(x_ptr + blk * BLOCK + offs, cache_modifier=".ca").to(tl.float32)
-        blk += 1
-        blk = tl.where(blk == n_blocks, 0, blk)  # wrap: re-read the working set
+    if n_blocks == 1:  # a set of one block (or less): every trip re-reads it, from L1
+        lo, hi, blk = _share(stream_blocks, n_blocks)
+        for _ in range(lo, hi):
+            acc += tl.load(x_ptr + offs, cache_modifier=".ca").to(tl.float32)
+    else:
+        # Pass-major with rotating slices: in pass j program p reads slice (p + j) mod P of the
+        # set. Every block is read exactly once per pass, and a block is read again only after
+        # the whole set has been (by all programs, and by any one SM): the reuse distance is the
+        # working set, so it is served by L1, L2 or HBM according to its size alone. (Walking
+        # contiguous stream shares instead put programs a set apart on the same blocks at the
+        # same time: sets of 256 MiB-2 GiB then read at 8-16 TB/s out of L2 on the H200.)
+        pid = tl.program_id(0).to(tl.int64)
+        progs = tl.num_programs(0).to(tl.int64)
+        for j in range(stream_blocks // n_blocks):
+            q = (pid + j) % progs
+            for blk in range(q * n_blocks // progs, (q + 1) * n_blocks // progs):
+                acc += tl.load(x_ptr + blk * BLOCK + offs, cache_modifier=".ca").to(tl.float32)
     tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))
 
 
@@ -179,8 +185,8 @@ def _stream_geometry(t: torch.Tensor, stream_elems: int, programs: int) -> dict:
     if t.dim() != 1 or not t.is_contiguous():
         raise ValueError("working set: expected a contiguous 1-D tensor")
     n, full = t.numel(), BLOCK_BYTES // t.element_size()
-    if n < full and stream_elems % full == 0:
-        block, wrap = full, n  # one trip covers the whole set full / n times
+    if n < full and full % n == 0 and stream_elems % full == 0:
+        block, wrap = full, n  # one trip covers the whole set exactly full / n times
     else:
         block, wrap = math.gcd(n, full), 0
     if stream_elems % block:
@@ -198,6 +204,8 @@ def _config(kernel: str, g: dict) -> dict:
 def stream_read(x: torch.Tensor, stream_elems: int, programs: int) -> Launch:
     """Sum the virtual stream over x; run() returns the [grid] fp32 per-program partial sums."""
     g = _stream_geometry(x, stream_elems, programs)
+    if g["n_blocks"] > 1 and g["stream_blocks"] % g["n_blocks"]:
+        raise ValueError("stream: the read stream must be whole passes over the working set")
     partial = torch.empty(g["grid"], dtype=torch.float32, device=x.device)
 
     def run() -> torch.Tensor:

@@ -60,14 +60,16 @@ def test_fma_ok():
     assert row["tflops"] > 0 and row["iterations"] == 32
 
 
-def test_stream_shares_cover_the_virtual_stream_once():
-    # 5 blocks of stream over 3 programs: each block is summed exactly once (shares disjoint)
-    x = torch.arange(1, 4096 * 2 + 1, dtype=torch.float32)  # two 16 KiB blocks
-    launch = K.stream_read(x, stream_elems=5 * 4096, programs=3)
+def test_read_passes_cover_every_block_once_per_pass():
+    # 3 passes over a 5-block set by 3 programs (slices of 1-2 blocks rotate between programs):
+    # every block is summed exactly 3 times, whatever the uneven slicing.
+    x = torch.arange(1, 4096 * 5 + 1, dtype=torch.float32)  # five 16 KiB blocks
+    launch = K.stream_read(x, stream_elems=15 * 4096, programs=3)
     assert launch.config["programs"] == 3 and launch.config["BLOCK"] == 4096
     total = float(launch.run().double().sum())
-    block0, block1 = float(x[:4096].double().sum()), float(x[4096:].double().sum())
-    assert total == pytest.approx(3 * block0 + 2 * block1, rel=1e-6)
+    assert total == pytest.approx(3 * float(x.double().sum()), rel=1e-6)
+    with pytest.raises(ValueError, match="whole passes"):
+        K.stream_read(x, stream_elems=7 * 4096, programs=3)
 
 
 def test_set_smaller_than_a_block_is_read_several_times_per_trip():
