@@ -11,6 +11,8 @@ import sys
 USAGE = """usage: harness <command> [args]
 
 commands:
+  main [key=value ...] [report_dir=DIR]   the main job: `run` with the default sweep, then
+                                          `report` of that run (default reports/_scratch/<run_id>)
   run  [sweep=<preset>] [key=value ...]   measure a sweep (Hydra overrides); default sweep:
                                           main_gpu on a GPU, smoke on the CPU
   list [--op gemm|attention]              every provider, and whether it runs on this machine
@@ -151,6 +153,34 @@ def cmd_inspect(args: list[str]) -> int:
     return inspect_kernels(args)
 
 
+def cmd_main(args: list[str]) -> int:
+    """Measure the default sweep (main_gpu on a GPU, smoke on the CPU), then render its report."""
+    import datetime as dt
+
+    from harness.config import CPU_DEFAULT_SWEEP, GPU_DEFAULT_SWEEP
+
+    results = "results/_scratch"
+    args = list(args)
+    out = next((a.split("=", 1)[1] for a in args if a.startswith("report_dir=")), None)
+    args = [a for a in args if not a.startswith("report_dir=")]
+    if not any(a.startswith("run_id=") for a in args):
+        kind = _prepare_environment(_device_override(args))
+        sweep = CPU_DEFAULT_SWEEP if kind == "cpu" else GPU_DEFAULT_SWEEP
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        args.append(f"run_id=main-{sweep}-{kind}-{stamp}")
+    for a in args:
+        if a.startswith("results_dir="):
+            results = a.split("=", 1)[1]
+    run_id = next(a.split("=", 1)[1] for a in args if a.startswith("run_id="))
+    rc = cmd_run(args)
+    if rc:
+        return rc
+    out = out or f"reports/_scratch/{run_id}"
+    rc = cmd_report([f"{results}/{run_id}", f"out={out}"])
+    print(f"report: {out}/index.html")
+    return rc
+
+
 def cmd_report(args: list[str]) -> int:
     from harness.report.commands import cmd_report as report
 
@@ -164,6 +194,7 @@ def cmd_compare(args: list[str]) -> int:
 
 
 COMMANDS = {
+    "main": cmd_main,
     "run": cmd_run,
     "list": cmd_list,
     "ceilings": cmd_ceilings,

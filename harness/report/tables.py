@@ -129,6 +129,9 @@ def own_vs_vendor_table(df: pd.DataFrame) -> Table:
     from harness.report.crossvendor import normalised_table, own_vs_vendor
 
     table = own_vs_vendor(normalised_table(df))
+    if table.empty:  # no GPU rows (a CPU run) or nothing with a roofline: an empty table, no crash
+        return Table("own_vs_vendor", "Own vs vendor, each GPU on its own roofline",
+                     "No ok GEMM or attention rows on a GPU.", pd.DataFrame())  # fmt: skip
     out = table.astype(object).where(table.notna(), "")
     for col in ("own_pct_roofline", "vendor_pct_roofline"):
         out[col] = [f"{v:.1f}%" if v != "" else "" for v in out[col]]
