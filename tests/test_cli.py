@@ -34,7 +34,7 @@ BAD = [
         ["run", "sweep.groups.0.op=conv"],
         "sweep.groups[0].op: unknown 'conv'; allowed: gemm, attention",
     ),
-    (["frobnicate"], "command: unknown 'frobnicate'; allowed: run, list"),
+    (["frobnicate"], "command: unknown 'frobnicate'; allowed: main, run, list"),
     (["list", "--op", "conv"], "list: "),
 ]
 
