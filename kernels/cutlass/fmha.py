@@ -140,8 +140,11 @@ class FmhaLaunch:
     def __del__(self) -> None:
         handle = getattr(self, "_handle", None)
         if handle:
-            self._lib.hk_fmha_destroy(handle)
             self._handle = None
+            try:
+                self._lib.hk_fmha_destroy(handle)
+            except Exception:  # interpreter shutdown: the library may already be gone
+                pass
 
 
 def prepare_fmha(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool) -> FmhaLaunch:

@@ -33,7 +33,10 @@ using Element = cutlass::bfloat16_t;
 using Element = cutlass::half_t;
 #define HK_DTYPE_NAME "fp16"
 #endif
-using T = hk::fmha::Traits<Element, HK_HEAD_DIM>;
+#ifndef HK_BLOCK_N
+#define HK_BLOCK_N 64
+#endif
+using T = hk::fmha::Traits<Element, HK_HEAD_DIM, 128, HK_BLOCK_N>;
 using Params = hk::fmha::Params<Element>;
 
 // acc += A @ B with both operands in shared memory: ldmatrix the next k slice into registers

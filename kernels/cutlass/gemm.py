@@ -187,11 +187,11 @@ class GemmLaunch:
         lib, manifest = build.load(spec)
         self._lib = _bind(lib)
         mode = MODES[options.mode]
-        ws = self._lib.hk_gemm_workspace(m, n, k, mode, options.splits, options.swizzle)
-        self.workspace = torch.empty(max(ws, 1), dtype=torch.uint8, device=a.device)
         self._keep = (a, b, alpha)  # the plan holds raw pointers into these
         handle = ctypes.c_void_p()
         with torch.cuda.device(a.device):
+            ws = self._lib.hk_gemm_workspace(m, n, k, mode, options.splits, options.swizzle)
+            self.workspace = torch.empty(max(ws, 1), dtype=torch.uint8, device=a.device)
             rc = self._lib.hk_gemm_plan(
                 a.data_ptr(),
                 b.data_ptr(),
@@ -250,8 +250,11 @@ class GemmLaunch:
     def __del__(self) -> None:
         handle = getattr(self, "_handle", None)
         if handle:
-            self._lib.hk_gemm_destroy(handle)
             self._handle = None
+            try:
+                self._lib.hk_gemm_destroy(handle)
+            except Exception:  # interpreter shutdown: the library may already be gone
+                pass
 
 
 def alignment_problem(m: int, n: int, k: int, dtype: str, b_col: bool) -> str | None:

@@ -8,6 +8,7 @@ timing inputs, rotation sets) reuses it without timing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -119,13 +120,15 @@ def tune(
     a: torch.Tensor,
     b: torch.Tensor,
     candidates: list[Candidate],
-    reference: torch.Tensor,
+    reference: Callable[[], torch.Tensor],
     key: tuple,
     alpha: torch.Tensor | None = None,
 ) -> TuneResult:
-    """The fastest candidate that builds, plans and matches `reference` ([M, N]); cached by key."""
+    """The fastest candidate that builds, plans and matches `reference()` ([M, N]); cached by
+    key, so the reference is only computed when tuning actually runs."""
     if key in _CACHE:
         return _CACHE[key]
+    expected = reference()
     dtype = {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(a.dtype, "fp8_e4m3")
     b_col = b.stride(0) == 1 and b.shape[1] > 1
     build.build_many(v.spec(dtype, b_col) for v, _ in candidates)  # parallel nvcc, once
@@ -138,13 +141,13 @@ def tune(
         name = f"{variant.name}:{options}"
         try:
             launch = prepare_gemm(a, b, variant, alpha=alpha, options=options)
-            err = _rel_err(launch(), reference)
+            err = _rel_err(launch(), expected)
             if not err <= _TOLERANCE:
                 rejected[name] = f"rel_err {err:.3g}"
                 continue
             timings[name] = _time_cold(launch, flush)
             # Checked again after many launches: a split-K flag left set would show up here.
-            if not (err := _rel_err(launch(), reference)) <= _TOLERANCE:
+            if not (err := _rel_err(launch(), expected)) <= _TOLERANCE:
                 rejected[name] = f"rel_err {err:.3g} after timing"
                 del timings[name]
                 continue

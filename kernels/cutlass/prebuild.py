@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         "--fmha", action="append", help="dtype:head_dim, e.g. bf16:128 (repeatable)"
     )
     parser.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes")
+    parser.add_argument(
+        "--prune", action="store_true", help="then delete cached builds not in this set"
+    )
     args = parser.parse_args(argv)
     if why := build.toolchain_problem():
         print(f"prebuild: {why}", file=sys.stderr)
@@ -68,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     for label, status in report.items():
         print(f"{label:48s} {status}")
     print(f"{len(report)} libraries in {time.perf_counter() - t0:.0f} s under {build.cache_dir()}")
+    if args.prune:
+        keep = {built.path.parent for built in map(build.lookup, specs) if built is not None}
+        for entry in build.cache_dir().iterdir():
+            if entry.is_dir() and entry not in keep and not entry.name.startswith(".build-"):
+                build._discard(entry)
+                print(f"pruned {entry.name}")
     return 1 if any(s.startswith("error") for s in report.values()) else 0
 
 

@@ -124,3 +124,17 @@ def test_layout_of_reads_row_and_column_major_b():
     assert layout_of(a, torch.empty(64, 32)) == (False, 64, 32)  # nn: row-major
     with pytest.raises(ValueError):
         layout_of(a.t().contiguous().t(), w.t())  # column-major A is not taken
+
+
+def test_tuning_candidates_per_m_regime():
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    first = {}
+    for m in (1, 16, 17, 33, 64, 65, 256, 257, 1024, 1025, 16384):
+        cands = sm90_candidates(m, 4096, 4096, "bf16")
+        assert cands and all(v.kernel == "sm90" and v.name in VARIANTS for v, _ in cands)
+        assert len({(v.name, str(o)) for v, o in cands}) == len(cands)  # no duplicates
+        first[m] = cands[0][0].name
+    assert first[1] == first[16] == "sm90-swapab-128x16"
+    assert (first[17], first[33]) == ("sm90-swapab-128x32", "sm90-swapab-128x64")
+    assert first[65] == "sm90-streamk-128x128" and first[16384] == "sm90-coop-128x256"
