@@ -23,6 +23,7 @@ import importlib
 import json
 import math
 import os
+import signal
 import socket
 import sys
 import time
@@ -104,33 +105,79 @@ def run_collective_points(
 
 
 def _progress_path(run_path: Path) -> Path:
-    """Rank 0 writes how many of the launch's points have rows; a crash leaves it behind."""
+    """Rank 0's progress through a launch's points; a crash leaves it behind for the parent."""
     return Path(run_path) / "_collectives" / "progress.json"
 
 
+def _rank_error_path(run_path: Path, rank: int) -> Path:
+    return Path(run_path) / "_collectives" / f"rank-{rank}-error.json"
+
+
+def _first_failure(run_path: Path, processes: list, spawn_error: str) -> str:
+    """The cause, not its echoes: a rank that died without a Python exception (exit code other
+    than 1, or a signal other than spawn's SIGTERM), else the earliest exception a rank recorded
+    (a rank that times out is followed by its peers failing on the closed connection), else
+    what spawn reported."""
+    seen = []
+    for rank in range(len(processes)):
+        path = _rank_error_path(run_path, rank)
+        if path.exists():
+            seen.append(json.loads(path.read_text()))
+            path.unlink()
+    for rank, proc in enumerate(processes):
+        code = proc.exitcode
+        if code is not None and code not in (0, 1, -signal.SIGTERM):
+            how = (
+                f"killed by {signal.Signals(-code).name}"
+                if code < 0
+                else f"exited with code {code}"
+            )
+            return f"rank {rank} {how}"
+    if not seen:
+        return spawn_error
+    first = min(seen, key=lambda e: e["time"])
+    return f"rank {first['rank']}: {first['error']}"[:_REASON_CHARS]
+
+
+def _mark(run_path: Path, done: int, started: bool) -> None:
+    """Points [0, done) have rows; `started`: point `done` is being measured."""
+    store.write_text(_progress_path(run_path), json.dumps({"done": done, "started": started}))
+
+
 def _run_group(backend, world, items, settings, registry, device, out) -> list[str]:
-    """Launch the group's ranks until every point has a row; a failed launch costs one point."""
+    """Launch the group's ranks until every point has a row: a launch that fails inside a point
+    costs that point (an error row) and the next launch starts after it; one that fails before
+    any point (rendezvous, communicator set-up) is retried, then its points become error rows."""
     statuses, barren = [], 0
     while items:
-        marker = _progress_path(settings.run_path)
-        store.write_text(marker, json.dumps({"done": 0}))
+        _mark(settings.run_path, 0, False)
         port = _free_port()
+        args = (world, backend, port, items, settings)
+        ranks = mp.start_processes(_rank_main, args, nprocs=world, join=False, start_method="spawn")
         try:
-            mp.spawn(_rank_main, (world, backend, port, items, settings), nprocs=world, join=True)
+            while not ranks.join():
+                pass
             failure = None
-        except Exception as e:  # a rank raised or died; spawn has stopped the others
-            failure = _spawn_failure(e)
-        done = json.loads(marker.read_text())["done"]
+        except Exception as e:  # a rank raised or died; join has stopped the others
+            failure = _first_failure(settings.run_path, ranks.processes, _spawn_failure(e))
+        progress = json.loads(_progress_path(settings.run_path).read_text())
+        done = progress["done"]
         statuses += _statuses_of(settings.run_path, items[:done])
-        marker.unlink(missing_ok=True)
+        _progress_path(settings.run_path).unlink(missing_ok=True)
         if failure is None:
             break
         print(f"harness: collective ranks failed: {failure}", file=out)
-        barren = 0 if done else barren + 1
-        lost = items[done:] if barren >= MAX_BARREN_LAUNCHES else items[done : done + 1]
+        if progress["started"]:
+            barren, lost = 0, items[done : done + 1]
+        else:
+            barren = 0 if done else barren + 1
+            lost = items[done:] if barren >= MAX_BARREN_LAUNCHES else []
         for key, point in lost:
             provider = registry.get(point.problem.op, point.provider)
-            reason = f"ranks of world {world} failed during this point: {failure}"
+            when = (
+                "during this point" if progress["started"] else f"{barren} times before any point"
+            )
+            reason = f"ranks of world {world} failed {when}: {failure}"
             _write(settings.run_path, settings.run_id, key, point, provider, device,
                    settings.protocol, "error", reason)  # fmt: skip
             statuses.append("error")
@@ -177,33 +224,47 @@ def _write(run_path, run_id, key, point, provider, device, protocol, status, rea
 
 def _rank_main(rank: int, world: int, backend: str, port: int, items: list, s: _Settings) -> None:
     os.environ.update(SAFE_ENV)
-    for mod in s.modules:  # only the providers of these points: the ranks start faster
-        importlib.import_module(mod)
-    device = get_device("cpu" if backend == "gloo" else f"cuda:{rank}")
-    if device.type == "cuda":
-        torch.cuda.set_device(device.index)
-    dist.init_process_group(
-        backend,
-        init_method=f"tcp://127.0.0.1:{port}",
-        rank=rank,
-        world_size=world,
-        timeout=datetime.timedelta(seconds=s.group_timeout_s),
-    )
     try:
-        _barrier(device)
-        tel = Telemetry(device.vendor, device.index) if rank == 0 and device.is_gpu else None
-        for i, (key, point) in enumerate(items):
-            provider = REGISTRY.get(point.problem.op, point.provider)
-            row = _measure(point.problem, provider, device, s, tel)
-            if rank == 0:
-                row.update(run_id=s.run_id, point_key=key)
-                store.write_row(s.run_path, row)
-                store.write_text(_progress_path(s.run_path), json.dumps({"done": i + 1}))
-                if s.progress:
-                    print(f"  {row['status']:7s} {point.label()}", file=sys.stderr, flush=True)
-        _barrier(device)
+        for mod in s.modules:  # only the providers of these points: the ranks start faster
+            importlib.import_module(mod)
+        device = get_device("cpu" if backend == "gloo" else f"cuda:{rank}")
+        if device.type == "cuda":
+            torch.cuda.set_device(device.index)
+        dist.init_process_group(
+            backend,
+            init_method=f"tcp://127.0.0.1:{port}",
+            rank=rank,
+            world_size=world,
+            timeout=datetime.timedelta(seconds=s.group_timeout_s),
+        )
+        _walk(rank, items, device, s)
+    except BaseException as e:  # recorded with its time: the parent reports the first one
+        err = {"rank": rank, "time": time.time(), "error": first_line(e)}
+        store.write_text(_rank_error_path(s.run_path, rank), json.dumps(err))
+        raise
     finally:
-        dist.destroy_process_group()
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def _walk(rank: int, items: list, device: DeviceInfo, s: _Settings) -> None:
+    """Every point in order, in step with the other ranks; rank 0 writes the rows."""
+    tel = Telemetry(device.vendor, device.index) if rank == 0 and device.is_gpu else None
+    for i, (key, point) in enumerate(items):
+        if rank == 0:
+            _mark(s.run_path, i, True)
+        # No rank starts point i before rank 0 has written row i - 1 and marked point i, so a
+        # rank that dies in point i is blamed on point i.
+        _barrier(device)
+        provider = REGISTRY.get(point.problem.op, point.provider)
+        row = _measure(point.problem, provider, device, s, tel)
+        if rank == 0:
+            row.update(run_id=s.run_id, point_key=key)
+            store.write_row(s.run_path, row)
+            _mark(s.run_path, i + 1, False)
+            if s.progress:
+                print(f"  {row['status']:7s} {point.label()}", file=sys.stderr, flush=True)
+    _barrier(device)
 
 
 def _barrier(device: DeviceInfo) -> None:

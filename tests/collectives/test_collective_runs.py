@@ -41,6 +41,20 @@ def gloo_dies(problem, inputs, device):
         os._exit(3)
     return _launch(problem, inputs)
 '''
+# Registers in the parent only: the ranks fail before their first point, every launch.
+UNIMPORTABLE = '''
+import multiprocessing
+from harness.providers.collectives import _launch
+from harness.providers.registry import register
+
+if multiprocessing.parent_process() is not None:
+    raise ImportError("injected: no such module in the ranks")
+
+@register("gloo-unimportable", "collective", "vendor", ("cpu",))
+def gloo_unimportable(problem, inputs, device):
+    """gloo, but the ranks cannot import it."""
+    return _launch(problem, inputs)
+'''
 LIMIT_S = 150  # a deadlock fails the test instead of hanging it
 BASE = ["run", "sweep=collectives_smoke", "device=cpu", "progress=false"]
 
@@ -50,8 +64,10 @@ def faults(tmp_path_factory):
     """Registers the faulty providers here and, through sys.path, in the spawned ranks."""
     where = tmp_path_factory.mktemp("faults")
     (where / "collective_faults.py").write_text(FAULTS)
+    (where / "collective_unimportable.py").write_text(UNIMPORTABLE)
     sys.path.insert(0, str(where))
     import collective_faults  # noqa: F401
+    import collective_unimportable  # noqa: F401
 
     yield
     sys.path.remove(str(where))
@@ -76,33 +92,35 @@ def test_gloo_smoke_run_gives_ok_rows_with_busbw(tmp_path, capsys):
     assert "12 already done" in capsys.readouterr().out
 
 
-def _faulty_run(tmp_path, provider: str, timeout_s: float = 60):
+def _run(tmp_path, providers: str, timeout_s: float) -> pd.DataFrame:
+    """all_reduce at 1, 8 and 64 KiB by `providers`; rows by message size."""
     args = [
         *BASE,
-        f"sweep.groups.0.providers=[{provider}]",
+        f"sweep.groups.0.providers=[{providers}]",
         "sweep.groups.0.product.collective=[all_reduce]",
         f"results_dir={tmp_path}",
-        f"run_id={provider}",
+        "run_id=faults",
         f"point_timeout_s={timeout_s}",
     ]
     with deadline(LIMIT_S):
         assert main(args) == 0
-    df = store.read_rows(tmp_path / provider).set_index("message_bytes")
-    assert len(df) == 3
-    assert df.loc[1024, "status"] == "ok" and df.loc[65536, "status"] == "ok"
-    assert df.loc[65536, "busbw_gbps"] > 0
-    assert df.loc[8192, "status"] == "error" and pd.isna(df.loc[8192, "latency_ms_median"])
-    return df.loc[8192]
+    return store.read_rows(tmp_path / "faults").set_index("message_bytes")
 
 
-def test_rank_that_raises_costs_one_point(tmp_path, faults):
-    bad = _faulty_run(tmp_path, "gloo-raises")
-    assert bad.reason == "rank 1: RuntimeError: injected fault"
-
-
-def test_rank_that_dies_costs_one_point(tmp_path, faults):
-    bad = _faulty_run(tmp_path, "gloo-dies")
-    assert bad.reason.startswith("ranks of world 2 failed during this point")
+def test_a_rank_that_raises_dies_or_hangs_costs_one_point(tmp_path, faults):
+    # Points in order: 1K by each provider, then 8K (raises: agreed; dies: the ranks start
+    # again after it; hangs: rank 0's wait times out, ~10 s), then 64K by each.
+    df = _run(tmp_path, "gloo-raises,gloo-dies,gloo-hangs", timeout_s=10)
+    assert len(df) == 9
+    for size in (1024, 65536):
+        assert set(df.loc[size].status) == {"ok"} and (df.loc[size].busbw_gbps > 0).all()
+    bad = df.loc[8192].set_index("provider")
+    assert set(bad.status) == {"error"} and bad.latency_ms_median.isna().all()
+    assert bad.reason["gloo-raises"] == "rank 1: RuntimeError: injected fault"
+    assert bad.reason["gloo-dies"].startswith("ranks of world 2 failed during this point")
+    assert bad.reason["gloo-dies"].endswith("rank 1 exited with code 3")
+    hang = bad.reason["gloo-hangs"].lower()  # rank 0's group timeout, or rank 1's deadline
+    assert "timed out" in hang or "timeout" in hang, hang
 
 
 def test_gpu_providers_are_skipped_rows_on_cpu(tmp_path):
@@ -116,9 +134,9 @@ def test_gpu_providers_are_skipped_rows_on_cpu(tmp_path):
     assert df.message_bytes.min() == 1024 and df.message_bytes.max() == 1 << 30
 
 
-@pytest.mark.slow
-def test_rank_that_hangs_times_out_and_costs_one_point(tmp_path, faults):
-    # The point's deadline (rank 1) and the process group's timeout (rank 0, waiting for it)
-    # both end at ~10 s; whichever fires first, the point is an error row and the sweep goes on.
-    bad = _faulty_run(tmp_path, "gloo-hangs", timeout_s=10)
-    assert "timeout" in bad.reason.lower() or "timed out" in bad.reason.lower(), bad.reason
+def test_ranks_that_cannot_start_give_up_after_a_retry(tmp_path, faults, capsys):
+    df = _run(tmp_path, "gloo-unimportable", 60)
+    assert len(df) == 3 and set(df.status) == {"error"}
+    assert df.reason.str.startswith("ranks of world 2 failed 2 times before any point").all()
+    assert df.reason.str.contains("injected: no such module").all()
+    assert capsys.readouterr().err.count("collective ranks failed") == 2
