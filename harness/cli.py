@@ -103,13 +103,15 @@ def cmd_list(args: list[str]) -> int:
     from harness.providers import load_all
 
     parser = argparse.ArgumentParser(prog="harness list", exit_on_error=False)
-    parser.add_argument("--op", choices=["gemm", "attention"])
+    from harness.problems import PROBLEM_TYPES
+
+    parser.add_argument("--op", choices=sorted(PROBLEM_TYPES))
     parser.add_argument("--device", default="auto")
     try:
         ns = parser.parse_args(args)
     except (argparse.ArgumentError, SystemExit) as e:
         raise BadInput(
-            f"list: {e}; allowed: --op gemm|attention, --device auto|cpu|cuda:N"
+            f"list: {e}; allowed: --op {'|'.join(sorted(PROBLEM_TYPES))}, --device auto|cpu|cuda:N"
         ) from None
     _prepare_environment(ns.device)
     device = get_device(ns.device)

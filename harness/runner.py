@@ -125,6 +125,7 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
     flusher = L2Flusher(device.torch_device, device.flush_bytes) if device.is_gpu else None
     marker = inflight_path(run_path, cfg.shard_index)
     statuses: dict[str, int] = {}
+    pending = len(todo)
     # Collectives (op "collective") run as one process per device, launched by
     # harness.collectives; rank 0 writes their rows. The rest go through the loop below.
     if any(p.problem.op == "collective" for _, p in todo):
@@ -161,4 +162,4 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
         marker.unlink(missing_ok=True)
     finally:
         bar.close()
-    return RunResult(run_path, len(keyed), len(todo), len(keyed) - len(todo), statuses)
+    return RunResult(run_path, len(keyed), pending, len(keyed) - pending, statuses)

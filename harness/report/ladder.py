@@ -16,8 +16,10 @@ PANELS_PER_FIGURE = 6
 
 def ladder_problems(rows: pd.DataFrame) -> pd.DataFrame:
     """ok rows (latest per point) of problems that at least two own providers measured."""
-    ok = latest(rows[is_speed(rows) & rows["op"].isin(["gemm", "attention"])],
-                [*IDENTITY, "device_name"])  # fmt: skip
+    speed = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention"])]
+    if speed.empty:  # e.g. a run of collectives only: no ladder
+        return speed
+    ok = latest(speed, [*IDENTITY, "device_name"])
     own = ok[ok["family"] == "own"].groupby(["device_name", "op", "problem"])["provider"]
     rungs = own.nunique()
     keep = set(rungs[rungs >= 2].index)
