@@ -76,12 +76,23 @@ def keyed_points(
 
 
 def shard_of(keyed: list, index: int, count: int) -> list:
-    """Round-robin share of the points: neighbours in a sweep (similar cost) go to different shards."""
+    """This shard's points: whole problems round-robin, so every provider of a problem runs on the
+    same card (comparisons within a problem never cross GPUs) and neighbouring problems, which
+    cost about the same, spread over the shards."""
     if not 0 <= index < count:
         raise ValueError(
             f"shard_index: {index} outside 0..{count - 1}; allowed: 0 <= shard_index < shard_count"
         )
-    return [kp for i, kp in enumerate(keyed) if i % count == index]
+    order: dict = {}
+    for item in keyed:
+        point = item[1] if isinstance(item, tuple) else item
+        order.setdefault((point.problem.op, point.problem), len(order))
+
+    def problem_slot(item) -> int:
+        point = item[1] if isinstance(item, tuple) else item
+        return order[(point.problem.op, point.problem)]
+
+    return [item for item in keyed if problem_slot(item) % count == index]
 
 
 def inflight_path(run_path: Path, shard_index: int) -> Path:

@@ -113,7 +113,7 @@ def _record_crash(run_path: Path, run_id: str, w: _Worker, rc: int, keyed: dict)
 def run_on_devices(cfg: DictConfig, overrides: list[str], out=None):
     """Shard the sweep over `cfg.devices`; returns the merged run's RunResult."""
     out = out or sys.stderr
-    from harness.runner import RunResult, default_run_id, keyed_points, plan
+    from harness.runner import RunResult, default_run_id, keyed_points, plan, shard_of
 
     devices = resolve_devices(cfg.devices)
     points, device = plan(OmegaConf.merge(cfg, {"device": devices[0]}))
@@ -124,12 +124,14 @@ def run_on_devices(cfg: DictConfig, overrides: list[str], out=None):
     n = len(devices) * cfg.shard_count  # nested: a cluster job's shard split again per device
     logs = run_path / "_workers"
     logs.mkdir(parents=True, exist_ok=True)
-    workers = [_Worker(cfg.shard_index * len(devices) + i, d, logs / f"worker-{i}.log", crashes=[])
+    # Local worker i of cluster shard s takes shard s + i * shard_count of n: problem slots that
+    # are s modulo shard_count, split again over this host's devices.
+    workers = [_Worker(cfg.shard_index + i * cfg.shard_count, d, logs / f"worker-{i}.log", crashes=[])
                for i, d in enumerate(devices)]  # fmt: skip
     started = time.perf_counter()
     for w in workers:
         _start(w, _worker_cmd(overrides, w, n, run_id))
-    mine = {k for i, k in enumerate(keyed) if i % cfg.shard_count == cfg.shard_index}
+    mine = {k for k, _ in shard_of(list(keyed.items()), cfg.shard_index, cfg.shard_count)}
     bar = tqdm(total=len(mine), disable=not cfg.progress, file=out, unit="pt", dynamic_ncols=True)
     try:
         while any(w.proc is not None for w in workers):

@@ -84,3 +84,23 @@ def test_bad_shard_index_exits_2(tmp_path, capsys):
         == 2
     )
     assert "shard_index: 3 outside 0..1" in capsys.readouterr().err
+
+
+def test_nested_shards_partition_the_problems():
+    """Cluster shard s of S, split over G local devices (worker s + g*S of S*G), covers exactly
+    shard s's problems; providers of one problem stay together."""
+    from harness.config import compose_run_config
+    from harness.runner import keyed_points, plan, shard_of
+
+    cfg = compose_run_config(["sweep=gemm_llama", "device=cpu"])
+    points, device = plan(cfg)
+    keyed = keyed_points(cfg, points, device)
+    S, G = 3, 2
+    for s in range(S):
+        outer = {k for k, _ in shard_of(keyed, s, S)}
+        inner = [{k for k, _ in shard_of(keyed, s + g * S, S * G)} for g in range(G)]
+        assert set().union(*inner) == outer and not inner[0] & inner[1]
+    by_problem = {}
+    for _key, p in shard_of(keyed, 0, 4):
+        by_problem.setdefault(p.problem, set()).add(p.provider)
+    assert all(v == {"cublas", "own-triton"} for v in by_problem.values())
