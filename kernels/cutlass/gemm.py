@@ -8,6 +8,8 @@ Variants (one compiled library per variant x dtype x B layout):
   sm90-streamk-128x256   cooperative + stream-K, 2x1 (wave quantization at large M)
   sm90-swapab-128x{16,32,64}   D^T = B^T A^T: decode's small M on WGMMA's narrow N side,
                          cooperative + stream-K so a handful of N tiles still fills every SM
+  sm90-swapab-pingpong-64x{16,32,64}   swapped, 64-row tiles, data-parallel: twice the CTAs of
+                         the 128-row tiles and no split-K (no workspace flags to clear per launch)
   sm80-multistage        cp.async multistage + mma.sync, 128x256x64, 3 stages (sm_80 and sm_90)
 
     launch = prepare_gemm(a, b, VARIANTS["sm90-coop-128x256"])   # a [M, K], b [K, N] view
@@ -103,6 +105,16 @@ VARIANTS: dict[str, GemmVariant] = {
         *(
             replace(
                 _SM90, name=f"sm90-swapab-128x{n}", tile=(128, n, 128), streamk=True, swap_ab=True
+            )
+            for n in (16, 32, 64)
+        ),
+        *(
+            replace(
+                _SM90,
+                name=f"sm90-swapab-pingpong-64x{n}",
+                tile=(64, n, 128),
+                schedule="pingpong",
+                swap_ab=True,
             )
             for n in (16, 32, 64)
         ),

@@ -35,8 +35,11 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
     heuristic, dp = O(), O("data-parallel")
     if m <= 64:
         width = 16 if m <= 16 else 32 if m <= 32 else 64
+        # 64-row tiles: N/64 CTAs stream the weights with no split-K and nothing to clear
+        # between launches; for small N, split K across 128-row tiles instead.
+        cands = [(V[f"sm90-swapab-pingpong-64x{width}"], O())]
         swap = V[f"sm90-swapab-128x{width}"]
-        cands = [(swap, heuristic), (swap, dp), (swap, O("split-k", 2)), (swap, O("split-k", 4))]
+        cands += [(swap, heuristic), (swap, dp), (swap, O("split-k", 2)), (swap, O("split-k", 4))]
         return cands + [(swap, O("split-k", 8))] if k >= 8192 else cands
     if m <= 256:
         sk = V["sm90-streamk-128x128"]
@@ -45,6 +48,7 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
             (sk, dp),
             (sk, O("split-k", 2)),
             (V["sm90-swapab-128x64"], heuristic),
+            (V["sm90-swapab-pingpong-64x64"], O()),
             (V["sm90-pingpong-128x128"], O(swizzle=1)),
         ]
     if m <= 1024:

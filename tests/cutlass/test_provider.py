@@ -135,6 +135,6 @@ def test_tuning_candidates_per_m_regime():
         assert cands and all(v.kernel == "sm90" and v.name in VARIANTS for v, _ in cands)
         assert len({(v.name, str(o)) for v, o in cands}) == len(cands)  # no duplicates
         first[m] = cands[0][0].name
-    assert first[1] == first[16] == "sm90-swapab-128x16"
-    assert (first[17], first[33]) == ("sm90-swapab-128x32", "sm90-swapab-128x64")
+    assert first[1] == first[16] == "sm90-swapab-pingpong-64x16"
+    assert (first[17], first[33]) == ("sm90-swapab-pingpong-64x32", "sm90-swapab-pingpong-64x64")
     assert first[65] == "sm90-streamk-128x128" and first[16384] == "sm90-coop-128x256"
