@@ -65,6 +65,16 @@ def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
     return points, device
 
 
+def bind_device(device: DeviceInfo) -> None:
+    """Make `device` the current one: CUDA events, streams, graphs and Triton launches all use
+    the current device. (Without this a worker on cuda:1 recorded its events on cuda:0's stream
+    and timed nothing: found on a 2-GPU H200.)"""
+    if device.type == "cuda":
+        import torch
+
+        torch.cuda.set_device(device.index)
+
+
 def keyed_points(
     cfg: DictConfig, points: list[Point], device: DeviceInfo
 ) -> list[tuple[str, Point]]:
@@ -109,6 +119,7 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
     points, device = plan(cfg)
     protocol = protocol_of(cfg)
     registry = load_all()
+    bind_device(device)
     run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
     run_path = store.run_dir(cfg.results_dir, run_id)
     store.remove_stale_temporaries(run_path)

@@ -104,3 +104,18 @@ def test_nested_shards_partition_the_problems():
     for _key, p in shard_of(keyed, 0, 4):
         by_problem.setdefault(p.problem, set()).add(p.provider)
     assert all(v == {"cublas", "own-triton"} for v in by_problem.values())
+
+
+def test_worker_binds_its_device(monkeypatch):
+    """A worker for cuda:1 makes cuda:1 current before anything is launched or timed."""
+    import torch
+
+    from harness.device import DeviceInfo
+    from harness.runner import bind_device
+
+    calls = []
+    monkeypatch.setattr(torch.cuda, "set_device", calls.append)
+    dev = DeviceInfo("cuda", 1, "nvidia", "H200", None, "sm_90", (9, 0), 132, 1, 1, None, None)
+    bind_device(dev)
+    bind_device(DeviceInfo("cpu", 0, "cpu", "cpu", None, "x86_64", None, 2, None, None, None, None))
+    assert calls == [1]
