@@ -60,14 +60,22 @@ def test_fma_ok():
     assert row["tflops"] > 0 and row["iterations"] == 32
 
 
-def test_read_passes_cover_every_block_once_per_pass():
-    # 3 passes over a 5-block set by 3 programs (slices of 1-2 blocks rotate between programs):
-    # every block is summed exactly 3 times, whatever the uneven slicing.
-    x = torch.arange(1, 4096 * 5 + 1, dtype=torch.float32)  # five 16 KiB blocks
-    launch = K.stream_read(x, stream_elems=15 * 4096, programs=3)
-    assert launch.config["programs"] == 3 and launch.config["BLOCK"] == 4096
+@pytest.mark.parametrize(
+    ("blocks", "passes", "programs", "grid"),
+    [(6, 3, 3, 3), (5, 3, 3, 1), (12, 2, 8, 6), (2, 8, 4, 4), (3, 6, 5, 3)],
+)
+def test_read_stream_reads_every_block_exactly_passes_times(blocks, passes, programs, grid):
+    # The grid divides the set (or, for a set smaller than the grid, the pass count), so the
+    # staggered shares tile the stream: the checksum is exactly passes x the set's sum.
+    x = torch.arange(1, 4096 * blocks + 1, dtype=torch.float32)
+    launch = K.stream_read(x, stream_elems=passes * blocks * 4096, programs=programs)
+    assert launch.config["programs"] == grid and launch.config["BLOCK"] == 4096
     total = float(launch.run().double().sum())
-    assert total == pytest.approx(3 * float(x.double().sum()), rel=1e-6)
+    assert total == pytest.approx(passes * float(x.double().sum()), rel=1e-9)
+
+
+def test_read_stream_must_be_whole_passes():
+    x = torch.arange(1, 4096 * 5 + 1, dtype=torch.float32)
     with pytest.raises(ValueError, match="whole passes"):
         K.stream_read(x, stream_elems=7 * 4096, programs=3)
 
