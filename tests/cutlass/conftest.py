@@ -2,12 +2,14 @@
 one build of each .cu file per session, compiled in parallel.
 
 The headers come from the installed nvidia-cutlass wheel (the `cutlass` extra), the
-third_party/cutlass submodule, or $HARNESS_CUTLASS_INCLUDE; a missing tree is a test failure
-with the install hint, not a skip: only a missing nvcc skips.
+third_party/cutlass submodule, or $HARNESS_CUTLASS_INCLUDE. Without nvcc the tests skip; without
+the headers they skip with the install hint, except where HARNESS_REQUIRE_CUTLASS=1 (CI sets it
+and installs the headers), where a missing tree is a failure.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -28,7 +30,8 @@ def _need_nvcc() -> None:
 def _need_headers() -> build.Headers:
     headers = build.find_headers()
     if headers is None:
-        pytest.fail(
+        missing = pytest.fail if os.environ.get("HARNESS_REQUIRE_CUTLASS") == "1" else pytest.skip
+        missing(
             "CUTLASS headers not found: pip install -e '.[cutlass]' (nvidia-cutlass), "
             "check out third_party/cutlass, or set HARNESS_CUTLASS_INCLUDE"
         )
