@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import re
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,21 @@ def bind_device(device: DeviceInfo) -> None:
         import torch
 
         torch.cuda.set_device(device.index)
+
+
+def _prebuild_libraries(todo: list, device: DeviceInfo, out) -> None:
+    """Compile every C++ library the pending points need, in parallel, before the first point:
+    no build ever runs inside a point (let alone its timed window)."""
+    names = {p.provider for _, p in todo if p.provider.startswith("own-cutlass")}
+    if not names or not device.is_gpu:
+        return
+    from harness.providers.own_cutlass import prebuild
+
+    started = time.perf_counter()
+    built = prebuild([p.problem for _, p in todo if p.provider in names], sorted(names))
+    errors = {k: v for k, v in built.items() if v.startswith("error")}
+    print(f"harness: {len(built)} CUTLASS libraries ready in {time.perf_counter() - started:.0f} s"
+          + (f"; {len(errors)} failed (their points will say why)" if errors else ""), file=out)  # fmt: skip
 
 
 def keyed_points(
@@ -143,6 +159,7 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
         },
         meta_name=meta_name,
     )
+    _prebuild_libraries(todo, device, out)
     telemetry = Telemetry(device.vendor, device.index) if device.is_gpu else None
     flusher = L2Flusher(device.torch_device, device.flush_bytes) if device.is_gpu else None
     marker = inflight_path(run_path, cfg.shard_index)
