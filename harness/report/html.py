@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.report import data
+from harness.report.collectives import collective_figures
 from harness.report.compose import SELECTIONS
 from harness.report.figures import FigureFile, provider_colors, slug, styled
 from harness.report.ladder import ladder_figures
@@ -124,21 +125,28 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
         roofs = roofline_figures(df, peaks, out, colors)
         report.workloads = workload_reports(df, peaks, out)
         ladders = ladder_figures(df, out, colors)
+        colls = collective_figures(df, out)
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(df)
     main_tables = [inputs_table(df), cross_gpu_table(df), cross_vendor_table(df),
                    own_vs_vendor_table(df), summary, every]  # fmt: skip
     report.tables = [*main_tables, *wl_tables]
-    report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders]
+    report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders, *colls]
     for t in report.tables:
         t.write(out)
     cmd = "harness report " + " ".join(map(str, paths)) + f" out={out_dir}"
-    (out / "index.html").write_text(_html(report, cmd, roofs, ladders, wl_tables, main_tables))
-    (out / "index.md").write_text(_markdown(report, cmd, roofs, ladders, wl_tables, main_tables))
+    ladders_and_colls = (ladders, colls)
+    (out / "index.html").write_text(
+        _html(report, cmd, roofs, ladders_and_colls, wl_tables, main_tables)
+    )
+    (out / "index.md").write_text(
+        _markdown(report, cmd, roofs, ladders_and_colls, wl_tables, main_tables)
+    )
     return report
 
 
-def _html(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
+def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
+    ladders, colls = ladders_and_colls
     inputs, cross_gpu, cross_vendor, own_vendor, summary, every = main
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
@@ -149,7 +157,8 @@ def _html(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
         "medians of the raw samples of ok rows; rows with any other status are listed at the "
         "end and never plotted.</p>",
         '<p><a href="#roofline">Rooflines</a> · <a href="#workloads">Latency vs batch</a> · '
-        '<a href="#ladder">Ladder</a> · <a href="#tables">Cross-GPU and cross-vendor</a> · '
+        '<a href="#ladder">Ladder</a> · <a href="#collectives">Collectives</a> · '
+        '<a href="#tables">Cross-GPU and cross-vendor</a> · '
         '<a href="#not-ok">Rows not ok</a></p>',
         _table_html(inputs),
         '<h2 id="roofline">Rooflines</h2>',
@@ -172,6 +181,10 @@ def _html(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
     if not ladders:
         parts.append("<p>(no problem measured by two or more own-kernel rungs; "
                      "<code>harness run sweep=ladder</code>)</p>")  # fmt: skip
+    parts += ['<h2 id="collectives">Collectives</h2>', *map(_figure_html, colls)]
+    if not colls:
+        parts.append("<p>(no collective rows; <code>harness run sweep=collectives</code> on a "
+                     "host with several GPUs)</p>")  # fmt: skip
     parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', _table_html(own_vendor),
               _table_html(cross_gpu, open_=False), _table_html(cross_vendor, open_=False),
               '<h2 id="not-ok">Rows not ok</h2>', _table_html(summary),
@@ -179,7 +192,8 @@ def _html(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _markdown(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
+def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
+    ladders, colls = ladders_and_colls
     inputs, cross_gpu, cross_vendor, own_vendor, summary, _ = main
     out = ["# Kernel characterization report", "",
            f"Built from parquet rows alone by `{cmd}`. Figures link their SVG; "
@@ -195,6 +209,9 @@ def _markdown(r: Report, cmd, roofs, ladders, wl_tables, main) -> str:
                 f"{len(wr.missing)} problems without an ok row.", ""]  # fmt: skip
     out += ["## Ladder", ""]
     for f in ladders:
+        out += fig(f)
+    out += ["## Collectives", ""]
+    for f in colls:
         out += fig(f)
     out += ["## Own vs vendor, each GPU on its own roofline", "", own_vendor.caption, "",
             own_vendor.markdown(), "",
