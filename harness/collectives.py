@@ -23,6 +23,7 @@ import importlib
 import json
 import math
 import os
+import re
 import signal
 import socket
 import sys
@@ -113,6 +114,9 @@ def _rank_error_path(run_path: Path, rank: int) -> Path:
     return Path(run_path) / "_collectives" / f"rank-{rank}-error.json"
 
 
+_ECHO = re.compile(r"closed by peer|connection reset|broken pipe|remote worker crash", re.I)
+
+
 def _first_failure(run_path: Path, processes: list, spawn_error: str) -> str:
     """The cause, not its echoes: a rank that died without a Python exception (exit code other
     than 1, or a signal other than spawn's SIGTERM), else the earliest exception a rank recorded
@@ -135,7 +139,10 @@ def _first_failure(run_path: Path, processes: list, spawn_error: str) -> str:
             return f"rank {rank} {how}"
     if not seen:
         return spawn_error
-    first = min(seen, key=lambda e: e["time"])
+    # A peer that lost its connection is an echo of the real failure (a timeout, an exception)
+    # elsewhere; which of the two is recorded first is a race, so echoes only speak last.
+    causes = [e for e in seen if not _ECHO.search(e["error"])] or seen
+    first = min(causes, key=lambda e: e["time"])
     return f"rank {first['rank']}: {first['error']}"[:_REASON_CHARS]
 
 
