@@ -168,7 +168,7 @@ def cmd_main(args: list[str]) -> int:
     if not any(a.startswith("run_id=") for a in args):
         kind = _prepare_environment(_device_override(args))
         sweep = CPU_DEFAULT_SWEEP if kind == "cpu" else GPU_DEFAULT_SWEEP
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         args.append(f"run_id=main-{sweep}-{kind}-{stamp}")
     for a in args:
         if a.startswith("results_dir="):

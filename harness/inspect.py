@@ -304,7 +304,7 @@ def cmd_inspect(args: list[str]) -> int:
     if opts["write"]:
         from harness import store
 
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         run_id = opts["run_id"] or f"inspect-{stamp}"
         run_path = store.run_dir(opts["results_dir"], run_id)
         for row in store_rows(results, run_id):

@@ -61,7 +61,7 @@ def triton_version() -> str | None:
 
 
 def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 @lru_cache(maxsize=1)

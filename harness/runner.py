@@ -34,7 +34,7 @@ class RunResult:
 
 
 def default_run_id(sweep: str, device: DeviceInfo) -> str:
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     short = re.sub(r"[^a-z0-9]+", "-", device.name.lower()).strip("-")[:24] or device.type
     return f"{sweep}-{short}-{stamp}"
 
