@@ -167,15 +167,18 @@ def _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_id, split_id, pid_m, pid_
     tl.debug_barrier()
     arrived = tl.atomic_add(counter_ptr + tile_id, 1, sem="acq_rel", scope="gpu")
     if arrived == SPLIT_K - 1:
-        # Reduce in row chunks of ~2K elements: summing whole tiles spilled (ptxas -v).
+        # Reduce in row chunks of ~2K elements: summing whole tiles spilled (ptxas -v). The
+        # split loop is unrolled so that a chunk's SPLIT_K loads are in flight together: as a
+        # plain loop each load waited for the previous add, one L2 round trip per partial.
         REDUCE_M: tl.constexpr = min(BLOCK_M, max(2048 // BLOCK_N, 1))
         for r in range(0, BLOCK_M, REDUCE_M):
             offs_rm = pid_m * BLOCK_M + r + tl.arange(0, REDUCE_M)
             rmask = (offs_rm[:, None] < M) & (offs_n[None, :] < N)
             part = ws_ptr + offs_rm[:, None] * N + offs_n[None, :]
             total = tl.zeros((REDUCE_M, BLOCK_N), dtype=tl.float32)
-            for s in range(SPLIT_K):
-                # .cg: read from L2, never from this SM's (non-coherent) L1.
+            for s in tl.static_range(SPLIT_K):
+                # .cg: read from L2, never from this SM's (non-coherent) L1. Summed in split
+                # order whichever unit arrives last, so the result is deterministic.
                 total += tl.load(part + s * M * N, mask=rmask, other=0.0, cache_modifier=".cg")
             if HAS_SCALE:
                 total = total * scale
