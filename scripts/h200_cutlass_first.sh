@@ -7,7 +7,7 @@ set -u
 budget=${1:-560}
 t0=$(date +%s)
 . scripts/device_env.sh || exit 1
-export HARNESS_CUTLASS_CACHE=$PWD/.cache/cutlass
+export HARNESS_CUTLASS_CACHE=${HARNESS_CUTLASS_CACHE:-$PWD/.cache/cutlass}
 L=results/_scratch/h200/_logs; mkdir -p $L
 TRITON_INTERPRET=0 timeout 150 python3 -m pytest -q -m gpu tests/cutlass > $L/cutlass_gpu_tests.txt 2>&1
 echo "cutlass gpu tests rc=$? $(tail -1 $L/cutlass_gpu_tests.txt)"
