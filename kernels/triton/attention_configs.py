@@ -113,9 +113,15 @@ def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
     # Single-stage candidates too: on the H200 (b4 s4096 D128 bf16) the no-pipeline rung beat
     # every multi-stage config here (470 vs 433 TFLOP/s): the TMA loads already run ahead of the
     # math, and extra stages only cost shared memory and occupancy.
+    # Two CTAs per SM: with registers capped at 128 per thread (maxnreg), two 8-warp CTAs fit
+    # the 64K register file, so one CTA's softmax overlaps the other's wgmma (what FA3 gets by
+    # ping-pong scheduling within one CTA). sm_90 AOT, no spills: D128 128x64 s2 128 regs and
+    # 96 KiB shared, s1 127 regs and 48 KiB; D64 128x64 s3 122 regs and 65 KiB. (128x128 tiles
+    # spill under the cap; Triton 3.6's tl.range(warp_specialize=True) leaves this loop as it is.)
+    two_per_sm = dict(maxnreg=128)
     if head_dim <= 64:
         return [_cfg(128, 128, 8, 3), _cfg(128, 64, 8, 4), _cfg(128, 128, 4, 3), _cfg(64, 64, 4, 4),
-                _cfg(128, 128, 8, 1)]  # fmt: skip
+                _cfg(128, 128, 8, 1), _cfg(128, 64, 8, 3, **two_per_sm)]  # fmt: skip
     if head_dim <= 128:
         return [
             _cfg(128, 128, 8, 2),
@@ -125,6 +131,8 @@ def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
             _cfg(64, 64, 4, 3),
             _cfg(128, 128, 8, 1),
             _cfg(128, 64, 8, 1),
+            _cfg(128, 64, 8, 2, **two_per_sm),
+            _cfg(128, 64, 8, 1, **two_per_sm),
         ]
     # head_dim 256: the fp32 accumulator alone is 128 regs/thread at 128x256 on 8 warps, so
     # K/V tiles stay narrow (64) and only two stages fit beside the 64 KiB Q tile.
