@@ -93,6 +93,9 @@ def cmd_compare(args: list[str]) -> int:
         if len(ns.runs) == 1:
             lines.append("(sample noise only: run-to-run drift needs two runs, "
                          "`harness compare A B --aa`)")  # fmt: skip
+    per_device = cmp.by_device(result, ns.threshold)
+    if len(per_device) > 1:  # several GPUs took part: does each agree on its own?
+        lines += ["", "by GPU:", cmp.render_by_device(per_device, ns.threshold)]
     hidden = len(result) - len(shown)
     table = cmp.render(shown) if len(shown) else "(no point differs)"
     print("\n".join([*lines, "", table]))

@@ -6,7 +6,9 @@ and a verdict; and the A/A noise floor.
     harness compare A                                          A/A within one run (even vs odd
                                                                samples of every point)
 Points meet on op, provider, problem and protocol (timer, l2, fill, seed), not on run or device
-identity, so two GPUs or two commits compare directly. ratio = median(B) / median(A) of latency:
+identity, so two GPUs or two commits compare directly. When several GPUs took part (a sharded
+run, devices=all), a "by GPU" table follows the summary: one line per (GPU of A, GPU of B).
+ratio = median(B) / median(A) of latency:
     SAME     the CI lies inside [1 - t, 1 + t]
     FASTER   the CI lies below 1 - t (B is faster)
     SLOWER   the CI lies above 1 + t
@@ -47,6 +49,15 @@ def _points(df: pd.DataFrame) -> dict[tuple[str, ...], dict]:
     return {tuple(str(r[c]) for c in IDENTITY): r for r in rows.to_dict("records")}
 
 
+def _device(row: dict | None) -> str:
+    """Which GPU measured a row: its index, and the UUID's first block to tell hosts apart."""
+    if row is None:
+        return ""
+    index, uuid = row.get("device_index"), str(row.get("device_uuid") or "")
+    index = "" if index is None or (isinstance(index, float) and math.isnan(index)) else int(index)
+    return f"{row.get('device_type', '')}:{index} {uuid[:12]}".strip()
+
+
 def compare_runs(
     a: pd.DataFrame,
     b: pd.DataFrame,
@@ -63,7 +74,8 @@ def compare_runs(
         line = {"op": base["op"], "provider": base["provider"], "problem": base["problem"],
                 "median_a_ms": math.nan, "median_b_ms": math.nan, "ratio": math.nan,
                 "lo": math.nan, "hi": math.nan, "verdict": "n/a", "note": "",
-                "status_a": ra and ra["status"], "status_b": rb and rb["status"]}  # fmt: skip
+                "status_a": ra and ra["status"], "status_b": rb and rb["status"],
+                "device_a": _device(ra), "device_b": _device(rb)}  # fmt: skip
         if ra is None or rb is None:
             line["note"] = "only in A" if rb is None else "only in B"
         elif ra["status"] != "ok" or rb["status"] != "ok":
@@ -141,6 +153,29 @@ def summary(result: pd.DataFrame) -> str:
     speed = result[result["ratio"].notna()]["ratio"]
     gm = f"; geomean B/A {geomean(speed):.4f}" if len(speed) else ""
     return f"{len(result)} points: " + ", ".join(parts) + gm
+
+
+def by_device(result: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """Per (GPU of A, GPU of B) pair: points compared as speed, geomean B/A, median and max
+    |B/A - 1|, and the share within the threshold. A sharded run (devices=all) compared with a
+    one-GPU run answers "does every GPU agree with the reference?" line by line."""
+    r = result[result["ratio"].notna()]
+    lines = []
+    for (da, db), g in r.groupby(["device_a", "device_b"], sort=True):
+        dev = (g["ratio"] - 1).abs()
+        lines.append({"device_a": da, "device_b": db, "points": len(g),
+                      "geomean": geomean(g["ratio"]), "median_dev": float(dev.median()),
+                      "max_dev": float(dev.max()), "within": float((dev <= threshold).mean())})  # fmt: skip
+    return pd.DataFrame(lines)
+
+
+def render_by_device(table: pd.DataFrame, threshold: float, tablefmt: str = "simple") -> str:
+    body = [[r["device_a"], r["device_b"], r["points"], f"{r['geomean']:.4f}",
+             f"{r['median_dev']:.2%}", f"{r['max_dev']:.2%}", f"{r['within']:.0%}"]
+            for r in table.to_dict("records")]  # fmt: skip
+    head = ["GPU of A", "GPU of B", "points", "geomean B/A", "median |B/A-1|", "max",
+            f"within +-{threshold:.0%}"]  # fmt: skip
+    return tabulate(body, headers=head, tablefmt=tablefmt)
 
 
 def render(result: pd.DataFrame, tablefmt: str = "simple") -> str:

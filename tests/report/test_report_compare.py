@@ -5,7 +5,7 @@ import pytest
 from report_fixtures import speed_row, write_run
 
 from harness.cli import main
-from harness.report.compare import compare_runs, noise_floor, split_halves, verdict
+from harness.report.compare import by_device, compare_runs, noise_floor, split_halves, verdict
 from harness.report.data import load
 
 GEMM = {"n": 4096, "k": 4096, "dtype": "bf16", "layout": "nt", "batch": 1}
@@ -87,3 +87,26 @@ def test_cli_compare(runs, tmp_path, capsys):
     assert main(["compare", str(runs[0]), str(runs[0]), "--aa", "--all"]) == 0
     out = capsys.readouterr().out
     assert "|B/A-1| median 0.00%" in out and "SAME=8" in out
+
+
+def test_by_device_splits_a_sharded_run(tmp_path, capsys):
+    """B is sharded over two GPUs of one host; GPU 1 runs 5% slow. The per-GPU lines must say
+    that GPU 0 agrees with A and GPU 1 does not, where the pooled geomean would blur both."""
+    a, b = [], []
+    for i, m in enumerate((16, 32, 64, 128, 256, 512)):
+        p = {"m": m, **GEMM}
+        a.append(speed_row("h200", "gemm", p, "cublas", "A", median_ms=0.1, noise=0.002, n=100))
+        row = speed_row("h200", "gemm", p, "cublas", "B", median_ms=0.1,
+                        scale=1.05 if i % 2 else 1.0, noise=0.002, n=100, seed=3)  # fmt: skip
+        row.update(device_index=i % 2, device_uuid=f"GPU-x2-{i % 2}")
+        b.append(row)
+    ra, rb = write_run(tmp_path, "A", a), write_run(tmp_path, "B", b)
+    result = compare_runs(load([ra]), load([rb]), threshold=0.03, n_boot=300)
+    table = by_device(result, 0.03).set_index("device_b")
+    assert list(table["points"]) == [3, 3]
+    gpu0, gpu1 = table.loc["cuda:0 GPU-x2-0"], table.loc["cuda:1 GPU-x2-1"]
+    assert gpu0["within"] == 1.0 and gpu0["geomean"] == pytest.approx(1.0, abs=0.005)
+    assert gpu1["within"] == 0.0 and gpu1["geomean"] == pytest.approx(1.05, abs=0.005)
+    assert main(["compare", str(ra), str(rb), "threshold=0.03", "n_boot=300"]) == 0
+    out = capsys.readouterr().out
+    assert "by GPU:" in out and "cuda:1 GPU-x2-1" in out and "within +-3%" in out
