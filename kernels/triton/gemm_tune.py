@@ -5,19 +5,12 @@ config can never win), timed with bench_cold, and checked again after timing (a 
 race would show up in the last of many launches). The fastest survivor is cached by problem key;
 later prepare_matmul calls for the same key reuse it without timing.
 
-Timing evicts the L2 before every launch by *reading* 256 MB, as the harness's cold-L2 protocol
-does (harness/measure/timer.py, L2Flusher), so candidates are ranked under the conditions they
-are reported under. triton.testing.do_bench flushes with zero_(), which leaves the L2 full of
-dirty lines whose write-back lands inside the next kernel's window (H200: memory-bound GEMMs
-~20% slower; timer.py notes 2x for a 50 MB decode GEMM). That is no constant offset: the
-write-back competes for HBM bandwidth, so it taxes the configs that saturate HBM (the ones the
-mid-M search looks for) more than latency-bound ones, compressing or flipping their ranking.
+Timing reads 256 MB before every launch (bench_cold.py says why not do_bench's zero_() flush).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,13 +18,8 @@ from typing import Any
 
 import torch
 
+from .bench_cold import bench_cold
 from .gemm_configs import GemmConfig, Problem
-
-# Short timing windows: candidates differ by >>1%, and a Llama sweep tunes hundreds of shapes.
-_WARMUP_MS = 5
-_REP_MS = 25
-_FLUSH_BYTES = 256 << 20  # as do_bench: > 4x the H200's 60 MB L2 (= MI300X's Infinity Cache)
-_FLUSH: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
 
 
 @dataclass
@@ -68,44 +56,6 @@ def relative_error(out: torch.Tensor, ref: torch.Tensor, rows_per_chunk: int = 4
         err2 += torch.sum((o - f) ** 2).item()
         ref2 += torch.sum(f * f).item()
     return math.sqrt(err2) / max(math.sqrt(ref2), 1e-30)
-
-
-def bench_cold(fn: Callable[[], Any], device: torch.device) -> float:
-    """Median ms of fn() over ~_REP_MS of launches, each after reading _FLUSH_BYTES (clean
-    eviction of the L2); otherwise do_bench's schedule (5-call estimate, warm-up, CUDA events
-    around each call alone)."""
-    if device not in _FLUSH:
-        buf = torch.ones(_FLUSH_BYTES // 4, dtype=torch.float32, device=device)
-        _FLUSH[device] = (buf, torch.empty((), dtype=torch.float32, device=device))
-    buf, sink = _FLUSH[device]
-
-    def flush() -> None:
-        torch.sum(buf, dim=0, out=sink)
-
-    with torch.cuda.device(device):
-        fn()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(5):
-            flush()
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        estimate_ms = max(start.elapsed_time(end) / 5, 1e-3)
-        for _ in range(max(1, int(_WARMUP_MS / estimate_ms))):
-            fn()
-        events = [
-            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            for _ in range(max(1, int(_REP_MS / estimate_ms)))
-        ]
-        for begin, finish in events:
-            flush()
-            begin.record()
-            fn()
-            finish.record()
-        torch.cuda.synchronize()
-    return statistics.median(begin.elapsed_time(finish) for begin, finish in events)
 
 
 def _short(cfg: GemmConfig) -> str:

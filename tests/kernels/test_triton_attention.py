@@ -270,7 +270,6 @@ def test_num_splits_heuristic() -> None:
 def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tuner (GPU-only in real use) with the timer faked: a wrong-output candidate and a
     failing one are dropped, the fastest correct one wins, and the result is cached."""
-    import triton.testing
     from harness_kernels.triton import attention_configs as configs
 
     out = torch.zeros(4)
@@ -286,7 +285,7 @@ def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -
         return run
 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(triton.testing, "do_bench", lambda fn, **kw: fn.ms)
+    monkeypatch.setattr(configs, "bench_cold", lambda fn, device: fn.ms)
     cands = [configs._cfg(16, n, 4, 2) for n in (16, 32, 64, 128)]
     key = ("test", 1)
     cfg, info = configs.tune(key, cands, build, enabled=True, output=out)
