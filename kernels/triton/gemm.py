@@ -168,8 +168,8 @@ def _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_id, split_id, pid_m, pid_
     arrived = tl.atomic_add(counter_ptr + tile_id, 1, sem="acq_rel", scope="gpu")
     if arrived == SPLIT_K - 1:
         # Reduce in row chunks of ~2K elements: summing whole tiles spilled (ptxas -v). The
-        # split loop is unrolled so that a chunk's SPLIT_K loads are in flight together: as a
-        # plain loop each load waited for the previous add, one L2 round trip per partial.
+        # split loop has a constexpr trip count and is unrolled either way (sm_90 PTX: a
+        # chunk's SPLIT_K loads are issued back to back); static_range only says so.
         REDUCE_M: tl.constexpr = min(BLOCK_M, max(2048 // BLOCK_N, 1))
         for r in range(0, BLOCK_M, REDUCE_M):
             offs_rm = pid_m * BLOCK_M + r + tl.arange(0, REDUCE_M)
