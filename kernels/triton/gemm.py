@@ -51,6 +51,7 @@ from .gemm_configs import (
     device_info,
     interpreter_pick,
     interpreting,
+    splitk_reduce_rows,
     tma_support,
 )
 from .gemm_tune import reference, remember, tune_or_lookup
@@ -155,7 +156,7 @@ def _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
 def _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_id, split_id, pid_m, pid_n, scale,
                      M, N, stride_cm, stride_cn,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
-                     HAS_SCALE: tl.constexpr):
+                     HAS_SCALE: tl.constexpr, REDUCE_M: tl.constexpr):
     """Store this unit's fp32 partial to the workspace [SPLIT_K, M, N]; the last unit of the
     tile to arrive sums all partials in split order (deterministic) and writes C by pointers."""
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -167,10 +168,10 @@ def _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_id, split_id, pid_m, pid_
     tl.debug_barrier()
     arrived = tl.atomic_add(counter_ptr + tile_id, 1, sem="acq_rel", scope="gpu")
     if arrived == SPLIT_K - 1:
-        # Reduce in row chunks of ~2K elements: summing whole tiles spilled (ptxas -v). The
-        # split loop has a constexpr trip count and is unrolled either way (sm_90 PTX: a
-        # chunk's SPLIT_K loads are issued back to back); static_range only says so.
-        REDUCE_M: tl.constexpr = min(BLOCK_M, max(2048 // BLOCK_N, 1))
+        # Reduce in REDUCE_M-row chunks (gemm_configs.splitk_reduce_rows: as wide as a register
+        # budget allows; summing whole tiles spilled). Each chunk is one L2 round trip on the
+        # critical path; the split loop inside it is unrolled (sm_90 PTX: a chunk's SPLIT_K
+        # loads are issued back to back, with range or static_range alike).
         for r in range(0, BLOCK_M, REDUCE_M):
             offs_rm = pid_m * BLOCK_M + r + tl.arange(0, REDUCE_M)
             rmask = (offs_rm[:, None] < M) & (offs_n[None, :] < N)
@@ -194,7 +195,7 @@ def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
                GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, TMA_LOAD: tl.constexpr,
                TMA_STORE: tl.constexpr, B_IS_NK: tl.constexpr, USE_DOT: tl.constexpr,
                INPUT_PRECISION: tl.constexpr, HAS_SCALE: tl.constexpr, EVEN_K: tl.constexpr,
-               EPILOGUE_SUBTILE: tl.constexpr, UPCAST: tl.constexpr):
+               EPILOGUE_SUBTILE: tl.constexpr, UPCAST: tl.constexpr, REDUCE_M: tl.constexpr):
     """One work unit: K range `work_id % SPLIT_K` of output tile `work_id // SPLIT_K`.
 
     `work_id_c` equals `work_id` but is a separate loop-carried value, so that after loop
@@ -225,7 +226,8 @@ def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
                  BLOCK_M, BLOCK_N, TMA_STORE, EPILOGUE_SUBTILE)
     else:
         _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_c, work_id_c % SPLIT_K, pid_m, pid_n,
-                         scale, M, N, stride_cm, stride_cn, BLOCK_M, BLOCK_N, SPLIT_K, HAS_SCALE)
+                         scale, M, N, stride_cm, stride_cn, BLOCK_M, BLOCK_N, SPLIT_K, HAS_SCALE,
+                         REDUCE_M)
 
 
 @triton.jit
@@ -242,7 +244,7 @@ def _gemm_kernel(
     TMA_LOAD: tl.constexpr, TMA_STORE: tl.constexpr, B_IS_NK: tl.constexpr,
     USE_DOT: tl.constexpr, INPUT_PRECISION: tl.constexpr, HAS_SCALE: tl.constexpr,
     EVEN_K: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
-    UPCAST: tl.constexpr,
+    UPCAST: tl.constexpr, REDUCE_M: tl.constexpr,
 ):
     """C[M, N] = scale * A[M, K] @ B[K, N]; grid = num_programs (persistent) or every unit."""
     pid = tl.program_id(axis=0)
@@ -260,12 +262,14 @@ def _gemm_kernel(
             _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
                        M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                        BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, TMA_LOAD, TMA_STORE, B_IS_NK,
-                       USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, EPILOGUE_SUBTILE, UPCAST)
+                       USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, EPILOGUE_SUBTILE, UPCAST,
+                       REDUCE_M)
     else:
         _gemm_unit(pid, pid, a, b, c, ws_ptr, counter_ptr, scale,
                    M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                    BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, TMA_LOAD, TMA_STORE, B_IS_NK,
-                   USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, EPILOGUE_SUBTILE, UPCAST)
+                   USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, EPILOGUE_SUBTILE, UPCAST,
+                   REDUCE_M)
 # fmt: on
 
 
@@ -334,6 +338,7 @@ def build_launch(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> MatmulLaunch:
         bm, bn, bk, cfg.group_m, cfg.split_k, cfg.persistent, tma_load, tma_store, p.b_is_nk,
         cfg.tensor_cores, p.input_precision, p.a_scale is not None, k % bk == 0, subtile,
         cfg.warp_specialize, interpreting(),
+        splitk_reduce_rows(bm, bn, cfg.split_k, cfg.num_warps),
     )
     # fmt: on
     options: dict[str, Any] = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}

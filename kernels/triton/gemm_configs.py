@@ -209,6 +209,23 @@ def keep_config(
     return shared_mem_bytes(cfg, in_bytes, out_bytes, dev.backend) <= dev.max_shared_mem
 
 
+# Split-K reduction: fp32 loads one thread may hold in flight across all partials of a chunk.
+# The accumulator is dead by then (already stored as this unit's partial), so that much of the
+# register file is free; sm_90 AOT of the split-K configs shows no spills at this budget.
+REDUCE_REGS = 64
+REDUCE_MIN_ELEMS = 2048  # the chunk before the budget existed
+
+
+def splitk_reduce_rows(block_m: int, block_n: int, split_k: int, num_warps: int) -> int:
+    """Rows per chunk of the split-K reduction: the largest power of two whose SPLIT_K partial
+    chunks fit REDUCE_REGS loads per thread (at least REDUCE_MIN_ELEMS elements, at most the
+    tile). Each chunk is one L2 round trip on the last unit's critical path, so fewer, wider
+    chunks shorten the tail: 128x256 on 8 warps at split 3 walks 8 chunks, not 16."""
+    budget = max(REDUCE_REGS * 32 * num_warps // max(split_k, 1), REDUCE_MIN_ELEMS)
+    rows = max(budget // block_n, 1)
+    return min(block_m, 1 << (rows.bit_length() - 1))
+
+
 def split_k_choices(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) -> list[int]:
     """Split factors worth timing: 1, and the power of two that fills one wave of programs."""
     tiles = -(-m // cfg.block_m) * -(-n // cfg.block_n)
@@ -294,8 +311,9 @@ def _listed_candidates(
 #    and its B columns (re-read by each of the M/BLOCK_M row tiles) through the same L2->SM
 #    port: BLOCK_M >= M (128, or 256 on two warpgroups) reads each weight once.
 #  * Split-K's price in this kernel: an fp32 partial per unit, and for the last unit of a tile
-#    a reduction that walks the tile in 2048-element chunks, one L2 round trip each (the chunk
-#    loop is not unrolled), plus a pipeline refill per unit (the split-K loop is not flattened).
+#    a reduction that walks the tile in chunks (splitk_reduce_rows), one L2 round trip each
+#    (the chunk loop is not unrolled; the split loop inside it is), plus a pipeline refill per
+#    unit (the split-K loop is not flattened).
 #  * Tensor-core rate per tile. wgmma m64nNk16 reads both operands from shared memory (128 B
 #    per clock per SM against 4096 bf16 FLOP per clock), so narrow N starves it: relative rate
 #    ~ (64N / (64 + N)) / 51.2, i.e. N=64: 0.63, 128: 0.83, 256: 1; a single warpgroup alone on
@@ -372,7 +390,7 @@ def estimate_seconds(
     partials = 0
     if split > 1:
         tile_f32 = bm * bn * 4
-        chunks = bm // min(bm, max(2048 // bn, 1))
+        chunks = bm // splitk_reduce_rows(bm, bn, split, cfg.num_warps)
         store = _L2_LATENCY + tile_f32 / _SM_LOAD_BW  # + barrier and acq_rel atomic
         reduce = chunks * _L2_LATENCY + split * tile_f32 / _SM_LOAD_BW
         overhead += (sm_units * store + -(-sm_units // split) * reduce) / resident

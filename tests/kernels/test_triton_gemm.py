@@ -20,6 +20,8 @@ from harness_kernels.triton.gemm import (  # noqa: E402
 )
 from harness_kernels.triton.gemm_configs import (  # noqa: E402
     MAX_CANDIDATES,
+    REDUCE_MIN_ELEMS,
+    REDUCE_REGS,
     DeviceInfo,
     GemmConfig,
     _listed_candidates,
@@ -28,6 +30,7 @@ from harness_kernels.triton.gemm_configs import (  # noqa: E402
     device_info,
     estimate_seconds,
     shared_mem_bytes,
+    splitk_reduce_rows,
     uses_mid_model,
 )
 
@@ -343,6 +346,24 @@ def test_tuner_picks_fastest_correct_config_and_caches(monkeypatch):
     assert len(result.rejected) == 1 and "wrong result" in next(iter(result.rejected.values()))
     again = gemm_tune.tune_or_lookup(("k",), [replace(cands[0], block_n=64)], build, None, 0.0)
     assert again is result and len(built) == 3
+
+
+@pytest.mark.parametrize("bm", [16, 32, 64, 128, 256])
+@pytest.mark.parametrize("bn", [32, 64, 128, 256])
+@pytest.mark.parametrize("split", [2, 3, 4, 8, 16])
+@pytest.mark.parametrize("warps", [4, 8])
+def test_splitk_reduce_chunk_is_a_power_of_two_inside_the_register_budget(bm, bn, split, warps):
+    rows = splitk_reduce_rows(bm, bn, split, warps)
+    assert rows & (rows - 1) == 0 and 1 <= rows <= bm
+    in_flight = rows * bn * split // (32 * warps)  # fp32 loads per thread for one chunk
+    assert in_flight <= REDUCE_REGS or rows * bn <= REDUCE_MIN_ELEMS or rows == 1
+    budget = max(REDUCE_REGS * 32 * warps // split, REDUCE_MIN_ELEMS)
+    assert rows == bm or rows == 1 or 2 * rows * bn > budget  # the widest chunk that fits
+
+
+def test_splitk_reduce_chunks_widen_for_few_splits():
+    # 128x256 on 8 warps: the old fixed 2048-element chunk walked 16 chunks at any split.
+    assert [128 // splitk_reduce_rows(128, 256, s, 8) for s in (2, 3, 4, 8)] == [4, 8, 8, 16]
 
 
 # Run by the GPU test in a fresh process without TRITON_INTERPRET (real JIT, real tuning).
