@@ -149,10 +149,19 @@ def run_dir(results_dir: str | Path, run_id: str) -> Path:
     return Path(results_dir) / run_id
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes the file 0600; results are shared datasets, so give them the mode an
+        # ordinary open() would (0666 less the umask), or collaborators cannot read the rows.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

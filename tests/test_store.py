@@ -68,3 +68,14 @@ def test_read_many_runs(tmp_path):
     store.write_row(tmp_path / "r2", _row("b"))
     assert len(store.read_rows(tmp_path)) == 2
     assert store.read_rows(tmp_path / "none").empty
+
+
+def test_rows_get_the_umask_mode_not_mkstemps_0600(tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        path = store.write_row(tmp_path, _row("a"))
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
