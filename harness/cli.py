@@ -26,6 +26,8 @@ commands:
                                           workloads, ladders and tables, from parquet alone
   compare <run A> [<run B>] [--aa]        per point B/A median ratio, bootstrap CI and verdict
                                           (SAME/FASTER/SLOWER/UNCLEAR); one run: A/A noise floor
+  gaps <results path...> [worst=15]       own kernels vs the fastest vendor row per point:
+                                          geomean per run, and why the worst points are behind
 """
 EXIT_BAD_INPUT = 2
 
@@ -195,6 +197,12 @@ def cmd_compare(args: list[str]) -> int:
     return compare(args)
 
 
+def cmd_gaps(args: list[str]) -> int:
+    from harness.report.commands import cmd_gaps as gaps
+
+    return gaps(args)
+
+
 COMMANDS = {
     "main": cmd_main,
     "run": cmd_run,
@@ -203,6 +211,7 @@ COMMANDS = {
     "inspect": cmd_inspect,
     "report": cmd_report,
     "compare": cmd_compare,
+    "gaps": cmd_gaps,
 }
 
 

@@ -107,3 +107,26 @@ def cmd_compare(args: list[str]) -> int:
         Path(ns.markdown).write_text(md)
         print(f"markdown: {ns.markdown}")
     return 0
+
+
+def cmd_gaps(args: list[str]) -> int:
+    from harness.report import gaps
+    from harness.report.data import load
+
+    allowed = "harness gaps <results path...> [worst=15]"
+    parser = _Parser("harness gaps", allowed)
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--worst", type=int, default=gaps.WORST_SHOWN)
+    ns = parser.parse_args(_key_values(args, ("worst",), "gaps"))
+    if ns.worst < 1:
+        raise ValueError(f"worst: {ns.worst}; allowed: >= 1")
+    frame = gaps.gap_frame(load(ns.paths))
+    summary = gaps.gap_summary(frame)
+    if summary.empty:
+        print("(no problem measured by both an own kernel and a vendor library)")
+        return 0
+    shown = summary.drop(columns=["worst"])
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"\nworst {ns.worst} points per GPU (headline kernels, ladder rungs left out):")
+    print(gaps.render_worst(frame, ns.worst, tablefmt="simple"))
+    return 0

@@ -17,6 +17,7 @@ from harness.report import data
 from harness.report.collectives import collective_figures
 from harness.report.compose import SELECTIONS
 from harness.report.figures import FigureFile, provider_colors, slug, styled
+from harness.report.gaps import gap_tables
 from harness.report.ladder import ladder_figures
 from harness.report.latency import WorkloadReport, workload_reports
 from harness.report.peaks import device_peaks
@@ -129,7 +130,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(df)
     main_tables = [inputs_table(df), cross_gpu_table(df), cross_vendor_table(df),
-                   own_vs_vendor_table(df), summary, every]  # fmt: skip
+                   own_vs_vendor_table(df), summary, every, *gap_tables(df)]  # fmt: skip
     report.tables = [*main_tables, *wl_tables]
     report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders, *colls]
     for t in report.tables:
@@ -147,7 +148,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
 
 def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     ladders, colls = ladders_and_colls
-    inputs, cross_gpu, cross_vendor, own_vendor, summary, every = main
+    inputs, cross_gpu, cross_vendor, own_vendor, summary, every, gap_sum, worst, gaps = main
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         "<title>Kernel characterization report</title>",
@@ -158,6 +159,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         "end and never plotted.</p>",
         '<p><a href="#roofline">Rooflines</a> · <a href="#workloads">Latency vs batch</a> · '
         '<a href="#ladder">Ladder</a> · <a href="#collectives">Collectives</a> · '
+        '<a href="#gaps">Own vs vendor: where and why</a> · '
         '<a href="#tables">Cross-GPU and cross-vendor</a> · '
         '<a href="#not-ok">Rows not ok</a></p>',
         _table_html(inputs),
@@ -185,6 +187,12 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     if not colls:
         parts.append("<p>(no collective rows; <code>harness run sweep=collectives</code> on a "
                      "host with several GPUs)</p>")  # fmt: skip
+    parts += [
+        '<h2 id="gaps">Own vs vendor: where and why</h2>',
+        _table_html(gap_sum),
+        _table_html(worst),
+        _table_html(gaps, open_=False),
+    ]
     parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', _table_html(own_vendor),
               _table_html(cross_gpu, open_=False), _table_html(cross_vendor, open_=False),
               '<h2 id="not-ok">Rows not ok</h2>', _table_html(summary),
@@ -194,7 +202,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
 
 def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     ladders, colls = ladders_and_colls
-    inputs, cross_gpu, cross_vendor, own_vendor, summary, _ = main
+    inputs, cross_gpu, cross_vendor, own_vendor, summary, _, gap_sum, worst, gaps = main
     out = ["# Kernel characterization report", "",
            f"Built from parquet rows alone by `{cmd}`. Figures link their SVG; "
            "`tables/` holds every table as .md, .tex (booktabs) and .html.", "",
@@ -213,6 +221,20 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     out += ["## Collectives", ""]
     for f in colls:
         out += fig(f)
+    out += [
+        "## Own vs vendor: where and why",
+        "",
+        gap_sum.caption,
+        "",
+        gap_sum.markdown(),
+        "",
+        f"### {worst.title}",
+        "",
+        worst.markdown(),
+        "",
+        f"Every point: [tables/{gaps.stem}.md](tables/{gaps.stem}.md)",
+        "",
+    ]
     out += ["## Own vs vendor, each GPU on its own roofline", "", own_vendor.caption, "",
             own_vendor.markdown(), "",
             "## Cross-GPU", "", f"[tables/{cross_gpu.stem}.md](tables/{cross_gpu.stem}.md)", "",

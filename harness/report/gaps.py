@@ -1,0 +1,262 @@
+"""Own kernels against the vendor, point by point, and why the own kernel is behind where it is.
+
+For every problem that an own provider and a vendor library both measured ok on one GPU (latest
+row of each):
+
+    speedup  = fastest vendor median / own median            (> 1: the own kernel is faster)
+    regime   = memory when intensity < ridge = dtype peak / HBM bandwidth, else compute
+               (measured ceilings of that GPU, else its datasheet; the source is named)
+    % roof   = achieved / min(peak, intensity x HBM) for the own and the vendor row
+    SM fill  = (units / SMs) / ceil(units / SMs): the mean SM's share of the work over the
+               busiest SM's, for kernels whose row records how many equal-cost work units they
+               launched (GEMM tiles x splits, decode programs, non-causal prefill Q blocks);
+               1.0 when every SM gets the same number of units
+    reason   = the first rule that fits a point that is behind: a tail (fill < 0.8), then the
+               regime with both kernels' fraction of the roof that bounds it
+
+Summaries group the points by GPU, op, dtype, own provider and the own row's run, so one line is
+"gemm_llama: geomean own/vendor", the figure the issues ask for. Pandas only: no torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+from tabulate import tabulate
+
+from harness.measure.stats import geomean
+from harness.report.data import fmt
+from harness.report.peaks import Peaks, device_peaks
+from harness.report.tables import Table, speed_rows
+
+PAR = 0.02  # |speedup - 1| below this is "on par": A/A runs of kernels > 50 us agree to 0.4%
+TAIL_FILL = 0.8  # below this the last wave's idle SMs explain more than the main loop does
+WORST_SHOWN = 15  # points per GPU in the report body (the written table holds them all)
+WORST_COLUMNS = ["device", "problem", "own", "vendor", "speedup", "regime", "own_frac",
+                 "vendor_frac", "units", "fill", "reason"]  # fmt: skip
+
+
+def _config(row: dict) -> dict:
+    text = row.get("provider_config")
+    try:
+        return json.loads(text) if isinstance(text, str) and text else {}
+    except json.JSONDecodeError:
+        return {}
+
+
+def _int(v) -> int | None:
+    try:
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _cutlass_units(row: dict, cfg: dict) -> int | None:
+    """Output tiles x K splits of a CUTLASS GEMM; None under stream-K (balanced by design)."""
+    opts = str(cfg.get("run_options", ""))
+    scheduler = str(cfg.get("scheduler", ""))
+    if opts.startswith("stream-k") or ("StreamK" in scheduler and opts.startswith("heuristic")):
+        return None
+    try:
+        tm, tn = (int(x) for x in str(cfg["tile"]).split("x")[:2])
+    except (KeyError, ValueError):
+        return None
+    m, n = _int(row.get("m")), _int(row.get("n"))
+    if not m or not n:
+        return None
+    if cfg.get("swap_ab"):  # the kernel computes C^T: its tile rows run along N
+        m, n = n, m
+    splits = int(opts.split("x")[1].split("/")[0]) if opts.startswith("split-k") else 1
+    return math.ceil(m / tm) * math.ceil(n / tn) * splits
+
+
+def work_units(row: dict) -> int | None:
+    """Equal-cost work units the own kernel launched, from its recorded config (None: unknown,
+    or units of unequal cost such as causal prefill Q blocks)."""
+    cfg = _config(row)
+    if isinstance(cfg.get("units"), int | float):  # own Triton GEMM: tiles x splits
+        return int(cfg["units"])
+    if cfg.get("library") == "own-cutlass":
+        return _cutlass_units(row, cfg)
+    if cfg.get("kernel") == "attn_decode" and cfg.get("programs"):
+        return int(cfg["programs"])
+    if cfg.get("kernel") == "attn_prefill" and cfg.get("BLOCK_M") and not row.get("causal"):
+        b, h, q = _int(row.get("batch")), _int(row.get("q_heads")), _int(row.get("q_len"))
+        if b and h and q:
+            return b * h * math.ceil(q / int(cfg["BLOCK_M"]))
+    return None
+
+
+def sm_fill(units: int | None, sms: int | None) -> float | None:
+    """Mean SM's share over the busiest SM's: (units / SMs) / ceil(units / SMs)."""
+    if not units or not sms:
+        return None
+    return (units / sms) / math.ceil(units / sms)
+
+
+def _pct(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.0f}%"
+
+
+class _Roof:
+    """One GPU's roof for one dtype: peak (TFLOP/s), HBM bandwidth (GB/s), the source."""
+
+    def __init__(self, peaks: Peaks | None, dtype: str):
+        self.source = peaks.best_source(dtype) if peaks else None
+        self.peak = peaks.compute(dtype, self.source) if self.source else None
+        self.bw = peaks.bandwidth(self.source) if self.source else None
+
+    @property
+    def ridge(self) -> float | None:
+        """FLOP per byte where the two roofs meet."""
+        return self.peak * 1e3 / self.bw if self.peak and self.bw else None
+
+    def of_peak(self, row: dict) -> float | None:
+        return row["tflops"] / self.peak if self.peak and row.get("tflops") else None
+
+    def of_hbm(self, row: dict) -> float | None:
+        gbps = row.get("gbps")
+        return gbps / self.bw if self.bw and gbps and not math.isnan(gbps) else None
+
+
+def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ven_frac, roof) -> str:
+    if s >= 1 + PAR:
+        return "faster than the vendor"
+    if s > 1 - PAR:
+        return f"on par (within {PAR:.0%})"
+    if fill is not None and fill < TAIL_FILL:
+        busiest = math.ceil(units / sms)
+        return (f"tail: {units} units on {sms} SMs, busiest SM runs {busiest}, the mean "
+                f"{units / sms:.2f} ({fill:.0%} fill)")  # fmt: skip
+    if regime is None:
+        return "behind; no ceiling known for this GPU and dtype"
+    what = "HBM bandwidth" if regime == "memory" else "tensor peak"
+    return (f"{regime}-bound: own {_pct(own_frac)} vs vendor {_pct(ven_frac)} of {what} "
+            f"({roof.source})")  # fmt: skip
+
+
+def rungs(providers) -> set[str]:
+    """Own providers that are ladder rungs or fixed variants of another own provider in the
+    rows ('own-triton-no-tma' of 'own-triton'): each gives up something on purpose."""
+    names = set(providers)
+    return {p for p in names if any(p.startswith(q + "-") for q in names if q != p)}
+
+
+def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """One line per (GPU, problem, own provider) with a vendor row beside it: speedup, regime,
+    both fractions of the bounding roof, SM fill and the reason; `rung` marks ladder rungs and
+    fixed variants. Sorted worst first."""
+    ok = speed_rows(df)
+    peaks = device_peaks(df)
+    rung_names = rungs(ok.loc[ok["family"] == "own", "provider"])
+    lines = []
+    for (device, problem), g in ok.groupby(["device", "problem"], sort=True):
+        vendor, own = g[g["family"] == "vendor"], g[g["family"] == "own"]
+        if vendor.empty or own.empty:
+            continue
+        ven = vendor.loc[vendor["latency_ms_median"].idxmin()].to_dict()
+        for r in own.to_dict("records"):
+            roof = _Roof(peaks.get(r["device_name"]), r["dtype"])
+            intensity = r.get("intensity_flop_per_byte")
+            regime = None
+            if roof.ridge and intensity and not math.isnan(intensity):
+                regime = "memory" if intensity < roof.ridge else "compute"
+            frac = roof.of_hbm if regime == "memory" else roof.of_peak
+            own_frac, ven_frac = (frac(r), frac(ven)) if regime else (None, None)
+            s = ven["latency_ms_median"] / r["latency_ms_median"]
+            units, sms = work_units(r), _int(r.get("device_sm_count"))
+            fill = sm_fill(units, sms)
+            lines.append({
+                "device": device, "op": r["op"], "dtype": r["dtype"], "problem": problem,
+                "run": r["run_id"], "own": r["provider"], "rung": r["provider"] in rung_names,
+                "vendor": ven["provider"],
+                "speedup": s, "own_ms": r["latency_ms_median"],
+                "vendor_ms": ven["latency_ms_median"], "intensity": intensity,
+                "ridge": roof.ridge, "regime": regime, "own_frac": own_frac,
+                "vendor_frac": ven_frac, "units": units, "sms": sms, "fill": fill,
+                "reason": _reason(s, fill, units, sms, regime, own_frac, ven_frac, roof),
+            })  # fmt: skip
+    frame = pd.DataFrame(lines)
+    return frame.sort_values("speedup", kind="stable").reset_index(drop=True) if lines else frame
+
+
+def gap_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (GPU, op, dtype, own provider, own run): points, geomean speedup, share on par or
+    faster, the worst point and what the reasons of the points behind come down to."""
+    if frame.empty:
+        return frame
+    out = []
+    keys = ["device", "op", "dtype", "own", "run"]
+    for (rung, *key), g in frame.groupby(["rung", *keys], sort=True):  # headline ones first
+        behind = g[g["speedup"] <= 1 - PAR]
+        kinds = behind["reason"].str.split(":").str[0].value_counts()
+        worst = g.loc[g["speedup"].idxmin()]
+        out.append({**dict(zip(keys, key, strict=True)), "rung": rung, "points": len(g),
+                    "geomean": geomean(g["speedup"]), "median": float(g["speedup"].median()),
+                    "at_par_or_better": float((g["speedup"] > 1 - PAR).mean()),
+                    "worst": f"{worst['speedup']:.3f} {worst['problem']}",
+                    "behind_by_reason": ", ".join(f"{k} {v}" for k, v in sorted(
+                        kinds.items(), key=lambda kv: (-kv[1], kv[0])))})  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def _display(frame: pd.DataFrame) -> pd.DataFrame:
+    shown = frame.copy()
+    shown["speedup"] = shown["speedup"].map(lambda v: f"{v:.3f}")
+    for col in ("own_ms", "vendor_ms", "intensity", "ridge"):
+        shown[col] = shown[col].map(fmt)
+    for col in ("own_frac", "vendor_frac", "fill"):
+        shown[col] = shown[col].map(_pct)
+    shown["units"] = shown["units"].map(lambda v: "" if pd.isna(v) else str(int(v)))
+    shown = shown.drop(columns=["sms"])
+    return shown.astype(object).where(shown.notna(), "")
+
+
+def worst_points(frame: pd.DataFrame, n: int = WORST_SHOWN) -> pd.DataFrame:
+    """The n worst points per GPU of the headline own kernels (ladder rungs left out)."""
+    frame = frame[~frame["rung"]] if not frame.empty else frame
+    return frame.groupby("device", sort=True).head(n) if not frame.empty else frame
+
+
+def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
+    """(summary, worst points of the headline kernels, every point) as report tables."""
+    frame = gap_frame(df)
+    summary = gap_summary(frame)
+    if not summary.empty:
+        summary = summary.copy()
+        summary["geomean"] = summary["geomean"].map(lambda v: f"{v:.3f}")
+        summary["median"] = summary["median"].map(lambda v: f"{v:.3f}")
+        summary["at_par_or_better"] = summary["at_par_or_better"].map(_pct)
+    caption = (f"Own kernel vs the fastest vendor row of the same problem on the same GPU; "
+               f"speedup = vendor median / own median; on par within {PAR:.0%}. Reasons for "
+               f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
+               f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
+               f"the ridge of the measured ceilings, datasheet where none) and both kernels' "
+               f"fraction of that roof. rung: a ladder rung or fixed variant.")  # fmt: skip
+    worst = worst_points(frame)
+    return (
+        Table("gaps_summary", "Own vs vendor: where and why", caption, summary),
+        Table(
+            "gaps_worst",
+            f"Worst {WORST_SHOWN} points per GPU (headline kernels)",
+            caption,
+            _display(worst)[WORST_COLUMNS] if not worst.empty else worst,
+        ),
+        Table(
+            "gaps",
+            "Own vs vendor, every point (worst first)",
+            caption,
+            _display(frame) if not frame.empty else frame,
+        ),
+    )
+
+
+def render_worst(frame: pd.DataFrame, n: int = WORST_SHOWN, tablefmt: str = "github") -> str:
+    """worst_points as text for the terminal."""
+    worst = worst_points(frame, n)
+    if worst.empty:
+        return "(no problem measured by both an own kernel and a vendor library)"
+    return tabulate(_display(worst)[WORST_COLUMNS], headers="keys", tablefmt=tablefmt,
+                    showindex=False)  # fmt: skip

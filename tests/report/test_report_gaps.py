@@ -1,0 +1,174 @@
+"""Own vs vendor gap analysis: work units from recorded configs, SM fill, reasons, summaries."""
+
+import json
+import math
+
+import pytest
+from report_fixtures import ceiling_row, speed_row, write_run
+
+from harness.report import gaps
+from harness.report.data import load
+
+GEMM = {"dtype": "bf16", "layout": "nt", "batch": 1}
+
+
+def test_sm_fill_is_mean_over_busiest_sm():
+    assert gaps.sm_fill(80, 132) == pytest.approx(80 / 132)  # 52 SMs idle
+    assert gaps.sm_fill(264, 132) == 1.0
+    assert gaps.sm_fill(133, 132) == pytest.approx((133 / 132) / 2)  # one SM runs a second unit
+    assert gaps.sm_fill(None, 132) is None and gaps.sm_fill(10, None) is None
+
+
+def _row(cfg: dict, **axes) -> dict:
+    return {"provider_config": json.dumps(cfg), **axes}
+
+
+@pytest.mark.parametrize(
+    ("cfg", "axes", "units"),
+    [
+        ({"units": 240, "split_k": 3}, {}, 240),  # own Triton GEMM records tiles x splits
+        (
+            {"library": "own-cutlass", "tile": "128x256x64", "run_options": "data-parallel/sw1"},
+            {"m": 256, "n": 10240},
+            2 * 40,
+        ),
+        (
+            {"library": "own-cutlass", "tile": "128x256x64", "run_options": "split-kx3/sw1"},
+            {"m": 256, "n": 10240},
+            2 * 40 * 3,
+        ),
+        (
+            {
+                "library": "own-cutlass",
+                "tile": "64x32x64",
+                "swap_ab": True,
+                "run_options": "heuristic/sw1",
+                "scheduler": "Persistent",
+            },
+            {"m": 16, "n": 4096},
+            (4096 // 64) * 1,
+        ),  # swapped: tile rows run along N
+        (
+            {"library": "own-cutlass", "tile": "128x128x64", "run_options": "stream-k/sw1"},
+            {"m": 256, "n": 4096},
+            None,
+        ),  # stream-K balances the SMs itself
+        ({"kernel": "attn_decode", "programs": 120}, {}, 120),
+        (
+            {"kernel": "attn_prefill", "BLOCK_M": 128},
+            {"batch": 2, "q_heads": 32, "q_len": 1000, "causal": False},
+            2 * 32 * 8,
+        ),
+        (
+            {"kernel": "attn_prefill", "BLOCK_M": 128},
+            {"batch": 2, "q_heads": 32, "q_len": 1000, "causal": True},
+            None,
+        ),  # unequal units
+        ({}, {}, None),
+    ],
+)
+def test_work_units_from_recorded_config(cfg, axes, units):
+    assert gaps.work_units(_row(cfg, **axes)) == units
+
+
+def test_rungs_are_providers_extending_another_own_provider():
+    names = {
+        "own-triton",
+        "own-triton-no-tma",
+        "own-cutlass",
+        "own-cutlass-sm90-coop-128x256",
+        "ck-fmha-register-trick",
+    }
+    assert gaps.rungs(names) == {"own-triton-no-tma", "own-cutlass-sm90-coop-128x256"}
+
+
+@pytest.fixture(scope="module")
+def gap_root(tmp_path_factory):
+    """Four GEMM points on an H200 with measured ceilings (ridge 760e12 / 4300e9 = 177 FLOP/B):
+    a tail (80 units), a compute-bound main-loop gap, a memory-bound gap, and a win."""
+    root = tmp_path_factory.mktemp("gaps")
+    points = {  # problem: (vendor ms, own ms, own units)
+        (256, 10240, 8192): (0.064, 0.0862, 80),
+        (512, 10240, 8192): (0.120, 0.150, 640),
+        (16, 6144, 4096): (0.020, 0.025, 264),
+        (8192, 8192, 8192): (1.60, 1.50, 4096),
+    }
+    rows = []
+    for (m, n, k), (ven_ms, own_ms, units) in points.items():
+        p = {"m": m, "n": n, "k": k, **GEMM}
+        rows.append(
+            speed_row("h200", "gemm", p, "cublas", "gemm_llama", median_ms=ven_ms, noise=0.001)
+        )
+        own = speed_row(
+            "h200", "gemm", p, "own-triton", "gemm_llama", median_ms=own_ms, noise=0.001
+        )
+        own["provider_config"] = json.dumps({"units": units})
+        rows.append(own)
+        rung = speed_row(
+            "h200", "gemm", p, "own-triton-no-tma", "ladder", median_ms=own_ms * 2, noise=0.001
+        )
+        rows.append(rung)
+    write_run(root, "gemm_llama", rows)
+    write_run(
+        root,
+        "ceilings",
+        [
+            ceiling_row("h200", m, v, "ceilings")
+            for m, v in (("hbm_read_gbps", 4300.0), ("tensor_bf16_tflops", 760.0))
+        ],
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def gap_rows(gap_root):
+    return load([gap_root])
+
+
+def test_reasons_name_the_tail_the_regime_and_the_win(gap_rows):
+    frame = gaps.gap_frame(gap_rows)
+    own = frame[frame["own"] == "own-triton"].set_index("problem")
+    assert own.loc["gemm 256x10240x8192 bf16 nt", "reason"].startswith("tail: 80 units on 132")
+    main_loop = own.loc["gemm 512x10240x8192 bf16 nt"]
+    assert main_loop["regime"] == "compute" and main_loop["fill"] > gaps.TAIL_FILL
+    assert main_loop["reason"].startswith("compute-bound: own")
+    assert main_loop["ridge"] == pytest.approx(760e12 / 4300e9)
+    decode = own.loc["gemm 16x6144x4096 bf16 nt"]
+    assert decode["regime"] == "memory" and decode["reason"].startswith("memory-bound")
+    assert decode["own_frac"] == pytest.approx(decode["vendor_frac"] * 0.020 / 0.025, rel=0.01)
+    assert own.loc["gemm 8192x8192x8192 bf16 nt", "reason"] == "faster than the vendor"
+    assert list(frame["speedup"]) == sorted(frame["speedup"])  # worst first
+
+
+def test_summary_geomean_and_headline_first(gap_rows):
+    summary = gaps.gap_summary(gaps.gap_frame(gap_rows))
+    assert list(summary["rung"]) == [False, True]  # own-triton before its ladder rung
+    head = summary.iloc[0]
+    expected = math.exp(
+        sum(
+            math.log(v / o)
+            for v, o in ((0.064, 0.0862), (0.120, 0.150), (0.020, 0.025), (1.60, 1.50))
+        )
+        / 4
+    )
+    assert head["points"] == 4 and head["geomean"] == pytest.approx(expected, rel=0.01)
+    assert head["at_par_or_better"] == pytest.approx(0.25)
+    assert head["behind_by_reason"] == "compute-bound 1, memory-bound 1, tail 1"
+    assert "own-triton-no-tma" not in gaps.render_worst(gaps.gap_frame(gap_rows))
+
+
+def test_report_has_the_gap_section(built):
+    index = (built.index.parent / "index.md").read_text()
+    assert "## Own vs vendor: where and why" in index
+    for stem in ("gaps_summary", "gaps_worst", "gaps"):
+        assert (built.index.parent / "tables" / f"{stem}.md").exists()
+
+
+def test_cli_prints_summary_and_worst(gap_root, capsys):
+    from harness import cli
+
+    assert cli.main(["gaps", str(gap_root), "worst=2"]) == 0
+    out = capsys.readouterr().out
+    assert "gemm_llama" in out and "worst 2 points per GPU" in out
+    assert "tail: 80 units on 132 SMs" in out
+    assert cli.main(["gaps", str(gap_root), "worst=0"]) == 2
