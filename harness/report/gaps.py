@@ -76,6 +76,8 @@ def work_units(row: dict) -> int | None:
     """Equal-cost work units the own kernel launched, from its recorded config (None: unknown,
     or units of unequal cost such as causal prefill Q blocks)."""
     cfg = _config(row)
+    if cfg.get("stream_k"):  # equal K shares per program: balanced by design
+        return None
     if isinstance(cfg.get("units"), int | float):  # own Triton GEMM: tiles x splits
         return int(cfg["units"])
     if cfg.get("library") == "own-cutlass":

@@ -164,6 +164,7 @@ class GemmCase:
     variant: str = "full"
     config: GemmConfig | None = None  # None: the first candidate the search would time
     prefer_split_k: bool = False  # with config None: the first candidate that splits K
+    prefer_stream_k: bool = False  # with config None: the first stream-K candidate
 
 
 def gemm_cases() -> dict[str, GemmCase]:
@@ -174,6 +175,8 @@ def gemm_cases() -> dict[str, GemmCase]:
         "full-fp16-rowmajor": GemmCase(4096, 4096, 4096, torch.float16, b_col_major=False),
         "full-fp8-8192": GemmCase(8192, 8192, 8192, torch.float8_e4m3fn),
         "full-tf32-4096": GemmCase(4096, 4096, 4096, torch.float32),
+        # 80 tiles of 128x256 on 132 SMs: the K iterations shared out evenly (stream-K)
+        "streamk-bf16-mid": GemmCase(256, 10240, 8192, prefer_stream_k=True),
     }
     for variant in ("no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores"):
         cases[f"{variant}-bf16-8192"] = GemmCase(8192, 8192, 8192, variant=variant)
@@ -200,6 +203,7 @@ def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict
             case.variant, case.m, case.n, case.k, a.element_size(), p.out_bytes, dev
         )
         split = [c for c in cands if c.split_k > 1] if case.prefer_split_k else []
+        split += [c for c in cands if c.stream_k] if case.prefer_stream_k else []
         cfg = (split or cands)[0]
     else:
         cfg = apply_variant(cfg, case.variant)

@@ -15,9 +15,10 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 | not-persistent  | persistent tile loop     | one program per tile: per-CTA launch/prologue   |
 |                 |                          | cost, tail waves, no overlap of a tile's        |
 |                 |                          | epilogue with the next tile's loads             |
-| no-splitk       | split-K                  | decode-sized M has fewer output tiles than SMs: |
+| no-splitk       | split-K and stream-K     | decode-sized M has fewer output tiles than SMs: |
 |                 |                          | without splitting K most SMs idle while the     |
-|                 |                          | weights stream from HBM                         |
+|                 |                          | weights stream from HBM; mid M leaves a partial |
+|                 |                          | last wave of tiles                              |
 | no-tensor-cores | tl.dot (MMA/WGMMA/MFMA)  | broadcast multiply + in-thread sum = FFMA only; |
 |                 |                          | FP32 FFMA peak is ~1/15 of dense bf16 MMA peak  |
 
@@ -29,6 +30,13 @@ Scheduling: work units are (output tile, K split) pairs in grouped order (GROUP_
 share B's columns while they are in L2). With SPLIT_K > 1 each unit stores an fp32 partial; the
 last unit to finish a tile (an atomic counter per tile) sums the partials in split order, so the
 result is deterministic and one launch suffices. That unit also resets the counter.
+
+Stream-K (persistent configs with stream_k): when whole tiles would leave SMs idle in the last
+wave (80 tiles of 128x256 on 132 SMs at M=256, N=10240), the tiles of all full waves but the last
+run whole, and the K iterations of the rest are cut into one equal contiguous range per program
+(gemm_configs.stream_k_plan). A tile that one program covers is stored directly; a tile shared
+by several takes the split-K path above, its parts numbered by program. Every SM then does the
+same work. (Osama et al., "Stream-K", PPoPP 2023; CUTLASS ships it as a tile scheduler.)
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from .gemm_configs import (
     interpreter_pick,
     interpreting,
     splitk_reduce_rows,
+    stream_k_plan,
     tma_support,
 )
 from .gemm_tune import reference, remember, tune_or_lookup
@@ -153,39 +162,44 @@ def _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
 
 
 @triton.jit
-def _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_id, split_id, pid_m, pid_n, scale,
-                     M, N, stride_cm, stride_cn,
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
-                     HAS_SCALE: tl.constexpr, REDUCE_M: tl.constexpr):
-    """Store this unit's fp32 partial to the workspace [SPLIT_K, M, N]; the last unit of the
-    tile to arrive sums all partials in split order (deterministic) and writes C by pointers."""
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-    tl.store(ws_ptr + split_id * M * N + offs_m[:, None] * N + offs_n[None, :], acc, mask=mask)
+def _partial_epilogue(c, acc, ws_ptr, counter_ptr, slot, part, n_parts, pid_m, pid_n, scale,
+                      M, N, stride_cm, stride_cn,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, MAX_PARTS: tl.constexpr,
+                      HAS_SCALE: tl.constexpr, REDUCE_M: tl.constexpr):
+    """One of the `n_parts` K ranges of an output tile is done: store its fp32 partial as part
+    `part` of workspace slot `slot` ([MAX_PARTS, BLOCK_M, BLOCK_N] per slot, tile-local, so the
+    store is whole and unmasked); the last of the tile's units to arrive sums every part in part
+    order (deterministic) and writes C by pointers. Split-K and stream-K both end here."""
+    tile_elems = BLOCK_M * BLOCK_N
+    base = ws_ptr + slot * (MAX_PARTS * tile_elems)
+    rows = tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    tl.store(base + part * tile_elems + rows[:, None] * BLOCK_N + cols[None, :], acc)
     # Every thread's partial must be issued before the counter says "done": a CTA barrier, then
     # an acq_rel atomic at GPU scope (release for our partial, acquire for the others').
     tl.debug_barrier()
-    arrived = tl.atomic_add(counter_ptr + tile_id, 1, sem="acq_rel", scope="gpu")
-    if arrived == SPLIT_K - 1:
+    arrived = tl.atomic_add(counter_ptr + slot, 1, sem="acq_rel", scope="gpu")
+    if arrived == n_parts - 1:
         # Reduce in REDUCE_M-row chunks (gemm_configs.splitk_reduce_rows: as wide as a register
         # budget allows; summing whole tiles spilled). Each chunk is one L2 round trip on the
-        # critical path; the split loop inside it is unrolled (sm_90 PTX: a chunk's SPLIT_K
-        # loads are issued back to back, with range or static_range alike).
+        # critical path; the part loop inside it is unrolled (sm_90 PTX: a chunk's loads are
+        # issued back to back), parts beyond n_parts masked off.
+        offs_n = pid_n * BLOCK_N + cols
         for r in range(0, BLOCK_M, REDUCE_M):
-            offs_rm = pid_m * BLOCK_M + r + tl.arange(0, REDUCE_M)
+            chunk_rows = r + tl.arange(0, REDUCE_M)
+            offs_rm = pid_m * BLOCK_M + chunk_rows
             rmask = (offs_rm[:, None] < M) & (offs_n[None, :] < N)
-            part = ws_ptr + offs_rm[:, None] * N + offs_n[None, :]
+            chunk = base + chunk_rows[:, None] * BLOCK_N + cols[None, :]
             total = tl.zeros((REDUCE_M, BLOCK_N), dtype=tl.float32)
-            for s in tl.static_range(SPLIT_K):
-                # .cg: read from L2, never from this SM's (non-coherent) L1. Summed in split
-                # order whichever unit arrives last, so the result is deterministic.
-                total += tl.load(part + s * M * N, mask=rmask, other=0.0, cache_modifier=".cg")
+            for s in tl.static_range(MAX_PARTS):
+                # .cg: read from L2, never from this SM's (non-coherent) L1.
+                total += tl.load(chunk + s * tile_elems, mask=rmask & (s < n_parts), other=0.0,
+                                 cache_modifier=".cg")
             if HAS_SCALE:
                 total = total * scale
             tl.store(c + offs_rm[:, None] * stride_cm + offs_n[None, :] * stride_cn,
                      total.to(c.dtype.element_ty), mask=rmask)
-        tl.atomic_xchg(counter_ptr + tile_id, 0)  # ready for the next launch
+        tl.atomic_xchg(counter_ptr + slot, 0)  # ready for the next launch
 
 
 @triton.jit
@@ -225,17 +239,64 @@ def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
         _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
                  BLOCK_M, BLOCK_N, TMA_STORE, EPILOGUE_SUBTILE)
     else:
-        _splitk_epilogue(c, acc, ws_ptr, counter_ptr, tile_c, work_id_c % SPLIT_K, pid_m, pid_n,
-                         scale, M, N, stride_cm, stride_cn, BLOCK_M, BLOCK_N, SPLIT_K, HAS_SCALE,
-                         REDUCE_M)
+        _partial_epilogue(c, acc, ws_ptr, counter_ptr, tile_c, work_id_c % SPLIT_K, SPLIT_K,
+                          pid_m, pid_n, scale, M, N, stride_cm, stride_cn, BLOCK_M, BLOCK_N,
+                          SPLIT_K, HAS_SCALE, REDUCE_M)
+
+
+@triton.jit
+def _stream_k_share(pid, num_programs, dp_tiles, sk_tiles, a, b, c, ws_ptr, counter_ptr, scale,
+                    M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                    GROUP_M: tl.constexpr, TMA_LOAD: tl.constexpr, B_IS_NK: tl.constexpr,
+                    USE_DOT: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                    HAS_SCALE: tl.constexpr, EVEN_K: tl.constexpr, UPCAST: tl.constexpr,
+                    MAX_PARTS: tl.constexpr, REDUCE_M: tl.constexpr):
+    """This program's equal share of the K iterations of the last `sk_tiles` tiles.
+
+    The sk_tiles x k_tiles iterations are cut into num_programs contiguous ranges; a range
+    covers the end of one tile, maybe whole tiles, and the start of another. A tile touched by
+    one program is stored directly; one shared by several goes through _partial_epilogue, its
+    parts numbered by program. Every SM gets the same work whatever the tile count: no tail."""
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    total = sk_tiles * k_tiles
+    lo = pid * total // num_programs
+    hi = (pid + 1) * total // num_programs
+    t_end = tl.where(hi > lo, tl.cdiv(hi, k_tiles), lo // k_tiles)
+    for t in range(lo // k_tiles, t_end):
+        t0 = t * k_tiles
+        pid_m, pid_n = _tile_coords(dp_tiles + t, num_pid_m, num_pid_n, GROUP_M)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(max(lo, t0) - t0, min(hi, t0 + k_tiles) - t0):
+            k0 = ki * BLOCK_K
+            a_tile = _load_a(a, pid_m, k0, M, K, stride_am, stride_ak,
+                             BLOCK_M, BLOCK_K, TMA_LOAD, EVEN_K)
+            b_tile = _load_b(b, pid_n, k0, N, K, stride_bk, stride_bn,
+                             BLOCK_N, BLOCK_K, TMA_LOAD, B_IS_NK, EVEN_K)
+            acc = _mac(acc, a_tile, b_tile, USE_DOT, INPUT_PRECISION, UPCAST)
+        # Programs covering the tile's first and last iteration (range p starts at
+        # p * total // num_programs): part = pid - first, parts = last - first + 1.
+        first = tl.cdiv((t0 + 1) * num_programs, total) - 1
+        last = tl.cdiv((t0 + k_tiles) * num_programs, total) - 1
+        if first == last:
+            if HAS_SCALE:
+                acc = acc * scale
+            _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
+                     BLOCK_M, BLOCK_N, False, False)
+        else:
+            _partial_epilogue(c, acc, ws_ptr, counter_ptr, t, pid - first, last - first + 1,
+                              pid_m, pid_n, scale, M, N, stride_cm, stride_cn, BLOCK_M, BLOCK_N,
+                              MAX_PARTS, HAS_SCALE, REDUCE_M)
 
 
 @triton.jit
 def _gemm_kernel(
     # pointers (A, B, C are host TensorDescriptors when TMA_LOAD / TMA_STORE)
     a, b, c, a_scale_ptr, b_scale_ptr, ws_ptr, counter_ptr,
-    # sizes
-    M, N, K, num_programs,
+    # sizes (sk_tiles: tiles shared out by stream-K; the first tiles - sk_tiles go whole)
+    M, N, K, num_programs, sk_tiles,
     # strides, in elements (unused by the descriptor paths)
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     # meta-parameters
@@ -244,7 +305,8 @@ def _gemm_kernel(
     TMA_LOAD: tl.constexpr, TMA_STORE: tl.constexpr, B_IS_NK: tl.constexpr,
     USE_DOT: tl.constexpr, INPUT_PRECISION: tl.constexpr, HAS_SCALE: tl.constexpr,
     EVEN_K: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
-    UPCAST: tl.constexpr, REDUCE_M: tl.constexpr,
+    UPCAST: tl.constexpr, REDUCE_M: tl.constexpr, STREAM_K: tl.constexpr,
+    MAX_PARTS: tl.constexpr,
 ):
     """C[M, N] = scale * A[M, K] @ B[K, N]; grid = num_programs (persistent) or every unit."""
     pid = tl.program_id(axis=0)
@@ -252,7 +314,23 @@ def _gemm_kernel(
     scale = 1.0
     if HAS_SCALE:
         scale = tl.load(a_scale_ptr) * tl.load(b_scale_ptr)
-    if PERSISTENT:
+    if STREAM_K:
+        # Whole tiles first, in full waves of the persistent grid (the flattened data-parallel
+        # loop); then every program takes an equal share of the remaining tiles' K iterations.
+        dp_tiles = num_units - sk_tiles
+        work_id_c = pid - num_programs
+        for work_id in tl.range(pid, dp_tiles, num_programs, flatten=True):
+            work_id_c += num_programs
+            _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
+                       M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                       BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, 1, TMA_LOAD, False, B_IS_NK,
+                       USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, False, UPCAST, REDUCE_M)
+        _stream_k_share(pid, num_programs, dp_tiles, sk_tiles, a, b, c, ws_ptr, counter_ptr,
+                        scale, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                        stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, TMA_LOAD, B_IS_NK,
+                        USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, UPCAST, MAX_PARTS,
+                        REDUCE_M)
+    elif PERSISTENT:
         work_id_c = pid - num_programs
         # Flattening fuses the tile loop with the K loop, so the next tile's loads are issued
         # while this tile's epilogue runs; split-K's barrier + atomic epilogue stays unflattened.
@@ -312,7 +390,10 @@ def build_launch(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> MatmulLaunch:
     bm, bn, bk = cfg.block_m, cfg.block_n, cfg.block_k
     out = torch.empty((m, n), device=a.device, dtype=p.out_dtype)
     tma_load, tma_store, tma_reason = tma_support(p, cfg, dev)
-    tma_store = tma_store and cfg.split_k == 1  # the split-K reduction writes C by pointers
+    if cfg.stream_k and (cfg.split_k != 1 or not cfg.persistent):
+        raise ValueError(f"stream_k needs a persistent config with split_k=1; got {cfg}")
+    # The partial-tile reduction (split-K, stream-K) writes C by pointers.
+    tma_store = tma_store and cfg.split_k == 1 and not cfg.stream_k
     subtile = cfg.epilogue_subtile and tma_store
     a_arg, b_arg, c_arg = a, b, out
     if tma_load:
@@ -325,20 +406,27 @@ def build_launch(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> MatmulLaunch:
         c_arg = TensorDescriptor(out, [m, n], [n, 1], [bm, bn // 2 if subtile else bn])
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     units = tiles * cfg.split_k
-    ws = counters = None
-    if cfg.split_k > 1:
-        ws = torch.empty((cfg.split_k, m, n), device=a.device, dtype=torch.float32)
-        counters = torch.zeros(tiles, device=a.device, dtype=torch.int32)
     num_programs = min(units, dev.num_sms * cfg.programs_per_sm) if cfg.persistent else units
+    # Partial tiles live in a tile-local fp32 workspace: [slots, parts, BLOCK_M, BLOCK_N].
+    slots, parts, sk = (tiles, cfg.split_k, None) if cfg.split_k > 1 else (0, 1, None)
+    if cfg.stream_k:
+        sk = stream_k_plan(tiles, triton.cdiv(k, bk), dev.num_sms * cfg.programs_per_sm)
+        num_programs, slots, parts = sk.num_programs, sk.sk_tiles, sk.max_parts
+    ws = counters = None
+    if slots:
+        if slots * parts * bm * bn >= 2**31:
+            raise ValueError(f"split workspace of {slots}x{parts} tiles overflows 32-bit offsets")
+        ws = torch.empty(slots * parts * bm * bn, device=a.device, dtype=torch.float32)
+        counters = torch.zeros(slots, device=a.device, dtype=torch.int32)
     # fmt: off
     args = (
         a_arg, b_arg, c_arg, p.a_scale, p.b_scale, ws, counters,
-        m, n, k, num_programs,
+        m, n, k, num_programs, sk.sk_tiles if sk else 0,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
         bm, bn, bk, cfg.group_m, cfg.split_k, cfg.persistent, tma_load, tma_store, p.b_is_nk,
         cfg.tensor_cores, p.input_precision, p.a_scale is not None, k % bk == 0, subtile,
         cfg.warp_specialize, interpreting(),
-        splitk_reduce_rows(bm, bn, cfg.split_k, cfg.num_warps),
+        splitk_reduce_rows(bm, bn, parts, cfg.num_warps), cfg.stream_k, parts,
     )
     # fmt: on
     options: dict[str, Any] = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
@@ -352,6 +440,18 @@ def build_launch(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> MatmulLaunch:
         "epilogue_subtile": subtile,
         "num_programs": num_programs,
         "units": units,
+        # stream-K: whole tiles, tiles shared out by K, and how many of those several programs
+        # share (each such tile costs partial stores and one reduction)
+        **(
+            {
+                "dp_tiles": sk.dp_tiles,
+                "sk_tiles": sk.sk_tiles,
+                "sk_shared_tiles": sk.shared_tiles,
+                "sk_max_parts": sk.max_parts,
+            }
+            if sk
+            else {}
+        ),
         "input_precision": p.input_precision,
         # Triton's sm_90 default for fp8 dots: wgmma accumulates without periodic fp32
         # promotion (cuBLAS's use_fast_accum=True behaviour), faster but less precise.

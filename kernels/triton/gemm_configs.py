@@ -75,6 +75,9 @@ class GemmConfig:
     tensor_cores: bool = True
     epilogue_subtile: bool = False
     warp_specialize: bool = False
+    # Persistent only: whole tiles in full waves, then the rest shared out by K iterations so
+    # every program does the same work (stream_k_plan); split_k stays 1.
+    stream_k: bool = False
     # AMD only: MFMA shape (16 -> 16x16 instructions, 32 -> 32x32) and the occupancy hint.
     matrix_instr_nonkdim: int = 0
     waves_per_eu: int = 0
@@ -226,6 +229,42 @@ def splitk_reduce_rows(block_m: int, block_n: int, split_k: int, num_warps: int)
     return min(block_m, 1 << (rows.bit_length() - 1))
 
 
+@dataclass(frozen=True)
+class StreamKPlan:
+    """How a stream-K launch divides the work (see gemm.py's _stream_k_share)."""
+
+    num_programs: int
+    dp_tiles: int  # whole tiles, in full waves of num_programs
+    sk_tiles: int  # tiles whose K iterations are shared out evenly
+    max_parts: int  # most programs sharing one tile (workspace parts per tile)
+    shared_tiles: int  # sk tiles touched by more than one program (those write partials)
+
+    @property
+    def iters_per_program(self) -> float:
+        """K iterations of the stream-K share per program (the balanced part)."""
+        return self.sk_tiles / self.num_programs if self.num_programs else 0.0
+
+
+def stream_k_plan(tiles: int, k_tiles: int, programs: int) -> StreamKPlan:
+    """Split `tiles` output tiles of `k_tiles` iterations over a persistent grid of `programs`.
+
+    With at least one full wave, the last full wave and the partial one are shared out (each
+    program then covers 1-2 tiles' worth of iterations, so partial tiles stay few); with less
+    than a wave, all of them. The first and last program of a tile follow from where each
+    program's range starts: p * total // programs."""
+    full, rest = divmod(tiles, programs)
+    sk = 0 if rest == 0 else (tiles if full == 0 else rest + programs)
+    total = sk * k_tiles
+    programs = min(programs, total) if full == 0 else programs
+    max_parts, shared = 1, 0
+    for t in range(sk):
+        first = -(-(t * k_tiles + 1) * programs // total) - 1
+        last = -(-(t + 1) * k_tiles * programs // total) - 1
+        max_parts = max(max_parts, last - first + 1)
+        shared += last > first
+    return StreamKPlan(programs, tiles - sk, sk, max_parts, shared)
+
+
 def split_k_choices(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) -> list[int]:
     """Split factors worth timing: 1, and the power of two that fills one wave of programs."""
     tiles = -(-m // cfg.block_m) * -(-n // cfg.block_n)
@@ -239,6 +278,21 @@ def split_k_choices(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) ->
     return [1, split] if split > 1 else [1]
 
 
+STREAM_K_BELOW_FILL = 0.9  # offer stream-K when whole tiles leave more than 10% of a wave idle
+STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
+
+
+def offers_stream_k(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) -> bool:
+    """Whether a stream-K twin of `cfg` is worth timing: a persistent split-1 config whose whole
+    tiles leave SMs idle in the last wave, with K iterations to share (>= 2 per program)."""
+    if not cfg.persistent or cfg.split_k != 1 or cfg.stream_k or not cfg.tensor_cores:
+        return False
+    tiles = -(-m // cfg.block_m) * -(-n // cfg.block_n)
+    wave = dev.num_sms * cfg.programs_per_sm
+    fill = tiles / (-(-tiles // wave) * wave)
+    return fill < STREAM_K_BELOW_FILL and tiles * -(-k // cfg.block_k) >= 2 * wave
+
+
 def apply_variant(cfg: GemmConfig, variant: str) -> GemmConfig:
     """Remove the one feature a ladder rung names (see the table at the top of gemm.py)."""
     if variant == "no-tma":
@@ -247,9 +301,9 @@ def apply_variant(cfg: GemmConfig, variant: str) -> GemmConfig:
         # Warp specialization is itself a producer/consumer pipeline, so it goes with the stages.
         return replace(cfg, num_stages=1, warp_specialize=False)
     if variant == "not-persistent":
-        return replace(cfg, persistent=False, programs_per_sm=1)
-    if variant == "no-splitk":
-        return replace(cfg, split_k=1)
+        return replace(cfg, persistent=False, programs_per_sm=1, stream_k=False)
+    if variant == "no-splitk":  # stream-K splits tiles' K ranges too
+        return replace(cfg, split_k=1, stream_k=False)
     return cfg
 
 
@@ -282,16 +336,21 @@ def _listed_candidates(
         base = [replace(c, tma=False, warp_specialize=False, epilogue_subtile=False) for c in base]
     out: list[GemmConfig] = []
     for cfg in base:
-        for split in split_k_choices(cfg, m, n, k, dev):
-            cand = apply_variant(replace(cfg, split_k=split), variant)
-            if cand.split_k > 1:
+        twins = [replace(cfg, split_k=split) for split in split_k_choices(cfg, m, n, k, dev)]
+        if offers_stream_k(cfg, m, n, k, dev):
+            twins.append(replace(cfg, stream_k=True))
+        for twin in twins:
+            cand = apply_variant(twin, variant)
+            if cand.split_k > 1 or cand.stream_k:
                 cand = replace(cand, warp_specialize=False, epilogue_subtile=False)
             if cand not in out and keep_config(cand, m, n, k, in_bytes, out_bytes, dev):
                 out.append(cand)
     if not out:  # everything pruned (tiny problem): fall back to the smallest tile
         smallest = min(base, key=lambda c: c.block_m * c.block_n * c.block_k)
         out = [apply_variant(smallest, variant)]
-    return out[:MAX_CANDIDATES]
+    # Stream-K twins go last and add at most STREAM_K_CANDIDATES (see _mid_candidates).
+    plain = [c for c in out if not c.stream_k][:MAX_CANDIDATES]
+    return plain + [c for c in out if c.stream_k][:STREAM_K_CANDIDATES]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -375,26 +434,40 @@ def estimate_seconds(
         programs, resident_cap = units, fit
     resident = max(1, min(resident_cap, -(-programs // sms)))
     sm_units = -(-units // sms)  # units of the busiest SM (co-resident programs share it)
-
-    flops = 2 * bm * bn * bk * k_per_unit
-    rate = _SM_FLOPS * {1: 2.0, 2: 1.0}.get(in_bytes, 0.5) * _mma_efficiency(cfg, resident)
-    t_math = sm_units * flops / rate
-    stage = (bm + bn) * bk * in_bytes
-    in_flight = resident * max(cfg.num_stages - 1, 1) * stage
-    t_load = sm_units * stage * k_per_unit / min(_SM_LOAD_BW, in_flight / _MEM_LATENCY)
-    busy = t_math + t_load if cfg.num_stages <= 1 else _soft_max(t_math, t_load)
-
+    sm_k_tiles = sm_units * k_per_unit  # K iterations the busiest SM runs
     # Pipeline fills: once for the flattened persistent loop, else once per unit.
     fills = 1 if cfg.persistent and split == 1 else -(-sm_units // resident)
-    overhead = fills * _MEM_LATENCY
-    partials = 0
+    parts, sm_partials, sm_reduces, partials = split, 0, 0, 0
     if split > 1:
+        sm_partials, sm_reduces, partials = sm_units, -(-sm_units // split), m * n * 4 * split
+    if cfg.stream_k:
+        plan = stream_k_plan(tiles_m * tiles_n, k_tiles, sms * cfg.programs_per_sm)
+        pps = -(-plan.num_programs // sms)  # programs of the busiest SM
+        share = -(-plan.sk_tiles * k_tiles // plan.num_programs)  # iterations per program
+        segments = -(-share // k_tiles) + 1  # tiles one share touches, at most
+        sm_k_tiles = pps * (plan.dp_tiles // plan.num_programs * k_tiles + share)
+        fills = 1 + pps * segments  # the data-parallel loop, then one refill per segment
+        parts = plan.max_parts
+        # A shared tile costs each of its programs a partial store and one of them a reduce.
+        sm_partials = -(-2 * plan.shared_tiles // sms)
+        sm_reduces = -(-plan.shared_tiles // sms)
+        partials = plan.shared_tiles * plan.max_parts * bm * bn * 4
+
+    flops = 2 * bm * bn * bk
+    rate = _SM_FLOPS * {1: 2.0, 2: 1.0}.get(in_bytes, 0.5) * _mma_efficiency(cfg, resident)
+    t_math = sm_k_tiles * flops / rate
+    stage = (bm + bn) * bk * in_bytes
+    in_flight = resident * max(cfg.num_stages - 1, 1) * stage
+    t_load = sm_k_tiles * stage / min(_SM_LOAD_BW, in_flight / _MEM_LATENCY)
+    busy = t_math + t_load if cfg.num_stages <= 1 else _soft_max(t_math, t_load)
+
+    overhead = fills * _MEM_LATENCY
+    if sm_partials:
         tile_f32 = bm * bn * 4
-        chunks = bm // splitk_reduce_rows(bm, bn, split, cfg.num_warps)
+        chunks = bm // splitk_reduce_rows(bm, bn, parts, cfg.num_warps)
         store = _L2_LATENCY + tile_f32 / _SM_LOAD_BW  # + barrier and acq_rel atomic
-        reduce = chunks * _L2_LATENCY + split * tile_f32 / _SM_LOAD_BW
-        overhead += (sm_units * store + -(-sm_units // split) * reduce) / resident
-        partials = m * n * 4 * split
+        reduce = chunks * _L2_LATENCY + parts * tile_f32 / _SM_LOAD_BW
+        overhead += (sm_partials * store + sm_reduces * reduce) / resident
 
     a_bytes, b_bytes, c_bytes = m * k * in_bytes, n * k * in_bytes, m * n * out_bytes
     hbm = a_bytes + b_bytes + c_bytes + (partials if partials > _L2_BYTES else 0)
@@ -448,8 +521,14 @@ def _mid_space(
                                 # Storing C in two halves frees half its staging tile: on
                                 # 128x256 that is the 4th stage (as in the large-M list).
                                 subtile = split == 1 and cfg.tma and bn >= 128
-                                for sub in (False, True) if subtile else (False,):
-                                    c = replace(cfg, epilogue_subtile=sub)
+                                shapes = [
+                                    replace(cfg, epilogue_subtile=sub)
+                                    for sub in ((False, True) if subtile else (False,))
+                                ]
+                                streamed = apply_variant(replace(cfg, stream_k=True), variant)
+                                if streamed.stream_k and offers_stream_k(cfg, m, n, k, dev):
+                                    shapes.append(streamed)
+                                for c in shapes:
                                     if keep_config(
                                         c, m, n, k, in_bytes, out_bytes, dev
                                     ) and _fits_sm(c, in_bytes, out_bytes, dev):
@@ -476,17 +555,29 @@ def _mid_candidates(
     (64x128 on two programs per SM, with the old split), so the tuner always has the old choice
     to beat. The first entry is the model's best: what tune=False runs now."""
     listed = _listed_candidates(variant, m, n, k, in_bytes, out_bytes, dev)
+    listed = [c for c in listed if not c.stream_k]  # anchors are the old list's choices
     best: dict[tuple, tuple[float, GemmConfig]] = {}
     for cfg in _mid_space(variant, m, n, k, in_bytes, out_bytes, dev):
         t = estimate_seconds(cfg, m, n, k, in_bytes, out_bytes, dev)
         key = (cfg.block_m, cfg.block_n, cfg.block_k, cfg.num_warps, cfg.programs_per_sm)
-        key += (cfg.split_k,)
+        key += (cfg.split_k, cfg.stream_k)
         held = best.get(key)
         if held is None or t < held[0] * 0.99:
             best[key] = (t, cfg)
     if not best:  # N or K below the smallest generated tile: the fixed lists handle it
         return tuple(listed)
     timed = sorted(best.values(), key=lambda tc: tc[0])
+    # Stream-K configs ride along (STREAM_K_CANDIDATES of them, distinct tiles, model order)
+    # instead of competing for the list: they are not yet measured on hardware, so the rest
+    # of the list, and the untuned default, stay what they were.
+    streamed = [c for t, c in timed if c.stream_k and t <= 2.0 * timed[0][0]]
+    timed = [(t, c) for t, c in timed if not c.stream_k]
+    extra: list[GemmConfig] = []
+    for cfg in streamed:
+        if len(extra) < STREAM_K_CANDIDATES and all(
+            (c.block_m, c.block_n) != (cfg.block_m, cfg.block_n) for c in extra
+        ):
+            extra.append(cfg)
     anchors = [min(listed, key=lambda c: estimate_seconds(c, m, n, k, in_bytes, out_bytes, dev))]
     # 64x128, 4 warps, two programs per SM won 7 of the 11 weak H200 shapes under the old list.
     old_winner = [c for c in listed if (c.block_m, c.block_n, c.programs_per_sm) == (64, 128, 2)]
@@ -504,7 +595,7 @@ def _mid_candidates(
         return c.block_m, c.block_n
 
     def variety(c: GemmConfig) -> tuple:
-        return tile(c), c.num_warps, c.programs_per_sm, c.split_k > 1, c.block_k
+        return tile(c), c.num_warps, c.programs_per_sm, c.split_k > 1 or c.stream_k, c.block_k
 
     for cfg in ranked:  # 1.
         shapes = {tile(c) for c in picked}
@@ -521,7 +612,7 @@ def _mid_candidates(
         take(cfg)
     order = {c: i for i, c in enumerate(ranked)}
     picked.sort(key=lambda c: order[c])
-    return tuple(picked + anchors)
+    return tuple(picked + anchors + extra)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from harness_kernels.triton.gemm_configs import (  # noqa: E402
     MAX_CANDIDATES,
     REDUCE_MIN_ELEMS,
     REDUCE_REGS,
+    STREAM_K_CANDIDATES,
     DeviceInfo,
     GemmConfig,
     _listed_candidates,
@@ -29,10 +30,14 @@ from harness_kernels.triton.gemm_configs import (  # noqa: E402
     check_problem,
     device_info,
     estimate_seconds,
+    offers_stream_k,
     shared_mem_bytes,
     splitk_reduce_rows,
+    stream_k_plan,
     uses_mid_model,
 )
+
+MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES  # stream-K twins ride beyond the cap
 
 FP8 = torch.float8_e4m3fn
 # Relative Frobenius error allowed per input dtype: output rounding (bf16 8 bits, fp16 11 bits),
@@ -213,13 +218,16 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
     out_bytes = 4 if dtype == torch.float32 else 2
     for variant in VARIANTS:
         cands = candidate_configs(variant, m, 8192, 8192, in_bytes, out_bytes, dev)
-        assert 1 <= len(cands) <= MAX_CANDIDATES and len(set(cands)) == len(cands)
+        assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
+        assert len([c for c in cands if not c.stream_k]) <= MAX_CANDIDATES
         for cfg in cands:
             assert shared_mem_bytes(cfg, in_bytes, out_bytes, dev.backend) <= dev.max_shared_mem
             assert cfg.tma == (dev.capability >= 90 and variant != "no-tma")
             assert cfg.tensor_cores == (variant != "no-tensor-cores")
             if variant == "no-splitk" or m == 8192:
                 assert cfg.split_k == 1
+            if variant in ("no-splitk", "not-persistent"):
+                assert not cfg.stream_k
     full = candidate_configs("full", m, 4096, 4096, in_bytes, out_bytes, dev)
     if m == 1:  # decode: 4096/BN tiles cannot fill the machine, so split-K is on offer
         assert any(cfg.split_k > 1 for cfg in full)
@@ -253,7 +261,7 @@ def _wave_fill(cfg: GemmConfig, m: int, n: int, sms: int = 132) -> float:
 def test_mid_m_candidates_are_diverse_and_fit_sm90(m, n, k):
     assert uses_mid_model(m, H200)
     cands = candidate_configs("full", m, n, k, 2, 2, H200)
-    assert 1 <= len(cands) <= MAX_CANDIDATES and len(set(cands)) == len(cands)
+    assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
     for cfg in cands:
         smem = shared_mem_bytes(cfg, 2, 2)
         assert smem <= H200.max_shared_mem
@@ -309,13 +317,122 @@ def test_decode_large_m_and_other_vendors_keep_the_fixed_lists(target, m):
 def test_mid_m_variants_remove_their_feature(variant):
     for m, n, k in [(128, 4096, 4096), (256, 10240, 8192), (96, 40, 64)]:
         cands = candidate_configs(variant, m, n, k, 2, 2, H200)
-        assert 1 <= len(cands) <= MAX_CANDIDATES and len(set(cands)) == len(cands)
+        assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
         assert all(c.tma == (variant != "no-tma") for c in cands)
         assert all((c.num_stages == 1) == (variant == "no-pipeline") for c in cands)
         assert all(c.persistent == (variant != "not-persistent") for c in cands)
         assert all(c.tensor_cores == (variant != "no-tensor-cores") for c in cands)
         if variant == "no-splitk":
-            assert all(c.split_k == 1 for c in cands)
+            assert all(c.split_k == 1 and not c.stream_k for c in cands)
+
+
+# ---- stream-K -----------------------------------------------------------------------------
+
+
+def _owners(tiles: int, k_tiles: int, programs: int) -> dict[int, list[int]]:
+    """Brute force: which programs each tile's K iterations fall to (ranges p*total//P)."""
+    total = tiles * k_tiles
+    owners: dict[int, list[int]] = {}
+    for p in range(programs):
+        for it in range(p * total // programs, (p + 1) * total // programs):
+            owners.setdefault(it // k_tiles, [])
+            if p not in owners[it // k_tiles]:
+                owners[it // k_tiles].append(p)
+    return owners
+
+
+@pytest.mark.parametrize(
+    "tiles,k_tiles,programs",
+    [(80, 128, 132), (96, 64, 132), (160, 128, 132), (896, 64, 132), (6, 5, 4), (1, 4, 4),
+     (2048, 128, 132), (7, 3, 264), (264, 64, 264)],
+)  # fmt: skip
+def test_stream_k_plan_shares_work_evenly_and_counts_parts(tiles, k_tiles, programs):
+    plan = stream_k_plan(tiles, k_tiles, programs)
+    full, rest = divmod(tiles, programs)
+    if rest == 0:  # whole waves: nothing to share
+        assert plan.sk_tiles == 0 and plan.dp_tiles == tiles
+        return
+    assert plan.dp_tiles % plan.num_programs == 0 and plan.dp_tiles + plan.sk_tiles == tiles
+    assert plan.sk_tiles == (tiles if full == 0 else rest + programs)
+    assert plan.num_programs <= programs and plan.num_programs <= max(
+        plan.sk_tiles * k_tiles, programs if full else 0
+    )
+    owners = _owners(plan.sk_tiles, k_tiles, plan.num_programs)
+    assert sorted(owners) == list(range(plan.sk_tiles))  # every shared tile is covered
+    assert plan.max_parts == max(len(o) for o in owners.values())
+    assert plan.shared_tiles == sum(len(o) > 1 for o in owners.values())
+    shares = [(p + 1) * plan.sk_tiles * k_tiles // plan.num_programs
+              - p * plan.sk_tiles * k_tiles // plan.num_programs
+              for p in range(plan.num_programs)]  # fmt: skip
+    assert max(shares) - min(shares) <= 1  # no SM waits on a tail
+
+
+def test_stream_k_is_offered_only_for_partial_waves():
+    big = GemmConfig(128, 256, 64, num_warps=8)
+    assert offers_stream_k(big, 256, 10240, 8192, H200)  # 80 tiles: 61% of a wave
+    assert offers_stream_k(big, 512, 6144, 4096, H200)  # 96 tiles: 73%
+    assert not offers_stream_k(big, 4224, 8192, 8192, H200)  # 33 x 32 = 8 whole waves
+    assert not offers_stream_k(big, 2048, 4096, 4096, H200)  # 16 x 16 = 256 of 2 x 132: 97%
+    assert not offers_stream_k(replace(big, split_k=2), 256, 10240, 8192, H200)
+    assert not offers_stream_k(replace(big, persistent=False), 256, 10240, 8192, H200)
+
+
+def test_cost_model_prefers_stream_k_on_a_partial_wave():
+    est = lambda cfg, m, n, k: estimate_seconds(cfg, m, n, k, 2, 2, H200)
+    big = GemmConfig(128, 256, 64, num_warps=8, num_stages=3)
+    sk = replace(big, stream_k=True)
+    assert est(sk, 256, 10240, 8192) < 0.8 * est(big, 256, 10240, 8192)  # 80 tiles
+    assert est(sk, 256, 10240, 8192) < est(replace(big, split_k=3), 256, 10240, 8192)
+    assert est(sk, 4224, 8192, 8192) > est(big, 4224, 8192, 8192)  # 33 x 32: whole waves
+
+
+def test_mid_m_list_adds_stream_k_after_the_measured_choices():
+    cands = candidate_configs("full", 256, 10240, 8192, 2, 2, H200)
+    plain = [c for c in cands if not c.stream_k]
+    streamed = [c for c in cands if c.stream_k]
+    assert 1 <= len(streamed) <= STREAM_K_CANDIDATES and cands[-len(streamed) :] == streamed
+    assert not cands[0].stream_k  # the untuned default is never the unmeasured path
+    assert len(plain) <= MAX_CANDIDATES
+    assert all(c.split_k == 1 and c.persistent for c in streamed)
+
+
+@needs_interpreter
+@pytest.mark.parametrize(
+    "m,n,k,pps",
+    [(40, 64, 72, 1), (100, 96, 200, 1), (16, 32, 64, 1), (70, 160, 40, 2), (33, 64, 1000, 1)],
+)
+@pytest.mark.parametrize("tma", [False, True], ids=["ptr", "tma"])
+def test_stream_k_is_correct_deterministic_and_resets_counters(m, n, k, pps, tma):
+    # Four pretend SMs: shapes with less than a wave (all tiles shared), a wave and a tail
+    # (dp tiles + shared), one tile over every program, two programs per SM.
+    a, b, _ = _operands(m, n, k, torch.float16, b_col=True)
+    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    cfg = GemmConfig(16, 32, 16, stream_k=True, tma=tma, group_m=2, programs_per_sm=pps)
+    launch = build_launch(p, cfg, device_info(None))
+    first = _run(launch).clone()
+    assert _rel_err(first, _reference(a, b, {})) < TOL[torch.float16]
+    assert launch.config["sk_tiles"] > 0 and not launch.config["tma_store"]
+    counters = launch._args[6]
+    assert int(counters.abs().sum()) == 0
+    assert torch.equal(_run(launch), first)
+
+
+@needs_interpreter
+def test_stream_k_with_fp8_scales_and_bf16_row_major_b():
+    for dtype in (FP8, torch.bfloat16):
+        a, b, scales = _operands(40, 64, 80, dtype, b_col=False)
+        p = check_problem(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32",
+                          device_info(None))  # fmt: skip
+        launch = build_launch(p, GemmConfig(16, 32, 16 if dtype != FP8 else 32, stream_k=True),
+                              device_info(None))  # fmt: skip
+        assert _rel_err(_run(launch), _reference(a, b, scales)) < TOL[dtype]
+
+
+def test_stream_k_needs_a_persistent_split_1_config():
+    a, b, _ = _operands(8, 32, 32, torch.float16, b_col=True)
+    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    with pytest.raises(ValueError, match="stream_k needs"):
+        build_launch(p, GemmConfig(16, 32, 16, stream_k=True, split_k=2), device_info(None))
 
 
 def test_tuner_picks_fastest_correct_config_and_caches(monkeypatch):

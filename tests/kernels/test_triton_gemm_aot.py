@@ -23,6 +23,9 @@ from harness_kernels.triton.gemm_configs import GemmConfig, candidate_configs, s
 mid = candidate_configs("full", 128, 4096, 4096, 2, 2, TARGETS["sm_90"][1])
 mid_split = next(c for c in mid if c.block_m >= 128 and c.split_k >= 2 and c.programs_per_sm == 1)
 mid_2progs = next(c for c in mid if c.block_m >= 128 and c.programs_per_sm == 2)
+# Stream-K at the worst gemm_llama shape (80 tiles of 128x256 on 132 SMs).
+weak = candidate_configs("full", 256, 10240, 8192, 2, 2, TARGETS["sm_90"][1])
+mid_sk = next(c for c in weak if c.stream_k and (c.block_m, c.block_n) == (128, 256))
 cases = {
     ("sm_90", "full"): gemm_cases()["full-bf16-8192"],
     ("sm_90", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
@@ -31,6 +34,7 @@ cases = {
     ("sm_90", "fp8"): gemm_cases()["full-fp8-8192"],
     ("sm_90", "mid-m-splitk"): GemmCase(128, 4096, 4096, config=mid_split),
     ("sm_90", "mid-m-2progs"): GemmCase(128, 4096, 4096, config=mid_2progs),
+    ("sm_90", "stream-k"): GemmCase(256, 10240, 8192, config=mid_sk),
     ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
     ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
 }
@@ -119,3 +123,16 @@ def test_mid_m_two_programs_per_sm_are_co_resident(compiled):
     assert info["shared"] <= info["smem_estimate"]
     assert 2 * (info["shared"] + 1024) <= 232448 + 1024
     assert 2 * 32 * info["num_warps"] * info["n_regs"] <= 65536
+
+
+def test_stream_k_compiles_to_wgmma_tma_and_atomics_without_spills(compiled):
+    """The stream-K candidate of the worst gemm_llama shape is a real sm_90 kernel: both the
+    data-parallel and the shared-tile loops on wgmma + TMA loads, the partial-tile atomics, no
+    spills, shared memory within the search's estimate."""
+    info = compiled["sm_90/stream-k"]
+    cfg = info["config"]
+    assert cfg["stream_k"] and cfg["sk_tiles"] == 80 and cfg["dp_tiles"] == 0
+    assert cfg["num_programs"] == 132 and not cfg["tma_store"]
+    assert info["has"]["wgmma"] and info["has"]["cp.async.bulk.tensor"]
+    assert info["has"]["atom.global"] and info["n_spills"] == 0
+    assert info["shared"] <= info["smem_estimate"] <= 232448

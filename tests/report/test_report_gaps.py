@@ -53,6 +53,7 @@ def _row(cfg: dict, **axes) -> dict:
             {"m": 256, "n": 4096},
             None,
         ),  # stream-K balances the SMs itself
+        ({"units": 80, "stream_k": True}, {}, None),  # stream-K: equal shares, no tail
         ({"kernel": "attn_decode", "programs": 120}, {}, 120),
         (
             {"kernel": "attn_prefill", "BLOCK_M": 128},
