@@ -7,6 +7,8 @@ GEMM:
   own-cutlass-sm80-multistage       the Ampere rung: cp.async multistage + mma.sync
 Attention:
   own-cutlass                       CuTe FMHA forward (SM80 style: cp.async, ldmatrix, mma.sync)
+  own-cutlass-sm90                  the same pipeline on Hopper's wgmma (Q K^T SS, P V RS with P
+                                    in registers), sm_90 only: what wgmma adds over mma.sync
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
 `prebuild(problems)` builds everything a sweep needs in parallel beforehand. Without nvcc or the
@@ -184,6 +186,34 @@ def own_cutlass_attention(problem: AttentionProblem, inputs: dict, device: Devic
     return Prepared(launch, dict(launch.config))
 
 
+def _attention_sm90_supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+    cc = device.compute_capability if device is not None else None
+    if cc is not None and cc[0] != 9:
+        return f"wgmma FMHA runs on sm_90 only (sm_90a code); device is sm_{cc[0]}{cc[1]}"
+    return _attention_supports(problem, device)
+
+
+@register(
+    "own-cutlass-sm90",
+    "attention",
+    "own",
+    ("nvidia",),
+    min_cc=(9, 0),
+    available=_available,
+    supports=_attention_sm90_supports,
+)
+def own_cutlass_attention_sm90(
+    problem: AttentionProblem, inputs: dict, device: DeviceInfo
+) -> Prepared:
+    """Own CuTe FMHA forward on wgmma (SS for Q K^T, RS for P V), two warpgroups, dense KV."""
+    from harness_kernels.cutlass.fmha import prepare_fmha
+
+    launch = _load_or_skip(
+        prepare_fmha, inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, kernel="sm90"
+    )
+    return Prepared(launch, dict(launch.config))
+
+
 # ---- prebuild -----------------------------------------------------------------------------------
 
 
@@ -205,9 +235,11 @@ def specs_for(problems: Iterable[Problem], providers: Iterable[str] | None = Non
                 if (wanted is None or f"own-cutlass-{name}" in wanted) and p.dtype in v.dtypes:
                     if b_col or p.dtype != "fp8_e4m3":
                         specs.append(v.spec(p.dtype, b_col))
-        elif isinstance(p, AttentionProblem) and (wanted is None or "own-cutlass" in wanted):
-            if _attention_supports(p, None) is None:
+        elif isinstance(p, AttentionProblem) and _attention_supports(p, None) is None:
+            if wanted is None or "own-cutlass" in wanted:
                 specs.append(fmha_spec(p.dtype, p.head_dim))
+            if wanted is None or "own-cutlass-sm90" in wanted:
+                specs.append(fmha_spec(p.dtype, p.head_dim, "sm90"))
     return list(dict.fromkeys(specs))
 
 

@@ -1,4 +1,9 @@
-"""Own CuTe FMHA forward (fmha_sm80.cu): library spec per (dtype, head_dim), and a launcher.
+"""Own CuTe FMHA forward: library spec per (kernel, dtype, head_dim), and a launcher.
+
+Two kernels with one C ABI and one pipeline (cp.async K/V buffers, online softmax in registers):
+  sm80  fmha_sm80.cu  ldmatrix + mma.sync m16n8k16, 4 warps; runs on sm_80 and sm_90
+  sm90  fmha_sm90.cu  wgmma: Q K^T from shared memory (SS), P V with P in registers (RS),
+                      two warpgroups; sm_90a only
 
 launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
 out = launch()                                # [B, Hq, Sq, D], on the current stream
@@ -19,14 +24,19 @@ HEAD_DIMS = (64, 128)
 DTYPES = {torch.bfloat16: ("bf16", 0), torch.float16: ("fp16", 1)}
 
 
-def fmha_spec(dtype: str, head_dim: int) -> build.KernelSpec:
-    """The library for `dtype` (bf16 | fp16) and `head_dim` (64 | 128), sm_80 and sm_90 SASS."""
+KERNELS = {"sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")), "sm90": ("fmha_sm90.cu", ("sm_90a",))}
+
+
+def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSpec:
+    """The library for `kernel` (sm80 | sm90), `dtype` (bf16 | fp16) and `head_dim` (64 | 128):
+    sm80 carries sm_80 and sm_90 SASS, sm90 sm_90a (wgmma) alone."""
     code = {"bf16": 0, "fp16": 1}[dtype]
+    source, archs = KERNELS[kernel]
     return build.KernelSpec(
-        "fmha_sm80.cu",
+        source,
         (("HK_DTYPE", code), ("HK_HEAD_DIM", head_dim)),
-        ("sm_80", "sm_90"),
-        f"fmha-sm80-{dtype}-d{head_dim}",
+        archs,
+        f"fmha-{kernel}-{dtype}-d{head_dim}",
         # exp2 as one MUFU.EX2, reciprocal without the IEEE fix-up: softmax needs neither.
         extra_flags=("--use_fast_math",),
     )
@@ -70,7 +80,9 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
 class FmhaLaunch:
     """A planned attention forward: call it to launch on the current stream; returns O."""
 
-    def __init__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool):
+    def __init__(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, kernel: str = "sm80"
+    ):
         if q.dtype not in DTYPES or k.dtype != q.dtype or v.dtype != q.dtype:
             raise ValueError(f"dtype {q.dtype}: need bf16 or fp16 q, k, v")
         B, Hq, Sq, D = q.shape
@@ -86,7 +98,9 @@ class FmhaLaunch:
             if t.stride(3) != 1:
                 raise ValueError(f"{name} needs unit stride along head_dim")
         self.out = torch.empty((B, Hq, Sq, D), dtype=q.dtype, device=q.device)  # [B, Hq, Sq, D]
-        lib, manifest = build.load(fmha_spec(dtype, D))
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
+        lib, manifest = build.load(fmha_spec(dtype, D, kernel))
         self._lib = _bind(lib)
         strides = [t.stride(i) for t in (q, k, v, self.out) for i in range(3)]  # batch, head, row
         self._keep = (q, k, v)  # the plan holds raw pointers into these
@@ -147,9 +161,11 @@ class FmhaLaunch:
                 pass
 
 
-def prepare_fmha(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool) -> FmhaLaunch:
+def prepare_fmha(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool, kernel: str = "sm80"
+) -> FmhaLaunch:
     """Plan the forward pass (scale 1/sqrt(D), bottom-right causal alignment when `causal`)."""
-    return FmhaLaunch(q, k, v, causal)
+    return FmhaLaunch(q, k, v, causal, kernel)
 
 
-__all__ = ["BLOCK_M", "BLOCK_N", "HEAD_DIMS", "FmhaLaunch", "fmha_spec", "prepare_fmha"]
+__all__ = ["BLOCK_M", "BLOCK_N", "HEAD_DIMS", "KERNELS", "FmhaLaunch", "fmha_spec", "prepare_fmha"]

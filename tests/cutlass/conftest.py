@@ -74,6 +74,7 @@ def kernel_builds(session_cache: Path) -> dict:
     specs = {
         "sm90_gemm": VARIANTS["sm90-coop-128x256"].spec("bf16", b_col=True),
         "fmha_sm80": fmha_spec("bf16", 128),
+        "fmha_sm90": fmha_spec("bf16", 128, "sm90"),
         "sm80_gemm": VARIANTS["sm80-multistage"].spec("bf16", b_col=True),
     }
     mp = pytest.MonkeyPatch()

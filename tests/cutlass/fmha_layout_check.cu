@@ -6,6 +6,7 @@
 #include <set>
 
 #include "fmha_sm80.h"
+#include "fmha_sm90.h"
 
 using namespace cute;
 
@@ -85,10 +86,75 @@ void check() {
   std::printf("checked head_dim %d: kBlockM %d kBlockN %d threads %d\n", D, M, N, T::kThreads);
 }
 
+// The SM90 kernel: S from the SS wgmma, P reused as the RS wgmma's A operand, O's rows.
+template <class T>
+void check90() {
+  constexpr int M = T::kBlockM, N = T::kBlockN, D = T::kHeadDim;
+  typename T::TiledMmaS mma_s;
+  typename T::TiledMmaO mma_o;
+  CHECK(int(size(mma_s)) == T::kThreads && int(size(mma_o)) == T::kThreads, "thread counts");
+  std::vector<std::set<int>> row_owners(M);
+  std::vector<int> s_seen(M * N, 0), o_seen(M * D, 0);
+  for (int t = 0; t < T::kThreads; ++t) {
+    auto tScS = mma_s.get_thread_slice(t).partition_C(make_identity_tensor(Shape<Int<M>, Int<N>>{}));
+    auto thr_o = mma_o.get_thread_slice(t);
+    auto tOcO = thr_o.partition_C(make_identity_tensor(Shape<Int<M>, Int<D>>{}));
+    auto tPcP = thr_o.partition_A(make_identity_tensor(Shape<Int<M>, Int<N>>{}));  // RS: per thread
+
+    auto s_rc = make_tensor(tScS.data(), hk::fmha90::acc_rowcol(tScS.layout()));
+    auto o_rc = make_tensor(tOcO.data(), hk::fmha90::acc_rowcol(tOcO.layout()));
+    CHECK(size<0>(s_rc) == size<0>(o_rc), "t%d row counts differ", t);
+    for (int r = 0; r < size<0>(s_rc); ++r) {
+      int row = get<0>(s_rc(r, 0));
+      row_owners[row].insert(t);
+      for (int c = 0; c < size<1>(s_rc); ++c) {
+        CHECK(get<0>(s_rc(r, c)) == row, "t%d S row %d col %d", t, r, c);
+        s_seen[row * N + get<1>(s_rc(r, c))]++;
+      }
+      for (int c = 0; c < size<1>(o_rc); ++c) {
+        CHECK(get<0>(o_rc(r, c)) == row, "t%d O row %d col %d: %d", t, r, c, int(get<0>(o_rc(r, c))));
+        o_seen[row * D + get<1>(o_rc(r, c))]++;
+      }
+    }
+    auto p_as_a = make_tensor(tScS.data(), hk::fmha90::acc_as_operand_a(tScS.layout()));
+    CHECK(size(p_as_a) == size(tPcP), "t%d sizes %d vs %d", t, int(size(p_as_a)), int(size(tPcP)));
+    CHECK(rank(p_as_a) == rank(tPcP) && size<1>(p_as_a) == size<1>(tPcP) &&
+              size<2>(p_as_a) == size<2>(tPcP),
+          "t%d mode sizes", t);
+    for (int i = 0; i < size(tPcP); ++i) {
+      CHECK(p_as_a(i) == tPcP(i), "t%d element %d: acc (%d,%d) vs A (%d,%d)", t, i,
+            int(get<0>(p_as_a(i))), int(get<1>(p_as_a(i))), int(get<0>(tPcP(i))),
+            int(get<1>(tPcP(i))));
+    }
+  }
+  for (int i = 0; i < M * N; ++i) CHECK(s_seen[i] == 1, "S element %d held %d times", i, s_seen[i]);
+  for (int i = 0; i < M * D; ++i) CHECK(o_seen[i] == 1, "O element %d held %d times", i, o_seen[i]);
+  for (int row = 0; row < M; ++row) {
+    CHECK(row_owners[row].size() == 4, "row %d has %d owners", row, int(row_owners[row].size()));
+    int first = *row_owners[row].begin();
+    for (int t : row_owners[row]) CHECK(t / 4 == first / 4, "row %d owners not one quad", row);
+  }
+  typename T::SmemLayoutKV kv;
+  typename T::SmemLayoutVt vt;
+  for (int d = 0; d < D; ++d)
+    for (int j = 0; j < N; ++j) CHECK(vt(d, j) == kv(j, d), "Vt(%d,%d)", d, j);
+  typename T::GmemCopy gcopy;
+  std::vector<int> g_seen(N * D, 0);
+  for (int t = 0; t < T::kThreads; ++t) {
+    auto part = gcopy.get_thread_slice(t).partition_S(make_identity_tensor(Shape<Int<N>, Int<D>>{}));
+    for (int i = 0; i < size(part); ++i) g_seen[get<0>(part(i)) * D + get<1>(part(i))]++;
+  }
+  for (int i = 0; i < N * D; ++i) CHECK(g_seen[i] == 1, "K element %d copied %d times", i, g_seen[i]);
+  std::printf("checked sm90 head_dim %d: kBlockM %d kBlockN %d threads %d\n", D, M, N, T::kThreads);
+}
+
 int main() {
   check<hk::fmha::Traits<cutlass::bfloat16_t, 128>>();
   check<hk::fmha::Traits<cutlass::bfloat16_t, 64>>();
   check<hk::fmha::Traits<cutlass::half_t, 128>>();
+  check90<hk::fmha90::Traits<cutlass::bfloat16_t, 128>>();
+  check90<hk::fmha90::Traits<cutlass::bfloat16_t, 64>>();
+  check90<hk::fmha90::Traits<cutlass::half_t, 128>>();
   if (failures) {
     std::printf("%d failures\n", failures);
     return 1;

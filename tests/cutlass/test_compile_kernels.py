@@ -47,6 +47,19 @@ def test_fmha_is_cute_mma_sync_on_both_targets(kernel_builds, sass_of):
         assert count(text, r"\bMUFU\.EX2") > 0, arch  # softmax exp2
 
 
+def test_fmha_sm90_is_wgmma_with_p_from_registers(kernel_builds, sass_of):
+    """The wgmma rung: HGMMA for both products (S = Q K^T 64x64, O += P V 64xD), cp.async
+    loads, exp2 on MUFU, and no local-memory spills of the 256-thread CTA."""
+    sass = sass_of(kernel_builds["fmha_sm90"].path)
+    assert set(sass) == {"sm_90a"}
+    text = sass["sm_90a"]
+    assert count(text, r"\bHGMMA\.64x64x16\.F32\.BF16") > 0  # Q K^T, both operands in smem
+    assert count(text, r"\bHGMMA\.64x128x16\.F32\.BF16") > 0  # P V, D = 128
+    assert count(text, r"\bHMMA") == 0 and count(text, r"\bLDSM") == 0  # no mma.sync path
+    assert count(text, r"\bLDGSTS") > 0 and count(text, r"\bMUFU\.EX2") > 0
+    assert count(text, r"\b(STL|LDL)\b") == 0  # no spills
+
+
 def test_fmha_register_layout_conversions_hold_for_every_thread(kernel_builds):
     output, rc = kernel_builds["layout_check"]
     assert rc == 0 and output.strip().endswith("ok"), output
@@ -57,6 +70,7 @@ def test_libraries_export_the_c_abi_and_describe_themselves(kernel_builds):
         "sm90_gemm": ("hk_gemm_plan", "hk_gemm_run", "hk_gemm_workspace", "hk_gemm_destroy"),
         "sm80_gemm": ("hk_gemm_plan", "hk_gemm_run", "hk_gemm_workspace", "hk_gemm_destroy"),
         "fmha_sm80": ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy"),
+        "fmha_sm90": ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy"),
     }
     for name, symbols in expect.items():
         built = kernel_builds[name]

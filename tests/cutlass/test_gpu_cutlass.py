@@ -129,14 +129,16 @@ def test_tuned_provider_is_correct(problem):
     ],
 )
 @pytest.mark.parametrize("causal", [False, True])
-def test_fmha_matches_fp32(shape, causal):
-    if _cc() < (8, 0):
-        pytest.skip("needs sm_80")
+@pytest.mark.parametrize("kernel", ["sm80", "sm90"])
+def test_fmha_matches_fp32(shape, causal, kernel):
+    if _cc() < ((9, 0) if kernel == "sm90" else (8, 0)):
+        pytest.skip(f"needs {kernel}")
     from harness_kernels.cutlass.fmha import fmha_spec
 
     problem = AttentionProblem(*shape, causal=causal, dtype="bf16")
-    _require(fmha_spec("bf16", problem.head_dim))
-    provider = load_all().get("attention", "own-cutlass")
+    _require(fmha_spec("bf16", problem.head_dim, kernel))
+    name = "own-cutlass" if kernel == "sm80" else "own-cutlass-sm90"
+    provider = load_all().get("attention", name)
     device = get_device("cuda")
     assert provider.why_not(problem, device) is None
     inputs = problem.make_inputs(0, "randn", torch.device("cuda"))

@@ -82,6 +82,10 @@ def test_attention_supports_reasons(registry):
     assert "head_dim" in fmha.supports(AttentionProblem(1, 8, 8, 128, 128, 96), H200)
     paged = AttentionProblem(1, 8, 8, 128, 256, 128, kv_layout="paged", page_size=64)
     assert "dense" in fmha.supports(paged, H200)
+    wgmma = registry.get("attention", "own-cutlass-sm90")
+    assert wgmma.min_cc == (9, 0) and wgmma.supports(prefill, H200) is None
+    assert "sm_90 only" in wgmma.supports(prefill, A100)
+    assert "no partial tiles" in wgmma.supports(AttentionProblem(1, 32, 8, 1, 4096, 128), H200)
 
 
 def test_specs_for_a_llama_sweep_cover_every_candidate():
@@ -96,7 +100,13 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
     everything = {s.label for s in oc.specs_for(problems)}
     assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(VARIANTS)
     attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
-    assert {s.label for s in oc.specs_for(attn)} == {"fmha-sm80-bf16-d64", "fmha-sm80-bf16-d128"}
+    assert {s.label for s in oc.specs_for(attn)} == {
+        f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90") for d in (64, 128)
+    }
+    assert {s.label for s in oc.specs_for(attn, ["own-cutlass-sm90"])} == {
+        "fmha-sm90-bf16-d64",
+        "fmha-sm90-bf16-d128",
+    }
 
 
 def test_prebuild_needs_a_toolchain(monkeypatch):

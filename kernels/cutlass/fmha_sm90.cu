@@ -1,0 +1,290 @@
+// FMHA forward on CuTe for Hopper's warpgroup MMA (wgmma; sm_90a only): O = softmax(Q K^T *
+// scale) V with an online softmax over KV tiles, fp32 accumulation, GQA by head mapping,
+// optional bottom-right aligned causal mask. The same pipeline as fmha_sm80.cu (cp.async into
+// one K and one V buffer), with Q K^T as an SS wgmma and P V as an RS wgmma whose A operand is
+// the softmaxed S accumulator itself (fmha_sm90.h): the rung between mma.sync and the TMA +
+// warp-specialized kernels (FA3, cuDNN) that also overlap softmax with the next tile's MMAs.
+//
+//   HK_DTYPE     0 bf16, 1 fp16
+//   HK_HEAD_DIM  64 or 128
+//
+// One CTA (two warpgroups, 256 threads) owns kBlockM = 128 query rows of one (batch, head).
+// Shapes as fmha_sm80: q_len a multiple of 128, kv_len of 64, causal needs q_len <= kv_len.
+//
+// C ABI (the same as fmha_sm80): hk_describe, hk_fmha_plan(q, k, v, o, B, Hq, Hkv, Sq, Skv,
+// strides[12], scale, causal, &plan), hk_fmha_run(plan, stream), hk_fmha_destroy(plan),
+// hk_status_string.
+#include <cmath>
+
+#include "common.h"
+#include "cutlass/arch/barrier.h"
+#include "fmha_sm80.h"  // Params
+#include "fmha_sm90.h"
+
+#ifndef HK_DTYPE
+#define HK_DTYPE 0
+#endif
+#ifndef HK_HEAD_DIM
+#define HK_HEAD_DIM 128
+#endif
+
+namespace hk_fmha_sm90 {
+using namespace cute;
+#if HK_DTYPE == 0
+using Element = cutlass::bfloat16_t;
+#define HK_DTYPE_NAME "bf16"
+#else
+using Element = cutlass::half_t;
+#define HK_DTYPE_NAME "fp16"
+#endif
+using T = hk::fmha90::Traits<Element, HK_HEAD_DIM>;
+using Params = hk::fmha::Params<Element>;
+
+// acc (+)= A @ B over every k block, issued as one batch of wgmma and waited for. With
+// kZeroInit the first k block overwrites acc (the S tile starts from nothing each KV step);
+// kRegA: A is a register fragment (RS), fenced like the accumulator.
+template <bool kZeroInit, bool kRegA, class Mma, class FA, class FB, class Acc>
+__device__ __forceinline__ void wgmma(Mma& mma, FA const& a, FB const& b, Acc& acc) {
+  if constexpr (kRegA) warpgroup_fence_operand(const_cast<FA&>(a));
+  warpgroup_fence_operand(acc);
+  warpgroup_arrive();
+  if constexpr (kZeroInit) mma.accumulate_ = GMMA::ScaleOut::Zero;
+  CUTE_UNROLL
+  for (int k = 0; k < size<2>(a); ++k) {
+    cute::gemm(mma, a(_, _, k), b(_, _, k), acc);
+    mma.accumulate_ = GMMA::ScaleOut::One;
+  }
+  warpgroup_commit_batch();
+  warpgroup_wait<0>();
+  warpgroup_fence_operand(acc);
+  if constexpr (kRegA) warpgroup_fence_operand(const_cast<FA&>(a));
+}
+
+// A row's elements sit in one quad of lanes (checked by fmha_layout_check.cu).
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffff, x, 1);
+  return x + __shfl_xor_sync(0xffffffff, x, 2);
+}
+
+// cp.async writes shared memory through the generic proxy; wgmma reads it through the async
+// proxy. Each thread orders its own landed copies for the async proxy, then the CTA barrier.
+__device__ __forceinline__ void copies_visible_to_wgmma() {
+  cp_async_wait<0>();
+  cutlass::arch::fence_view_async_shared();
+  __syncthreads();
+}
+
+template <bool kCausal>
+__global__ void __launch_bounds__(T::kThreads, 1) fmha_forward(const __grid_constant__ Params p) {
+#if defined(__CUDA_ARCH__) && defined(CUTE_ARCH_MMA_SM90A_ENABLED)
+  constexpr int kBlockM = T::kBlockM, kBlockN = T::kBlockN, kHeadDim = T::kHeadDim;
+  extern __shared__ __align__(1024) char smem_raw[];
+  auto& smem = *reinterpret_cast<typename T::SharedStorage*>(smem_raw);
+  const int tid = threadIdx.x;
+  // Causal: the last query tiles see the most keys; start them first so the tail is short.
+  const int m_block = kCausal ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
+  const int head = blockIdx.y, batch = blockIdx.z;
+  const int kv_head = head / p.group;
+
+  // ---- global tiles of this (batch, head) -----------------------------------------------------
+  auto rows = [](const Element* base, int64_t row_stride, int len) {
+    return make_tensor(make_gmem_ptr(base), make_shape(len, Int<kHeadDim>{}),
+                       make_stride(row_stride, _1{}));
+  };
+  Tensor mQ = rows(p.q + batch * p.q_batch + head * p.q_head, p.q_row, p.seq_q);
+  Tensor mK = rows(p.k + batch * p.k_batch + kv_head * p.k_head, p.k_row, p.seq_k);
+  Tensor mV = rows(p.v + batch * p.v_batch + kv_head * p.v_head, p.v_row, p.seq_k);
+  Tensor mO = make_tensor(make_gmem_ptr(p.o + batch * p.o_batch + head * p.o_head),
+                          make_shape(p.seq_q, Int<kHeadDim>{}), make_stride(p.o_row, _1{}));
+  auto q_tile = Shape<Int<kBlockM>, Int<kHeadDim>>{};
+  auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
+  Tensor gQ = local_tile(mQ, q_tile, make_coord(m_block, 0));  // [kBlockM, D]
+  Tensor gO = local_tile(mO, q_tile, make_coord(m_block, 0));  // [kBlockM, D]
+  Tensor gK = local_tile(mK, kv_tile, make_coord(_, 0));       // [kBlockN, D, n_blocks]
+  Tensor gV = local_tile(mV, kv_tile, make_coord(_, 0));       // [kBlockN, D, n_blocks]
+
+  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename T::SmemLayoutQ{});
+  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename T::SmemLayoutKV{});
+  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename T::SmemLayoutKV{});
+  Tensor sVt = make_tensor(make_smem_ptr(smem.v.data()), typename T::SmemLayoutVt{});
+
+  // ---- copies: global -> shared (cp.async) ------------------------------------------------------
+  typename T::GmemCopy gmem_copy;
+  auto g_thr = gmem_copy.get_thread_slice(tid);
+  Tensor tQgQ = g_thr.partition_S(gQ);
+  Tensor tQsQ = g_thr.partition_D(sQ);
+  Tensor tKgK = g_thr.partition_S(gK);  // [CPY, CPY_N, CPY_D, n_blocks]
+  Tensor tKsK = g_thr.partition_D(sK);
+  Tensor tVgV = g_thr.partition_S(gV);
+  Tensor tVsV = g_thr.partition_D(sV);
+
+  // ---- wgmma operands: shared-memory descriptors (Q, K, V^T), P from registers ------------------
+  typename T::TiledMmaS mma_s;
+  typename T::TiledMmaO mma_o;
+  auto thr_s = mma_s.get_thread_slice(tid);
+  auto thr_o = mma_o.get_thread_slice(tid);
+  Tensor tSrQ = thr_s.make_fragment_A(thr_s.partition_A(sQ));   // [MMA, MMA_M, MMA_D]
+  Tensor tSrK = thr_s.make_fragment_B(thr_s.partition_B(sK));   // [MMA, MMA_N, MMA_D]
+  Tensor tOrVt = thr_o.make_fragment_B(thr_o.partition_B(sVt));  // [MMA, MMA_D, MMA_N]
+  Tensor acc_o = partition_fragment_C(mma_o, q_tile);           // [MMA, MMA_M, MMA_D] fp32
+  clear(acc_o);
+
+  // (row, col) inside the [kBlockM, kBlockN] score tile of each accumulator element, for the mask.
+  Tensor tScS = thr_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+
+  // ---- KV range ---------------------------------------------------------------------------------
+  int n_end = p.seq_k / kBlockN;
+  const int last_row = m_block * kBlockM + kBlockM - 1 + p.causal_offset;  // its last key
+  if (kCausal) n_end = min(n_end, last_row / kBlockN + 1);
+
+  // Softmax state per thread row (rows of the acc_rowcol view).
+  Tensor o_rc = make_tensor(acc_o.data(), hk::fmha90::acc_rowcol(acc_o.layout()));
+  constexpr int kRows = decltype(size<0>(o_rc))::value;
+  float row_max[kRows], row_sum[kRows];  // raw-score max (quad-wide); this thread's partial sum
+  CUTE_UNROLL
+  for (int r = 0; r < kRows; ++r) {
+    row_max[r] = -INFINITY;
+    row_sum[r] = 0.f;
+  }
+
+  copy(gmem_copy, tQgQ, tQsQ);
+  copy(gmem_copy, tKgK(_, _, _, 0), tKsK);
+  cp_async_fence();
+
+  for (int n = 0; n < n_end; ++n) {
+    Tensor acc_s = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
+    copies_visible_to_wgmma();  // K[n] (and Q) landed; every warp is done reading V[n-1]
+    copy(gmem_copy, tVgV(_, _, _, n), tVsV);
+    cp_async_fence();
+
+    wgmma</*kZeroInit=*/true, /*kRegA=*/false>(mma_s, tSrQ, tSrK, acc_s);
+
+    // Keys past the diagonal only exist in the last tiles: mask those, skip the test elsewhere.
+    const int first_row = m_block * kBlockM + p.causal_offset;
+    if (kCausal && (n + 1) * kBlockN - 1 > first_row) {
+      CUTE_UNROLL
+      for (int i = 0; i < size(acc_s); ++i) {
+        if (n * kBlockN + get<1>(tScS(i)) > first_row + get<0>(tScS(i))) acc_s(i) = -INFINITY;
+      }
+    }
+
+    copies_visible_to_wgmma();  // V[n] landed; every warp is done reading K[n]
+    if (n + 1 < n_end) copy(gmem_copy, tKgK(_, _, _, n + 1), tKsK);
+    cp_async_fence();
+
+    // Online softmax: new running max, rescale what was accumulated under the old one.
+    Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      float mx = row_max[r];
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(s_rc); ++c) mx = fmaxf(mx, s_rc(r, c));
+      mx = quad_max(mx);
+      // A row with every key masked so far keeps max -inf: use 0 so no (-inf) - (-inf) appears.
+      const float max_scaled = mx == -INFINITY ? 0.f : mx * p.scale_log2;
+      const float correction = exp2f(row_max[r] * p.scale_log2 - max_scaled);
+      row_max[r] = mx;
+      row_sum[r] *= correction;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= correction;
+      CUTE_UNROLL
+      for (int c = 0; c < size<1>(s_rc); ++c) {
+        const float prob = exp2f(fmaf(s_rc(r, c), p.scale_log2, -max_scaled));
+        s_rc(r, c) = prob;
+        row_sum[r] += prob;
+      }
+    }
+
+    // P in the input precision, reused in place as the register A operand of P @ V.
+    Tensor p_frag = make_fragment_like<Element>(acc_s);
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
+    Tensor tOrP = make_tensor(p_frag.data(), hk::fmha90::acc_as_operand_a(p_frag.layout()));
+    wgmma</*kZeroInit=*/false, /*kRegA=*/true>(mma_o, tOrP, tOrVt, acc_o);
+  }
+
+  // ---- epilogue: divide by the row sums, round, store ---------------------------------------------
+  CUTE_UNROLL
+  for (int r = 0; r < kRows; ++r) {
+    const float sum = quad_sum(row_sum[r]);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    CUTE_UNROLL
+    for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= inv;
+  }
+  Tensor tOgO = thr_o.partition_C(gO);
+  CUTE_UNROLL
+  for (int i = 0; i < size(acc_o); ++i) tOgO(i) = Element(acc_o(i));
+#endif
+}
+
+struct Plan {
+  Params params;
+  dim3 grid;
+  bool causal;
+};
+
+constexpr int kSmemBytes = int(sizeof(typename T::SharedStorage));
+}  // namespace hk_fmha_sm90
+using namespace hk_fmha_sm90;
+
+HK_EXPORT const char* hk_describe(void) {
+  return "kernel=fmha_sm90;dtype=" HK_DTYPE_NAME ";head_dim=" HK_STR(HK_HEAD_DIM)
+         ";tile=128x64;warps=8;schedule=cp.async-wgmma-ss-rs;cutlass=" HK_CUTLASS_VERSION;
+}
+
+HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o, int B, int Hq,
+                           int Hkv, int Sq, int Skv, const int64_t* strides, float scale,
+                           int causal, void** plan_out) {
+  *plan_out = nullptr;
+  if (B < 1 || Hq < 1 || Hkv < 1 || Hq % Hkv || Sq % T::kBlockM || Skv % T::kBlockN ||
+      Sq < 1 || Skv < 1 || (causal && Sq > Skv)) {
+    return hk::from_cutlass(cutlass::Status::kErrorInvalidProblem);
+  }
+  int device = 0, major = 0;
+  if (cudaError_t e = cudaGetDevice(&device)) return hk::from_cuda(e);
+  if (cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) {
+    return hk::from_cuda(e);
+  }
+  if (major != 9) return hk::from_cutlass(cutlass::Status::kErrorArchMismatch);  // wgmma: sm_90a
+  // 16-byte cp.async: base pointers and every row/head/batch stride 16-byte aligned.
+  for (const void* ptr : {q, k, v, static_cast<const void*>(o)}) {
+    if (reinterpret_cast<uintptr_t>(ptr) % 16) {
+      return hk::from_cutlass(cutlass::Status::kErrorMisalignedOperand);
+    }
+  }
+  for (int i = 0; i < 12; ++i) {
+    if (strides[i] % 8) return hk::from_cutlass(cutlass::Status::kErrorMisalignedOperand);
+  }
+  Params p{static_cast<const Element*>(q), static_cast<const Element*>(k),
+           static_cast<const Element*>(v), static_cast<Element*>(o),
+           strides[0], strides[1], strides[2], strides[3], strides[4], strides[5],
+           strides[6], strides[7], strides[8], strides[9], strides[10], strides[11],
+           Hq, Hq / Hkv, Sq, Skv, Skv - Sq, float(scale * M_LOG2E)};
+  for (auto kernel : {fmha_forward<false>, fmha_forward<true>}) {
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             kSmemBytes)) {
+      return hk::from_cuda(e);
+    }
+  }
+  *plan_out = new Plan{p, dim3(Sq / T::kBlockM, Hq, B), causal != 0};
+  return 0;
+}
+
+HK_EXPORT int hk_fmha_run(void* plan, void* stream) {
+  auto* pl = static_cast<Plan*>(plan);
+  auto st = static_cast<cudaStream_t>(stream);
+  if (pl->causal) {
+    fmha_forward<true><<<pl->grid, T::kThreads, kSmemBytes, st>>>(pl->params);
+  } else {
+    fmha_forward<false><<<pl->grid, T::kThreads, kSmemBytes, st>>>(pl->params);
+  }
+  return hk::from_cuda(cudaGetLastError());
+}
+
+HK_EXPORT void hk_fmha_destroy(void* plan) { delete static_cast<Plan*>(plan); }
+
+HK_EXPORT const char* hk_status_string(int code) { return hk::status_string(code); }
