@@ -16,5 +16,5 @@ left=$(( budget - ($(date +%s) - t0) ))
 bash scripts/h200_measure.sh $left \
   "probes_bandwidth sweep=probes_bandwidth" \
   "gemm_llama-r2 sweep=gemm_llama 'sweep.groups.0.providers=[cublas,own-cutlass,own-triton]'" \
-  "fmha_prefill-r2 sweep=fmha_prefill 'sweep.groups.0.providers=[sdpa-cudnn,sdpa-flash,own-triton,own-cutlass]'" \
+  "fmha_prefill-r2 sweep=fmha_prefill 'sweep.groups.0.providers=[sdpa-cudnn,sdpa-flash,own-triton,own-cutlass,own-cutlass-sm90]'" \
   "fmha_decode-r2 sweep=fmha_decode"

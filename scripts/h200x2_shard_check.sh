@@ -30,7 +30,7 @@ run 45 probes_bandwidth sweep=probes_bandwidth device=cuda:0 run_id=probes_bandw
 run $(( $(left) - 200 < 300 ? $(left) - 200 : 300 )) gemm_llama_sharded sweep=gemm_llama devices=all run_id=gemm_llama-sharded-x2
 ( run 110 gemm_llama_cublas_gpu1 sweep=gemm_llama 'providers=[cublas]' device=cuda:1 run_id=gemm_llama-cublas-gpu1
   run $(left) fmha_prefill sweep=fmha_prefill device=cuda:1 run_id=fmha_prefill-r2 \
-    'sweep.groups.0.providers=[sdpa-cudnn,sdpa-flash,own-triton,own-cutlass]' ) &
+    'sweep.groups.0.providers=[sdpa-cudnn,sdpa-flash,own-triton,own-cutlass,own-cutlass-sm90]' ) &
 ( s=$(date +%s)
   CUDA_VISIBLE_DEVICES=0 TRITON_INTERPRET=0 timeout 60 python3 -m pytest -q -m gpu tests/cutlass > $L/cutlass_gpu_tests.txt 2>&1
   echo "cutlass tests rc=$? $(( $(date +%s) - s ))s: $(tail -1 $L/cutlass_gpu_tests.txt)"
