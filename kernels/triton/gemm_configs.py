@@ -78,6 +78,8 @@ class GemmConfig:
     # Persistent only: whole tiles in full waves, then the rest shared out by K iterations so
     # every program does the same work (stream_k_plan); split_k stays 1.
     stream_k: bool = False
+    # Row-major B only: copy it K-major once per call before the kernel (transposes_b says when).
+    transpose_b: bool = False
     # AMD only: MFMA shape (16 -> 16x16 instructions, 32 -> 32x32) and the occupancy hint.
     matrix_instr_nonkdim: int = 0
     waves_per_eu: int = 0
@@ -714,6 +716,19 @@ def tma_support(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> tuple[bool, boo
     if load_ok and not store_ok:
         reasons.append("C row stride (N*elem) not 16-byte aligned: pointer stores")
     return load_ok, store_ok, "; ".join(reasons)
+
+
+def transposes_b(p: Problem, dev: DeviceInfo, variant: str) -> bool:
+    """Whether to also time configs that copy a row-major B K-major first: tf32 on Hopper, where
+    wgmma takes 32-bit B only K-major (16-bit types transpose in the descriptor for free). The
+    H200 measured the in-kernel re-layout at 19-20% of the tf32 peak on nn problems."""
+    return (
+        p.input_precision == "tf32"
+        and not p.b_is_nk
+        and dev.backend == "cuda"
+        and dev.capability >= 90
+        and variant != "no-tensor-cores"
+    )
 
 
 def interpreter_pick(variant: str, m: int, n: int, k: int, in_bytes: int) -> GemmConfig:

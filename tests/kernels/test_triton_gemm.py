@@ -532,3 +532,38 @@ def test_gpu_smoke_tunes_and_matches_torch():
         check=False,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+
+
+# ---- tf32 with a row-major B: copy B K-major first ----------------------------------------------
+
+
+def test_transpose_b_is_offered_for_tf32_row_major_b_on_hopper():
+    from harness_kernels.triton.gemm_configs import transposes_b
+
+    a, b_row = torch.randn(64, 64), torch.randn(64, 64)
+    sm90, sm80 = _pretend("sm_90"), _pretend("sm_80")
+    tf32_row = check_problem(a, b_row, None, None, None, "tf32", sm90)
+    assert transposes_b(tf32_row, sm90, "full")
+    assert not transposes_b(tf32_row, sm90, "no-tensor-cores")
+    assert not transposes_b(check_problem(a, b_row, None, None, None, "tf32", sm80), sm80, "full")
+    assert not transposes_b(check_problem(a, b_row, None, None, None, "ieee", sm90), sm90, "full")
+    col = check_problem(a, torch.randn(64, 64).t(), None, None, None, "tf32", sm90)
+    assert not transposes_b(col, sm90, "full")  # already K-major
+    bf16 = check_problem(a.bfloat16(), b_row.bfloat16(), None, None, None, "tf32", sm90)
+    assert not transposes_b(bf16, sm90, "full")  # 16-bit wgmma transposes B in the descriptor
+
+
+@needs_interpreter
+@pytest.mark.parametrize("split", ["none", "split-k", "stream-k"])
+def test_transpose_b_copies_b_each_call_and_leaves_it_alone(split):
+    a, b, _ = _operands(33, 40, 52, torch.float32, b_col=False)
+    before = b.clone()
+    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    extra = {"none": {}, "split-k": {"split_k": 2}, "stream-k": {"stream_k": True}}[split]
+    launch = build_launch(p, GemmConfig(16, 32, 16, transpose_b=True, group_m=2, **extra),
+                          device_info(None))  # fmt: skip
+    assert launch.config["b_layout"] == "row, copied K-major per call"
+    assert _rel_err(_run(launch), _reference(a, b, {})) < TOL["tf32"]
+    b.mul_(-1)  # a new B: the next call copies it again
+    assert _rel_err(_run(launch), _reference(a, b, {})) < TOL["tf32"]
+    assert torch.equal(b, -before)

@@ -16,6 +16,7 @@ import pytest
 # One child process compiles every case (imports dominate); it prints a JSON summary per case.
 _SCRIPT = r"""
 import json, sys
+import torch
 from harness_kernels.triton.aot import TARGETS, GemmCase, compile_gemm_case, gemm_cases
 from harness_kernels.triton.gemm_configs import GemmConfig, candidate_configs, shared_mem_bytes
 
@@ -35,6 +36,10 @@ cases = {
     ("sm_90", "mid-m-splitk"): GemmCase(128, 4096, 4096, config=mid_split),
     ("sm_90", "mid-m-2progs"): GemmCase(128, 4096, 4096, config=mid_2progs),
     ("sm_90", "stream-k"): GemmCase(256, 10240, 8192, config=mid_sk),
+    ("sm_90", "tf32-nn"): GemmCase(4096, 4096, 4096, torch.float32, b_col_major=False,
+                                   config=GemmConfig(128, 128, 32, 8, 4)),
+    ("sm_90", "tf32-nn-copied"): GemmCase(4096, 4096, 4096, torch.float32, b_col_major=False,
+                                          config=GemmConfig(128, 128, 32, 8, 4, transpose_b=True)),
     ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
     ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
 }
@@ -45,6 +50,7 @@ for (target, name), case in cases.items():
     text = asm.get("ptx", "") + asm.get("amdgcn", "")
     info["has"] = {s: s in text for s in ("wgmma", "mma.sync", "v_mfma", "cp.async.bulk.tensor",
                                           "atom.global", "fma.rn.f32")}
+    info["ld_shared"] = text.count("ld.shared")
     if case.config is not None and target == "sm_90":
         info["smem_estimate"] = shared_mem_bytes(case.config, 2, 2)
     out[f"{target}/{name}"] = info
@@ -136,3 +142,12 @@ def test_stream_k_compiles_to_wgmma_tma_and_atomics_without_spills(compiled):
     assert info["has"]["wgmma"] and info["has"]["cp.async.bulk.tensor"]
     assert info["has"]["atom.global"] and info["n_spills"] == 0
     assert info["shared"] <= info["smem_estimate"] <= 232448
+
+
+def test_tf32_with_b_copied_k_major_skips_the_shared_memory_relayout(compiled):
+    """tf32 wgmma reads B only K-major: with a row-major B the kernel re-lays each B tile out
+    through registers (ld.shared + st.shared every K step); copied K-major first, it does not."""
+    nn, copied = compiled["sm_90/tf32-nn"], compiled["sm_90/tf32-nn-copied"]
+    assert nn["has"]["wgmma"] and copied["has"]["wgmma"]
+    assert nn["ld_shared"] > 0 and copied["ld_shared"] == 0
+    assert copied["config"]["b_layout"] == "row, copied K-major per call"
