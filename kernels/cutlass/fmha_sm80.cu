@@ -10,9 +10,8 @@
 //
 // C ABI: hk_describe, hk_fmha_plan(q, k, v, o, B, Hq, Hkv, Sq, Skv, strides[12], scale, causal,
 // &plan), hk_fmha_run(plan, stream), hk_fmha_destroy(plan), hk_status_string.
-#include <cmath>
-
 #include "common.h"
+#include "fmha_common.h"
 #include "fmha_sm80.h"
 
 #ifndef HK_DTYPE
@@ -67,16 +66,6 @@ __device__ void gemm_reg_smem(Mma& mma, Acc& acc, RA const& rA, RB& rB, SB const
     if (k + 1 < size<2>(rA)) copy(copyB, sB(_, _, k + 1), viewB(_, _, k + 1));
     cute::gemm(mma, rA(_, _, k), rB(_, _, k), acc);
   }
-}
-
-// A row's elements sit in one quad of lanes (see fmha_sm80.h): reduce over lanes ^1 and ^2.
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffff, x, 1);
-  return x + __shfl_xor_sync(0xffffffff, x, 2);
 }
 
 template <bool kCausal>
@@ -191,26 +180,7 @@ __global__ void __launch_bounds__(T::kThreads) fmha_forward(const __grid_constan
 
     // Online softmax: new running max, rescale what was accumulated under the old one.
     Tensor s_rc = make_tensor(acc_s.data(), hk::fmha::acc_rowcol(acc_s.layout()));
-    CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      float mx = row_max[r];
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(s_rc); ++c) mx = fmaxf(mx, s_rc(r, c));
-      mx = quad_max(mx);
-      // A row with every key masked so far keeps max -inf: use 0 so no (-inf) - (-inf) appears.
-      const float max_scaled = mx == -INFINITY ? 0.f : mx * p.scale_log2;
-      const float correction = exp2f(row_max[r] * p.scale_log2 - max_scaled);
-      row_max[r] = mx;
-      row_sum[r] *= correction;
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= correction;
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(s_rc); ++c) {
-        const float prob = exp2f(fmaf(s_rc(r, c), p.scale_log2, -max_scaled));
-        s_rc(r, c) = prob;
-        row_sum[r] += prob;
-      }
-    }
+    hk::fmha::online_softmax(s_rc, o_rc, row_max, row_sum, p.scale_log2);
 
     // P in the input precision, reused in place as the A operand of P @ V.
     Tensor p_frag = make_fragment_like<Element>(acc_s);
@@ -221,13 +191,7 @@ __global__ void __launch_bounds__(T::kThreads) fmha_forward(const __grid_constan
   }
 
   // ---- epilogue: divide by the row sums, round, store ---------------------------------------------
-  CUTE_UNROLL
-  for (int r = 0; r < kRows; ++r) {
-    const float sum = quad_sum(row_sum[r]);
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    CUTE_UNROLL
-    for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= inv;
-  }
+  hk::fmha::normalize_rows(o_rc, row_sum);
   Tensor tOgO = thr_mma.partition_C(gO);
   CUTE_UNROLL
   for (int i = 0; i < size(acc_o); ++i) tOgO(i) = Element(acc_o(i));
@@ -252,24 +216,11 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
                            int Hkv, int Sq, int Skv, const int64_t* strides, float scale,
                            int causal, void** plan_out) {
   *plan_out = nullptr;
-  if (B < 1 || Hq < 1 || Hkv < 1 || Hq % Hkv || Sq % T::kBlockM || Skv % T::kBlockN ||
-      Sq < 1 || Skv < 1 || (causal && Sq > Skv)) {
-    return hk::from_cutlass(cutlass::Status::kErrorInvalidProblem);
+  Params p;
+  if (int rc = hk::fmha::make_params(p, q, k, v, o, B, Hq, Hkv, Sq, Skv, strides, scale, causal,
+                                     T::kBlockM, T::kBlockN)) {
+    return rc;
   }
-  // 16-byte cp.async: base pointers and every row/head/batch stride 16-byte aligned.
-  for (const void* ptr : {q, k, v, static_cast<const void*>(o)}) {
-    if (reinterpret_cast<uintptr_t>(ptr) % 16) {
-      return hk::from_cutlass(cutlass::Status::kErrorMisalignedOperand);
-    }
-  }
-  for (int i = 0; i < 12; ++i) {
-    if (strides[i] % 8) return hk::from_cutlass(cutlass::Status::kErrorMisalignedOperand);
-  }
-  Params p{static_cast<const Element*>(q), static_cast<const Element*>(k),
-           static_cast<const Element*>(v), static_cast<Element*>(o),
-           strides[0], strides[1], strides[2], strides[3], strides[4], strides[5],
-           strides[6], strides[7], strides[8], strides[9], strides[10], strides[11],
-           Hq, Hq / Hkv, Sq, Skv, Skv - Sq, float(scale * M_LOG2E)};
   for (auto kernel : {fmha_forward<false>, fmha_forward<true>}) {
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              kSmemBytes)) {

@@ -76,23 +76,4 @@ CUTE_HOST_DEVICE constexpr auto acc_as_operand_a(Layout const& acc) {
                      get<2, 1>(split));
 }
 
-// Kernel parameters: strides in elements; [B, H, S, D] tensors with unit stride along D.
-template <class Element>
-struct Params {
-  const Element* q;
-  const Element* k;
-  const Element* v;
-  Element* o;
-  int64_t q_batch, q_head, q_row;
-  int64_t k_batch, k_head, k_row;
-  int64_t v_batch, v_head, v_row;
-  int64_t o_batch, o_head, o_row;
-  int q_heads;
-  int group;  // q_heads / kv_heads: query heads sharing one KV head (GQA)
-  int seq_q;
-  int seq_k;
-  int causal_offset;  // seq_k - seq_q: bottom-right aligned mask keeps key j <= i + offset
-  float scale_log2;   // softmax scale * log2(e): exp(x * scale) = exp2(x * scale_log2)
-};
-
 }  // namespace hk::fmha

@@ -14,11 +14,9 @@
 // C ABI (the same as fmha_sm80): hk_describe, hk_fmha_plan(q, k, v, o, B, Hq, Hkv, Sq, Skv,
 // strides[12], scale, causal, &plan), hk_fmha_run(plan, stream), hk_fmha_destroy(plan),
 // hk_status_string.
-#include <cmath>
-
 #include "common.h"
+#include "fmha_common.h"
 #include "cutlass/arch/barrier.h"
-#include "fmha_sm80.h"  // Params
 #include "fmha_sm90.h"
 
 #ifndef HK_DTYPE
@@ -58,16 +56,6 @@ __device__ __forceinline__ void wgmma(Mma& mma, FA const& a, FB const& b, Acc& a
   warpgroup_wait<0>();
   warpgroup_fence_operand(acc);
   if constexpr (kRegA) warpgroup_fence_operand(const_cast<FA&>(a));
-}
-
-// A row's elements sit in one quad of lanes (checked by fmha_layout_check.cu).
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffff, x, 1);
-  return x + __shfl_xor_sync(0xffffffff, x, 2);
 }
 
 // cp.async writes shared memory through the generic proxy; wgmma reads it through the async
@@ -178,26 +166,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_forward(const __grid_cons
 
     // Online softmax: new running max, rescale what was accumulated under the old one.
     Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
-    CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      float mx = row_max[r];
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(s_rc); ++c) mx = fmaxf(mx, s_rc(r, c));
-      mx = quad_max(mx);
-      // A row with every key masked so far keeps max -inf: use 0 so no (-inf) - (-inf) appears.
-      const float max_scaled = mx == -INFINITY ? 0.f : mx * p.scale_log2;
-      const float correction = exp2f(row_max[r] * p.scale_log2 - max_scaled);
-      row_max[r] = mx;
-      row_sum[r] *= correction;
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= correction;
-      CUTE_UNROLL
-      for (int c = 0; c < size<1>(s_rc); ++c) {
-        const float prob = exp2f(fmaf(s_rc(r, c), p.scale_log2, -max_scaled));
-        s_rc(r, c) = prob;
-        row_sum[r] += prob;
-      }
-    }
+    hk::fmha::online_softmax(s_rc, o_rc, row_max, row_sum, p.scale_log2);
 
     // P in the input precision, reused in place as the register A operand of P @ V.
     Tensor p_frag = make_fragment_like<Element>(acc_s);
@@ -208,13 +177,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_forward(const __grid_cons
   }
 
   // ---- epilogue: divide by the row sums, round, store ---------------------------------------------
-  CUTE_UNROLL
-  for (int r = 0; r < kRows; ++r) {
-    const float sum = quad_sum(row_sum[r]);
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-    CUTE_UNROLL
-    for (int c = 0; c < size<1>(o_rc); ++c) o_rc(r, c) *= inv;
-  }
+  hk::fmha::normalize_rows(o_rc, row_sum);
   Tensor tOgO = thr_o.partition_C(gO);
   CUTE_UNROLL
   for (int i = 0; i < size(acc_o); ++i) tOgO(i) = Element(acc_o(i));
@@ -240,30 +203,17 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
                            int Hkv, int Sq, int Skv, const int64_t* strides, float scale,
                            int causal, void** plan_out) {
   *plan_out = nullptr;
-  if (B < 1 || Hq < 1 || Hkv < 1 || Hq % Hkv || Sq % T::kBlockM || Skv % T::kBlockN ||
-      Sq < 1 || Skv < 1 || (causal && Sq > Skv)) {
-    return hk::from_cutlass(cutlass::Status::kErrorInvalidProblem);
-  }
   int device = 0, major = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return hk::from_cuda(e);
   if (cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) {
     return hk::from_cuda(e);
   }
   if (major != 9) return hk::from_cutlass(cutlass::Status::kErrorArchMismatch);  // wgmma: sm_90a
-  // 16-byte cp.async: base pointers and every row/head/batch stride 16-byte aligned.
-  for (const void* ptr : {q, k, v, static_cast<const void*>(o)}) {
-    if (reinterpret_cast<uintptr_t>(ptr) % 16) {
-      return hk::from_cutlass(cutlass::Status::kErrorMisalignedOperand);
-    }
+  Params p;
+  if (int rc = hk::fmha::make_params(p, q, k, v, o, B, Hq, Hkv, Sq, Skv, strides, scale, causal,
+                                     T::kBlockM, T::kBlockN)) {
+    return rc;
   }
-  for (int i = 0; i < 12; ++i) {
-    if (strides[i] % 8) return hk::from_cutlass(cutlass::Status::kErrorMisalignedOperand);
-  }
-  Params p{static_cast<const Element*>(q), static_cast<const Element*>(k),
-           static_cast<const Element*>(v), static_cast<Element*>(o),
-           strides[0], strides[1], strides[2], strides[3], strides[4], strides[5],
-           strides[6], strides[7], strides[8], strides[9], strides[10], strides[11],
-           Hq, Hq / Hkv, Sq, Skv, Skv - Sq, float(scale * M_LOG2E)};
   for (auto kernel : {fmha_forward<false>, fmha_forward<true>}) {
     if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              kSmemBytes)) {

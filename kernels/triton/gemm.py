@@ -32,8 +32,9 @@ last unit to finish a tile (an atomic counter per tile) sums the partials in spl
 result is deterministic and one launch suffices. That unit also resets the counter.
 
 tf32 with a row-major B (transpose_b): wgmma reads 32-bit B only K-major, so such a B tile is
-re-laid out through registers every K step (H200: 19-20% of the tf32 peak on nn problems); the
-config copies B K-major once per call before the kernel instead, inside the timed call.
+re-laid out through registers every K step (AOT code; the H200 ran tf32 nn problems at 19-20% of
+the tf32 peak, this the suspected cause); the config copies B K-major once per call before the
+kernel instead, inside the timed call.
 
 Stream-K (persistent configs with stream_k): when whole tiles would leave SMs idle in the last
 wave (80 tiles of 128x256 on 132 SMs at M=256, N=10240), the tiles of all full waves but the last

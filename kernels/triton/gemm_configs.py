@@ -241,11 +241,6 @@ class StreamKPlan:
     max_parts: int  # most programs sharing one tile (workspace parts per tile)
     shared_tiles: int  # sk tiles touched by more than one program (those write partials)
 
-    @property
-    def iters_per_program(self) -> float:
-        """K iterations of the stream-K share per program (the balanced part)."""
-        return self.sk_tiles / self.num_programs if self.num_programs else 0.0
-
 
 def stream_k_plan(tiles: int, k_tiles: int, programs: int) -> StreamKPlan:
     """Split `tiles` output tiles of `k_tiles` iterations over a persistent grid of `programs`.
@@ -720,8 +715,9 @@ def tma_support(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> tuple[bool, boo
 
 def transposes_b(p: Problem, dev: DeviceInfo, variant: str) -> bool:
     """Whether to also time configs that copy a row-major B K-major first: tf32 on Hopper, where
-    wgmma takes 32-bit B only K-major (16-bit types transpose in the descriptor for free). The
-    H200 measured the in-kernel re-layout at 19-20% of the tf32 peak on nn problems."""
+    wgmma takes 32-bit B only K-major (16-bit types transpose in the descriptor for free). On the
+    H200 the own kernel ran tf32 nn problems at 19-20% of the tf32 peak; the in-kernel re-layout
+    is the suspected cause (seen in the AOT code, not yet confirmed by a measurement)."""
     return (
         p.input_precision == "tf32"
         and not p.b_is_nk

@@ -1,0 +1,113 @@
+// What the two CuTe FMHA kernels (fmha_sm80.cu: mma.sync, fmha_sm90.cu: wgmma) share: the
+// kernel parameters, the online softmax over a thread's (rows, columns) view of the score and
+// output accumulators, and the C ABI's problem checks. Only the MMA, its register layouts and
+// the launch differ between them.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "common.h"
+#include "cute/tensor.hpp"
+
+namespace hk::fmha {
+
+// Kernel parameters: strides in elements; [B, H, S, D] tensors with unit stride along D.
+template <class Element>
+struct Params {
+  const Element* q;
+  const Element* k;
+  const Element* v;
+  Element* o;
+  int64_t q_batch, q_head, q_row;
+  int64_t k_batch, k_head, k_row;
+  int64_t v_batch, v_head, v_row;
+  int64_t o_batch, o_head, o_row;
+  int q_heads;
+  int group;  // q_heads / kv_heads: query heads sharing one KV head (GQA)
+  int seq_q;
+  int seq_k;
+  int causal_offset;  // seq_k - seq_q: bottom-right aligned mask keeps key j <= i + offset
+  float scale_log2;   // softmax scale * log2(e): exp(x * scale) = exp2(x * scale_log2)
+};
+
+// In both kernels a row's elements sit in one quad of lanes (fmha_layout_check.cu checks it):
+// reduce over lanes ^1 and ^2.
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffff, x, 1);
+  return x + __shfl_xor_sync(0xffffffff, x, 2);
+}
+
+// One KV tile of the online softmax. s_rc: this thread's raw scores as (rows, columns), turned
+// into unnormalised probabilities in place; o_rc: the output accumulator as (rows, columns),
+// rescaled to the new running max; row_max (quad-wide raw max) and row_sum (this thread's
+// partial sum) carry across tiles.
+template <class S, class O>
+__device__ __forceinline__ void online_softmax(S& s_rc, O& o_rc, float* row_max, float* row_sum,
+                                               float scale_log2) {
+  CUTE_UNROLL
+  for (int r = 0; r < cute::size<0>(s_rc); ++r) {
+    float mx = row_max[r];
+    CUTE_UNROLL
+    for (int c = 0; c < cute::size<1>(s_rc); ++c) mx = fmaxf(mx, s_rc(r, c));
+    mx = quad_max(mx);
+    // A row with every key masked so far keeps max -inf: use 0 so no (-inf) - (-inf) appears.
+    const float max_scaled = mx == -INFINITY ? 0.f : mx * scale_log2;
+    const float correction = exp2f(row_max[r] * scale_log2 - max_scaled);
+    row_max[r] = mx;
+    row_sum[r] *= correction;
+    CUTE_UNROLL
+    for (int c = 0; c < cute::size<1>(o_rc); ++c) o_rc(r, c) *= correction;
+    CUTE_UNROLL
+    for (int c = 0; c < cute::size<1>(s_rc); ++c) {
+      const float prob = exp2f(fmaf(s_rc(r, c), scale_log2, -max_scaled));
+      s_rc(r, c) = prob;
+      row_sum[r] += prob;
+    }
+  }
+}
+
+// The epilogue's division of each output row by its (quad-wide) probability sum.
+template <class O>
+__device__ __forceinline__ void normalize_rows(O& o_rc, const float* row_sum) {
+  CUTE_UNROLL
+  for (int r = 0; r < cute::size<0>(o_rc); ++r) {
+    const float sum = quad_sum(row_sum[r]);
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    CUTE_UNROLL
+    for (int c = 0; c < cute::size<1>(o_rc); ++c) o_rc(r, c) *= inv;
+  }
+}
+
+// hk_fmha_plan's checks and parameters, for tiles of kBlockM query rows and kBlockN keys (no
+// partial tiles) loaded by 16-byte cp.async: 0, or the status to return.
+template <class Element>
+inline int make_params(Params<Element>& p, const void* q, const void* k, const void* v, void* o,
+                       int B, int Hq, int Hkv, int Sq, int Skv, const int64_t* strides,
+                       float scale, int causal, int kBlockM, int kBlockN) {
+  if (B < 1 || Hq < 1 || Hkv < 1 || Hq % Hkv || Sq % kBlockM || Skv % kBlockN || Sq < 1 ||
+      Skv < 1 || (causal && Sq > Skv)) {
+    return from_cutlass(cutlass::Status::kErrorInvalidProblem);
+  }
+  // 16-byte cp.async: base pointers and every row/head/batch stride 16-byte aligned.
+  for (const void* ptr : {q, k, v, static_cast<const void*>(o)}) {
+    if (reinterpret_cast<uintptr_t>(ptr) % 16) {
+      return from_cutlass(cutlass::Status::kErrorMisalignedOperand);
+    }
+  }
+  for (int i = 0; i < 12; ++i) {
+    if (strides[i] % 8) return from_cutlass(cutlass::Status::kErrorMisalignedOperand);
+  }
+  p = Params<Element>{static_cast<const Element*>(q), static_cast<const Element*>(k),
+                      static_cast<const Element*>(v), static_cast<Element*>(o),
+                      strides[0], strides[1], strides[2], strides[3], strides[4], strides[5],
+                      strides[6], strides[7], strides[8], strides[9], strides[10], strides[11],
+                      Hq, Hq / Hkv, Sq, Skv, Skv - Sq, float(scale * M_LOG2E)};
+  return 0;
+}
+
+}  // namespace hk::fmha
