@@ -38,6 +38,7 @@ from omegaconf import DictConfig
 
 from harness import store
 from harness.device import DeviceInfo, get_device
+from harness.measure import spread_guard
 from harness.measure.collective_timer import time_collective
 from harness.measure.point import PointTimeout, base_row, deadline, first_line, timing_columns
 from harness.measure.protocol import Protocol
@@ -366,7 +367,8 @@ def _check_then_time(problem, provider, device, p: Protocol, rank, dev, tel) -> 
     on_start = tel.start if tel else (lambda: None)
     timing = time_collective(timed.run, p, device, on_start)
     del data, timed
-    return {**out, **timing_columns(problem, timing, tel.stop() if tel else None)}
+    unstable = spread_guard.judge(timing.samples_ms, timing.hold_expired, p)
+    return {**out, **timing_columns(problem, timing, tel.stop() if tel else None, unstable)}
 
 
 def _merge_checks(checks: list[dict], config: str) -> dict:

@@ -161,7 +161,11 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
     )
     _prebuild_libraries(todo, device, out)
     telemetry = Telemetry(device.vendor, device.index) if device.is_gpu else None
-    flusher = L2Flusher(device.torch_device, device.flush_bytes) if device.is_gpu else None
+    flusher = (
+        L2Flusher(device.torch_device, device.flush_bytes, protocol.l2_flush)
+        if device.is_gpu
+        else None
+    )
     marker = inflight_path(run_path, cfg.shard_index)
     statuses: dict[str, int] = {}
     pending = len(todo)

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: spread guard, stream hold and flush mode columns
 
 _STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(
@@ -87,6 +87,10 @@ SCHEMA = pa.schema(
         ("latency_ms_p90", _F64),
         ("latency_ms_std", _F64),
         ("latency_rse", _F64),
+        ("latency_p90_over_p10", _F64),
+        ("unstable", _BOOL),  # too spread (or a stream hold expired) after every attempt
+        ("unstable_reason", _STR),
+        ("timing_attempts", _I64),
         ("n_samples", _I64),
         ("samples_ms", pa.list_(_F64)),
         ("stop_reason", _STR),
@@ -100,6 +104,10 @@ SCHEMA = pa.schema(
         ("timer", _STR),
         ("l2", _STR),
         ("fill", _STR),
+        ("l2_flush", _STR),  # read | write (nvbench's cold mode) | n/a
+        ("stream_hold", _STR),  # flag: a blocking kernel held the stream | none
+        ("hold_expired", _I64),  # samples whose hold timed out before the launch was queued
+        ("max_spread", _F64),
         ("warmup_ms", _F64),
         ("warmup_calls", _I64),
         ("rse_target", _F64),

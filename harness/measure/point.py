@@ -22,8 +22,10 @@ from dataclasses import asdict
 import torch
 
 from harness.device import DeviceInfo
+from harness.measure import spread_guard
 from harness.measure import timer as timers
 from harness.measure.protocol import Protocol
+from harness.measure.spread_guard import p90_over_p10
 from harness.measure.stats import summarize
 from harness.measure.telemetry import Telemetry
 from harness.problems import Problem
@@ -92,6 +94,8 @@ def base_row(
         "timer": timer_name,
         "l2": protocol.l2 if device.is_gpu else "n/a",
         "fill": protocol.fill,
+        "l2_flush": protocol.l2_flush if device.is_gpu else "n/a",
+        "max_spread": protocol.max_spread,
         "warmup_ms": protocol.warmup_ms,
         "rse_target": protocol.rse_target,
         "max_time_s": protocol.max_time_s,
@@ -180,29 +184,66 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
         data = problem.make_inputs(protocol.seed * 1000 + 2 + i, protocol.fill, dev)
         closures.append(provider.prepare(problem, data, device).run)
     _sync(device)
-    on_start = telemetry.start if telemetry else (lambda: None)
-    if timer_name == "host":
-        timing = timers.time_host(closures[0], protocol, on_start)
-    elif timer_name == "cuda-events":
-        flush = flusher if protocol.l2 == "cold" else None
-        timing = timers.time_cuda_events(closures[0], protocol, flush, on_start)
-    elif timer_name == "cuda-graph":
-        timing = timers.time_cuda_graph(
-            closures, protocol, protocol.l2 == "cold", complete, on_start
-        )
-    elif timer_name == "xpu-events" and device.type == "xpu":
-        flush = flusher if protocol.l2 == "cold" else None
-        timing = timers.time_xpu(closures[0], protocol, flush, on_start)
-    else:
-        raise ValueError(f"protocol.timer: '{timer_name}' cannot run on {device.type}")
+    timing, unstable, attempts = _time_guarded(
+        closures, device, protocol, timer_name, complete, telemetry, flusher
+    )
     tel = telemetry.stop() if telemetry else None
-    out.update(timing_columns(problem, timing, tel))
+    out.update(timing_columns(problem, timing, tel, unstable, attempts))
     return out
 
 
-def timing_columns(problem: Problem, timing: timers.Timing, tel) -> dict:
+_DEVICE_TIMERS = ("cuda-events", "cuda-graph", "xpu-events")
+
+
+def _time_guarded(closures, device, protocol, timer_name, complete, telemetry, flusher):
+    """Time the point; while its samples are too spread (spread_guard), time it again, up to
+    protocol.max_attempts on a GPU. Returns (the timing reported, why it is unstable or None,
+    attempts). The first stable attempt is reported, else the least spread one; telemetry
+    spans every attempt."""
+    opened = []
+
+    def on_start() -> None:
+        if telemetry and not opened:
+            telemetry.start()
+            opened.append(True)
+
+    tries = protocol.max_attempts if timer_name in _DEVICE_TIMERS else 1
+    attempts: list[tuple[timers.Timing, str | None]] = []
+    for _ in range(tries):
+        t = _time_once(closures, device, protocol, timer_name, complete, on_start, flusher)
+        why = spread_guard.judge(t.samples_ms, t.hold_expired, protocol)
+        attempts.append((t, why))
+        if why is None:
+            break
+    timing, why = min(attempts, key=lambda a: (a[1] is not None, p90_over_p10(a[0].samples_ms)))
+    return timing, why, len(attempts)
+
+
+def _time_once(closures, device, protocol, timer_name, complete, on_start, flusher):
+    if timer_name == "host":
+        return timers.time_host(closures[0], protocol, on_start)
+    if timer_name == "cuda-events":
+        flush = flusher if protocol.l2 == "cold" else None
+        return timers.time_cuda_events(closures[0], protocol, flush, on_start)
+    if timer_name == "cuda-graph":
+        cold = protocol.l2 == "cold"
+        return timers.time_cuda_graph(closures, protocol, cold, complete, on_start)
+    if timer_name == "xpu-events" and device.type == "xpu":
+        flush = flusher if protocol.l2 == "cold" else None
+        return timers.time_xpu(closures[0], protocol, flush, on_start)
+    raise ValueError(f"protocol.timer: '{timer_name}' cannot run on {device.type}")
+
+
+def timing_columns(
+    problem: Problem,
+    timing: timers.Timing,
+    tel,
+    unstable: str | None = None,
+    attempts: int = 1,
+) -> dict:
     """Status ok with latency statistics, TFLOP/s and GB/s (from the problem's own work
-    counts, never a provider's), protocol facts and telemetry of one timed point."""
+    counts, never a provider's), protocol facts, the spread guard's verdict and telemetry of
+    one timed point."""
     s = summarize(timing.samples_ms)
     secs = s.median / 1e3
     out = dict(
@@ -215,6 +256,12 @@ def timing_columns(problem: Problem, timing: timers.Timing, tel) -> dict:
         latency_ms_p90=s.p90,
         latency_ms_std=s.std,
         latency_rse=s.rse_median,
+        latency_p90_over_p10=p90_over_p10(timing.samples_ms),
+        unstable=unstable is not None,
+        unstable_reason=unstable,
+        timing_attempts=attempts,
+        stream_hold=timing.stream_hold,
+        hold_expired=timing.hold_expired,
         n_samples=s.n,
         samples_ms=[float(x) for x in timing.samples_ms],
         stop_reason=timing.stop_reason,
@@ -250,4 +297,6 @@ def _external_point(problem: Problem, prepared, protocol: Protocol, telemetry) -
         telemetry.start()
     timing, extra = ext.time(protocol)
     tel = telemetry.stop() if telemetry else None
-    return {"provider_config": dump({**config, **extra}), **timing_columns(problem, timing, tel)}
+    unstable = spread_guard.judge(timing.samples_ms, timing.hold_expired, protocol)
+    cols = timing_columns(problem, timing, tel, unstable)
+    return {"provider_config": dump({**config, **extra}), **cols}

@@ -6,14 +6,18 @@ from dataclasses import asdict, dataclass
 
 TIMERS = ("auto", "cuda-events", "cuda-graph", "host", "xpu-events")
 L2_STATES = ("cold", "hot")
+FLUSH_MODES = ("read", "write")
 
 
 @dataclass
 class Protocol:
     """Timer, cache state, inputs, warm-up and stop rule of one measurement.
 
-    cuda-events: one event pair around every call; cold L2 by writing a buffer of 2x the L2
-        size before each call, outside the timed window.
+    cuda-events: one event pair around every call; cold L2 by streaming a buffer of 2x the L2
+        size before each call, outside the timed window (l2_flush: read, or write as nvbench's
+        cold mode does, which leaves dirty lines whose write-back the next kernel pays). With
+        stream_hold, a blocking kernel holds the stream before each start event until the
+        call is queued, so host launch latency is never timed (measure/stream_hold.py).
     cuda-graph: calls captured into a CUDA graph and timed per replay (no launch gaps); cold L2
         by rotating through input sets totalling >= l2_rotation_factor x L2, one call per set.
     host: perf_counter around each call (CPU devices, where calls are synchronous).
@@ -39,6 +43,14 @@ class Protocol:
     # Sample for at least this long: a power-capped GPU's clock oscillates over tenths of a
     # second, and a median taken inside one swing differed by 3% between identical runs.
     min_time_s: float = 0.5  # capped at max_time_s
+    l2_flush: str = "read"  # read | write (nvbench's cold mode: a memset)
+    stream_hold: bool = True  # a blocking kernel before each start event (CUDA and ROCm)
+    # Spread guard: a point whose p90/p10 exceeds max_spread (and whose p90 - p10 exceeds
+    # spread_floor_us, the events' own resolution being ~0.5 us) or whose stream hold expired
+    # is timed again, up to max_attempts in all; if it stays spread its row says unstable.
+    max_spread: float = 1.10
+    spread_floor_us: float = 1.0
+    max_attempts: int = 2
     l2_rotation_factor: float = 2.0
     max_rotation_sets: int = 512
     seed: int = 0
@@ -50,12 +62,22 @@ class Protocol:
             ("protocol.timer", self.timer, TIMERS),
             ("protocol.l2", self.l2, L2_STATES),
             ("protocol.fill", self.fill, FILLS),
+            ("protocol.l2_flush", self.l2_flush, FLUSH_MODES),
         ):
             if value not in allowed:
                 raise ValueError(f"{key}: unknown '{value}'; allowed: {', '.join(allowed)}")
-        for key in ("min_samples", "max_samples", "max_time_s", "rse_target", "max_rotation_sets"):
+        for key in (
+            "min_samples",
+            "max_samples",
+            "max_time_s",
+            "rse_target",
+            "max_rotation_sets",
+            "max_attempts",
+        ):
             if getattr(self, key) <= 0:
                 raise ValueError(f"protocol.{key}: must be positive, got {getattr(self, key)}")
+        if self.max_spread < 1.0:
+            raise ValueError(f"protocol.max_spread: p90/p10 is at least 1, got {self.max_spread}")
         if self.min_samples > self.max_samples:
             raise ValueError("protocol.min_samples: must not exceed protocol.max_samples")
 
@@ -65,6 +87,10 @@ class Protocol:
         return {"cpu": "host", "xpu": "xpu-events"}.get(device_type, "cuda-events")
 
     def key_fields(self) -> dict:
-        """Fields that change what is measured (they enter the point key)."""
+        """Fields that change what is measured (they enter the point key). The flush mode
+        enters only when it is not the default, so the keys of earlier runs still match."""
         d = asdict(self)
-        return {k: d[k] for k in ("timer", "l2", "fill", "seed")}
+        keys = {k: d[k] for k in ("timer", "l2", "fill", "seed")}
+        if self.l2_flush != "read":
+            keys["l2_flush"] = self.l2_flush
+        return keys

@@ -10,11 +10,13 @@ from dataclasses import dataclass
 
 import torch
 
-from harness.measure.protocol import Protocol
+from harness.measure.protocol import FLUSH_MODES, Protocol
 from harness.measure.stats import rse_of_median
+from harness.measure.stream_hold import StreamHold
 
 Closure = Callable[[], object]
 _BATCH_TARGET_MS = 50.0  # enqueue this much work between host syncs while sampling
+_MAX_BATCH = 100  # samples queued between syncs (each with its own hold slot)
 _GRAPH_REPLAY_TARGET_MS = 1.0  # hot graph replays hold this much work, so launch cost vanishes
 
 
@@ -29,6 +31,24 @@ class Timing:
     calls_per_sample: int
     warmup_calls: int
     rotation_sets: int = 1
+    stream_hold: str = (
+        "none"  # flag: a blocking kernel held the stream until each launch was queued
+    )
+    hold_expired: int = 0  # samples whose hold timed out before the launch was queued
+
+
+_holds: dict[int, StreamHold] = {}
+
+
+def stream_hold(p: Protocol, api) -> StreamHold | None:
+    """The blocking kernel of this device (made once per process), or None where the protocol
+    turns it off or the API has none (Intel XPU: no Triton backend in our dependencies)."""
+    if not p.stream_hold or api is not torch.cuda:
+        return None
+    index = torch.cuda.current_device()
+    if index not in _holds:
+        _holds[index] = StreamHold(torch.device("cuda", index))
+    return _holds[index]
 
 
 class StopRule:
@@ -103,32 +123,43 @@ def time_cuda_events(
     on_start: Callable[[], None] = lambda: None,
     api=None,
     name: str = "cuda-events",
+    hold: StreamHold | None | str = "auto",
 ) -> Timing:
     """One event pair per call; with `flush`, the L2 is overwritten before each (untimed) call.
 
     `api` is the torch device module with Event and synchronize: torch.cuda (CUDA, and HIP on
-    ROCm builds) by default, torch.xpu on Intel GPUs (with name "xpu-events")."""
+    ROCm builds) by default, torch.xpu on Intel GPUs (with name "xpu-events"). `hold` is the
+    stream-holding kernel ("auto": this device's, where the protocol and the API allow)."""
     api = api or torch.cuda
     sync = api.synchronize
+    if hold == "auto":
+        hold = stream_hold(p, api)
     warm = _warm_up(lambda: (flush and flush(), fn()), p, sync)
     on_start()
-    rule, samples, batch = StopRule(p), [], 1
+    rule, samples, batch, expired = StopRule(p), [], 1, 0
     while (why := rule.reason(samples)) is None:
         n = min(batch, p.max_samples - len(samples))
         starts = [api.Event(enable_timing=True) for _ in range(n)]
         ends = [api.Event(enable_timing=True) for _ in range(n)]
-        for s, e in zip(starts, ends, strict=True):
+        for i, (s, e) in enumerate(zip(starts, ends, strict=True)):
             if flush is not None:
                 flush()  # before the start event: the flush is never inside the window
+            if hold is not None:
+                hold.arm(i)  # the GPU waits here until release(i): the launch below is queued
             s.record()
             fn()
             e.record()
+            if hold is not None:
+                hold.release(i)
         ends[-1].synchronize()
+        if hold is not None:
+            expired += hold.expired(n)
         new = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
         samples.extend(new)
         per = max(sorted(new)[len(new) // 2], 1e-3)
-        batch = int(min(100, max(1, _BATCH_TARGET_MS / per)))
-    return Timing(samples, name, "cold" if flush else "hot", why, 1, warm)
+        batch = int(min(_MAX_BATCH, max(1, _BATCH_TARGET_MS / per)))
+    held = "flag" if hold is not None else "none"
+    return Timing(samples, name, "cold" if flush else "hot", why, 1, warm, 1, held, expired)
 
 
 def time_cuda_graph(
@@ -159,17 +190,26 @@ def time_cuda_graph(
         for f in calls:
             f()
     warm = _warm_up(graph.replay, p, torch.cuda.synchronize)
+    hold = stream_hold(p, torch.cuda)
     on_start()
-    rule, samples = StopRule(p), []
+    rule, samples, expired = StopRule(p), [], 0
     while (why := rule.reason(samples)) is None:
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if hold is not None:  # the GPU is idle here (synchronised per sample): hold it
+            hold.arm(0)
         s.record()
         graph.replay()
         e.record()
+        if hold is not None:
+            hold.release(0)
         e.synchronize()
+        if hold is not None:
+            expired += hold.expired(1)
         samples.append(s.elapsed_time(e) / len(calls))
     l2 = ("cold" if cold_complete else "cold-partial") if cold else "hot"
-    return Timing(samples, "cuda-graph", l2, why, len(calls), warm, len(fns) if cold else 1)
+    held = "flag" if hold is not None else "none"
+    sets = len(fns) if cold else 1
+    return Timing(samples, "cuda-graph", l2, why, len(calls), warm, sets, held, expired)
 
 
 def _hot_repeats(fn: Closure) -> int:
@@ -197,6 +237,10 @@ class L2Flusher:
     """
 
     def __init__(self, device: torch.device, cache_bytes: int | None, mode: str = "read") -> None:
+        if mode not in FLUSH_MODES:
+            raise ValueError(
+                f"protocol.l2_flush: unknown '{mode}'; allowed: {', '.join(FLUSH_MODES)}"
+            )
         # Unknown cache size: assume 128 MiB.
         nbytes = 2 * (cache_bytes or (128 << 20))
         self.nbytes = nbytes

@@ -1,0 +1,99 @@
+"""The stream hold (measure/stream_hold.py) and the order in which the events timer uses it.
+
+The hold kernel runs here under the Triton interpreter, synchronously: a flag set before the
+launch releases it at once, an unset one spins until its bound and reports EXPIRED.
+"""
+
+import torch
+
+from harness.measure.protocol import Protocol
+from harness.measure.stream_hold import StreamHold
+from harness.measure.timer import time_cuda_events
+
+
+def test_hold_released_by_its_own_flag_reports_released():
+    hold = StreamHold(torch.device("cpu"), capacity=4, max_spins=100)
+    hold.release(2)  # the host queued sample 2 before the GPU reached its hold
+    hold.arm(2, reset=False)
+    assert hold.outcomes[2].item() == 1
+    assert hold.expired(4) == 0
+
+
+def test_hold_that_times_out_is_counted_expired():
+    hold = StreamHold(torch.device("cpu"), capacity=4, max_spins=100)
+    hold.arm(1)  # never released: the spin bound ends it
+    hold.release(3)
+    hold.arm(3, reset=False)
+    assert hold.outcomes[1].item() == 2 and hold.outcomes[3].item() == 1
+    assert hold.expired(4) == 1
+
+
+class _Clock:
+    """A stand-in for torch.cuda: events read the host clock, and every call is logged."""
+
+    def __init__(self, log):
+        self.log = log
+        clock = self
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.t = None
+                self.name = f"event{len(clock.log)}"
+
+            def record(self):
+                import time
+
+                self.t = time.perf_counter()
+                clock.log.append("record")
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return (other.t - self.t) * 1e3
+
+        self.Event = Event
+
+    def synchronize(self):
+        pass
+
+
+class _LoggingHold:
+    def __init__(self, log):
+        self.log = log
+
+    def arm(self, i):
+        self.log.append(f"arm{i}")
+
+    def release(self, i):
+        self.log.append(f"release{i}")
+
+    def expired(self, n):
+        return 1 if n > 1 else 0
+
+
+def test_events_timer_holds_before_start_and_releases_after_the_end_event():
+    log = []
+    p = Protocol(min_samples=3, max_samples=3, warmup_ms=0, max_time_s=5, min_time_s=0)
+    t = time_cuda_events(
+        lambda: log.append("call"),
+        p,
+        flush=lambda: log.append("flush"),
+        api=_Clock(log),
+        hold=_LoggingHold(log),
+    )
+
+    def sample(i):  # flush, hold, start event, the call, end event, then release
+        return ["flush", f"arm{i}", "record", "call", "record", f"release{i}"]
+
+    warm_up = ["flush", "call"]
+    assert log == warm_up + sample(0) + sample(0) + sample(1)  # batches of 1, then 2
+    assert t.stream_hold == "flag" and len(t.samples_ms) == 3
+    assert t.hold_expired == 1  # the fake hold reports one expiry per multi-sample batch
+
+
+def test_events_timer_without_hold_says_so():
+    log = []
+    p = Protocol(min_samples=2, max_samples=2, warmup_ms=0, max_time_s=5, min_time_s=0)
+    t = time_cuda_events(lambda: None, p, flush=None, api=_Clock(log), hold=None)
+    assert t.stream_hold == "none" and t.hold_expired == 0
