@@ -58,6 +58,16 @@ def _device(row: dict | None) -> str:
     return f"{row.get('device_type', '')}:{index} {uuid[:12]}".strip()
 
 
+def _unstable_note(ra: dict, rb: dict) -> str:
+    """Which side's samples the spread guard flagged (timer.py, spread_guard.py), and why: a
+    median of spread samples makes its ratio a weaker statement than the CI alone suggests."""
+    parts = []
+    for side, r in (("A", ra), ("B", rb)):
+        if r.get("unstable") is True:
+            parts.append(f"{side} unstable: {r.get('unstable_reason') or 'spread'}")
+    return "; ".join(parts)
+
+
 def compare_runs(
     a: pd.DataFrame,
     b: pd.DataFrame,
@@ -89,6 +99,7 @@ def compare_runs(
             else:
                 lo, r, hi = bootstrap_median_ratio(list(sa), list(sb), n_boot=n_boot, seed=seed)
                 line.update(ratio=r, lo=lo, hi=hi, verdict=verdict(lo, hi, threshold))
+            line["note"] = _unstable_note(ra, rb)
         lines.append(line)
     return pd.DataFrame(lines)
 
@@ -152,7 +163,9 @@ def summary(result: pd.DataFrame) -> str:
     parts = [f"{v}={int(counts.get(v, 0))}" for v in (*VERDICTS, "n/a")]
     speed = result[result["ratio"].notna()]["ratio"]
     gm = f"; geomean B/A {geomean(speed):.4f}" if len(speed) else ""
-    return f"{len(result)} points: " + ", ".join(parts) + gm
+    flagged = int(result["note"].str.contains("unstable:", regex=False).sum())
+    unstable = f"; {flagged} with unstable samples (see note)" if flagged else ""
+    return f"{len(result)} points: " + ", ".join(parts) + gm + unstable
 
 
 def by_device(result: pd.DataFrame, threshold: float) -> pd.DataFrame:

@@ -29,6 +29,7 @@ from harness.report.tables import (
     cross_vendor_table,
     own_vs_vendor_table,
     status_table,
+    unstable_table,
 )
 
 _CSS = """
@@ -130,7 +131,8 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(df)
     main_tables = [inputs_table(df), cross_gpu_table(df), cross_vendor_table(df),
-                   own_vs_vendor_table(df), summary, every, *gap_tables(df)]  # fmt: skip
+                   own_vs_vendor_table(df), summary, every, unstable_table(df),
+                   *gap_tables(df)]  # fmt: skip
     report.tables = [*main_tables, *wl_tables]
     report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders, *colls]
     for t in report.tables:
@@ -148,7 +150,8 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
 
 def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     ladders, colls = ladders_and_colls
-    inputs, cross_gpu, cross_vendor, own_vendor, summary, every, gap_sum, worst, gaps = main
+    inputs, cross_gpu, cross_vendor, own_vendor, summary, every, unstable, *gap_tables = main
+    gap_sum, worst, gaps = gap_tables
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         "<title>Kernel characterization report</title>",
@@ -161,7 +164,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         '<a href="#ladder">Ladder</a> · <a href="#collectives">Collectives</a> · '
         '<a href="#gaps">Own vs vendor: where and why</a> · '
         '<a href="#tables">Cross-GPU and cross-vendor</a> · '
-        '<a href="#not-ok">Rows not ok</a></p>',
+        '<a href="#not-ok">Rows not ok</a> · <a href="#unstable">Unstable rows</a></p>',
         _table_html(inputs),
         '<h2 id="roofline">Rooflines</h2>',
         *(map(_figure_html, roofs) if roofs else ["<p>(no ok GEMM or attention rows)</p>"]),
@@ -196,13 +199,16 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', _table_html(own_vendor),
               _table_html(cross_gpu, open_=False), _table_html(cross_vendor, open_=False),
               '<h2 id="not-ok">Rows not ok</h2>', _table_html(summary),
-              _table_html(every, open_=False), "</body></html>"]  # fmt: skip
+              _table_html(every, open_=False),
+              '<h2 id="unstable">Rows with unstable samples</h2>', _table_html(unstable),
+              "</body></html>"]  # fmt: skip
     return "\n".join(parts) + "\n"
 
 
 def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     ladders, colls = ladders_and_colls
-    inputs, cross_gpu, cross_vendor, own_vendor, summary, _, gap_sum, worst, gaps = main
+    inputs, cross_gpu, cross_vendor, own_vendor, summary, _, unstable, *gap_tables = main
+    gap_sum, worst, gaps = gap_tables
     out = ["# Kernel characterization report", "",
            f"Built from parquet rows alone by `{cmd}`. Figures link their SVG; "
            "`tables/` holds every table as .md, .tex (booktabs) and .html.", "",
@@ -240,5 +246,6 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
             "## Cross-GPU", "", f"[tables/{cross_gpu.stem}.md](tables/{cross_gpu.stem}.md)", "",
             "## Cross-vendor", "", cross_vendor.caption, "",
             f"[tables/{cross_vendor.stem}.md](tables/{cross_vendor.stem}.md)", "",
-            "## Rows not ok", "", summary.markdown(), ""]  # fmt: skip
+            "## Rows not ok", "", summary.markdown(), "",
+            "## Rows with unstable samples", "", unstable.caption, "", unstable.markdown(), ""]  # fmt: skip
     return "\n".join(out)

@@ -157,6 +157,22 @@ def status_table(df: pd.DataFrame) -> tuple[Table, Table]:
     )
 
 
+def unstable_table(df: pd.DataFrame) -> Table:
+    """Ok rows the spread guard flagged: their median stands in the plots, but their samples
+    were spread or bimodal after every attempt (or a stream hold expired), so read them so."""
+    cols = ["run_id", "device", "op", "provider", "problem", "latency_ms_median",
+            "latency_p90_over_p10", "timing_attempts", "unstable_reason"]  # fmt: skip
+    ok = df[(df["status"] == "ok") & (df["op"] != "ceiling")]
+    flagged = ok[ok.get("unstable", pd.Series(False, index=ok.index)).fillna(False).astype(bool)]
+    out = with_device(flagged).sort_values(["run_id", "op", "problem", "provider"])[cols].copy()
+    out["latency_ms_median"] = [fmt(v, ".4g") for v in out["latency_ms_median"]]
+    out["latency_p90_over_p10"] = [fmt(v, ".3f") for v in out["latency_p90_over_p10"]]
+    caption = ("ok rows whose samples stayed spread (p90/p10 above the protocol's max_spread) "
+               "or whose stream hold expired, after every timing attempt; "
+               f"{len(out)} of {len(ok)} ok rows")  # fmt: skip
+    return Table("unstable_rows", "Rows with unstable samples", caption, out.fillna(""))
+
+
 def composed_table(frame: pd.DataFrame, stem: str, title: str, caption: str) -> Table:
     """A compose.steps_table frame with its numbers formatted."""
     out = frame.copy()
