@@ -1,4 +1,4 @@
-"""Command line: `harness run sweep=<preset> [overrides]`, `harness list`.
+"""Command line: `harness <command> [args]`; `harness <command> --help` for a command's keys.
 
 Bad input exits with status 2 and one line naming the key and the allowed values.
 """
@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
-USAGE = """usage: harness <command> [args]
+from harness.cliargs import HelpShown, Parser
+
+USAGE = """usage: harness <command> [args]        (harness <command> --help: its keys and defaults)
 
 commands:
   main [key=value ...] [report_dir=DIR]   the main job: `run` with the default sweep, then
                                           `report` of that run (default reports/_scratch/<run_id>)
-  run  [sweep=<preset>] [key=value ...]   measure a sweep (Hydra overrides); default sweep:
-                                          main_gpu on a GPU, smoke on the CPU
-  list [--op gemm|attention]              every provider, and whether it runs on this machine
+  run  [sweep=<preset>] [key=value ...]   measure a sweep (Hydra overrides; --cfg job prints
+                                          the composed config); default sweep: main_gpu on a
+                                          GPU, smoke on the CPU
+  list [--op OP] [--device DEVICE]        every provider, and whether it runs on this machine
   ceilings [key=value ...]                measured ceilings (HBM, L2, tensor-core peak per
                                           dtype, FP32 FMA) as op=ceiling rows; show=DIR[,DIR]
                                           prints ceilings, bandwidth and latency tables
@@ -26,8 +30,10 @@ commands:
                                           workloads, ladders and tables, from parquet alone
   compare <run A> [<run B>] [--aa]        per point B/A median ratio, bootstrap CI and verdict
                                           (SAME/FASTER/SLOWER/UNCLEAR); one run: A/A noise floor
-  gaps <results path...> [worst=15]       own kernels vs the fastest vendor row per point:
+  gaps <results path...> [worst=N]        own kernels vs the fastest vendor row per point:
                                           geomean per run, and why the worst points are behind
+  crosscheck [key=value ...]              a few points timed by the harness and by nvbench
+                                          (cuda-bench) on one GPU: ratios and their reasons
 """
 EXIT_BAD_INPUT = 2
 
@@ -54,18 +60,72 @@ def _prepare_environment(device_spec: str) -> str:
     return kind
 
 
+def _with_sweep(command: str, overrides: list[str]) -> list[str]:
+    """The overrides with the command's default sweep for this device added (or put for
+    sweep=auto); prepares the environment for that device."""
+    from harness.config import default_sweep
+
+    kind = _prepare_environment(_device_override(overrides))
+    sweep = f"sweep={default_sweep(command, kind)}"
+    if not any(o.startswith("sweep=") for o in overrides):
+        return [*overrides, sweep]
+    return [sweep if o == "sweep=auto" else o for o in overrides]
+
+
+def _run_parser(command: str, description: str) -> Parser:
+    """A parser for a command that composes a run config: Hydra overrides, --cfg, and help that
+    prints the composed config's keys with their values (harness.config.config_help)."""
+    from harness.config import compose_run_config, config_help
+
+    sweep_of = "ceilings" if command == "ceilings" else "run"
+    parser = Parser(command, description)
+    parser.add_argument(
+        "--cfg",
+        "-c",
+        choices=["job"],
+        metavar="job",
+        help="print the composed config as YAML, exit",
+    )
+    parser.add_argument("--resolve", action="store_true", help="with --cfg: resolve ${...}")
+    parser.add_overrides("Hydra overrides: sweep=NAME, protocol=NAME, key=value (keys below)")
+    parser.set_help_tail(
+        lambda ov: config_help(compose_run_config(_with_sweep(sweep_of, ov)), sweep_of)
+    )
+    return parser
+
+
+def _print_config(overrides: list[str], resolve: bool) -> int:
+    """`--cfg job`: the config a run with these overrides would use, as YAML (Hydra's form)."""
+    from omegaconf import OmegaConf
+
+    from harness.config import compose_run_config
+
+    print(OmegaConf.to_yaml(compose_run_config(overrides), resolve=resolve), end="")
+    return 0
+
+
 def cmd_run(args: list[str]) -> int:
+    parser = _run_parser(
+        "run",
+        "Measure a sweep: configs/config.yaml composed with a preset from sweeps/ and Hydra\n"
+        "overrides. Every point is checked before anything is timed; the rows go to\n"
+        "<results_dir>/<run_id>/, and the same results_dir and run_id resume a run.",
+    )
+    ns = parser.parse_args(args)
+    overrides = _with_sweep("run", ns.overrides)
+    if ns.cfg:
+        return _print_config(overrides, ns.resolve)
+    _run(overrides)
+    return 0
+
+
+def _run(overrides: list[str]) -> Path | None:
+    """Plan (all input checks), then measure; the run's folder, or None for a dry run."""
     from harness import store
-    from harness.config import CPU_DEFAULT_SWEEP, GPU_DEFAULT_SWEEP, compose_run_config
+    from harness.config import compose_run_config
     from harness.runner import plan, run_sweep, shard_of
     from harness.summary import device_banner, run_table
 
-    overrides = list(args)
-    kind = _prepare_environment(_device_override(overrides))
-    default_sweep = CPU_DEFAULT_SWEEP if kind == "cpu" else GPU_DEFAULT_SWEEP
-    if not any(o.startswith("sweep=") for o in overrides):
-        overrides.append(f"sweep={default_sweep}")
-    overrides = [f"sweep={default_sweep}" if o == "sweep=auto" else o for o in overrides]
     try:  # everything that can be wrong with the input is found here, before measuring
         cfg = compose_run_config(overrides)
         if cfg.devices:
@@ -80,7 +140,7 @@ def cmd_run(args: list[str]) -> int:
         for p in points:
             print(p.label())
         print(f"{len(points)} points on {device.type}:{device.name}")
-        return 0
+        return None
     try:
         result = run_sweep(cfg, overrides=overrides)
     except ValueError as e:  # the input was validated above: this is a bug, show its traceback
@@ -93,28 +153,22 @@ def cmd_run(args: list[str]) -> int:
         f"\nrun {result.run_path}: {result.total} points, {result.already_done} already done, "
         f"{result.measured} measured now ({counts})"
     )
-    return 0
+    return Path(result.run_path)
 
 
 def cmd_list(args: list[str]) -> int:
-    import argparse
-
     from tabulate import tabulate
 
     from harness.device import get_device
+    from harness.problems import PROBLEM_TYPES
     from harness.providers import load_all
 
-    parser = argparse.ArgumentParser(prog="harness list", exit_on_error=False)
-    from harness.problems import PROBLEM_TYPES
-
-    parser.add_argument("--op", choices=sorted(PROBLEM_TYPES))
-    parser.add_argument("--device", default="auto")
-    try:
-        ns = parser.parse_args(args)
-    except (argparse.ArgumentError, SystemExit) as e:
-        raise BadInput(
-            f"list: {e}; allowed: --op {'|'.join(sorted(PROBLEM_TYPES))}, --device auto|cpu|cuda:N"
-        ) from None
+    parser = Parser("list", "Every provider, and whether it runs on this machine (or why not).")
+    parser.add_argument("--op", choices=sorted(PROBLEM_TYPES), help="only this op's providers")
+    parser.add_argument(
+        "--device", default="auto", help="auto, cpu, cuda:N, xpu:N (default: %(default)s)"
+    )
+    ns = parser.parse_args(args)
     _prepare_environment(ns.device)
     device = get_device(ns.device)
     rows = []
@@ -146,9 +200,23 @@ def cmd_list(args: list[str]) -> int:
 def cmd_ceilings(args: list[str]) -> int:
     from harness.microbench.ceilings import cmd_ceilings as ceilings
 
-    if any(a.startswith("show=") for a in args):  # a read-only view of stored rows
-        return ceilings(args, None)
-    return ceilings(args, _prepare_environment(_device_override(args)))
+    parser = _run_parser(
+        "ceilings",
+        "Measured ceilings: run the ceilings sweep (HBM, L2, tensor-core peak per dtype, FP32\n"
+        "FMA), then write and print one op=ceiling row per metric, the best ok row of the run.",
+    )
+    parser.add_key(
+        "show", None, "DIR[,DIR...]: print the ceilings, bandwidth and latency tables of runs"
+    )
+    ns = parser.parse_args(args)
+    if ns.show is not None:  # a read-only view of stored rows
+        if ns.overrides or ns.cfg:
+            raise BadInput("show: prints stored rows, measures nothing; allowed: show=DIR[,DIR]")
+        return ceilings([f"show={ns.show}"], None)
+    overrides = _with_sweep("ceilings", ns.overrides)
+    if ns.cfg:
+        return _print_config(overrides, ns.resolve)
+    return ceilings(overrides, _prepare_environment(_device_override(overrides)))
 
 
 def cmd_inspect(args: list[str]) -> int:
@@ -161,28 +229,27 @@ def cmd_main(args: list[str]) -> int:
     """Measure the default sweep (main_gpu on a GPU, smoke on the CPU), then render its report."""
     import datetime as dt
 
-    from harness.config import CPU_DEFAULT_SWEEP, GPU_DEFAULT_SWEEP
-
-    results = "results/_scratch"
-    args = list(args)
-    out = next((a.split("=", 1)[1] for a in args if a.startswith("report_dir=")), None)
-    args = [a for a in args if not a.startswith("report_dir=")]
-    if not any(a.startswith("run_id=") for a in args):
-        kind = _prepare_environment(_device_override(args))
-        sweep = CPU_DEFAULT_SWEEP if kind == "cpu" else GPU_DEFAULT_SWEEP
+    parser = _run_parser(
+        "main",
+        "The main job: `harness run` of the default sweep (main_gpu on a GPU, smoke on the CPU),\n"
+        "then `harness report` of that run. run_id defaults to main-<sweep>-<device>-<utc time>.",
+    )
+    parser.add_key("report_dir", None, "default reports/_scratch/<run_id>")
+    ns = parser.parse_args(args)
+    overrides = _with_sweep("run", ns.overrides)
+    if not any(o.startswith("run_id=") for o in overrides):
+        kind = _prepare_environment(_device_override(overrides))
+        sweep = next(o.split("=", 1)[1] for o in reversed(overrides) if o.startswith("sweep="))
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        args.append(f"run_id=main-{sweep}-{kind}-{stamp}")
-    for a in args:
-        if a.startswith("results_dir="):
-            results = a.split("=", 1)[1]
-    run_id = next(a.split("=", 1)[1] for a in args if a.startswith("run_id="))
-    rc = cmd_run(args)
-    if rc:
-        return rc
-    out = out or f"reports/_scratch/{run_id}"
-    rc = cmd_report([f"{results}/{run_id}", f"out={out}"])
-    print(f"report: {out}/index.html")
-    return rc
+        overrides.append(f"run_id=main-{sweep}-{kind}-{stamp}")
+    if ns.cfg:
+        return _print_config(overrides, ns.resolve)
+    run_path = _run(overrides)
+    if run_path is None:  # dry run: nothing measured, nothing to report
+        return 0
+    return cmd_report(
+        [str(run_path), f"out={ns.report_dir or f'reports/_scratch/{run_path.name}'}"]
+    )
 
 
 def cmd_report(args: list[str]) -> int:
@@ -203,6 +270,13 @@ def cmd_gaps(args: list[str]) -> int:
     return gaps(args)
 
 
+def cmd_crosscheck(args: list[str]) -> int:
+    from harness.crosscheck.command import cmd_crosscheck as crosscheck
+
+    _prepare_environment(_device_override(args))
+    return crosscheck(args)
+
+
 COMMANDS = {
     "main": cmd_main,
     "run": cmd_run,
@@ -212,11 +286,14 @@ COMMANDS = {
     "report": cmd_report,
     "compare": cmd_compare,
     "gaps": cmd_gaps,
+    "crosscheck": cmd_crosscheck,
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["help"] and len(args) > 1:  # `harness help run` = `harness run --help`
+        args = [args[1], "--help"]
     if not args or args[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if args else EXIT_BAD_INPUT
@@ -229,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         return COMMANDS[command](rest)
+    except HelpShown:
+        return 0
     except (BadInput, ValueError) as e:  # input validation (ConfigError is a ValueError)
         print(f"harness: error: {str(e).splitlines()[0]}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -26,8 +26,13 @@ from harness.provenance import REPO_ROOT
 
 CONFIG_DIR = REPO_ROOT / "configs"
 SWEEPS_DIR = REPO_ROOT / "sweeps"
-CPU_DEFAULT_SWEEP = "smoke"
-GPU_DEFAULT_SWEEP = "main_gpu"
+# The preset a command measures when no sweep= is given: (on a GPU, on the CPU).
+DEFAULT_SWEEPS = {"run": ("main_gpu", "smoke"), "ceilings": ("ceilings", "microbench_smoke")}
+# Overriding a zip's lists together (in `harness run --help` and the README; tests run it).
+ZIP_EXAMPLE = (
+    "harness run sweep=gemm_square 'sweep.groups.0.zip={m:[4096,8192],n:[4096,8192],"
+    "k:[4096,8192]}' dry_run=true"
+)
 
 
 class ConfigError(ValueError):
@@ -42,26 +47,35 @@ class SweepConfig:
     groups: list[Any] = field(default_factory=list)
 
 
+def _key(default: Any, help: str) -> Any:
+    """A RunConfig field with its one-line help (`harness run --help` prints both)."""
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class RunConfig:
     sweep: SweepConfig = field(default_factory=SweepConfig)
     protocol: Protocol = field(default_factory=Protocol)
-    results_dir: str = "results/_scratch"
-    run_id: str | None = None  # default: <sweep>-<device>-<utc time>
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    providers: list[str] | None = None  # keep only these providers from the sweep
-    max_points: int | None = None  # raise the sweep's own guard
-    point_timeout_s: float = 900.0
-    rerun_failed: bool = False  # also re-measure points whose row has status error
-    progress: bool = True
-    dry_run: bool = False  # list the points and exit
-    # Several devices: all, or a list of indices ([0,1,3]); one worker process per device, rows
-    # merged into one run. ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)
-    devices: Any = None
-    # This process measures points i with i % shard_count == shard_index (set for workers, and
-    # for cluster jobs: one job per shard, see configs/hydra/launcher/).
-    shard_index: int = 0
-    shard_count: int = 1
+    results_dir: str = _key("results/_scratch", "rows go to <results_dir>/<run_id>/rows/")
+    run_id: str | None = _key(None, "default <sweep>-<device>-<utc time>; an existing one resumes")
+    device: str = _key("auto", "auto | cpu | cuda | cuda:N | xpu:N")
+    providers: list[str] | None = _key(None, "keep only these providers of the sweep: [a,b]")
+    max_points: int | None = _key(None, "raise the sweep's own guard (sweep.max_points)")
+    point_timeout_s: float = _key(900.0, "a point still running after this is an error row")
+    rerun_failed: bool = _key(False, "also re-measure points whose row has status error")
+    progress: bool = _key(True, "a progress bar on stderr")
+    dry_run: bool = _key(False, "list the points and exit")
+    # ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)
+    devices: Any = _key(None, "all, or indices [0,1,3]: one worker per device, one merged run")
+    # Set for workers, and for cluster jobs: one job per shard, see configs/hydra/launcher/.
+    shard_index: int = _key(0, "measure the points i with i % shard_count == shard_index")
+    shard_count: int = _key(1, "see shard_index")
+
+
+def default_sweep(command: str, device_kind: str) -> str:
+    """The preset `harness <command>` measures on this kind of device when none is named."""
+    on_gpu, on_cpu = DEFAULT_SWEEPS[command]
+    return on_cpu if device_kind == "cpu" else on_gpu
 
 
 def sweep_names() -> list[str]:
@@ -140,6 +154,59 @@ def protocol_of(cfg: DictConfig) -> Protocol:
     p: Protocol = OmegaConf.to_object(cfg.protocol)
     p.validate()
     return p
+
+
+def _first_comment(path: Path) -> str:
+    line = path.read_text().splitlines()[0] if path.stat().st_size else ""
+    return line.lstrip("# ").strip() if line.startswith("#") else ""
+
+
+def _preset_line(path: Path) -> str:
+    """'<points> points  <description>' from a preset's header comment and its sweep block."""
+    points = re.search(r"\(points: (\d+)\)", _first_comment(path))
+    sweep = (yaml.safe_load(path.read_text()) or {}).get("sweep") or {}
+    count = f"{points.group(1)} points" if points else ""
+    return f"{count:>11}  {sweep.get('description', '')}"
+
+
+def config_help(cfg: DictConfig, command: str = "run") -> str:
+    """The keys of a run with the values composed here, from RunConfig and the Protocol, the
+    protocol group options in configs/protocol/ and the presets in sweeps/ (`--help`)."""
+    from harness.cliargs import key_lines
+    from harness.measure.protocol import FLUSH_MODES, L2_STATES, TIMERS
+    from harness.problems import FILLS
+
+    def value(v: Any) -> Any:
+        return OmegaConf.to_container(v) if OmegaConf.is_config(v) else v
+
+    own = [
+        (f.name, value(cfg[f.name]), f.metadata["help"]) for f in fields(RunConfig) if f.metadata
+    ]
+    choices = {"timer": TIMERS, "l2": L2_STATES, "fill": FILLS, "l2_flush": FLUSH_MODES}
+    proto = [(f"protocol.{k}", v, " | ".join(choices.get(k, ()))) for k, v in cfg.protocol.items()]
+    defaults = yaml.safe_load((CONFIG_DIR / "config.yaml").read_text())["defaults"]
+    default_protocol = next(
+        d["protocol"] for d in defaults if isinstance(d, dict) and "protocol" in d
+    )
+    groups = [(p.stem, _first_comment(p)) for p in sorted((CONFIG_DIR / "protocol").glob("*.yaml"))]
+    presets = [(p.stem, _preset_line(p)) for p in sorted(SWEEPS_DIR.glob("*.yaml"))]
+    on_gpu, on_cpu = DEFAULT_SWEEPS[command]
+    return "\n".join([
+        "run config keys (key=value; the values composed here):",
+        key_lines(own),
+        "",
+        f"protocol=NAME, a group from configs/protocol/ (default: {default_protocol}):",
+        *(f"  {name:<10}{text}" for name, text in groups),
+        "protocol keys (protocol.key=value; the group's values, then the preset's protocol: block):",
+        key_lines(proto, width=34),
+        "",
+        f"sweep=NAME, a preset from sweeps/ (default: {on_gpu} on a GPU, {on_cpu} on the CPU; "
+        f"here: {cfg.sweep.name}):",
+        *(f"  {name:<20}{text}" for name, text in presets),
+        "A preset's axes: sweep.groups.N.{product,zip,fixed}.AXIS=VALUE. The lists of a zip",
+        "advance together, so change them together, e.g.",
+        f"  {ZIP_EXAMPLE}",
+    ])  # fmt: skip
 
 
 def config_dirs() -> tuple[Path, Path]:

@@ -40,7 +40,14 @@ _MMA_KINDS = (
     ("v_smfmac", "MFMA"),
     ("v_wmma", "WMMA"),
 )
-_KEYS = ("targets", "kernels", "results_dir", "run_id", "write", "jobs")
+_KEYS = {  # key -> its help (`harness inspect --help`)
+    "targets": "targets to compile for",
+    "kernels": "groups, or globs over names like gemm:full-bf16-8192",
+    "results_dir": "rows go to <results_dir>/<run_id>/",
+    "run_id": "default inspect-<utc time>",
+    "write": "write op=inspect rows",
+    "jobs": "compile processes (default: one per target)",
+}
 
 
 def mma_kind(mnemonics: dict[str, int]) -> str:
@@ -291,8 +298,21 @@ def _parse(args: list[str]) -> dict[str, Any]:
     return opts
 
 
+def _help() -> str:
+    """`harness inspect --help`: the keys with the defaults _parse starts from."""
+    from harness.cliargs import Parser
+
+    parser = Parser("inspect", __doc__.split("\n\n")[0])
+    for key, default in _parse([]).items():
+        parser.add_key(key, default, _KEYS[key])
+    return parser.format_help()
+
+
 def cmd_inspect(args: list[str]) -> int:
     """`harness inspect`: compile, print the table, write op="inspect" rows."""
+    if "-h" in args or "--help" in args:
+        print(_help())
+        return 0
     opts = _parse(args)
     results = inspect_kernels(opts["targets"], opts["kernels"], opts["jobs"])
     if not results:

@@ -67,10 +67,13 @@ def _group_problems(group: dict, where: str) -> list[Problem]:
                 raise ValueError(
                     f"{where}.{part}: unknown axis '{name}' for {op}; allowed: {', '.join(allowed)}"
                 )
-    lengths = {len(v) for v in zipped.values()}
-    if len(lengths) > 1:
+    if len({len(v) for v in zipped.values()}) > 1:  # zip lists advance together
+        lengths = ", ".join(f"{k}: {len(v)}" for k, v in zipped.items())
+        at = where.replace("[", ".").replace("]", "") + ".zip"
+        together = ",".join(f"{k}:[...]" for k in zipped)
         raise ValueError(
-            f"{where}.zip: lists differ in length {sorted(lengths)}; allowed: equal lengths"
+            f"{where}.zip: lists differ in length ({lengths}); allowed: lists of one length, "
+            f"overridden together as '{at}={{{together}}}', or an axis moved to product"
         )
     zip_rows = [
         dict(zip(zipped, vals, strict=True)) for vals in zip(*zipped.values(), strict=True)

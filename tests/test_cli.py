@@ -1,5 +1,6 @@
 """CLI: bad input exits 2 with one line naming the key and the allowed values, no traceback."""
 
+import re
 import subprocess
 import sys
 
@@ -35,6 +36,14 @@ BAD = [
         "sweep.groups[0].op: unknown 'conv'; allowed: gemm, attention",
     ),
     (["frobnicate"], "command: unknown 'frobnicate'; allowed: main, run, list"),
+    (
+        ["run", "sweep=gemm_square", "sweep.groups.0.zip.m=[4096,8192]"],
+        "zip: lists differ in length (m: 2, n: 5, k: 5); allowed: lists of one length, "
+        "overridden together as 'sweep.groups.0.zip={m:[...],n:[...],k:[...]}'",
+    ),
+    (["run", "--cfg", "hydra"], "run: argument --cfg/-c: invalid choice: 'hydra'"),
+    (["run", "--frobnicate"], "run: unrecognized arguments: --frobnicate"),
+    (["ceilings", "show=results", "device=cpu"], "show: prints stored rows, measures nothing"),
     (["list", "--op", "conv"], "list: "),
 ]
 
@@ -87,3 +96,75 @@ def test_dry_run_lists_points(capsys):
 def test_help_and_no_args():
     assert main(["--help"]) == 0
     assert main([]) == 2
+
+
+HELP = {  # command -> what its help shows besides its usage line
+    "run": ["results_dir=results/_scratch", "protocol.warmup_ms=", "gemm_square", "quick"],
+    "main": ["report_dir=null", "results_dir=results/_scratch", "main_gpu"],
+    "ceilings": ["show=null", "here: microbench_smoke", "dry_run=false"],
+    "list": ["--op", "--device"],
+    "report": ["out=reports/_scratch"],
+    "compare": ["threshold=0.02", "n_boot=2000", "--aa"],
+    "gaps": ["worst=15"],
+    "inspect": ["targets=[sm_80,sm_90,gfx90a,gfx942]", "write=true"],
+}
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+@pytest.mark.parametrize("command", list(HELP))
+def test_every_command_has_help(command, flag, capsys):
+    assert main([command, flag]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: harness {command} ")
+    for text in HELP[command]:
+        assert text in out, text
+    assert main(["help", command]) == 0 and capsys.readouterr().out == out
+
+
+def test_run_help_reads_defaults_from_the_config(capsys):
+    """Every RunConfig key with its default, the protocol groups and every preset."""
+    from dataclasses import fields
+
+    from harness.cliargs import show_value
+    from harness.config import ZIP_EXAMPLE, RunConfig, sweep_names
+
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    for f in fields(RunConfig):
+        if f.name not in ("sweep", "protocol"):
+            assert re.search(rf"\n  {re.escape(f.name)}={re.escape(show_value(f.default))}\s", out)
+    for name in (*sweep_names(), "default", "graph", "hot", "quick"):
+        assert f"\n  {name} " in out, name
+    assert ZIP_EXAMPLE in out
+
+
+def test_run_help_shows_the_values_of_its_overrides(capsys):
+    argv = ["run", "sweep=gemm_square", "protocol=graph", "max_points=70", "providers=[cublas]"]
+    assert main([*argv, "-h"]) == 0
+    out = capsys.readouterr().out
+    assert "protocol.timer=cuda-graph" in out and "here: gemm_square" in out
+    assert "providers=[cublas] " in out
+    assert "max_points=70 " in out and "protocol.warmup_ms=300.0" in out
+
+
+def test_cfg_job_prints_the_composed_config(capsys):
+    import yaml
+
+    argv = ["run", "--cfg", "job", "sweep=gemm_square", "providers=[cublas]", "device=cpu"]
+    assert main(argv) == 0
+    cfg = yaml.safe_load(capsys.readouterr().out)
+    assert cfg["sweep"]["name"] == "gemm_square" and cfg["providers"] == ["cublas"]
+    assert cfg["protocol"]["timer"] == "auto" and cfg["dry_run"] is False
+    assert main(["main", "device=cpu", "--cfg", "job"]) == 0
+    cfg = yaml.safe_load(capsys.readouterr().out)
+    assert cfg["sweep"]["name"] == "smoke" and cfg["run_id"].startswith("main-smoke-cpu-")
+
+
+def test_zip_example_of_the_help_runs(capsys):
+    import shlex
+
+    from harness.config import ZIP_EXAMPLE
+
+    assert main([*shlex.split(ZIP_EXAMPLE)[1:], "device=cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "own-triton | gemm 8192x8192x8192 bf16 nn" in out and "23 points on cpu" in out

@@ -204,12 +204,12 @@ def cmd_ceilings(args: list[str], device_kind: str | None) -> int:
         print(tables.show(paths))
         return 0
     from harness import store
-    from harness.config import compose_run_config
+    from harness.config import compose_run_config, default_sweep
     from harness.runner import plan, run_sweep
 
     overrides = list(args)
     if not any(o.startswith("sweep=") for o in overrides):
-        overrides.append("sweep=" + ("microbench_smoke" if device_kind == "cpu" else "ceilings"))
+        overrides.append("sweep=" + default_sweep("ceilings", device_kind or "auto"))
     cfg = compose_run_config(overrides)
     if cfg.dry_run:
         points, device = plan(cfg)

@@ -1,53 +1,26 @@
-"""`harness report` and `harness compare`: argument parsing at the edge, typed functions inside.
+"""`harness report`, `compare` and `gaps`: argument parsing at the edge, typed functions inside.
 Bad input raises ValueError with one line; harness.cli turns it into exit status 2."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from harness.cliargs import Parser
+
 DEFAULT_OUT = "reports/_scratch"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises one-line ValueErrors instead of printing usage and exiting."""
-
-    def __init__(self, prog: str, allowed: str):
-        super().__init__(prog=prog, exit_on_error=False, add_help=False)
-        self.allowed = allowed
-
-    def error(self, message: str):
-        raise ValueError(f"{self.prog.split()[-1]}: {message}; allowed: {self.allowed}")
-
-    def parse_args(self, args=None, namespace=None):
-        try:
-            return super().parse_args(args, namespace)
-        except argparse.ArgumentError as e:  # exit_on_error=False raises these for bad values
-            self.error(str(e))
-
-
-def _key_values(args: list[str], keys: tuple[str, ...], command: str) -> list[str]:
-    """Rewrite key=value tokens (harness style) as --key value; unknown keys are errors."""
-    out = []
-    for a in args:
-        if "=" in a and not a.startswith("-") and not Path(a).exists():
-            key, value = a.split("=", 1)
-            if key not in keys:
-                raise ValueError(f"{command}: unknown key '{key}'; allowed: {', '.join(keys)}")
-            out += [f"--{key.replace('_', '-')}", value]
-        else:
-            out.append(a)
-    return out
 
 
 def cmd_report(args: list[str]) -> int:
     from harness.report.html import build_report
 
-    allowed = "harness report <results path...> [out=DIR]"
-    parser = _Parser("harness report", allowed)
-    parser.add_argument("paths", nargs="+")
-    parser.add_argument("--out", default=DEFAULT_OUT)
-    ns = parser.parse_args(_key_values(args, ("out",), "report"))
+    parser = Parser(
+        "report",
+        "index.html with rooflines, latency vs batch of LLM workloads, ladders and tables, from\n"
+        "the parquet rows under the given paths alone (no GPU, no torch).",
+    )
+    parser.add_argument("paths", nargs="+", help="results folders or runs")
+    parser.add_key("out", DEFAULT_OUT, "the report's folder")
+    ns = parser.parse_args(args)
     report = build_report(ns.paths, ns.out)
     print(f"report: {report.index} ({len(report.figures)} figures, {len(report.tables)} tables)")
     return 0
@@ -57,19 +30,21 @@ def cmd_compare(args: list[str]) -> int:
     from harness.report import compare as cmp
     from harness.report.data import load
 
-    allowed = ("harness compare A [B] [--aa] [--all] [threshold=0.02] [markdown=FILE] "
-               "[n_boot=2000]")  # fmt: skip
-    parser = _Parser("harness compare", allowed)
-    parser.add_argument("runs", nargs="+")
-    parser.add_argument("--aa", action="store_true")
-    parser.add_argument("--all", action="store_true")
-    parser.add_argument("--threshold", type=float, default=cmp.DEFAULT_THRESHOLD)
-    parser.add_argument("--markdown")
-    parser.add_argument("--n-boot", type=int, default=2000)
-    keys = ("threshold", "markdown", "n_boot")
-    ns = parser.parse_args(_key_values(args, keys, "compare"))
+    parser = Parser(
+        "compare",
+        "Per point, the B/A median latency ratio with a bootstrap CI and a verdict\n"
+        "(SAME/FASTER/SLOWER/UNCLEAR); given one run, the A/A noise floor of its even vs odd\n"
+        "samples.",
+    )
+    parser.add_argument("runs", nargs="+", help="run A, and run B (at most two)")
+    parser.add_argument("--aa", action="store_true", help="A and B are the same setup: noise floor")
+    parser.add_argument("--all", action="store_true", help="also show SAME points")
+    parser.add_key("threshold", cmp.DEFAULT_THRESHOLD, "a ratio within 1 +- this is SAME", float)
+    parser.add_key("markdown", None, "also write the comparison to this file")
+    parser.add_key("n_boot", 2000, "bootstrap resamples", int)
+    ns = parser.parse_args(args)
     if len(ns.runs) > 2:
-        raise ValueError(f"compare: {len(ns.runs)} runs given; allowed: {allowed}")
+        raise ValueError(f"compare: {len(ns.runs)} runs given; allowed: {parser.usage_line()}")
     if not 0 < ns.threshold < 1:
         raise ValueError(f"threshold: {ns.threshold}; allowed: between 0 and 1, e.g. 0.02")
     if ns.n_boot < 100:
@@ -113,11 +88,14 @@ def cmd_gaps(args: list[str]) -> int:
     from harness.report import gaps
     from harness.report.data import load
 
-    allowed = "harness gaps <results path...> [worst=15]"
-    parser = _Parser("harness gaps", allowed)
-    parser.add_argument("paths", nargs="+")
-    parser.add_argument("--worst", type=int, default=gaps.WORST_SHOWN)
-    ns = parser.parse_args(_key_values(args, ("worst",), "gaps"))
+    parser = Parser(
+        "gaps",
+        "Own kernels against the fastest vendor row of each point: the geomean per run, and\n"
+        "why the worst points are behind (tail, memory- or compute-bound).",
+    )
+    parser.add_argument("paths", nargs="+", help="results folders or runs")
+    parser.add_key("worst", gaps.WORST_SHOWN, "points listed per GPU", int)
+    ns = parser.parse_args(args)
     if ns.worst < 1:
         raise ValueError(f"worst: {ns.worst}; allowed: >= 1")
     frame = gaps.gap_frame(load(ns.paths))
