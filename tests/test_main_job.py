@@ -17,6 +17,8 @@ def test_main_job_on_cpu_measures_and_reports(tmp_path, capsys):
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "CPU (Triton interpreter / torch CPU): not GPU numbers" in out
+    assert out.count("report: ") == 1
+    assert " MFLOP/s |" in out or " GFLOP/s |" in out  # rates with an SI unit, not 1.2e-06
     rows = store.read_rows(tmp_path / "results" / "m")
     assert len(rows) == 12 and (rows.device_type == "cpu").all() and set(rows.status) == {"ok"}
     html = (tmp_path / "report" / "index.html").read_text()
