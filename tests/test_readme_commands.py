@@ -1,0 +1,126 @@
+"""Every command line in README.md's ```sh blocks is run here, through the installed `harness`
+script in a subprocess, so a README example cannot rot.
+
+On this CPU-only path a line runs with results and reports under tmp_path, and a `run` or
+`ceilings` line with device=cpu dry_run=true (planned and checked, not measured). A line that
+cannot run as written even so is in INSTEAD with what runs in its place and why; `pip install`
+lines are CI's own commands (.ci/run); any other line fails the test until it is handled here.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.config import ZIP_EXAMPLE
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+CI_RUN = REPO / ".ci" / "run"
+HARNESS = Path(sys.executable).parent / "harness"  # the console script of this environment
+
+# README line -> (what runs instead, why). {tmp} is the test's tmp_path.
+INSTEAD = {
+    "harness run sweep=fmha_prefill protocol=graph": (
+        "harness run --cfg job sweep=fmha_prefill protocol=graph",
+        "CUDA-graph replay needs a GPU: the planner refuses it on a CPU even as a dry run, so "
+        "the line is composed (preset and protocol group exist, overrides valid) and not planned",
+    ),
+    "harness run sweep=gemm_llama devices=all": (
+        "harness run --cfg job sweep=gemm_llama devices=all",
+        "devices=all needs GPUs: without one the planner refuses it, so the line is composed",
+    ),
+    "harness compare results/a results/b": (
+        "harness compare results/h200/gemm_square-vendor-a results/h200/gemm_square-vendor-b",
+        "results/a and results/b stand for any two runs: two committed runs of one sweep",
+    ),
+    "harness report results/h200 results/h200x2 out=reports/h200": (
+        "harness report results/h200/ceilings results/h200x2 out={tmp}/report",
+        "all of results/h200 takes over 30 s to render on a CPU; one of its runs stands in",
+    ),
+    "harness inspect": (
+        "harness inspect kernels=microbench:stream_read targets=sm_90 results_dir={tmp}/results",
+        "compiling every kernel for four targets takes minutes; one kernel for one target runs "
+        "the same path",
+    ),
+}
+
+
+def sh_lines() -> list[str]:
+    """The lines of README.md's ```sh blocks as written, without their comments (a word that
+    starts with # starts one, as in sh)."""
+    lines, inside = [], False
+    for line in README.read_text().splitlines():
+        if line.startswith("```"):
+            inside = line.strip() == "```sh"
+        elif inside and (command := re.sub(r"(^|\s)#.*", "", line).strip()):
+            lines.append(command)
+    return lines
+
+
+def harness_lines() -> list[str]:
+    return [line for line in sh_lines() if line.startswith(("harness ", "python scripts/"))]
+
+
+def on_cpu(line: str, tmp: Path) -> list[str]:
+    """The argv that runs a README line here: INSTEAD's line if it has one, writes redirected
+    into tmp, and a run or ceilings sweep planned on the CPU without measuring."""
+    line = INSTEAD[line][0] if line in INSTEAD else line
+    tokens = shlex.split(line.replace("{tmp}", str(tmp)))
+    if tokens[0] == "python":
+        return [sys.executable, *tokens[1:]]
+    command = tokens[1]
+    measures = command in ("run", "main") or (
+        command == "ceilings" and not any(t.startswith("show=") for t in tokens)
+    )
+    if measures:
+        redirected = ("results_dir=", "device=", "dry_run=")
+        tokens = [t for t in tokens if not t.startswith(redirected)]
+        tokens += [f"results_dir={tmp / 'results'}", "device=cpu", "dry_run=true"]
+    if command == "report" and not any(t.startswith("out=") for t in tokens):
+        tokens.append(f"out={tmp / 'report'}")
+    return [str(HARNESS), *tokens[1:]]
+
+
+def test_every_sh_line_is_run_or_listed():
+    other = [
+        line
+        for line in sh_lines()
+        if not line.startswith(("harness ", "python scripts/", "pip install "))
+    ]
+    assert not other, f"README command lines this test neither runs nor lists: {other}"
+    stale = set(INSTEAD) - set(sh_lines())
+    assert not stale, f"INSTEAD names lines no longer in README.md: {sorted(stale)}"
+
+
+def test_pip_lines_are_ci_commands():
+    """CI installs and tests exactly as the README says: its pip lines are in .ci/run."""
+    pip_lines = [line for line in sh_lines() if line.startswith("pip install ")]
+    assert len(pip_lines) == 2
+    ci = CI_RUN.read_text().splitlines()
+    for line in pip_lines:
+        assert line in ci, f".ci/run does not run the README's `{line}`"
+
+
+def test_help_shows_the_readme_zip_example():
+    """`harness run --help` shows the README's zip override; the README line runs below."""
+    assert ZIP_EXAMPLE in harness_lines()
+
+
+@pytest.mark.parametrize("line", harness_lines())
+def test_readme_line_runs(line, tmp_path):
+    assert HARNESS.exists(), f"{HARNESS}: install the package (pip install -e .) first"
+    argv = on_cpu(line, tmp_path)
+    out = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600)
+    shown = f"{shlex.join(argv)}\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+    assert out.returncode == 0, shown
+    assert out.stdout.strip() and "Traceback" not in out.stderr, shown
+    if "--cfg" in argv:  # the composed config, as YAML
+        assert "\nprotocol:\n" in out.stdout and "\nresults_dir: " in out.stdout, shown
+    elif "dry_run=true" in argv:  # the planned points, then their count
+        assert " points on cpu:" in out.stdout.splitlines()[-1], shown
