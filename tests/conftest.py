@@ -1,18 +1,31 @@
 """Test setup: the Triton interpreter is on before any kernel module is imported (triton.jit
-decides at decoration time), and GPU tests are skipped without a GPU."""
+decides at decoration time, so one process runs kernels either interpreted or compiled), and
+GPU tests are skipped without a GPU.
+
+`pytest` runs the CPU tests (kernels under the interpreter, on CPU tensors) on any machine;
+`pytest -m gpu` on a GPU machine runs the GPU tests with compiled kernels instead."""
 
 import os
 
-os.environ.setdefault("TRITON_INTERPRET", "1")
+import pytest
+import torch
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
+
+def pytest_configure(config):
+    gpu_only = config.getoption("markexpr", "") == "gpu"
+    os.environ.setdefault(
+        "TRITON_INTERPRET", "0" if gpu_only and torch.cuda.is_available() else "1"
+    )
 
 
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
         return
-    why = "needs a GPU (and TRITON_INTERPRET unset)" if torch.cuda.is_available() else "needs a GPU"
+    why = (
+        "needs compiled Triton on a GPU: run `pytest -m gpu`"
+        if torch.cuda.is_available()
+        else "needs a GPU"
+    )
     skip = pytest.mark.skip(reason=why)
     for item in items:
         if "gpu" in item.keywords:
