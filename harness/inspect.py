@@ -151,10 +151,13 @@ def _compile_one(entry: dict, target_name: str) -> dict:
     mma = dict(info.get("mma") or {})
     config = dict(entry["config"] or info.get("config") or {})
     extra = {k: info[k] for k in ("n_sgprs", "vgpr_spills", "sgpr_spills") if k in info}
+    # aot reads them per Triton release (resource_usage); say so rather than leave a bare NaN
+    unread = [k for k in ("n_regs", "n_spills") if info.get(k) is None]
+    reason = f"not readable from this Triton's output: {', '.join(unread)}" if unread else None
     return {
         **row,
         "status": "ok",
-        "reason": None,
+        "reason": reason,
         "kernel": info.get("name"),
         "registers": info.get("n_regs"),
         "spills": info.get("n_spills"),

@@ -12,11 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -28,6 +25,7 @@ from triton.runtime.jit import JITFunction, native_specialize_impl
 
 from .gemm import _gemm_kernel, build_launch
 from .gemm_configs import DeviceInfo, GemmConfig, apply_variant, candidate_configs, check_problem
+from .resource_usage import resource_usage
 
 # Named targets -> (Triton target, the device facts the config search needs).
 TARGETS: dict[str, tuple[GPUTarget, DeviceInfo]] = {
@@ -54,7 +52,6 @@ _MMA_PATTERNS = {
     "ptx": re.compile(r"\b(wgmma\.mma_async[\w.]*|mma\.sync[\w.]*|tcgen05\.mma[\w.]*)"),
     "amdgcn": re.compile(r"\b(v_mfma_\w+|v_smfmac_\w+|v_wmma_\w+)"),
 }
-_PTXAS = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
 
 
 def specialize(fn: JITFunction, args: tuple, target: GPUTarget) -> tuple[dict, dict, dict]:
@@ -79,45 +76,6 @@ def specialize(fn: JITFunction, args: tuple, target: GPUTarget) -> tuple[dict, d
         elif isinstance(attr, str) and backend.parse_attr(attr):
             attrs[(i,)] = backend.parse_attr(attr)
     return signature, constexprs, attrs
-
-
-def _ptxas_usage(ptx: str, arch: int) -> dict[str, int]:
-    """Registers / spill bytes / static smem from `ptxas -v` on the PTX (no driver needed)."""
-    if not _PTXAS.exists():
-        return {}
-    sm = f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "k.ptx"
-        src.write_text(ptx)
-        proc = subprocess.run(
-            [str(_PTXAS), f"-arch={sm}", "-v", str(src), "-o", str(src) + ".o"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    text = proc.stdout + proc.stderr
-    usage: dict[str, int] = {}
-    if m := re.search(r"Used (\d+) registers", text):
-        usage["n_regs"] = int(m.group(1))
-    if m := re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text):
-        usage["n_spills"] = int(m.group(1)) + int(m.group(2))
-    return usage
-
-
-def _amdgcn_usage(asm: str) -> dict[str, int]:
-    """VGPR/SGPR counts and spills from the kernel metadata the AMD backend embeds in its asm."""
-    usage: dict[str, int] = {}
-    for key, name in (
-        ("n_regs", r"\.vgpr_count"),
-        ("n_sgprs", r"\.sgpr_count"),
-        ("vgpr_spills", r"\.vgpr_spill_count"),
-        ("sgpr_spills", r"\.sgpr_spill_count"),
-    ):
-        if m := re.search(name + r":\s+(\d+)", asm):
-            usage[key] = int(m.group(1))
-    if "vgpr_spills" in usage or "sgpr_spills" in usage:
-        usage["n_spills"] = usage.get("vgpr_spills", 0) + usage.get("sgpr_spills", 0)
-    return usage
 
 
 def compile_for(
@@ -145,10 +103,7 @@ def compile_for(
         "mma_count": sum(mma.values()),
         "asm": asm,
     }
-    if flavour == "ptx":
-        info.update(_ptxas_usage(asm["ptx"], int(target.arch)))
-    else:
-        info.update(_amdgcn_usage(asm["amdgcn"]))
+    info.update(resource_usage(compiled, target))
     return info
 
 

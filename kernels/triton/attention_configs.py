@@ -142,16 +142,19 @@ def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
 
 
 def get_hip_prefill_configs(head_dim: int) -> list[dict]:
-    """CDNA3 candidates: no TMA; Q lives in VGPRs (AGPRs hold the accumulator), K/V go through
-    the 64 KiB LDS. waves_per_eu 2 caps a wave at 256 VGPRs so two waves share each SIMD and
-    hide the exp/max latency; 128x64 tiles on 4 waves with a pipelined (num_stages 2) loop
-    exceed that cap and spill at head_dim 128 (checked by AOT), so pipelining uses 8 waves."""
+    """CDNA candidates: no TMA; Q, the fp32 accumulator and the scores share the 256 VGPRs a
+    wave may address (Triton allocates no AGPRs), K/V go through the 64 KiB LDS. waves_per_eu 2
+    keeps that cap and lets two waves share each SIMD to hide the exp/max latency."""
+    # KV tiles 32 wide at head_dim <= 128: 64-wide ones used 236-256 VGPRs under Triton 3.6
+    # and spilled under 3.9's newer LLVM (AOT, gfx942 and gfx90a). 32 wide, no rung spills
+    # under either (bf16/fp16, D64/D128, causal or not); the tightest, 128 rows on 4 waves
+    # pipelined, peaks at 242 and spills 1-2 VGPRs only as q-reload on gfx90a under 3.9.
     if head_dim <= 128:
         return [
-            _cfg(128, 64, 8, 2, waves_per_eu=2),
-            _cfg(128, 64, 4, 1, waves_per_eu=2),
+            _cfg(128, 32, 8, 2, waves_per_eu=2),
+            _cfg(128, 32, 4, 1, waves_per_eu=2),
             _cfg(128, 32, 4, 2, waves_per_eu=2),
-            _cfg(64, 64, 4, 2, waves_per_eu=2),
+            _cfg(64, 32, 4, 2, waves_per_eu=2),
         ]
     return [_cfg(64, 32, 4, 2), _cfg(128, 32, 8, 1), _cfg(64, 64, 4, 1)]
 
@@ -167,13 +170,17 @@ def prefill_smem_bytes(
 ) -> int:
     """Upper estimate of shared memory (LDS on AMD) for one CTA. sm_90: the Q tile
     (num_stages buffers when reloaded in the loop) plus num_stages K and V tiles; the TMA
-    store reuses a freed buffer. CDNA3: Q stays in VGPRs and the stream pipeliner keeps
-    num_stages - 1 K/V buffers in LDS (a reloaded Q is staged through LDS too)."""
+    store reuses a freed buffer. CDNA: Q stays in VGPRs and the stream pipeliner keeps
+    num_stages - 1 K/V buffers in LDS (a reloaded Q is staged through LDS too: Triton 3.9
+    does, 3.6 loads it straight into VGPRs), plus the [BLOCK_M, BLOCK_N] P tile, which moves
+    from the MFMA result layout to the second dot's operand layout through LDS; after the
+    loop the output tile takes the same way to the store layout, reusing that space."""
     tile = head_dim * elem_bytes
     if backend == "hip":
         bufs = max(1, cfg["num_stages"] - 1)
         q = bufs * cfg["BLOCK_M"] * tile if q_reload else 0
-        return q + 2 * bufs * cfg["BLOCK_N"] * tile
+        loop = q + 2 * bufs * cfg["BLOCK_N"] * tile + cfg["BLOCK_M"] * cfg["BLOCK_N"] * elem_bytes
+        return max(loop, cfg["BLOCK_M"] * tile)
     q_bufs = cfg["num_stages"] if q_reload else 1
     return q_bufs * cfg["BLOCK_M"] * tile + 2 * cfg["num_stages"] * cfg["BLOCK_N"] * tile
 
@@ -212,6 +219,11 @@ def prefill_configs(
     elif q_reload and backend == "cuda":
         # A reloaded Q is pipelined like K/V, so it takes num_stages buffers: keep stages low.
         cands = [dict(c, num_stages=min(c["num_stages"], 2)) for c in cands]
+    elif variant == "no-tma" and backend == "cuda" and head_dim > 128:
+        # cp.async addresses live in registers beside the 128-register fp32 accumulator: with
+        # 64-wide K/V tiles the D256 kernel sat at the 255 cap (sm_90 AOT) and spilled under
+        # Triton 3.9; 32 wide it uses 246-251 and spills under neither 3.6 nor 3.9.
+        cands = [dict(c, BLOCK_N=min(c["BLOCK_N"], 32)) for c in cands]
     kept = [
         c for c in cands if keep_prefill_config(c, target, head_dim, elem_bytes, q_reload, seq_q)
     ]

@@ -198,8 +198,12 @@ def _partial_epilogue(c, acc, ws_ptr, counter_ptr, slot, part, n_parts, pid_m, p
             chunk = base + chunk_rows[:, None] * BLOCK_N + cols[None, :]
             total = tl.zeros((REDUCE_M, BLOCK_N), dtype=tl.float32)
             for s in tl.static_range(MAX_PARTS):
+                # A part past n_parts gets row bound 0, masking it whole. (Not `rmask & (s <
+                # n_parts)`: Triton 3.9's interpreter broadcasts that scalar compare as int32
+                # and rejects the mask; a block compare against a scalar stays boolean.)
+                pmask = (offs_rm[:, None] < tl.where(s < n_parts, M, 0)) & (offs_n[None, :] < N)
                 # .cg: read from L2, never from this SM's (non-coherent) L1.
-                total += tl.load(chunk + s * tile_elems, mask=rmask & (s < n_parts), other=0.0,
+                total += tl.load(chunk + s * tile_elems, mask=pmask, other=0.0,
                                  cache_modifier=".cg")
             if HAS_SCALE:
                 total = total * scale

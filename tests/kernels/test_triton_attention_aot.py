@@ -24,26 +24,16 @@ GFX942_LDS_BYTES = 65536
 # Runs in a clean interpreter; prints {spec name: facts} as JSON on its last line.
 _SCRIPT = textwrap.dedent(
     """
-    import json, re, subprocess, sys, tempfile
-    from pathlib import Path
+    import json, re, sys
     import torch, triton
     from triton.backends.compiler import GPUTarget
     from harness_kernels.triton import attention_configs as C
     from harness_kernels.triton import attention_decode as D
     from harness_kernels.triton import attention_prefill as P
+    from harness_kernels.triton.resource_usage import resource_usage
 
     backend = sys.argv[1]
     target = GPUTarget("cuda", 90, 32) if backend == "cuda" else GPUTarget("hip", "gfx942", 64)
-    ptxas = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
-
-    def spills(ptx):
-        with tempfile.TemporaryDirectory() as tmp:
-            src = Path(tmp) / "k.ptx"
-            src.write_text(ptx)
-            proc = subprocess.run([str(ptxas), "-arch=sm_90a", "-v", str(src), "-o",
-                                   str(src) + ".o"], capture_output=True, text=True)
-        m = re.search(r"(\\d+) bytes spill stores, (\\d+) bytes spill loads", proc.stderr)
-        return int(m.group(1)) + int(m.group(2)) if m else -1
 
     specs = []
     for head_dim in (64, 128, 256):
@@ -81,8 +71,8 @@ _SCRIPT = textwrap.dedent(
             tma_loads=asm.count("cp.async.bulk.tensor"),
             cp_async=len(re.findall(r"cp\\.async\\.c[ag]", asm)),
         )
-        if backend == "cuda":
-            facts["spills"] = spills(asm)
+        if backend == "cuda":  # ptxas spill-store + spill-load bytes
+            facts["spills"] = resource_usage(cc, target).get("n_spills", -1)
         else:
             m = re.search(r"\\.vgpr_spill_count:\\s+(\\d+)", asm)
             facts["spills"] = int(m.group(1)) if m else -1
