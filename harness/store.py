@@ -4,8 +4,10 @@ Layout of a run:  <results_dir>/<run_id>/
     config.yaml        resolved Hydra config of the (last) invocation
     run.json           device and software provenance of the run
     rows/<point_key>.parquet
+    crosscheck.parquet, crosscheck.md   `harness crosscheck`'s table (a side table, not rows)
 A killed sweep leaves only whole files: rows are written to a dot-prefixed temporary name in the
-same folder, fsync'd, then renamed; readers skip dot- and underscore-prefixed files.
+same folder, fsync'd, then renamed; readers skip dot- and underscore-prefixed files, and read
+rows only from rows/ folders.
 """
 
 from __future__ import annotations
@@ -229,7 +231,8 @@ def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFr
             files.append(str(p))
             continue
         for f in sorted(p.rglob("*.parquet")):
-            if not any(part.startswith((".", "_")) for part in f.relative_to(p).parts):
+            hidden = any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
+            if not hidden and f.parent.name == "rows":  # side tables have their own schema
                 files.append(str(f))
     if not files:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in (columns or COLUMNS)})
@@ -242,3 +245,22 @@ def write_run_meta(
 ) -> None:
     write_text(run_path / "config.yaml", config_yaml)
     write_text(run_path / meta_name, json.dumps(meta, indent=2, sort_keys=True, default=str))
+
+
+CROSSCHECK = "crosscheck"
+
+
+def write_crosscheck(run_path: Path, table: pd.DataFrame, markdown: str) -> Path:
+    """`harness crosscheck`'s table of a run as crosscheck.parquet (one row per point, its own
+    columns: not rows, so read_rows never sees it) and crosscheck.md, each atomically."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pandas(table, preserve_index=False), sink, compression="zstd")
+    path = run_path / f"{CROSSCHECK}.parquet"
+    _atomic_write_bytes(path, sink.getvalue().to_pybytes())
+    write_text(run_path / f"{CROSSCHECK}.md", markdown)
+    return path
+
+
+def read_crosscheck(run_path: str | Path) -> pd.DataFrame:
+    """The crosscheck table of a run (written by write_crosscheck)."""
+    return pq.read_table(Path(run_path) / f"{CROSSCHECK}.parquet").to_pandas()

@@ -1,0 +1,246 @@
+"""`harness crosscheck`: time a few points with the harness and with nvbench, in one process on
+one GPU, and say why the numbers differ.
+
+Per point of the preset (sweeps/crosscheck.yaml, composed with overrides as `harness run` is):
+  harness  measure_point under the composed protocol (the default: read flush, stream hold)
+           checks the point and times it; its row is stored as any run's row is;
+  matched  the same closure under the protocol matched to nvbench's cold mode
+           (measure.matched_protocol: a write flush of 1x the L2, nvbench's warm-up and stop rule);
+  nvbench  the same closure in nvbench's cold mode (and batch, with batch=true) through
+           cuda-bench, launched on nvbench's stream.
+The three run back to back per point: nvbench may run only once per process, so when it is
+there its benchmark functions drive the loop and the harness times each point inside them.
+The table (medians, ratios, p90/p10, SM clocks, explanation) goes to
+<results_dir>/<run_id>/crosscheck.{parquet,md}, nvbench's own output to _nvbench/, and the
+markdown table is printed last.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+from omegaconf import DictConfig, OmegaConf
+
+from harness import store
+from harness.cliargs import Parser
+from harness.config import compose_run_config, protocol_of
+from harness.crosscheck import nvbench
+from harness.crosscheck.measure import HarnessPart, time_point
+from harness.crosscheck.table import markdown, ridge_flop_per_byte, table_row
+from harness.device import DeviceInfo
+from harness.measure.telemetry import Telemetry
+from harness.measure.timer import L2Flusher
+from harness.provenance import now_iso, software
+from harness.providers import load_all
+from harness.runner import bind_device, default_run_id, keyed_points, plan
+from harness.sweep import Point
+
+SWEEP = "crosscheck"
+DESCRIPTION = (
+    "Time the points of a preset (default sweep=crosscheck) three ways on one GPU, in one\n"
+    "process: the harness default protocol, the harness matched to nvbench's cold mode, and\n"
+    "nvbench itself through cuda-bench (optional: pip install 'kernel-harness[nvbench]'). Prints\n"
+    "and stores per point the ratios and the reason for every systematic difference."
+)
+EPILOG = (
+    "Files: <results_dir>/<run_id>/crosscheck.{parquet,md}, rows/ (the default protocol's rows),\n"
+    "run.json, _nvbench/nvbench.{json,md}. Without a CUDA device it prints one line\n"
+    "'crosscheck: skipped: <reason>' and exits 0; without cuda-bench it times the two harness\n"
+    "protocols only.\n"
+    "  harness crosscheck results_dir=results/mine run_id=xcheck1 providers=[cublas]"
+)
+
+
+def boolean(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise ValueError(f"'{text}' is not a boolean; allowed: true, false")
+
+
+def parser() -> Parser:
+    p = Parser("crosscheck", DESCRIPTION, epilog=EPILOG)
+    p.add_key(
+        "batch", False, "also nvbench's batch (hot) mean; its clock window then spans both",
+        type=boolean,
+    )  # fmt: skip
+    p.add_key(
+        "nvbench_timeout_s", nvbench.TIMEOUT_S,
+        "nvbench's timeout per point (its default), also the matched protocol's time cap",
+        type=float,
+    )  # fmt: skip
+    p.add_overrides("as for `harness run`: sweep=, results_dir=, run_id=, providers=, protocol.*")
+    return p
+
+
+def skip_reason(device: DeviceInfo) -> str | None:
+    """Why this machine cannot crosscheck at all (one line), or None on a CUDA device."""
+    if device.type == "cuda":
+        return None
+    reasons = [f"no CUDA device (device {device.type}: {device.name})"]
+    if not nvbench.importable():
+        reasons.append(f"cuda-bench not installed: {nvbench.INSTALL_HINT}")
+    return "; ".join(reasons)
+
+
+def _validate(cfg: DictConfig, device: DeviceInfo) -> None:
+    if cfg.devices or cfg.shard_count != 1:
+        raise ValueError("devices: crosscheck runs on one GPU; allowed: device=cuda:N")
+    timer = protocol_of(cfg).resolved_timer(device.type)
+    if device.type == "cuda" and timer != "cuda-events":
+        raise ValueError(
+            f"protocol.timer: '{timer}' times no single closure per call; allowed: auto, cuda-events"
+        )
+
+
+def cmd_crosscheck(args: list[str]) -> int:
+    """`harness crosscheck [key=value ...]`; bad input raises ValueError (exit status 2)."""
+    ns = parser().parse_args(args)
+    overrides = list(ns.overrides)
+    if not any(o.startswith("sweep=") for o in overrides):
+        overrides.append(f"sweep={SWEEP}")
+    cfg = compose_run_config(overrides)
+    points, device = plan(cfg)
+    _validate(cfg, device)
+    if cfg.dry_run:
+        for p in points:
+            print(p.label())
+        print(f"{len(points)} points on {device.type}:{device.name}")
+        return 0
+    why = skip_reason(device)
+    if why:
+        print(f"crosscheck: skipped: {why}")
+        return 0
+    try:
+        run_path, rows = crosscheck(
+            cfg, points, device, batch=ns.batch, nvbench_timeout_s=ns.nvbench_timeout_s
+        )
+    except ValueError as e:  # the input was validated above: this is a bug, show its traceback
+        raise RuntimeError(f"while measuring: {e}") from e
+    title = f"crosscheck {run_path.name}: {device.name} (cuda:{device.index})"
+    text = markdown(rows, title, ns.nvbench_timeout_s)
+    store.write_crosscheck(run_path, pd.DataFrame(rows), text)
+    print(f"crosscheck: {len(rows)} points; {run_path / 'crosscheck.md'}\n")
+    print(text)
+    return 0
+
+
+def _meta(cfg, run_id, points, device, why_nv, batch, timeout_s) -> dict:
+    protocol = protocol_of(cfg)
+    return {
+        "run_id": run_id,
+        "command": "crosscheck",
+        "sweep": cfg.sweep.name,
+        "points": len(points),
+        "device": device.as_row(),
+        "software": software(),
+        "protocol": {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)},
+        "matched_protocol": "write flush of 1x L2, 1 warm-up call, >= 10 samples and 0.5 s of "
+        f"GPU time, rse 0.5%, time cap {timeout_s:g} s, stream hold",
+        "nvbench": {
+            "cuda_bench_version": nvbench.version(),
+            "unavailable": why_nv,
+            "batch": batch,
+            "timeout_s": timeout_s,
+        },
+        "updated": now_iso(),
+    }
+
+
+def _progress(i: int, n: int, point: Point, part: HarnessPart, out) -> None:
+    row, m = part.row, part.matched
+    if m is None:
+        said = f"{row['status']}: {row.get('reason')}" if row["status"] != "ok" else part.skip
+    else:
+        said = f"harness {row['latency_ms_median']:.4g} ms, matched {m['latency_ms_median']:.4g} ms"
+    print(f"crosscheck [{i + 1}/{n}] {point.label()}: {said}", file=out, flush=True)
+
+
+def crosscheck(
+    cfg: DictConfig,
+    points: list[Point],
+    device: DeviceInfo,
+    *,
+    batch: bool,
+    nvbench_timeout_s: float,
+    out=None,
+) -> tuple[Path, list[dict]]:
+    """Measure every point three ways on `device` (a CUDA GPU); (run folder, table rows)."""
+    out = out or sys.stderr
+    protocol = protocol_of(cfg)
+    bind_device(device)
+    run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
+    run_path = store.run_dir(cfg.results_dir, run_id)
+    keyed = keyed_points(cfg, points, device)
+    why_nv = nvbench.unavailable(device)
+    if why_nv:
+        print(f"crosscheck: nvbench skipped: {why_nv}", file=out, flush=True)
+    meta = _meta(cfg, run_id, points, device, why_nv, batch, nvbench_timeout_s)
+    store.write_run_meta(run_path, OmegaConf.to_yaml(cfg, resolve=True), meta)
+    registry, telemetry = load_all(), Telemetry(device.vendor, device.index)
+    dev = device.torch_device
+    default_flusher = L2Flusher(dev, device.flush_bytes, protocol.l2_flush)
+    # nvbench memsets exactly the L2 (cudaDevAttrL2CacheSize); L2Flusher streams 2x its argument.
+    half_l2 = device.l2_bytes // 2 if device.l2_bytes else None
+    matched_flusher = L2Flusher(dev, half_l2, "write")
+    parts: dict[str, HarnessPart] = {}
+
+    def harness_of(i: int, key: str, point: Point):
+        def run() -> tuple[object | None, str | None]:
+            part = time_point(
+                point.problem,
+                registry.get(point.problem.op, point.provider),
+                device,
+                protocol,
+                telemetry=telemetry,
+                default_flusher=default_flusher,
+                matched_flusher=matched_flusher,
+                timeout_s=cfg.point_timeout_s,
+                nvbench_timeout_s=nvbench_timeout_s,
+            )
+            store.write_row(run_path, {**part.row, "run_id": run_id, "point_key": key})
+            parts[key] = part
+            _progress(i, len(keyed), point, part, out)
+            return part.closure, part.why_not()
+
+        return run
+
+    def release(key: str) -> None:  # the closure holds the point's inputs: free them
+        if key in parts:
+            parts[key].closure = None
+
+    jobs = [
+        nvbench.Job(
+            f"{i:02d} {p.provider} {p.problem.label()}", harness_of(i, k, p), lambda k=k: release(k)
+        )
+        for i, (k, p) in enumerate(keyed)
+    ]
+    results: dict[str, dict] = {}
+    if why_nv is None:
+        results = nvbench.run(
+            jobs,
+            device.index,
+            run_path / "_nvbench",
+            batch=batch,
+            timeout_s=nvbench_timeout_s,
+            telemetry=telemetry,
+        )
+    for job, (key, _) in zip(jobs, keyed, strict=True):
+        if key not in parts:  # no nvbench, or it stopped before this point: the harness only
+            job.harness()
+            job.done()
+    rows = []
+    for job, (key, point) in zip(jobs, keyed, strict=True):
+        part = parts[key]
+        nv = results.get(job.name) or (
+            {"nvbench_status": "skipped", "nvbench_reason": why_nv}
+            if why_nv
+            else {"nvbench_status": "error", "nvbench_reason": "nvbench stopped before it"}
+        )
+        ridge = ridge_flop_per_byte(device.name, device.sm_count, point.problem.dtype)
+        harness_row = {**part.row, "run_id": run_id, "point_key": key}
+        rows.append(table_row(harness_row, part.matched, nv, ridge, part.skip))
+    return run_path, rows
