@@ -14,6 +14,14 @@ from harness.measure.stats import bootstrap_median_ratio
 from harness.report.data import IDENTITY, SPEED_OPS, fmt, is_speed, latest, with_device
 from harness.report.peaks import roofline_fraction
 
+# Row strings (device names, reasons, problems) land in files other tools render: in a markdown
+# cell a '|' ends the cell and '<b>' is live HTML, so both are escaped (backslash first, so an
+# escaped pipe cannot be undone by a backslash before it); a newline would end the table row.
+_MD_ESCAPES = str.maketrans(
+    {"\\": "\\\\", "|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;", "\n": " ", "\r": " "}
+)
+_ONE_LINE = str.maketrans({"\n": " ", "\r": " "})
+
 N_BOOT = 500  # bootstrap resamples per speedup CI (on 2000-sample H200 rows the bounds move < 0.01% up to 4000)
 
 
@@ -29,11 +37,16 @@ class Table:
     def markdown(self) -> str:
         if self.frame.empty:
             return "(none)"
-        return tabulate(self.frame, headers="keys", tablefmt="github", showindex=False)
+        return tabulate(_cells(self.frame, _MD_ESCAPES), headers="keys", tablefmt="github",
+                        showindex=False)  # fmt: skip
 
     def latex(self) -> str:
-        body = tabulate(self.frame, headers="keys", tablefmt="latex_booktabs", showindex=False)
-        return f"% {self.title}: {self.caption}\n% needs \\usepackage{{booktabs}}\n{body}\n"
+        # latex_booktabs escapes LaTeX's specials (& % $ # _ { } ~ ^ \\ < >) in cells and headers
+        # itself (latex_raw would not); a blank line inside a tabular is an error, so one line.
+        frame = _cells(self.frame, _ONE_LINE)
+        body = tabulate(frame, headers="keys", tablefmt="latex_booktabs", showindex=False)
+        comment = f"{self.title}: {self.caption}".translate(_ONE_LINE)
+        return f"% {comment}\n% needs \\usepackage{{booktabs}}\n{body}\n"
 
     def html(self) -> str:
         if self.frame.empty:
@@ -49,6 +62,15 @@ class Table:
             paths[ext] = folder / f"{self.stem}.{ext}"
             paths[ext].write_text(text)
         return paths
+
+
+def _cells(frame: pd.DataFrame, table: dict[int, str]) -> pd.DataFrame:
+    """The frame with str.translate(table) applied to its string cells and column names."""
+
+    def one(v):
+        return v.translate(table) if isinstance(v, str) else v
+
+    return frame.rename(columns=lambda c: one(str(c))).map(one)
 
 
 def _pct(v) -> str:
