@@ -147,6 +147,13 @@ def compose_run_config(overrides: list[str]) -> DictConfig:
         OmegaConf.to_container(cfg, throw_on_missing=True)
     except OmegaConfBaseException as e:
         raise ConfigError(_explain(e)) from None
+    if cfg.run_id is not None:  # one folder under results_dir, never a path out of it
+        from harness.store import check_run_id
+
+        try:
+            check_run_id(cfg.run_id)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
     return cfg
 
 

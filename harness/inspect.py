@@ -296,6 +296,10 @@ def _parse(args: list[str]) -> dict[str, Any]:
             if not value.isdigit() or int(value) < 1:
                 raise ValueError(f"jobs: '{value}' is not a positive integer; allowed: 1, 2, ...")
             opts[key] = int(value)
+        elif key == "run_id":
+            from harness.store import check_run_id
+
+            opts[key] = check_run_id(value)
         else:
             opts[key] = value
     return opts

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -155,8 +156,23 @@ SCHEMA = pa.schema(
 COLUMNS = SCHEMA.names
 
 
+_RUN_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def check_run_id(run_id: str) -> str:
+    """`run_id` if it is one folder name; raises ValueError in one line otherwise. A run is
+    <results_dir>/<run_id>: '../x', '/abs', '..' or 'a/b' would put it (and its config.yaml)
+    anywhere on the filesystem."""
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id) or run_id in (".", ".."):
+        raise ValueError(
+            f"run_id: {run_id!r} is not a single folder name; allowed: 1-128 letters, digits, "
+            "'-', '_', '.' (not '.' or '..'), e.g. run_id=study1"
+        )
+    return run_id
+
+
 def run_dir(results_dir: str | Path, run_id: str) -> Path:
-    return Path(results_dir) / run_id
+    return Path(results_dir) / check_run_id(run_id)
 
 
 def _umask() -> int:
