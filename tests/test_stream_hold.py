@@ -97,3 +97,13 @@ def test_events_timer_without_hold_says_so():
     p = Protocol(min_samples=2, max_samples=2, warmup_ms=0, max_time_s=5, min_time_s=0)
     t = time_cuda_events(lambda: None, p, flush=None, api=_Clock(log), hold=None)
     assert t.stream_hold == "none" and t.hold_expired == 0
+
+
+def test_sync_every_sample_keeps_batches_of_one():
+    log = []
+    p = Protocol(min_samples=3, max_samples=3, warmup_ms=0, max_time_s=5, min_time_s=0)
+    p.sync_every_sample = True
+    time_cuda_events(
+        lambda: log.append("call"), p, flush=None, api=_Clock(log), hold=_LoggingHold(log)
+    )
+    assert [x for x in log if x.startswith("arm")] == ["arm0", "arm0", "arm0"]

@@ -37,7 +37,7 @@ def matched_protocol(default: Protocol, median_ms: float, timeout_s: float) -> P
     timeout as the time cap, no second attempt. Not expressible here: nvbench's min-time is 0.5 s
     of summed GPU time, ours a wall time, so the minimum sample count asks for as many samples as
     0.5 s of this kernel holds; its noise is the relative stdev of the samples, ours the relative
-    standard error of the median; and it synchronises after every sample, we every <= 100.
+    standard error of the median.
     """
     need = math.ceil(nvbench.MIN_GPU_TIME_S * 1e3 / max(median_ms, 1e-6))
     min_samples = min(max(nvbench.MIN_SAMPLES, need), _MAX_SAMPLES)
@@ -54,6 +54,7 @@ def matched_protocol(default: Protocol, median_ms: float, timeout_s: float) -> P
         rse_target=nvbench.MAX_NOISE,
         max_time_s=timeout_s,
         max_attempts=1,
+        sync_every_sample=True,  # nvbench synchronises after every cold sample
     )
 
 

@@ -45,6 +45,9 @@ class Protocol:
     min_time_s: float = 0.5  # capped at max_time_s
     l2_flush: str = "read"  # read | write (nvbench's cold mode: a memset)
     stream_hold: bool = True  # a blocking kernel before each start event (CUDA and ROCm)
+    # cuda-events queues up to 100 samples between host syncs; nvbench's cold mode syncs after
+    # each, so the GPU idles between samples (clocks may drop). true matches it.
+    sync_every_sample: bool = False
     # Spread guard: a point whose p90/p10 exceeds max_spread (and whose p90 - p10 exceeds
     # spread_floor_us, the events' own resolution being ~0.5 us) or whose stream hold expired
     # is timed again, up to max_attempts in all; if it stays spread its row says unstable.

@@ -157,7 +157,7 @@ def time_cuda_events(
         new = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
         samples.extend(new)
         per = max(sorted(new)[len(new) // 2], 1e-3)
-        batch = int(min(_MAX_BATCH, max(1, _BATCH_TARGET_MS / per)))
+        batch = 1 if p.sync_every_sample else int(min(_MAX_BATCH, max(1, _BATCH_TARGET_MS / per)))
     held = "flag" if hold is not None else "none"
     return Timing(samples, name, "cold" if flush else "hot", why, 1, warm, 1, held, expired)
 
