@@ -49,13 +49,16 @@ def _hold_kernel(
     # meta-parameters
     USE_CLOCK: tl.constexpr,  # %globaltimer exists on NVIDIA only
 ):
+    # ".cv" (fetch again, cache nothing) as well as volatile: on gfx942 Triton's volatile load
+    # alone became one scalar load and the spin loop was optimised away (AOT-checked); with .cv
+    # it is a system-coherent global load (sc0 sc1) inside the loop.
     if USE_CLOCK:
         start = _now_ns()
-    flag = tl.load(flag_ptr, volatile=True)
+    flag = tl.load(flag_ptr, volatile=True, cache_modifier=".cv")
     spins = 0
     waited = tl.zeros((), dtype=tl.int64)
     while (flag == 0) & (spins < max_spins) & (waited < timeout_ns):
-        flag = tl.load(flag_ptr, volatile=True)
+        flag = tl.load(flag_ptr, volatile=True, cache_modifier=".cv")
         spins += 1
         if USE_CLOCK:
             waited = _now_ns() - start
