@@ -126,6 +126,16 @@ def inflight_path(run_path: Path, shard_index: int) -> Path:
     return run_path / "_inflight" / f"shard-{shard_index}.json"
 
 
+def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
+    """Move the run's unreadable row files aside (store.set_aside_unreadable), one warning each
+    naming the point: without this a torn file counted as finished and every reader failed."""
+    for key, why, moved_to in store.set_aside_unreadable(run_path):
+        point = points.get(key)
+        then = f"measuring {point.label()} again" if point else "not a point here"
+        print(f"harness: warning: point {key}: row file unreadable ({why}); moved to {moved_to}, "
+              f"{then}", file=out)  # fmt: skip
+
+
 def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> RunResult:
     out = out or sys.stderr  # looked up per call: sys.stderr may be replaced after import
     if cfg.devices:
@@ -140,6 +150,7 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
     run_path = store.run_dir(cfg.results_dir, run_id)
     store.remove_stale_temporaries(run_path)
     keyed = shard_of(keyed_points(cfg, points, device), cfg.shard_index, cfg.shard_count)
+    set_aside_unreadable(run_path, dict(keyed), out)
     done_statuses = None if cfg.rerun_failed is False else ("ok", "wrong", "skipped")
     finished = store.finished_keys(run_path, done_statuses)
     todo = [(k, p) for k, p in keyed if k not in finished]

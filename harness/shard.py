@@ -113,6 +113,7 @@ def _record_crash(run_path: Path, run_id: str, w: _Worker, rc: int, keyed: dict)
 def run_on_devices(cfg: DictConfig, overrides: list[str], out=None):
     """Shard the sweep over `cfg.devices`; returns the merged run's RunResult."""
     out = out or sys.stderr
+    from harness import runner
     from harness.runner import RunResult, default_run_id, keyed_points, plan, shard_of
 
     devices = resolve_devices(cfg.devices)
@@ -120,6 +121,7 @@ def run_on_devices(cfg: DictConfig, overrides: list[str], out=None):
     run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
     run_path = store.run_dir(cfg.results_dir, run_id)
     keyed = dict(keyed_points(cfg, points, device))
+    runner.set_aside_unreadable(run_path, keyed, out)  # before the workers start: they would race
     before = store.finished_keys(run_path)
     n = len(devices) * cfg.shard_count  # nested: a cluster job's shard split again per device
     logs = run_path / "_workers"

@@ -4,10 +4,12 @@ Layout of a run:  <results_dir>/<run_id>/
     config.yaml        resolved Hydra config of the (last) invocation
     run.json           device and software provenance of the run
     rows/<point_key>.parquet
+    rows/_unreadable/  row files a resume found unreadable (torn, truncated), moved, not deleted
     crosscheck.parquet, crosscheck.md   `harness crosscheck`'s table (a side table, not rows)
 A killed sweep leaves only whole files: rows are written to a dot-prefixed temporary name in the
 same folder, fsync'd, then renamed; readers skip dot- and underscore-prefixed files, and read
-rows only from rows/ folders.
+rows only from rows/ folders. A row file torn anyway (a full disk, a copy cut short) is set
+aside by a resume and measured again; readers skip it with a warning.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -226,8 +229,45 @@ def remove_stale_temporaries(run_path: Path) -> int:
     return n
 
 
+UNREADABLE = "_unreadable"  # rows/_unreadable/: row files a resume could not read, kept
+
+
+def unreadable_reason(path: Path) -> str | None:
+    """Why a row file cannot be read, or None. Reads the parquet footer only (~0.35 ms a file):
+    a torn or truncated file has lost its footer, which parquet writes last."""
+    try:
+        meta = pq.read_metadata(path)
+    except (OSError, pa.ArrowException) as e:
+        return _one_line(e)
+    return None if meta.num_rows >= 1 else "no row in the file"
+
+
+def set_aside_unreadable(run_path: Path) -> list[tuple[str, str, Path]]:
+    """Move row files whose footer cannot be read into rows/_unreadable/ (never deleted; readers
+    skip '_' folders), so a resume measures their points again. (point_key, why, new path) each."""
+    rows = run_path / "rows"
+    moved = []
+    for path in sorted(rows.glob("*.parquet")) if rows.is_dir() else []:
+        why = None if path.name.startswith((".", "_")) else unreadable_reason(path)
+        if why is None:
+            continue
+        dest, n = rows / UNREADABLE / path.name, 0
+        while dest.exists():  # the same point unreadable again: keep every copy
+            n += 1
+            dest = rows / UNREADABLE / f"{path.stem}.{n}{path.suffix}"
+        dest.parent.mkdir(exist_ok=True)
+        try:
+            os.replace(path, dest)
+        except FileNotFoundError:  # another shard of the run moved it first
+            continue
+        moved.append((path.stem, why, dest))
+    return moved
+
+
 def finished_keys(run_path: Path, statuses: Iterable[str] | None = None) -> set[str]:
-    """Point keys that already have a row (optionally only rows with one of `statuses`)."""
+    """Point keys that already have a row (optionally only rows with one of `statuses`). Without
+    statuses it trusts file names (rows are written whole): a resume first calls
+    set_aside_unreadable, so a torn file from elsewhere does not count as finished."""
     rows = run_path / "rows"
     if not rows.is_dir():
         return set()
@@ -238,8 +278,18 @@ def finished_keys(run_path: Path, statuses: Iterable[str] | None = None) -> set[
     return set(df.loc[df["status"].isin(list(statuses)), "point_key"])
 
 
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return (text[0] if text else type(e).__name__)[:160]
+
+
+def _empty(columns: list[str] | None) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in (columns or COLUMNS)})
+
+
 def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """Rows of one or more runs (run folders, or folders holding run folders) as one frame."""
+    """Rows of one or more runs (run folders, or folders holding run folders) as one frame. An
+    unreadable row file is skipped with a warning on stderr naming it."""
     files: list[str] = []
     for path in paths:
         p = Path(path)
@@ -251,9 +301,26 @@ def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFr
             if not hidden and f.parent.name == "rows":  # side tables have their own schema
                 files.append(str(f))
     if not files:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in (columns or COLUMNS)})
-    dataset = ds.dataset(files, schema=SCHEMA, format="parquet")
-    return dataset.to_table(columns=columns).to_pandas()
+        return _empty(columns)
+    unknown = set(columns or ()) - set(COLUMNS)
+    if unknown:  # found here, or the fallback below would blame every file for it
+        raise KeyError(f"columns outside the schema: {sorted(unknown)}")
+
+    def scan(some: list[str]) -> pa.Table:
+        return ds.dataset(some, schema=SCHEMA, format="parquet").to_table(columns=columns)
+
+    try:  # one scan of every file; only when one cannot be read are they read one by one
+        return scan(files).to_pandas()
+    except (OSError, pa.ArrowException):
+        pass
+    tables = []
+    for f in files:
+        try:
+            tables.append(scan([f]))
+        except (OSError, pa.ArrowException) as e:
+            print(f"harness: warning: skipped unreadable row file {f} ({_one_line(e)})",
+                  file=sys.stderr)  # fmt: skip
+    return pa.concat_tables(tables).to_pandas() if tables else _empty(columns)
 
 
 def write_run_meta(

@@ -80,3 +80,43 @@ def test_rerun_failed_remeasures_only_errors(tmp_path):
     assert main([*args, "rerun_failed=true"]) == 0
     again = store.read_rows(tmp_path / "e").set_index("point_key")
     assert again.loc[first.point_key, "status"] == "ok" and len(again) == 8
+
+
+def _torn_run(tmp_path, run_id: str) -> tuple[list[str], str, bytes]:
+    """A finished 8-point run whose first row file lost its second half (its footer)."""
+    args = ["run", *FAST, f"results_dir={tmp_path}", f"run_id={run_id}", "providers=[torch-cpu]"]
+    assert main(args) == 0
+    path = sorted((tmp_path / run_id / "rows").glob("*.parquet"))[0]
+    torn = path.read_bytes()[: path.stat().st_size // 2]
+    path.write_bytes(torn)
+    return args, path.stem, torn
+
+
+def test_torn_row_is_set_aside_and_measured_again(tmp_path, capsys):
+    args, key, torn = _torn_run(tmp_path, "t")
+    capsys.readouterr()
+    assert len(store.read_rows(tmp_path / "t")) == 7  # readers skip it, with a warning
+    assert f"skipped unreadable row file {tmp_path / 't' / 'rows' / key}.parquet" in (
+        capsys.readouterr().err
+    )
+    for command in (["compare", str(tmp_path / "t"), "--aa"], ["gaps", str(tmp_path / "t")]):
+        assert main(command) == 0, command
+    capsys.readouterr()
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    aside = tmp_path / "t" / "rows" / store.UNREADABLE / f"{key}.parquet"
+    assert f"harness: warning: point {key}: row file unreadable (" in err
+    assert f"moved to {aside}, measuring torch-cpu | gemm " in err
+    assert "7 already done, 1 measured now (ok=1)" in out
+    assert aside.read_bytes() == torn  # kept, never deleted
+    df = store.read_rows(tmp_path / "t")
+    assert len(df) == 8 and set(df.status) == {"ok"} and key in set(df.point_key)
+    assert "unreadable" not in capsys.readouterr().err
+
+
+def test_rerun_failed_with_a_torn_row(tmp_path, capsys):
+    args, key, _ = _torn_run(tmp_path, "f")
+    assert main([*args, "rerun_failed=true"]) == 0
+    assert f"point {key}: row file unreadable" in capsys.readouterr().err
+    df = store.read_rows(tmp_path / "f")
+    assert len(df) == 8 and set(df.status) == {"ok"}

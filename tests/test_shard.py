@@ -119,3 +119,17 @@ def test_worker_binds_its_device(monkeypatch):
     bind_device(dev)
     bind_device(DeviceInfo("cpu", 0, "cpu", "cpu", None, "x86_64", None, 2, None, None, None, None))
     assert calls == [1]
+
+
+def test_resume_over_workers_sets_a_torn_row_aside_first(tmp_path, capsys):
+    args = [*BASE, "providers=[torch-cpu,sdpa-math]", f"results_dir={tmp_path}", "run_id=torn"]
+    assert main(args) == 0
+    path = sorted((tmp_path / "torn" / "rows").glob("*.parquet"))[-1]
+    path.write_bytes(path.read_bytes()[:100])
+    capsys.readouterr()
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert f"harness: warning: point {path.stem}: row file unreadable" in err
+    assert "11 already done, 1 measured now" in out
+    assert (tmp_path / "torn" / "rows" / store.UNREADABLE / path.name).exists()
+    assert len(store.read_rows(tmp_path / "torn")) == 12

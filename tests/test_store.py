@@ -79,3 +79,48 @@ def test_rows_get_the_umask_mode_not_mkstemps_0600(tmp_path):
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def _tear(tmp_path):
+    """A run with a good row 'a', a truncated row 'b' (half its bytes), garbage 'c', empty 'd'."""
+    store.write_row(tmp_path, _row("a"))
+    b = store.write_row(tmp_path, _row("b", status="error"))
+    b.write_bytes(b.read_bytes()[: b.stat().st_size // 2])
+    (tmp_path / "rows" / "c.parquet").write_bytes(b"not a parquet file at all")
+    (tmp_path / "rows" / "d.parquet").write_bytes(b"")
+
+
+def test_read_rows_skips_unreadable_files_with_a_warning(tmp_path, capsys):
+    _tear(tmp_path)
+    df = store.read_rows(tmp_path)
+    assert list(df.point_key) == ["a"] and len(df.columns) == len(store.COLUMNS)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and all(e.startswith("harness: warning: skipped unreadable") for e in err)
+    assert {e.split("row file ")[1].split(" ")[0].rsplit("/", 1)[1] for e in err} == {
+        "b.parquet", "c.parquet", "d.parquet"
+    }  # fmt: skip
+    assert list(store.read_rows(tmp_path, columns=["point_key"]).columns) == ["point_key"]
+    assert store.finished_keys(tmp_path, ("ok", "error")) == {"a"}  # rerun_failed's question
+
+
+def test_read_rows_all_unreadable_is_empty_and_bad_columns_raise(tmp_path):
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "rows" / "x.parquet").write_bytes(b"PAR1")
+    assert store.read_rows(tmp_path, columns=["point_key", "status"]).empty
+    with pytest.raises(KeyError, match="outside the schema"):
+        store.read_rows(tmp_path, columns=["bogus"])
+
+
+def test_set_aside_moves_unreadable_files_never_deletes(tmp_path):
+    _tear(tmp_path)
+    torn = (tmp_path / "rows" / "b.parquet").read_bytes()
+    moved = store.set_aside_unreadable(tmp_path)
+    assert [k for k, _, _ in moved] == ["b", "c", "d"]
+    assert all(why for _, why, _ in moved)
+    aside = tmp_path / "rows" / store.UNREADABLE
+    assert (aside / "b.parquet").read_bytes() == torn
+    assert store.finished_keys(tmp_path) == {"a"} and len(store.read_rows(tmp_path)) == 1
+    assert store.set_aside_unreadable(tmp_path) == []  # the good row stays
+    (tmp_path / "rows" / "c.parquet").write_bytes(b"torn again")  # a second copy is kept too
+    (key, _, path), *_ = store.set_aside_unreadable(tmp_path)
+    assert key == "c" and path == aside / "c.1.parquet" and (aside / "c.parquet").exists()
