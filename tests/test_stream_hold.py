@@ -117,8 +117,9 @@ out = {}
 for name in ("sm_90", "gfx942"):
     target = TARGETS[name][0]
     sig = {"flag_ptr": "*i32", "outcome_ptr": "*i32", "timeout_ns": "i32", "max_spins": "i32",
-           "USE_CLOCK": "constexpr"}
-    info = compile_for(_hold_kernel, target, sig, {"USE_CLOCK": name == "sm_90"},
+           "USE_CLOCK": "constexpr", "ON_AMD": "constexpr"}
+    flags = {"USE_CLOCK": name == "sm_90", "ON_AMD": name == "gfx942"}
+    info = compile_for(_hold_kernel, target, sig, flags,
                        options={"num_warps": 1})
     asm = info["asm"].get("ptx") or info["asm"].get("amdgcn")
     code = [l.split(";")[0].split("//")[0].strip() for l in asm.splitlines()]

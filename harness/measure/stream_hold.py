@@ -39,6 +39,17 @@ def _now_ns():
 
 
 @triton.jit
+def _read_flag(flag_ptr, ON_AMD: tl.constexpr):
+    # NVIDIA: a volatile load (ld.volatile.global; ptxas refuses volatile with .cv). AMD: also
+    # ".cv", or Triton made the volatile load one scalar load and optimised the spin loop away;
+    # with it the read is a system-coherent global load (sc0 sc1) in the loop (AOT-checked).
+    if ON_AMD:
+        return tl.load(flag_ptr, volatile=True, cache_modifier=".cv")
+    else:
+        return tl.load(flag_ptr, volatile=True)
+
+
+@triton.jit
 def _hold_kernel(
     # pointers
     flag_ptr,  # int32 in pinned host memory; the host writes 1 to release
@@ -48,17 +59,15 @@ def _hold_kernel(
     max_spins,
     # meta-parameters
     USE_CLOCK: tl.constexpr,  # %globaltimer exists on NVIDIA only
+    ON_AMD: tl.constexpr,
 ):
-    # ".cv" (fetch again, cache nothing) as well as volatile: on gfx942 Triton's volatile load
-    # alone became one scalar load and the spin loop was optimised away (AOT-checked); with .cv
-    # it is a system-coherent global load (sc0 sc1) inside the loop.
     if USE_CLOCK:
         start = _now_ns()
-    flag = tl.load(flag_ptr, volatile=True, cache_modifier=".cv")
+    flag = _read_flag(flag_ptr, ON_AMD)
     spins = 0
     waited = tl.zeros((), dtype=tl.int64)
     while (flag == 0) & (spins < max_spins) & (waited < timeout_ns):
-        flag = tl.load(flag_ptr, volatile=True, cache_modifier=".cv")
+        flag = _read_flag(flag_ptr, ON_AMD)
         spins += 1
         if USE_CLOCK:
             waited = _now_ns() - start
@@ -85,7 +94,8 @@ class StreamHold:
         self.timeout_ns = timeout_ns
         self.max_spins = max_spins
         on_gpu = device.type == "cuda"
-        self.use_clock = (on_gpu and torch.version.hip is None) if use_clock is None else use_clock
+        self.on_amd = on_gpu and torch.version.hip is not None
+        self.use_clock = (on_gpu and not self.on_amd) if use_clock is None else use_clock
         # Pinned (page-locked) host memory is mapped into the GPU's address space under UVA, so
         # the kernel reads the host's writes without a copy; a CPU device just uses plain memory.
         self.flags = torch.zeros(capacity, dtype=torch.int32, pin_memory=on_gpu)
@@ -107,6 +117,7 @@ class StreamHold:
             self.timeout_ns,
             self.max_spins,
             USE_CLOCK=self.use_clock,
+            ON_AMD=self.on_amd,
             num_warps=1,  # one spinning warp: the hold must not take SMs from anything else
         )
 
