@@ -32,6 +32,8 @@ commands:
                                           (SAME/FASTER/SLOWER/UNCLEAR); one run: A/A noise floor
   gaps <results path...> [worst=N]        own kernels vs the fastest vendor row per point:
                                           geomean per run, and why the worst points are behind
+  compact <run path...> [level=19]        fold each run's row files into one parquet
+                                          (<run>/rows.parquet); readers and resume use it
   crosscheck [key=value ...]              a few points timed by the harness and by nvbench
                                           (cuda-bench) on one GPU: ratios and their reasons
 """
@@ -270,6 +272,12 @@ def cmd_gaps(args: list[str]) -> int:
     return gaps(args)
 
 
+def cmd_compact(args: list[str]) -> int:
+    from harness.compact import cmd_compact as compact
+
+    return compact(args)
+
+
 def cmd_crosscheck(args: list[str]) -> int:
     from harness.crosscheck.command import cmd_crosscheck as crosscheck
 
@@ -286,6 +294,7 @@ COMMANDS = {
     "report": cmd_report,
     "compare": cmd_compare,
     "gaps": cmd_gaps,
+    "compact": cmd_compact,
     "crosscheck": cmd_crosscheck,
 }
 

@@ -140,7 +140,13 @@ class Parser(argparse.ArgumentParser):
         try:  # intermixed: overrides and positionals may sit either side of --flags
             return super().parse_intermixed_args(self._as_options(list(args or [])), namespace)
         except argparse.ArgumentError as e:  # exit_on_error=False raises these for bad values
-            self.error(str(e))
+            key = next(
+                (k for k, a in self._keys.items() if e.argument_name in a.option_strings), None
+            )
+            if key is None:
+                self.error(str(e))
+            kind = getattr(self._keys[key].type, "__name__", "value")
+            raise ValueError(f"{key}: {e.message}; allowed: {key}=<{kind}>") from None
 
     def _as_options(self, args: list[str]) -> list[str]:
         """Rewrite the parser's own `key=value` tokens as `--key value`; an unknown key is an

@@ -5,6 +5,8 @@ Layout of a run:  <results_dir>/<run_id>/
     run.json           device and software provenance of the run
     rows/<point_key>.parquet
     rows/_unreadable/  row files a resume found unreadable (torn, truncated), moved, not deleted
+    rows.parquet       `harness compact`: every row of rows/ in one file (harness/compact.py);
+                       a row file in rows/ for the same point (measured after) takes precedence
     crosscheck.parquet, crosscheck.md   `harness crosscheck`'s table (a side table, not rows)
 A killed sweep leaves only whole files: rows are written to a dot-prefixed temporary name in the
 same folder, fsync'd, then renamed; readers skip dot- and underscore-prefixed files, and read
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
@@ -201,6 +204,11 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write a file whole, atomically (a temporary in the same folder, fsync'd, renamed)."""
+    _atomic_write_bytes(path, data)
+
+
 def write_text(path: Path, text: str) -> None:
     _atomic_write_bytes(path, text.encode())
 
@@ -264,14 +272,26 @@ def set_aside_unreadable(run_path: Path) -> list[tuple[str, str, Path]]:
     return moved
 
 
+COMPACTED = "rows.parquet"  # <run>/rows.parquet: a compacted run's rows, one file
+
+
+def loose_keys(run_path: Path) -> set[str]:
+    """Point keys of the row files in <run>/rows/ (a file's name is its point key)."""
+    rows = Path(run_path) / "rows"
+    if not rows.is_dir():
+        return set()
+    return {p.stem for p in rows.glob("*.parquet") if not p.name.startswith((".", "_"))}
+
+
 def finished_keys(run_path: Path, statuses: Iterable[str] | None = None) -> set[str]:
     """Point keys that already have a row (optionally only rows with one of `statuses`). Without
     statuses it trusts file names (rows are written whole): a resume first calls
-    set_aside_unreadable, so a torn file from elsewhere does not count as finished."""
-    rows = run_path / "rows"
-    if not rows.is_dir():
-        return set()
-    keys = {p.stem for p in rows.glob("*.parquet") if not p.name.startswith((".", "_"))}
+    set_aside_unreadable, so a torn file from elsewhere does not count as finished. A compacted
+    run's keys come from its rows.parquet."""
+    keys = loose_keys(run_path)
+    compacted = Path(run_path) / COMPACTED
+    if compacted.is_file():
+        keys |= set(pq.read_table(compacted, columns=["point_key"]).column(0).to_pylist())
     if statuses is None or not keys:
         return keys
     df = read_rows(run_path, columns=["point_key", "status"])
@@ -287,40 +307,78 @@ def _empty(columns: list[str] | None) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=object) for c in (columns or COLUMNS)})
 
 
-def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """Rows of one or more runs (run folders, or folders holding run folders) as one frame. An
-    unreadable row file is skipped with a warning on stderr naming it."""
+def _row_files(paths: Iterable[str | Path]) -> tuple[list[str], list[Path]]:
+    """(row files in rows/ folders, compacted rows.parquet files) under run folders or folders
+    holding run folders; a .parquet path given directly counts as a row file."""
     files: list[str] = []
+    compacted: list[Path] = []
     for path in paths:
         p = Path(path)
+        if p.is_file() and p.name == COMPACTED:
+            compacted.append(p)
+            continue
         if p.is_file() and p.suffix == ".parquet":
             files.append(str(p))
             continue
         for f in sorted(p.rglob("*.parquet")):
             hidden = any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
-            if not hidden and f.parent.name == "rows":  # side tables have their own schema
+            if hidden:
+                continue
+            if f.parent.name == "rows":  # side tables (crosscheck.parquet) have their own schema
                 files.append(str(f))
-    if not files:
-        return _empty(columns)
+            elif f.name == COMPACTED:
+                compacted.append(f)
+    return files, compacted
+
+
+def _scan(files: list[str], columns: list[str] | None) -> pa.Table:
+    """Every file read against the current SCHEMA: columns a file predates come back null."""
+    return ds.dataset(files, schema=SCHEMA, format="parquet").to_table(columns=columns)
+
+
+def _read_compacted(path: Path, columns: list[str] | None) -> pa.Table | None:
+    """A compacted run's rows, less the points measured again since (their row file in rows/
+    wins); None, with a warning, when the file cannot be read."""
+    newer = loose_keys(path.parent)
+    wanted = None if columns is None else list(dict.fromkeys([*columns, "point_key"]))
+    try:
+        table = _scan([str(path)], wanted)
+    except (OSError, pa.ArrowException) as e:
+        print(f"harness: warning: skipped unreadable {path} ({_one_line(e)})", file=sys.stderr)
+        return None
+    if newer:
+        keep = pc.invert(pc.is_in(table["point_key"], pa.array(sorted(newer))))
+        table = table.filter(keep)
+    return table if columns is None else table.select(columns)
+
+
+def read_table(*paths: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """Rows of one or more runs (run folders, or folders holding run folders) as one arrow table
+    with the current SCHEMA: columns a file predates are null. An unreadable row file is skipped
+    with a warning on stderr naming it."""
     unknown = set(columns or ()) - set(COLUMNS)
     if unknown:  # found here, or the fallback below would blame every file for it
         raise KeyError(f"columns outside the schema: {sorted(unknown)}")
-
-    def scan(some: list[str]) -> pa.Table:
-        return ds.dataset(some, schema=SCHEMA, format="parquet").to_table(columns=columns)
-
+    files, compacted = _row_files(paths)
+    tables = [t for t in (_read_compacted(c, columns) for c in compacted) if t is not None]
     try:  # one scan of every file; only when one cannot be read are they read one by one
-        return scan(files).to_pandas()
+        tables += [_scan(files, columns)] if files else []
     except (OSError, pa.ArrowException):
-        pass
-    tables = []
-    for f in files:
-        try:
-            tables.append(scan([f]))
-        except (OSError, pa.ArrowException) as e:
-            print(f"harness: warning: skipped unreadable row file {f} ({_one_line(e)})",
-                  file=sys.stderr)  # fmt: skip
-    return pa.concat_tables(tables).to_pandas() if tables else _empty(columns)
+        for f in files:
+            try:
+                tables.append(_scan([f], columns))
+            except (OSError, pa.ArrowException) as e:
+                print(f"harness: warning: skipped unreadable row file {f} ({_one_line(e)})",
+                      file=sys.stderr)  # fmt: skip
+    if not tables:
+        return SCHEMA.empty_table() if columns is None else SCHEMA.empty_table().select(columns)
+    return pa.concat_tables(tables)
+
+
+def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """read_table as a pandas frame (an empty frame of object columns when there are no rows)."""
+    table = read_table(*paths, columns=columns)
+    return table.to_pandas() if table.num_rows else _empty(columns)
 
 
 def write_run_meta(

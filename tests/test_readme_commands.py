@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,11 @@ INSTEAD = {
         "harness inspect kernels=microbench:stream_read targets=sm_90 results_dir={tmp}/results",
         "compiling every kernel for four targets takes minutes; one kernel for one target runs "
         "the same path",
+    ),
+    "harness compact results/mine": (
+        "harness compact {tmp}/results",
+        "results/mine stands for runs of your own: a committed run copied into tmp is compacted "
+        "(compacting the committed tree in place would change tracked files)",
     ),
     "python -m harness_kernels.cutlass.prebuild": (
         "python -m harness_kernels.cutlass.prebuild --help",
@@ -131,6 +137,8 @@ def test_help_shows_the_readme_zip_example():
 def test_readme_line_runs(line, tmp_path):
     assert HARNESS.exists(), f"{HARNESS}: install the package (pip install -e .) first"
     argv = on_cpu(line, tmp_path)
+    if argv[1:2] == ["compact"]:
+        shutil.copytree(REPO / "results/h200/ceilings", tmp_path / "results/ceilings")
     out = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600)
     shown = f"{shlex.join(argv)}\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
     assert out.returncode == 0, shown

@@ -152,7 +152,7 @@ BAD = [
     (["compare"], "compare: the following arguments are required: runs"),
     (["compare", "DATA", "DATA", "DATA"], "compare: 3 runs given"),
     (["compare", "DATA", "threshold=2"], "threshold: 2.0; allowed: between 0 and 1"),
-    (["compare", "DATA", "threshold=abc"], "compare: argument --threshold: invalid float"),
+    (["compare", "DATA", "threshold=abc"], "threshold: invalid float value"),
     (["compare", "DATA", "--frobnicate"], "compare: unrecognized arguments: --frobnicate"),
 ]
 

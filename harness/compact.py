@@ -1,0 +1,103 @@
+"""`harness compact RUN...`: a finished run's row files folded into one parquet per run.
+
+A sweep writes one small file per point (rows/<point_key>.parquet) because a file written whole
+and renamed is what makes a killed sweep lose nothing. Finished, those files cost: 240 points of
+gemm_llama are 240 files of ~25 KB, mostly repeated footers and schema, and every reader opens
+each. Compaction writes <run>/rows.parquet (every row, current SCHEMA, zstd), checks that it
+reads back with every point, and only then deletes the row files it holds. A run stays
+resumable: new points land in rows/ again and win over the compacted row of the same point
+(store.read_table), and a second compaction folds them in.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness import store
+from harness.cliargs import Parser
+
+DEFAULT_LEVEL = 19  # zstd: archives are written once and read often; 19 costs ~1 s a run
+
+
+@dataclass
+class Compacted:
+    run_path: Path
+    rows: int
+    files_before: int
+    bytes_before: int
+    bytes_after: int
+
+
+def run_folders(path: Path) -> list[Path]:
+    """Run folders at or under `path`: folders holding rows/ or rows.parquet (not hidden)."""
+    found = []
+    for p in [path, *sorted(q for q in path.rglob("*") if q.is_dir())]:
+        rel = p.relative_to(path).parts
+        if any(part.startswith((".", "_")) for part in rel) or p.name == "rows":
+            continue
+        if (p / "rows").is_dir() or (p / store.COMPACTED).is_file():
+            found.append(p)
+    return found
+
+
+def _size(paths: list[Path]) -> int:
+    return sum(p.stat().st_size for p in paths if p.exists())
+
+
+def compact_run(run_path: Path, level: int = DEFAULT_LEVEL) -> Compacted:
+    """Fold <run>/rows/*.parquet (and an earlier rows.parquet) into <run>/rows.parquet."""
+    store.set_aside_unreadable(run_path)  # kept in rows/_unreadable/, never folded in or deleted
+    loose = sorted(p for p in (run_path / "rows").glob("*.parquet") if not p.name.startswith("."))
+    target = run_path / store.COMPACTED
+    before = [*loose, target] if target.exists() else loose
+    bytes_before = _size(before)
+    table = store.read_table(run_path)
+    expected = store.finished_keys(run_path)
+    table = table.sort_by("point_key")
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd", compression_level=level)
+    store.write_bytes(target, sink.getvalue().to_pybytes())
+    back = pq.read_table(target, columns=["point_key"]).column(0).to_pylist()
+    if set(back) != expected or len(back) != len(expected):  # never delete what is not folded in
+        raise RuntimeError(f"{target}: read back {len(back)} rows, expected {len(expected)} points")
+    for p in loose:
+        p.unlink()
+    try:
+        os.rmdir(run_path / "rows")  # stays when rows/_unreadable/ holds set-aside files
+    except OSError:
+        pass
+    return Compacted(run_path, table.num_rows, len(loose), bytes_before, target.stat().st_size)
+
+
+def cmd_compact(args: list[str]) -> int:
+    parser = Parser(
+        "compact",
+        "Fold each run's row files (rows/*.parquet) into one zstd parquet, <run>/rows.parquet,\n"
+        "after checking it reads back with every point. Reports, compare and resume read it.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="run folders, or folders of runs")
+    parser.add_key("level", DEFAULT_LEVEL, "zstd level, 1..22", type=int)
+    ns = parser.parse_args(args)
+    if not 1 <= ns.level <= 22:
+        raise ValueError(f"level: {ns.level} outside 1..22; allowed: 1..22 (zstd levels)")
+    runs = []
+    for path in map(Path, ns.paths):
+        if not path.is_dir():
+            raise ValueError(f"paths: '{path}' is not a folder; allowed: run folders or their parents")
+        runs += run_folders(path)
+    if not runs:
+        raise ValueError(f"paths: no run folder (rows/ or {store.COMPACTED}) under {ns.paths}")
+    total_before = total_after = 0
+    for run in runs:
+        c = compact_run(run, ns.level)
+        total_before += c.bytes_before
+        total_after += c.bytes_after
+        print(f"{run}: {c.rows} rows, {c.files_before} row files, "
+              f"{c.bytes_before / 1e6:.2f} MB -> {c.bytes_after / 1e6:.2f} MB")  # fmt: skip
+    print(f"{len(runs)} runs: {total_before / 1e6:.1f} MB -> {total_after / 1e6:.1f} MB")
+    return 0

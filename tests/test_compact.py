@@ -1,0 +1,89 @@
+"""`harness compact`: one parquet per run holding exactly the rows the row files held; readers,
+resume and a later compaction use it."""
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from harness import store
+from harness.cli import main
+from harness.compact import compact_run
+
+FAST = ["run", "sweep=smoke", "device=cpu", "providers=[torch-cpu,sdpa-math]", "progress=false"]
+KEY = ["point_key"]
+
+
+@pytest.fixture
+def run(tmp_path):
+    assert main([*FAST, f"results_dir={tmp_path}", "run_id=r"]) == 0
+    return tmp_path / "r"
+
+
+def _sorted(df: pd.DataFrame) -> pd.DataFrame:
+    return df.sort_values(KEY).reset_index(drop=True)
+
+
+def test_compact_keeps_every_row_and_value(run, capsys):
+    before = store.read_rows(run)
+    files = len(list((run / "rows").glob("*.parquet")))
+    assert main(["compact", str(run.parent)]) == 0
+    assert f"{len(before)} rows, {files} row files" in capsys.readouterr().out
+    assert not (run / "rows").exists()  # every row file folded in, then deleted
+    assert pq.read_schema(run / store.COMPACTED).equals(store.SCHEMA)
+    pd.testing.assert_frame_equal(_sorted(store.read_rows(run)), _sorted(before))
+    assert store.finished_keys(run) == set(before.point_key)
+
+
+def test_resume_of_a_compacted_run_measures_nothing(run, capsys):
+    compact_run(run)
+    capsys.readouterr()
+    assert main([*FAST, f"results_dir={run.parent}", "run_id=r"]) == 0
+    assert "already done, 0 measured now" in capsys.readouterr().out
+
+
+def test_a_row_measured_after_compaction_wins_and_folds_in(run):
+    compact_run(run)
+    df = store.read_rows(run)
+    again = store.read_table(run).slice(0, 1).to_pylist()[0]
+    again.update(status="error", reason="measured again after compaction")
+    store.write_row(run, again)
+    read = store.read_rows(run)
+    assert len(read) == len(df)  # the compacted row of that point is shadowed, not doubled
+    assert read.set_index("point_key").loc[again["point_key"], "status"] == "error"
+    compact_run(run)  # a second compaction folds the new row in
+    assert not (run / "rows").exists()
+    read = store.read_rows(run)
+    assert len(read) == len(df)
+    assert read.set_index("point_key").loc[again["point_key"], "status"] == "error"
+
+
+def test_an_unreadable_row_file_is_set_aside_not_folded_or_deleted(run, capsys):
+    torn = sorted((run / "rows").glob("*.parquet"))[0]
+    torn.write_bytes(torn.read_bytes()[:100])
+    n = len(store.read_rows(run))  # warns, skips the torn file
+    compact_run(run)
+    assert (run / "rows" / store.UNREADABLE / torn.name).exists()
+    assert len(store.read_rows(run)) == n
+    assert torn.stem not in store.finished_keys(run)  # so a resume measures it again
+
+
+@pytest.mark.parametrize(
+    "args, key",
+    [
+        (["level=0"], "level"),
+        (["level=23"], "level"),
+        (["level=x"], "level"),
+        ([], "paths"),
+    ],
+)
+def test_bad_input_exits_2_in_one_line(args, key, tmp_path, capsys):
+    assert main(["compact", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"harness: error: {key}"), err
+
+
+def test_a_file_is_not_a_run(tmp_path, capsys):
+    f = tmp_path / "x.txt"
+    f.write_text("x")
+    assert main(["compact", str(f)]) == 2
+    assert "is not a folder" in capsys.readouterr().err
