@@ -88,7 +88,9 @@ def cmd_compact(args: list[str]) -> int:
     runs = []
     for path in map(Path, ns.paths):
         if not path.is_dir():
-            raise ValueError(f"paths: '{path}' is not a folder; allowed: run folders or their parents")
+            raise ValueError(
+                f"paths: '{path}' is not a folder; allowed: run folders or their parents"
+            )
         runs += run_folders(path)
     if not runs:
         raise ValueError(f"paths: no run folder (rows/ or {store.COMPACTED}) under {ns.paths}")
