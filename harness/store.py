@@ -27,6 +27,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+# Bumped on every change of SCHEMA's columns, each with an entry in harness/schema_history.py
+# (tests/test_schema_history.py checks both): rows of every version stay readable side by side.
 SCHEMA_VERSION = 2  # 2: spread guard, stream hold and flush mode columns
 
 _STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
@@ -289,7 +291,9 @@ def _empty(columns: list[str] | None) -> pd.DataFrame:
 
 def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
     """Rows of one or more runs (run folders, or folders holding run folders) as one frame. An
-    unreadable row file is skipped with a warning on stderr naming it."""
+    unreadable row file is skipped with a warning on stderr naming it. Files of every schema
+    version read together: each is read as SCHEMA, columns it predates null (no column was ever
+    removed or retyped, so none of a file's own columns is lost)."""
     files: list[str] = []
     for path in paths:
         p = Path(path)
