@@ -62,7 +62,8 @@ def test_every_written_row_has_the_current_label(tmp_path):
     path = store.write_row(tmp_path, {"run_id": "r", "point_key": "a", "op": "gemm"})
     schema = pq.read_schema(path)
     assert schema_history.label(schema) == schema_history.HISTORY[-1].label
-    assert schema_history.survey(tmp_path) == {("2", len(store.COLUMNS), (2,)): 1}
+    v = store.SCHEMA_VERSION
+    assert schema_history.survey(tmp_path) == {(str(v), len(store.COLUMNS), (v,)): 1}
 
 
 def test_every_committed_row_file_has_a_recorded_column_set():
@@ -90,12 +91,8 @@ def test_every_committed_row_file_has_a_recorded_column_set():
 def test_survey_command(capsys, tmp_path):
     store.write_row(tmp_path / "run", {"run_id": "run", "point_key": "a", "op": "gemm"})
     assert schema_history.main([str(tmp_path)]) == 0
-    assert capsys.readouterr().out.splitlines()[1].split() == [
-        "2",
-        str(len(store.COLUMNS)),
-        "2",
-        "1",
-    ]
+    v, n = str(store.SCHEMA_VERSION), str(len(store.COLUMNS))
+    assert capsys.readouterr().out.splitlines()[1].split() == [v, n, v, "1"]  # label, n, v, files
     assert schema_history.main([str(tmp_path / "none")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("harness: error: paths: ")
