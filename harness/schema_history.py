@@ -6,7 +6,8 @@ committed under results/ (80, 98, 99 and 103 columns). Committed files are never
 a column set is named by its fingerprint (sha256 of its sorted `name:type` pairs, see
 `fingerprint`) and given a label: the version number from 2 on, where each version is one column
 set, and "1.0".."1.5" for the six sets that all say 1. `label(schema)` derives it from a file's
-schema; `python -m harness.schema_history [paths]` counts the row files of each.
+schema; `python -m harness.schema_history [paths]` counts the row files of each. Side tables
+(crosscheck.parquet, 47 columns in results/h200/timer_check) have their own columns: not rows.
 
 Changing store.SCHEMA means bumping store.SCHEMA_VERSION and appending an entry here;
 tests/test_schema_history.py fails until both are done (`problem` says what is missing).
