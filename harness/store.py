@@ -30,6 +30,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+# Bumped on every change of SCHEMA's columns, each with an entry in harness/schema_history.py
+# (tests/test_schema_history.py checks both): rows of every version stay readable side by side.
 SCHEMA_VERSION = 2  # 2: spread guard, stream hold and flush mode columns
 
 _STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
@@ -376,7 +378,9 @@ def read_table(*paths: str | Path, columns: list[str] | None = None) -> pa.Table
 
 
 def read_rows(*paths: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """read_table as a pandas frame (an empty frame of object columns when there are no rows)."""
+    """read_table as a pandas frame (an empty frame of object columns when there are no rows).
+    Files of every schema version read together: each is read as SCHEMA, columns it predates
+    null (no column was ever removed or retyped, so none of a file's own columns is lost)."""
     table = read_table(*paths, columns=columns)
     return table.to_pandas() if table.num_rows else _empty(columns)
 
