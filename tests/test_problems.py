@@ -154,3 +154,27 @@ def test_paged_inputs_gather_to_the_dense_reference():
     assert k.shape == (2, 2, 37, 64)
     page, slot = table[1, 2].item(), 37 - 32 - 1  # last token of sequence 1
     torch.testing.assert_close(k[1, :, 36], x["k_cache"][page, slot])
+
+
+@pytest.mark.parametrize("chunk_bytes", [1 << 30, 3000, 1])
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_reference_chunks_agree_with_the_plain_formula(chunk_bytes, causal, monkeypatch):
+    """GQA heads stacked on the query axis and batch/row chunking (so a decode batch of 512 fits
+    an 80 GB GPU) give the textbook per-head result, whatever the chunk size."""
+    from harness.problems import attention
+
+    monkeypatch.setattr(attention, "_REF_CHUNK_BYTES", chunk_bytes)
+    gen = torch.Generator().manual_seed(0)
+    B, Hq, Hkv, Sq, Skv, D = 3, 8, 2, 5, 17, 32
+    q = torch.randn(B, Hq, Sq, D, generator=gen).bfloat16()
+    k = torch.randn(B, Hkv, Skv, D, generator=gen).bfloat16()
+    v = torch.randn(B, Hkv, Skv, D, generator=gen).bfloat16()
+    kf = k.float().repeat_interleave(Hq // Hkv, dim=1)
+    vf = v.float().repeat_interleave(Hq // Hkv, dim=1)
+    s = q.float() @ kf.transpose(-1, -2) / math.sqrt(D)
+    if causal:
+        rows = torch.arange(Sq)[:, None] + (Skv - Sq)
+        s.masked_fill_(torch.arange(Skv)[None, :] > rows, float("-inf"))
+    expected = torch.softmax(s, dim=-1) @ vf
+    got = attention.attention_reference(q, k, v, causal)
+    torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)

@@ -170,21 +170,32 @@ def gather_pages(cache: torch.Tensor, block_table: torch.Tensor, kv_len: int) ->
 def attention_reference(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool
 ) -> torch.Tensor:
-    """fp32 softmax(Q K^T / sqrt(D)) V with bottom-right causal mask, chunked over queries."""
+    """fp32 softmax(Q K^T / sqrt(D)) V with bottom-right causal mask.
+
+    q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D] -> [B, Hq, Sq, D] fp32. The query heads of a KV
+    head are stacked along the query axis ([B, Hkv, group * Sq, D]) rather than K and V copied
+    per query head, and fp32 K/V and scores are made a slice of the batch and of the query rows
+    at a time, each under _REF_CHUNK_BYTES: a decode batch of 512 x KV 4096 (Llama-3-8B) needed
+    32 GiB for expanded fp32 K alone, more than an 80 GB H100 had left beside its inputs.
+    """
     B, Hq, Sq, D = q.shape
     Hkv, Skv = k.shape[1], k.shape[2]
     group = Hq // Hkv
-    kf = k.float().repeat_interleave(group, dim=1)  # [B, Hq, Skv, D]
-    vf = v.float().repeat_interleave(group, dim=1)
     scale = 1.0 / math.sqrt(D)
     out = torch.empty((B, Hq, Sq, D), dtype=torch.float32, device=q.device)
-    chunk = max(1, min(Sq, _REF_CHUNK_BYTES // max(1, B * Hq * Skv * 4)))
+    batch_chunk = max(1, min(B, _REF_CHUNK_BYTES // max(1, 2 * Hkv * Skv * D * 4)))
     cols = torch.arange(Skv, device=q.device)
-    for start in range(0, Sq, chunk):
-        stop = min(Sq, start + chunk)
-        s = torch.matmul(q[:, :, start:stop].float(), kf.transpose(-1, -2)) * scale
-        if causal:
-            rows = torch.arange(start, stop, device=q.device) + (Skv - Sq)
-            s.masked_fill_(cols[None, :] > rows[:, None], float("-inf"))
-        out[:, :, start:stop] = torch.matmul(torch.softmax(s, dim=-1), vf)
+    for b0 in range(0, B, batch_chunk):
+        b1 = min(B, b0 + batch_chunk)
+        kf, vf = k[b0:b1].float(), v[b0:b1].float()  # [b, Hkv, Skv, D]
+        qg = q[b0:b1].reshape(b1 - b0, Hkv, group * Sq, D)  # head h uses KV head h // group
+        og = out[b0:b1].view(b1 - b0, Hkv, group * Sq, D)
+        rows_chunk = max(1, min(group * Sq, _REF_CHUNK_BYTES // max(1, (b1 - b0) * Hkv * Skv * 4)))
+        for r0 in range(0, group * Sq, rows_chunk):
+            r1 = min(group * Sq, r0 + rows_chunk)
+            s = torch.matmul(qg[:, :, r0:r1].float(), kf.transpose(-1, -2)) * scale
+            if causal:  # row r is query r % Sq of its head
+                rows = torch.arange(r0, r1, device=q.device) % Sq + (Skv - Sq)
+                s.masked_fill_(cols[None, :] > rows[:, None], float("-inf"))
+            og[:, :, r0:r1] = torch.matmul(torch.softmax(s, dim=-1), vf)
     return out
