@@ -20,5 +20,5 @@ for rep in a b; do
 done
 harness run sweep=fmha_decode 'providers=[sdpa-flash,sdpa-efficient,sdpa-cudnn,sdpa-math,flash-attn,sdpa-paged-gather]' results_dir=$R run_id=fmha_decode-vendor$S progress=false > $L/decode.txt 2>&1
 tail -1 $L/decode.txt
-python3 scripts/aa_check.py $R/gemm_square-vendor$S-a $R/gemm_square-vendor$S-b $R/fmha_prefill-vendor$S-a $R/fmha_prefill-vendor$S-b
+python3 -m harness.cli compare $R/gemm_square-vendor$S-a $R/gemm_square-vendor$S-b --aa; python3 -m harness.cli compare $R/fmha_prefill-vendor$S-a $R/fmha_prefill-vendor$S-b --aa
 [ -n "${NO_TAR:-}" ] || tar czf $OUT/results.tgz results/h200 -C $(dirname $L) $(basename $L)

@@ -20,7 +20,7 @@ case $phase in
     bash scripts/h200_measure.sh 300 "aa-b $aa"
     . scripts/device_env.sh
     R=results/_scratch/h200
-    python3 scripts/aa_check.py $R/aa-a $R/aa-b $R/hold-off $R/hold-on | tee $OUT/aa_check.txt
+    { python3 -m harness.cli compare $R/aa-a $R/aa-b --aa; python3 -m harness.cli compare $R/hold-off $R/hold-on --aa; } | tee $OUT/aa_check.txt
     timeout 240 python3 -m harness.cli crosscheck results_dir=$R run_id=crosscheck 2>&1 |
       tee $OUT/crosscheck.log
     cp $R/crosscheck/crosscheck.{md,parquet} $R/crosscheck/run.json $OUT/

@@ -85,7 +85,10 @@ def compare_runs(
                 "median_a_ms": math.nan, "median_b_ms": math.nan, "ratio": math.nan,
                 "lo": math.nan, "hi": math.nan, "verdict": "n/a", "note": "",
                 "status_a": ra and ra["status"], "status_b": rb and rb["status"],
-                "device_a": _device(ra), "device_b": _device(rb)}  # fmt: skip
+                "device_a": _device(ra), "device_b": _device(rb),
+                "spread_a": (ra or {}).get("latency_p90_over_p10", math.nan),
+                "spread_b": (rb or {}).get("latency_p90_over_p10", math.nan),
+                "unstable_rows": sum(r.get("unstable") is True for r in (ra, rb) if r)}  # fmt: skip
         if ra is None or rb is None:
             line["note"] = "only in A" if rb is None else "only in B"
         elif ra["status"] != "ok" or rb["status"] != "ok":
@@ -130,6 +133,18 @@ class NoiseFloor:
     worst: str
     within: float  # share of points with |ratio - 1| <= threshold
     alarms: int  # FASTER / SLOWER verdicts: false alarms when A and B measure the same thing
+    # The timer's acceptance test (issue 16): points of >= 10 us within 2%, every point within
+    # 5%, p90/p10 <= 1.10 on >= 95% of rows (both runs' rows), no unstable row.
+    long_points: int = 0
+    long_within_2: float = math.nan
+    within_5: float = math.nan
+    spread_ok: float = math.nan  # share of rows with p90/p10 <= 1.10
+    unstable_rows: int = 0
+
+    def acceptance(self) -> str:
+        return (f"timer acceptance: >=10 us within 2%: {self.long_within_2:.1%} of "
+                f"{self.long_points}; all within 5%: {self.within_5:.1%}; p90/p10 <= 1.10: "
+                f"{self.spread_ok:.1%} of rows; unstable rows {self.unstable_rows}")  # fmt: skip
 
     def text(self, threshold: float) -> str:
         if not self.points:
@@ -137,7 +152,7 @@ class NoiseFloor:
         return (f"noise floor over {self.points} points: |B/A-1| median {self.median:.2%}, "
                 f"p90 {self.p90:.2%}, p95 {self.p95:.2%}, max {self.max:.2%} ({self.worst}); "
                 f"within +-{threshold:.0%}: {self.within:.0%}; FASTER/SLOWER false alarms: "
-                f"{self.alarms}")  # fmt: skip
+                f"{self.alarms}\n{self.acceptance()}")  # fmt: skip
 
 
 def noise_floor(result: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> NoiseFloor:
@@ -146,6 +161,8 @@ def noise_floor(result: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> N
         return NoiseFloor(0, math.nan, math.nan, math.nan, math.nan, "", math.nan, 0)
     dev = (r["ratio"] - 1).abs()
     worst = r.loc[dev.idxmax()]
+    long = dev[r["median_a_ms"] >= 0.010]
+    spread = pd.concat([r["spread_a"], r["spread_b"]]).dropna()
     return NoiseFloor(
         points=len(r),
         median=float(dev.median()),
@@ -155,6 +172,11 @@ def noise_floor(result: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> N
         worst=f"{worst['provider']} | {worst['problem']}",
         within=float((dev <= threshold).mean()),
         alarms=int(r["verdict"].isin(["FASTER", "SLOWER"]).sum()),
+        long_points=len(long),
+        long_within_2=float((long <= 0.02).mean()) if len(long) else math.nan,
+        within_5=float((dev <= 0.05).mean()),
+        spread_ok=float((spread <= 1.10).mean()) if len(spread) else math.nan,
+        unstable_rows=int(r["unstable_rows"].sum()),
     )
 
 

@@ -73,6 +73,18 @@ def test_aa_noise_floor(runs):
     assert real.max == pytest.approx(0.20, abs=0.01) and real.alarms == 2
 
 
+def test_aa_timer_acceptance(runs):
+    """The timer's acceptance line (issue 16's criteria) from a comparison with known factors:
+    six points compared (all 100 us); 0.85x and 1.20x are outside 5%; the seeded samples put
+    1.0x, 1.01x and 1.02x within 2% and the noisy 1.03x outside it."""
+    real = noise_floor(compare_runs(load([runs[0]]), load([runs[1]])), 0.02)
+    assert real.long_points == 6
+    assert real.long_within_2 == pytest.approx(3 / 6)
+    assert real.within_5 == pytest.approx(4 / 6)  # 0.85 and 1.20 are out
+    assert real.unstable_rows == 0
+    assert "timer acceptance: >=10 us within 2%: " in real.text(0.02)
+
+
 def test_cli_compare(runs, tmp_path, capsys):
     md = tmp_path / "cmp.md"
     assert main(["compare", str(runs[0]), str(runs[1]), f"markdown={md}", "n_boot=500"]) == 0
