@@ -131,6 +131,7 @@ def _run(overrides: list[str]) -> Path | None:
     from harness.config import compose_run_config
     from harness.outputs import writable_dir
     from harness.runner import plan, run_sweep, shard_of
+    from harness.runrecord import check_resume, plan_of
     from harness.summary import device_banner, run_table
 
     try:  # everything that can be wrong with the input is found here, before measuring
@@ -143,6 +144,9 @@ def _run(overrides: list[str]) -> Path | None:
         shard_of(points, cfg.shard_index, cfg.shard_count)
         if not cfg.dry_run:
             writable_dir("results_dir", cfg.results_dir)
+        if cfg.run_id is not None:  # a resume: the same sweep, providers and protocol
+            run_path = store.run_dir(cfg.results_dir, cfg.run_id)
+            check_resume(run_path, plan_of(cfg, points), cfg.allow_mixed)
     except ValueError as e:
         raise BadInput(str(e)) from None
     if cfg.dry_run:
