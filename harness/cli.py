@@ -1,6 +1,8 @@
 """Command line: `harness <command> [args]`; `harness <command> --help` for a command's keys.
 
-Bad input exits with status 2 and one line naming the key and the allowed values.
+Bad input exits with status 2 and one line naming the key and the allowed values; so does a
+full disk or an unwritable path met while writing. Ctrl-C prints "harness: interrupted" and exits
+130; the run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -36,8 +38,12 @@ commands:
                                           (<run>/rows.parquet); readers and resume use it
   crosscheck [key=value ...]              a few points timed by the harness and by nvbench
                                           (cuda-bench) on one GPU: ratios and their reasons
+
+exit status: 0 done; 2 bad input, a full disk or an unwritable path (one line
+`harness: error: <key>: <what>; allowed: <values>`); 130 interrupted (Ctrl-C; a run resumes)
 """
-EXIT_BAD_INPUT = 2
+EXIT_BAD_INPUT = 2  # also a full disk or an unwritable path met while writing: one line
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it): "harness: interrupted"
 
 
 class BadInput(Exception):
@@ -125,7 +131,9 @@ def _run(overrides: list[str]) -> Path | None:
     """Plan (all input checks), then measure; the run's folder, or None for a dry run."""
     from harness import store
     from harness.config import compose_run_config
+    from harness.outputs import writable_dir
     from harness.runner import plan, run_sweep, shard_of
+    from harness.runrecord import check_resume, plan_of
     from harness.summary import device_banner, run_table
 
     try:  # everything that can be wrong with the input is found here, before measuring
@@ -136,6 +144,11 @@ def _run(overrides: list[str]) -> Path | None:
             resolve_devices(cfg.devices)
         points, device = plan(cfg)
         shard_of(points, cfg.shard_index, cfg.shard_count)
+        if not cfg.dry_run:
+            writable_dir("results_dir", cfg.results_dir)
+        if cfg.run_id is not None:  # a resume: the same sweep, providers and protocol
+            run_path = store.run_dir(cfg.results_dir, cfg.run_id)
+            check_resume(run_path, plan_of(cfg, points), cfg.allow_mixed)
     except ValueError as e:
         raise BadInput(str(e)) from None
     if cfg.dry_run:
@@ -246,6 +259,12 @@ def cmd_main(args: list[str]) -> int:
         overrides.append(f"run_id=main-{sweep}-{kind}-{stamp}")
     if ns.cfg:
         return _print_config(overrides, ns.resolve)
+    if ns.report_dir is not None:  # found before measuring, not after
+        from harness.config import compose_run_config
+        from harness.outputs import writable_dir
+
+        if not compose_run_config(overrides).dry_run:
+            writable_dir("report_dir", ns.report_dir)
     run_path = _run(overrides)
     if run_path is None:  # dry run: nothing measured, nothing to report
         return 0
@@ -319,6 +338,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (BadInput, ValueError) as e:  # input validation (ConfigError is a ValueError)
         print(f"harness: error: {str(e).splitlines()[0]}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:  # Ctrl-C: finished rows are whole files; the run resumes
+        print("harness: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as e:  # a full disk, a read-only or forbidden path met while writing
+        from harness.outputs import filesystem_error
+
+        line = filesystem_error(e)
+        if line is None:
+            raise
+        print(f"harness: error: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

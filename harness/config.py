@@ -63,6 +63,9 @@ class RunConfig:
     max_points: int | None = _key(None, "raise the sweep's own guard (sweep.max_points)")
     point_timeout_s: float = _key(900.0, "a point still running after this is an error row")
     rerun_failed: bool = _key(False, "also re-measure points whose row has status error")
+    allow_mixed: bool = _key(
+        False, "resume a run_id with another sweep, providers or protocol (run.json's history)"
+    )
     progress: bool = _key(True, "a progress bar on stderr")
     dry_run: bool = _key(False, "list the points and exit")
     # ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)
@@ -97,10 +100,10 @@ def _top_keys() -> list[str]:
     return [f.name for f in fields(RunConfig)]
 
 
-def _explain(e: Exception) -> str:
+def _explain(e: Exception, overrides: list[str] = ()) -> str:
     """One line for a Hydra/OmegaConf composition error (the cause holds the useful part)."""
     msg = str(e) + "\n" + str(e.__cause__ or "")
-    m = re.search(r"Could not find '([\w/]+)/(\S+?)'", msg)
+    m = re.search(r"Could not (?:find|load) '([\w/]+)/(\S+?)'", msg)
     if m:
         group, name = m.groups()
         allowed = sweep_names() if group == "sweep" else _group_options(group)
@@ -108,18 +111,92 @@ def _explain(e: Exception) -> str:
     m = re.search(r"Key '(.+?)' (?:is )?not in .*?full_key: (\S+)", msg, re.S)
     if m:
         full = m.group(2)
+        if full.startswith("sweep.groups["):  # free-form: the preset, not the schema, has keys
+            return _unknown_in_groups(_dotted(full), overrides)
         parent = full.rsplit(".", 1)[0] if "." in full else ""
         return f"{full}: unknown key; allowed: {', '.join(_keys_at(parent))}"
+    m = re.search(r"list index out of range\s+full_key: (\S+)", msg)
+    if m:
+        return _no_such_group(_dotted(m.group(1)), overrides)
+    m = re.search(r"Index '(.*?)' \(str\) is not an int", msg)
+    if m:
+        key = next((o for o in overrides if f".{m.group(1)}." in f"{o.split('=')[0]}."), "")
+        key = key.split("=")[0].lstrip("+~")
+        at = key.split(f".{m.group(1)}")[0] if key else "sweep.groups"
+        return _no_such_group(f"{at}.{m.group(1)}", overrides)
     m = re.search(r"Error parsing override '(.*?)'\n(.*)", msg)
     if m:
         return f"{m.group(1) or 'override'}: cannot parse ({m.group(2)}); allowed: key=value"
+    m = re.search(r"(\w+) is not a ListConfig, list or tuple.*?full_key: (\S+)", msg, re.S)
+    if m:
+        key = m.group(2)
+        value = _override_value(overrides, key) or m.group(1)
+        return f"{key}: '{value}' is not a list; allowed: a list, e.g. {key}=[{value}]"
+    m = re.search(r"field '(.+?)' is not Optional.*?full_key: (\S+)", msg, re.S)
+    if m:
+        return f"{m.group(2)}: null is not allowed; allowed: a value (see harness run --help)"
+    m = re.search(r"does not support deletion\s+full_key: (\S+)", msg)
+    if m:
+        return f"{m.group(1)}: cannot be removed; allowed: {m.group(1)}=VALUE to change it"
     m = re.search(r"(Value .*?)\n\s+full_key: (\S+)", msg)
     if m:
-        typ = re.search(r"converted to (\w+)", m.group(1))
-        allowed = f"; allowed: a value of type {typ.group(1)}" if typ else ""
+        typ = re.search(r"(?:converted to|is not a valid) (\w+)", m.group(1))
+        kind = typ.group(1) if typ else "its type"
+        allowed = "true, false" if kind == "bool" else f"a value of type {kind}"
+        allowed = f"; allowed: {allowed}"
         return f"{m.group(2)}: {m.group(1)}{allowed}"
     first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
     return first
+
+
+def _dotted(full_key: str) -> str:
+    """'sweep.groups[0].zip.mm' as an override spells it: 'sweep.groups.0.zip.mm'."""
+    return re.sub(r"\[(\w+)\]", r".\1", full_key)
+
+
+def _override_value(overrides: list[str], key: str) -> str | None:
+    for o in overrides:
+        k, eq, v = o.partition("=")
+        if eq and k.lstrip("+~") == key:
+            return v
+    return None
+
+
+def _groups_without(overrides: list[str], bad: str) -> list:
+    """The sweep's groups composed without the overrides under `bad` (the one that failed):
+    what the user could have meant is in the preset, not in the schema."""
+    keep = [o for o in overrides if not o.split("=")[0].lstrip("+~").startswith(bad)]
+    try:
+        return OmegaConf.to_container(_compose(keep).sweep.groups) or []
+    except (HydraException, OmegaConfBaseException, TypeError, ValueError):
+        return []
+
+
+def _no_such_group(key: str, overrides: list[str]) -> str:
+    n = len(_groups_without(overrides, "sweep.groups"))
+    index = key.split(".")[2] if key.count(".") >= 2 else "?"
+    allowed = f"0..{n - 1}" if n else "none (the sweep has no group)"
+    return f"{key}: no group {index!r} in this sweep; allowed: group indices {allowed}"
+
+
+def _unknown_in_groups(key: str, overrides: list[str]) -> str:
+    """`sweep.groups.0.zip.mm=...`: the keys that group has there, and the op's other axes."""
+    from harness.sweep import GROUP_KEYS, axis_names
+
+    parts = key.split(".")
+    groups = _groups_without(overrides, key)
+    index = int(parts[2]) if parts[2].isdigit() else -1
+    group = groups[index] if 0 <= index < len(groups) and isinstance(groups[index], dict) else {}
+    if len(parts) == 4:
+        return f"{key}: unknown key; allowed: {', '.join(GROUP_KEYS[:-1])}"
+    here = group.get(parts[3])
+    here = list(here) if isinstance(here, dict) else []
+    if len(parts) == 5 and parts[3] in ("product", "zip", "fixed") and group.get("op"):
+        op = group["op"]
+        others = [a for a in axis_names(op) if a not in here]
+        return (f"{key}: unknown axis '{parts[4]}' here; allowed: {', '.join(here)}, or another "
+                f"axis of {op} added with +{'.'.join(parts[:4])}.AXIS=...: {', '.join(others)}")  # fmt: skip
+    return f"{key}: unknown key; allowed: {', '.join(here) or 'none'}"
 
 
 def _group_options(group: str) -> list[str]:
@@ -133,20 +210,62 @@ def _keys_at(parent: str) -> list[str]:
     return list(node.keys()) if isinstance(node, DictConfig) else _top_keys()
 
 
-def compose_run_config(overrides: list[str]) -> DictConfig:
-    """Compose configs/config.yaml with a sweep preset and overrides; raises ConfigError."""
+def _compose(overrides: list[str]) -> DictConfig:
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-            cfg = compose(config_name="config", overrides=overrides)
-    except (HydraException, OmegaConfBaseException) as e:
-        raise ConfigError(_explain(e)) from None
+            return compose(config_name="config", overrides=overrides)
     finally:
         GlobalHydra.instance().clear()
+
+
+def _check_keys(cfg: DictConfig) -> None:
+    """Keys Hydra lets through: `+key=`/`++key=` add a key the schema lacks (it was then
+    silently ignored), `~key` removes one the run needs."""
+    for node, schema, prefix in (
+        (cfg, RunConfig, ""),
+        (cfg.protocol, Protocol, "protocol."),
+        (cfg.sweep, SweepConfig, "sweep."),
+    ):
+        names = [f.name for f in fields(schema)]
+        for key in node:
+            if key not in names:
+                raise ConfigError(f"{prefix}{key}: unknown key; allowed: {', '.join(names)}")
+        for key in names:
+            if key not in node:
+                raise ConfigError(
+                    f"{prefix}{key}: removed (~{prefix}{key}); allowed: {prefix}{key}=VALUE"
+                )
+
+
+def _check_values(cfg: DictConfig) -> None:
+    """Run keys whose type Hydra checks but whose range it cannot."""
+    if not cfg.point_timeout_s > 0:
+        raise ConfigError(
+            f"point_timeout_s: {cfg.point_timeout_s} must be > 0; allowed: seconds > 0, "
+            "e.g. point_timeout_s=900"
+        )
+    for key in ("max_points", "shard_count"):
+        value = cfg[key]
+        if value is not None and value < 1:
+            raise ConfigError(f"{key}: {value} must be >= 1; allowed: 1, 2, ...")
+    if cfg.sweep.max_points < 1:
+        raise ConfigError(f"sweep.max_points: {cfg.sweep.max_points}; allowed: 1, 2, ...")
+
+
+def compose_run_config(overrides: list[str]) -> DictConfig:
+    """Compose configs/config.yaml with a sweep preset and overrides; raises ConfigError."""
+    try:
+        cfg = _compose(overrides)
+    # TypeError: Hydra's own for a list index that is no number (sweep.groups.x.op=...)
+    except (HydraException, OmegaConfBaseException, TypeError) as e:
+        raise ConfigError(_explain(e, overrides)) from None
     try:
         OmegaConf.to_container(cfg, throw_on_missing=True)
     except OmegaConfBaseException as e:
-        raise ConfigError(_explain(e)) from None
+        raise ConfigError(_explain(e, overrides)) from None
+    _check_keys(cfg)
+    _check_values(cfg)
     if cfg.run_id is not None:  # one folder under results_dir, never a path out of it
         from harness.store import check_run_id
 

@@ -321,6 +321,10 @@ def cmd_inspect(args: list[str]) -> int:
         print(_help())
         return 0
     opts = _parse(args)
+    if opts["write"]:  # found before compiling for minutes, not after
+        from harness.outputs import writable_dir
+
+        writable_dir("results_dir", opts["results_dir"])
     results = inspect_kernels(opts["targets"], opts["kernels"], opts["jobs"])
     if not results:
         raise ValueError(

@@ -13,7 +13,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from harness import store
+from harness import runrecord, store
 from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
 from harness.measure.point import measure_point
@@ -155,9 +155,10 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
     finished = store.finished_keys(run_path, done_statuses)
     todo = [(k, p) for k, p in keyed if k not in finished]
     meta_name = "run.json" if cfg.shard_count == 1 else f"run-shard-{cfg.shard_index}.json"
-    store.write_run_meta(
+    runrecord.begin(  # refuses a resume with another sweep, providers or protocol
         run_path,
-        OmegaConf.to_yaml(cfg, resolve=True),
+        cfg,
+        points,
         {
             "run_id": run_id,
             "sweep": cfg.sweep.name,
@@ -168,6 +169,7 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
             "protocol": {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)},
             "updated": now_iso(),
         },
+        overrides,
         meta_name=meta_name,
     )
     _prebuild_libraries(todo, device, out)
@@ -216,4 +218,5 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
         marker.unlink(missing_ok=True)
     finally:
         bar.close()
+    runrecord.finish(run_path, pending, statuses, meta_name=meta_name)
     return RunResult(run_path, len(keyed), pending, len(keyed) - pending, statuses)

@@ -21,7 +21,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from harness import store
+from harness import runrecord, store
 from harness.device import get_device
 from harness.provenance import now_iso, software
 
@@ -124,6 +124,14 @@ def run_on_devices(cfg: DictConfig, overrides: list[str], out=None):
     runner.set_aside_unreadable(run_path, keyed, out)  # before the workers start: they would race
     before = store.finished_keys(run_path)
     n = len(devices) * cfg.shard_count  # nested: a cluster job's shard split again per device
+    # A cluster job's parent gets its own record: run-shard-<i>.json is its worker 0's.
+    meta_name = "run.json" if cfg.shard_count == 1 else f"run-host-{cfg.shard_index}.json"
+    runrecord.begin(  # before the workers: they compare their plan with this record
+        run_path, cfg, points,
+        {"run_id": run_id, "sweep": cfg.sweep.name, "points": len(points), "devices": devices,
+         "shards": n, "software": software(), "updated": now_iso()},
+        overrides, meta_name=meta_name,
+    )  # fmt: skip
     logs = run_path / "_workers"
     logs.mkdir(parents=True, exist_ok=True)
     # Local worker i of cluster shard s takes shard s + i * shard_count of n: problem slots that
@@ -162,12 +170,10 @@ def run_on_devices(cfg: DictConfig, overrides: list[str], out=None):
     df = store.read_rows(run_path, columns=["point_key", "status"])
     df = df[df.point_key.isin(mine)]
     statuses = df.status.value_counts().to_dict()
-    store.write_run_meta(
-        run_path, OmegaConf.to_yaml(cfg, resolve=True),
-        {"run_id": run_id, "sweep": cfg.sweep.name, "points": len(points), "devices": devices,
-         "shards": n, "wall_s": round(elapsed, 1), "software": software(), "updated": now_iso(),
-         "workers": [{"index": w.index, "device": w.device, "restarts": w.restarts,
-                      "crashes": w.crashes} for w in workers]},
-    )  # fmt: skip
     measured = len(set(df.point_key) - before)
+    runrecord.finish(
+        run_path, measured, statuses, meta_name=meta_name, wall_s=round(elapsed, 1),
+        workers=[{"index": w.index, "device": w.device, "restarts": w.restarts,
+                  "crashes": w.crashes} for w in workers],
+    )  # fmt: skip
     return RunResult(run_path, len(mine), measured, len(mine) - measured, statuses)

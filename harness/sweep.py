@@ -44,23 +44,58 @@ def point_key(problem: Problem, provider: str, protocol: dict, device_id: str) -
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
-def _axis_names(op: str) -> list[str]:
+def axis_names(op: str) -> list[str]:
     return [f.name for f in dataclasses.fields(PROBLEM_TYPES[op])]
+
+
+GROUP_KEYS = ("op", "providers", "product", "zip", "fixed", "name")
+
+
+def _typed(where: str) -> str:
+    """'sweep.groups[0].zip' as an override spells it: 'sweep.groups.0.zip'."""
+    return where.replace("[", ".").replace("]", "")
+
+
+def _axes_part(group: dict, part: str, where: str) -> dict:
+    """A group's product/zip/fixed mapping, each value checked for its shape: product and zip
+    take lists (a scalar would be iterated, or fail deep inside), fixed takes single values."""
+    axes = group.get(part) or {}
+    at = f"{where}.{part}"
+    if not isinstance(axes, dict):
+        raise ValueError(
+            f"{at}: {axes!r} is not a mapping; allowed: {{AXIS: VALUE, ...}}, e.g. "
+            f"'{_typed(at)}={{m:[1,8]}}'"
+        )
+    for name, value in axes.items():
+        is_list = isinstance(value, list | tuple)
+        if part == "fixed" and (is_list or isinstance(value, dict)):
+            raise ValueError(
+                f"{at}.{name}: {value!r} is a list; allowed: one value, e.g. "
+                f"{_typed(at)}.{name}=VALUE (several values go in product or zip)"
+            )
+        if part != "fixed" and not is_list:
+            raise ValueError(
+                f"{at}.{name}: {value!r} is not a list; allowed: a list, e.g. "
+                f"{_typed(at)}.{name}=[{value}]"
+            )
+        if part != "fixed" and not value:
+            raise ValueError(f"{at}.{name}: empty list; allowed: one or more values")
+    return dict(axes)
 
 
 def _group_problems(group: dict, where: str) -> list[Problem]:
     op = group.get("op")
     if op not in PROBLEM_TYPES:
         raise ValueError(f"{where}.op: unknown '{op}'; allowed: {', '.join(PROBLEM_TYPES)}")
-    allowed = _axis_names(op)
-    extra = set(group) - {"op", "providers", "product", "zip", "fixed", "name"}
+    allowed = axis_names(op)
+    extra = set(group) - set(GROUP_KEYS)
     if extra:
         raise ValueError(
             f"{where}: unknown key '{sorted(extra)[0]}'; allowed: op, providers, product, zip, fixed"
         )
-    product = dict(group.get("product") or {})
-    zipped = dict(group.get("zip") or {})
-    fixed = dict(group.get("fixed") or {})
+    product = _axes_part(group, "product", where)
+    zipped = _axes_part(group, "zip", where)
+    fixed = _axes_part(group, "fixed", where)
     for part, axes in (("product", product), ("zip", zipped), ("fixed", fixed)):
         for name in axes:
             if name not in allowed:
@@ -97,21 +132,36 @@ def expand(
     """All points of a sweep, problem-major; raises ValueError naming the bad key and its values."""
     if only_providers is not None:
         known = set(registry.names())
+        if not isinstance(only_providers, list | tuple) or not only_providers:
+            raise ValueError(
+                f"providers: {only_providers!r} would measure nothing; allowed: a list of names "
+                "from `harness list`, e.g. providers=[torch-cpu], or no providers= (all)"
+            )
         for name in only_providers:
             if name not in known:
                 raise ValueError(
                     f"providers: unknown '{name}'; allowed: {', '.join(sorted(known))}"
                 )
+    if not groups:
+        raise ValueError("sweep.groups: empty (would measure nothing); allowed: one or more "
+                         "groups of op, providers, product, zip, fixed (see sweeps/*.yaml)")  # fmt: skip
     points: list[Point] = []
     seen: set[tuple] = set()
     for i, raw in enumerate(groups):
-        group: dict[str, Any] = dict(raw)
         where = f"sweep.groups[{i}]"
-        problems = _group_problems(group, where)
-        providers = list(group.get("providers") or [])
-        if not providers:
+        if not isinstance(raw, dict):
             raise ValueError(
-                f"{where}.providers: empty; allowed: {', '.join(registry.names(group['op']))}"
+                f"{where}: {raw!r} is not a group; allowed: a mapping with keys "
+                f"{', '.join(GROUP_KEYS[:-1])}"
+            )
+        group: dict[str, Any] = dict(raw)
+        problems = _group_problems(group, where)
+        providers = group.get("providers") or []
+        if not providers or not isinstance(providers, list | tuple):
+            what = "empty" if not providers else f"{providers!r} is not a list"
+            raise ValueError(
+                f"{where}.providers: {what}; allowed: a list of "
+                f"{', '.join(registry.names(group['op']))}"
             )
         for name in providers:
             registry.get(group["op"], name)  # raises with the allowed names
@@ -123,4 +173,10 @@ def expand(
                 if key not in seen:
                     seen.add(key)
                     points.append(Point(problem, name))
+    if not points and only_providers is not None:  # it kept none of the sweep's providers
+        offered = sorted({n for g in groups for n in g.get("providers") or []})
+        raise ValueError(
+            f"providers: {list(only_providers or [])} leaves no point of this sweep (would "
+            f"measure nothing); allowed: {', '.join(offered)}"
+        )
     return points

@@ -58,7 +58,8 @@ def test_sigkill_mid_sweep_then_resume(tmp_path):
     for p in rows.iterdir():  # every visible file is whole; temporaries are dot-files
         if not p.name.startswith("."):
             assert pq.read_table(p).num_rows == 1
-    assert main(["run", *FAST, f"results_dir={tmp_path}", "run_id=k"]) == 0
+    # the same protocol: a resume with another one is refused (test_resume_plan.py)
+    assert main(["run", *FAST, *SLOW, f"results_dir={tmp_path}", "run_id=k"]) == 0
     df = store.read_rows(tmp_path / "k")
     assert len(df) == 13 and df.point_key.is_unique
     for name, mtime in done.items():  # finished points were not measured again

@@ -78,11 +78,19 @@ class Protocol:
             "max_attempts",
         ):
             if getattr(self, key) <= 0:
-                raise ValueError(f"protocol.{key}: must be positive, got {getattr(self, key)}")
+                raise ValueError(f"protocol.{key}: {getattr(self, key)} must be > 0; allowed: > 0")
+        for key in ("warmup_ms", "min_time_s", "spread_floor_us", "l2_rotation_factor"):
+            if getattr(self, key) < 0:
+                raise ValueError(f"protocol.{key}: {getattr(self, key)} is negative; allowed: >= 0")
         if self.max_spread < 1.0:
-            raise ValueError(f"protocol.max_spread: p90/p10 is at least 1, got {self.max_spread}")
+            raise ValueError(
+                f"protocol.max_spread: {self.max_spread}, but p90/p10 is at least 1; allowed: >= 1"
+            )
         if self.min_samples > self.max_samples:
-            raise ValueError("protocol.min_samples: must not exceed protocol.max_samples")
+            raise ValueError(
+                f"protocol.min_samples: {self.min_samples} exceeds protocol.max_samples "
+                f"{self.max_samples}; allowed: min_samples <= max_samples"
+            )
 
     def resolved_timer(self, device_type: str) -> str:
         if self.timer != "auto":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from pathlib import Path
 
 import pandas as pd
 
@@ -201,6 +202,11 @@ def cmd_ceilings(args: list[str], device_kind: str | None) -> int:
         paths = [p for a in show for p in a.split("=", 1)[1].split(",") if p]
         if not paths:
             raise ValueError("show: no folder given; allowed: show=DIR[,DIR...]")
+        missing = [p for p in paths if not Path(p).exists()]
+        if missing:
+            raise ValueError(
+                f"show: '{missing[0]}' does not exist; allowed: run folders or their parents"
+            )
         print(tables.show(paths))
         return 0
     from harness import store
@@ -217,7 +223,10 @@ def cmd_ceilings(args: list[str], device_kind: str | None) -> int:
             print(p.label())
         print(f"{len(points)} points on {device.type}:{device.name}")
         return 0
-    result = run_sweep(cfg)
+    from harness.outputs import writable_dir
+
+    writable_dir("results_dir", cfg.results_dir)
+    result = run_sweep(cfg, overrides=overrides)
     df = store.read_rows(result.run_path)
     rows = ceiling_rows(df, result.run_path.name)
     for row in rows:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.cliargs import Parser
+from harness.outputs import writable_dir, writable_file
 
 DEFAULT_OUT = "reports/_scratch"
 
@@ -21,6 +22,7 @@ def cmd_report(args: list[str]) -> int:
     parser.add_argument("paths", nargs="+", help="results folders or runs")
     parser.add_key("out", DEFAULT_OUT, "the report's folder")
     ns = parser.parse_args(args)
+    writable_dir("out", ns.out)
     report = build_report(ns.paths, ns.out)
     print(f"report: {report.index} ({len(report.figures)} figures, {len(report.tables)} tables)")
     return 0
@@ -49,6 +51,8 @@ def cmd_compare(args: list[str]) -> int:
         raise ValueError(f"threshold: {ns.threshold}; allowed: between 0 and 1, e.g. 0.02")
     if ns.n_boot < 100:
         raise ValueError(f"n_boot: {ns.n_boot}; allowed: >= 100")
+    if ns.markdown:  # found before the bootstrap, not after
+        writable_file("markdown", ns.markdown)
     a = load([ns.runs[0]])
     if len(ns.runs) == 1:
         a, b = cmp.split_halves(a)
@@ -78,7 +82,6 @@ def cmd_compare(args: list[str]) -> int:
         print(f"({hidden} points SAME or not ok in both runs not shown; --all shows them)")
     if ns.markdown:
         md = "\n\n".join(["# harness compare", *lines, cmp.render(result, "github")]) + "\n"
-        Path(ns.markdown).parent.mkdir(parents=True, exist_ok=True)
         Path(ns.markdown).write_text(md)
         print(f"markdown: {ns.markdown}")
     return 0

@@ -1,0 +1,155 @@
+"""run.json: what a run measures (its plan) and every invocation that wrote into it (history).
+
+Naming a run_id again resumes that run. A resume with another sweep, provider set or protocol
+used to mix two experiments under one name while run.json was rewritten to describe only the
+last (a `providers=[...]` subset even rewrote `points` to a smaller number). Now the first
+invocation records the plan; a resume whose plan differs is refused in one line unless
+allow_mixed=true; each invocation appends an entry to `history`, and the top-level fields that
+describe the run as a whole (run_id, sweep, protocol, plan) keep their first values while
+`points` never shrinks.
+
+Shards write run-shard-<i>.json (the `devices=` parent and a single process write run.json); a
+resume is compared with every record in the folder, so workers resuming under their parent,
+which planned the same sweep, pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from harness import store
+from harness.provenance import git_state, now_iso
+from harness.sweep import Point
+
+# Top-level fields that describe the run as a whole: the first invocation's values stay.
+RUN_KEYS = ("run_id", "sweep", "protocol", "plan")
+WAYS_OUT = (
+    "allowed: the run's values, another run_id, or allow_mixed=true (run.json keeps a history)"
+)
+
+
+class Shown(str):
+    """A value shown as it is in a refusal (not quoted)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def plan_of(cfg: DictConfig, points: list[Point]) -> dict:
+    """What a resume must share with the run: sweep name, its points (problems x providers,
+    as a digest), the provider set and every protocol field (not only those in the point key)."""
+    pairs = sorted(
+        json.dumps([p.problem.op, p.problem.axes(), p.provider], sort_keys=True) for p in points
+    )
+    return {
+        "sweep": cfg.sweep.name,
+        "points": len(points),
+        "points_digest": hashlib.sha256("\n".join(pairs).encode()).hexdigest()[:16],
+        "providers": sorted({p.provider for p in points}),
+        "protocol": OmegaConf.to_container(cfg.protocol, resolve=True),
+    }
+
+
+def _records(run_path: Path) -> list[dict]:
+    """run.json and run-shard-*.json of the run (those that parse)."""
+    out = []
+    for path in sorted(run_path.glob("run*.json")):
+        try:
+            out.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue  # written atomically: only a hand-edited file can be torn
+    return out
+
+
+def differences(old: dict, new: dict) -> list[tuple[str, object, object]]:
+    """(key, the run's value, this invocation's value) for each part of the plan that differs.
+    A record written before plans existed is compared by its sweep name only."""
+    plan = old.get("plan")
+    if plan is None:
+        name = old.get("sweep")
+        return [] if name in (None, new["sweep"]) else [("sweep", name, new["sweep"])]
+    diffs: list[tuple[str, object, object]] = []
+    if plan["sweep"] != new["sweep"]:
+        diffs.append(("sweep", plan["sweep"], new["sweep"]))
+    if plan["providers"] != new["providers"]:
+        diffs.append(("providers", plan["providers"], new["providers"]))
+    elif plan["points_digest"] != new["points_digest"] and not diffs:
+        diffs.append(("sweep.groups", Shown(f"a set of {plan['points']} points"),
+                      Shown(f"another set of {new['points']}")))  # fmt: skip
+    for key in sorted(set(plan["protocol"]) | set(new["protocol"])):
+        was, now = plan["protocol"].get(key), new["protocol"].get(key)
+        if was != now:
+            diffs.append((f"protocol.{key}", was, now))
+    return diffs
+
+
+def check_resume(run_path: Path, plan: dict, allow_mixed: bool) -> list[str]:
+    """The keys in which this invocation's plan differs from the run's records (empty for a
+    fresh run or a faithful resume); raises ValueError in one line unless allow_mixed."""
+    seen: dict[str, tuple] = {}
+    for record in _records(run_path):
+        for key, was, now in differences(record, plan):
+            seen.setdefault(key, (was, now))
+    if seen and not allow_mixed:
+        key, (was, now) = next(iter(seen.items()))
+        also = f" (also differs: {', '.join(list(seen)[1:])})" if len(seen) > 1 else ""
+        raise ValueError(
+            f"{key}: run '{run_path.name}' was measured with {was!r}, this invocation has "
+            f"{now!r}{also}; {WAYS_OUT}"
+        )
+    return list(seen)
+
+
+def begin(
+    run_path: Path,
+    cfg: DictConfig,
+    points: list[Point],
+    meta: dict,
+    overrides: list[str] | None,
+    meta_name: str = "run.json",
+) -> None:
+    """Check this invocation against the run (check_resume), then write config.yaml and the
+    record `meta_name`: the run's fields kept, `meta` for the rest, this invocation appended to
+    its history with measured_now null until `finish`."""
+    plan = plan_of(cfg, points)
+    differs = check_resume(run_path, plan, cfg.allow_mixed)
+    path = run_path / meta_name
+    old = json.loads(path.read_text()) if path.exists() else {}
+    record = {**meta, **{k: old[k] for k in RUN_KEYS if k in old}}
+    record.setdefault("plan", plan)
+    record["points"] = max(old.get("points", 0), meta.get("points", 0))
+    if differs:
+        record["mixed"] = sorted(set(old.get("mixed", [])) | set(differs))
+    sha, dirty = git_state()
+    entry = {
+        "time": now_iso(),
+        "overrides": list(overrides or []),
+        "sweep": plan["sweep"],
+        "providers": plan["providers"],
+        "protocol": plan["protocol"],
+        "git_sha": sha,
+        "git_dirty": dirty,
+        "points_planned": plan["points"],
+        "shard": [cfg.shard_index, cfg.shard_count],
+        "differs": differs,
+        "measured_now": None,  # null: the invocation did not finish (killed, interrupted)
+    }
+    record["history"] = [*old.get("history", []), entry]
+    store.write_run_meta(run_path, OmegaConf.to_yaml(cfg, resolve=True), record, meta_name)
+
+
+def finish(run_path: Path, measured: int, statuses: dict, meta_name: str = "run.json",
+           **extra) -> None:  # fmt: skip
+    """Complete this invocation's history entry (measured now, their statuses) and set `extra`
+    top-level fields (the `devices=` parent's wall time and workers)."""
+    path = run_path / meta_name
+    record = json.loads(path.read_text())
+    record.update(extra, updated=now_iso())
+    record["history"][-1].update(
+        measured_now=measured, statuses={k: int(v) for k, v in statuses.items()}, done=now_iso()
+    )
+    store.write_text(path, json.dumps(record, indent=2, sort_keys=True, default=str))
