@@ -21,9 +21,15 @@ def cmd_report(args: list[str]) -> int:
     )
     parser.add_argument("paths", nargs="+", help="results folders or runs")
     parser.add_key("out", DEFAULT_OUT, "the report's folder")
+    parser.add_key("files", "all", "all: index.html, index.md, PNG+SVG figures, tables as "
+                   "md/tex/html; html: index.html and PNG figures (what reports/ commits)")
     ns = parser.parse_args(args)
+    from harness.report.html import FILES
+
+    if ns.files not in FILES:
+        raise ValueError(f"files: unknown '{ns.files}'; allowed: {', '.join(FILES)}")
     writable_dir("out", ns.out)
-    report = build_report(ns.paths, ns.out)
+    report = build_report(ns.paths, ns.out, ns.files)
     print(f"report: {report.index} ({len(report.figures)} figures, {len(report.tables)} tables)")
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import shutil
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -63,6 +64,7 @@ class Report:
     figures: list[FigureFile] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     workloads: list[WorkloadReport] = field(default_factory=list)
+    full: bool = True  # False: index.html and PNG figures only (FILES["html"])
 
     @property
     def index(self) -> Path:
@@ -73,15 +75,23 @@ def _e(text) -> str:
     return html.escape(str(text))
 
 
-def _figure_html(f: FigureFile) -> str:
+# What `harness report files=...` writes. The committed reports use "html": every table is in
+# index.html already, and its .md/.tex/.html copies and the SVG twins tripled the tree's weight.
+FILES = {
+    "all": "index.html, index.md, PNG and SVG figures, every table as .md, .tex and .html",
+    "html": "index.html and its PNG figures only",
+}
+
+
+def _figure_html(f: FigureFile, full: bool = True) -> str:
+    svg = f' <a href="figures/{f.svg.name}">SVG</a>' if full else ""
     return (f'<figure><img src="figures/{f.png.name}" alt="{_e(f.caption)}">'
-            f'<figcaption>{_e(f.caption)} <a href="figures/{f.svg.name}">SVG</a></figcaption>'
-            "</figure>")  # fmt: skip
+            f"<figcaption>{_e(f.caption)}{svg}</figcaption></figure>")  # fmt: skip
 
 
-def _table_html(t: Table, open_: bool = True) -> str:
+def _table_html(t: Table, open_: bool = True, full: bool = True) -> str:
     links = " · ".join(f'<a href="tables/{t.stem}.{x}">{x}</a>' for x in ("md", "tex", "html"))
-    body = f'<p class="note">{_e(t.caption)} ({links})</p>{t.html()}'
+    body = f'<p class="note">{_e(t.caption)}{f" ({links})" if full else ""}</p>{t.html()}'
     if open_:
         return f"<h3>{_e(t.title)}</h3>{body}"
     return f"<details><summary>{_e(t.title)} ({len(t.frame)} rows)</summary>{body}</details>"
@@ -113,14 +123,18 @@ def _workload_tables(reports: list[WorkloadReport]) -> list[Table]:
     return tables
 
 
-def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
-    """Read the rows under `paths`, write figures, tables, index.html and index.md."""
+def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all") -> Report:
+    """Read the rows under `paths`, write figures, tables, index.html and index.md (what
+    FILES[files] says)."""
+    if files not in FILES:
+        raise ValueError(f"files: unknown '{files}'; allowed: {', '.join(FILES)}")
     df = data.load(paths)
     out = Path(out_dir)
     for sub in ("figures", "tables"):  # stale files of an earlier build must not linger
         shutil.rmtree(out / sub, ignore_errors=True)
+    (out / "index.md").unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    report = Report(out)
+    report = Report(out, full=files == "all")
     peaks = device_peaks(df)
     colors = provider_colors(df["provider"])
     with styled():
@@ -135,13 +149,18 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
                    *gap_tables(df)]  # fmt: skip
     report.tables = [*main_tables, *wl_tables]
     report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders, *colls]
-    for t in report.tables:
-        t.write(out)
     cmd = "harness report " + " ".join(map(str, paths)) + f" out={out_dir}"
+    cmd += "" if report.full else f" files={files}"
     ladders_and_colls = (ladders, colls)
     (out / "index.html").write_text(
         _html(report, cmd, roofs, ladders_and_colls, wl_tables, main_tables)
     )
+    if not report.full:
+        for f in report.figures:
+            f.svg.unlink(missing_ok=True)
+        return report
+    for t in report.tables:
+        t.write(out)
     (out / "index.md").write_text(
         _markdown(report, cmd, roofs, ladders_and_colls, wl_tables, main_tables)
     )
@@ -150,6 +169,8 @@ def build_report(paths: list[str | Path], out_dir: str | Path) -> Report:
 
 def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     ladders, colls = ladders_and_colls
+    figure_html = partial(_figure_html, full=r.full)
+    table_html = partial(_table_html, full=r.full)
     inputs, cross_gpu, cross_vendor, own_vendor, summary, every, unstable, *gap_tables = main
     gap_sum, worst, gaps = gap_tables
     parts = [
@@ -165,9 +186,9 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         '<a href="#gaps">Own vs vendor: where and why</a> · '
         '<a href="#tables">Cross-GPU and cross-vendor</a> · '
         '<a href="#not-ok">Rows not ok</a> · <a href="#unstable">Unstable rows</a></p>',
-        _table_html(inputs),
+        table_html(inputs),
         '<h2 id="roofline">Rooflines</h2>',
-        *(map(_figure_html, roofs) if roofs else ["<p>(no ok GEMM or attention rows)</p>"]),
+        *(map(figure_html, roofs) if roofs else ["<p>(no ok GEMM or attention rows)</p>"]),
         '<h2 id="workloads">Latency vs batch (LLM workloads)</h2>',
         f'<p class="note">{_e(COMPOSE_NOTE)}</p>',
     ]
@@ -175,32 +196,32 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         parts.append("<p>(no row matches a problem of the workload presets; run e.g. "
                      "<code>harness run sweep=llama3_8b_decode</code>)</p>")  # fmt: skip
     for wr, t in zip(r.workloads, wl_tables, strict=True):
-        parts += [f"<h3>{_e(wr.device)}: {_e(wr.workload.name)}</h3>", _figure_html(wr.figure),
-                  _table_html(t, open_=False)]  # fmt: skip
+        parts += [f"<h3>{_e(wr.device)}: {_e(wr.workload.name)}</h3>", figure_html(wr.figure),
+                  table_html(t, open_=False)]  # fmt: skip
         if wr.missing:
             items = "".join(f"<li><code>{_e(m)}</code></li>" for m in wr.missing)
             parts.append(f"<details><summary>{len(wr.missing)} problems without an ok row "
                          f"(<code>harness run sweep={_e(wr.workload.name)}</code> measures "
                          f"them)</summary><ul>{items}</ul></details>")  # fmt: skip
-    parts += ['<h2 id="ladder">Ladder</h2>', *map(_figure_html, ladders)]
+    parts += ['<h2 id="ladder">Ladder</h2>', *map(figure_html, ladders)]
     if not ladders:
         parts.append("<p>(no problem measured by two or more own-kernel rungs; "
                      "<code>harness run sweep=ladder</code>)</p>")  # fmt: skip
-    parts += ['<h2 id="collectives">Collectives</h2>', *map(_figure_html, colls)]
+    parts += ['<h2 id="collectives">Collectives</h2>', *map(figure_html, colls)]
     if not colls:
         parts.append("<p>(no collective rows; <code>harness run sweep=collectives</code> on a "
                      "host with several GPUs)</p>")  # fmt: skip
     parts += [
         '<h2 id="gaps">Own vs vendor: where and why</h2>',
-        _table_html(gap_sum),
-        _table_html(worst),
-        _table_html(gaps, open_=False),
+        table_html(gap_sum),
+        table_html(worst),
+        table_html(gaps, open_=False),
     ]
-    parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', _table_html(own_vendor),
-              _table_html(cross_gpu, open_=False), _table_html(cross_vendor, open_=False),
-              '<h2 id="not-ok">Rows not ok</h2>', _table_html(summary),
-              _table_html(every, open_=False),
-              '<h2 id="unstable">Rows with unstable samples</h2>', _table_html(unstable),
+    parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', table_html(own_vendor),
+              table_html(cross_gpu, open_=False), table_html(cross_vendor, open_=False),
+              '<h2 id="not-ok">Rows not ok</h2>', table_html(summary),
+              table_html(every, open_=False),
+              '<h2 id="unstable">Rows with unstable samples</h2>', table_html(unstable),
               "</body></html>"]  # fmt: skip
     return "\n".join(parts) + "\n"
 

@@ -144,8 +144,24 @@ def test_cli_report(dataset, tmp_path, capsys):
     assert "index.html" in capsys.readouterr().out
 
 
+def test_files_html_writes_the_page_and_its_png_figures_only(dataset, tmp_path):
+    """What reports/ commits: index.html and the PNGs it shows; no SVG, tables/ or index.md,
+    and no link to them. A full build into the same folder first leaves nothing stale."""
+    out = tmp_path / "r"
+    assert main(["report", str(dataset / "h100-decode"), f"out={out}"]) == 0
+    assert (out / "tables").is_dir() and list(out.glob("figures/*.svg"))
+    assert main(["report", str(dataset / "h100-decode"), f"out={out}", "files=html"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["figures", "index.html"]
+    assert {p.suffix for p in (out / "figures").iterdir()} == {".png"}
+    page = (out / "index.html").read_text()
+    assert "tables/" not in page and ".svg" not in page and "files=html" in page
+    for png in (out / "figures").iterdir():
+        assert f"figures/{png.name}" in page
+
+
 BAD = [
     (["report"], "report: the following arguments are required: paths"),
+    (["report", "DATA", "files=pdf"], "files: unknown 'pdf'; allowed: all, html"),
     (["report", "/no/such/run"], "path: '/no/such/run' does not exist"),
     (["report", "DATA", "outdir=x"], "report: unknown key 'outdir'; allowed: out"),
     (["report", "EMPTY"], "path: no rows under"),
