@@ -123,6 +123,7 @@ def _run(overrides: list[str]) -> Path | None:
     """Plan (all input checks), then measure; the run's folder, or None for a dry run."""
     from harness import store
     from harness.config import compose_run_config
+    from harness.lock import RunLocked
     from harness.runner import plan, run_sweep, shard_of
     from harness.summary import device_banner, run_table
 
@@ -143,6 +144,8 @@ def _run(overrides: list[str]) -> Path | None:
         return None
     try:
         result = run_sweep(cfg, overrides=overrides)
+    except RunLocked as e:  # another live writer has this run: its pid, host and start
+        raise BadInput(str(e)) from None
     except ValueError as e:  # the input was validated above: this is a bug, show its traceback
         raise RuntimeError(f"while measuring: {e}") from e
     df = store.read_rows(result.run_path)
@@ -153,6 +156,10 @@ def _run(overrides: list[str]) -> Path | None:
         f"\nrun {result.run_path}: {result.total} points, {result.already_done} already done, "
         f"{result.measured} measured now ({counts})"
     )
+    if result.gave_up:  # points are missing: say so in the exit status, not only on stderr
+        print(f"harness: error: {', '.join(result.gave_up)} gave up (see above); run again to "
+              "measure the rest", file=sys.stderr)  # fmt: skip
+        raise SystemExit(1)
     return Path(result.run_path)
 
 
@@ -314,4 +321,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from harness.children import arm
+
+    arm()  # a child of a supervising `harness run`: dies with it
     sys.exit(main())

@@ -63,6 +63,7 @@ class RunConfig:
     max_points: int | None = _key(None, "raise the sweep's own guard (sweep.max_points)")
     point_timeout_s: float = _key(900.0, "a point still running after this is an error row")
     rerun_failed: bool = _key(False, "also re-measure points whose row has status error")
+    isolate: bool = _key(True, "measure in a child process: a point that kills it is an error row")
     progress: bool = _key(True, "a progress bar on stderr")
     dry_run: bool = _key(False, "list the points and exit")
     # ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)

@@ -217,7 +217,7 @@ def cmd_ceilings(args: list[str], device_kind: str | None) -> int:
             print(p.label())
         print(f"{len(points)} points on {device.type}:{device.name}")
         return 0
-    result = run_sweep(cfg)
+    result = run_sweep(cfg, overrides=overrides)
     df = store.read_rows(result.run_path)
     rows = ceiling_rows(df, result.run_path.name)
     for row in rows:
