@@ -129,8 +129,9 @@ def cmd_run(args: list[str]) -> int:
 
 def _run(overrides: list[str]) -> Path | None:
     """Plan (all input checks), then measure; the run's folder, or None for a dry run."""
-    from harness import store
+    from harness import children, store
     from harness.config import compose_run_config
+    from harness.lock import RunLocked, check_not_held
     from harness.outputs import writable_dir
     from harness.runner import plan, run_sweep, shard_of
     from harness.runrecord import check_resume, plan_of
@@ -148,6 +149,8 @@ def _run(overrides: list[str]) -> Path | None:
             writable_dir("results_dir", cfg.results_dir)
         if cfg.run_id is not None:  # a resume: the same sweep, providers and protocol
             run_path = store.run_dir(cfg.results_dir, cfg.run_id)
+            if not children.supervised():  # a worker's parent holds the lock for it
+                check_not_held(run_path, cfg.shard_index, cfg.shard_count)
             check_resume(run_path, plan_of(cfg, points), cfg.allow_mixed)
     except ValueError as e:
         raise BadInput(str(e)) from None
@@ -158,8 +161,12 @@ def _run(overrides: list[str]) -> Path | None:
         return None
     try:
         result = run_sweep(cfg, overrides=overrides)
+    except RunLocked as e:  # another live writer has this run: its pid, host and start
+        raise BadInput(str(e)) from None
     except ValueError as e:  # the input was validated above: this is a bug, show its traceback
         raise RuntimeError(f"while measuring: {e}") from e
+    if result.errors:  # a measuring child refused in one line (a full disk...): the same line
+        raise BadInput(result.errors[0])
     df = store.read_rows(result.run_path)
     print(device_banner(df))
     print(run_table(df))
@@ -168,6 +175,10 @@ def _run(overrides: list[str]) -> Path | None:
         f"\nrun {result.run_path}: {result.total} points, {result.already_done} already done, "
         f"{result.measured} measured now ({counts})"
     )
+    if result.gave_up:  # points are missing: say so in the exit status, not only on stderr
+        print(f"harness: error: {', '.join(result.gave_up)} gave up (see above); run again to "
+              "measure the rest", file=sys.stderr)  # fmt: skip
+        raise SystemExit(1)
     return Path(result.run_path)
 
 
@@ -353,4 +364,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from harness.children import arm
+
+    arm()  # a child of a supervising `harness run`: dies with it
     sys.exit(main())

@@ -37,6 +37,7 @@ import torch.multiprocessing as mp
 from omegaconf import DictConfig
 
 from harness import store
+from harness.children import die_with_parent
 from harness.device import DeviceInfo, get_device
 from harness.measure import spread_guard
 from harness.measure.collective_timer import time_collective
@@ -231,6 +232,7 @@ def _write(run_path, run_id, key, point, provider, device, protocol, status, rea
 
 
 def _rank_main(rank: int, world: int, backend: str, port: int, items: list, s: _Settings) -> None:
+    die_with_parent()  # a killed parent leaves no rank waiting in a collective
     os.environ.update(SAFE_ENV)
     try:
         for mod in s.modules:  # only the providers of these points: the ranks start faster

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from harness import store
 from harness.cliargs import Parser
+from harness.lock import run_lock
 
 DEFAULT_LEVEL = 19  # zstd: archives are written once and read often; 19 costs ~1 s a run
 
@@ -50,7 +51,13 @@ def _size(paths: list[Path]) -> int:
 
 
 def compact_run(run_path: Path, level: int = DEFAULT_LEVEL) -> Compacted:
-    """Fold <run>/rows/*.parquet (and an earlier rows.parquet) into <run>/rows.parquet."""
+    """Fold <run>/rows/*.parquet (and an earlier rows.parquet) into <run>/rows.parquet, under
+    the run's lock: a sweep writing the run meanwhile would lose the rows compaction deletes."""
+    with run_lock(run_path):
+        return _compact_locked(run_path, level)
+
+
+def _compact_locked(run_path: Path, level: int) -> Compacted:
     store.set_aside_unreadable(run_path)  # kept in rows/_unreadable/, never folded in or deleted
     loose = sorted(p for p in (run_path / "rows").glob("*.parquet") if not p.name.startswith("."))
     target = run_path / store.COMPACTED

@@ -66,6 +66,7 @@ class RunConfig:
     allow_mixed: bool = _key(
         False, "resume a run_id with another sweep, providers or protocol (run.json's history)"
     )
+    isolate: bool = _key(True, "measure in a child process: a point that kills it is an error row")
     progress: bool = _key(True, "a progress bar on stderr")
     dry_run: bool = _key(False, "list the points and exit")
     # ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)

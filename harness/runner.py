@@ -1,21 +1,28 @@
-"""Run a sweep: expand points, skip those already in the run, measure the rest, write rows."""
+"""Run a sweep: expand points, skip those already in the run, measure the rest, write rows.
+
+The process that owns a run (not a supervised child) holds its lock (harness.lock) and, before
+anything is measured, sets aside unreadable row files, turns points a dead process was measuring
+into error rows (harness.inflight) and deletes dead writers' temporaries; then it measures
+through child processes (harness.shard: devices=, or isolate=true) or here (isolate=false).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
+import os
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from harness import runrecord, store
+from harness import children, inflight, runrecord, store
 from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
+from harness.lock import run_lock
 from harness.measure.point import measure_point
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
@@ -31,6 +38,8 @@ class RunResult:
     measured: int
     already_done: int
     statuses: dict[str, int]
+    gave_up: list[str] = field(default_factory=list)  # children that died with no point to blame
+    errors: list[str] = field(default_factory=list)  # their one-line errors (exit 2), if said
 
 
 def default_run_id(sweep: str, device: DeviceInfo) -> str:
@@ -121,11 +130,6 @@ def shard_of(keyed: list, index: int, count: int) -> list:
     return [item for item in keyed if problem_slot(item) % count == index]
 
 
-def inflight_path(run_path: Path, shard_index: int) -> Path:
-    """Marker naming the point a shard is measuring: a crash leaves it behind for the parent."""
-    return run_path / "_inflight" / f"shard-{shard_index}.json"
-
-
 def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
     """Move the run's unreadable row files aside (store.set_aside_unreadable), one warning each
     naming the point: without this a torn file counted as finished and every reader failed."""
@@ -136,23 +140,92 @@ def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
               f"{then}", file=out)  # fmt: skip
 
 
-def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> RunResult:
-    out = out or sys.stderr  # looked up per call: sys.stderr may be replaced after import
-    if cfg.devices:
-        from harness.shard import run_on_devices
+def device_spec(device: DeviceInfo) -> str:
+    """The device= value that names `device` in a child: cpu, cuda:N, xpu:N."""
+    return "cpu" if device.type == "cpu" else f"{device.type}:{device.index}"
 
-        return run_on_devices(cfg, overrides or [], out)
+
+def _done_statuses(cfg: DictConfig) -> tuple[str, ...] | None:
+    return None if cfg.rerun_failed is False else ("ok", "wrong", "skipped")
+
+
+def _start_up(cfg, run_path: Path, run_id: str, keyed: dict, mine: dict, device, out) -> None:
+    """Under the run's lock, before measuring: set aside unreadable row files, write the points
+    a dead process was measuring as error rows (measuring them first again is what wedged a
+    resume forever), and delete dead writers' temporaries of this writer's points."""
+    set_aside_unreadable(run_path, keyed, out)
+    protocol, registry = protocol_of(cfg), load_all()
+    for marker in inflight.leftover_markers(run_path):
+        pid = inflight.held_by_live_process(marker)
+        if pid is not None:
+            print(f"harness: warning: pid {pid} (still running) left {marker}; not touched",
+                  file=out)  # fmt: skip
+            continue
+        label = inflight.settle(
+            marker, run_id, mine, device, protocol, registry, inflight.PREVIOUS_RUN_DIED
+        )
+        if label:
+            print(f"harness: warning: the previous run died while measuring {label}; it is an "
+                  "error row now (rerun_failed=true measures it again)", file=out)  # fmt: skip
+    store.remove_stale_temporaries(run_path, mine)
+
+
+def _isolate(cfg, overrides, run_path: Path, mine: dict) -> bool:
+    """Measure in a child? isolate=true (the default) and points left that are not collectives
+    (collectives run in rank processes of their own); never without the overrides, which are
+    how a child is told the config."""
+    if not cfg.isolate or overrides is None:
+        return False
+    finished = store.finished_keys(run_path, _done_statuses(cfg))
+    return any(p.problem.op != "collective" for k, p in mine.items() if k not in finished)
+
+
+def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> RunResult:
+    """Measure the sweep `cfg` into its run; `overrides` are what composed `cfg` (children are
+    started with them; None: measure here)."""
+    out = out or sys.stderr  # looked up per call: sys.stderr may be replaced after import
+    if children.supervised():  # our parent holds the lock and did the start-up work
+        with children.signals_as_exit():
+            return _measure_here(cfg, out, overrides)
+    devices = None
+    if cfg.devices:
+        from harness.shard import resolve_devices
+
+        devices = resolve_devices(cfg.devices)
+    points, device = plan(OmegaConf.merge(cfg, {"device": devices[0]}) if devices else cfg)
+    run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
+    run_path = store.run_dir(cfg.results_dir, run_id)
+    keyed = dict(keyed_points(cfg, points, device))
+    mine = dict(shard_of(list(keyed.items()), cfg.shard_index, cfg.shard_count))
+    with run_lock(run_path, cfg.shard_index, cfg.shard_count, out), children.signals_as_exit():
+        _start_up(cfg, run_path, run_id, keyed, mine, device, out)
+        if devices:
+            from harness.shard import run_on_devices
+
+            return run_on_devices(cfg, overrides or [], devices, run_id, run_path, points, mine, out)
+        if _isolate(cfg, overrides, run_path, mine):
+            from harness.shard import supervise
+
+            spec = device_spec(device)
+            return supervise(cfg, overrides, [spec], run_id, run_path, mine, out)[0]
+        return _measure_here(cfg, out, overrides, run_id)
+
+
+def _measure_here(
+    cfg: DictConfig, out, overrides: list[str] | None, run_id: str | None = None
+) -> RunResult:
+    """Measure this process's points of the sweep in this process."""
     points, device = plan(cfg)
     protocol = protocol_of(cfg)
     registry = load_all()
     bind_device(device)
-    run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
+    run_id = run_id or cfg.run_id or default_run_id(cfg.sweep.name, device)
     run_path = store.run_dir(cfg.results_dir, run_id)
-    store.remove_stale_temporaries(run_path)
     keyed = shard_of(keyed_points(cfg, points, device), cfg.shard_index, cfg.shard_count)
-    set_aside_unreadable(run_path, dict(keyed), out)
-    done_statuses = None if cfg.rerun_failed is False else ("ok", "wrong", "skipped")
-    finished = store.finished_keys(run_path, done_statuses)
+    finished = store.finished_keys(run_path, _done_statuses(cfg))
+    since = os.environ.get(children.SINCE_ENV) if children.supervised() else None
+    if since and cfg.rerun_failed:  # a restarted child: what this invocation wrote is done
+        finished |= store.written_since(run_path, float(since))
     todo = [(k, p) for k, p in keyed if k not in finished]
     meta_name = "run.json" if cfg.shard_count == 1 else f"run-shard-{cfg.shard_index}.json"
     runrecord.begin(  # refuses a resume with another sweep, providers or protocol
@@ -179,7 +252,7 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
         if device.is_gpu
         else None
     )
-    marker = inflight_path(run_path, cfg.shard_index)
+    marker = inflight.marker_path(run_path, cfg.shard_index)
     statuses: dict[str, int] = {}
     pending = len(todo)
     # Collectives (op "collective") run as one process per device, launched by
@@ -201,7 +274,7 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
     try:
         for key, point in todo:
             bar.set_postfix_str(point.label(), refresh=True)
-            store.write_text(marker, json.dumps({"point_key": key, "label": point.label()}))
+            inflight.write_marker(run_path, cfg.shard_index, key, point.label())
             row = measure_point(
                 point.problem,
                 registry.get(point.problem.op, point.provider),
@@ -215,8 +288,8 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
             store.write_row(run_path, row)
             statuses[row["status"]] = statuses.get(row["status"], 0) + 1
             bar.update(1)
+    finally:  # only a process that dies leaves its marker: an exception or a signal is no crash
         marker.unlink(missing_ok=True)
-    finally:
         bar.close()
     runrecord.finish(run_path, pending, statuses, meta_name=meta_name)
     return RunResult(run_path, len(keyed), pending, len(keyed) - pending, statuses)

@@ -191,7 +191,10 @@ def _umask() -> int:
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # The writer's pid in the name: a cleanup leaves a live writer's temporary alone.
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
+    )
     try:
         # mkstemp makes the file 0600; results are shared datasets, so give them the mode an
         # ordinary open() would (0666 less the umask), or collaborators cannot read the rows.
@@ -230,10 +233,27 @@ def write_row(run_path: Path, row: dict) -> Path:
     return path
 
 
-def remove_stale_temporaries(run_path: Path) -> int:
-    """Delete temporaries a killed writer left behind; returns how many."""
+def _temporary_pid(path: Path) -> int | None:
+    """The writer's pid in a temporary's name (.<name>.<pid>.<random>.tmp), or None (older)."""
+    parts = path.name.split(".")
+    return int(parts[-3]) if len(parts) >= 5 and parts[-3].isdigit() else None
+
+
+def remove_stale_temporaries(run_path: Path, keys: Iterable[str] | None = None) -> int:
+    """Delete row temporaries a killed writer left behind (only of these point keys, when given:
+    another shard's writer may be mid-write on its own); returns how many. The caller holds the
+    run's lock; a temporary whose writer still runs here is kept all the same (a started run
+    once deleted another writer's in-flight file, and that writer died on its rename)."""
+    from harness.children import pid_alive
+
+    wanted = None if keys is None else set(keys)
     n = 0
     for p in (run_path / "rows").glob(".*.tmp"):
+        if wanted is not None and p.name[1:].split(".parquet.")[0] not in wanted:
+            continue
+        pid = _temporary_pid(p)
+        if pid is not None and pid != os.getpid() and pid_alive(pid):
+            continue
         p.unlink(missing_ok=True)
         n += 1
     return n
@@ -298,6 +318,19 @@ def finished_keys(run_path: Path, statuses: Iterable[str] | None = None) -> set[
         return keys
     df = read_rows(run_path, columns=["point_key", "status"])
     return set(df.loc[df["status"].isin(list(statuses)), "point_key"])
+
+
+def written_since(run_path: Path, since: float) -> set[str]:
+    """Point keys whose row file was written at or after `since` (epoch seconds)."""
+    rows = run_path / "rows"
+    found = set()
+    for p in rows.glob("*.parquet") if rows.is_dir() else []:
+        try:
+            if not p.name.startswith((".", "_")) and p.stat().st_mtime >= since:
+                found.add(p.stem)
+        except FileNotFoundError:  # set aside meanwhile
+            pass
+    return found
 
 
 def _one_line(e: BaseException) -> str:

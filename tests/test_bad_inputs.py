@@ -168,8 +168,8 @@ def test_full_disk_mid_sweep_is_one_line_and_the_run_resumes(
         write(path, data)
         written.append(path) if path.parent.name == "rows" else None
 
-    monkeypatch.setattr(store, "_atomic_write_bytes", filling)
-    args = [*WET, f"results_dir={tmp_path}", "run_id=full"]
+    monkeypatch.setattr(store, "_atomic_write_bytes", filling)  # in this process: isolate=false
+    args = [*WET, "isolate=false", f"results_dir={tmp_path}", "run_id=full"]
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(expected), err
@@ -204,3 +204,18 @@ def test_ctrl_c_mid_sweep_prints_one_line_exits_130_and_resumes(tmp_path):
     assert main(["run", *fast]) == 0
     df = store.read_rows(tmp_path / "c")
     assert len(df) == 13 and df.point_key.is_unique
+
+
+def test_a_measuring_childs_one_line_error_is_the_runs(tmp_path, capsys):
+    """With isolation (the default) a full disk is met in the measuring child, which says it in
+    one line and exits 2: the parent does not restart it and says that same line, exit 2."""
+    from harness import shard
+
+    log = tmp_path / "worker-0.log"
+    log.write_text("| some | table |\nharness: error: disk: no space left on device writing "
+                   "'x'; allowed: free some space, then run the same command again\n")
+    w = shard._Worker(0, "cpu", log, "child process on cpu")
+    run = shard._Run("r", tmp_path / "r", {})
+    assert shard._on_exit(w, 2, run, None, None, sys.stderr) is False  # not started again
+    assert w.gave_up and w.error.startswith("disk: no space left on device")
+    assert capsys.readouterr().err == ""  # the parent's cli says it, once

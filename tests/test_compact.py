@@ -87,3 +87,13 @@ def test_a_file_is_not_a_run(tmp_path, capsys):
     f.write_text("x")
     assert main(["compact", str(f)]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_a_run_being_written_is_not_compacted(run, capsys):
+    from harness.lock import run_lock
+
+    with run_lock(run):
+        assert main(["compact", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is being written by pid" in err[0], err
+    assert (run / "rows").is_dir() and not (run / "rows.parquet").exists()

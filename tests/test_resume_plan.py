@@ -94,8 +94,9 @@ def test_an_interrupted_invocation_stays_in_the_history(measured, tmp_path, monk
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(harness.runner, "measure_point", interrupted)
-    assert _run(tmp_path, "providers=[torch-cpu,sdpa-math]", "allow_mixed=true") == 130
+    monkeypatch.setattr(harness.runner, "measure_point", interrupted)  # in this process:
+    args = ["providers=[torch-cpu,sdpa-math]", "allow_mixed=true", "isolate=false"]
+    assert _run(tmp_path, *args) == 130
     history = _meta(tmp_path)["history"]
     assert len(history) == 2 and history[1]["measured_now"] is None
 

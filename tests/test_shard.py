@@ -55,7 +55,7 @@ def test_crashed_worker_loses_only_its_point(tmp_path, monkeypatch):
     assert len(df) == 16 and df.point_key.is_unique
     bad = df[df.status != "ok"]
     assert len(bad) == 1 and bad.iloc[0].provider == "crashy" and bad.iloc[0].m == 33
-    assert "crashed (exit 3)" in bad.iloc[0].reason
+    assert "process exited with status 3 while measuring this point" in bad.iloc[0].reason
     meta = json.loads((tmp_path / "crash" / "run.json").read_text())
     assert sum(w["restarts"] for w in meta["workers"]) == 1
     assert any("gemm 33x40x48 fp32 nn" in c for w in meta["workers"] for c in w["crashes"])

@@ -1,5 +1,9 @@
 """Store: schema, required columns, atomic files, readers that ignore temporaries."""
 
+import os
+import subprocess
+from pathlib import Path
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -124,3 +128,35 @@ def test_set_aside_moves_unreadable_files_never_deletes(tmp_path):
     (tmp_path / "rows" / "c.parquet").write_bytes(b"torn again")  # a second copy is kept too
     (key, _, path), *_ = store.set_aside_unreadable(tmp_path)
     assert key == "c" and path == aside / "c.1.parquet" and (aside / "c.parquet").exists()
+
+
+def test_temporaries_name_their_writer(tmp_path, monkeypatch):
+    seen = []
+    real = os.replace
+    monkeypatch.setattr(store.os, "replace", lambda a, b: (seen.append(a), real(a, b)))
+    store.write_row(tmp_path, _row("a"))
+    assert Path(seen[0]).name.startswith(f".a.parquet.{os.getpid()}.")
+
+
+def test_cleanup_spares_live_writers_and_other_points(tmp_path):
+    """A starting run deletes only dead writers' temporaries of its own points (it once deleted
+    another writer's in-flight file, and that writer died on its rename)."""
+    rows = tmp_path / "rows"
+    rows.mkdir()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        names = [
+            f".a.parquet.{gone.pid}.k3j2h1g0.tmp",  # a dead writer's: deleted
+            ".a.parquet.k3j2h1g0.tmp",  # no pid (an older harness): deleted
+            f".a.parquet.{live.pid}.x9y8z7w6.tmp",  # a live writer's: kept
+            f".b.parquet.{gone.pid}.k3j2h1g0.tmp",  # another shard's point: kept
+        ]
+        for name in names:
+            (rows / name).write_bytes(b"half")
+        assert store.remove_stale_temporaries(tmp_path, keys=["a"]) == 2
+        assert sorted(p.name for p in rows.iterdir()) == sorted(names[2:])
+    finally:
+        live.kill()
+        live.wait()
