@@ -1,5 +1,6 @@
 """Every command line in README.md's ```sh blocks is run here, through the installed `harness`
-script in a subprocess, so a README example cannot rot.
+script in a subprocess, so a README example cannot rot. So is every command that results/*/README.md
+gives for a committed run (planned on the CPU), and every scripts/ file a README names must exist.
 
 On this CPU-only path a line runs with results and reports under tmp_path, and a `run` or
 `ceilings` line with device=cpu dry_run=true (planned and checked, not measured). A line that
@@ -68,6 +69,10 @@ INSTEAD = {
     ),
 }
 RUNNABLE = ("harness ", "python scripts/", "python -m ", "pytest ")
+RESULTS_READMES = sorted((REPO / "results").glob("*/README.md"))
+# Keys that say where and under which name a run was made, not what it measures: a results
+# README's command is planned here without them.
+LENT_ONLY = ("run_id=", "results_dir=", "device=", "devices=", "dry_run=", "progress=")
 
 
 def sh_lines() -> list[str]:
@@ -109,11 +114,7 @@ def on_cpu(line: str, tmp: Path) -> list[str]:
 
 
 def test_every_sh_line_is_run_or_listed():
-    other = [
-        line
-        for line in sh_lines()
-        if not line.startswith((*RUNNABLE, "pip install "))
-    ]
+    other = [line for line in sh_lines() if not line.startswith((*RUNNABLE, "pip install "))]
     assert not other, f"README command lines this test neither runs nor lists: {other}"
     stale = set(INSTEAD) - set(sh_lines())
     assert not stale, f"INSTEAD names lines no longer in README.md: {sorted(stale)}"
@@ -147,3 +148,76 @@ def test_readme_line_runs(line, tmp_path):
         assert "\nprotocol:\n" in out.stdout and "\nresults_dir: " in out.stdout, shown
     elif "dry_run=true" in argv:  # the planned points, then their count
         assert " points on cpu:" in out.stdout.splitlines()[-1], shown
+
+
+def test_named_scripts_exist():
+    """A README names only scripts that are there (issue 18.7 removed the one-off ones; their
+    jobs are written out in the results READMEs)."""
+    readmes = [README, REPO / "reports" / "README.md", *RESULTS_READMES]
+    missing = [
+        f"{readme.relative_to(REPO)}: {name}"
+        for readme in readmes
+        for name in re.findall(r"\bscripts/[\w.-]+\.(?:sh|py)\b", readme.read_text())
+        if not (REPO / name).is_file()
+    ]
+    assert not missing, f"README names scripts that do not exist: {missing}"
+
+
+def gpu_measure_commands(text: str) -> list[str]:
+    """The harness command of each "<run_id> [ceilings] <overrides>" spec that a fenced
+    `scripts/gpu_measure.sh` line runs (what the script evals, less results_dir and run_id), and
+    each fenced `python3 -m harness.cli run ...` up to its redirection."""
+    commands, inside = [], False
+    for line in text.replace("\\\n", " ").splitlines():
+        if line.strip().startswith("```"):
+            inside = not inside
+        elif inside and (direct := re.search(r"python3 -m harness\.cli (run [^>]*)", line)):
+            commands.append(f"harness {direct.group(1).strip()}")
+        elif inside and "scripts/gpu_measure.sh" in line:
+            tokens = shlex.split(line)
+            at = next(i for i, t in enumerate(tokens) if t.endswith("scripts/gpu_measure.sh"))
+            for spec in tokens[at + 2 :]:
+                overrides = spec.partition(" ")[2]
+                if overrides.startswith("ceilings"):
+                    commands.append(f"harness ceilings{overrides.removeprefix('ceilings')}")
+                else:
+                    commands.append(f"harness run {overrides}")
+    return commands
+
+
+def results_commands() -> list[str]:
+    """Each distinct command the results READMEs give for a run: `harness run|ceilings ...` in a
+    table row, and each gpu_measure.sh spec; without the keys that only name where it ran."""
+    commands = []
+    for readme in RESULTS_READMES:
+        text = readme.read_text()
+        for line in text.splitlines():
+            if line.startswith("|"):
+                commands += re.findall(r"`(harness (?:run|ceilings) [^`]*)`", line)
+        commands += gpu_measure_commands(text)
+    planned = {
+        shlex.join(t for t in shlex.split(c) if not t.startswith(LENT_ONLY))
+        for c in commands
+        if " show=" not in c
+    }
+    return sorted(planned)
+
+
+def test_results_readmes_give_commands():
+    """The lent-machine calls of all three GPUs are written out (a regex gone blind would pass
+    the test below with nothing to run)."""
+    assert len(results_commands()) >= 20
+    for readme in RESULTS_READMES:
+        assert gpu_measure_commands(readme.read_text()), f"{readme}: no gpu_measure.sh call"
+
+
+@pytest.mark.parametrize("command", results_commands())
+def test_results_command_plans(command, tmp_path):
+    """A committed run's command, planned on the CPU as a dry run: its preset, overrides and
+    point limit are valid today (device and devices are the lent machine's, left out here)."""
+    tokens = shlex.split(command)
+    argv = [str(HARNESS), *tokens[1:], f"results_dir={tmp_path}", "device=cpu", "dry_run=true"]
+    out = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600)
+    shown = f"{shlex.join(argv)}\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}"
+    assert out.returncode == 0, shown
+    assert " points on cpu:" in out.stdout.splitlines()[-1], shown
