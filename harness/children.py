@@ -28,6 +28,13 @@ SUPERVISOR_ENV = "HARNESS_SUPERVISOR_PID"
 SINCE_ENV = "HARNESS_SUPERVISOR_SINCE"
 STOP_GRACE_S = 5.0  # a child asked to stop gets this long before SIGKILL
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# NVLink multicast stays off in everything the harness starts (it can take a shared host's GPUs
+# out of service): device workers, collective ranks and cluster jobs inherit these.
+SAFE_ENV = {
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+    "NVSHMEM_DISABLE_NVLS": "1",
+}
 
 
 def supervised() -> bool:

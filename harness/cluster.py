@@ -14,8 +14,8 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from harness.children import SAFE_ENV
 from harness.config import CONFIG_DIR
-from harness.shard import SAFE_ENV
 
 
 @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")

@@ -37,7 +37,7 @@ import torch.multiprocessing as mp
 from omegaconf import DictConfig
 
 from harness import store
-from harness.children import die_with_parent
+from harness.children import SAFE_ENV, die_with_parent
 from harness.device import DeviceInfo, get_device
 from harness.measure import spread_guard
 from harness.measure.collective_timer import time_collective
@@ -46,7 +46,6 @@ from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
 from harness.providers import REGISTRY, Provider, Unsupported, load_all
 from harness.providers.collectives import backend_of
-from harness.shard import SAFE_ENV  # NVLink multicast off (NCCL_NVLS_ENABLE=0, ...)
 from harness.sweep import Point
 
 GROUP_TIMEOUT_S = 300.0  # any single collective or rendezvous; capped by point_timeout_s

@@ -8,71 +8,34 @@ through child processes (harness.shard: devices=, or isolate=true) or here (isol
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import re
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from harness import children, inflight, runrecord, store
+from harness.collectives import run_collective_points
 from harness.config import protocol_of
-from harness.device import DeviceInfo, get_device
+from harness.device import DeviceInfo
 from harness.lock import run_lock
 from harness.measure.point import measure_point
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
+from harness.plan import (
+    RunResult,
+    default_run_id,
+    device_spec,
+    keyed_points,
+    plan,
+    shard_of,
+)
 from harness.provenance import now_iso, software
 from harness.providers import load_all
-from harness.sweep import Point, expand, point_key
-
-
-@dataclass
-class RunResult:
-    run_path: Path
-    total: int
-    measured: int
-    already_done: int
-    statuses: dict[str, int]
-    gave_up: list[str] = field(default_factory=list)  # children that died with no point to blame
-    errors: list[str] = field(default_factory=list)  # their one-line errors (exit 2), if said
-
-
-def default_run_id(sweep: str, device: DeviceInfo) -> str:
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-    short = re.sub(r"[^a-z0-9]+", "-", device.name.lower()).strip("-")[:24] or device.type
-    return f"{sweep}-{short}-{stamp}"
-
-
-def device_identity(device: DeviceInfo) -> str:
-    """The part of the point key that names the device: its model, not the card, so every shard
-    of a multi-GPU run and a resumed run on another card of the model agree on keys (each row
-    still records its card's index and UUID)."""
-    return f"{device.vendor}|{device.name}"
-
-
-def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
-    """Validate and expand the sweep; raises ValueError naming the bad key."""
-    device = get_device(cfg.device)
-    protocol = protocol_of(cfg)
-    if not device.is_gpu and protocol.timer in ("cuda-events", "cuda-graph"):
-        raise ValueError(
-            f"protocol.timer: '{protocol.timer}' needs a GPU; allowed on cpu: auto, host"
-        )
-    groups = OmegaConf.to_container(cfg.sweep.groups, resolve=True)
-    only = list(cfg.providers) if cfg.providers is not None else None
-    points = expand(groups, load_all(), only)
-    limit = cfg.max_points or cfg.sweep.max_points
-    if len(points) > limit:
-        raise ValueError(
-            f"max_points: sweep '{cfg.sweep.name}' has {len(points)} points, over its limit {limit}; "
-            f"allowed: max_points>={len(points)} or fewer providers/axes"
-        )
-    return points, device
+from harness.shard import resolve_devices, run_on_devices, supervise
+from harness.sweep import Point
 
 
 def bind_device(device: DeviceInfo) -> None:
@@ -100,36 +63,6 @@ def _prebuild_libraries(todo: list, device: DeviceInfo, out) -> None:
           + (f"; {len(errors)} failed (their points will say why)" if errors else ""), file=out)  # fmt: skip
 
 
-def keyed_points(
-    cfg: DictConfig, points: list[Point], device: DeviceInfo
-) -> list[tuple[str, Point]]:
-    """(point_key, point) for every point of the sweep, in sweep order."""
-    protocol = protocol_of(cfg)
-    proto_key = {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)}
-    dev_id = device_identity(device)
-    return [(point_key(p.problem, p.provider, proto_key, dev_id), p) for p in points]
-
-
-def shard_of(keyed: list, index: int, count: int) -> list:
-    """This shard's points: whole problems round-robin, so every provider of a problem runs on the
-    same card (comparisons within a problem never cross GPUs) and neighbouring problems, which
-    cost about the same, spread over the shards."""
-    if not 0 <= index < count:
-        raise ValueError(
-            f"shard_index: {index} outside 0..{count - 1}; allowed: 0 <= shard_index < shard_count"
-        )
-    order: dict = {}
-    for item in keyed:
-        point = item[1] if isinstance(item, tuple) else item
-        order.setdefault((point.problem.op, point.problem), len(order))
-
-    def problem_slot(item) -> int:
-        point = item[1] if isinstance(item, tuple) else item
-        return order[(point.problem.op, point.problem)]
-
-    return [item for item in keyed if problem_slot(item) % count == index]
-
-
 def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
     """Move the run's unreadable row files aside (store.set_aside_unreadable), one warning each
     naming the point: without this a torn file counted as finished and every reader failed."""
@@ -138,11 +71,6 @@ def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
         then = f"measuring {point.label()} again" if point else "not a point here"
         print(f"harness: warning: point {key}: row file unreadable ({why}); moved to {moved_to}, "
               f"{then}", file=out)  # fmt: skip
-
-
-def device_spec(device: DeviceInfo) -> str:
-    """The device= value that names `device` in a child: cpu, cuda:N, xpu:N."""
-    return "cpu" if device.type == "cpu" else f"{device.type}:{device.index}"
 
 
 def _done_statuses(cfg: DictConfig) -> tuple[str, ...] | None:
@@ -189,8 +117,6 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
             return _measure_here(cfg, out, overrides)
     devices = None
     if cfg.devices:
-        from harness.shard import resolve_devices
-
         devices = resolve_devices(cfg.devices)
     points, device = plan(OmegaConf.merge(cfg, {"device": devices[0]}) if devices else cfg)
     run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
@@ -200,12 +126,10 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
     with run_lock(run_path, cfg.shard_index, cfg.shard_count, out), children.signals_as_exit():
         _start_up(cfg, run_path, run_id, keyed, mine, device, out)
         if devices:
-            from harness.shard import run_on_devices
-
-            return run_on_devices(cfg, overrides or [], devices, run_id, run_path, points, mine, out)
+            return run_on_devices(
+                cfg, overrides or [], devices, run_id, run_path, points, mine, out
+            )
         if _isolate(cfg, overrides, run_path, mine):
-            from harness.shard import supervise
-
             spec = device_spec(device)
             return supervise(cfg, overrides, [spec], run_id, run_path, mine, out)[0]
         return _measure_here(cfg, out, overrides, run_id)
@@ -258,8 +182,6 @@ def _measure_here(
     # Collectives (op "collective") run as one process per device, launched by
     # harness.collectives; rank 0 writes their rows. The rest go through the loop below.
     if any(p.problem.op == "collective" for _, p in todo):
-        from harness.collectives import run_collective_points
-
         coll = [(k, p) for k, p in todo if p.problem.op == "collective"]
         todo = [(k, p) for k, p in todo if p.problem.op != "collective"]
         statuses.update(run_collective_points(cfg, coll, run_path, run_id, out=out))

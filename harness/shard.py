@@ -33,9 +33,9 @@ from tqdm import tqdm
 from harness import children, inflight, runrecord, store
 from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
+from harness.plan import RunResult
 from harness.provenance import now_iso, software
 from harness.providers import load_all
-from harness.runner import RunResult
 from harness.sweep import Point
 
 ERROR_PREFIX = "harness: error: "  # cli.main's one-line form
@@ -45,13 +45,6 @@ TICK_S = 0.05  # how often the parent looks at its children (a finished child is
 POLL_S = 1.0  # how often the progress bar counts row files
 # Overrides the parent sets per worker; the user's own values for these are replaced.
 _WORKER_KEYS = ("devices=", "device=", "shard_index=", "shard_count=", "run_id=", "progress=")
-# NVLink multicast stays off in everything the harness starts (it can take a shared host's GPUs
-# out of service); workers inherit these.
-SAFE_ENV = {
-    "NCCL_NVLS_ENABLE": "0",
-    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
-    "NVSHMEM_DISABLE_NVLS": "1",
-}
 
 
 def resolve_devices(spec) -> list[str]:
@@ -99,7 +92,7 @@ def _worker_cmd(overrides: list[str], w: _Worker, count: int, run_id: str) -> li
 
 
 def _start(w: _Worker, cmd: list[str], since: float) -> None:
-    extra = dict(SAFE_ENV)
+    extra = dict(children.SAFE_ENV)
     if w.device == "cpu":
         extra["TRITON_INTERPRET"] = "1"
     w.proc = children.start(cmd, children.child_env(extra, since), w.log)
@@ -226,9 +219,7 @@ def supervise(
     statuses = df[df.point_key.isin(new)].status.value_counts().to_dict()
     gave_up = [w.name for w in workers if w.gave_up]
     errors = [w.error for w in workers if w.error]
-    result = RunResult(
-        run_path, len(mine), len(new), len(before - new), statuses, gave_up, errors
-    )
+    result = RunResult(run_path, len(mine), len(new), len(before - new), statuses, gave_up, errors)
     return result, workers, time.time() - since
 
 

@@ -13,8 +13,8 @@ from harness.crosscheck.explain import PointTimes, explain, regime
 from harness.crosscheck.measure import HarnessPart, matched_protocol
 from harness.crosscheck.table import markdown, ridge_flop_per_byte, table_row
 from harness.measure.protocol import Protocol
+from harness.plan import plan
 from harness.providers import load_all
-from harness.runner import plan
 from harness.sweep import expand
 
 H200_RIDGE = 989.4e3 / 4800  # bf16 dense TFLOP/s over HBM GB/s: ~206 FLOP/B

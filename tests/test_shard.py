@@ -90,7 +90,7 @@ def test_nested_shards_partition_the_problems():
     """Cluster shard s of S, split over G local devices (worker s + g*S of S*G), covers exactly
     shard s's problems; providers of one problem stay together."""
     from harness.config import compose_run_config
-    from harness.runner import keyed_points, plan, shard_of
+    from harness.plan import keyed_points, plan, shard_of
 
     cfg = compose_run_config(["sweep=gemm_llama", "device=cpu"])
     points, device = plan(cfg)

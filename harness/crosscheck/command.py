@@ -32,9 +32,10 @@ from harness.crosscheck.table import markdown, ridge_flop_per_byte, table_row
 from harness.device import DeviceInfo
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
+from harness.plan import default_run_id, keyed_points, plan
 from harness.provenance import now_iso, software
 from harness.providers import load_all
-from harness.runner import bind_device, default_run_id, keyed_points, plan
+from harness.runner import bind_device
 from harness.sweep import Point
 
 SWEEP = "crosscheck"

@@ -211,7 +211,8 @@ def cmd_ceilings(args: list[str], device_kind: str | None) -> int:
         return 0
     from harness import store
     from harness.config import compose_run_config, default_sweep
-    from harness.runner import plan, run_sweep
+    from harness.plan import plan
+    from harness.runner import run_sweep
 
     overrides = list(args)
     if not any(o.startswith("sweep=") for o in overrides):
