@@ -295,7 +295,8 @@ def _external_point(problem: Problem, prepared, protocol: Protocol, telemetry) -
         return {"provider_config": dump(config), "status": "wrong", "reason": verdict.reason}
     if telemetry:
         telemetry.start()
-    timing, extra = ext.time(protocol)
+    fields, extra = ext.time(protocol, timers.StopRule(protocol).reason)
+    timing = timers.Timing(**fields)
     tel = telemetry.stop() if telemetry else None
     unstable = spread_guard.judge(timing.samples_ms, timing.hold_expired, protocol)
     cols = timing_columns(problem, timing, tel, unstable)

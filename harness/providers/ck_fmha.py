@@ -31,7 +31,6 @@ from harness_kernels.ck.fmha_codegen import DEFAULT_PIPELINE, REGISTER_TRICK_PIP
 from harness_kernels.ck.fmha_run import CK_TOLERANCE, CkResult, command_args, parse_output
 
 from harness.device import DeviceInfo
-from harness.measure.timer import StopRule, Timing
 from harness.problems import AttentionProblem
 from harness.providers.registry import External, ExternalCheck, Prepared, Unsupported, register
 
@@ -136,14 +135,14 @@ def _prepare_for(name: str):
                 return ExternalCheck(False, why, cfg)
             return ExternalCheck(True, None, cfg)
 
-        def time_it(protocol) -> tuple[Timing, dict]:
+        def time_it(protocol, stop) -> tuple[dict, dict]:
             per = max(state.get("ms") or 1.0, 1e-3)  # from the check run
             warmup = max(5, math.ceil(protocol.warmup_ms / per))
             repeat = int(min(1000, max(20, math.ceil(_SAMPLE_TARGET_MS / per))))
             seed = protocol.seed * 1000 + 2
             args = command_args(*shape, validate=False, seed=seed, warmup=warmup, repeat=repeat)
-            rule, samples, runs = StopRule(protocol), [], []
-            while (why := rule.reason(samples)) is None:
+            samples, runs = [], []
+            while (why := stop(samples)) is None:
                 runs.append(run_binary(str(exe), args))
                 samples.append(runs[-1].ms)
             extra = {
@@ -155,7 +154,9 @@ def _prepare_for(name: str):
                 "ck_numbers_note": "CK's TFlops count the full score matrix under a causal mask "
                 "and K/V once per query head; tflops/gbps columns use the problem's own counts",
             }
-            return Timing(samples, "ck-internal", "hot", why, repeat, warmup), extra
+            timing = {"samples_ms": samples, "timer": "ck-internal", "l2": "hot",
+                      "stop_reason": why, "calls_per_sample": repeat, "warmup_calls": warmup}  # fmt: skip
+            return timing, extra
 
         def never() -> None:
             raise RuntimeError("ck-fmha runs through Prepared.external, not run()")

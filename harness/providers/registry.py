@@ -31,13 +31,16 @@ class External:
     """A provider that runs, checks and times itself (an external benchmark binary).
 
     measure_point calls check(protocol) instead of comparing run()'s output with the fp32
-    reference, and time(protocol) instead of its own timer (the protocol gives seeds, warm-up
-    and the stop rule); the row records the Timing's own timer name, and its latency / TFLOP/s /
-    GB/s come from the samples and the problem's flops() / min_bytes().
+    reference, and time(protocol, stop) instead of its own timer: the protocol gives seeds and
+    warm-up, stop(samples_ms) says why to stop sampling (None: go on). time returns the fields
+    of a measure.timer.Timing (samples_ms, timer, l2, stop_reason, calls_per_sample,
+    warmup_calls) and config extras; the row records the program's own timer name, and its
+    latency / TFLOP/s / GB/s come from the samples and the problem's flops() / min_bytes().
+    The stop rule is handed in, not imported, so providers stay below the measuring layer.
     """
 
     check: Callable[[Any], ExternalCheck]  # Protocol -> verdict
-    time: Callable[[Any], tuple[Any, dict]]  # Protocol -> (measure.timer.Timing, config extras)
+    time: Callable[[Any, Callable[[list[float]], str | None]], tuple[dict, dict]]
 
 
 @dataclass

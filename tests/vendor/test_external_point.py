@@ -11,7 +11,6 @@ import pytest
 from harness.device import get_device
 from harness.measure.point import measure_point
 from harness.measure.protocol import Protocol
-from harness.measure.timer import Timing
 from harness.problems import AttentionProblem
 from harness.providers import Prepared, Provider, Unsupported
 from harness.providers.registry import External, ExternalCheck
@@ -28,9 +27,10 @@ def _provider(verdict: ExternalCheck, samples=(2.0, 2.2, 2.1), calls: list | Non
         calls.append("check")
         return verdict
 
-    def time_it(protocol):
+    def time_it(protocol, stop):
         calls.append(("time", protocol.seed))
-        timing = Timing(list(samples), "ck-internal", "hot", "max_samples", 20, 5)
+        timing = {"samples_ms": list(samples), "timer": "ck-internal", "l2": "hot",
+                  "stop_reason": "max_samples", "calls_per_sample": 20, "warmup_calls": 5}  # fmt: skip
         return timing, {"reported_tflops": [99.0]}
 
     def prepare(problem, inputs, device):
