@@ -33,7 +33,7 @@ from harness.plan import (
     shard_of,
 )
 from harness.provenance import now_iso, software
-from harness.providers import load_all
+from harness.providers import Provider, Registry, load_all
 from harness.shard import resolve_devices, run_on_devices, supervise
 from harness.sweep import Point
 
@@ -48,19 +48,27 @@ def bind_device(device: DeviceInfo) -> None:
         torch.cuda.set_device(device.index)
 
 
-def _prebuild_libraries(todo: list, device: DeviceInfo, out) -> None:
-    """Compile every C++ library the pending points need, in parallel, before the first point:
-    no build ever runs inside a point (let alone its timed window)."""
-    names = {p.provider for _, p in todo if p.provider.startswith("own-cutlass")}
-    if not names or not device.is_gpu:
+def prebuild(todo: list, registry: Registry, device: DeviceInfo, out) -> None:
+    """Build what the pending points' providers declare (Provider.prebuild) before the first
+    point, one parallel call per builder: no build ever runs inside a point (let alone its timed
+    window). GPU sweeps only: the CPU runs no compiled library."""
+    if not device.is_gpu:
         return
-    from harness.providers.own_cutlass import prebuild
-
-    started = time.perf_counter()
-    built = prebuild([p.problem for _, p in todo if p.provider in names], sorted(names))
-    errors = {k: v for k, v in built.items() if v.startswith("error")}
-    print(f"harness: {len(built)} CUTLASS libraries ready in {time.perf_counter() - started:.0f} s"
-          + (f"; {len(errors)} failed (their points will say why)" if errors else ""), file=out)  # fmt: skip
+    problems: dict[Provider, list] = {}
+    for _, point in todo:
+        provider = registry.get(point.problem.op, point.provider)
+        if provider.prebuild is not None:
+            problems.setdefault(provider, []).append(point.problem)
+    jobs: dict = {}  # builder -> (what, specs in order)
+    for provider, wanted in problems.items():
+        hook = provider.prebuild
+        jobs.setdefault(hook.build, (hook.what, []))[1].extend(hook.needs(wanted))
+    for build, (what, specs) in jobs.items():
+        started = time.perf_counter()
+        built = build(list(dict.fromkeys(specs)))
+        errors = {k: v for k, v in built.items() if v.startswith("error")}
+        print(f"harness: {len(built)} {what} ready in {time.perf_counter() - started:.0f} s"
+              + (f"; {len(errors)} failed (their points will say why)" if errors else ""), file=out)  # fmt: skip
 
 
 def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
@@ -169,7 +177,7 @@ def _measure_here(
         overrides,
         meta_name=meta_name,
     )
-    _prebuild_libraries(todo, device, out)
+    prebuild(todo, registry, device, out)
     telemetry = Telemetry(device.vendor, device.index) if device.is_gpu else None
     flusher = (
         L2Flusher(device.torch_device, device.flush_bytes, protocol.l2_flush)

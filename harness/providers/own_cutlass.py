@@ -11,7 +11,8 @@ Attention:
                                     in registers), sm_90 only: what wgmma adds over mma.sync
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
-`prebuild(problems)` builds everything a sweep needs in parallel beforehand. Without nvcc or the
+every provider here declares its libraries (Provider.prebuild), which the runner builds in one
+parallel call before a sweep's first point. Without nvcc or the
 CUTLASS headers, and with no cached library to load, the rows are skipped with a one-line reason.
 """
 
@@ -25,7 +26,7 @@ from harness_kernels.cutlass.gemm import VARIANTS
 
 from harness.device import DeviceInfo
 from harness.problems import AttentionProblem, GemmProblem, Problem
-from harness.providers.registry import Prepared, Unsupported, register
+from harness.providers.registry import Prebuild, Prepared, Unsupported, register
 
 GEMM_DTYPES = ("bf16", "fp16", "fp8_e4m3")
 
@@ -53,6 +54,23 @@ def _load_or_skip(fn, *args, **kwargs):
         if e.refused:
             raise Unsupported(f"own-cutlass: {e}") from None
         raise
+
+
+def _build_libraries(specs: list, max_workers: int | None = None) -> dict[str, str]:
+    """Build (or find cached) the libraries `specs` in parallel nvcc processes; {} when there
+    are none or nothing can be built here."""
+    from harness_kernels.cutlass.prebuild import prebuild as run
+
+    if not specs or build.toolchain_problem() is not None:
+        return {}
+    return run(specs, max_workers)
+
+
+def _prebuild_of(provider: str) -> Prebuild:
+    """The libraries provider `provider` loads for a sweep's problems; one builder for all of
+    this module's providers, so a sweep's CUTLASS libraries compile in one parallel call."""
+    return Prebuild(lambda problems: specs_for(problems, [provider]), _build_libraries,
+                    "CUTLASS libraries")  # fmt: skip
 
 
 # ---- GEMM -------------------------------------------------------------------------------------
@@ -99,6 +117,7 @@ def _reference(a: torch.Tensor, b: torch.Tensor, alpha: torch.Tensor | None) -> 
     min_cc=(9, 0),
     available=_available,
     supports=_gemm_supports_for(GEMM_DTYPES),
+    prebuild=_prebuild_of("own-cutlass"),
 )
 def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """Own CUTLASS SM90 GEMM (TMA + WGMMA, warp-specialized), variant chosen per shape by timing."""
@@ -148,6 +167,7 @@ def _gemm_variant(name: str) -> None:
         min_cc=variant.min_cc,
         available=_available,
         supports=_gemm_supports_for(variant.dtypes),
+        prebuild=_prebuild_of(f"own-cutlass-{name}"),
     )(prepare)
 
 
@@ -175,6 +195,7 @@ def _attention_supports(problem: AttentionProblem, device: DeviceInfo) -> str | 
     min_cc=(8, 0),
     available=_available,
     supports=_attention_supports,
+    prebuild=_prebuild_of("own-cutlass"),
 )
 def own_cutlass_attention(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """Own CuTe FMHA forward (cp.async + ldmatrix + mma.sync, online softmax), dense KV."""
@@ -201,6 +222,7 @@ def _attention_sm90_supports(problem: AttentionProblem, device: DeviceInfo) -> s
     min_cc=(9, 0),
     available=_available,
     supports=_attention_sm90_supports,
+    prebuild=_prebuild_of("own-cutlass-sm90"),
 )
 def own_cutlass_attention_sm90(
     problem: AttentionProblem, inputs: dict, device: DeviceInfo
@@ -251,12 +273,7 @@ def prebuild(
     """Build (or find cached) every library `problems` need, in parallel nvcc processes; call it
     before a sweep so no point compiles. Returns {library label: 'cached' | 'built in N s' |
     'error: ...'}; {} when nothing is needed or nothing can be built here."""
-    from harness_kernels.cutlass.prebuild import prebuild as run
-
-    specs = specs_for(problems, providers)
-    if not specs or build.toolchain_problem() is not None:
-        return {}
-    return run(specs, max_workers)
+    return _build_libraries(specs_for(problems, providers), max_workers)
 
 
 for _name in VARIANTS:

@@ -57,6 +57,19 @@ class Prepared:
 PrepareFn = Callable[[Problem, dict, DeviceInfo], Prepared]
 
 
+@dataclass(frozen=True)
+class Prebuild:
+    """What a provider needs built before a sweep, so no build runs inside a point (let alone
+    its timed window). needs(problems) lists the build specs (hashable) of this provider's
+    pending problems; build(specs) builds them in one call, in parallel, and returns
+    {label: 'cached' | 'built in N s' | 'error: ...'} ({} when nothing can be built here).
+    Providers that share one `build` are built together, their specs deduplicated."""
+
+    needs: Callable[[list[Problem]], list]
+    build: Callable[[list], dict[str, str]]
+    what: str  # plural noun for the runner's one line: "CUTLASS libraries"
+
+
 def _always(*_: Any) -> None:
     return None
 
@@ -74,6 +87,7 @@ class Provider:
     available: Callable[[], str | None] = _always  # e.g. an optional import; asked lazily
     supports: Callable[[Problem, DeviceInfo], str | None] = _always
     description: str = ""
+    prebuild: Prebuild | None = None  # asked by the runner before the first point
 
     def why_unavailable(self, device: DeviceInfo) -> str | None:
         """Why this provider cannot run on `device` at all, or None."""
@@ -139,6 +153,7 @@ def register(
     available: Callable[[], str | None] = _always,
     supports: Callable[[Problem, DeviceInfo], str | None] = _always,
     registry: Registry = REGISTRY,
+    prebuild: Prebuild | None = None,
 ) -> Callable[[PrepareFn], PrepareFn]:
     """Decorator: register `prepare` as provider `name`; the docstring's first line describes it."""
 
@@ -155,6 +170,7 @@ def register(
                 available,
                 supports,
                 doc[0] if doc else "",
+                prebuild,
             )
         )
         return prepare
