@@ -133,7 +133,8 @@ def _run(overrides: list[str]) -> Path | None:
     from harness.config import compose_run_config
     from harness.lock import RunLocked, check_not_held
     from harness.outputs import writable_dir
-    from harness.runner import plan, run_sweep, shard_of
+    from harness.plan import plan, shard_of
+    from harness.runner import run_sweep
     from harness.runrecord import check_resume, plan_of
     from harness.summary import device_banner, run_table
 

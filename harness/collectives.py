@@ -34,7 +34,6 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from omegaconf import DictConfig
 
 from harness import store
 from harness.children import SAFE_ENV, die_with_parent
@@ -44,6 +43,7 @@ from harness.measure.collective_timer import time_collective
 from harness.measure.point import PointTimeout, base_row, deadline, first_line, timing_columns
 from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
+from harness.plan import RunPlan
 from harness.providers import REGISTRY, Provider, Unsupported, load_all
 from harness.providers.collectives import backend_of
 from harness.sweep import Point
@@ -67,20 +67,20 @@ class _Settings:
 
 
 def run_collective_points(
-    cfg: DictConfig, points: list[tuple[str, Point]], run_path: Path, run_id: str, out=sys.stderr
+    plan: RunPlan, points: list[tuple[str, Point]], out=sys.stderr
 ) -> dict[str, int]:
-    """Measure (point_key, point) pairs of op 'collective' into run_path; returns status counts."""
-    from harness.config import protocol_of  # parent only: the ranks need no Hydra
-
+    """Measure (point_key, point) pairs of op 'collective' into plan.run_path; returns status
+    counts."""
     os.environ.update(SAFE_ENV)
-    if cfg.shard_count > 1:  # device workers of one host would each start ranks on GPUs 0..n-1
+    run_path, run_id = plan.run_path, plan.run_id
+    if plan.shard_count > 1:  # device workers of one host would each start ranks on GPUs 0..n-1
         print(f"harness: {len(points)} collective points left for a run without devices= / "
               "shard_count (their ranks take devices 0..n-1 themselves)", file=out)  # fmt: skip
         return {}
-    protocol = protocol_of(cfg)
-    device = get_device(cfg.device)  # rank 0's device: its columns go into parent-written rows
+    protocol = plan.protocol
+    device = plan.device  # rank 0's device: its columns go into parent-written rows
     registry = load_all()
-    timeout = min(GROUP_TIMEOUT_S, cfg.point_timeout_s or GROUP_TIMEOUT_S)
+    timeout = min(GROUP_TIMEOUT_S, plan.point_timeout_s or GROUP_TIMEOUT_S)
     statuses: dict[str, int] = {}
     groups: dict[tuple[str, int], list[tuple[str, Point]]] = {}
     for key, point in points:
@@ -98,8 +98,8 @@ def run_collective_points(
         modules = sorted(
             {registry.get("collective", p.provider).prepare.__module__ for _, p in items}
         )
-        settings = _Settings(protocol, Path(run_path), run_id, cfg.point_timeout_s, timeout,
-                             tuple(modules), bool(cfg.progress))  # fmt: skip
+        settings = _Settings(protocol, Path(run_path), run_id, plan.point_timeout_s, timeout,
+                             tuple(modules), plan.progress)  # fmt: skip
         print(f"harness: collectives on {backend}, {world} ranks: {len(items)} points", file=out)
         for status in _run_group(backend, world, items, settings, registry, device, out):
             statuses[status] = statuses.get(status, 0) + 1

@@ -1,5 +1,6 @@
-"""What a run will measure, resolved from its config before anything is measured: the sweep's
-points and their keys, the device, this writer's shard, the run's id; and what a run reports.
+"""What a run will measure, resolved from its config once, before anything is measured (RunPlan:
+the sweep's points and their keys, the device, the protocol, this writer's shard, the run's id
+and folder); and what a run reports (RunResult).
 
 The runner, the device workers (harness.shard) and the collective ranks (harness.collectives)
 all take these from here, so none of them imports another to learn the plan (they used to: a
@@ -17,7 +18,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
+from harness.measure.protocol import Protocol
 from harness.providers import load_all
+from harness.store import run_dir
 from harness.sweep import Point, expand, point_key
 
 
@@ -70,13 +73,20 @@ def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
     return points, device
 
 
+def protocol_key(protocol: Protocol, device: DeviceInfo) -> dict:
+    """The protocol fields that enter every point key, with the timer `auto` resolves to."""
+    return {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)}
+
+
 def keyed_points(
     cfg: DictConfig, points: list[Point], device: DeviceInfo
 ) -> list[tuple[str, Point]]:
     """(point_key, point) for every point of the sweep, in sweep order."""
-    protocol = protocol_of(cfg)
-    proto_key = {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)}
-    dev_id = device_identity(device)
+    return _keyed(points, protocol_of(cfg), device)
+
+
+def _keyed(points: list[Point], protocol: Protocol, device: DeviceInfo) -> list[tuple[str, Point]]:
+    proto_key, dev_id = protocol_key(protocol, device), device_identity(device)
     return [(point_key(p.problem, p.provider, proto_key, dev_id), p) for p in points]
 
 
@@ -98,3 +108,51 @@ def shard_of(keyed: list, index: int, count: int) -> list:
         return order[(point.problem.op, point.problem)]
 
     return [item for item in keyed if problem_slot(item) % count == index]
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run's config resolved once: what the runner, the device workers and the collective
+    ranks' parent take instead of resolving the config again at every floor."""
+
+    sweep: str
+    points: list[Point]  # the whole sweep, in sweep order
+    keyed: dict[str, Point]  # point_key -> point, the whole sweep
+    mine: dict[str, Point]  # this writer's shard of `keyed` (every point when unsharded)
+    device: DeviceInfo
+    protocol: Protocol
+    run_id: str
+    run_path: Path
+    shard_index: int
+    shard_count: int
+    point_timeout_s: float | None
+    progress: bool
+    done_statuses: tuple[str, ...] | None  # row statuses that count as finished; None: any
+
+    @property
+    def protocol_key(self) -> dict:
+        return protocol_key(self.protocol, self.device)
+
+
+def run_plan(cfg: DictConfig, device: str | None = None) -> RunPlan:
+    """Resolve `cfg` (on `device` instead of cfg.device when given: a devices= parent plans on
+    its first worker's device); raises ValueError naming the bad key."""
+    points, info = plan(OmegaConf.merge(cfg, {"device": device}) if device else cfg)
+    protocol = protocol_of(cfg)
+    run_id = cfg.run_id or default_run_id(cfg.sweep.name, info)
+    keyed = _keyed(points, protocol, info)
+    return RunPlan(
+        sweep=cfg.sweep.name,
+        points=points,
+        keyed=dict(keyed),
+        mine=dict(shard_of(keyed, cfg.shard_index, cfg.shard_count)),
+        device=info,
+        protocol=protocol,
+        run_id=run_id,
+        run_path=run_dir(cfg.results_dir, run_id),
+        shard_index=cfg.shard_index,
+        shard_count=cfg.shard_count,
+        point_timeout_s=cfg.point_timeout_s,
+        progress=bool(cfg.progress),
+        done_statuses=None if cfg.rerun_failed is False else ("ok", "wrong", "skipped"),
+    )

@@ -13,25 +13,17 @@ import sys
 import time
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from tqdm import tqdm
 
 from harness import children, inflight, runrecord, store
 from harness.collectives import run_collective_points
-from harness.config import protocol_of
 from harness.device import DeviceInfo
 from harness.lock import run_lock
 from harness.measure.point import measure_point
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
-from harness.plan import (
-    RunResult,
-    default_run_id,
-    device_spec,
-    keyed_points,
-    plan,
-    shard_of,
-)
+from harness.plan import RunPlan, RunResult, device_spec, run_plan
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Registry, load_all
 from harness.shard import resolve_devices, run_on_devices, supervise
@@ -81,39 +73,36 @@ def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
               f"{then}", file=out)  # fmt: skip
 
 
-def _done_statuses(cfg: DictConfig) -> tuple[str, ...] | None:
-    return None if cfg.rerun_failed is False else ("ok", "wrong", "skipped")
-
-
-def _start_up(cfg, run_path: Path, run_id: str, keyed: dict, mine: dict, device, out) -> None:
+def _start_up(plan: RunPlan, out) -> None:
     """Under the run's lock, before measuring: set aside unreadable row files, write the points
     a dead process was measuring as error rows (measuring them first again is what wedged a
     resume forever), and delete dead writers' temporaries of this writer's points."""
-    set_aside_unreadable(run_path, keyed, out)
-    protocol, registry = protocol_of(cfg), load_all()
-    for marker in inflight.leftover_markers(run_path):
+    set_aside_unreadable(plan.run_path, plan.keyed, out)
+    registry = load_all()
+    for marker in inflight.leftover_markers(plan.run_path):
         pid = inflight.held_by_live_process(marker)
         if pid is not None:
             print(f"harness: warning: pid {pid} (still running) left {marker}; not touched",
                   file=out)  # fmt: skip
             continue
         label = inflight.settle(
-            marker, run_id, mine, device, protocol, registry, inflight.PREVIOUS_RUN_DIED
-        )
+            marker, plan.run_id, plan.mine, plan.device, plan.protocol, registry,
+            inflight.PREVIOUS_RUN_DIED,
+        )  # fmt: skip
         if label:
             print(f"harness: warning: the previous run died while measuring {label}; it is an "
                   "error row now (rerun_failed=true measures it again)", file=out)  # fmt: skip
-    store.remove_stale_temporaries(run_path, mine)
+    store.remove_stale_temporaries(plan.run_path, plan.mine)
 
 
-def _isolate(cfg, overrides, run_path: Path, mine: dict) -> bool:
+def _isolate(cfg: DictConfig, overrides, plan: RunPlan) -> bool:
     """Measure in a child? isolate=true (the default) and points left that are not collectives
     (collectives run in rank processes of their own); never without the overrides, which are
     how a child is told the config."""
     if not cfg.isolate or overrides is None:
         return False
-    finished = store.finished_keys(run_path, _done_statuses(cfg))
-    return any(p.problem.op != "collective" for k, p in mine.items() if k not in finished)
+    finished = store.finished_keys(plan.run_path, plan.done_statuses)
+    return any(p.problem.op != "collective" for k, p in plan.mine.items() if k not in finished)
 
 
 def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> RunResult:
@@ -122,56 +111,43 @@ def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> 
     out = out or sys.stderr  # looked up per call: sys.stderr may be replaced after import
     if children.supervised():  # our parent holds the lock and did the start-up work
         with children.signals_as_exit():
-            return _measure_here(cfg, out, overrides)
-    devices = None
-    if cfg.devices:
-        devices = resolve_devices(cfg.devices)
-    points, device = plan(OmegaConf.merge(cfg, {"device": devices[0]}) if devices else cfg)
-    run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
-    run_path = store.run_dir(cfg.results_dir, run_id)
-    keyed = dict(keyed_points(cfg, points, device))
-    mine = dict(shard_of(list(keyed.items()), cfg.shard_index, cfg.shard_count))
-    with run_lock(run_path, cfg.shard_index, cfg.shard_count, out), children.signals_as_exit():
-        _start_up(cfg, run_path, run_id, keyed, mine, device, out)
+            return _measure_here(cfg, run_plan(cfg), out, overrides)
+    devices = resolve_devices(cfg.devices) if cfg.devices else None
+    plan = run_plan(cfg, devices[0] if devices else None)
+    lock = run_lock(plan.run_path, plan.shard_index, plan.shard_count, out)
+    with lock, children.signals_as_exit():
+        _start_up(plan, out)
         if devices:
-            return run_on_devices(
-                cfg, overrides or [], devices, run_id, run_path, points, mine, out
-            )
-        if _isolate(cfg, overrides, run_path, mine):
-            spec = device_spec(device)
-            return supervise(cfg, overrides, [spec], run_id, run_path, mine, out)[0]
-        return _measure_here(cfg, out, overrides, run_id)
+            return run_on_devices(cfg, overrides or [], devices, plan, out)
+        if _isolate(cfg, overrides, plan):
+            return supervise(cfg, overrides, [device_spec(plan.device)], plan, out)[0]
+        return _measure_here(cfg, plan, out, overrides)
 
 
-def _measure_here(
-    cfg: DictConfig, out, overrides: list[str] | None, run_id: str | None = None
-) -> RunResult:
-    """Measure this process's points of the sweep in this process."""
-    points, device = plan(cfg)
-    protocol = protocol_of(cfg)
+def _measure_here(cfg: DictConfig, plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
+    """Measure this process's points of the sweep (plan.mine) in this process; `cfg` and
+    `overrides` only go into the run's record."""
+    device, protocol, run_path = plan.device, plan.protocol, plan.run_path
     registry = load_all()
     bind_device(device)
-    run_id = run_id or cfg.run_id or default_run_id(cfg.sweep.name, device)
-    run_path = store.run_dir(cfg.results_dir, run_id)
-    keyed = shard_of(keyed_points(cfg, points, device), cfg.shard_index, cfg.shard_count)
-    finished = store.finished_keys(run_path, _done_statuses(cfg))
+    finished = store.finished_keys(run_path, plan.done_statuses)
     since = os.environ.get(children.SINCE_ENV) if children.supervised() else None
-    if since and cfg.rerun_failed:  # a restarted child: what this invocation wrote is done
+    if since and plan.done_statuses:  # a restarted child: what this invocation wrote is done
         finished |= store.written_since(run_path, float(since))
-    todo = [(k, p) for k, p in keyed if k not in finished]
-    meta_name = "run.json" if cfg.shard_count == 1 else f"run-shard-{cfg.shard_index}.json"
+    todo = [(k, p) for k, p in plan.mine.items() if k not in finished]
+    meta_name = "run.json" if plan.shard_count == 1 else f"run-shard-{plan.shard_index}.json"
     runrecord.begin(  # refuses a resume with another sweep, providers or protocol
         run_path,
         cfg,
-        points,
+        plan.points,
         {
-            "run_id": run_id,
-            "sweep": cfg.sweep.name,
-            "points": len(points),
-            "shard": [cfg.shard_index, cfg.shard_count],
+            "run_id": plan.run_id,
+            "sweep": plan.sweep,
+            "points": len(plan.points),
+            "shard": [plan.shard_index, plan.shard_count],
             "device": device.as_row(),
             "software": software(),
-            "protocol": {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)},
+            "protocol": plan.protocol_key,
             "updated": now_iso(),
         },
         overrides,
@@ -184,7 +160,7 @@ def _measure_here(
         if device.is_gpu
         else None
     )
-    marker = inflight.marker_path(run_path, cfg.shard_index)
+    marker = inflight.marker_path(run_path, plan.shard_index)
     statuses: dict[str, int] = {}
     pending = len(todo)
     # Collectives (op "collective") run as one process per device, launched by
@@ -192,11 +168,11 @@ def _measure_here(
     if any(p.problem.op == "collective" for _, p in todo):
         coll = [(k, p) for k, p in todo if p.problem.op == "collective"]
         todo = [(k, p) for k, p in todo if p.problem.op != "collective"]
-        statuses.update(run_collective_points(cfg, coll, run_path, run_id, out=out))
+        statuses.update(run_collective_points(plan, coll, out=out))
     bar = tqdm(
-        total=len(keyed),
-        initial=len(keyed) - len(todo),
-        disable=not cfg.progress,
+        total=len(plan.mine),
+        initial=len(plan.mine) - len(todo),
+        disable=not plan.progress,
         file=out,
         dynamic_ncols=True,
         unit="pt",
@@ -204,7 +180,7 @@ def _measure_here(
     try:
         for key, point in todo:
             bar.set_postfix_str(point.label(), refresh=True)
-            inflight.write_marker(run_path, cfg.shard_index, key, point.label())
+            inflight.write_marker(run_path, plan.shard_index, key, point.label())
             row = measure_point(
                 point.problem,
                 registry.get(point.problem.op, point.provider),
@@ -212,9 +188,9 @@ def _measure_here(
                 protocol,
                 telemetry=telemetry,
                 flusher=flusher,
-                timeout_s=cfg.point_timeout_s,
+                timeout_s=plan.point_timeout_s,
             )
-            row.update(run_id=run_id, point_key=key)
+            row.update(run_id=plan.run_id, point_key=key)
             store.write_row(run_path, row)
             statuses[row["status"]] = statuses.get(row["status"], 0) + 1
             bar.update(1)
@@ -222,4 +198,4 @@ def _measure_here(
         marker.unlink(missing_ok=True)
         bar.close()
     runrecord.finish(run_path, pending, statuses, meta_name=meta_name)
-    return RunResult(run_path, len(keyed), pending, len(keyed) - pending, statuses)
+    return RunResult(run_path, len(plan.mine), pending, len(plan.mine) - pending, statuses)

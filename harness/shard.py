@@ -31,9 +31,8 @@ from omegaconf import DictConfig
 from tqdm import tqdm
 
 from harness import children, inflight, runrecord, store
-from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
-from harness.plan import RunResult
+from harness.plan import RunPlan, RunResult
 from harness.provenance import now_iso, software
 from harness.providers import load_all
 from harness.sweep import Point
@@ -163,27 +162,23 @@ def _on_exit(w: _Worker, rc: int, run: _Run, protocol, registry, out) -> bool:
 
 
 def supervise(
-    cfg: DictConfig,
-    overrides: list[str],
-    devices: list[str],
-    run_id: str,
-    run_path: Path,
-    mine: dict[str, Point],
-    out,
+    cfg: DictConfig, overrides: list[str], devices: list[str], plan: RunPlan, out
 ) -> tuple[RunResult, list[_Worker], float]:
-    """Measure `mine` (this writer's points, by key) through one child per device, restarting
-    a child that dies. The caller holds the run's lock and did the start-up work. Returns the
-    result (counting rows written since the children started), the workers, and seconds."""
-    protocol, registry = protocol_of(cfg), load_all()
+    """Measure plan.mine (this writer's points, by key) through one child per device, started
+    with `overrides`, restarting a child that dies. The caller holds the run's lock and did the
+    start-up work. Returns the result (counting rows written since the children started), the
+    workers, and seconds."""
+    protocol, registry = plan.protocol, load_all()
+    run_id, run_path, mine = plan.run_id, plan.run_path, plan.mine
     run = _Run(run_id, run_path, mine)
-    n = len(devices) * cfg.shard_count  # nested: a cluster job's shard split again per device
+    n = len(devices) * plan.shard_count  # nested: a cluster job's shard split again per device
     logs = run_path / "_workers"
     logs.mkdir(parents=True, exist_ok=True)
     # Local worker i of cluster shard s takes shard s + i * shard_count of n: problem slots that
     # are s modulo shard_count, split again over this host's devices.
     workers = []
     for i, d in enumerate(devices):
-        index = cfg.shard_index + i * cfg.shard_count
+        index = plan.shard_index + i * plan.shard_count
         name = f"worker {index} on {d}" if len(devices) > 1 else f"child process on {d}"
         workers.append(_Worker(index, d, logs / f"worker-{i}.log", name))
     keys = set(mine)
@@ -191,7 +186,7 @@ def supervise(
     before = store.finished_keys(run_path) & keys
     for w in workers:
         _start(w, _worker_cmd(overrides, w, n, run_id), since)
-    bar = tqdm(total=len(mine), disable=not cfg.progress, file=out, unit="pt", dynamic_ncols=True)
+    bar = tqdm(total=len(mine), disable=not plan.progress, file=out, unit="pt", dynamic_ncols=True)
     counted = 0.0
     try:
         while any(w.proc is not None for w in workers):
@@ -224,28 +219,23 @@ def supervise(
 
 
 def run_on_devices(
-    cfg: DictConfig,
-    overrides: list[str],
-    devices: list[str],
-    run_id: str,
-    run_path: Path,
-    points: list[Point],
-    mine: dict[str, Point],
-    out,
+    cfg: DictConfig, overrides: list[str], devices: list[str], plan: RunPlan, out
 ) -> RunResult:
     """devices=: one worker per device; run.json records the invocation (devices, workers,
     their crashes) in the run's history (harness.runrecord)."""
     # A cluster job's parent gets its own record: run-shard-<i>.json is its worker 0's.
-    meta_name = "run.json" if cfg.shard_count == 1 else f"run-host-{cfg.shard_index}.json"
+    meta_name = "run.json" if plan.shard_count == 1 else f"run-host-{plan.shard_index}.json"
     runrecord.begin(  # before the workers: they compare their plan with this record
-        run_path, cfg, points,
-        {"run_id": run_id, "sweep": cfg.sweep.name, "points": len(points), "devices": devices,
-         "shards": len(devices) * cfg.shard_count, "software": software(), "updated": now_iso()},
+        plan.run_path, cfg, plan.points,
+        {"run_id": plan.run_id, "sweep": plan.sweep, "points": len(plan.points),
+         "devices": devices, "shards": len(devices) * plan.shard_count, "software": software(),
+         "updated": now_iso()},
         overrides, meta_name=meta_name,
     )  # fmt: skip
-    result, workers, elapsed = supervise(cfg, overrides, devices, run_id, run_path, mine, out)
+    result, workers, elapsed = supervise(cfg, overrides, devices, plan, out)
     runrecord.finish(
-        run_path, result.measured, result.statuses, meta_name=meta_name, wall_s=round(elapsed, 1),
+        plan.run_path, result.measured, result.statuses, meta_name=meta_name,
+        wall_s=round(elapsed, 1),
         workers=[{"index": w.index, "device": w.device, "restarts": w.restarts,
                   "crashes": w.crashes} for w in workers],
     )  # fmt: skip
