@@ -86,8 +86,6 @@ def run_collective_points(
     for key, point in points:
         provider = registry.get(point.problem.op, point.provider)
         why = provider.why_not(point.problem, device)
-        if why is None and protocol.timer not in ("auto", "cuda-events", "host"):
-            why = f"collectives are timed per call (cuda-events / host), not {protocol.timer}"
         if why:
             _write(run_path, run_id, key, point, provider, device, protocol, "skipped", why)
             statuses["skipped"] = statuses.get("skipped", 0) + 1
@@ -319,9 +317,9 @@ def _measure(problem, provider: Provider, device: DeviceInfo, s: _Settings, tel)
     """One point on this rank, in step with the others; the row (rank 0's is written)."""
     t0 = time.perf_counter()
     p, rank, dev = s.protocol, dist.get_rank(), device.torch_device
-    timer = "cuda-events" if device.type == "cuda" else "host"
-    row = base_row(problem, provider, device, p, timer)
-    row.update(l2="hot" if device.is_gpu else "n/a")
+    # The plan refused any timer or L2 state but these (plan.collective_protocol), so the row
+    # and the point key record what was measured.
+    row = base_row(problem, provider, device, p, p.resolved_timer(device.type))
     try:
         with deadline(s.point_timeout_s):
             row.update(_check_then_time(problem, provider, device, p, rank, dev, tel))
