@@ -24,7 +24,10 @@ from triton.compiler.compiler import make_backend
 from triton.runtime.jit import JITFunction, native_specialize_impl
 
 from .gemm import _gemm_kernel, build_launch
-from .gemm_configs import DeviceInfo, GemmConfig, apply_variant, candidate_configs, check_problem
+from .gemm_candidates import candidate_configs
+from .gemm_configs import GemmConfig, apply_variant
+from .gemm_operands import check_problem
+from .gemm_target import DeviceInfo
 from .resource_usage import resource_usage
 
 # Named targets -> (Triton target, the device facts the config search needs).

@@ -39,7 +39,7 @@ kernel instead, inside the timed call.
 Stream-K (persistent configs with stream_k): when whole tiles would leave SMs idle in the last
 wave (80 tiles of 128x256 on 132 SMs at M=256, N=10240), the tiles of all full waves but the last
 run whole, and the K iterations of the rest are cut into one equal contiguous range per program
-(gemm_configs.stream_k_plan). A tile that one program covers is stored directly; a tile shared
+(gemm_split.stream_k_plan). A tile that one program covers is stored directly; a tile shared
 by several takes the split-K path above, its parts numbered by program. Every SM then does the
 same work. (Osama et al., "Stream-K", PPoPP 2023; CUTLASS ships it as a tile scheduler.)
 """
@@ -54,21 +54,11 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from .gemm_configs import (
-    VARIANTS,
-    DeviceInfo,
-    GemmConfig,
-    Problem,
-    candidate_configs,
-    check_problem,
-    device_info,
-    interpreter_pick,
-    interpreting,
-    splitk_reduce_rows,
-    stream_k_plan,
-    tma_support,
-    transposes_b,
-)
+from .gemm_candidates import candidate_configs, interpreter_pick
+from .gemm_configs import VARIANTS, GemmConfig
+from .gemm_operands import Problem, check_problem, tma_support, transposes_b
+from .gemm_split import splitk_reduce_rows, stream_k_plan
+from .gemm_target import DeviceInfo, device_info, interpreting
 from .gemm_tune import reference, remember, tune_or_lookup
 
 __all__ = ["VARIANTS", "MatmulLaunch", "build_launch", "prepare_matmul"]
@@ -186,7 +176,7 @@ def _partial_epilogue(c, acc, ws_ptr, counter_ptr, slot, part, n_parts, pid_m, p
     tl.debug_barrier()
     arrived = tl.atomic_add(counter_ptr + slot, 1, sem="acq_rel", scope="gpu")
     if arrived == n_parts - 1:
-        # Reduce in REDUCE_M-row chunks (gemm_configs.splitk_reduce_rows: as wide as a register
+        # Reduce in REDUCE_M-row chunks (gemm_split.splitk_reduce_rows: as wide as a register
         # budget allows; summing whole tiles spilled). Each chunk is one L2 round trip on the
         # critical path; the part loop inside it is unrolled (sm_90 PTX: a chunk's loads are
         # issued back to back), parts beyond n_parts masked off.

@@ -19,7 +19,8 @@ from typing import Any
 import torch
 
 from .bench_cold import bench_cold
-from .gemm_configs import GemmConfig, Problem
+from .gemm_configs import GemmConfig
+from .gemm_operands import Problem
 
 
 @dataclass

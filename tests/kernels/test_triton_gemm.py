@@ -18,24 +18,23 @@ from harness_kernels.triton.gemm import (  # noqa: E402
     build_launch,
     prepare_matmul,
 )
-from harness_kernels.triton.gemm_configs import (  # noqa: E402
+from harness_kernels.triton.gemm_candidates import (  # noqa: E402
     MAX_CANDIDATES,
-    REDUCE_MIN_ELEMS,
-    REDUCE_REGS,
     STREAM_K_CANDIDATES,
-    DeviceInfo,
-    GemmConfig,
     _listed_candidates,
     candidate_configs,
-    check_problem,
-    device_info,
-    estimate_seconds,
+)
+from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes  # noqa: E402
+from harness_kernels.triton.gemm_cost_model import estimate_seconds, uses_mid_model  # noqa: E402
+from harness_kernels.triton.gemm_operands import check_problem  # noqa: E402
+from harness_kernels.triton.gemm_split import (  # noqa: E402
+    REDUCE_MIN_ELEMS,
+    REDUCE_REGS,
     offers_stream_k,
-    shared_mem_bytes,
     splitk_reduce_rows,
     stream_k_plan,
-    uses_mid_model,
 )
+from harness_kernels.triton.gemm_target import DeviceInfo, device_info  # noqa: E402
 
 MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES  # stream-K twins ride beyond the cap
 
@@ -538,7 +537,7 @@ def test_gpu_smoke_tunes_and_matches_torch():
 
 
 def test_transpose_b_is_offered_for_tf32_row_major_b_on_hopper():
-    from harness_kernels.triton.gemm_configs import transposes_b
+    from harness_kernels.triton.gemm_operands import transposes_b
 
     a, b_row = torch.randn(64, 64), torch.randn(64, 64)
     sm90, sm80 = _pretend("sm_90"), _pretend("sm_80")

@@ -18,7 +18,8 @@ _SCRIPT = r"""
 import json, sys
 import torch
 from harness_kernels.triton.aot import TARGETS, GemmCase, compile_gemm_case, gemm_cases
-from harness_kernels.triton.gemm_configs import GemmConfig, candidate_configs, shared_mem_bytes
+from harness_kernels.triton.gemm_candidates import candidate_configs
+from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes
 
 # Mid-M (Llama projection, M=128 N=4096 K=4096): generated candidates, not a fixed list.
 mid = candidate_configs("full", 128, 4096, 4096, 2, 2, TARGETS["sm_90"][1])
