@@ -26,27 +26,27 @@ from triton.runtime.jit import JITFunction, native_specialize_impl
 from .gemm import _gemm_kernel, build_launch
 from .gemm_candidates import candidate_configs
 from .gemm_configs import GemmConfig, apply_variant
-from .gemm_operands import check_problem
-from .gemm_target import DeviceInfo
+from .gemm_operands import check_operands
+from .gemm_target import KernelTarget
 from .resource_usage import resource_usage
 
 # Named targets -> (Triton target, the device facts the config search needs).
-TARGETS: dict[str, tuple[GPUTarget, DeviceInfo]] = {
+TARGETS: dict[str, tuple[GPUTarget, KernelTarget]] = {
     "sm_80": (
         GPUTarget("cuda", 80, 32),
-        DeviceInfo("cuda", "sm_80", 80, "A100 (aot)", 108, 166912),
+        KernelTarget("cuda", "sm_80", 80, "A100 (aot)", 108, 166912),
     ),
     "sm_90": (
         GPUTarget("cuda", 90, 32),
-        DeviceInfo("cuda", "sm_90", 90, "H100/H200 (aot)", 132, 232448),
+        KernelTarget("cuda", "sm_90", 90, "H100/H200 (aot)", 132, 232448),
     ),
     "gfx90a": (
         GPUTarget("hip", "gfx90a", 64),
-        DeviceInfo("hip", "gfx90a", 0, "MI250X (aot)", 110, 65536),
+        KernelTarget("hip", "gfx90a", 0, "MI250X (aot)", 110, 65536),
     ),
     "gfx942": (
         GPUTarget("hip", "gfx942", 64),
-        DeviceInfo("hip", "gfx942", 0, "MI300X (aot)", 304, 65536),
+        KernelTarget("hip", "gfx942", 0, "MI300X (aot)", 304, 65536),
     ),
 }
 
@@ -142,7 +142,7 @@ def gemm_cases() -> dict[str, GemmCase]:
     return cases
 
 
-def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict]:
+def gemm_launch_args(case: GemmCase, dev: KernelTarget) -> tuple[tuple, dict, dict]:
     """(kernel args, launch options, reported config) for `case` on `dev`, built on meta tensors
     by the same code path prepare_matmul uses, so the compiled instance is the one that runs."""
     meta = torch.device("meta")
@@ -154,7 +154,7 @@ def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict
     scales = (None, None)
     if case.dtype == torch.float8_e4m3fn:
         scales = tuple(torch.empty(1, device=meta, dtype=torch.float32) for _ in range(2))
-    p = check_problem(a, b, None, *scales, "tf32", dev)
+    p = check_operands(a, b, None, *scales, "tf32", dev)
     cfg = case.config
     if cfg is None:
         cands = candidate_configs(

@@ -56,9 +56,9 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .gemm_candidates import candidate_configs, interpreter_pick
 from .gemm_configs import VARIANTS, GemmConfig
-from .gemm_operands import Problem, check_problem, tma_support, transposes_b
+from .gemm_operands import GemmOperands, check_operands, tma_support, transposes_b
 from .gemm_split import splitk_reduce_rows, stream_k_plan
-from .gemm_target import DeviceInfo, device_info, interpreting
+from .gemm_target import KernelTarget, interpreting, kernel_target
 from .gemm_tune import reference, remember, tune_or_lookup
 
 __all__ = ["VARIANTS", "MatmulLaunch", "build_launch", "prepare_matmul"]
@@ -386,7 +386,7 @@ class MatmulLaunch:
             self._runner = kernel[self._grid]
 
 
-def build_launch(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> MatmulLaunch:
+def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulLaunch:
     """Allocate the output (and split-K workspace), make descriptors and fix the grid for `cfg`."""
     m, n, k = p.mnk
     prologue = None
@@ -493,8 +493,8 @@ def prepare_matmul(
         raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
     if a.device.type == "cpu" and not interpreting():
         raise ValueError("CPU tensors run only under the Triton interpreter (TRITON_INTERPRET=1)")
-    dev = device_info(None if interpreting() else a.device)
-    p = check_problem(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
+    dev = kernel_target(None if interpreting() else a.device)
+    p = check_operands(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
     m, n, k = p.mnk
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
     key = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, variant, dev.name, aligned)

@@ -23,7 +23,7 @@ from .gemm_configs import (
 )
 from .gemm_cost_model import ACC_REGS, estimate_seconds, fits_sm, uses_mid_model
 from .gemm_split import offers_stream_k, split_k_choices
-from .gemm_target import DeviceInfo, device_info
+from .gemm_target import KernelTarget, kernel_target
 
 # Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
 MAX_CANDIDATES = 12
@@ -31,7 +31,7 @@ STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CA
 
 
 def candidate_configs(
-    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
     """The configs prepare_matmul times for one problem on one device (at most MAX_CANDIDATES).
 
@@ -45,7 +45,7 @@ def candidate_configs(
 
 
 def _listed_candidates(
-    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
     """Candidates from the fixed lists, in list order (split 1 before its split-K twin)."""
     if variant == "no-tensor-cores":
@@ -77,7 +77,7 @@ def _listed_candidates(
 
 
 def _mid_space(
-    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
     """Every config worth modelling: BLOCK_M 64/128/256 (not above M's power of two), BLOCK_N
     64/128/256, BLOCK_K of 128 and 256 bytes, 4 or 8 warps (<= 128 fp32 accumulators per
@@ -124,7 +124,7 @@ def _mid_space(
 
 @functools.lru_cache(maxsize=256)
 def _mid_candidates(
-    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> tuple[GemmConfig, ...]:
     """Rank _mid_space by estimate_seconds; keep a diverse best few, then two anchors.
 
@@ -203,7 +203,7 @@ def _mid_candidates(
 
 def interpreter_pick(variant: str, m: int, n: int, k: int, in_bytes: int) -> GemmConfig:
     """Deterministic small config for TRITON_INTERPRET, with split-K when the heuristic wants it."""
-    dev = device_info(None)
+    dev = kernel_target(None)
     cfg = interpreter_config(m, in_bytes)
     if variant == "no-tensor-cores":
         cfg = replace(cfg, block_k=16 if in_bytes == 1 else 8, tensor_cores=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from .gemm_target import DeviceInfo
+from .gemm_target import KernelTarget
 
 VARIANTS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
 
@@ -155,7 +155,7 @@ def shared_mem_bytes(cfg: GemmConfig, in_bytes: int, out_bytes: int, backend: st
 
 
 def keep_config(
-    cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+    cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> bool:
     """Prune predicate: drop tiles far larger than the problem and ones that cannot fit smem."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .gemm_configs import GemmConfig, shared_mem_bytes
 from .gemm_split import splitk_reduce_rows, stream_k_plan
-from .gemm_target import DeviceInfo
+from .gemm_target import KernelTarget
 
 # ----------------------------------------------------------------------------------------------
 # Hopper, 32 < M <= 512: a generated search space ranked by a small cost model.
@@ -56,7 +56,7 @@ _L2_LATENCY = 0.3e-6  # one split-K reduction chunk: L2 loads of every split, th
 ACC_REGS = 128  # fp32 accumulators per thread beyond which ptxas spills (with addresses etc.)
 
 
-def uses_mid_model(m: int, dev: DeviceInfo) -> bool:
+def uses_mid_model(m: int, dev: KernelTarget) -> bool:
     """Whether candidate_configs generates and ranks (Hopper, 32 < M <= 512) for this problem."""
     lo, hi = MID_M_RANGE
     return dev.backend == "cuda" and dev.capability // 10 == 9 and lo < m <= hi
@@ -72,7 +72,7 @@ def _mma_efficiency(cfg: GemmConfig, resident: int) -> float:
 
 
 def estimate_seconds(
-    cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: DeviceInfo
+    cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> float:
     """Modelled run time of `cfg` (Hopper, TMA + wgmma kernel); only its ranking is used."""
     sms = dev.num_sms
@@ -140,7 +140,7 @@ def _soft_max(*times: float) -> float:
     return sum(t**4 for t in times) ** 0.25
 
 
-def fits_sm(cfg: GemmConfig, in_bytes: int, out_bytes: int, dev: DeviceInfo) -> bool:
+def fits_sm(cfg: GemmConfig, in_bytes: int, out_bytes: int, dev: KernelTarget) -> bool:
     """programs_per_sm programs must be co-resident, or the extra ones just queue: shared memory
     (1 KB reserved per block on top of the per-block opt-in limit) and registers (<= 256
     threads at <= 255 registers each fit the 64K register file)."""

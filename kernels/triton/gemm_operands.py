@@ -9,15 +9,17 @@ from dataclasses import dataclass
 import torch
 
 from .gemm_configs import GemmConfig
-from .gemm_target import DeviceInfo
+from .gemm_target import KernelTarget
 
 IN_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float8_e4m3fn)
 OUT_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 @dataclass(frozen=True)
-class Problem:
-    """Validated operands of one GEMM; `b_is_nk` means B is the transpose of a row-major [N, K]."""
+class GemmOperands:
+    """Validated operands of one GEMM; `b_is_nk` means B is the transpose of a row-major [N, K].
+
+    The tensors one launch reads, not the harness's GemmProblem (a point's axes, FLOPs, bytes)."""
 
     a: torch.Tensor  # [M, K], unit column stride
     b: torch.Tensor  # [K, N], row-major or column-major
@@ -36,15 +38,15 @@ class Problem:
         return torch.empty((), dtype=self.out_dtype).element_size()
 
 
-def check_problem(
+def check_operands(
     a: torch.Tensor,
     b: torch.Tensor,
     out_dtype: torch.dtype | None,
     a_scale: torch.Tensor | None,
     b_scale: torch.Tensor | None,
     fp32_precision: str,
-    dev: DeviceInfo,
-) -> Problem:
+    dev: KernelTarget,
+) -> GemmOperands:
     """Validate shapes, layouts and dtypes; raise ValueError with the reason otherwise."""
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"need a [M, K] and b [K, N]; got {tuple(a.shape)} and {tuple(b.shape)}")
@@ -81,10 +83,10 @@ def check_problem(
     for name, numel in (("a", a.numel()), ("b", b.numel()), ("c", a.shape[0] * b.shape[1])):
         if numel >= 2**31:
             raise ValueError(f"{name} has >= 2**31 elements; 32-bit offsets would overflow")
-    return Problem(a, b, out_dtype, a_scale, b_scale, "tf32" if tf32 else "ieee", b_is_nk)
+    return GemmOperands(a, b, out_dtype, a_scale, b_scale, "tf32" if tf32 else "ieee", b_is_nk)
 
 
-def tma_support(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> tuple[bool, bool, str]:
+def tma_support(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> tuple[bool, bool, str]:
     """(load via TMA, store via TMA, reason for any fallback). TMA needs sm_90+, 16-byte aligned
     bases and row strides, and boxes whose inner dimension spans at least 16 bytes."""
     if not cfg.tma:
@@ -108,7 +110,7 @@ def tma_support(p: Problem, cfg: GemmConfig, dev: DeviceInfo) -> tuple[bool, boo
     return load_ok, store_ok, "; ".join(reasons)
 
 
-def transposes_b(p: Problem, dev: DeviceInfo, variant: str) -> bool:
+def transposes_b(p: GemmOperands, dev: KernelTarget, variant: str) -> bool:
     """Whether to also time configs that copy a row-major B K-major first: tf32 on Hopper, where
     wgmma takes 32-bit B only K-major (16-bit types transpose in the descriptor for free). On the
     H200 the own kernel ran tf32 nn problems at 19-20% of the tf32 peak; the in-kernel re-layout

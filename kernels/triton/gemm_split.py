@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .gemm_configs import GemmConfig
-from .gemm_target import DeviceInfo
+from .gemm_target import KernelTarget
 
 # Split-K reduction: fp32 loads one thread may hold in flight across all partials of a chunk.
 # The accumulator is dead by then (already stored as this unit's partial), so that much of the
@@ -61,7 +61,7 @@ def stream_k_plan(tiles: int, k_tiles: int, programs: int) -> StreamKPlan:
     return StreamKPlan(programs, tiles - sk, sk, max_parts, shared)
 
 
-def split_k_choices(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) -> list[int]:
+def split_k_choices(cfg: GemmConfig, m: int, n: int, k: int, dev: KernelTarget) -> list[int]:
     """Split factors worth timing: 1, and the power of two that fills one wave of programs."""
     tiles = -(-m // cfg.block_m) * -(-n // cfg.block_n)
     wave = dev.num_sms * cfg.programs_per_sm
@@ -77,7 +77,7 @@ def split_k_choices(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) ->
 STREAM_K_BELOW_FILL = 0.9  # offer stream-K when whole tiles leave more than 10% of a wave idle
 
 
-def offers_stream_k(cfg: GemmConfig, m: int, n: int, k: int, dev: DeviceInfo) -> bool:
+def offers_stream_k(cfg: GemmConfig, m: int, n: int, k: int, dev: KernelTarget) -> bool:
     """Whether a stream-K twin of `cfg` is worth timing: a persistent split-1 config whose whole
     tiles leave SMs idle in the last wave, with K iterations to share (>= 2 per program)."""
     if not cfg.persistent or cfg.split_k != 1 or cfg.stream_k or not cfg.tensor_cores:

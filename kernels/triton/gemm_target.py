@@ -20,8 +20,12 @@ def interpreting() -> bool:
 
 
 @dataclass(frozen=True)
-class DeviceInfo:
-    """What the config search needs to know about one device."""
+class KernelTarget:
+    """What the config search needs to know about one device.
+
+    Not the harness's DeviceInfo (a measured device's identity and clocks, recorded per row):
+    kernels import nothing from the harness, and this holds only what planning a launch reads.
+    aot.TARGETS pairs one with each named Triton GPUTarget (what the compiler targets)."""
 
     backend: str  # "cuda" | "hip" | "interpreter"
     arch: str  # "sm_90", "gfx942", "interpreter"
@@ -32,12 +36,12 @@ class DeviceInfo:
 
 
 @functools.cache
-def device_info(device: torch.device | None) -> DeviceInfo:
+def kernel_target(device: torch.device | None) -> KernelTarget:
     """Describe `device`; CPU tensors under the interpreter get a small Hopper-like pretend device."""
     if device is None or device.type == "cpu":
         # Four pretend SMs: small test shapes then exercise both the persistent loop (more tiles
         # than programs) and split-K (fewer tiles than SMs). TMA paths run through the interpreter.
-        return DeviceInfo("interpreter", "interpreter", 90, "triton-interpreter", 4, 1 << 20)
+        return KernelTarget("interpreter", "interpreter", 90, "triton-interpreter", 4, 1 << 20)
     import triton  # noqa: PLC0415 - the driver only exists once a GPU is present
 
     index = device.index if device.index is not None else torch.cuda.current_device()
@@ -45,10 +49,10 @@ def device_info(device: torch.device | None) -> DeviceInfo:
     drv = triton.runtime.driver.active.utils.get_device_properties(index)
     if torch.version.hip is not None:
         arch = props.gcnArchName.split(":")[0]
-        return DeviceInfo(
+        return KernelTarget(
             "hip", arch, 0, props.name, props.multi_processor_count, drv["max_shared_mem"]
         )
     cap = props.major * 10 + props.minor
-    return DeviceInfo(
+    return KernelTarget(
         "cuda", f"sm_{cap}", cap, props.name, props.multi_processor_count, drv["max_shared_mem"]
     )

@@ -26,7 +26,7 @@ from harness_kernels.triton.gemm_candidates import (  # noqa: E402
 )
 from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes  # noqa: E402
 from harness_kernels.triton.gemm_cost_model import estimate_seconds, uses_mid_model  # noqa: E402
-from harness_kernels.triton.gemm_operands import check_problem  # noqa: E402
+from harness_kernels.triton.gemm_operands import check_operands  # noqa: E402
 from harness_kernels.triton.gemm_split import (  # noqa: E402
     REDUCE_MIN_ELEMS,
     REDUCE_REGS,
@@ -34,7 +34,7 @@ from harness_kernels.triton.gemm_split import (  # noqa: E402
     splitk_reduce_rows,
     stream_k_plan,
 )
-from harness_kernels.triton.gemm_target import DeviceInfo, device_info  # noqa: E402
+from harness_kernels.triton.gemm_target import KernelTarget, kernel_target  # noqa: E402
 
 MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES  # stream-K twins ride beyond the cap
 
@@ -148,9 +148,9 @@ def test_fp32_ieee_is_exact_to_fp32_rounding():
 def test_split_k_reduction_is_deterministic_and_resets_counters(split_k, tma, persistent):
     # K=72: 5 K tiles of 16, so some splits are uneven and split 4 owns a single tile.
     a, b, _ = _operands(20, 40, 72, torch.float16, b_col=True)
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     cfg = GemmConfig(16, 32, 16, split_k=split_k, tma=tma, persistent=persistent, group_m=2)
-    launch = build_launch(p, cfg, device_info(None))
+    launch = build_launch(p, cfg, kernel_target(None))
     first = _run(launch).clone()
     assert _rel_err(first, _reference(a, b, {})) < TOL[torch.float16]
     counters = launch._args[6]
@@ -161,8 +161,8 @@ def test_split_k_reduction_is_deterministic_and_resets_counters(split_k, tma, pe
 @needs_interpreter
 def test_epilogue_subtile_and_misaligned_tma_fallback():
     a, b, _ = _operands(33, 64, 56, torch.bfloat16, b_col=True)
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
-    launch = build_launch(p, GemmConfig(16, 32, 16, epilogue_subtile=True), device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
+    launch = build_launch(p, GemmConfig(16, 32, 16, epilogue_subtile=True), kernel_target(None))
     assert launch.config["tma_store"] and launch.config["epilogue_subtile"]
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL[torch.bfloat16]
     # K=50 bf16: rows are 100 bytes, not a multiple of 16 -> pointer loads, reason recorded.
@@ -233,7 +233,7 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
 
 
 # A pretend H200 for the config search: 132 SMs, 227 KB of opt-in shared memory per block.
-H200 = DeviceInfo("cuda", "sm_90", 90, "fake H200", 132, 232448)
+H200 = KernelTarget("cuda", "sm_90", 90, "fake H200", 132, 232448)
 # The H200 shapes that ran at 0.75-0.85 of cuBLAS with the old fixed mid-M list (M, N, K).
 WEAK_MID_M = [
     (64, 4096, 4096),
@@ -405,9 +405,9 @@ def test_stream_k_is_correct_deterministic_and_resets_counters(m, n, k, pps, tma
     # Four pretend SMs: shapes with less than a wave (all tiles shared), a wave and a tail
     # (dp tiles + shared), one tile over every program, two programs per SM.
     a, b, _ = _operands(m, n, k, torch.float16, b_col=True)
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     cfg = GemmConfig(16, 32, 16, stream_k=True, tma=tma, group_m=2, programs_per_sm=pps)
-    launch = build_launch(p, cfg, device_info(None))
+    launch = build_launch(p, cfg, kernel_target(None))
     first = _run(launch).clone()
     assert _rel_err(first, _reference(a, b, {})) < TOL[torch.float16]
     assert launch.config["sk_tiles"] > 0 and not launch.config["tma_store"]
@@ -420,18 +420,18 @@ def test_stream_k_is_correct_deterministic_and_resets_counters(m, n, k, pps, tma
 def test_stream_k_with_fp8_scales_and_bf16_row_major_b():
     for dtype in (FP8, torch.bfloat16):
         a, b, scales = _operands(40, 64, 80, dtype, b_col=False)
-        p = check_problem(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32",
-                          device_info(None))  # fmt: skip
+        p = check_operands(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32",
+                          kernel_target(None))  # fmt: skip
         launch = build_launch(p, GemmConfig(16, 32, 16 if dtype != FP8 else 32, stream_k=True),
-                              device_info(None))  # fmt: skip
+                              kernel_target(None))  # fmt: skip
         assert _rel_err(_run(launch), _reference(a, b, scales)) < TOL[dtype]
 
 
 def test_stream_k_needs_a_persistent_split_1_config():
     a, b, _ = _operands(8, 32, 32, torch.float16, b_col=True)
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     with pytest.raises(ValueError, match="stream_k needs"):
-        build_launch(p, GemmConfig(16, 32, 16, stream_k=True, split_k=2), device_info(None))
+        build_launch(p, GemmConfig(16, 32, 16, stream_k=True, split_k=2), kernel_target(None))
 
 
 def test_tuner_picks_fastest_correct_config_and_caches(monkeypatch):
@@ -541,14 +541,14 @@ def test_transpose_b_is_offered_for_tf32_row_major_b_on_hopper():
 
     a, b_row = torch.randn(64, 64), torch.randn(64, 64)
     sm90, sm80 = _pretend("sm_90"), _pretend("sm_80")
-    tf32_row = check_problem(a, b_row, None, None, None, "tf32", sm90)
+    tf32_row = check_operands(a, b_row, None, None, None, "tf32", sm90)
     assert transposes_b(tf32_row, sm90, "full")
     assert not transposes_b(tf32_row, sm90, "no-tensor-cores")
-    assert not transposes_b(check_problem(a, b_row, None, None, None, "tf32", sm80), sm80, "full")
-    assert not transposes_b(check_problem(a, b_row, None, None, None, "ieee", sm90), sm90, "full")
-    col = check_problem(a, torch.randn(64, 64).t(), None, None, None, "tf32", sm90)
+    assert not transposes_b(check_operands(a, b_row, None, None, None, "tf32", sm80), sm80, "full")
+    assert not transposes_b(check_operands(a, b_row, None, None, None, "ieee", sm90), sm90, "full")
+    col = check_operands(a, torch.randn(64, 64).t(), None, None, None, "tf32", sm90)
     assert not transposes_b(col, sm90, "full")  # already K-major
-    bf16 = check_problem(a.bfloat16(), b_row.bfloat16(), None, None, None, "tf32", sm90)
+    bf16 = check_operands(a.bfloat16(), b_row.bfloat16(), None, None, None, "tf32", sm90)
     assert not transposes_b(bf16, sm90, "full")  # 16-bit wgmma transposes B in the descriptor
 
 
@@ -557,10 +557,10 @@ def test_transpose_b_is_offered_for_tf32_row_major_b_on_hopper():
 def test_transpose_b_copies_b_each_call_and_leaves_it_alone(split):
     a, b, _ = _operands(33, 40, 52, torch.float32, b_col=False)
     before = b.clone()
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     extra = {"none": {}, "split-k": {"split_k": 2}, "stream-k": {"stream_k": True}}[split]
     launch = build_launch(p, GemmConfig(16, 32, 16, transpose_b=True, group_m=2, **extra),
-                          device_info(None))  # fmt: skip
+                          kernel_target(None))  # fmt: skip
     assert launch.config["b_layout"] == "row, copied K-major per call"
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL["tf32"]
     b.mul_(-1)  # a new B: the next call copies it again
