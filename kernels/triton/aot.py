@@ -166,7 +166,7 @@ def gemm_launch_args(case: GemmCase, dev: KernelTarget) -> tuple[tuple, dict, di
     else:
         cfg = apply_variant(cfg, case.variant)
     launch = build_launch(p, cfg, dev)
-    return launch._args, launch._options, launch.config
+    return launch.positional_args(), launch._options, launch.config
 
 
 def compile_gemm_case(case: GemmCase, target_name: str, keep_asm: bool = True) -> dict[str, Any]:

@@ -216,7 +216,7 @@ def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
     flattening the epilogue does not keep the prologue's index alive across pipeline stages."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
-    pid_m, pid_n = _tile_coords(work_id // SPLIT_K, num_pid_m, num_pid_n, GROUP_M)
+    pid_m, pid_n = _tile_coords(work_id // SPLIT_K, num_pid_m, num_pid_n, GROUP_M=GROUP_M)
     k_tiles = tl.cdiv(K, BLOCK_K)
     k_per_split = tl.cdiv(k_tiles, SPLIT_K)
     k_begin = (work_id % SPLIT_K) * k_per_split
@@ -226,22 +226,26 @@ def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
     for ki in range(k_begin, k_end):
         k0 = ki * BLOCK_K
         a_tile = _load_a(a, pid_m, k0, M, K, stride_am, stride_ak,
-                         BLOCK_M, BLOCK_K, TMA_LOAD, EVEN_K)
+                         BLOCK_M=BLOCK_M, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, EVEN_K=EVEN_K)
         b_tile = _load_b(b, pid_n, k0, N, K, stride_bk, stride_bn,
-                         BLOCK_N, BLOCK_K, TMA_LOAD, B_IS_NK, EVEN_K)
-        acc = _mac(acc, a_tile, b_tile, USE_DOT, INPUT_PRECISION, UPCAST)
+                         BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, B_IS_NK=B_IS_NK,
+                         EVEN_K=EVEN_K)
+        acc = _mac(acc, a_tile, b_tile,
+                   USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, UPCAST=UPCAST)
 
     tile_c = work_id_c // SPLIT_K
-    pid_m, pid_n = _tile_coords(tile_c, num_pid_m, num_pid_n, GROUP_M)
+    pid_m, pid_n = _tile_coords(tile_c, num_pid_m, num_pid_n, GROUP_M=GROUP_M)
     if SPLIT_K == 1:
         if HAS_SCALE:
             acc = acc * scale
         _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
-                 BLOCK_M, BLOCK_N, TMA_STORE, EPILOGUE_SUBTILE)
+                 BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, TMA=TMA_STORE,
+                 EPILOGUE_SUBTILE=EPILOGUE_SUBTILE)
     else:
         _partial_epilogue(c, acc, ws_ptr, counter_ptr, tile_c, work_id_c % SPLIT_K, SPLIT_K,
-                          pid_m, pid_n, scale, M, N, stride_cm, stride_cn, BLOCK_M, BLOCK_N,
-                          SPLIT_K, HAS_SCALE, REDUCE_M)
+                          pid_m, pid_n, scale, M, N, stride_cm, stride_cn,
+                          BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MAX_PARTS=SPLIT_K,
+                          HAS_SCALE=HAS_SCALE, REDUCE_M=REDUCE_M)
 
 
 @triton.jit
@@ -267,15 +271,17 @@ def _stream_k_share(pid, num_programs, dp_tiles, sk_tiles, a, b, c, ws_ptr, coun
     t_end = tl.where(hi > lo, tl.cdiv(hi, k_tiles), lo // k_tiles)
     for t in range(lo // k_tiles, t_end):
         t0 = t * k_tiles
-        pid_m, pid_n = _tile_coords(dp_tiles + t, num_pid_m, num_pid_n, GROUP_M)
+        pid_m, pid_n = _tile_coords(dp_tiles + t, num_pid_m, num_pid_n, GROUP_M=GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in range(max(lo, t0) - t0, min(hi, t0 + k_tiles) - t0):
             k0 = ki * BLOCK_K
             a_tile = _load_a(a, pid_m, k0, M, K, stride_am, stride_ak,
-                             BLOCK_M, BLOCK_K, TMA_LOAD, EVEN_K)
+                             BLOCK_M=BLOCK_M, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, EVEN_K=EVEN_K)
             b_tile = _load_b(b, pid_n, k0, N, K, stride_bk, stride_bn,
-                             BLOCK_N, BLOCK_K, TMA_LOAD, B_IS_NK, EVEN_K)
-            acc = _mac(acc, a_tile, b_tile, USE_DOT, INPUT_PRECISION, UPCAST)
+                             BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, B_IS_NK=B_IS_NK,
+                             EVEN_K=EVEN_K)
+            acc = _mac(acc, a_tile, b_tile,
+                       USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, UPCAST=UPCAST)
         # Programs covering the tile's first and last iteration (range p starts at
         # p * total // num_programs): part = pid - first, parts = last - first + 1.
         first = tl.cdiv((t0 + 1) * num_programs, total) - 1
@@ -283,12 +289,14 @@ def _stream_k_share(pid, num_programs, dp_tiles, sk_tiles, a, b, c, ws_ptr, coun
         if first == last:
             if HAS_SCALE:
                 acc = acc * scale
+            # C is a pointer in stream-K launches (build_launch makes no C descriptor for them).
             _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
-                     BLOCK_M, BLOCK_N, False, False)
+                     BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, TMA=False, EPILOGUE_SUBTILE=False)
         else:
             _partial_epilogue(c, acc, ws_ptr, counter_ptr, t, pid - first, last - first + 1,
-                              pid_m, pid_n, scale, M, N, stride_cm, stride_cn, BLOCK_M, BLOCK_N,
-                              MAX_PARTS, HAS_SCALE, REDUCE_M)
+                              pid_m, pid_n, scale, M, N, stride_cm, stride_cn,
+                              BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MAX_PARTS=MAX_PARTS,
+                              HAS_SCALE=HAS_SCALE, REDUCE_M=REDUCE_M)
 
 
 @triton.jit
@@ -321,15 +329,20 @@ def _gemm_kernel(
         work_id_c = pid - num_programs
         for work_id in tl.range(pid, dp_tiles, num_programs, flatten=True):
             work_id_c += num_programs
+            # Whole tiles, one K range each; C is a pointer (no C descriptor for stream-K).
             _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
                        M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                       BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, 1, TMA_LOAD, False, B_IS_NK,
-                       USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, False, UPCAST, REDUCE_M)
+                       BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
+                       SPLIT_K=1, TMA_LOAD=TMA_LOAD, TMA_STORE=False, B_IS_NK=B_IS_NK,
+                       USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, HAS_SCALE=HAS_SCALE,
+                       EVEN_K=EVEN_K, EPILOGUE_SUBTILE=False, UPCAST=UPCAST, REDUCE_M=REDUCE_M)
         _stream_k_share(pid, num_programs, dp_tiles, sk_tiles, a, b, c, ws_ptr, counter_ptr,
                         scale, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
-                        stride_cn, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, TMA_LOAD, B_IS_NK,
-                        USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, UPCAST, MAX_PARTS,
-                        REDUCE_M)
+                        stride_cn,
+                        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
+                        TMA_LOAD=TMA_LOAD, B_IS_NK=B_IS_NK, USE_DOT=USE_DOT,
+                        INPUT_PRECISION=INPUT_PRECISION, HAS_SCALE=HAS_SCALE, EVEN_K=EVEN_K,
+                        UPCAST=UPCAST, MAX_PARTS=MAX_PARTS, REDUCE_M=REDUCE_M)
     elif PERSISTENT:
         work_id_c = pid - num_programs
         # Flattening fuses the tile loop with the K loop, so the next tile's loads are issued
@@ -339,15 +352,19 @@ def _gemm_kernel(
             work_id_c += num_programs
             _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
                        M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                       BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, TMA_LOAD, TMA_STORE, B_IS_NK,
-                       USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, EPILOGUE_SUBTILE, UPCAST,
-                       REDUCE_M)
+                       BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
+                       SPLIT_K=SPLIT_K, TMA_LOAD=TMA_LOAD, TMA_STORE=TMA_STORE, B_IS_NK=B_IS_NK,
+                       USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, HAS_SCALE=HAS_SCALE,
+                       EVEN_K=EVEN_K, EPILOGUE_SUBTILE=EPILOGUE_SUBTILE, UPCAST=UPCAST,
+                       REDUCE_M=REDUCE_M)
     else:
         _gemm_unit(pid, pid, a, b, c, ws_ptr, counter_ptr, scale,
                    M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                   BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, TMA_LOAD, TMA_STORE, B_IS_NK,
-                   USE_DOT, INPUT_PRECISION, HAS_SCALE, EVEN_K, EPILOGUE_SUBTILE, UPCAST,
-                   REDUCE_M)
+                   BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
+                   SPLIT_K=SPLIT_K, TMA_LOAD=TMA_LOAD, TMA_STORE=TMA_STORE, B_IS_NK=B_IS_NK,
+                   USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, HAS_SCALE=HAS_SCALE,
+                   EVEN_K=EVEN_K, EPILOGUE_SUBTILE=EPILOGUE_SUBTILE, UPCAST=UPCAST,
+                   REDUCE_M=REDUCE_M)
 # fmt: on
 
 
@@ -363,9 +380,11 @@ class MatmulLaunch:
     # variant, tuned, candidates_tried (and tuned_ms, candidates_rejected after tuning).
     config: dict
     _grid: tuple[int, int, int]
-    _args: tuple
+    _args: tuple  # pointers, sizes and strides, in _gemm_kernel's order
+    _constexprs: dict[str, Any]  # its meta-parameters, by name
     _options: dict[str, Any] = field(default_factory=dict)
     _runner: Any = None  # CompiledKernel[grid], once bind_compiled() has compiled it
+    _runner_args: tuple = ()  # positional_args(), kept with the runner
     _prologue: Any = None  # work each call does before the kernel (transpose_b's copy of B)
 
     def __call__(self) -> torch.Tensor:
@@ -373,17 +392,23 @@ class MatmulLaunch:
             self._prologue()
         if self._runner is not None:
             # Same launch the JIT would make, minus re-binding and re-hashing identical args.
-            self._runner(*self._args)
+            self._runner(*self._runner_args)
         else:
-            _gemm_kernel[self._grid](*self._args, **self._options)
+            _gemm_kernel[self._grid](*self._args, **self._constexprs, **self._options)
         return self.out
+
+    def positional_args(self) -> tuple:
+        """Every _gemm_kernel argument in parameter order, meta-parameters included: what a
+        compiled kernel's launcher and an AOT compile take (neither binds names)."""
+        names = _gemm_kernel.arg_names[len(self._args) :]
+        return (*self._args, *(self._constexprs[name] for name in names))
 
     def bind_compiled(self) -> None:
         """Compile (via one JIT launch) and keep the compiled kernel for direct launches."""
-        kernel = _gemm_kernel[self._grid](*self._args, **self._options)
+        kernel = _gemm_kernel[self._grid](*self._args, **self._constexprs, **self._options)
         kernel = kernel.result() if hasattr(kernel, "result") else kernel
         if not interpreting() and hasattr(kernel, "packed_metadata"):
-            self._runner = kernel[self._grid]
+            self._runner, self._runner_args = kernel[self._grid], self.positional_args()
 
 
 def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulLaunch:
@@ -433,12 +458,29 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         a_arg, b_arg, c_arg, p.a_scale, p.b_scale, ws, counters,
         m, n, k, num_programs, sk.sk_tiles if sk else 0,
         a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
-        bm, bn, bk, cfg.group_m, cfg.split_k, cfg.persistent, tma_load, tma_store, p.b_is_nk,
-        cfg.tensor_cores, p.input_precision, p.a_scale is not None, k % bk == 0, subtile,
-        cfg.warp_specialize, interpreting(),
-        splitk_reduce_rows(bm, bn, parts, cfg.num_warps), cfg.stream_k, parts,
     )
     # fmt: on
+    constexprs = dict(
+        BLOCK_M=bm,
+        BLOCK_N=bn,
+        BLOCK_K=bk,
+        GROUP_M=cfg.group_m,
+        SPLIT_K=cfg.split_k,
+        PERSISTENT=cfg.persistent,
+        TMA_LOAD=tma_load,
+        TMA_STORE=tma_store,
+        B_IS_NK=p.b_is_nk,
+        USE_DOT=cfg.tensor_cores,
+        INPUT_PRECISION=p.input_precision,
+        HAS_SCALE=p.a_scale is not None,
+        EVEN_K=k % bk == 0,
+        EPILOGUE_SUBTILE=subtile,
+        WARP_SPECIALIZE=cfg.warp_specialize,
+        UPCAST=interpreting(),
+        REDUCE_M=splitk_reduce_rows(bm, bn, parts, cfg.num_warps),
+        STREAM_K=cfg.stream_k,
+        MAX_PARTS=parts,
+    )
     options: dict[str, Any] = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
     if dev.backend == "hip":
         options["matrix_instr_nonkdim"] = cfg.matrix_instr_nonkdim
@@ -470,7 +512,8 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         "arch": dev.arch,
         "device_name": dev.name,
     }
-    return MatmulLaunch(out, config, (num_programs, 1, 1), args, options, _prologue=prologue)
+    grid = (num_programs, 1, 1)
+    return MatmulLaunch(out, config, grid, args, constexprs, options, _prologue=prologue)
 
 
 def prepare_matmul(
