@@ -92,9 +92,9 @@ def _attn_fwd_inner(acc, l_i, m_i, q,
         start_n = tl.multiple_of(start_n, BLOCK_N)
         if Q_RELOAD:
             q = _load_rows(q_base, desc_q, q_row0, m0, offs_m - m0, offs_d, stride_qm, seq_q,
-                           USE_TMA, True, UPCAST)
+                           USE_TMA=USE_TMA, MASK=True, UPCAST=UPCAST)
         k = _load_rows(k_base, desc_k, kv_row0, start_n, offs_n, offs_d, stride_kn, seq_kv,
-                       USE_TMA, MASK, UPCAST)
+                       USE_TMA=USE_TMA, MASK=MASK, UPCAST=UPCAST)
         qk = tl.dot(q, tl.trans(k))  # [BLOCK_M, BLOCK_N] fp32
         if MASK:
             offs_kv = start_n + offs_n
@@ -112,7 +112,7 @@ def _attn_fwd_inner(acc, l_i, m_i, q,
         l_ij = tl.sum(p, 1)
         acc = acc * alpha[:, None]
         v = _load_rows(v_base, desc_v, kv_row0, start_n, offs_n, offs_d, stride_vn, seq_kv,
-                       USE_TMA and (V_TAIL_TMA or not MASK), MASK, UPCAST)
+                       USE_TMA=USE_TMA and (V_TAIL_TMA or not MASK), MASK=MASK, UPCAST=UPCAST)
         acc = tl.dot(p.to(v.dtype), v, acc)
         # updated last so old and new l_i need not both stay live across the dots
         l_i = l_i * alpha + l_ij
@@ -166,7 +166,7 @@ def _attn_fwd_kernel(
     acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
     qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp2 is the native SFU op
     q = _load_rows(q_base, desc_q, q_row0, m0, offs_m - m0, offs_d, stride_qm, seq_q,
-                   USE_TMA, True, UPCAST)
+                   USE_TMA=USE_TMA, MASK=True, UPCAST=UPCAST)
 
     # KV tiles [0, full_end) are visible to every row of this tile: no mask. Tiles
     # [full_end, hi) hold the causal diagonal and/or the ragged KV tail. Keys >= hi are
@@ -183,15 +183,17 @@ def _attn_fwd_kernel(
                                     q_row0, kv_row0, m0, offs_m, offs_n, offs_d,
                                     stride_qm, stride_kn, stride_vn,
                                     seq_q, seq_kv, causal_shift, qk_scale, 0, full_end,
-                                    False, CAUSAL, USE_TMA, Q_RELOAD, UPCAST, BLOCK_N,
-                                    V_TAIL_TMA)
+                                    MASK=False, CAUSAL=CAUSAL, USE_TMA=USE_TMA,
+                                    Q_RELOAD=Q_RELOAD, UPCAST=UPCAST, BLOCK_N=BLOCK_N,
+                                    V_TAIL_TMA=V_TAIL_TMA)
     acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q,
                                     q_base, k_base, v_base, desc_q, desc_k, desc_v,
                                     q_row0, kv_row0, m0, offs_m, offs_n, offs_d,
                                     stride_qm, stride_kn, stride_vn,
                                     seq_q, seq_kv, causal_shift, qk_scale, full_end, hi,
-                                    True, CAUSAL, USE_TMA, Q_RELOAD, UPCAST, BLOCK_N,
-                                    V_TAIL_TMA)
+                                    MASK=True, CAUSAL=CAUSAL, USE_TMA=USE_TMA,
+                                    Q_RELOAD=Q_RELOAD, UPCAST=UPCAST, BLOCK_N=BLOCK_N,
+                                    V_TAIL_TMA=V_TAIL_TMA)
 
     # epilogue: every real row saw key 0, so l_i > 0; the guard only covers padding rows
     l_i = tl.where(l_i > 0.0, l_i, 1.0)
