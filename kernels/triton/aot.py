@@ -25,7 +25,7 @@ from triton.runtime.jit import JITFunction, native_specialize_impl
 
 from .gemm import _gemm_kernel, build_launch
 from .gemm_candidates import candidate_configs
-from .gemm_configs import GemmConfig, apply_variant
+from .gemm_configs import GemmConfig, apply_rung
 from .gemm_operands import check_operands
 from .gemm_target import KernelTarget
 from .resource_usage import resource_usage
@@ -112,7 +112,9 @@ def compile_for(
 
 @dataclass(frozen=True)
 class GemmCase:
-    """A representative GEMM launch: problem shape, dtype, B layout, variant (and a pinned config)."""
+    """A representative GEMM launch: problem shape, dtype, B layout, rung (and a pinned config).
+
+    `variant` holds the rung; harness/inspect.py reads the field by that name."""
 
     m: int
     n: int
@@ -136,8 +138,8 @@ def gemm_cases() -> dict[str, GemmCase]:
         # 80 tiles of 128x256 on 132 SMs: the K iterations shared out evenly (stream-K)
         "streamk-bf16-mid": GemmCase(256, 10240, 8192, prefer_stream_k=True),
     }
-    for variant in ("no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores"):
-        cases[f"{variant}-bf16-8192"] = GemmCase(8192, 8192, 8192, variant=variant)
+    for rung in ("no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores"):
+        cases[f"{rung}-bf16-8192"] = GemmCase(8192, 8192, 8192, variant=rung)
     cases["no-splitk-bf16-decode"] = GemmCase(16, 4096, 4096, variant="no-splitk")
     return cases
 
@@ -164,7 +166,7 @@ def gemm_launch_args(case: GemmCase, dev: KernelTarget) -> tuple[tuple, dict, di
         split += [c for c in cands if c.stream_k] if case.prefer_stream_k else []
         cfg = (split or cands)[0]
     else:
-        cfg = apply_variant(cfg, case.variant)
+        cfg = apply_rung(cfg, case.variant)
     launch = build_launch(p, cfg, dev)
     return launch.positional_args(), launch._options, launch.config
 

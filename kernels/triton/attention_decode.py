@@ -49,6 +49,8 @@ from .attention_configs import (
 )
 from .attention_configs import tune as tune_configs
 
+# The rungs: the values of prepare_decode's `variant` keyword (named like PREFILL_VARIANTS,
+# which the harness reads; both keep the old word until the harness renames them).
 DECODE_VARIANTS = ("full", "no-split", "no-pipeline", "no-tma")
 
 MAX_BLOCK_M = 64  # larger GQA groups x q_len are cut into several M blocks
@@ -384,6 +386,7 @@ def prepare_decode(
     cfg, split_info = tune_configs(
         key + ("splits", cfg["BLOCK_N"]), split_cands, build, tune_on, out
     )
+    # "variant": fixed by the no-split rung (a recorded value, so it keeps the old word)
     source = "variant" if variant == "no-split" else "user" if num_splits is not None else (
         "tuned" if split_info["tuned"] else "heuristic")  # fmt: skip
     page_path = None

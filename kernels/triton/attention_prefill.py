@@ -43,6 +43,8 @@ from .attention_configs import (
 )
 from .attention_configs import tune as tune_configs
 
+# The rungs: the values of prepare_attention's `variant` keyword, under the name
+# harness/inspect.py reads (keyword and tuple keep the old word until the harness renames them).
 PREFILL_VARIANTS = ("full", "q-reload", "no-pipeline", "no-tma")
 
 
@@ -351,15 +353,15 @@ def aot_specs(
     ty = triton_dtype_name(dtype)
     target = ("cuda", 90) if backend == "cuda" else ("hip", "gfx942")
     specs = []
-    for variant in variants:
-        cfg = config or prefill_configs(target, head_dim, dtype.itemsize, variant, 4096)[0]
-        use_tma = backend == "cuda" and variant != "no-tma"
+    for rung in variants:
+        cfg = config or prefill_configs(target, head_dim, dtype.itemsize, rung, 4096)[0]
+        use_tma = backend == "cuda" and rung != "no-tma"
         for is_causal in causal:
             types = dict(Q=f"*{ty}", K=f"*{ty}", V=f"*{ty}", Out=f"*{ty}", Lse="*fp32",
                          sm_scale="fp32")  # fmt: skip
             constexprs: dict[str, Any] = dict(
                 HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
-                CAUSAL=is_causal, USE_TMA=use_tma, Q_RELOAD=variant == "q-reload",
+                CAUSAL=is_causal, USE_TMA=use_tma, Q_RELOAD=rung == "q-reload",
                 STORE_LSE=True, UPCAST=False, V_TAIL_TMA=True,
             )  # fmt: skip
             for arg, block in (("desc_q", "BLOCK_M"), ("desc_k", "BLOCK_N"),
@@ -370,6 +372,6 @@ def aot_specs(
                     constexprs[arg] = None
             options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
                            **cfg.get("options", {}))  # fmt: skip
-            name = f"attn_prefill_{variant}_{'causal' if is_causal else 'full'}_d{head_dim}"
+            name = f"attn_prefill_{rung}_{'causal' if is_causal else 'full'}_d{head_dim}"
             specs.append(aot_spec(name, _attn_fwd_kernel, types, constexprs, options))
     return specs

@@ -1,9 +1,9 @@
 """Own Triton GEMM: C[M, N] = A[M, K] @ B[K, N], fp32 accumulation, one kernel for every rung.
 
-The "full" kernel turns on every fast path the device has; each ladder variant removes exactly
+The "full" kernel turns on every fast path the device has; each ladder rung removes exactly
 one of them, so the gap between a rung and "full" is what that feature is worth on the hardware.
 
-| variant         | removes                  | why it matters on hardware                      |
+| rung            | removes                  | why it matters on hardware                      |
 |-----------------|--------------------------|-------------------------------------------------|
 | full            | nothing (`own-triton`)   | reference rung                                  |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
@@ -55,13 +55,13 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .gemm_candidates import candidate_configs, interpreter_pick
-from .gemm_configs import VARIANTS, GemmConfig
+from .gemm_configs import RUNGS, GemmConfig
 from .gemm_operands import GemmOperands, check_operands, tma_support, transposes_b
 from .gemm_split import splitk_reduce_rows, stream_k_plan
 from .gemm_target import KernelTarget, interpreting, kernel_target
 from .gemm_tune import reference, remember, tune_or_lookup
 
-__all__ = ["VARIANTS", "MatmulLaunch", "build_launch", "prepare_matmul"]
+__all__ = ["RUNGS", "MatmulLaunch", "build_launch", "prepare_matmul"]
 
 
 # fmt: off
@@ -377,7 +377,8 @@ class MatmulLaunch:
     # persistent, tensor_cores, warp_specialize, matrix_instr_nonkdim, waves_per_eu) plus what
     # the operands allowed (tma, tma_store, tma_fallback, epilogue_subtile), the grid
     # (num_programs, units), input_precision, fp8_fast_accum, b_layout, arch, device_name,
-    # variant, tuned, candidates_tried (and tuned_ms, candidates_rejected after tuning).
+    # variant (the rung: a key recorded in every row's provider_config, so it keeps its name),
+    # tuned, candidates_tried (and tuned_ms, candidates_rejected after tuning).
     config: dict
     _grid: tuple[int, int, int]
     _args: tuple  # pointers, sizes and strides, in _gemm_kernel's order
@@ -531,22 +532,25 @@ def prepare_matmul(
 
     a: [M, K] row-major. b: [K, N] row-major, or column-major (b = w.t(), w [N, K] contiguous).
     fp8 e4m3 inputs need per-tensor float32 scales; their output is bf16 (a@b)*a_scale*b_scale.
+    `variant` is the ladder rung (one of RUNGS); the keyword keeps its old name because
+    harness/providers/own_triton.py passes it (rename both together).
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    rung = variant
+    if rung not in RUNGS:
+        raise ValueError(f"unknown variant {rung!r}; expected one of {RUNGS}")
     if a.device.type == "cpu" and not interpreting():
         raise ValueError("CPU tensors run only under the Triton interpreter (TRITON_INTERPRET=1)")
     dev = kernel_target(None if interpreting() else a.device)
     p = check_operands(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
     m, n, k = p.mnk
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
-    key = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, variant, dev.name, aligned)
+    key = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, rung, dev.name, aligned)
     key += ("tuned",) if tune and dev.backend != "interpreter" else ("untuned",)
     if dev.backend == "interpreter":
-        result = remember(key, interpreter_pick(variant, m, n, k, a.element_size()))
+        result = remember(key, interpreter_pick(rung, m, n, k, a.element_size()))
     else:
-        cands = candidate_configs(variant, m, n, k, a.element_size(), p.out_bytes, dev)
-        if transposes_b(p, dev, variant):  # the top two configs again, with B copied K-major
+        cands = candidate_configs(rung, m, n, k, a.element_size(), p.out_bytes, dev)
+        if transposes_b(p, dev, rung):  # the top two configs again, with B copied K-major
             cands = cands + [replace(c, transpose_b=True) for c in cands[:2]]
         if not tune:
             result = remember(key, cands[0])
@@ -560,9 +564,7 @@ def prepare_matmul(
                 1e-4 if exact else 3e-2,
             )
     launch = build_launch(p, result.config, dev)
-    launch.config.update(
-        variant=variant, tuned=result.tuned, candidates_tried=result.candidates_tried
-    )
+    launch.config.update(variant=rung, tuned=result.tuned, candidates_tried=result.candidates_tried)
     if result.timings_ms:
         launch.config["tuned_ms"] = min(result.timings_ms.values())
         launch.config["candidates_rejected"] = len(result.rejected)

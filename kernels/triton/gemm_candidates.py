@@ -12,9 +12,9 @@ import functools
 from dataclasses import replace
 
 from .gemm_configs import (
-    VARIANTS,
+    RUNGS,
     GemmConfig,
-    apply_variant,
+    apply_rung,
     get_cuda_configs,
     get_fma_configs,
     get_hip_configs,
@@ -31,24 +31,24 @@ STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CA
 
 
 def candidate_configs(
-    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
     """The configs prepare_matmul times for one problem on one device (at most MAX_CANDIDATES).
 
     Hopper at 32 < M <= 512 gets a generated space ranked by the cost model (_mid_candidates);
     every other case gets the fixed per-vendor lists, with split-K from split_k_choices."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
-    if variant != "no-tensor-cores" and uses_mid_model(m, dev):
-        return list(_mid_candidates(variant, m, n, k, in_bytes, out_bytes, dev))
-    return _listed_candidates(variant, m, n, k, in_bytes, out_bytes, dev)
+    if rung not in RUNGS:
+        raise ValueError(f"unknown rung {rung!r}; expected one of {RUNGS}")
+    if rung != "no-tensor-cores" and uses_mid_model(m, dev):
+        return list(_mid_candidates(rung, m, n, k, in_bytes, out_bytes, dev))
+    return _listed_candidates(rung, m, n, k, in_bytes, out_bytes, dev)
 
 
 def _listed_candidates(
-    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
     """Candidates from the fixed lists, in list order (split 1 before its split-K twin)."""
-    if variant == "no-tensor-cores":
+    if rung == "no-tensor-cores":
         base = get_fma_configs(dev.backend)
     elif dev.backend == "hip":
         base = get_hip_configs(dev.arch, in_bytes, m)
@@ -63,21 +63,21 @@ def _listed_candidates(
         if offers_stream_k(cfg, m, n, k, dev):
             twins.append(replace(cfg, stream_k=True))
         for twin in twins:
-            cand = apply_variant(twin, variant)
+            cand = apply_rung(twin, rung)
             if cand.split_k > 1 or cand.stream_k:
                 cand = replace(cand, warp_specialize=False, epilogue_subtile=False)
             if cand not in out and keep_config(cand, m, n, k, in_bytes, out_bytes, dev):
                 out.append(cand)
     if not out:  # everything pruned (tiny problem): fall back to the smallest tile
         smallest = min(base, key=lambda c: c.block_m * c.block_n * c.block_k)
-        out = [apply_variant(smallest, variant)]
+        out = [apply_rung(smallest, rung)]
     # Stream-K twins go last and add at most STREAM_K_CANDIDATES (see _mid_candidates).
     plain = [c for c in out if not c.stream_k][:MAX_CANDIDATES]
     return plain + [c for c in out if c.stream_k][:STREAM_K_CANDIDATES]
 
 
 def _mid_space(
-    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
     """Every config worth modelling: BLOCK_M 64/128/256 (not above M's power of two), BLOCK_N
     64/128/256, BLOCK_K of 128 and 256 bytes, 4 or 8 warps (<= 128 fp32 accumulators per
@@ -85,8 +85,8 @@ def _mid_space(
     (split 1: split-K writes its partials from registers)."""
     bk0 = max(128 // in_bytes, 16)
     k_tiles = -(-k // bk0)
-    splits = [1] if variant == "no-splitk" else range(1, 17)
-    stages = [1] if variant == "no-pipeline" else range(3, 9)
+    splits = [1] if rung == "no-splitk" else range(1, 17)
+    stages = [1] if rung == "no-pipeline" else range(3, 9)
     out = []
     for bm in (64, 128, 256):
         for bn in (64, 128, 256):
@@ -95,7 +95,7 @@ def _mid_space(
                 if bm * bn // (32 * warps) > ACC_REGS:
                     continue
                 for bk in (bk0, 2 * bk0):
-                    for pps in (1, 2) if warps == 4 and variant != "not-persistent" else (1,):
+                    for pps in (1, 2) if warps == 4 and rung != "not-persistent" else (1,):
                         for split in splits:
                             if split > 1 and split * 2 > k_tiles * bk0 // bk:
                                 break
@@ -103,7 +103,7 @@ def _mid_space(
                                 cfg = GemmConfig(
                                     bm, bn, bk, warps, s, split_k=split, programs_per_sm=pps
                                 )
-                                cfg = apply_variant(cfg, variant)
+                                cfg = apply_rung(cfg, rung)
                                 # Storing C in two halves frees half its staging tile: on
                                 # 128x256 that is the 4th stage (as in the large-M list).
                                 subtile = split == 1 and cfg.tma and bn >= 128
@@ -111,7 +111,7 @@ def _mid_space(
                                     replace(cfg, epilogue_subtile=sub)
                                     for sub in ((False, True) if subtile else (False,))
                                 ]
-                                streamed = apply_variant(replace(cfg, stream_k=True), variant)
+                                streamed = apply_rung(replace(cfg, stream_k=True), rung)
                                 if streamed.stream_k and offers_stream_k(cfg, m, n, k, dev):
                                     shapes.append(streamed)
                                 for c in shapes:
@@ -124,7 +124,7 @@ def _mid_space(
 
 @functools.lru_cache(maxsize=256)
 def _mid_candidates(
-    variant: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> tuple[GemmConfig, ...]:
     """Rank _mid_space by estimate_seconds; keep a diverse best few, then two anchors.
 
@@ -140,10 +140,10 @@ def _mid_candidates(
     its model-best entry, its default (what tune=False ran) and its most frequent H200 winner
     (64x128 on two programs per SM, with the old split), so the tuner always has the old choice
     to beat. The first entry is the model's best: what tune=False runs now."""
-    listed = _listed_candidates(variant, m, n, k, in_bytes, out_bytes, dev)
+    listed = _listed_candidates(rung, m, n, k, in_bytes, out_bytes, dev)
     listed = [c for c in listed if not c.stream_k]  # anchors are the old list's choices
     best: dict[tuple, tuple[float, GemmConfig]] = {}
-    for cfg in _mid_space(variant, m, n, k, in_bytes, out_bytes, dev):
+    for cfg in _mid_space(rung, m, n, k, in_bytes, out_bytes, dev):
         t = estimate_seconds(cfg, m, n, k, in_bytes, out_bytes, dev)
         key = (cfg.block_m, cfg.block_n, cfg.block_k, cfg.num_warps, cfg.programs_per_sm)
         key += (cfg.split_k, cfg.stream_k)
@@ -201,11 +201,11 @@ def _mid_candidates(
     return tuple(picked + anchors + extra)
 
 
-def interpreter_pick(variant: str, m: int, n: int, k: int, in_bytes: int) -> GemmConfig:
+def interpreter_pick(rung: str, m: int, n: int, k: int, in_bytes: int) -> GemmConfig:
     """Deterministic small config for TRITON_INTERPRET, with split-K when the heuristic wants it."""
     dev = kernel_target(None)
     cfg = interpreter_config(m, in_bytes)
-    if variant == "no-tensor-cores":
+    if rung == "no-tensor-cores":
         cfg = replace(cfg, block_k=16 if in_bytes == 1 else 8, tensor_cores=False)
     cfg = replace(cfg, split_k=split_k_choices(cfg, m, n, k, dev)[-1])
-    return apply_variant(cfg, variant)
+    return apply_rung(cfg, rung)

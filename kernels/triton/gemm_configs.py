@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, replace
 
 from .gemm_target import KernelTarget
 
-VARIANTS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
+RUNGS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
 
 
 @dataclass(frozen=True)
@@ -171,15 +171,15 @@ def keep_config(
     return shared_mem_bytes(cfg, in_bytes, out_bytes, dev.backend) <= dev.max_shared_mem
 
 
-def apply_variant(cfg: GemmConfig, variant: str) -> GemmConfig:
+def apply_rung(cfg: GemmConfig, rung: str) -> GemmConfig:
     """Remove the one feature a ladder rung names (see the table at the top of gemm.py)."""
-    if variant == "no-tma":
+    if rung == "no-tma":
         return replace(cfg, tma=False)
-    if variant == "no-pipeline":
+    if rung == "no-pipeline":
         # Warp specialization is itself a producer/consumer pipeline, so it goes with the stages.
         return replace(cfg, num_stages=1, warp_specialize=False)
-    if variant == "not-persistent":
+    if rung == "not-persistent":
         return replace(cfg, persistent=False, programs_per_sm=1, stream_k=False)
-    if variant == "no-splitk":  # stream-K splits tiles' K ranges too
+    if rung == "no-splitk":  # stream-K splits tiles' K ranges too
         return replace(cfg, split_k=1, stream_k=False)
     return cfg

@@ -110,7 +110,7 @@ def tma_support(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> tuple[bo
     return load_ok, store_ok, "; ".join(reasons)
 
 
-def transposes_b(p: GemmOperands, dev: KernelTarget, variant: str) -> bool:
+def transposes_b(p: GemmOperands, dev: KernelTarget, rung: str) -> bool:
     """Whether to also time configs that copy a row-major B K-major first: tf32 on Hopper, where
     wgmma takes 32-bit B only K-major (16-bit types transpose in the descriptor for free). On the
     H200 the own kernel ran tf32 nn problems at 19-20% of the tf32 peak; the in-kernel re-layout
@@ -120,5 +120,5 @@ def transposes_b(p: GemmOperands, dev: KernelTarget, variant: str) -> bool:
         and not p.b_is_nk
         and dev.backend == "cuda"
         and dev.capability >= 90
-        and variant != "no-tensor-cores"
+        and rung != "no-tensor-cores"
     )

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from harness_kernels.triton import gemm_tune  # noqa: E402
 from harness_kernels.triton.gemm import (  # noqa: E402
-    VARIANTS,
+    RUNGS,
     build_launch,
     prepare_matmul,
 )
@@ -115,22 +115,22 @@ def test_matches_fp32_reference(dtype, precision, b_col, m):
 
 
 @needs_interpreter
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("rung", RUNGS)
 @pytest.mark.parametrize("m", [1, 33])
-def test_every_variant_is_correct_and_removes_its_feature(variant, m):
+def test_every_rung_is_correct_and_removes_its_feature(rung, m):
     a, b, _ = _operands(m, 40, 128, torch.bfloat16, b_col=True)
-    launch = prepare_matmul(a, b, variant=variant)
+    launch = prepare_matmul(a, b, variant=rung)
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL[torch.bfloat16]
     cfg = launch.config
-    assert cfg["variant"] == variant
-    assert cfg["tma"] == (variant != "no-tma")
-    assert cfg["persistent"] == (variant != "not-persistent")
-    assert cfg["tensor_cores"] == (variant != "no-tensor-cores")
-    assert (cfg["num_stages"] == 1) == (variant == "no-pipeline")
-    if variant == "not-persistent":
+    assert cfg["variant"] == rung
+    assert cfg["tma"] == (rung != "no-tma")
+    assert cfg["persistent"] == (rung != "not-persistent")
+    assert cfg["tensor_cores"] == (rung != "no-tensor-cores")
+    assert (cfg["num_stages"] == 1) == (rung == "no-pipeline")
+    if rung == "not-persistent":
         assert cfg["num_programs"] == cfg["units"]
     if m == 1:  # two output tiles on four pretend SMs: split-K unless the rung removes it
-        assert (cfg["split_k"] > 1) == (variant != "no-splitk")
+        assert (cfg["split_k"] > 1) == (rung != "no-splitk")
 
 
 @needs_interpreter
@@ -215,17 +215,17 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
     dev = _pretend(target)
     in_bytes = torch.empty((), dtype=dtype).element_size()
     out_bytes = 4 if dtype == torch.float32 else 2
-    for variant in VARIANTS:
-        cands = candidate_configs(variant, m, 8192, 8192, in_bytes, out_bytes, dev)
+    for rung in RUNGS:
+        cands = candidate_configs(rung, m, 8192, 8192, in_bytes, out_bytes, dev)
         assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
         assert len([c for c in cands if not c.stream_k]) <= MAX_CANDIDATES
         for cfg in cands:
             assert shared_mem_bytes(cfg, in_bytes, out_bytes, dev.backend) <= dev.max_shared_mem
-            assert cfg.tma == (dev.capability >= 90 and variant != "no-tma")
-            assert cfg.tensor_cores == (variant != "no-tensor-cores")
-            if variant == "no-splitk" or m == 8192:
+            assert cfg.tma == (dev.capability >= 90 and rung != "no-tma")
+            assert cfg.tensor_cores == (rung != "no-tensor-cores")
+            if rung == "no-splitk" or m == 8192:
                 assert cfg.split_k == 1
-            if variant in ("no-splitk", "not-persistent"):
+            if rung in ("no-splitk", "not-persistent"):
                 assert not cfg.stream_k
     full = candidate_configs("full", m, 4096, 4096, in_bytes, out_bytes, dev)
     if m == 1:  # decode: 4096/BN tiles cannot fill the machine, so split-K is on offer
@@ -307,21 +307,21 @@ def test_cost_model_prefers_full_waves_and_deep_pipelines():
 def test_decode_large_m_and_other_vendors_keep_the_fixed_lists(target, m):
     dev = _pretend(target)
     assert not uses_mid_model(m, dev) and not uses_mid_model(128, _pretend("sm_80"))
-    for variant in VARIANTS:
-        listed = _listed_candidates(variant, m, 4096, 4096, 2, 2, dev)
-        assert candidate_configs(variant, m, 4096, 4096, 2, 2, dev) == listed
+    for rung in RUNGS:
+        listed = _listed_candidates(rung, m, 4096, 4096, 2, 2, dev)
+        assert candidate_configs(rung, m, 4096, 4096, 2, 2, dev) == listed
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_mid_m_variants_remove_their_feature(variant):
+@pytest.mark.parametrize("rung", RUNGS)
+def test_mid_m_rungs_remove_their_feature(rung):
     for m, n, k in [(128, 4096, 4096), (256, 10240, 8192), (96, 40, 64)]:
-        cands = candidate_configs(variant, m, n, k, 2, 2, H200)
+        cands = candidate_configs(rung, m, n, k, 2, 2, H200)
         assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
-        assert all(c.tma == (variant != "no-tma") for c in cands)
-        assert all((c.num_stages == 1) == (variant == "no-pipeline") for c in cands)
-        assert all(c.persistent == (variant != "not-persistent") for c in cands)
-        assert all(c.tensor_cores == (variant != "no-tensor-cores") for c in cands)
-        if variant == "no-splitk":
+        assert all(c.tma == (rung != "no-tma") for c in cands)
+        assert all((c.num_stages == 1) == (rung == "no-pipeline") for c in cands)
+        assert all(c.persistent == (rung != "not-persistent") for c in cands)
+        assert all(c.tensor_cores == (rung != "no-tensor-cores") for c in cands)
+        if rung == "no-splitk":
             assert all(c.split_k == 1 and not c.stream_k for c in cands)
 
 
@@ -486,7 +486,7 @@ def test_splitk_reduce_chunks_widen_for_few_splits():
 _GPU_SMOKE = """
 import gc
 import torch
-from harness_kernels.triton.gemm import VARIANTS, prepare_matmul
+from harness_kernels.triton.gemm import RUNGS, prepare_matmul
 torch.manual_seed(0)
 dev = "cuda"
 fp8 = torch.float8_e4m3fn
@@ -499,8 +499,8 @@ for m, n, k in [(1, 4096, 4096), (7, 1000, 520), (300, 1024, 768), (2048, 2048, 
         kw = {"a_scale": torch.tensor(0.5, device=dev), "b_scale": torch.tensor(2.0, device=dev)}
         kw = kw if dtype == fp8 else {}
         ref = a.float() @ b.float()
-        for variant in VARIANTS if dtype == torch.bfloat16 else ("full",):
-            launch = prepare_matmul(a, b, variant=variant, **kw)
+        for rung in RUNGS if dtype == torch.bfloat16 else ("full",):
+            launch = prepare_matmul(a, b, variant=rung, **kw)
             # The peak, not the current figure: tuning leaves garbage that the collector may
             # free during the launch, which lowers the current figure without any allocation.
             gc.collect()
@@ -510,17 +510,17 @@ for m, n, k in [(1, 4096, 4096), (7, 1000, 520), (300, 1024, 768), (2048, 2048, 
             out = launch()
             torch.cuda.synchronize()
             peak = torch.cuda.max_memory_allocated()
-            assert peak <= before, ("launch allocated memory", variant, before, peak)
+            assert peak <= before, ("launch allocated memory", rung, before, peak)
             err = ((out.float() - ref).norm() / ref.norm()).item()
-            assert err < 2e-2, (m, n, k, dtype, variant, err, launch.config)
-            print(m, n, k, dtype, variant, f"{err:.1e}", launch.config.get("tuned_ms"))
+            assert err < 2e-2, (m, n, k, dtype, rung, err, launch.config)
+            print(m, n, k, dtype, rung, f"{err:.1e}", launch.config.get("tuned_ms"))
 """
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA/ROCm GPU")
 def test_gpu_smoke_tunes_and_matches_torch():
-    """On a GPU: tune every variant for a few shapes in a process without the interpreter."""
+    """On a GPU: tune every rung for a few shapes in a process without the interpreter."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     proc = subprocess.run(
         [sys.executable, "-c", _GPU_SMOKE],
