@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
@@ -177,7 +178,12 @@ def layout_of(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, int, int]:
 
 
 class GemmLaunch:
-    """A planned GEMM: call it to launch on the current stream; it returns the output tensor."""
+    """A planned GEMM: call it to launch on the current stream; it returns the output tensor.
+
+    It satisfies harness_kernels.launch.Launch."""
+
+    out: torch.Tensor  # [M, N] row-major
+    config: dict[str, Any]
 
     def __init__(
         self,
@@ -196,7 +202,7 @@ class GemmLaunch:
         m, k = a.shape
         n = b.shape[1]
         out_dtype = torch.bfloat16 if dtype == "fp8_e4m3" else a.dtype
-        self.out = torch.empty((m, n), dtype=out_dtype, device=a.device)  # [M, N] row-major
+        self.out = torch.empty((m, n), dtype=out_dtype, device=a.device)
         spec = config.spec(dtype, b_col)
         lib, manifest = build.load(spec)
         self._lib = _bind(lib)

@@ -25,7 +25,13 @@ _TUNE_CACHE: dict[tuple, dict[str, Any]] = {}
 
 
 class AttentionLaunch:
-    """A prepared attention call: output allocated and config chosen; calling it only launches."""
+    """A prepared attention call: output allocated and config chosen; calling it only launches.
+
+    Prefill and decode both return one; it satisfies harness_kernels.launch.Launch."""
+
+    out: torch.Tensor  # [B, Hq, Sq, D], same layout as q
+    lse: torch.Tensor | None  # [B, Hq, Sq] fp32, natural log, or None
+    config: dict[str, Any]
 
     def __init__(
         self,
@@ -34,8 +40,8 @@ class AttentionLaunch:
         config: dict[str, Any],
         launches: Sequence[Callable[[], object]],
     ) -> None:
-        self.out = out  # [B, Hq, Sq, D], same layout as q
-        self.lse = lse  # [B, Hq, Sq] fp32, natural log, or None
+        self.out = out
+        self.lse = lse
         self.config = config
         self._launches = tuple(launches)
 

@@ -370,7 +370,9 @@ def _gemm_kernel(
 
 @dataclass
 class MatmulLaunch:
-    """A prepared GEMM: calling it only launches (no allocation, tuning or sync); returns `out`."""
+    """A prepared GEMM: calling it only launches (no allocation, tuning or sync); returns `out`.
+
+    It satisfies harness_kernels.launch.Launch."""
 
     out: torch.Tensor  # [M, N]
     # GemmConfig fields (block_m/n/k, num_warps, num_stages, group_m, split_k, programs_per_sm,
@@ -379,7 +381,7 @@ class MatmulLaunch:
     # (num_programs, units), input_precision, fp8_fast_accum, b_layout, arch, device_name,
     # variant (the rung: a key recorded in every row's provider_config, so it keeps its name),
     # tuned, candidates_tried (and tuned_ms, candidates_rejected after tuning).
-    config: dict
+    config: dict[str, Any]
     _grid: tuple[int, int, int]
     _args: tuple  # pointers, sizes and strides, in _gemm_kernel's order
     _constexprs: dict[str, Any]  # its meta-parameters, by name

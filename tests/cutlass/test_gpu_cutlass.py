@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from harness_kernels.launch import Launch
 
 from harness.device import get_device
 from harness.problems import AttentionProblem, GemmProblem
@@ -63,6 +64,7 @@ def test_gemm_config_matches_fp32(name, layout, mnk):
         modes += [RunOptions("split-k", 3), RunOptions("stream-k"), RunOptions("data-parallel")]
     for options in modes:
         launch = prepare_gemm(inputs["a"], inputs["b"], config, options=options)
+        assert isinstance(launch, Launch)  # the one launch protocol (harness_kernels.launch)
         for _ in range(3):  # re-launches: split-K flags must be re-zeroed every time
             out = launch()
         torch.cuda.synchronize()
@@ -143,6 +145,7 @@ def test_fmha_matches_fp32(shape, causal, kernel):
     assert provider.why_not(problem, device) is None
     inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
     prepared = provider.prepare(problem, inputs, device)
+    assert isinstance(prepared.run, Launch)  # the one launch protocol (harness_kernels.launch)
     out = prepared.run()
     torch.cuda.synchronize()
     ref = attention_reference(inputs["q"], inputs["k"], inputs["v"], causal)
