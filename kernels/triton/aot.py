@@ -23,9 +23,10 @@ from triton.compiler import ASTSource
 from triton.compiler.compiler import make_backend
 from triton.runtime.jit import JITFunction, native_specialize_impl
 
-from .gemm import _gemm_kernel, build_launch
+from .gemm import build_launch
 from .gemm_candidates import candidate_configs
 from .gemm_configs import GemmConfig, apply_rung
+from .gemm_kernel import _gemm_kernel
 from .gemm_operands import check_operands
 from .gemm_target import KernelTarget
 from .resource_usage import resource_usage

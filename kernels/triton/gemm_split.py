@@ -3,7 +3,7 @@ stream-K shares the last waves out, and how the partial tiles are reduced.
 
 Decode-sized and mid-sized M leave fewer output tiles than SMs (or a partial last wave);
 splitting K puts a program on every SM at the price of fp32 partials and one reduction per tile.
-gemm.py's kernel runs the plans made here.
+gemm_kernel.py runs the plans made here.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def splitk_reduce_rows(block_m: int, block_n: int, split_k: int, num_warps: int)
 
 @dataclass(frozen=True)
 class StreamKPlan:
-    """How a stream-K launch divides the work (see gemm.py's _stream_k_share)."""
+    """How a stream-K launch divides the work (see gemm_kernel.py's _stream_k_share)."""
 
     num_programs: int
     dp_tiles: int  # whole tiles, in full waves of num_programs
