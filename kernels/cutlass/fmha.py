@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+from typing import Any
 
 import torch
 
@@ -78,7 +79,12 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
 
 
 class FmhaLaunch:
-    """A planned attention forward: call it to launch on the current stream; returns O."""
+    """A planned attention forward: call it to launch on the current stream; returns O.
+
+    It satisfies harness_kernels.launch.Launch."""
+
+    out: torch.Tensor  # [B, Hq, Sq, D]
+    config: dict[str, Any]
 
     def __init__(
         self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, kernel: str = "sm80"
@@ -97,7 +103,7 @@ class FmhaLaunch:
         for name, t in (("q", q), ("k", k), ("v", v)):
             if t.stride(3) != 1:
                 raise ValueError(f"{name} needs unit stride along head_dim")
-        self.out = torch.empty((B, Hq, Sq, D), dtype=q.dtype, device=q.device)  # [B, Hq, Sq, D]
+        self.out = torch.empty((B, Hq, Sq, D), dtype=q.dtype, device=q.device)
         if kernel not in KERNELS:
             raise ValueError(f"kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
         lib, manifest = build.load(fmha_spec(dtype, D, kernel))

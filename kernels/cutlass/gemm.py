@@ -1,6 +1,6 @@
-"""Own CUTLASS GEMMs: the variant catalog and a launcher that plans once and then only launches.
+"""Own CUTLASS GEMMs: the kernel configs and a launcher that plans once and then only launches.
 
-Variants (one compiled library per variant x dtype x B layout):
+Configs (one compiled library per config x dtype x B layout):
   sm90-coop-128x256      TMA + WGMMA, cooperative, 128x256x64 tile, cluster 2x1 (large M)
   sm90-coop-256x128      cooperative, 256x128x64, cluster 1x2
   sm90-pingpong-128x128  ping-pong (epilogue of one warp group under the other's mainloop), 2x1
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
@@ -36,7 +37,7 @@ MODES = {"heuristic": 0, "data-parallel": 1, "split-k": 2, "stream-k": 3}
 
 
 @dataclass(frozen=True)
-class GemmVariant:
+class GemmConfig:
     """One kernel configuration; `tile` K is in 16-bit elements (fp8 doubles it: same bytes)."""
 
     name: str
@@ -91,8 +92,10 @@ class GemmVariant:
         return build.KernelSpec("sm90_gemm.cu", tuple(defines), ("sm_90a",), label)
 
 
-_SM90 = GemmVariant("", "sm90", (128, 128, 64))
-VARIANTS: dict[str, GemmVariant] = {
+_SM90 = GemmConfig("", "sm90", (128, 128, 64))
+# Every config by name. The name VARIANTS stays while harness/providers/own_cutlass.py imports
+# it (one provider per entry: own-cutlass-<name>); rename both together.
+VARIANTS: dict[str, GemmConfig] = {
     v.name: v
     for v in (
         replace(_SM90, name="sm90-coop-128x256", tile=(128, 256, 64), cluster=(2, 1)),
@@ -118,14 +121,14 @@ VARIANTS: dict[str, GemmVariant] = {
             )
             for n in (16, 32, 64)
         ),
-        GemmVariant("sm80-multistage", "sm80", (128, 256, 64), schedule="multistage"),
+        GemmConfig("sm80-multistage", "sm80", (128, 256, 64), schedule="multistage"),
     )
 }
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Runtime scheduler choices (stream-K variants use mode/splits; swizzle: persistent ones)."""
+    """Runtime scheduler choices (stream-K configs use mode/splits; swizzle: persistent ones)."""
 
     mode: str = "heuristic"  # heuristic | data-parallel | split-k | stream-k
     splits: int = 1
@@ -175,27 +178,32 @@ def layout_of(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, int, int]:
 
 
 class GemmLaunch:
-    """A planned GEMM: call it to launch on the current stream; it returns the output tensor."""
+    """A planned GEMM: call it to launch on the current stream; it returns the output tensor.
+
+    It satisfies harness_kernels.launch.Launch."""
+
+    out: torch.Tensor  # [M, N] row-major
+    config: dict[str, Any]
 
     def __init__(
         self,
         a: torch.Tensor,
         b: torch.Tensor,
-        variant: GemmVariant,
+        config: GemmConfig,
         alpha: torch.Tensor | None = None,
         options: RunOptions = RunOptions(),
     ):
         if a.dtype not in DTYPES or b.dtype != a.dtype:
             raise ValueError(f"dtype {a.dtype} / {b.dtype}: need bf16, fp16 or fp8 e4m3 pairs")
         dtype = DTYPES[a.dtype][0]
-        if dtype not in variant.dtypes:
-            raise ValueError(f"{variant.name} does not take {dtype}")
+        if dtype not in config.dtypes:
+            raise ValueError(f"{config.name} does not take {dtype}")
         b_col, lda, ldb = layout_of(a, b)
         m, k = a.shape
         n = b.shape[1]
         out_dtype = torch.bfloat16 if dtype == "fp8_e4m3" else a.dtype
-        self.out = torch.empty((m, n), dtype=out_dtype, device=a.device)  # [M, N] row-major
-        spec = variant.spec(dtype, b_col)
+        self.out = torch.empty((m, n), dtype=out_dtype, device=a.device)
+        spec = config.spec(dtype, b_col)
         lib, manifest = build.load(spec)
         self._lib = _bind(lib)
         mode = MODES[options.mode]
@@ -228,13 +236,13 @@ class GemmLaunch:
         info = build.describe(self._lib)
         self.config = {
             "library": "own-cutlass",
-            "variant": variant.name,
+            "variant": config.name,  # a recorded provider_config key: keeps its name
             "kernel": info.get("kernel"),
-            "tile": "x".join(map(str, variant.tile_for(dtype))),
-            "cluster": "x".join(map(str, variant.cluster)),
+            "tile": "x".join(map(str, config.tile_for(dtype))),
+            "cluster": "x".join(map(str, config.cluster)),
             "schedule": info.get("schedule"),
             "scheduler": info.get("scheduler"),
-            "swap_ab": variant.swap_ab,
+            "swap_ab": config.swap_ab,
             "stages": int(self._lib.hk_gemm_stages()),
             "run_options": str(options),
             "workspace_bytes": int(ws),
@@ -284,13 +292,13 @@ def alignment_problem(m: int, n: int, k: int, dtype: str, b_col: bool) -> str | 
 def prepare_gemm(
     a: torch.Tensor,
     b: torch.Tensor,
-    variant: GemmVariant,
+    config: GemmConfig,
     *,
     alpha: torch.Tensor | None = None,
     options: RunOptions = RunOptions(),
 ) -> GemmLaunch:
-    """Plan `variant` for D = alpha * a @ b (a [M, K] row-major, b [K, N] either order)."""
+    """Plan `config` for D = alpha * a @ b (a [M, K] row-major, b [K, N] either order)."""
     for t in (a, b):
         if t.data_ptr() % 16:
             raise ValueError("operands must be 16-byte aligned (TMA / cp.async)")
-    return GemmLaunch(a, b, variant, alpha, options)
+    return GemmLaunch(a, b, config, alpha, options)

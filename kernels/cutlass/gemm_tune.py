@@ -15,17 +15,17 @@ import torch
 
 from . import build
 from .build import KernelError
-from .gemm import VARIANTS, GemmLaunch, GemmVariant, RunOptions, prepare_gemm
+from .gemm import VARIANTS, GemmConfig, GemmLaunch, RunOptions, prepare_gemm
 
 _WARMUP = 3
 _REPS = 10
 _TOLERANCE = 3e-2  # relative Frobenius error vs torch.matmul in the same precision
 
-Candidate = tuple[GemmVariant, RunOptions]
+Candidate = tuple[GemmConfig, RunOptions]
 
 
 def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
-    """Candidate (variant, options) for an SM90 GEMM with M rows, most promising first.
+    """Candidate (config, options) for an SM90 GEMM with M rows, most promising first.
 
     Decode (M <= 64) is a stream of the weights: swap A and B so M sits on WGMMA's narrow N side,
     and split K (stream-K or split-K) until every SM streams its share. Mid M has fewer output
@@ -67,8 +67,8 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
     ]
 
 
-def all_sm90_variants() -> list[GemmVariant]:
-    """Every SM90 variant some candidate list can name (what a sweep prebuilds)."""
+def all_sm90_configs() -> list[GemmConfig]:
+    """Every SM90 config some candidate list can name (what a sweep prebuilds)."""
     return [v for v in VARIANTS.values() if v.kernel == "sm90"]
 
 
@@ -76,7 +76,7 @@ def all_sm90_variants() -> list[GemmVariant]:
 class TuneResult:
     """What tuning decided for one problem key."""
 
-    variant: GemmVariant
+    variant: GemmConfig  # the chosen config; harness/providers/own_cutlass.py reads this name
     options: RunOptions
     timings_ms: dict[str, float] = field(default_factory=dict)  # candidate -> median ms
     rejected: dict[str, str] = field(default_factory=dict)  # candidate -> reason
@@ -141,10 +141,10 @@ def tune(
     rejected: dict[str, str] = {}
     best: Candidate | None = None
     unbuildable: list[build.BuildError] = []
-    for variant, options in candidates:
-        name = f"{variant.name}:{options}"
+    for config, options in candidates:
+        name = f"{config.name}:{options}"
         try:
-            launch = prepare_gemm(a, b, variant, alpha=alpha, options=options)
+            launch = prepare_gemm(a, b, config, alpha=alpha, options=options)
             err = _rel_err(launch(), expected)
             if not err <= _TOLERANCE:
                 rejected[name] = f"rel_err {err:.3g}"
@@ -163,7 +163,7 @@ def tune(
             rejected[name] = str(e).splitlines()[0]
             continue
         if best is None or timings[name] < timings[f"{best[0].name}:{best[1]}"]:
-            best = (variant, options)
+            best = (config, options)
     if best is None:
         if len(unbuildable) == len(candidates):
             raise unbuildable[0]  # no toolchain and nothing cached: the caller skips the point

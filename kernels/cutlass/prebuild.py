@@ -21,10 +21,10 @@ DEFAULT_FMHA = ("bf16:128", "bf16:64")
 
 
 def gemm_specs(
-    dtype: str, layout: str, variants: Iterable[str] | None = None
+    dtype: str, layout: str, configs: Iterable[str] | None = None
 ) -> list[build.KernelSpec]:
-    """Libraries of the GEMM variants (all by default) that take `dtype` in `layout` (nt | nn)."""
-    chosen = [VARIANTS[v] for v in variants] if variants is not None else list(VARIANTS.values())
+    """Libraries of the GEMM configs (all by default) that take `dtype` in `layout` (nt | nn)."""
+    chosen = [VARIANTS[c] for c in configs] if configs is not None else list(VARIANTS.values())
     b_col = layout == "nt"
     # fp8 WGMMA reads both operands K-major: only nt exists for it.
     return [

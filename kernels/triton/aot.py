@@ -23,27 +23,31 @@ from triton.compiler import ASTSource
 from triton.compiler.compiler import make_backend
 from triton.runtime.jit import JITFunction, native_specialize_impl
 
-from .gemm import _gemm_kernel, build_launch
-from .gemm_configs import DeviceInfo, GemmConfig, apply_variant, candidate_configs, check_problem
+from .gemm import build_launch
+from .gemm_candidates import candidate_configs
+from .gemm_configs import GemmConfig, apply_rung
+from .gemm_kernel import _gemm_kernel
+from .gemm_operands import check_operands
+from .gemm_target import KernelTarget
 from .resource_usage import resource_usage
 
 # Named targets -> (Triton target, the device facts the config search needs).
-TARGETS: dict[str, tuple[GPUTarget, DeviceInfo]] = {
+TARGETS: dict[str, tuple[GPUTarget, KernelTarget]] = {
     "sm_80": (
         GPUTarget("cuda", 80, 32),
-        DeviceInfo("cuda", "sm_80", 80, "A100 (aot)", 108, 166912),
+        KernelTarget("cuda", "sm_80", 80, "A100 (aot)", 108, 166912),
     ),
     "sm_90": (
         GPUTarget("cuda", 90, 32),
-        DeviceInfo("cuda", "sm_90", 90, "H100/H200 (aot)", 132, 232448),
+        KernelTarget("cuda", "sm_90", 90, "H100/H200 (aot)", 132, 232448),
     ),
     "gfx90a": (
         GPUTarget("hip", "gfx90a", 64),
-        DeviceInfo("hip", "gfx90a", 0, "MI250X (aot)", 110, 65536),
+        KernelTarget("hip", "gfx90a", 0, "MI250X (aot)", 110, 65536),
     ),
     "gfx942": (
         GPUTarget("hip", "gfx942", 64),
-        DeviceInfo("hip", "gfx942", 0, "MI300X (aot)", 304, 65536),
+        KernelTarget("hip", "gfx942", 0, "MI300X (aot)", 304, 65536),
     ),
 }
 
@@ -109,7 +113,9 @@ def compile_for(
 
 @dataclass(frozen=True)
 class GemmCase:
-    """A representative GEMM launch: problem shape, dtype, B layout, variant (and a pinned config)."""
+    """A representative GEMM launch: problem shape, dtype, B layout, rung (and a pinned config).
+
+    `variant` holds the rung; harness/inspect.py reads the field by that name."""
 
     m: int
     n: int
@@ -133,13 +139,13 @@ def gemm_cases() -> dict[str, GemmCase]:
         # 80 tiles of 128x256 on 132 SMs: the K iterations shared out evenly (stream-K)
         "streamk-bf16-mid": GemmCase(256, 10240, 8192, prefer_stream_k=True),
     }
-    for variant in ("no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores"):
-        cases[f"{variant}-bf16-8192"] = GemmCase(8192, 8192, 8192, variant=variant)
+    for rung in ("no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores"):
+        cases[f"{rung}-bf16-8192"] = GemmCase(8192, 8192, 8192, variant=rung)
     cases["no-splitk-bf16-decode"] = GemmCase(16, 4096, 4096, variant="no-splitk")
     return cases
 
 
-def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict]:
+def gemm_launch_args(case: GemmCase, dev: KernelTarget) -> tuple[tuple, dict, dict]:
     """(kernel args, launch options, reported config) for `case` on `dev`, built on meta tensors
     by the same code path prepare_matmul uses, so the compiled instance is the one that runs."""
     meta = torch.device("meta")
@@ -151,7 +157,7 @@ def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict
     scales = (None, None)
     if case.dtype == torch.float8_e4m3fn:
         scales = tuple(torch.empty(1, device=meta, dtype=torch.float32) for _ in range(2))
-    p = check_problem(a, b, None, *scales, "tf32", dev)
+    p = check_operands(a, b, None, *scales, "tf32", dev)
     cfg = case.config
     if cfg is None:
         cands = candidate_configs(
@@ -161,9 +167,9 @@ def gemm_launch_args(case: GemmCase, dev: DeviceInfo) -> tuple[tuple, dict, dict
         split += [c for c in cands if c.stream_k] if case.prefer_stream_k else []
         cfg = (split or cands)[0]
     else:
-        cfg = apply_variant(cfg, case.variant)
+        cfg = apply_rung(cfg, case.variant)
     launch = build_launch(p, cfg, dev)
-    return launch._args, launch._options, launch.config
+    return launch.positional_args(), launch._options, launch.config
 
 
 def compile_gemm_case(case: GemmCase, target_name: str, keep_asm: bool = True) -> dict[str, Any]:

@@ -20,12 +20,18 @@ SM90_SMEM_BYTES = 232448
 # LDS per workgroup on CDNA3 (MI300): 64 KiB.
 GFX942_LDS_BYTES = 65536
 
-# Tuning results, keyed by (kernel, shapes, dtype, variant, ..., device). In-process only.
+# Tuning results, keyed by (kernel, shapes, dtype, rung, ..., device). In-process only.
 _TUNE_CACHE: dict[tuple, dict[str, Any]] = {}
 
 
 class AttentionLaunch:
-    """A prepared attention call: output allocated and config chosen; calling it only launches."""
+    """A prepared attention call: output allocated and config chosen; calling it only launches.
+
+    Prefill and decode both return one; it satisfies harness_kernels.launch.Launch."""
+
+    out: torch.Tensor  # [B, Hq, Sq, D], same layout as q
+    lse: torch.Tensor | None  # [B, Hq, Sq] fp32, natural log, or None
+    config: dict[str, Any]
 
     def __init__(
         self,
@@ -34,8 +40,8 @@ class AttentionLaunch:
         config: dict[str, Any],
         launches: Sequence[Callable[[], object]],
     ) -> None:
-        self.out = out  # [B, Hq, Sq, D], same layout as q
-        self.lse = lse  # [B, Hq, Sq] fp32, natural log, or None
+        self.out = out
+        self.lse = lse
         self.config = config
         self._launches = tuple(launches)
 
@@ -202,7 +208,7 @@ def keep_prefill_config(
 
 
 def prefill_configs(
-    target: tuple[str, Any], head_dim: int, elem_bytes: int, variant: str, seq_q: int
+    target: tuple[str, Any], head_dim: int, elem_bytes: int, rung: str, seq_q: int
 ) -> list[dict]:
     """The candidate list for one prefill problem and ladder rung, pruned, best guess first."""
     backend = target[0]
@@ -212,14 +218,14 @@ def prefill_configs(
         cands = get_hip_prefill_configs(head_dim)
     else:
         cands = get_cuda_prefill_configs(head_dim)
-    q_reload = variant == "q-reload"
-    if variant == "no-pipeline":
+    q_reload = rung == "q-reload"
+    if rung == "no-pipeline":
         # One buffer per operand: every K/V load is waited on before its dot issues.
         cands = [dict(c, num_stages=1) for c in cands]
     elif q_reload and backend == "cuda":
         # A reloaded Q is pipelined like K/V, so it takes num_stages buffers: keep stages low.
         cands = [dict(c, num_stages=min(c["num_stages"], 2)) for c in cands]
-    elif variant == "no-tma" and backend == "cuda" and head_dim > 128:
+    elif rung == "no-tma" and backend == "cuda" and head_dim > 128:
         # cp.async addresses live in registers beside the 128-register fp32 accumulator: with
         # 64-wide K/V tiles the D256 kernel sat at the 255 cap (sm_90 AOT) and spilled under
         # Triton 3.9; 32 wide it uses 246-251 and spills under neither 3.6 nor 3.9.
@@ -278,7 +284,7 @@ def decode_configs(
     target: tuple[str, Any],
     head_dim: int,
     elem_bytes: int,
-    variant: str,
+    rung: str,
     block_m: int,
     page_size: int | None,
 ) -> list[dict]:
@@ -295,7 +301,7 @@ def decode_configs(
         # gather); deep pipelining makes up for the small tiles.
         cands.append(_cfg(16, page_size, 4, 6))
     cands = [dict(c, BLOCK_M=block_m) for c in cands]
-    if variant == "no-pipeline":
+    if rung == "no-pipeline":
         cands = [dict(c, num_stages=1) for c in cands]
     kept = [c for c in cands if keep_decode_config(c, target, head_dim, elem_bytes, page_size)]
     kept = kept or cands[-1:]

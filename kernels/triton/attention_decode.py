@@ -49,6 +49,8 @@ from .attention_configs import (
 )
 from .attention_configs import tune as tune_configs
 
+# The rungs: the values of prepare_decode's `variant` keyword (named like PREFILL_VARIANTS,
+# which the harness reads; both keep the old word until the harness renames them).
 DECODE_VARIANTS = ("full", "no-split", "no-pipeline", "no-tma")
 
 MAX_BLOCK_M = 64  # larger GQA groups x q_len are cut into several M blocks
@@ -92,7 +94,8 @@ def _decode_inner(acc, l_i, m_i, q,
                   PAGE_SIZE: tl.constexpr, BLOCK_N: tl.constexpr, UPCAST: tl.constexpr):
     """Online softmax over KV tiles [lo, hi); MASK adds the KV-length and causal masks."""
     for start_n in tl.range(lo, hi, BLOCK_N):
-        page, row = _kv_rows(bt_row, start_n, offs_n, kv_len, PAGED, PAGE_SIZE, BLOCK_N, MASK)
+        page, row = _kv_rows(bt_row, start_n, offs_n, kv_len,
+                             PAGED=PAGED, PAGE_SIZE=PAGE_SIZE, BLOCK_N=BLOCK_N, MASK=MASK)
         k_ptrs = k_head + (page * stride_kp + row * stride_kn)[:, None] + offs_d[None, :]
         v_ptrs = v_head + (page * stride_vp + row * stride_vn)[:, None] + offs_d[None, :]
         if MASK:
@@ -194,11 +197,13 @@ def _decode_split_kernel(
     acc, l_i, m_i = _decode_inner(acc, l_i, m_i, q, k_head, v_head, bt_row,
                                   stride_kp, stride_kn, stride_vp, stride_vn,
                                   lo, full_end, kv_len, causal_shift, off_i, offs_n, offs_d,
-                                  qk_scale, False, CAUSAL, PAGED, PAGE_SIZE, BLOCK_N, UPCAST)
+                                  qk_scale, MASK=False, CAUSAL=CAUSAL, PAGED=PAGED,
+                                  PAGE_SIZE=PAGE_SIZE, BLOCK_N=BLOCK_N, UPCAST=UPCAST)
     acc, l_i, m_i = _decode_inner(acc, l_i, m_i, q, k_head, v_head, bt_row,
                                   stride_kp, stride_kn, stride_vp, stride_vn,
                                   full_end, hi, kv_len, causal_shift, off_i, offs_n, offs_d,
-                                  qk_scale, True, CAUSAL, PAGED, PAGE_SIZE, BLOCK_N, UPCAST)
+                                  qk_scale, MASK=True, CAUSAL=CAUSAL, PAGED=PAGED,
+                                  PAGE_SIZE=PAGE_SIZE, BLOCK_N=BLOCK_N, UPCAST=UPCAST)
 
     has_keys = l_i > 0.0  # False for padding rows and rows/splits that saw no key
     l_i = tl.where(has_keys, l_i, 1.0)
@@ -381,6 +386,7 @@ def prepare_decode(
     cfg, split_info = tune_configs(
         key + ("splits", cfg["BLOCK_N"]), split_cands, build, tune_on, out
     )
+    # "variant": fixed by the no-split rung (a recorded value, so it keeps the old word)
     source = "variant" if variant == "no-split" else "user" if num_splits is not None else (
         "tuned" if split_info["tuned"] else "heuristic")  # fmt: skip
     page_path = None

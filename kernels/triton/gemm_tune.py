@@ -19,7 +19,8 @@ from typing import Any
 import torch
 
 from .bench_cold import bench_cold
-from .gemm_configs import GemmConfig, Problem
+from .gemm_configs import GemmConfig
+from .gemm_operands import GemmOperands
 
 
 @dataclass
@@ -132,7 +133,7 @@ def remember(key: tuple, cfg: GemmConfig) -> TuneResult:
     return _CACHE[key]
 
 
-def reference(p: Problem) -> torch.Tensor:
+def reference(p: GemmOperands) -> torch.Tensor:
     """Vendor-library result used to reject wrong configs while tuning (not a timing baseline)."""
     if p.a.dtype == torch.float8_e4m3fn:  # e4m3 values are exact in bf16
         prod = (p.a.to(torch.bfloat16) @ p.b.to(torch.bfloat16)).float()

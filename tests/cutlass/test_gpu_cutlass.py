@@ -1,4 +1,4 @@
-"""Own CUTLASS kernels on a GPU against fp32 references: every GEMM variant (both layouts, odd M,
+"""Own CUTLASS kernels on a GPU against fp32 references: every GEMM config (both layouts, odd M,
 split-K re-launches, CUDA-graph replay), the tuned provider, and the FMHA (causal or not, GQA,
 q_len < kv_len). Run: TRITON_INTERPRET=0 pytest -m gpu tests/cutlass"""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from harness_kernels.launch import Launch
 
 from harness.device import get_device
 from harness.problems import AttentionProblem, GemmProblem
@@ -36,33 +37,34 @@ def _rel(out: torch.Tensor, ref: torch.Tensor) -> float:
     return ((out.float() - ref.float()).norm() / ref.float().norm()).item()
 
 
-def _variants():
+def _configs():
     from harness_kernels.cutlass.gemm import VARIANTS
 
     return list(VARIANTS)
 
 
-@pytest.mark.parametrize("name", _variants())
+@pytest.mark.parametrize("name", _configs())
 @pytest.mark.parametrize("layout", ["nt", "nn"])
 @pytest.mark.parametrize(
     "mnk", [(1, 1024, 512), (37, 776, 1032), (300, 1024, 2048), (1000, 2048, 512)]
 )
-def test_gemm_variant_matches_fp32(name, layout, mnk):
+def test_gemm_config_matches_fp32(name, layout, mnk):
     from harness_kernels.cutlass.gemm import VARIANTS, RunOptions, prepare_gemm
 
-    variant = VARIANTS[name]
-    if _cc() < variant.min_cc:
-        pytest.skip(f"{name} needs sm_{variant.min_cc[0]}{variant.min_cc[1]}")
-    _require(variant.spec("bf16", layout == "nt"))
+    config = VARIANTS[name]
+    if _cc() < config.min_cc:
+        pytest.skip(f"{name} needs sm_{config.min_cc[0]}{config.min_cc[1]}")
+    _require(config.spec("bf16", layout == "nt"))
     m, n, k = mnk
     problem = GemmProblem(m=m, n=n, k=k, dtype="bf16", layout=layout)
     inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
     ref = problem.reference(inputs)
     modes = [RunOptions()]
-    if variant.streamk:
+    if config.streamk:
         modes += [RunOptions("split-k", 3), RunOptions("stream-k"), RunOptions("data-parallel")]
     for options in modes:
-        launch = prepare_gemm(inputs["a"], inputs["b"], variant, options=options)
+        launch = prepare_gemm(inputs["a"], inputs["b"], config, options=options)
+        assert isinstance(launch, Launch)  # the one launch protocol (harness_kernels.launch)
         for _ in range(3):  # re-launches: split-K flags must be re-zeroed every time
             out = launch()
         torch.cuda.synchronize()
@@ -106,8 +108,8 @@ def test_tuned_provider_is_correct(problem):
         pytest.skip("needs sm_90")
     from harness_kernels.cutlass.gemm_tune import sm90_candidates
 
-    for variant, _ in sm90_candidates(problem.m, problem.n, problem.k, problem.dtype):
-        _require(variant.spec(problem.dtype, problem.layout == "nt"))
+    for config, _ in sm90_candidates(problem.m, problem.n, problem.k, problem.dtype):
+        _require(config.spec(problem.dtype, problem.layout == "nt"))
     provider = load_all().get("gemm", "own-cutlass")
     device = get_device("cuda")
     assert provider.why_not(problem, device) is None
@@ -143,6 +145,7 @@ def test_fmha_matches_fp32(shape, causal, kernel):
     assert provider.why_not(problem, device) is None
     inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
     prepared = provider.prepare(problem, inputs, device)
+    assert isinstance(prepared.run, Launch)  # the one launch protocol (harness_kernels.launch)
     out = prepared.run()
     torch.cuda.synchronize()
     ref = attention_reference(inputs["q"], inputs["k"], inputs["v"], causal)

@@ -27,7 +27,7 @@ def registry():
     return load_all()
 
 
-def test_every_variant_and_the_attention_kernel_are_registered(registry):
+def test_every_config_and_the_attention_kernel_are_registered(registry):
     gemm = registry.names("gemm")
     assert "own-cutlass" in gemm and "own-cutlass" in registry.names("attention")
     for name in VARIANTS:
@@ -114,7 +114,7 @@ def test_prebuild_needs_a_toolchain(monkeypatch):
     assert oc.prebuild([GemmProblem(m=1, n=4096, k=4096, layout="nt")]) == {}
 
 
-def test_variant_specs_pick_targets_and_defines():
+def test_config_specs_pick_targets_and_defines():
     sm90 = VARIANTS["sm90-coop-128x256"].spec("bf16", b_col=True)
     assert sm90.archs == ("sm_90a",) and sm90.source == "sm90_gemm.cu"
     assert dict(sm90.defines)["HK_CLUSTER_M"] == 2

@@ -14,28 +14,27 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from harness_kernels.triton import gemm_tune  # noqa: E402
 from harness_kernels.triton.gemm import (  # noqa: E402
-    VARIANTS,
+    RUNGS,
     build_launch,
     prepare_matmul,
 )
-from harness_kernels.triton.gemm_configs import (  # noqa: E402
+from harness_kernels.triton.gemm_candidates import (  # noqa: E402
     MAX_CANDIDATES,
-    REDUCE_MIN_ELEMS,
-    REDUCE_REGS,
     STREAM_K_CANDIDATES,
-    DeviceInfo,
-    GemmConfig,
     _listed_candidates,
     candidate_configs,
-    check_problem,
-    device_info,
-    estimate_seconds,
+)
+from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes  # noqa: E402
+from harness_kernels.triton.gemm_cost_model import estimate_seconds, uses_mid_model  # noqa: E402
+from harness_kernels.triton.gemm_operands import check_operands  # noqa: E402
+from harness_kernels.triton.gemm_split import (  # noqa: E402
+    REDUCE_MIN_ELEMS,
+    REDUCE_REGS,
     offers_stream_k,
-    shared_mem_bytes,
     splitk_reduce_rows,
     stream_k_plan,
-    uses_mid_model,
 )
+from harness_kernels.triton.gemm_target import KernelTarget, kernel_target  # noqa: E402
 
 MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES  # stream-K twins ride beyond the cap
 
@@ -116,22 +115,22 @@ def test_matches_fp32_reference(dtype, precision, b_col, m):
 
 
 @needs_interpreter
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("rung", RUNGS)
 @pytest.mark.parametrize("m", [1, 33])
-def test_every_variant_is_correct_and_removes_its_feature(variant, m):
+def test_every_rung_is_correct_and_removes_its_feature(rung, m):
     a, b, _ = _operands(m, 40, 128, torch.bfloat16, b_col=True)
-    launch = prepare_matmul(a, b, variant=variant)
+    launch = prepare_matmul(a, b, variant=rung)
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL[torch.bfloat16]
     cfg = launch.config
-    assert cfg["variant"] == variant
-    assert cfg["tma"] == (variant != "no-tma")
-    assert cfg["persistent"] == (variant != "not-persistent")
-    assert cfg["tensor_cores"] == (variant != "no-tensor-cores")
-    assert (cfg["num_stages"] == 1) == (variant == "no-pipeline")
-    if variant == "not-persistent":
+    assert cfg["variant"] == rung
+    assert cfg["tma"] == (rung != "no-tma")
+    assert cfg["persistent"] == (rung != "not-persistent")
+    assert cfg["tensor_cores"] == (rung != "no-tensor-cores")
+    assert (cfg["num_stages"] == 1) == (rung == "no-pipeline")
+    if rung == "not-persistent":
         assert cfg["num_programs"] == cfg["units"]
     if m == 1:  # two output tiles on four pretend SMs: split-K unless the rung removes it
-        assert (cfg["split_k"] > 1) == (variant != "no-splitk")
+        assert (cfg["split_k"] > 1) == (rung != "no-splitk")
 
 
 @needs_interpreter
@@ -149,9 +148,9 @@ def test_fp32_ieee_is_exact_to_fp32_rounding():
 def test_split_k_reduction_is_deterministic_and_resets_counters(split_k, tma, persistent):
     # K=72: 5 K tiles of 16, so some splits are uneven and split 4 owns a single tile.
     a, b, _ = _operands(20, 40, 72, torch.float16, b_col=True)
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     cfg = GemmConfig(16, 32, 16, split_k=split_k, tma=tma, persistent=persistent, group_m=2)
-    launch = build_launch(p, cfg, device_info(None))
+    launch = build_launch(p, cfg, kernel_target(None))
     first = _run(launch).clone()
     assert _rel_err(first, _reference(a, b, {})) < TOL[torch.float16]
     counters = launch._args[6]
@@ -162,8 +161,8 @@ def test_split_k_reduction_is_deterministic_and_resets_counters(split_k, tma, pe
 @needs_interpreter
 def test_epilogue_subtile_and_misaligned_tma_fallback():
     a, b, _ = _operands(33, 64, 56, torch.bfloat16, b_col=True)
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
-    launch = build_launch(p, GemmConfig(16, 32, 16, epilogue_subtile=True), device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
+    launch = build_launch(p, GemmConfig(16, 32, 16, epilogue_subtile=True), kernel_target(None))
     assert launch.config["tma_store"] and launch.config["epilogue_subtile"]
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL[torch.bfloat16]
     # K=50 bf16: rows are 100 bytes, not a multiple of 16 -> pointer loads, reason recorded.
@@ -216,17 +215,17 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
     dev = _pretend(target)
     in_bytes = torch.empty((), dtype=dtype).element_size()
     out_bytes = 4 if dtype == torch.float32 else 2
-    for variant in VARIANTS:
-        cands = candidate_configs(variant, m, 8192, 8192, in_bytes, out_bytes, dev)
+    for rung in RUNGS:
+        cands = candidate_configs(rung, m, 8192, 8192, in_bytes, out_bytes, dev)
         assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
         assert len([c for c in cands if not c.stream_k]) <= MAX_CANDIDATES
         for cfg in cands:
             assert shared_mem_bytes(cfg, in_bytes, out_bytes, dev.backend) <= dev.max_shared_mem
-            assert cfg.tma == (dev.capability >= 90 and variant != "no-tma")
-            assert cfg.tensor_cores == (variant != "no-tensor-cores")
-            if variant == "no-splitk" or m == 8192:
+            assert cfg.tma == (dev.capability >= 90 and rung != "no-tma")
+            assert cfg.tensor_cores == (rung != "no-tensor-cores")
+            if rung == "no-splitk" or m == 8192:
                 assert cfg.split_k == 1
-            if variant in ("no-splitk", "not-persistent"):
+            if rung in ("no-splitk", "not-persistent"):
                 assert not cfg.stream_k
     full = candidate_configs("full", m, 4096, 4096, in_bytes, out_bytes, dev)
     if m == 1:  # decode: 4096/BN tiles cannot fill the machine, so split-K is on offer
@@ -234,7 +233,7 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
 
 
 # A pretend H200 for the config search: 132 SMs, 227 KB of opt-in shared memory per block.
-H200 = DeviceInfo("cuda", "sm_90", 90, "fake H200", 132, 232448)
+H200 = KernelTarget("cuda", "sm_90", 90, "fake H200", 132, 232448)
 # The H200 shapes that ran at 0.75-0.85 of cuBLAS with the old fixed mid-M list (M, N, K).
 WEAK_MID_M = [
     (64, 4096, 4096),
@@ -308,21 +307,21 @@ def test_cost_model_prefers_full_waves_and_deep_pipelines():
 def test_decode_large_m_and_other_vendors_keep_the_fixed_lists(target, m):
     dev = _pretend(target)
     assert not uses_mid_model(m, dev) and not uses_mid_model(128, _pretend("sm_80"))
-    for variant in VARIANTS:
-        listed = _listed_candidates(variant, m, 4096, 4096, 2, 2, dev)
-        assert candidate_configs(variant, m, 4096, 4096, 2, 2, dev) == listed
+    for rung in RUNGS:
+        listed = _listed_candidates(rung, m, 4096, 4096, 2, 2, dev)
+        assert candidate_configs(rung, m, 4096, 4096, 2, 2, dev) == listed
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_mid_m_variants_remove_their_feature(variant):
+@pytest.mark.parametrize("rung", RUNGS)
+def test_mid_m_rungs_remove_their_feature(rung):
     for m, n, k in [(128, 4096, 4096), (256, 10240, 8192), (96, 40, 64)]:
-        cands = candidate_configs(variant, m, n, k, 2, 2, H200)
+        cands = candidate_configs(rung, m, n, k, 2, 2, H200)
         assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
-        assert all(c.tma == (variant != "no-tma") for c in cands)
-        assert all((c.num_stages == 1) == (variant == "no-pipeline") for c in cands)
-        assert all(c.persistent == (variant != "not-persistent") for c in cands)
-        assert all(c.tensor_cores == (variant != "no-tensor-cores") for c in cands)
-        if variant == "no-splitk":
+        assert all(c.tma == (rung != "no-tma") for c in cands)
+        assert all((c.num_stages == 1) == (rung == "no-pipeline") for c in cands)
+        assert all(c.persistent == (rung != "not-persistent") for c in cands)
+        assert all(c.tensor_cores == (rung != "no-tensor-cores") for c in cands)
+        if rung == "no-splitk":
             assert all(c.split_k == 1 and not c.stream_k for c in cands)
 
 
@@ -406,9 +405,9 @@ def test_stream_k_is_correct_deterministic_and_resets_counters(m, n, k, pps, tma
     # Four pretend SMs: shapes with less than a wave (all tiles shared), a wave and a tail
     # (dp tiles + shared), one tile over every program, two programs per SM.
     a, b, _ = _operands(m, n, k, torch.float16, b_col=True)
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     cfg = GemmConfig(16, 32, 16, stream_k=True, tma=tma, group_m=2, programs_per_sm=pps)
-    launch = build_launch(p, cfg, device_info(None))
+    launch = build_launch(p, cfg, kernel_target(None))
     first = _run(launch).clone()
     assert _rel_err(first, _reference(a, b, {})) < TOL[torch.float16]
     assert launch.config["sk_tiles"] > 0 and not launch.config["tma_store"]
@@ -421,18 +420,18 @@ def test_stream_k_is_correct_deterministic_and_resets_counters(m, n, k, pps, tma
 def test_stream_k_with_fp8_scales_and_bf16_row_major_b():
     for dtype in (FP8, torch.bfloat16):
         a, b, scales = _operands(40, 64, 80, dtype, b_col=False)
-        p = check_problem(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32",
-                          device_info(None))  # fmt: skip
+        p = check_operands(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32",
+                          kernel_target(None))  # fmt: skip
         launch = build_launch(p, GemmConfig(16, 32, 16 if dtype != FP8 else 32, stream_k=True),
-                              device_info(None))  # fmt: skip
+                              kernel_target(None))  # fmt: skip
         assert _rel_err(_run(launch), _reference(a, b, scales)) < TOL[dtype]
 
 
 def test_stream_k_needs_a_persistent_split_1_config():
     a, b, _ = _operands(8, 32, 32, torch.float16, b_col=True)
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     with pytest.raises(ValueError, match="stream_k needs"):
-        build_launch(p, GemmConfig(16, 32, 16, stream_k=True, split_k=2), device_info(None))
+        build_launch(p, GemmConfig(16, 32, 16, stream_k=True, split_k=2), kernel_target(None))
 
 
 def test_tuner_picks_fastest_correct_config_and_caches(monkeypatch):
@@ -487,7 +486,7 @@ def test_splitk_reduce_chunks_widen_for_few_splits():
 _GPU_SMOKE = """
 import gc
 import torch
-from harness_kernels.triton.gemm import VARIANTS, prepare_matmul
+from harness_kernels.triton.gemm import RUNGS, prepare_matmul
 torch.manual_seed(0)
 dev = "cuda"
 fp8 = torch.float8_e4m3fn
@@ -500,8 +499,8 @@ for m, n, k in [(1, 4096, 4096), (7, 1000, 520), (300, 1024, 768), (2048, 2048, 
         kw = {"a_scale": torch.tensor(0.5, device=dev), "b_scale": torch.tensor(2.0, device=dev)}
         kw = kw if dtype == fp8 else {}
         ref = a.float() @ b.float()
-        for variant in VARIANTS if dtype == torch.bfloat16 else ("full",):
-            launch = prepare_matmul(a, b, variant=variant, **kw)
+        for rung in RUNGS if dtype == torch.bfloat16 else ("full",):
+            launch = prepare_matmul(a, b, variant=rung, **kw)
             # The peak, not the current figure: tuning leaves garbage that the collector may
             # free during the launch, which lowers the current figure without any allocation.
             gc.collect()
@@ -511,17 +510,17 @@ for m, n, k in [(1, 4096, 4096), (7, 1000, 520), (300, 1024, 768), (2048, 2048, 
             out = launch()
             torch.cuda.synchronize()
             peak = torch.cuda.max_memory_allocated()
-            assert peak <= before, ("launch allocated memory", variant, before, peak)
+            assert peak <= before, ("launch allocated memory", rung, before, peak)
             err = ((out.float() - ref).norm() / ref.norm()).item()
-            assert err < 2e-2, (m, n, k, dtype, variant, err, launch.config)
-            print(m, n, k, dtype, variant, f"{err:.1e}", launch.config.get("tuned_ms"))
+            assert err < 2e-2, (m, n, k, dtype, rung, err, launch.config)
+            print(m, n, k, dtype, rung, f"{err:.1e}", launch.config.get("tuned_ms"))
 """
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA/ROCm GPU")
 def test_gpu_smoke_tunes_and_matches_torch():
-    """On a GPU: tune every variant for a few shapes in a process without the interpreter."""
+    """On a GPU: tune every rung for a few shapes in a process without the interpreter."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     proc = subprocess.run(
         [sys.executable, "-c", _GPU_SMOKE],
@@ -538,18 +537,18 @@ def test_gpu_smoke_tunes_and_matches_torch():
 
 
 def test_transpose_b_is_offered_for_tf32_row_major_b_on_hopper():
-    from harness_kernels.triton.gemm_configs import transposes_b
+    from harness_kernels.triton.gemm_operands import transposes_b
 
     a, b_row = torch.randn(64, 64), torch.randn(64, 64)
     sm90, sm80 = _pretend("sm_90"), _pretend("sm_80")
-    tf32_row = check_problem(a, b_row, None, None, None, "tf32", sm90)
+    tf32_row = check_operands(a, b_row, None, None, None, "tf32", sm90)
     assert transposes_b(tf32_row, sm90, "full")
     assert not transposes_b(tf32_row, sm90, "no-tensor-cores")
-    assert not transposes_b(check_problem(a, b_row, None, None, None, "tf32", sm80), sm80, "full")
-    assert not transposes_b(check_problem(a, b_row, None, None, None, "ieee", sm90), sm90, "full")
-    col = check_problem(a, torch.randn(64, 64).t(), None, None, None, "tf32", sm90)
+    assert not transposes_b(check_operands(a, b_row, None, None, None, "tf32", sm80), sm80, "full")
+    assert not transposes_b(check_operands(a, b_row, None, None, None, "ieee", sm90), sm90, "full")
+    col = check_operands(a, torch.randn(64, 64).t(), None, None, None, "tf32", sm90)
     assert not transposes_b(col, sm90, "full")  # already K-major
-    bf16 = check_problem(a.bfloat16(), b_row.bfloat16(), None, None, None, "tf32", sm90)
+    bf16 = check_operands(a.bfloat16(), b_row.bfloat16(), None, None, None, "tf32", sm90)
     assert not transposes_b(bf16, sm90, "full")  # 16-bit wgmma transposes B in the descriptor
 
 
@@ -558,10 +557,10 @@ def test_transpose_b_is_offered_for_tf32_row_major_b_on_hopper():
 def test_transpose_b_copies_b_each_call_and_leaves_it_alone(split):
     a, b, _ = _operands(33, 40, 52, torch.float32, b_col=False)
     before = b.clone()
-    p = check_problem(a, b, None, None, None, "tf32", device_info(None))
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     extra = {"none": {}, "split-k": {"split_k": 2}, "stream-k": {"stream_k": True}}[split]
     launch = build_launch(p, GemmConfig(16, 32, 16, transpose_b=True, group_m=2, **extra),
-                          device_info(None))  # fmt: skip
+                          kernel_target(None))  # fmt: skip
     assert launch.config["b_layout"] == "row, copied K-major per call"
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL["tf32"]
     b.mul_(-1)  # a new B: the next call copies it again

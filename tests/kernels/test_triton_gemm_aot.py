@@ -18,7 +18,8 @@ _SCRIPT = r"""
 import json, sys
 import torch
 from harness_kernels.triton.aot import TARGETS, GemmCase, compile_gemm_case, gemm_cases
-from harness_kernels.triton.gemm_configs import GemmConfig, candidate_configs, shared_mem_bytes
+from harness_kernels.triton.gemm_candidates import candidate_configs
+from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes
 
 # Mid-M (Llama projection, M=128 N=4096 K=4096): generated candidates, not a fixed list.
 mid = candidate_configs("full", 128, 4096, 4096, 2, 2, TARGETS["sm_90"][1])
@@ -81,7 +82,7 @@ def test_full_bf16_uses_wgmma_and_tma_on_sm90(compiled):
     assert 0 < info["shared"] <= 232448  # H100/H200 opt-in shared memory per block
 
 
-def test_no_tensor_cores_variant_emits_only_fma(compiled):
+def test_no_tensor_cores_rung_emits_only_fma(compiled):
     for target in ("sm_90", "gfx942"):
         info = compiled[f"{target}/no-tensor-cores"]
         assert info["mma_count"] == 0, info["mma"]
@@ -89,7 +90,7 @@ def test_no_tensor_cores_variant_emits_only_fma(compiled):
     assert compiled["sm_90/no-tensor-cores"]["has"]["fma.rn.f32"]
 
 
-def test_no_tma_variant_uses_pointer_loads(compiled):
+def test_no_tma_rung_uses_pointer_loads(compiled):
     info = compiled["sm_90/no-tma"]
     assert info["has"]["wgmma"] and not info["has"]["cp.async.bulk.tensor"]
 

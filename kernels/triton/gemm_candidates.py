@@ -1,0 +1,211 @@
+"""Which configs the own Triton GEMM times for one problem on one device.
+
+The fixed per-vendor lists (gemm_configs.py) with their split-K and stream-K twins
+(gemm_split.py), or, on Hopper at 32 < M <= 512, a generated space ranked by the cost model
+(gemm_cost_model.py) with the fixed list's choices appended as anchors. Under the CPU
+interpreter: one small deterministic config.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+from .gemm_configs import (
+    RUNGS,
+    GemmConfig,
+    apply_rung,
+    get_cuda_configs,
+    get_fma_configs,
+    get_hip_configs,
+    interpreter_config,
+    keep_config,
+)
+from .gemm_cost_model import ACC_REGS, estimate_seconds, fits_sm, uses_mid_model
+from .gemm_split import offers_stream_k, split_k_choices
+from .gemm_target import KernelTarget, kernel_target
+
+# Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
+MAX_CANDIDATES = 12
+STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
+
+
+def candidate_configs(
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> list[GemmConfig]:
+    """The configs prepare_matmul times for one problem on one device (at most MAX_CANDIDATES).
+
+    Hopper at 32 < M <= 512 gets a generated space ranked by the cost model (_mid_candidates);
+    every other case gets the fixed per-vendor lists, with split-K from split_k_choices."""
+    if rung not in RUNGS:
+        raise ValueError(f"unknown rung {rung!r}; expected one of {RUNGS}")
+    if rung != "no-tensor-cores" and uses_mid_model(m, dev):
+        return list(_mid_candidates(rung, m, n, k, in_bytes, out_bytes, dev))
+    return _listed_candidates(rung, m, n, k, in_bytes, out_bytes, dev)
+
+
+def _listed_candidates(
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> list[GemmConfig]:
+    """Candidates from the fixed lists, in list order (split 1 before its split-K twin)."""
+    if rung == "no-tensor-cores":
+        base = get_fma_configs(dev.backend)
+    elif dev.backend == "hip":
+        base = get_hip_configs(dev.arch, in_bytes, m)
+    else:
+        base = get_cuda_configs(dev.capability, in_bytes, m)
+    if dev.backend == "hip" or dev.capability < 90:
+        # TMA and wgmma warp specialization are Hopper+ features.
+        base = [replace(c, tma=False, warp_specialize=False, epilogue_subtile=False) for c in base]
+    out: list[GemmConfig] = []
+    for cfg in base:
+        twins = [replace(cfg, split_k=split) for split in split_k_choices(cfg, m, n, k, dev)]
+        if offers_stream_k(cfg, m, n, k, dev):
+            twins.append(replace(cfg, stream_k=True))
+        for twin in twins:
+            cand = apply_rung(twin, rung)
+            if cand.split_k > 1 or cand.stream_k:
+                cand = replace(cand, warp_specialize=False, epilogue_subtile=False)
+            if cand not in out and keep_config(cand, m, n, k, in_bytes, out_bytes, dev):
+                out.append(cand)
+    if not out:  # everything pruned (tiny problem): fall back to the smallest tile
+        smallest = min(base, key=lambda c: c.block_m * c.block_n * c.block_k)
+        out = [apply_rung(smallest, rung)]
+    # Stream-K twins go last and add at most STREAM_K_CANDIDATES (see _mid_candidates).
+    plain = [c for c in out if not c.stream_k][:MAX_CANDIDATES]
+    return plain + [c for c in out if c.stream_k][:STREAM_K_CANDIDATES]
+
+
+def _mid_space(
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> list[GemmConfig]:
+    """Every config worth modelling: BLOCK_M 64/128/256 (not above M's power of two), BLOCK_N
+    64/128/256, BLOCK_K of 128 and 256 bytes, 4 or 8 warps (<= 128 fp32 accumulators per
+    thread), 3-8 stages, one or two programs per SM, split-K 1-16, C stored whole or in halves
+    (split 1: split-K writes its partials from registers)."""
+    bk0 = max(128 // in_bytes, 16)
+    k_tiles = -(-k // bk0)
+    splits = [1] if rung == "no-splitk" else range(1, 17)
+    stages = [1] if rung == "no-pipeline" else range(3, 9)
+    out = []
+    for bm in (64, 128, 256):
+        for bn in (64, 128, 256):
+            # One warpgroup (4 warps) per 64 rows, two for 256 (each 128 rows), either for 128.
+            for warps in {64: (4,), 128: (4, 8), 256: (8,)}[bm]:
+                if bm * bn // (32 * warps) > ACC_REGS:
+                    continue
+                for bk in (bk0, 2 * bk0):
+                    for pps in (1, 2) if warps == 4 and rung != "not-persistent" else (1,):
+                        for split in splits:
+                            if split > 1 and split * 2 > k_tiles * bk0 // bk:
+                                break
+                            for s in stages:
+                                cfg = GemmConfig(
+                                    bm, bn, bk, warps, s, split_k=split, programs_per_sm=pps
+                                )
+                                cfg = apply_rung(cfg, rung)
+                                # Storing C in two halves frees half its staging tile: on
+                                # 128x256 that is the 4th stage (as in the large-M list).
+                                subtile = split == 1 and cfg.tma and bn >= 128
+                                shapes = [
+                                    replace(cfg, epilogue_subtile=sub)
+                                    for sub in ((False, True) if subtile else (False,))
+                                ]
+                                streamed = apply_rung(replace(cfg, stream_k=True), rung)
+                                if streamed.stream_k and offers_stream_k(cfg, m, n, k, dev):
+                                    shapes.append(streamed)
+                                for c in shapes:
+                                    if keep_config(
+                                        c, m, n, k, in_bytes, out_bytes, dev
+                                    ) and fits_sm(c, in_bytes, out_bytes, dev):
+                                        out.append(c)
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _mid_candidates(
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> tuple[GemmConfig, ...]:
+    """Rank _mid_space by estimate_seconds; keep a diverse best few, then two anchors.
+
+    Per (BLOCK_M, BLOCK_N, BLOCK_K, warps, programs/SM, split) only one stage count survives:
+    the fewest within 1% of that key's best (deeper pipelines only pay while memory-bound).
+    Configs modelled at more than 2x the best are dropped. Then, in model order:
+      1. the best config of each tile shape (BLOCK_M x BLOCK_N), up to 7 shapes, so that one
+         mis-modelled effect cannot fill the list with near-copies of one shape;
+      2. if none of those covers all of M (up to 256 rows), the best one that does;
+      3. per chosen shape, the best config differing in warps, programs per SM, split-K on/off
+         or BLOCK_K (the effects the model is least sure of); then whatever ranks next;
+    up to MAX_CANDIDATES minus the anchors, which are appended verbatim from the old fixed list:
+    its model-best entry, its default (what tune=False ran) and its most frequent H200 winner
+    (64x128 on two programs per SM, with the old split), so the tuner always has the old choice
+    to beat. The first entry is the model's best: what tune=False runs now."""
+    listed = _listed_candidates(rung, m, n, k, in_bytes, out_bytes, dev)
+    listed = [c for c in listed if not c.stream_k]  # anchors are the old list's choices
+    best: dict[tuple, tuple[float, GemmConfig]] = {}
+    for cfg in _mid_space(rung, m, n, k, in_bytes, out_bytes, dev):
+        t = estimate_seconds(cfg, m, n, k, in_bytes, out_bytes, dev)
+        key = (cfg.block_m, cfg.block_n, cfg.block_k, cfg.num_warps, cfg.programs_per_sm)
+        key += (cfg.split_k, cfg.stream_k)
+        held = best.get(key)
+        if held is None or t < held[0] * 0.99:
+            best[key] = (t, cfg)
+    if not best:  # N or K below the smallest generated tile: the fixed lists handle it
+        return tuple(listed)
+    timed = sorted(best.values(), key=lambda tc: tc[0])
+    # Stream-K configs ride along (STREAM_K_CANDIDATES of them, distinct tiles, model order)
+    # instead of competing for the list: they are not yet measured on hardware, so the rest
+    # of the list, and the untuned default, stay what they were.
+    streamed = [c for t, c in timed if c.stream_k and t <= 2.0 * timed[0][0]]
+    timed = [(t, c) for t, c in timed if not c.stream_k]
+    extra: list[GemmConfig] = []
+    for cfg in streamed:
+        if len(extra) < STREAM_K_CANDIDATES and all(
+            (c.block_m, c.block_n) != (cfg.block_m, cfg.block_n) for c in extra
+        ):
+            extra.append(cfg)
+    anchors = [min(listed, key=lambda c: estimate_seconds(c, m, n, k, in_bytes, out_bytes, dev))]
+    # 64x128, 4 warps, two programs per SM won 7 of the 11 weak H200 shapes under the old list.
+    old_winner = [c for c in listed if (c.block_m, c.block_n, c.programs_per_sm) == (64, 128, 2)]
+    for cfg in [listed[0]] + old_winner[-1:]:
+        if cfg not in anchors:
+            anchors.append(cfg)
+    ranked = [c for t, c in timed if t <= 2.0 * timed[0][0] and c not in anchors]
+    picked: list[GemmConfig] = []
+
+    def take(cfg: GemmConfig) -> None:
+        if cfg not in picked and len(picked) < MAX_CANDIDATES - len(anchors):
+            picked.append(cfg)
+
+    def tile(c: GemmConfig) -> tuple:
+        return c.block_m, c.block_n
+
+    def variety(c: GemmConfig) -> tuple:
+        return tile(c), c.num_warps, c.programs_per_sm, c.split_k > 1 or c.stream_k, c.block_k
+
+    for cfg in ranked:  # 1.
+        shapes = {tile(c) for c in picked}
+        if tile(cfg) not in shapes and len(shapes) < 7:
+            take(cfg)
+    whole_m = [c for c in ranked if c.block_m >= min(m, 256)]
+    if whole_m and not any(c.block_m >= min(m, 256) for c in picked):  # 2.
+        take(whole_m[0])
+    shapes = {tile(c) for c in picked}
+    for cfg in ranked:  # 3.
+        if tile(cfg) in shapes and variety(cfg) not in {variety(c) for c in picked}:
+            take(cfg)
+    for cfg in ranked:
+        take(cfg)
+    order = {c: i for i, c in enumerate(ranked)}
+    picked.sort(key=lambda c: order[c])
+    return tuple(picked + anchors + extra)
+
+
+def interpreter_pick(rung: str, m: int, n: int, k: int, in_bytes: int) -> GemmConfig:
+    """Deterministic small config for TRITON_INTERPRET, with split-K when the heuristic wants it."""
+    dev = kernel_target(None)
+    cfg = interpreter_config(m, in_bytes)
+    if rung == "no-tensor-cores":
+        cfg = replace(cfg, block_k=16 if in_bytes == 1 else 8, tensor_cores=False)
+    cfg = replace(cfg, split_k=split_k_choices(cfg, m, n, k, dev)[-1])
+    return apply_rung(cfg, rung)
