@@ -23,6 +23,15 @@ class HelpShown(Exception):
     """-h/--help printed the command's help; the command ends with status 0."""
 
 
+class BadInput(Exception):
+    """Bad input found by a command: one line `<key>: <what>; allowed: <values>` (status 2)."""
+
+
+class BadValue(argparse.ArgumentTypeError):
+    """Raised by a key's type function with the whole line (`<key>: <what>; allowed: ...`),
+    which the parser passes on as it is (argparse would write `invalid <type> value`)."""
+
+
 def show_value(value: Any) -> str:
     """A default as it would be typed on the command line (YAML spelling: null, true, [a,b])."""
     if value is None:
@@ -140,6 +149,8 @@ class Parser(argparse.ArgumentParser):
         try:  # intermixed: overrides and positionals may sit either side of --flags
             return super().parse_intermixed_args(self._as_options(list(args or [])), namespace)
         except argparse.ArgumentError as e:  # exit_on_error=False raises these for bad values
+            if isinstance(e.__context__, BadValue):
+                raise ValueError(str(e.__context__)) from None
             key = next(
                 (k for k, a in self._keys.items() if e.argument_name in a.option_strings), None
             )
@@ -148,10 +159,14 @@ class Parser(argparse.ArgumentParser):
             kind = getattr(self._keys[key].type, "__name__", "value")
             raise ValueError(f"{key}: {e.message}; allowed: {key}=<{kind}>") from None
 
+    def _keys_only(self) -> bool:
+        """Whether every argument is a key or an option (no positionals, no overrides)."""
+        return self._overrides is None and not any(not a.option_strings for a in self._actions)
+
     def _as_options(self, args: list[str]) -> list[str]:
         """Rewrite the parser's own `key=value` tokens as `--key value`; an unknown key is an
         error unless the command takes overrides (then it is one). An existing path with '='
-        in its name stays a path."""
+        in its name stays a path. A command of keys alone names the whole unknown argument."""
         out = []
         for a in args:
             key, eq, value = a.partition("=")
@@ -163,6 +178,7 @@ class Parser(argparse.ArgumentParser):
                 self._overrides.append(a)
                 out.append(a)
             else:
-                allowed = ", ".join(self._keys) or "none"
-                raise ValueError(f"{self.command}: unknown key '{key}'; allowed: {allowed}")
+                allowed = ", ".join(f"{k}=" for k in self._keys) or self.usage_line()
+                what = f"argument '{a}'" if self._keys_only() else f"key '{key}'"
+                raise ValueError(f"{self.command}: unknown {what}; allowed: {allowed}")
         return out

@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness import store
-from harness.cliargs import Parser
 from harness.lock import run_lock
 
 DEFAULT_LEVEL = 19  # zstd: archives are written once and read often; 19 costs ~1 s a run
@@ -79,34 +78,3 @@ def _compact_locked(run_path: Path, level: int) -> Compacted:
     except OSError:
         pass
     return Compacted(run_path, table.num_rows, len(loose), bytes_before, target.stat().st_size)
-
-
-def cmd_compact(args: list[str]) -> int:
-    parser = Parser(
-        "compact",
-        "Fold each run's row files (rows/*.parquet) into one zstd parquet, <run>/rows.parquet,\n"
-        "after checking it reads back with every point. Reports, compare and resume read it.",
-    )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="run folders, or folders of runs")
-    parser.add_key("level", DEFAULT_LEVEL, "zstd level, 1..22", type=int)
-    ns = parser.parse_args(args)
-    if not 1 <= ns.level <= 22:
-        raise ValueError(f"level: {ns.level} outside 1..22; allowed: 1..22 (zstd levels)")
-    runs = []
-    for path in map(Path, ns.paths):
-        if not path.is_dir():
-            raise ValueError(
-                f"paths: '{path}' is not a folder; allowed: run folders or their parents"
-            )
-        runs += run_folders(path)
-    if not runs:
-        raise ValueError(f"paths: no run folder (rows/ or {store.COMPACTED}) under {ns.paths}")
-    total_before = total_after = 0
-    for run in runs:
-        c = compact_run(run, ns.level)
-        total_before += c.bytes_before
-        total_after += c.bytes_after
-        print(f"{run}: {c.rows} rows, {c.files_before} row files, "
-              f"{c.bytes_before / 1e6:.2f} MB -> {c.bytes_after / 1e6:.2f} MB")  # fmt: skip
-    print(f"{len(runs)} runs: {total_before / 1e6:.1f} MB -> {total_after / 1e6:.1f} MB")
-    return 0

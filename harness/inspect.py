@@ -18,7 +18,6 @@ TRITON_INTERPRET removed; each child prints one JSON line per kernel.
 
 from __future__ import annotations
 
-import datetime as dt
 import fnmatch
 import hashlib
 import json
@@ -40,14 +39,6 @@ _MMA_KINDS = (
     ("v_smfmac", "MFMA"),
     ("v_wmma", "WMMA"),
 )
-_KEYS = {  # key -> its help (`harness inspect --help`)
-    "targets": "targets to compile for",
-    "kernels": "groups, or globs over names like gemm:full-bf16-8192",
-    "results_dir": "rows go to <results_dir>/<run_id>/",
-    "run_id": "default inspect-<utc time>",
-    "write": "write op=inspect rows",
-    "jobs": "compile processes (default: one per target)",
-}
 
 
 def mma_kind(mnemonics: dict[str, int]) -> str:
@@ -268,82 +259,6 @@ def table(results: list[dict]) -> str:
     head = ["kernel", "provider", "target", "regs", "spills", "smem KiB", "warps", "stages",
             "mma", "mma count", "why not"]  # fmt: skip
     return tabulate(body, headers=head, tablefmt="github")
-
-
-def _parse(args: list[str]) -> dict[str, Any]:
-    opts: dict[str, Any] = {"targets": list(TARGETS), "kernels": list(GROUPS),
-                            "results_dir": "results/_scratch", "run_id": None, "write": True,
-                            "jobs": None}  # fmt: skip
-    for arg in args:
-        key, eq, value = arg.partition("=")
-        if not eq or key not in _KEYS:
-            raise ValueError(
-                f"inspect: unknown argument '{arg}'; allowed: {', '.join(k + '=' for k in _KEYS)}"
-            )
-        items = [v.strip() for v in value.strip("[]").split(",") if v.strip()]
-        if key == "targets":
-            for t in items:
-                if t not in TARGETS:
-                    raise ValueError(f"targets: unknown '{t}'; allowed: {', '.join(TARGETS)}")
-            opts[key] = items or list(TARGETS)
-        elif key == "kernels":
-            opts[key] = items or list(GROUPS)
-        elif key == "write":
-            if value.lower() not in ("true", "false"):
-                raise ValueError(f"write: '{value}' is not a boolean; allowed: true, false")
-            opts[key] = value.lower() == "true"
-        elif key == "jobs":
-            if not value.isdigit() or int(value) < 1:
-                raise ValueError(f"jobs: '{value}' is not a positive integer; allowed: 1, 2, ...")
-            opts[key] = int(value)
-        elif key == "run_id":
-            from harness.store import check_run_id
-
-            opts[key] = check_run_id(value)
-        else:
-            opts[key] = value
-    return opts
-
-
-def _help() -> str:
-    """`harness inspect --help`: the keys with the defaults _parse starts from."""
-    from harness.cliargs import Parser
-
-    parser = Parser("inspect", __doc__.split("\n\n")[0])
-    for key, default in _parse([]).items():
-        parser.add_key(key, default, _KEYS[key])
-    return parser.format_help()
-
-
-def cmd_inspect(args: list[str]) -> int:
-    """`harness inspect`: compile, print the table, write op="inspect" rows."""
-    if "-h" in args or "--help" in args:
-        print(_help())
-        return 0
-    opts = _parse(args)
-    if opts["write"]:  # found before compiling for minutes, not after
-        from harness.outputs import writable_dir
-
-        writable_dir("results_dir", opts["results_dir"])
-    results = inspect_kernels(opts["targets"], opts["kernels"], opts["jobs"])
-    if not results:
-        raise ValueError(
-            f"kernels: nothing matches {','.join(opts['kernels'])}; allowed: "
-            f"{', '.join(GROUPS)} or globs over names like gemm:full-bf16-8192"
-        )
-    print(table(results))
-    if opts["write"]:
-        from harness import store
-
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        run_id = opts["run_id"] or f"inspect-{stamp}"
-        run_path = store.run_dir(opts["results_dir"], run_id)
-        for row in store_rows(results, run_id):
-            store.write_row(run_path, row)
-        print(f"\n{len(results)} rows written to {run_path}")
-    counts = {k: sum(r["status"] == k for r in results) for k in ("ok", "skipped", "error")}
-    print(f"{counts['ok']} compiled, {counts['skipped']} skipped, {counts['error']} failed")
-    return 1 if any(r["name"] == "(worker)" for r in results) else 0
 
 
 if __name__ == "__main__":

@@ -20,61 +20,21 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from harness import store
-from harness.cliargs import Parser
-from harness.config import compose_run_config, protocol_of
+from harness.config import protocol_of
 from harness.crosscheck import nvbench
 from harness.crosscheck.measure import HarnessPart, time_point
-from harness.crosscheck.table import markdown, ridge_flop_per_byte, table_row
+from harness.crosscheck.table import ridge_flop_per_byte, table_row
 from harness.device import DeviceInfo
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
-from harness.plan import default_run_id, keyed_points, plan
+from harness.plan import default_run_id, keyed_points
 from harness.provenance import now_iso, software
 from harness.providers import load_all
 from harness.runner import bind_device
 from harness.sweep import Point
-
-SWEEP = "crosscheck"
-DESCRIPTION = (
-    "Time the points of a preset (default sweep=crosscheck) three ways on one GPU, in one\n"
-    "process: the harness default protocol, the harness matched to nvbench's cold mode, and\n"
-    "nvbench itself through cuda-bench (optional: pip install 'kernel-harness[nvbench]'). Prints\n"
-    "and stores per point the ratios and the reason for every systematic difference."
-)
-EPILOG = (
-    "Files: <results_dir>/<run_id>/crosscheck.{parquet,md}, rows/ (the default protocol's rows),\n"
-    "run.json, _nvbench/nvbench.{json,md}. Without a CUDA device it prints one line\n"
-    "'crosscheck: skipped: <reason>' and exits 0; without cuda-bench it times the two harness\n"
-    "protocols only.\n"
-    "  harness crosscheck results_dir=results/mine run_id=xcheck1 providers=[cublas]"
-)
-
-
-def boolean(text: str) -> bool:
-    if text.lower() in ("true", "1", "yes"):
-        return True
-    if text.lower() in ("false", "0", "no"):
-        return False
-    raise ValueError(f"'{text}' is not a boolean; allowed: true, false")
-
-
-def parser() -> Parser:
-    p = Parser("crosscheck", DESCRIPTION, epilog=EPILOG)
-    p.add_key(
-        "batch", False, "also nvbench's batch (hot) mean; its clock window then spans both",
-        type=boolean,
-    )  # fmt: skip
-    p.add_key(
-        "nvbench_timeout_s", nvbench.TIMEOUT_S,
-        "nvbench's timeout per point (its default), also the matched protocol's time cap",
-        type=float,
-    )  # fmt: skip
-    p.add_overrides("as for `harness run`: sweep=, results_dir=, run_id=, providers=, protocol.*")
-    return p
 
 
 def skip_reason(device: DeviceInfo) -> str | None:
@@ -87,7 +47,7 @@ def skip_reason(device: DeviceInfo) -> str | None:
     return "; ".join(reasons)
 
 
-def _validate(cfg: DictConfig, device: DeviceInfo) -> None:
+def validate(cfg: DictConfig, device: DeviceInfo) -> None:
     if cfg.devices or cfg.shard_count != 1:
         raise ValueError("devices: crosscheck runs on one GPU; allowed: device=cuda:N")
     timer = protocol_of(cfg).resolved_timer(device.type)
@@ -95,38 +55,6 @@ def _validate(cfg: DictConfig, device: DeviceInfo) -> None:
         raise ValueError(
             f"protocol.timer: '{timer}' times no single closure per call; allowed: auto, cuda-events"
         )
-
-
-def cmd_crosscheck(args: list[str]) -> int:
-    """`harness crosscheck [key=value ...]`; bad input raises ValueError (exit status 2)."""
-    ns = parser().parse_args(args)
-    overrides = list(ns.overrides)
-    if not any(o.startswith("sweep=") for o in overrides):
-        overrides.append(f"sweep={SWEEP}")
-    cfg = compose_run_config(overrides)
-    points, device = plan(cfg)
-    _validate(cfg, device)
-    if cfg.dry_run:
-        for p in points:
-            print(p.label())
-        print(f"{len(points)} points on {device.type}:{device.name}")
-        return 0
-    why = skip_reason(device)
-    if why:
-        print(f"crosscheck: skipped: {why}")
-        return 0
-    try:
-        run_path, rows = crosscheck(
-            cfg, points, device, batch=ns.batch, nvbench_timeout_s=ns.nvbench_timeout_s
-        )
-    except ValueError as e:  # the input was validated above: this is a bug, show its traceback
-        raise RuntimeError(f"while measuring: {e}") from e
-    title = f"crosscheck {run_path.name}: {device.name} (cuda:{device.index})"
-    text = markdown(rows, title, ns.nvbench_timeout_s)
-    store.write_crosscheck(run_path, pd.DataFrame(rows), text)
-    print(f"crosscheck: {len(rows)} points; {run_path / 'crosscheck.md'}\n")
-    print(text)
-    return 0
 
 
 def _meta(cfg, run_id, points, device, why_nv, batch, timeout_s) -> dict:

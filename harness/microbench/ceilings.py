@@ -1,17 +1,12 @@
 """Measured ceilings: the best ok row per metric of a `ceilings` sweep, stored as op="ceiling"
-rows in the same run, and the fraction of them that every measured row reaches.
-
-    harness ceilings [key=value ...]     run sweeps/ceilings.yaml (CPU: microbench_smoke), then
-                                         write and print one ceiling row per metric
-    harness ceilings show=DIR[,DIR...]   print ceilings, bandwidth and latency tables of runs
-"""
+rows in the same run (by `harness ceilings`), and the fraction of them that every measured row
+reaches."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-from pathlib import Path
 
 import pandas as pd
 
@@ -191,49 +186,3 @@ def attach_ceiling_fraction(rows: pd.DataFrame, ceilings: pd.DataFrame) -> pd.Da
     out = rows.copy()
     out["ceiling_fraction"] = pd.Series(fractions, index=rows.index, dtype="float64")
     return out
-
-
-def cmd_ceilings(args: list[str], device_kind: str | None) -> int:
-    """`harness ceilings`: run the ceilings sweep, write ceiling rows, print them."""
-    from harness.microbench import tables
-
-    show = [a for a in args if a.startswith("show=")]
-    if show:
-        paths = [p for a in show for p in a.split("=", 1)[1].split(",") if p]
-        if not paths:
-            raise ValueError("show: no folder given; allowed: show=DIR[,DIR...]")
-        missing = [p for p in paths if not Path(p).exists()]
-        if missing:
-            raise ValueError(
-                f"show: '{missing[0]}' does not exist; allowed: run folders or their parents"
-            )
-        print(tables.show(paths))
-        return 0
-    from harness import store
-    from harness.config import compose_run_config, default_sweep
-    from harness.plan import plan
-    from harness.runner import run_sweep
-
-    overrides = list(args)
-    if not any(o.startswith("sweep=") for o in overrides):
-        overrides.append("sweep=" + default_sweep("ceilings", device_kind or "auto"))
-    cfg = compose_run_config(overrides)
-    if cfg.dry_run:
-        points, device = plan(cfg)
-        for p in points:
-            print(p.label())
-        print(f"{len(points)} points on {device.type}:{device.name}")
-        return 0
-    from harness.outputs import writable_dir
-
-    writable_dir("results_dir", cfg.results_dir)
-    result = run_sweep(cfg, overrides=overrides)
-    df = store.read_rows(result.run_path)
-    rows = ceiling_rows(df, result.run_path.name)
-    for row in rows:
-        store.write_row(result.run_path, row)
-    print(tables.ceilings_table(pd.DataFrame(rows)))
-    ok = sum(r["status"] == "ok" for r in rows)
-    print(f"\nrun {result.run_path}: {result.total} points ({result.measured} measured now); "
-          f"{ok} of {len(rows)} ceilings measured")  # fmt: skip
-    return 0

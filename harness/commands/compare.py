@@ -1,40 +1,15 @@
-"""`harness report`, `compare` and `gaps`: argument parsing at the edge, typed functions inside.
-Bad input raises ValueError with one line; harness.cli turns it into exit status 2."""
+"""`harness compare <run A> [<run B>] [--aa]`: per point the B/A median ratio with a bootstrap
+CI and a verdict; given one run, the A/A noise floor of its even vs odd samples."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from harness.cliargs import Parser
-from harness.outputs import writable_dir, writable_file
-
-DEFAULT_OUT = "reports/_scratch"
+from harness.outputs import writable_file
 
 
-def cmd_report(args: list[str]) -> int:
-    from harness.report.html import build_report
-
-    parser = Parser(
-        "report",
-        "index.html with rooflines, latency vs batch of LLM workloads, ladders and tables, from\n"
-        "the parquet rows under the given paths alone (no GPU, no torch).",
-    )
-    parser.add_argument("paths", nargs="+", help="results folders or runs")
-    parser.add_key("out", DEFAULT_OUT, "the report's folder")
-    parser.add_key("files", "all", "all: index.html, index.md, PNG+SVG figures, tables as "
-                   "md/tex/html; html: index.html and PNG figures (what reports/ commits)")
-    ns = parser.parse_args(args)
-    from harness.report.html import FILES
-
-    if ns.files not in FILES:
-        raise ValueError(f"files: unknown '{ns.files}'; allowed: {', '.join(FILES)}")
-    writable_dir("out", ns.out)
-    report = build_report(ns.paths, ns.out, ns.files)
-    print(f"report: {report.index} ({len(report.figures)} figures, {len(report.tables)} tables)")
-    return 0
-
-
-def cmd_compare(args: list[str]) -> int:
+def main(args: list[str]) -> int:
     from harness.report import compare as cmp
     from harness.report.data import load
 
@@ -90,30 +65,4 @@ def cmd_compare(args: list[str]) -> int:
         md = "\n\n".join(["# harness compare", *lines, cmp.render(result, "github")]) + "\n"
         Path(ns.markdown).write_text(md)
         print(f"markdown: {ns.markdown}")
-    return 0
-
-
-def cmd_gaps(args: list[str]) -> int:
-    from harness.report import gaps
-    from harness.report.data import load
-
-    parser = Parser(
-        "gaps",
-        "Own kernels against the fastest vendor row of each point: the geomean per run, and\n"
-        "why the worst points are behind (tail, memory- or compute-bound).",
-    )
-    parser.add_argument("paths", nargs="+", help="results folders or runs")
-    parser.add_key("worst", gaps.WORST_SHOWN, "points listed per GPU", int)
-    ns = parser.parse_args(args)
-    if ns.worst < 1:
-        raise ValueError(f"worst: {ns.worst}; allowed: >= 1")
-    frame = gaps.gap_frame(load(ns.paths))
-    summary = gaps.gap_summary(frame)
-    if summary.empty:
-        print("(no problem measured by both an own kernel and a vendor library)")
-        return 0
-    shown = summary.drop(columns=["worst"])
-    print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(f"\nworst {ns.worst} points per GPU (headline kernels, ladder rungs left out):")
-    print(gaps.render_worst(frame, ns.worst, tablefmt="simple"))
     return 0
