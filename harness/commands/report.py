@@ -10,7 +10,7 @@ DEFAULT_OUT = "reports/_scratch"
 
 
 def main(args: list[str]) -> int:
-    from harness.report.html import FILES, build_report
+    from harness.report.html import build_report, check_files
 
     parser = Parser(
         "report",
@@ -22,8 +22,7 @@ def main(args: list[str]) -> int:
     parser.add_key("files", "all", "all: index.html, index.md, PNG+SVG figures, tables as "
                    "md/tex/html; html: index.html and PNG figures (what reports/ commits)")  # fmt: skip
     ns = parser.parse_args(args)
-    if ns.files not in FILES:
-        raise ValueError(f"files: unknown '{ns.files}'; allowed: {', '.join(FILES)}")
+    check_files(ns.files)  # before writable_dir makes the folder
     writable_dir("out", ns.out)
     report = build_report(ns.paths, ns.out, ns.files)
     print(f"report: {report.index} ({len(report.figures)} figures, {len(report.tables)} tables)")

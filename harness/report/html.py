@@ -83,6 +83,12 @@ FILES = {
 }
 
 
+def check_files(files: str) -> None:
+    """Raise ValueError in one line unless `files` names an entry of FILES."""
+    if files not in FILES:
+        raise ValueError(f"files: unknown '{files}'; allowed: {', '.join(FILES)}")
+
+
 def _figure_html(f: FigureFile, full: bool = True) -> str:
     svg = f' <a href="figures/{f.svg.name}">SVG</a>' if full else ""
     return (f'<figure><img src="figures/{f.png.name}" alt="{_e(f.caption)}">'
@@ -126,8 +132,7 @@ def _workload_tables(reports: list[WorkloadReport]) -> list[Table]:
 def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all") -> Report:
     """Read the rows under `paths`, write figures, tables, index.html and index.md (what
     FILES[files] says)."""
-    if files not in FILES:
-        raise ValueError(f"files: unknown '{files}'; allowed: {', '.join(FILES)}")
+    check_files(files)
     df = data.load(paths)
     out = Path(out_dir)
     for sub in ("figures", "tables"):  # stale files of an earlier build must not linger
