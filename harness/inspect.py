@@ -88,8 +88,7 @@ def _catalog(target_name: str) -> list[dict[str, Any]]:
     from harness_kernels.triton import aot
     from harness_kernels.triton import attention_decode as dec
     from harness_kernels.triton import attention_prefill as pre
-
-    from harness.microbench import triton_kernels as mb
+    from harness_kernels.triton import microbench as mb
 
     target, _ = aot.TARGETS[target_name]
     backend = "cuda" if target.backend == "cuda" else "hip"

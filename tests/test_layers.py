@@ -34,6 +34,7 @@ LAYER_OF = {
     "harness.provenance": "base",
     "harness.outputs": "base",
     "harness.cliargs": "base",
+    "harness.units": "base",  # printing sizes: read by problems and report, no torch
     "harness.workloads": "base",  # model shapes and presets: data, read by report and sweeps
     "harness.measure.stats": "base",  # one statistics module, shared by measure and report
     "harness.problems": "problems",
@@ -56,11 +57,6 @@ LAYER_OF = {
     "harness.compact": "commands",
     "harness.inspect": "commands",
     "harness.crosscheck": "commands",
-    # harness/microbench/ cuts across the layers until part 2 dissolves it; its files by job:
-    "harness.microbench": "report",  # ceilings rows and tables, datasheet and published numbers
-    "harness.microbench.sizes": "base",  # cache-level sizes: data, read by problems and tables
-    "harness.microbench.providers": "providers",
-    "harness.microbench.triton_kernels": "providers",  # a kernel file; kernels/ after part 2
 }
 
 # Arrows that break the rule today, each with its reason; keep this list short.

@@ -33,7 +33,7 @@ def main(args: list[str]) -> int:
 
 def show(folders: str) -> int:
     """Print every microbenchmark table the rows under the comma-separated folders support."""
-    from harness.microbench.tables import show as show_tables
+    from harness.report.ceiling_tables import show as show_tables
 
     paths = [p for p in folders.split(",") if p]
     if not paths:
@@ -53,10 +53,10 @@ def measure(overrides: list[str]) -> int:
 
     from harness import store
     from harness.config import compose_run_config
-    from harness.microbench.ceilings import ceiling_rows
-    from harness.microbench.tables import ceilings_table
     from harness.outputs import writable_dir
     from harness.plan import plan
+    from harness.report.ceiling_tables import ceilings_table
+    from harness.report.ceilings import ceiling_rows
     from harness.runner import run_sweep
 
     cfg = compose_run_config(overrides)

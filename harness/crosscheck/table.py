@@ -14,7 +14,7 @@ import math
 from tabulate import tabulate
 
 from harness.crosscheck.explain import PointTimes, explain, ratio, regime
-from harness.microbench.datasheet import datasheet_value, lookup
+from harness.report.datasheet import datasheet_value, lookup
 
 # Columns of the harness rows copied as <prefix>_<name>.
 _TIMING = {

@@ -23,9 +23,9 @@ from typing import Any, ClassVar
 
 import torch
 
-from harness.microbench.sizes import fmt_bytes
 from harness.problems.base import Check, Problem, require_choice, require_positive
 from harness.problems.dtypes import get_dtype
+from harness.units import fmt_bytes
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 COLLECTIVE_DTYPES = ("bf16", "fp16", "fp32")

@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 
 import torch
 
-from harness.microbench.sizes import fmt_bytes
 from harness.problems.base import (
     Check,
     Problem,
@@ -23,6 +22,7 @@ from harness.problems.base import (
     require_positive,
 )
 from harness.problems.dtypes import get_dtype
+from harness.units import fmt_bytes
 
 MEMORY_METRICS = ("read", "write", "copy")
 MEMORY_DTYPES = ("fp32", "fp16", "bf16")

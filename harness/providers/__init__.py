@@ -15,7 +15,7 @@ PROVIDER_MODULES = (
     "harness.providers.ck_fmha",
     "harness.providers.own_triton",
     "harness.providers.own_cutlass",
-    "harness.microbench.providers",
+    "harness.providers.microbench",
     "harness.providers.collectives",
 )
 

@@ -20,8 +20,8 @@ import math
 import pandas as pd
 from tabulate import tabulate
 
-from harness.microbench.ceilings import PEAK_OF_DTYPE, ceiling_table
-from harness.microbench.datasheet import datasheet_value, lookup
+from harness.report.ceilings import PEAK_OF_DTYPE, ceiling_table
+from harness.report.datasheet import datasheet_value, lookup
 
 SPEED_OPS = ("gemm", "attention")
 HBM_METRICS = ("hbm_read_gbps", "hbm_copy_gbps")

@@ -1,7 +1,7 @@
 """Peaks per device: measured ceilings (op="ceiling" rows) and the datasheet.
 
-The one adapter between reports and harness.microbench: everything a report needs from
-ceilings and the datasheet goes through this file.
+The one adapter between the report pages and report/ceilings.py and report/datasheet.py:
+everything a page needs from ceilings and the datasheet goes through this file.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from harness.microbench.ceilings import (
+from harness.report.ceilings import (
     CEILING_METRICS,
     PEAK_OF_DTYPE,
     attach_ceiling_fraction,
     ceiling_table,
 )
-from harness.microbench.datasheet import datasheet_value, lookup
+from harness.report.datasheet import datasheet_value, lookup
 
 SOURCES = ("measured", "datasheet")
 BANDWIDTH_METRICS = ("hbm_read_gbps", "hbm_copy_gbps")  # what bounds a kernel's min_bytes

@@ -11,17 +11,17 @@ from omegaconf import OmegaConf
 from harness import store
 from harness.cli import main
 from harness.config import compose_run_config
-from harness.microbench.ceilings import (
+from harness.providers import load_all
+from harness.report.ceiling_tables import bandwidth_table, ceilings_table, latency_table
+from harness.report.ceilings import (
     CEILING_METRICS,
     attach_ceiling_fraction,
     candidates,
     ceiling_rows,
 )
-from harness.microbench.datasheet import DATASHEET, datasheet_value, lookup
-from harness.microbench.published import LUO_2024
-from harness.microbench.sizes import level_of
-from harness.microbench.tables import bandwidth_table, ceilings_table, latency_table
-from harness.providers import load_all
+from harness.report.datasheet import DATASHEET, datasheet_value, lookup
+from harness.report.levels import level_of
+from harness.report.published import LUO_2024
 from harness.sweep import expand
 
 H200 = {"device_name": "NVIDIA H200", "device_type": "cuda", "device_l2_bytes": 60 << 20,

@@ -6,9 +6,9 @@ import pytest
 from harness.device import get_device
 from harness.measure.point import measure_point
 from harness.measure.protocol import Protocol
-from harness.microbench.datasheet import lookup
 from harness.problems.microbench import FmaProblem, LatencyProblem, MemoryProblem
 from harness.providers import load_all
+from harness.report.datasheet import lookup
 
 pytestmark = pytest.mark.gpu
 QUICK = Protocol(min_samples=5, max_samples=50, max_time_s=1.0, min_time_s=0.2, warmup_ms=100)

@@ -3,11 +3,11 @@ every metric checks out, and a kernel that skips work is caught as wrong."""
 
 import pytest
 import torch
+from harness_kernels.triton import microbench as K
 
 from harness.device import get_device
 from harness.measure.point import measure_point
 from harness.measure.protocol import Protocol
-from harness.microbench import triton_kernels as K
 from harness.problems.microbench import FmaProblem, LatencyProblem, MemoryProblem
 from harness.providers import Prepared, Provider, load_all
 

@@ -41,7 +41,7 @@ def _read_output(partial: torch.Tensor) -> torch.Tensor:
 def triton_stream(problem: MemoryProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """Own Triton stream kernels: read (per-program checksums), write, copy; re-reads small sets."""
     _require_interpreter_on_cpu(device)
-    from harness.microbench import triton_kernels as K
+    from harness_kernels.triton import microbench as K
 
     stream_elems = problem.traffic_bytes // problem.elem_bytes
     programs = _programs(device)
@@ -80,7 +80,7 @@ def torch_stream(problem: MemoryProblem, inputs: dict, device: DeviceInfo) -> Pr
 def triton_chase(problem: LatencyProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """Own Triton pointer chase: one single-warp program, one dependent load per hop."""
     _require_interpreter_on_cpu(device)
-    from harness.microbench import triton_kernels as K
+    from harness_kernels.triton import microbench as K
 
     launch = K.pointer_chase(inputs["chase"], inputs["start"], problem.hops)
     return Prepared(launch.run, launch.config, lambda out: out.long())
@@ -90,7 +90,7 @@ def triton_chase(problem: LatencyProblem, inputs: dict, device: DeviceInfo) -> P
 def triton_fma(problem: FmaProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """Own Triton FP32 FMA chains (8 independent chains per thread, 16-step unrolled body)."""
     _require_interpreter_on_cpu(device)
-    from harness.microbench import triton_kernels as K
+    from harness_kernels.triton import microbench as K
 
     launch = K.fma_chains(inputs["x"], inputs["a"], inputs["b"], problem.iterations, FMA_UNROLL)
     return Prepared(launch.run, launch.config)

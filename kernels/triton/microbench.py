@@ -1,7 +1,9 @@
 """Triton kernels of the microbenchmarks: stream read / write / copy, pointer chase, FMA chains.
 
-Like the kernels under kernels/, this module imports nothing from the harness; the public
-launchers check arguments, allocate outputs and return zero-argument closures.
+Like every kernel here, it imports nothing from the harness; the public launchers check
+arguments, allocate outputs and return zero-argument closures. Their Launch is this module's own
+(run, config) pair, older than the harness_kernels.launch.Launch protocol and not (yet) under it:
+harness.providers.microbench calls .run.
 
 Stream kernels move `stream_blocks` blocks over a working set of `n_blocks` blocks, i.e.
 stream_blocks / n_blocks passes. Each read program walks a contiguous share of that stream from

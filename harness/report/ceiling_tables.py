@@ -6,9 +6,11 @@ from __future__ import annotations
 import pandas as pd
 from tabulate import tabulate
 
-from harness.microbench.datasheet import datasheet_value, lookup
-from harness.microbench.published import LUO_2024
-from harness.microbench.sizes import LEVELS, fmt_bytes, level_of
+from harness.report.ceilings import CEILING_METRICS, attach_ceiling_fraction
+from harness.report.datasheet import datasheet_value, lookup
+from harness.report.levels import LEVELS, level_of
+from harness.report.published import LUO_2024
+from harness.units import fmt_bytes
 
 
 def _num(v, fmt: str = ".4g") -> str:
@@ -23,8 +25,6 @@ def ceilings_table(ceilings: pd.DataFrame) -> str:
     """Per device and metric: measured value, datasheet value, their ratio, who achieved it."""
     if ceilings.empty:
         return "(no ceiling rows)"
-    from harness.microbench.ceilings import CEILING_METRICS
-
     rank = {m: i for i, m in enumerate(CEILING_METRICS)}
     ceilings = ceilings.sort_values("timestamp", na_position="first")
     ceilings = ceilings.drop_duplicates(["device_name", "metric"], keep="last")  # latest run wins
@@ -105,8 +105,6 @@ def latency_by_level(rows: pd.DataFrame) -> pd.DataFrame:
 
 def fraction_table(rows: pd.DataFrame) -> str:
     """GEMM, attention and FMA rows with their fraction of the measured roofline bound."""
-    from harness.microbench.ceilings import attach_ceiling_fraction
-
     kept = rows[rows["op"].isin(["gemm", "attention", "fma"]) & (rows["status"] == "ok")]
     out = attach_ceiling_fraction(kept, rows)
     out = out[out["ceiling_fraction"].notna()]

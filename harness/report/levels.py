@@ -1,4 +1,5 @@
-"""Working-set sizes: printing them, and which level of the memory hierarchy holds one."""
+"""Which level of the memory hierarchy (L1, L2, global) holds a working set, by its size and the
+device's L2: read by the ceiling extraction (which rows count as L2 probes) and the tables."""
 
 from __future__ import annotations
 
@@ -7,14 +8,6 @@ L1_MAX_BYTES = 128 << 10  # at most half of the smallest L1 the probes meet (Hop
 L2_MIN_BYTES = 1 << 20  # above every L1 (Intel PVC's is 512 KiB)
 L2_UNKNOWN_MAX_BYTES = 16 << 20  # L2 probes' upper bound where the row has no L2 size
 GLOBAL_MIN_BYTES = 256 << 20  # and at least 4x the L2 when its size is known
-
-
-def fmt_bytes(n: int) -> str:
-    """4096 -> '4KiB', 3 << 30 -> '3GiB', 1536 -> '1.5KiB'."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):.4g}{unit}"
-    return f"{n}B"
 
 
 def level_of(working_set_bytes: int, l2_bytes: int | None) -> str | None:

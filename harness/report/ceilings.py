@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from harness.microbench.sizes import L2_MIN_BYTES, L2_UNKNOWN_MAX_BYTES
+from harness.report.levels import L2_MIN_BYTES, L2_UNKNOWN_MAX_BYTES
 
 HBM_L2_FACTOR = 8  # an HBM stream's working set is >= 8x the L2, so no pass can hit in it
 L2_MIN_PASSES = 4  # an L2 probe re-reads its working set at least this often per call
