@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
+from harness.measure.lockstep import check_protocol
 from harness.measure.protocol import Protocol
 from harness.providers import load_all
 from harness.store import run_dir
@@ -65,7 +66,7 @@ def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
     only = list(cfg.providers) if cfg.providers is not None else None
     points = expand(groups, load_all(), only)
     if any(p.problem.op == "collective" for p in points):
-        collective_protocol(protocol, device)
+        check_protocol(protocol, device.type)  # what lockstep timing cannot honour is refused
     limit = cfg.max_points or cfg.sweep.max_points
     if len(points) > limit:
         raise ValueError(
@@ -78,24 +79,6 @@ def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
 def protocol_key(protocol: Protocol, device: DeviceInfo) -> dict:
     """The protocol fields that enter every point key, with the timer `auto` resolves to."""
     return {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)}
-
-
-def collective_protocol(protocol: Protocol, device: DeviceInfo) -> None:
-    """Refuse the protocol values a collective cannot honour (they enter the point key and the
-    rows, so overriding them silently would record one protocol and measure another): a
-    collective is timed per call with an event pair (host clock on the CPU), back to back on the
-    same buffers (L2 hot: no flush, no rotation). Raises ValueError naming the key."""
-    timer = "cuda-events" if device.type == "cuda" else "host"
-    if protocol.resolved_timer(device.type) != timer:
-        raise ValueError(
-            f"protocol.timer: '{protocol.timer}' does not apply to collectives on {device.type}; "
-            f"allowed: auto, {timer}"
-        )
-    if protocol.l2 != "hot":
-        raise ValueError(
-            f"protocol.l2: '{protocol.l2}' does not apply to collectives (timed back to back on "
-            "the same buffers, no flush); allowed: hot"
-        )
 
 
 def keyed_points(
