@@ -20,6 +20,7 @@ from harness.config import CONFIG_DIR
 
 @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
+    from harness.plan import run_plan
     from harness.runner import run_sweep
 
     os.environ.update(SAFE_ENV)
@@ -29,7 +30,7 @@ def main(cfg: DictConfig) -> None:
     if str(cfg.device).startswith("cpu") or cfg.devices in ("cpu", ["cpu"]):
         os.environ.setdefault("TRITON_INTERPRET", "1")
     overrides = list(HydraConfig.get().overrides.task)
-    result = run_sweep(cfg, overrides=overrides)
+    result = run_sweep(run_plan(cfg), overrides=overrides)
     print(f"shard {cfg.shard_index}/{cfg.shard_count}: {result.measured} measured, "
           f"{result.already_done} already done, into {result.run_path}")  # fmt: skip
 

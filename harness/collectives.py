@@ -1,27 +1,26 @@
 """Measure collective points: one process per device (rank = device index), all in lockstep.
 
-run_collective_points groups the points by (backend, world_size) and starts world_size ranks per
-group with torch.multiprocessing.spawn (gloo: world_size processes on the CPU). Every rank walks
-the group's points in the same order; per point:
-  1. local: inputs for the check and prepare (rank-dependent, seeded); each rank's outcome is
-     gathered, so a rank that fails here turns the point into an error row on every rank;
-  2. one call, then each rank checks its own output against the result it computes locally;
-     the verdicts are gathered: ok only if every rank is ok (rel_err / max_abs_err: the worst);
-  3. timing in lockstep (measure.collective_timer): the slowest rank's time per call.
-Only rank 0 writes rows. A failure inside communication cannot be agreed on (the peers are
-waiting inside a collective): the rank raises, the process group's timeout ends any wait, spawn
-stops the other ranks, and the parent writes that point as an error row and starts the group
-again after it. NVLink multicast stays off (NCCL_NVLS_ENABLE=0) in the parent and every rank.
+This module is only what is genuinely multi-process: it groups the points by (backend,
+world_size), starts world_size ranks per group with torch.multiprocessing.spawn (gloo:
+world_size processes on the CPU), sets up the process group, and walks the group's points in
+the same order on every rank. Each point is measured by the common point engine
+(measure.point.measure_point) with peers=Lockstep (measure.lockstep): check, then time, with the
+ranks agreeing on each step's outcome (ok only if every rank's output is right; a rank that
+fails to prepare makes the point an error row on every rank); timing gives the slowest rank's
+time per call. Only rank 0 writes rows.
+
+A failure inside communication cannot be agreed on (the peers are waiting inside a collective):
+the rank raises, the process group's timeout ends any wait, spawn stops the other ranks, and
+the parent writes that point as an error row and starts the group again after it. NVLink
+multicast stays off (NCCL_NVLS_ENABLE=0) in the parent and every rank.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
-import gc
 import importlib
 import json
-import math
 import os
 import re
 import signal
@@ -38,19 +37,17 @@ import torch.multiprocessing as mp
 from harness import store
 from harness.children import SAFE_ENV, die_with_parent
 from harness.device import DeviceInfo, get_device
-from harness.measure import spread_guard
-from harness.measure.collective_timer import time_collective
-from harness.measure.point import PointTimeout, base_row, deadline, first_line, timing_columns
+from harness.measure.lockstep import Lockstep
+from harness.measure.point import clip, first_line, measure_point, unmeasured_row
 from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
 from harness.plan import RunPlan
-from harness.providers import REGISTRY, Provider, Unsupported, load_all
+from harness.providers import REGISTRY, load_all
 from harness.providers.collectives import backend_of
 from harness.sweep import Point
 
 GROUP_TIMEOUT_S = 300.0  # any single collective or rendezvous; capped by point_timeout_s
 MAX_BARREN_LAUNCHES = 2  # launches of one group in a row that finish no point: give up on it
-_REASON_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -142,7 +139,7 @@ def _first_failure(run_path: Path, processes: list, spawn_error: str) -> str:
     # elsewhere; which of the two is recorded first is a race, so echoes only speak last.
     causes = [e for e in seen if not _ECHO.search(e["error"])] or seen
     first = min(causes, key=lambda e: e["time"])
-    return f"rank {first['rank']}: {first['error']}"[:_REASON_CHARS]
+    return clip(f"rank {first['rank']}: {first['error']}")
 
 
 def _mark(run_path: Path, done: int, started: bool) -> None:
@@ -206,7 +203,7 @@ def _spawn_failure(e: Exception) -> str:
     text = str(e).strip().splitlines()
     msg = next((ln for ln in reversed(text) if ln.strip()), type(e).__name__)
     rank = getattr(e, "error_index", None)
-    return (f"rank {rank}: {msg.strip()}" if rank is not None else msg.strip())[:_REASON_CHARS]
+    return clip(f"rank {rank}: {msg.strip()}" if rank is not None else msg.strip())
 
 
 def _free_port() -> int:
@@ -217,10 +214,8 @@ def _free_port() -> int:
 
 def _write(run_path, run_id, key, point, provider, device, protocol, status, reason) -> None:
     """A row the parent writes itself (skipped, or error after a failed launch)."""
-    timer = protocol.resolved_timer(device.type)
-    row = base_row(point.problem, provider, device, protocol, timer)
-    row.update(run_id=run_id, point_key=key, status=status, reason=reason[:_REASON_CHARS])
-    store.write_row(Path(run_path), row)
+    row = unmeasured_row(point.problem, provider, device, protocol, status, reason)
+    store.write_row(Path(run_path), {**row, "run_id": run_id, "point_key": key})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,128 +252,20 @@ def _rank_main(rank: int, world: int, backend: str, port: int, items: list, s: _
 def _walk(rank: int, items: list, device: DeviceInfo, s: _Settings) -> None:
     """Every point in order, in step with the other ranks; rank 0 writes the rows."""
     tel = Telemetry(device.vendor, device.index) if rank == 0 and device.is_gpu else None
+    peers = Lockstep(device)
     for i, (key, point) in enumerate(items):
         if rank == 0:
             _mark(s.run_path, i, True)
         # No rank starts point i before rank 0 has written row i - 1 and marked point i, so a
         # rank that dies in point i is blamed on point i.
-        _barrier(device)
+        peers.barrier()
         provider = REGISTRY.get(point.problem.op, point.provider)
-        row = _measure(point.problem, provider, device, s, tel)
+        row = measure_point(point.problem, provider, device, s.protocol, telemetry=tel,
+                            timeout_s=s.point_timeout_s, peers=peers)  # fmt: skip
         if rank == 0:
             row.update(run_id=s.run_id, point_key=key)
             store.write_row(s.run_path, row)
             _mark(s.run_path, i + 1, False)
             if s.progress:
                 print(f"  {row['status']:7s} {point.label()}", file=sys.stderr, flush=True)
-    _barrier(device)
-
-
-def _barrier(device: DeviceInfo) -> None:
-    """A barrier bounded by the group's timeout (an all-reduce of one element)."""
-    t = torch.zeros(1, device=device.torch_device)
-    dist.all_reduce(t)
-    t.item()
-
-
-def _gather(obj) -> list:
-    out = [None] * dist.get_world_size()
-    dist.all_gather_object(out, obj)
-    return out
-
-
-def _worst(failures: list) -> tuple[str, str] | None:
-    """Per-rank (status, reason) or None -> the first error, else the first skip, naming its rank."""
-    found = [(r, f) for r, f in enumerate(failures) if f is not None]
-    if not found:
-        return None
-    rank, (status, reason) = next(((r, f) for r, f in found if f[0] == "error"), found[0])
-    return status, f"rank {rank}: {reason}"[:_REASON_CHARS]
-
-
-def _agree(local: tuple[str, str] | None) -> tuple[str, str] | None:
-    """This rank's local failure or None -> the worst over all ranks, on every rank."""
-    return _worst(_gather(local))
-
-
-def _local(fn, *args):
-    """Run a local (communication-free) step; (result, None) or (None, (status, reason))."""
-    try:
-        return fn(*args), None
-    except Unsupported as e:
-        return None, ("skipped", str(e))
-    except torch.OutOfMemoryError as e:
-        return None, ("error", "oom: " + first_line(e))
-    except Exception as e:  # PointTimeout included: agreed on, so the ranks stay in step
-        return None, ("error", first_line(e))
-
-
-def _measure(problem, provider: Provider, device: DeviceInfo, s: _Settings, tel) -> dict:
-    """One point on this rank, in step with the others; the row (rank 0's is written)."""
-    t0 = time.perf_counter()
-    p, rank, dev = s.protocol, dist.get_rank(), device.torch_device
-    # The plan refused any timer or L2 state but these (plan.collective_protocol), so the row
-    # and the point key record what was measured.
-    row = base_row(problem, provider, device, p, p.resolved_timer(device.type))
-    try:
-        with deadline(s.point_timeout_s):
-            row.update(_check_then_time(problem, provider, device, p, rank, dev, tel))
-    except PointTimeout as e:  # fired outside a local step: the ranks may be out of step
-        raise RuntimeError(f"{e} (inside a collective)") from None
-    finally:
-        gc.collect()
-        if device.type == "cuda":
-            torch.cuda.empty_cache()
-    row["elapsed_s"] = time.perf_counter() - t0
-    return row
-
-
-def _check_then_time(problem, provider, device, p: Protocol, rank, dev, tel) -> dict:
-    # 1. check inputs (never zeros: they hide unwritten output) and the closure, locally
-    fill = "randn" if p.fill == "zeros" else p.fill
-
-    def setup(seed: int, fill: str):
-        inputs = problem.make_inputs(seed, fill, dev, rank=rank)
-        return inputs, provider.prepare(problem, inputs, device)
-
-    ready, failure = _local(setup, p.seed * 1000 + 1, fill)
-    if (agreed := _agree(failure)) is not None:
-        return {"status": agreed[0], "reason": agreed[1]}
-    inputs, prepared = ready
-    # 2. one call on every rank, then each rank checks its own output against its expectation
-    result = prepared.output(prepared.run())
-    if device.type == "cuda":
-        torch.cuda.synchronize(device.index)
-    check, failure = _local(lambda out, x: problem.check(out, problem.reference(x)), result, inputs)
-    verdicts = _gather((failure, None if check is None else check.__dict__))
-    config = json.dumps(prepared.config, sort_keys=True, default=str)
-    del inputs, prepared, result
-    if (agreed := _worst([f for f, _ in verdicts])) is not None:
-        return {"status": agreed[0], "reason": agreed[1], "provider_config": config}
-    out = _merge_checks([v for _, v in verdicts], config)
-    if out["status"] == "wrong":
-        return out
-    # 3. timing inputs, then the collective in lockstep (a failure from here on is fatal)
-    ready, failure = _local(setup, p.seed * 1000 + 2, p.fill)
-    if (agreed := _agree(failure)) is not None:
-        return {**out, "status": agreed[0], "reason": agreed[1]}
-    data, timed = ready
-    on_start = tel.start if tel else (lambda: None)
-    timing = time_collective(timed.run, p, device, on_start)
-    del data, timed
-    unstable = spread_guard.judge(timing.samples_ms, timing.hold_expired, p)
-    return {**out, **timing_columns(problem, timing, tel.stop() if tel else None, unstable)}
-
-
-def _merge_checks(checks: list[dict], config: str) -> dict:
-    """Rank verdicts -> one: ok only if all are; the worst errors; the first wrong rank's reason."""
-    wrong = [(r, c) for r, c in enumerate(checks) if not c["ok"]]
-    worst = lambda key: max((c[key] for c in checks), key=lambda v: math.inf if v != v else v)
-    return {
-        "rel_err": worst("rel_err"),
-        "max_abs_err": worst("max_abs_err"),
-        "tolerance": checks[0]["tolerance"],
-        "provider_config": config,
-        "status": "ok" if not wrong else "wrong",
-        "reason": None if not wrong else f"rank {wrong[0][0]}: {wrong[0][1]['reason']}",
-    }
+    peers.barrier()

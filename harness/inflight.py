@@ -19,7 +19,7 @@ from pathlib import Path
 from harness import store
 from harness.children import pid_alive
 from harness.device import DeviceInfo
-from harness.measure.point import base_row
+from harness.measure.point import unmeasured_row
 from harness.measure.protocol import Protocol
 from harness.providers import Registry
 from harness.sweep import Point
@@ -96,14 +96,8 @@ def settle(
         return None
     if not _finished_after(run_path, info["point_key"], marker):
         provider = registry.get(point.problem.op, point.provider)
-        timer = protocol.resolved_timer(device.type)
-        row = {
-            **base_row(point.problem, provider, device, protocol, timer),
-            "run_id": run_id,
-            "point_key": info["point_key"],
-            "status": "error",
-            "reason": reason,
-        }
+        row = unmeasured_row(point.problem, provider, device, protocol, "error", reason)
+        row.update(run_id=run_id, point_key=info["point_key"])
         store.write_row(run_path, {k: v for k, v in row.items() if k in store.COLUMNS})
     else:
         point = None

@@ -1,15 +1,19 @@
 """What a run will measure, resolved from its config once, before anything is measured (RunPlan:
-the sweep's points and their keys, the device, the protocol, this writer's shard, the run's id
-and folder); and what a run reports (RunResult).
+the sweep's points and their keys, the device and device workers, the protocol, this writer's
+shard, the run's id and folder, what a resume must share); and what a run reports (RunResult).
 
-The runner, the device workers (harness.shard) and the collective ranks (harness.collectives)
-all take these from here, so none of them imports another to learn the plan (they used to: a
+`harness run` builds one RunPlan per process (run_plan) and hands it to the runner, which
+hands it to the device workers' parent (harness.shard) and the collective ranks' parent
+(harness.collectives): nothing below the command reads the config or plans again. They all
+take these from here, so none of them imports another to learn the plan (they used to: a
 runner <-> shard <-> collectives import circle).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
+from harness.measure.lockstep import check_protocol
 from harness.measure.protocol import Protocol
 from harness.providers import load_all
 from harness.store import run_dir
@@ -53,9 +58,40 @@ def device_spec(device: DeviceInfo) -> str:
     return "cpu" if device.type == "cpu" else f"{device.type}:{device.index}"
 
 
+def resolve_devices(spec) -> list[str]:
+    """all | [0, 2] | [cpu, cpu] -> worker device strings; raises ValueError naming allowed values."""
+    import torch
+
+    count = torch.cuda.device_count()
+    if spec == "all":
+        if count == 0:
+            raise ValueError(
+                "devices: 'all' but torch sees no GPU; allowed: [cpu,cpu] (CPU workers)"
+            )
+        return [f"cuda:{i}" for i in range(count)]
+    parts = [spec] if isinstance(spec, str | int) else list(spec)
+    out = []
+    for part in (str(p).strip() for p in parts):
+        if part == "cpu":
+            out.append("cpu")
+        elif part.isdigit() and int(part) < count:
+            out.append(f"cuda:{part}")
+        else:
+            allowed = f"all, or indices 0..{count - 1}" if count else "cpu (no GPU visible)"
+            raise ValueError(f"devices: unknown '{part}'; allowed: {allowed}")
+    return out
+
+
 def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
-    """Validate and expand the sweep; raises ValueError naming the bad key."""
-    device = get_device(cfg.device)
+    """Validate and expand the sweep on cfg.device; raises ValueError naming the bad key."""
+    points, device, _ = _expand(cfg, cfg.device)
+    return points, device
+
+
+def _expand(cfg: DictConfig, device_spec: str) -> tuple[list[Point], DeviceInfo, Protocol]:
+    """The sweep's points, the device and the protocol, each resolved once and checked against
+    the others; raises ValueError naming the bad key."""
+    device = get_device(device_spec)
     protocol = protocol_of(cfg)
     if not device.is_gpu and protocol.timer in ("cuda-events", "cuda-graph"):
         raise ValueError(
@@ -65,14 +101,14 @@ def plan(cfg: DictConfig) -> tuple[list[Point], DeviceInfo]:
     only = list(cfg.providers) if cfg.providers is not None else None
     points = expand(groups, load_all(), only)
     if any(p.problem.op == "collective" for p in points):
-        collective_protocol(protocol, device)
+        check_protocol(protocol, device.type)  # what lockstep timing cannot honour is refused
     limit = cfg.max_points or cfg.sweep.max_points
     if len(points) > limit:
         raise ValueError(
             f"max_points: sweep '{cfg.sweep.name}' has {len(points)} points, over its limit {limit}; "
             f"allowed: max_points>={len(points)} or fewer providers/axes"
         )
-    return points, device
+    return points, device, protocol
 
 
 def protocol_key(protocol: Protocol, device: DeviceInfo) -> dict:
@@ -80,22 +116,20 @@ def protocol_key(protocol: Protocol, device: DeviceInfo) -> dict:
     return {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)}
 
 
-def collective_protocol(protocol: Protocol, device: DeviceInfo) -> None:
-    """Refuse the protocol values a collective cannot honour (they enter the point key and the
-    rows, so overriding them silently would record one protocol and measure another): a
-    collective is timed per call with an event pair (host clock on the CPU), back to back on the
-    same buffers (L2 hot: no flush, no rotation). Raises ValueError naming the key."""
-    timer = "cuda-events" if device.type == "cuda" else "host"
-    if protocol.resolved_timer(device.type) != timer:
-        raise ValueError(
-            f"protocol.timer: '{protocol.timer}' does not apply to collectives on {device.type}; "
-            f"allowed: auto, {timer}"
-        )
-    if protocol.l2 != "hot":
-        raise ValueError(
-            f"protocol.l2: '{protocol.l2}' does not apply to collectives (timed back to back on "
-            "the same buffers, no flush); allowed: hot"
-        )
+def resume_record(cfg: DictConfig, points: list[Point]) -> dict:
+    """What a resume must share with the run (run.json's `plan`): sweep name, its points
+    (problems x providers, as a digest), the provider set and every protocol field (not only
+    those in the point key)."""
+    pairs = sorted(
+        json.dumps([p.problem.op, p.problem.axes(), p.provider], sort_keys=True) for p in points
+    )
+    return {
+        "sweep": cfg.sweep.name,
+        "points": len(points),
+        "points_digest": hashlib.sha256("\n".join(pairs).encode()).hexdigest()[:16],
+        "providers": sorted({p.provider for p in points}),
+        "protocol": OmegaConf.to_container(cfg.protocol, resolve=True),
+    }
 
 
 def keyed_points(
@@ -132,14 +166,15 @@ def shard_of(keyed: list, index: int, count: int) -> list:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A run's config resolved once: what the runner, the device workers and the collective
-    ranks' parent take instead of resolving the config again at every floor."""
+    """A run's config resolved once (run_plan): what the runner, the device workers' parent and
+    the collective ranks' parent take instead of the config."""
 
     sweep: str
-    points: list[Point]  # the whole sweep, in sweep order
+    points: tuple[Point, ...]  # the whole sweep, in sweep order
     keyed: dict[str, Point]  # point_key -> point, the whole sweep
     mine: dict[str, Point]  # this writer's shard of `keyed` (every point when unsharded)
-    device: DeviceInfo
+    device: DeviceInfo  # where this process measures (devices=: the first worker's device)
+    devices: tuple[str, ...]  # devices=: one worker per device ("cuda:1", "cpu"); () without
     protocol: Protocol
     run_id: str
     run_path: Path
@@ -147,26 +182,31 @@ class RunPlan:
     shard_count: int
     point_timeout_s: float | None
     progress: bool
+    isolate: bool  # measure in a child process (harness.shard.supervise)
     done_statuses: tuple[str, ...] | None  # row statuses that count as finished; None: any
+    record: dict  # what a resume must share with the run (resume_record; run.json's plan)
+    allow_mixed: bool  # a resume whose record differs is allowed (and recorded as mixed)
+    config_yaml: str  # the resolved config, written beside the rows as config.yaml
 
     @property
     def protocol_key(self) -> dict:
         return protocol_key(self.protocol, self.device)
 
 
-def run_plan(cfg: DictConfig, device: str | None = None) -> RunPlan:
-    """Resolve `cfg` (on `device` instead of cfg.device when given: a devices= parent plans on
-    its first worker's device); raises ValueError naming the bad key."""
-    points, info = plan(OmegaConf.merge(cfg, {"device": device}) if device else cfg)
-    protocol = protocol_of(cfg)
+def run_plan(cfg: DictConfig) -> RunPlan:
+    """Resolve `cfg` once: devices= (a parent plans on its first worker's device), the sweep's
+    points and keys, this writer's shard, the run id; raises ValueError naming the bad key."""
+    devices = tuple(resolve_devices(cfg.devices)) if cfg.devices else ()
+    points, info, protocol = _expand(cfg, devices[0] if devices else cfg.device)
     run_id = cfg.run_id or default_run_id(cfg.sweep.name, info)
     keyed = _keyed(points, protocol, info)
     return RunPlan(
         sweep=cfg.sweep.name,
-        points=points,
+        points=tuple(points),
         keyed=dict(keyed),
         mine=dict(shard_of(keyed, cfg.shard_index, cfg.shard_count)),
         device=info,
+        devices=devices,
         protocol=protocol,
         run_id=run_id,
         run_path=run_dir(cfg.results_dir, run_id),
@@ -174,5 +214,9 @@ def run_plan(cfg: DictConfig, device: str | None = None) -> RunPlan:
         shard_count=cfg.shard_count,
         point_timeout_s=cfg.point_timeout_s,
         progress=bool(cfg.progress),
+        isolate=bool(cfg.isolate),
         done_statuses=None if cfg.rerun_failed is False else ("ok", "wrong", "skipped"),
+        record=resume_record(cfg, points),
+        allow_mixed=bool(cfg.allow_mixed),
+        config_yaml=OmegaConf.to_yaml(cfg, resolve=True),
     )

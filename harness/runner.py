@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-from omegaconf import DictConfig
 from tqdm import tqdm
 
 from harness import children, inflight, runrecord, store
@@ -23,10 +22,10 @@ from harness.lock import run_lock
 from harness.measure.point import measure_point
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
-from harness.plan import RunPlan, RunResult, device_spec, run_plan
+from harness.plan import RunPlan, RunResult, device_spec
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Registry, load_all
-from harness.shard import resolve_devices, run_on_devices, supervise
+from harness.shard import run_on_devices, supervise
 from harness.sweep import Point
 
 
@@ -95,38 +94,37 @@ def _start_up(plan: RunPlan, out) -> None:
     store.remove_stale_temporaries(plan.run_path, plan.mine)
 
 
-def _isolate(cfg: DictConfig, overrides, plan: RunPlan) -> bool:
+def _isolate(plan: RunPlan, overrides) -> bool:
     """Measure in a child? isolate=true (the default) and points left that are not collectives
     (collectives run in rank processes of their own); never without the overrides, which are
     how a child is told the config."""
-    if not cfg.isolate or overrides is None:
+    if not plan.isolate or overrides is None:
         return False
     finished = store.finished_keys(plan.run_path, plan.done_statuses)
     return any(p.problem.op != "collective" for k, p in plan.mine.items() if k not in finished)
 
 
-def run_sweep(cfg: DictConfig, out=None, overrides: list[str] | None = None) -> RunResult:
-    """Measure the sweep `cfg` into its run; `overrides` are what composed `cfg` (children are
-    started with them; None: measure here)."""
+def run_sweep(plan: RunPlan, out=None, overrides: list[str] | None = None) -> RunResult:
+    """Measure the run `plan` (harness.plan.run_plan, resolved once by the command);
+    `overrides` are what composed its config (children are started with them; None: measure
+    here)."""
     out = out or sys.stderr  # looked up per call: sys.stderr may be replaced after import
     if children.supervised():  # our parent holds the lock and did the start-up work
         with children.signals_as_exit():
-            return _measure_here(cfg, run_plan(cfg), out, overrides)
-    devices = resolve_devices(cfg.devices) if cfg.devices else None
-    plan = run_plan(cfg, devices[0] if devices else None)
+            return _measure_here(plan, out, overrides)
     lock = run_lock(plan.run_path, plan.shard_index, plan.shard_count, out)
     with lock, children.signals_as_exit():
         _start_up(plan, out)
-        if devices:
-            return run_on_devices(cfg, overrides or [], devices, plan, out)
-        if _isolate(cfg, overrides, plan):
-            return supervise(cfg, overrides, [device_spec(plan.device)], plan, out)[0]
-        return _measure_here(cfg, plan, out, overrides)
+        if plan.devices:
+            return run_on_devices(plan, overrides or [], out)
+        if _isolate(plan, overrides):
+            return supervise(plan, overrides, [device_spec(plan.device)], out)[0]
+        return _measure_here(plan, out, overrides)
 
 
-def _measure_here(cfg: DictConfig, plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
-    """Measure this process's points of the sweep (plan.mine) in this process; `cfg` and
-    `overrides` only go into the run's record."""
+def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
+    """Measure this process's points of the sweep (plan.mine) in this process; `overrides`
+    only go into the run's record."""
     device, protocol, run_path = plan.device, plan.protocol, plan.run_path
     registry = load_all()
     bind_device(device)
@@ -137,9 +135,7 @@ def _measure_here(cfg: DictConfig, plan: RunPlan, out, overrides: list[str] | No
     todo = [(k, p) for k, p in plan.mine.items() if k not in finished]
     meta_name = "run.json" if plan.shard_count == 1 else f"run-shard-{plan.shard_index}.json"
     runrecord.begin(  # refuses a resume with another sweep, providers or protocol
-        run_path,
-        cfg,
-        plan.points,
+        plan,
         {
             "run_id": plan.run_id,
             "sweep": plan.sweep,

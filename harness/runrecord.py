@@ -15,15 +15,12 @@ which planned the same sweep, pass.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
-
 from harness import store
+from harness.plan import RunPlan
 from harness.provenance import git_state, now_iso
-from harness.sweep import Point
 
 # Top-level fields that describe the run as a whole: the first invocation's values stay.
 RUN_KEYS = ("run_id", "sweep", "protocol", "plan")
@@ -37,21 +34,6 @@ class Shown(str):
 
     def __repr__(self) -> str:
         return str(self)
-
-
-def plan_of(cfg: DictConfig, points: list[Point]) -> dict:
-    """What a resume must share with the run: sweep name, its points (problems x providers,
-    as a digest), the provider set and every protocol field (not only those in the point key)."""
-    pairs = sorted(
-        json.dumps([p.problem.op, p.problem.axes(), p.provider], sort_keys=True) for p in points
-    )
-    return {
-        "sweep": cfg.sweep.name,
-        "points": len(points),
-        "points_digest": hashlib.sha256("\n".join(pairs).encode()).hexdigest()[:16],
-        "providers": sorted({p.provider for p in points}),
-        "protocol": OmegaConf.to_container(cfg.protocol, resolve=True),
-    }
 
 
 def _records(run_path: Path) -> list[dict]:
@@ -105,9 +87,7 @@ def check_resume(run_path: Path, plan: dict, allow_mixed: bool) -> list[str]:
 
 
 def begin(
-    run_path: Path,
-    cfg: DictConfig,
-    points: list[Point],
+    plan: RunPlan,
     meta: dict,
     overrides: list[str] | None,
     meta_name: str = "run.json",
@@ -115,12 +95,12 @@ def begin(
     """Check this invocation against the run (check_resume), then write config.yaml and the
     record `meta_name`: the run's fields kept, `meta` for the rest, this invocation appended to
     its history with measured_now null until `finish`."""
-    plan = plan_of(cfg, points)
-    differs = check_resume(run_path, plan, cfg.allow_mixed)
+    run_path, record_plan = plan.run_path, plan.record
+    differs = check_resume(run_path, record_plan, plan.allow_mixed)
     path = run_path / meta_name
     old = json.loads(path.read_text()) if path.exists() else {}
     record = {**meta, **{k: old[k] for k in RUN_KEYS if k in old}}
-    record.setdefault("plan", plan)
+    record.setdefault("plan", record_plan)
     record["points"] = max(old.get("points", 0), meta.get("points", 0))
     if differs:
         record["mixed"] = sorted(set(old.get("mixed", [])) | set(differs))
@@ -128,18 +108,18 @@ def begin(
     entry = {
         "time": now_iso(),
         "overrides": list(overrides or []),
-        "sweep": plan["sweep"],
-        "providers": plan["providers"],
-        "protocol": plan["protocol"],
+        "sweep": record_plan["sweep"],
+        "providers": record_plan["providers"],
+        "protocol": record_plan["protocol"],
         "git_sha": sha,
         "git_dirty": dirty,
-        "points_planned": plan["points"],
-        "shard": [cfg.shard_index, cfg.shard_count],
+        "points_planned": record_plan["points"],
+        "shard": [plan.shard_index, plan.shard_count],
         "differs": differs,
         "measured_now": None,  # null: the invocation did not finish (killed, interrupted)
     }
     record["history"] = [*old.get("history", []), entry]
-    store.write_run_meta(run_path, OmegaConf.to_yaml(cfg, resolve=True), record, meta_name)
+    store.write_run_meta(run_path, plan.config_yaml, record, meta_name)
 
 
 def finish(run_path: Path, measured: int, statuses: dict, meta_name: str = "run.json",

@@ -27,7 +27,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omegaconf import DictConfig
 from tqdm import tqdm
 
 from harness import children, inflight, runrecord, store
@@ -44,30 +43,6 @@ TICK_S = 0.05  # how often the parent looks at its children (a finished child is
 POLL_S = 1.0  # how often the progress bar counts row files
 # Overrides the parent sets per worker; the user's own values for these are replaced.
 _WORKER_KEYS = ("devices=", "device=", "shard_index=", "shard_count=", "run_id=", "progress=")
-
-
-def resolve_devices(spec) -> list[str]:
-    """all | [0, 2] | [cpu, cpu] -> worker device strings; raises ValueError naming allowed values."""
-    import torch
-
-    count = torch.cuda.device_count()
-    if spec == "all":
-        if count == 0:
-            raise ValueError(
-                "devices: 'all' but torch sees no GPU; allowed: [cpu,cpu] (CPU workers)"
-            )
-        return [f"cuda:{i}" for i in range(count)]
-    parts = [spec] if isinstance(spec, str | int) else list(spec)
-    out = []
-    for part in (str(p).strip() for p in parts):
-        if part == "cpu":
-            out.append("cpu")
-        elif part.isdigit() and int(part) < count:
-            out.append(f"cuda:{part}")
-        else:
-            allowed = f"all, or indices 0..{count - 1}" if count else "cpu (no GPU visible)"
-            raise ValueError(f"devices: unknown '{part}'; allowed: {allowed}")
-    return out
 
 
 @dataclass
@@ -162,7 +137,7 @@ def _on_exit(w: _Worker, rc: int, run: _Run, protocol, registry, out) -> bool:
 
 
 def supervise(
-    cfg: DictConfig, overrides: list[str], devices: list[str], plan: RunPlan, out
+    plan: RunPlan, overrides: list[str], devices: list[str] | tuple[str, ...], out
 ) -> tuple[RunResult, list[_Worker], float]:
     """Measure plan.mine (this writer's points, by key) through one child per device, started
     with `overrides`, restarting a child that dies. The caller holds the run's lock and did the
@@ -218,21 +193,20 @@ def supervise(
     return result, workers, time.time() - since
 
 
-def run_on_devices(
-    cfg: DictConfig, overrides: list[str], devices: list[str], plan: RunPlan, out
-) -> RunResult:
-    """devices=: one worker per device; run.json records the invocation (devices, workers,
-    their crashes) in the run's history (harness.runrecord)."""
+def run_on_devices(plan: RunPlan, overrides: list[str], out) -> RunResult:
+    """devices=: one worker per device of plan.devices; run.json records the invocation
+    (devices, workers, their crashes) in the run's history (harness.runrecord)."""
     # A cluster job's parent gets its own record: run-shard-<i>.json is its worker 0's.
     meta_name = "run.json" if plan.shard_count == 1 else f"run-host-{plan.shard_index}.json"
+    devices = list(plan.devices)
     runrecord.begin(  # before the workers: they compare their plan with this record
-        plan.run_path, cfg, plan.points,
+        plan,
         {"run_id": plan.run_id, "sweep": plan.sweep, "points": len(plan.points),
          "devices": devices, "shards": len(devices) * plan.shard_count, "software": software(),
          "updated": now_iso()},
         overrides, meta_name=meta_name,
     )  # fmt: skip
-    result, workers, elapsed = supervise(cfg, overrides, devices, plan, out)
+    result, workers, elapsed = supervise(plan, overrides, devices, out)
     runrecord.finish(
         plan.run_path, result.measured, result.statuses, meta_name=meta_name,
         wall_s=round(elapsed, 1),

@@ -8,7 +8,7 @@ import pytest
 
 from harness import store
 from harness.cli import main
-from harness.shard import resolve_devices
+from harness.plan import resolve_devices
 
 BASE = ["run", "sweep=smoke", "device=cpu", "devices=[cpu,cpu]", "progress=false"]
 CRASHY = '''

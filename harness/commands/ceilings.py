@@ -54,20 +54,20 @@ def measure(overrides: list[str]) -> int:
     from harness import store
     from harness.config import compose_run_config
     from harness.outputs import writable_dir
-    from harness.plan import plan
+    from harness.plan import run_plan
     from harness.report.ceiling_tables import ceilings_table
     from harness.report.ceilings import ceiling_rows
     from harness.runner import run_sweep
 
     cfg = compose_run_config(overrides)
+    plan = run_plan(cfg)
     if cfg.dry_run:
-        points, device = plan(cfg)
-        for p in points:
+        for p in plan.points:
             print(p.label())
-        print(f"{len(points)} points on {device.type}:{device.name}")
+        print(f"{len(plan.points)} points on {plan.device.type}:{plan.device.name}")
         return 0
     writable_dir("results_dir", cfg.results_dir)
-    result = run_sweep(cfg, overrides=overrides)
+    result = run_sweep(plan, overrides=overrides)
     df = store.read_rows(result.run_path)
     rows = ceiling_rows(df, result.run_path.name)
     for row in rows:

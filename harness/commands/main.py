@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from harness.commands import report
-from harness.commands.run import run
+from harness.commands.run import measure, plan_run
 from harness.commands.runargs import (
     device_override,
     prepare_environment,
@@ -32,13 +32,12 @@ def main(args: list[str]) -> int:
         overrides.append(f"run_id=main-{sweep}-{kind}-{stamp}")
     if ns.cfg:
         return print_config(overrides, ns.resolve)
-    if ns.report_dir is not None:  # found before measuring, not after
-        from harness.config import compose_run_config
+    cfg, plan = plan_run(overrides)  # the config composed and planned once
+    if ns.report_dir is not None and not cfg.dry_run:  # found before measuring, not after
         from harness.outputs import writable_dir
 
-        if not compose_run_config(overrides).dry_run:
-            writable_dir("report_dir", ns.report_dir)
-    run_path = run(overrides)
+        writable_dir("report_dir", ns.report_dir)
+    run_path = measure(plan, overrides, dry_run=cfg.dry_run)
     if run_path is None:  # dry run: nothing measured, nothing to report
         return 0
     out = ns.report_dir or f"{report.DEFAULT_OUT}/{run_path.name}"

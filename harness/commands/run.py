@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.cliargs import BadInput
 from harness.commands.runargs import print_config, run_parser, with_sweep
+
+if TYPE_CHECKING:  # the command imports torch (through the plan) only when it runs
+    from omegaconf import DictConfig
+
+    from harness.plan import RunPlan
 
 
 def main(args: list[str]) -> int:
@@ -26,39 +32,49 @@ def main(args: list[str]) -> int:
 
 def run(overrides: list[str]) -> Path | None:
     """Plan (all input checks), then measure; the run's folder, or None for a dry run."""
-    from harness import children, store
+    cfg, plan = plan_run(overrides)
+    return measure(plan, overrides, dry_run=cfg.dry_run)
+
+
+def plan_run(overrides: list[str]) -> tuple[DictConfig, RunPlan]:
+    """Compose the config and resolve it into the run's one RunPlan; everything that can be
+    wrong with the input is found here, before measuring (BadInput, exit 2)."""
+    from harness import children
     from harness.config import compose_run_config
-    from harness.lock import RunLocked, check_not_held
+    from harness.lock import check_not_held
     from harness.outputs import writable_dir
-    from harness.plan import plan, shard_of
-    from harness.runner import run_sweep
-    from harness.runrecord import check_resume, plan_of
-    from harness.summary import device_banner, run_table
+    from harness.plan import run_plan
+    from harness.runrecord import check_resume
 
-    try:  # everything that can be wrong with the input is found here, before measuring
+    try:
         cfg = compose_run_config(overrides)
-        if cfg.devices:
-            from harness.shard import resolve_devices
-
-            resolve_devices(cfg.devices)
-        points, device = plan(cfg)
-        shard_of(points, cfg.shard_index, cfg.shard_count)
+        plan = run_plan(cfg)
         if not cfg.dry_run:
             writable_dir("results_dir", cfg.results_dir)
         if cfg.run_id is not None:  # a resume: the same sweep, providers and protocol
-            run_path = store.run_dir(cfg.results_dir, cfg.run_id)
             if not children.supervised():  # a worker's parent holds the lock for it
-                check_not_held(run_path, cfg.shard_index, cfg.shard_count)
-            check_resume(run_path, plan_of(cfg, points), cfg.allow_mixed)
+                check_not_held(plan.run_path, plan.shard_index, plan.shard_count)
+            check_resume(plan.run_path, plan.record, plan.allow_mixed)
     except ValueError as e:
         raise BadInput(str(e)) from None
-    if cfg.dry_run:
-        for p in points:
+    return cfg, plan
+
+
+def measure(plan: RunPlan, overrides: list[str], dry_run: bool = False) -> Path | None:
+    """Measure `plan` and print the run's table; the run's folder (a dry run: print the
+    points, None)."""
+    from harness import store
+    from harness.lock import RunLocked
+    from harness.runner import run_sweep
+    from harness.summary import device_banner, run_table
+
+    if dry_run:
+        for p in plan.points:
             print(p.label())
-        print(f"{len(points)} points on {device.type}:{device.name}")
+        print(f"{len(plan.points)} points on {plan.device.type}:{plan.device.name}")
         return None
     try:
-        result = run_sweep(cfg, overrides=overrides)
+        result = run_sweep(plan, overrides=overrides)
     except RunLocked as e:  # another live writer has this run: its pid, host and start
         raise BadInput(str(e)) from None
     except ValueError as e:  # the input was validated above: this is a bug, show its traceback

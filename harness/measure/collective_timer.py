@@ -82,8 +82,10 @@ def time_collective(
     fn: Closure, p: Protocol, device: DeviceInfo, on_start: Callable[[], None] = lambda: None
 ) -> Timing:
     """Warm up, then sample per call on every rank until rank 0's StopRule says stop; each
-    sample is the slowest rank's time for that call. The L2 is hot (buffers are reused, as in
-    nccl-tests): a flush between calls would also let ranks drift apart."""
+    sample is the slowest rank's time for that call (sync_every_sample: one call per batch, the
+    ranks lined up after each). The L2 is hot (buffers are reused, as in nccl-tests): a flush
+    between calls would also let ranks drift apart (measure.lockstep.check_protocol refuses
+    the protocol values this cannot honour)."""
     is_root = dist.get_rank() == 0
     warm = _warm_up(fn, p, device)
     on_start()
@@ -96,7 +98,7 @@ def time_collective(
         n = min(batch, p.max_samples - len(samples))
         new = _max_over_ranks(_batch_times(fn, n, device), device)
         samples.extend(new)
-        per = max(sorted(new)[len(new) // 2], 1e-3)
-        batch = int(min(_MAX_BATCH, max(1, _BATCH_TARGET_MS / per)))  # same on every rank
+        per = max(sorted(new)[len(new) // 2], 1e-3)  # the same on every rank
+        batch = 1 if p.sync_every_sample else int(min(_MAX_BATCH, max(1, _BATCH_TARGET_MS / per)))
     timer = "cuda-events" if device.type == "cuda" else "host"
     return Timing(samples, timer, "hot" if device.is_gpu else "n/a", why, 1, warm)

@@ -7,6 +7,10 @@ timeout inside prepare, run or timing, with the reason).
 A provider whose Prepared carries `external` (a benchmark binary that makes its own inputs,
 checks itself and times itself) is checked and timed by that program instead; its row names the
 program's timer, and its speed is still derived from this problem's flops() and min_bytes().
+
+A point is measured by one process (Peers, every op but collectives) or by the ranks of a process
+group together (measure.lockstep.Lockstep, collectives): the same steps, check then time, with
+the ranks agreeing on each step's outcome so none waits in a collective for a peer that gave up.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import json
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 
 import torch
@@ -28,15 +33,23 @@ from harness.measure.protocol import Protocol
 from harness.measure.spread_guard import p90_over_p10
 from harness.measure.stats import summarize
 from harness.measure.telemetry import Telemetry
-from harness.problems import Problem
+from harness.problems import Check, Problem
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Unsupported
 
-_REASON_CHARS = 500
+REASON_CHARS = 500  # a row's reason: one line of at most this many characters
 
 
 class PointTimeout(Exception):
     pass
+
+
+class PointFailed(Exception):
+    """The point's outcome, agreed on by every process measuring it: (status, reason)."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
 
 
 @contextlib.contextmanager
@@ -76,9 +89,26 @@ def _problem_columns(problem: Problem) -> dict:
     return cols
 
 
+def clip(reason: str) -> str:
+    """A reason cut to REASON_CHARS (rows, messages, a rank's error)."""
+    return reason[:REASON_CHARS]
+
+
 def first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"[:_REASON_CHARS]
+    return clip(f"{type(e).__name__}: {text[0] if text else ''}")
+
+
+def failure_of(e: Exception) -> tuple[str, str]:
+    """An exception inside a point -> its row's (status, reason): skipped for Unsupported, error
+    for anything else (OOM and timeouts named as such)."""
+    if isinstance(e, Unsupported):
+        return "skipped", clip(str(e))
+    if isinstance(e, torch.OutOfMemoryError):
+        return "error", clip("oom: " + first_line(e))
+    if isinstance(e, PointTimeout):
+        return "error", clip(str(e))
+    return "error", first_line(e)
 
 
 def base_row(
@@ -107,6 +137,64 @@ def base_row(
     }
 
 
+def unmeasured_row(
+    problem: Problem,
+    provider: Provider,
+    device: DeviceInfo,
+    protocol: Protocol,
+    status: str,
+    reason: str,
+) -> dict:
+    """The row of a point that a parent process writes for it without measuring (its rank or
+    child died in it, or it is skipped before any rank starts): without run_id / point_key."""
+    row = base_row(problem, provider, device, protocol, protocol.resolved_timer(device.type))
+    return {**row, "status": status, "reason": clip(reason)}
+
+
+class Peers:
+    """The processes that measure one point. This class: this process alone, where a failure
+    anywhere in the point is the point's row. measure.lockstep.Lockstep: the ranks of a process
+    group (collectives), which must agree on each step's outcome to stay in step."""
+
+    def agree(self, failure: tuple[str, str] | None) -> tuple[str, str] | None:
+        """This process's (status, reason) or None -> the one every process acts on."""
+        return failure
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[None]:
+        """A step without communication (inputs, prepare, the check): alone, its exception
+        simply ends the point; Lockstep turns every rank's outcome into one PointFailed."""
+        yield
+
+    def merge(self, check: Check) -> Check:
+        """This process's check -> the point's (alone: itself)."""
+        return check
+
+    def stray(self, e: Exception) -> tuple[str, str]:
+        """An exception outside a step -> the row's (status, reason). Lockstep raises instead:
+        its peers may be waiting inside a collective, so the ranks must stop."""
+        return failure_of(e)
+
+    def make_inputs(self, problem: Problem, seed: int, fill: str, dev: torch.device) -> dict:
+        return problem.make_inputs(seed, fill, dev)
+
+    def time_once(
+        self,
+        closures: list,
+        device: DeviceInfo,
+        protocol: Protocol,
+        timer_name: str,
+        complete: bool,
+        on_start: Callable[[], None],
+        flusher: timers.L2Flusher | None,
+    ) -> timers.Timing:
+        """One timing of the point's closures with the protocol's timer."""
+        return _time_once(closures, device, protocol, timer_name, complete, on_start, flusher)
+
+
+ALONE = Peers()
+
+
 def measure_point(
     problem: Problem,
     provider: Provider,
@@ -116,29 +204,29 @@ def measure_point(
     telemetry: Telemetry | None = None,
     flusher: timers.L2Flusher | None = None,
     timeout_s: float | None = None,
+    peers: Peers = ALONE,
 ) -> dict:
-    """One row (without run_id / point_key) for `problem` run by `provider` on `device`."""
+    """One row (without run_id / point_key) for `problem` run by `provider` on `device`, by
+    this process or, with `peers`, by every rank of its process group in step."""
     t0 = time.perf_counter()
     timer_name = protocol.resolved_timer(device.type)
     row = base_row(problem, provider, device, protocol, timer_name)
     why = provider.why_not(problem, device)
-    if why:
-        return {**row, "status": "skipped", "reason": why, "elapsed_s": time.perf_counter() - t0}
+    skip = peers.agree(("skipped", why) if why else None)
+    if skip:
+        return {**row, "status": skip[0], "reason": skip[1], "elapsed_s": time.perf_counter() - t0}
     try:
         with deadline(timeout_s):
             row.update(
                 _check_then_time(
-                    problem, provider, device, protocol, timer_name, telemetry, flusher
+                    problem, provider, device, protocol, timer_name, telemetry, flusher, peers
                 )
             )
-    except Unsupported as e:
-        row.update(status="skipped", reason=str(e)[:_REASON_CHARS])
-    except torch.OutOfMemoryError as e:
-        row.update(status="error", reason=("oom: " + first_line(e))[:_REASON_CHARS])
-    except PointTimeout as e:
-        row.update(status="error", reason=str(e))
+    except PointFailed as e:  # agreed by every rank
+        row.update(status=e.status, reason=e.reason)
     except Exception as e:  # any failure inside the point is a row, and the sweep goes on
-        row.update(status="error", reason=first_line(e))
+        status, reason = peers.stray(e)
+        row.update(status=status, reason=reason)
     finally:
         gc.collect()
         if device.type == "cuda":
@@ -149,19 +237,24 @@ def measure_point(
     return row
 
 
-def _check_then_time(problem, provider, device, protocol, timer_name, telemetry, flusher) -> dict:
+def _check_then_time(
+    problem, provider, device, protocol, timer_name, telemetry, flusher, peers: Peers
+) -> dict:
     dev = device.torch_device
     out: dict = {}
     # 1. correctness on inputs drawn only for the check (never zeros: they hide unwritten output)
     check_fill = "randn" if protocol.fill == "zeros" else protocol.fill
-    inputs = problem.make_inputs(protocol.seed * 1000 + 1, check_fill, dev)
-    prepared = provider.prepare(problem, inputs, device)
+    with peers.step():
+        inputs = peers.make_inputs(problem, protocol.seed * 1000 + 1, check_fill, dev)
+        prepared = provider.prepare(problem, inputs, device)
     if prepared.external is not None:
         del inputs
         return _external_point(problem, prepared, protocol, telemetry)
-    result = prepared.output(prepared.run())
+    result = prepared.output(prepared.run())  # a collective: every rank calls it
     _sync(device)
-    check = problem.check(result, problem.reference(inputs))
+    with peers.step():
+        check = problem.check(result, problem.reference(inputs))
+    check = peers.merge(check)
     out.update(
         rel_err=check.rel_err,
         max_abs_err=check.max_abs_err,
@@ -180,12 +273,13 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
             problem.min_bytes(), device.flush_bytes, protocol, free
         )
     closures = []
-    for i in range(sets):
-        data = problem.make_inputs(protocol.seed * 1000 + 2 + i, protocol.fill, dev)
-        closures.append(provider.prepare(problem, data, device).run)
+    with peers.step():
+        for i in range(sets):
+            data = peers.make_inputs(problem, protocol.seed * 1000 + 2 + i, protocol.fill, dev)
+            closures.append(provider.prepare(problem, data, device).run)
     _sync(device)
     timing, unstable, attempts = _time_guarded(
-        closures, device, protocol, timer_name, complete, telemetry, flusher
+        closures, device, protocol, timer_name, complete, telemetry, flusher, peers
     )
     tel = telemetry.stop() if telemetry else None
     out.update(timing_columns(problem, timing, tel, unstable, attempts))
@@ -195,11 +289,13 @@ def _check_then_time(problem, provider, device, protocol, timer_name, telemetry,
 _DEVICE_TIMERS = ("cuda-events", "cuda-graph", "xpu-events")
 
 
-def _time_guarded(closures, device, protocol, timer_name, complete, telemetry, flusher):
+def _time_guarded(
+    closures, device, protocol, timer_name, complete, telemetry, flusher, peers: Peers = ALONE
+):
     """Time the point; while its samples are too spread (spread_guard), time it again, up to
     protocol.max_attempts on a GPU. Returns (the timing reported, why it is unstable or None,
     attempts). The first stable attempt is reported, else the least spread one; telemetry
-    spans every attempt."""
+    spans every attempt. (Ranks in lockstep share their samples, so they judge alike.)"""
     opened = []
 
     def on_start() -> None:
@@ -210,7 +306,7 @@ def _time_guarded(closures, device, protocol, timer_name, complete, telemetry, f
     tries = protocol.max_attempts if timer_name in _DEVICE_TIMERS else 1
     attempts: list[tuple[timers.Timing, str | None]] = []
     for _ in range(tries):
-        t = _time_once(closures, device, protocol, timer_name, complete, on_start, flusher)
+        t = peers.time_once(closures, device, protocol, timer_name, complete, on_start, flusher)
         why = spread_guard.judge(t.samples_ms, t.hold_expired, protocol)
         attempts.append((t, why))
         if why is None:

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from harness import store
-from harness.collectives import _merge_checks, _worst
 from harness.device import get_device
-from harness.problems import PROBLEM_TYPES, CollectiveProblem
+from harness.measure.lockstep import merge_checks, worst_failure
+from harness.problems import PROBLEM_TYPES, Check, CollectiveProblem
 from harness.problems.collective import rank_values
 from harness.providers import load_all
 from harness.providers.collectives import _enough_gpus
@@ -116,14 +116,14 @@ def test_sums_of_64_ranks_are_exact_in_bf16():
 
 
 def test_rank_verdicts_merge_to_the_worst():
-    ok = {"ok": True, "rel_err": 0.0, "max_abs_err": 0.0, "tolerance": 0.0, "reason": None}
-    bad = {"ok": False, "rel_err": 0.5, "max_abs_err": math.inf, "tolerance": 0.0, "reason": "x"}
-    merged = _merge_checks([ok, bad], "{}")
-    assert merged["status"] == "wrong" and merged["reason"] == "rank 1: x"
-    assert merged["rel_err"] == 0.5 and merged["max_abs_err"] == math.inf
-    assert _merge_checks([ok, ok], "{}")["status"] == "ok"
-    assert _worst([None, ("skipped", "a"), ("error", "b")]) == ("error", "rank 2: b")
-    assert _worst([None, None]) is None
+    ok = Check(rel_err=0.0, max_abs_err=0.0, tolerance=0.0, ok=True, reason=None)
+    bad = Check(rel_err=0.5, max_abs_err=math.inf, tolerance=0.0, ok=False, reason="x")
+    merged = merge_checks([ok, bad])
+    assert not merged.ok and merged.reason == "rank 1: x"
+    assert merged.rel_err == 0.5 and merged.max_abs_err == math.inf
+    assert merge_checks([ok, ok]).ok
+    assert worst_failure([None, ("skipped", "a"), ("error", "b")]) == ("error", "rank 2: b")
+    assert worst_failure([None, None]) is None
 
 
 def test_gpu_providers_need_one_gpu_per_rank():
