@@ -8,6 +8,7 @@ full disk or an unwritable path met while writing. Ctrl-C prints "harness: inter
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Callable
 
@@ -59,6 +60,13 @@ def _command(name: str) -> Callable[[list[str]], int]:
     return importlib.import_module(f"harness.commands.{name}").main
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's exit flush does not raise again on the
+    closed pipe (the recipe in Python's signal docs, "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["help"] and len(args) > 1:  # `harness help run` = `harness run --help`
@@ -83,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: finished rows are whole files; the run resumes
         print("harness: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `harness compare ... | head`: the reader left; not an error
+        _quiet_stdout()
+        return 0
     except OSError as e:  # a full disk, a read-only or forbidden path met while writing
         from harness.outputs import filesystem_error
 
