@@ -58,7 +58,7 @@ HISTORY: tuple[ColumnSet, ...] = (
     ColumnSet(
         "1.0", 1, 80, "3e9938446bcd3c154ae9a843354a53b1a105b28f0594da491356eda6325cc6d1",
         tuple(_SPINE.split()),
-        "the first schema (285d62f); compacted since: results/h200/_superseded/warmup-30ms",
+        "the first schema (285d62f); in git history: f604131:results/h200/_superseded",
     ),
     ColumnSet(
         "1.1", 1, 87, "0f0ceb5759e29fa9fd761683bafded5100431a99f58deff281c7fbe6967a6d83",
