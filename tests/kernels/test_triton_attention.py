@@ -271,6 +271,7 @@ def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -
     """The tuner (GPU-only in real use) with the timer faked: a wrong-output candidate and a
     failing one are dropped, the fastest correct one wins, and the result is cached."""
     from harness_kernels.triton import attention_configs as configs
+    from harness_kernels.triton import attention_tune
 
     out = torch.zeros(4)
     fake_ms = {16: 3.0, 32: 1.0, 64: 0.5, 128: 2.0}  # BLOCK_N 64 is fast but wrong
@@ -285,14 +286,14 @@ def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -
         return run
 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(configs, "bench_cold", lambda fn, device: fn.ms)
+    monkeypatch.setattr(attention_tune, "bench_cold", lambda fn, device: fn.ms)
     cands = [configs._cfg(16, n, 4, 2) for n in (16, 32, 64, 128)]
     key = ("test", 1)
-    cfg, info = configs.tune(key, cands, build, enabled=True, output=out)
+    cfg, info = attention_tune.tune(key, cands, build, enabled=True, output=out)
     assert cfg["BLOCK_N"] == 32 and info["tuned"] and info["tune_ms"] == 1.0
     assert len(info["tune_failed"]) == 2
-    cfg2, info2 = configs.tune(key, cands, build, enabled=True, output=out)
+    cfg2, info2 = attention_tune.tune(key, cands, build, enabled=True, output=out)
     assert cfg2 == cfg and info2["tune_cache_hit"]
-    configs._TUNE_CACHE.pop(key)
-    cfg3, info3 = configs.tune(key, cands, build, enabled=False)
+    attention_tune._TUNE_CACHE.pop(key)
+    cfg3, info3 = attention_tune.tune(key, cands, build, enabled=False)
     assert cfg3 == cands[0] and not info3["tuned"]
