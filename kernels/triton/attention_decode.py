@@ -4,7 +4,7 @@ prepare_decode checks shapes, sizes the KV splits from the SM count and the KV l
 (on a GPU: times) a config and returns the launch; the kernels and how they split the work are
 in attention_decode_kernel.py.
 
-Ladder rungs (`variant`):
+Ladder rungs (`rung`):
   full         split-KV with num_splits from the SM count and KV length (or tuned);
                K/V loads pipelined num_stages deep (cp.async on sm_90).
   no-split     num_splits = 1: one program per (batch, KV head); with batch x Hkv below a few
@@ -30,9 +30,8 @@ from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
 from .attention_tune import tune as tune_configs
 
-# The rungs: the values of prepare_decode's `variant` keyword (named like PREFILL_VARIANTS,
-# which the harness reads; both keep the old word until the harness renames them).
-DECODE_VARIANTS = ("full", "no-split", "no-pipeline", "no-tma")
+# The rungs: the values of prepare_decode's `rung` keyword.
+DECODE_RUNGS = ("full", "no-split", "no-pipeline", "no-tma")
 
 MAX_BLOCK_M = 64  # larger GQA groups x q_len are cut into several M blocks
 
@@ -77,7 +76,7 @@ def prepare_decode(
     block_table: torch.Tensor | None = None,
     causal: bool = True,
     sm_scale: float | None = None,
-    variant: str = "full",
+    rung: str = "full",
     num_splits: int | None = None,
     tune: bool = True,
 ) -> AttentionLaunch:
@@ -88,8 +87,8 @@ def prepare_decode(
     >= Sq when causal); out [B, Hq, Sq, D]. cache_seqlens is read once here (host sync) to size
     the splits; launches read it on device, so it may change between calls within capacity.
     """
-    if variant not in DECODE_VARIANTS:
-        raise ValueError(f"variant {variant!r} not in {DECODE_VARIANTS}")
+    if rung not in DECODE_RUNGS:
+        raise ValueError(f"rung {rung!r} not in {DECODE_RUNGS}")
     _check(q, k_cache, v_cache, cache_seqlens, block_table)
     batch, h_q, seq_q, head_dim = q.shape
     paged = block_table is not None
@@ -120,14 +119,14 @@ def prepare_decode(
     def splits_for(block_n: int) -> list[int]:
         """Split counts worth trying: fixed by the rung or the caller, else the heuristic for
         2, 1, 4 and 8 resident CTAs per SM (occupancy is only known after compiling)."""
-        if variant == "no-split":
+        if rung == "no-split":
             return [1]
         if num_splits is not None:
             return [max(1, int(num_splits))]
         picks = [choose_num_splits(programs, max_kv, block_n, sms, ctas) for ctas in (2, 1, 4, 8)]
         return list(dict.fromkeys(picks))
 
-    cands = decode_configs(target, head_dim, q.element_size(), variant, block_m, page_size)
+    cands = decode_configs(target, head_dim, q.element_size(), rung, block_m, page_size)
     # split buffers sized once for the largest split count any candidate may use
     most = max(s for c in cands for s in splits_for(c["BLOCK_N"]))
     o_part = lse_part = None
@@ -161,7 +160,7 @@ def prepare_decode(
 
     # Tune the tile shape at the first split candidate, then the split count at that shape.
     tune_on = tune and target[0] != "interpret"
-    key = ("attn_decode", batch, h_q, h_kv, seq_q, head_dim, q.dtype, causal, variant,
+    key = ("attn_decode", batch, h_q, h_kv, seq_q, head_dim, q.dtype, causal, rung,
            page_size, next_pow2(max_kv), num_splits, device_key(q.device))  # fmt: skip
     first = [dict(c, num_splits=splits_for(c["BLOCK_N"])[0]) for c in cands]
     cfg, info = tune_configs(key + ("tile",), first, build, tune_on, out)
@@ -169,14 +168,15 @@ def prepare_decode(
     cfg, split_info = tune_configs(
         key + ("splits", cfg["BLOCK_N"]), split_cands, build, tune_on, out
     )
-    # "variant": fixed by the no-split rung (a recorded value, so it keeps the old word)
-    source = "variant" if variant == "no-split" else "user" if num_splits is not None else (
+    # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
+    source = "variant" if rung == "no-split" else "user" if num_splits is not None else (
         "tuned" if split_info["tuned"] else "heuristic")  # fmt: skip
     page_path = None
     if paged:
         page_path = "page-per-tile" if page_size % cfg["BLOCK_N"] == 0 else "per-row-gather"
+    # "variant": the rung's stored key in provider_config (committed rows carry it)
     config: dict[str, Any] = dict(
-        kernel="attn_decode", variant=variant, causal=causal, head_dim=head_dim,
+        kernel="attn_decode", variant=rung, causal=causal, head_dim=head_dim,
         dtype=str(q.dtype).removeprefix("torch."), group=group, seq_q=seq_q,
         BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], M_BLOCKS=m_blocks,
         num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], options=dict(cfg["options"]),
