@@ -62,8 +62,8 @@ def matches(name: str, patterns: list[str]) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def _rung(variant: str) -> str:
-    return "own-triton" if variant == "full" else f"own-triton-{variant}"
+def _provider(rung: str) -> str:
+    return "own-triton" if rung == "full" else f"own-triton-{rung}"
 
 
 def _without_tma(spec: dict) -> dict:
@@ -96,7 +96,7 @@ def _catalog(target_name: str) -> list[dict[str, Any]]:
               torch.float32: "tf32"}  # fmt: skip
     out: list[dict[str, Any]] = []
     for case_name, case in aot.gemm_cases().items():
-        out.append(dict(name=f"gemm:{case_name}", provider=_rung(case.variant),
+        out.append(dict(name=f"gemm:{case_name}", provider=_provider(case.rung),
                         dtype=dtypes.get(case.dtype), config=None,
                         compile=lambda c=case: aot.compile_gemm_case(c, target_name, False)))  # fmt: skip
 
@@ -109,13 +109,13 @@ def _catalog(target_name: str) -> list[dict[str, Any]]:
         return dict(name=f"{group}:{spec['name']}", provider=provider, dtype=dtype, config=cfg,
                     compile=run)  # fmt: skip
 
-    specs = pre.aot_specs(torch.bfloat16, 128, backend, variants=pre.PREFILL_VARIANTS,
+    specs = pre.aot_specs(torch.bfloat16, 128, backend, rungs=pre.PREFILL_RUNGS,
                           causal=(False, True)) + dec.aot_specs(torch.bfloat16, 128, backend)  # fmt: skip
     for spec in specs:
-        variant = "full"
+        rung = "full"
         if spec["name"].startswith("attn_prefill_"):
-            variant = next(v for v in pre.PREFILL_VARIANTS if spec["name"][13:].startswith(v + "_"))
-        out.append(spec_entry("attention", spec, _rung(variant), "bf16"))
+            rung = next(r for r in pre.PREFILL_RUNGS if spec["name"][13:].startswith(r + "_"))
+        out.append(spec_entry("attention", spec, _provider(rung), "bf16"))
     for spec in mb.aot_specs():
         provider = (
             "triton-stream" if spec["name"].startswith("stream") else f"triton-{spec['name']}"

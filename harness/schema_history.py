@@ -11,7 +11,7 @@ from a file's schema (row files of an uncompacted run, or older copies of result
 `python -m harness.schema_history [paths]` counts the rows of each. Side tables
 (crosscheck.parquet, 47 columns in results/h200/timer_check) have their own columns: not rows.
 
-Changing store.SCHEMA means bumping store.SCHEMA_VERSION and appending an entry here;
+Changing harness/schema.py's SCHEMA means bumping its SCHEMA_VERSION and appending an entry here;
 tests/test_schema_history.py fails until both are done (`problem` says what is missing).
 """
 
@@ -127,7 +127,7 @@ def columns(label_: str) -> list[str]:
 
 def problem(schema: pa.Schema, version: int) -> str | None:
     """What is missing when the store writes `schema` as `version`, or None when HISTORY's last
-    entry is that column set under that version (as it must be for store.SCHEMA)."""
+    entry is that column set under that version (as it must be for harness/schema.py's SCHEMA)."""
     last, new = HISTORY[-1], fingerprint(schema)
     if last.fingerprint == new and last.version == version:
         return None
@@ -138,11 +138,11 @@ def problem(schema: pa.Schema, version: int) -> str | None:
         )
     if version <= last.version:
         return (
-            f"store.SCHEMA changed ({len(schema)} columns) without a version bump: set "
+            f"SCHEMA (harness/schema.py) changed ({len(schema)} columns) without a version bump: set "
             f"SCHEMA_VERSION = {last.version + 1} and append its HISTORY entry"
         )
     return (
-        f"store.SCHEMA is version {version} ({len(schema)} columns) but HISTORY has no entry for "
+        f"SCHEMA (harness/schema.py) is version {version} ({len(schema)} columns) but HISTORY has no entry for "
         f'it: append ColumnSet("{version}", {version}, {len(schema)}, "{new}", <added>, <note>)'
     )
 

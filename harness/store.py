@@ -12,6 +12,8 @@ A killed sweep leaves only whole files: rows are written to a dot-prefixed tempo
 same folder, fsync'd, then renamed; readers skip dot- and underscore-prefixed files, and read
 rows only from rows/ folders. A row file torn anyway (a full disk, a copy cut short) is set
 aside by a resume and measured again; readers skip it with a warning.
+Every row file has the columns of harness/schema.py (SCHEMA, re-exported here with COLUMNS and
+SCHEMA_VERSION, since reading and writing rows against it is the store's job).
 """
 
 from __future__ import annotations
@@ -30,139 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-# Bumped on every change of SCHEMA's columns, each with an entry in harness/schema_history.py
-# (tests/test_schema_history.py checks both): rows of every version stay readable side by side.
-SCHEMA_VERSION = 2  # 2: spread guard, stream hold and flush mode columns
-
-_STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
-SCHEMA = pa.schema(
-    [
-        ("schema_version", _I64),
-        ("run_id", _STR),
-        ("point_key", _STR),
-        ("op", _STR),
-        ("provider", _STR),
-        ("family", _STR),
-        ("status", _STR),
-        ("reason", _STR),
-        # problem axes (null where the op has no such axis)
-        ("dtype", _STR),
-        ("m", _I64),
-        ("n", _I64),
-        ("k", _I64),
-        ("layout", _STR),
-        ("batch", _I64),
-        ("q_heads", _I64),
-        ("kv_heads", _I64),
-        ("q_len", _I64),
-        ("kv_len", _I64),
-        ("head_dim", _I64),
-        ("causal", _BOOL),
-        ("kv_layout", _STR),
-        ("page_size", _I64),
-        ("phase", _STR),
-        ("problem", _STR),
-        # microbenchmark axes and results (ceilings and probes)
-        ("metric", _STR),
-        ("working_set_bytes", _I64),
-        ("stride_bytes", _I64),
-        ("hops", _I64),
-        ("latency_ns", _F64),
-        ("latency_cycles", _F64),
-        ("ceiling_fraction", _F64),
-        ("traffic_bytes", _I64),  # memory probes: bytes moved per call (working set re-read)
-        ("iterations", _I64),  # fma probe: dependent FMAs per element
-        # collectives (nccl-tests' definitions): gbps is algbw = message_bytes / median time
-        ("collective", _STR),
-        ("message_bytes", _I64),
-        ("world_size", _I64),
-        ("busbw_gbps", _F64),
-        # static resource report (harness inspect): one row per kernel x compile target
-        ("target", _STR),
-        ("registers", _I64),
-        ("spills", _I64),
-        ("shared_bytes", _I64),
-        ("num_warps", _I64),
-        ("num_stages", _I64),
-        ("mma_kind", _STR),
-        ("mma_count", _I64),
-        # work
-        ("flops", _F64),
-        ("min_bytes", _F64),
-        ("intensity_flop_per_byte", _F64),
-        # latency (null unless status == ok)
-        ("latency_ms_median", _F64),
-        ("latency_ms_mean", _F64),
-        ("latency_ms_min", _F64),
-        ("latency_ms_p10", _F64),
-        ("latency_ms_p90", _F64),
-        ("latency_ms_std", _F64),
-        ("latency_rse", _F64),
-        ("latency_p90_over_p10", _F64),
-        ("unstable", _BOOL),  # too spread (or a stream hold expired) after every attempt
-        ("unstable_reason", _STR),
-        ("timing_attempts", _I64),
-        ("n_samples", _I64),
-        ("samples_ms", pa.list_(_F64)),
-        ("stop_reason", _STR),
-        ("tflops", _F64),
-        ("gbps", _F64),
-        # correctness
-        ("rel_err", _F64),
-        ("max_abs_err", _F64),
-        ("tolerance", _F64),
-        # protocol
-        ("timer", _STR),
-        ("l2", _STR),
-        ("fill", _STR),
-        ("l2_flush", _STR),  # read | write (nvbench's cold mode) | n/a
-        ("stream_hold", _STR),  # flag: a blocking kernel held the stream | none
-        ("hold_expired", _I64),  # samples whose hold timed out before the launch was queued
-        ("max_spread", _F64),
-        ("warmup_ms", _F64),
-        ("warmup_calls", _I64),
-        ("rse_target", _F64),
-        ("max_time_s", _F64),
-        ("min_time_s", _F64),
-        ("calls_per_sample", _I64),
-        ("rotation_sets", _I64),
-        ("seed", _I64),
-        # telemetry during the timed window (medians)
-        ("sm_clock_mhz", _F64),
-        ("mem_clock_mhz", _F64),
-        ("power_w", _F64),
-        ("temp_c", _F64),
-        ("throttle_reasons", _STR),
-        ("telemetry_samples", _I64),
-        # device
-        ("device_type", _STR),
-        ("device_index", _I64),
-        ("device_vendor", _STR),
-        ("device_name", _STR),
-        ("device_uuid", _STR),
-        ("device_arch", _STR),
-        ("device_compute_capability", _STR),
-        ("device_sm_count", _I64),
-        ("device_l2_bytes", _I64),
-        ("device_llc_bytes", _I64),  # last-level cache (CDNA3: the 256 MiB Infinity Cache)
-        ("device_memory_bytes", _I64),
-        ("device_driver_version", _STR),
-        ("device_runtime_version", _STR),
-        # provenance
-        ("provider_config", _STR),
-        ("git_sha", _STR),
-        ("git_dirty", _BOOL),
-        ("kernel_source_hash", _STR),
-        ("torch_version", _STR),
-        ("triton_version", _STR),
-        ("python_version", _STR),
-        ("hostname", _STR),
-        ("timestamp", _STR),
-        ("elapsed_s", _F64),
-    ]
-)
-COLUMNS = SCHEMA.names
-
+from harness.schema import COLUMNS, SCHEMA, SCHEMA_VERSION
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 

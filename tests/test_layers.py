@@ -30,6 +30,7 @@ LAYER_OF = {
     "harness.children": "base",
     "harness.lock": "base",
     "harness.store": "base",
+    "harness.schema": "base",
     "harness.schema_history": "base",
     "harness.provenance": "base",
     "harness.outputs": "base",

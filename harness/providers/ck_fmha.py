@@ -1,9 +1,9 @@
 """AMD Composable Kernel tile FMHA forward, run as CK's own benchmark binary.
 
-Two providers, one per code-generation variant (harness_kernels.ck.fmha_codegen), each built
-with `python -m harness_kernels.ck.fmha_build --variant V --arch gfx90a|gfx942`:
+Two providers, one per code-generation config (harness_kernels.ck.fmha_codegen), each built
+with `python -m harness_kernels.ck.fmha_build --config C --arch gfx90a|gfx942`:
   ck-fmha                  vendor  CK's default kernels (qr_async pipeline)
-  ck-fmha-register-trick   own     the project's variant: the same kernels on the qr pipeline
+  ck-fmha-register-trick   own     the project's config: the same kernels on the qr pipeline
                                    (Q resident in VGPRs, K/V prefetched through registers)
 Both cover head_dim 128, fp16 and bf16, dense K/V, GQA, no mask or bottom-right causal.
 
@@ -34,8 +34,8 @@ from harness.device import DeviceInfo
 from harness.problems import AttentionProblem
 from harness.providers.registry import External, ExternalCheck, Prepared, Unsupported, register
 
-# provider name -> (codegen variant, family, pipeline)
-VARIANTS = {
+# provider name -> (codegen config, family, pipeline)
+PROVIDERS = {
     "ck-fmha": ("default", "vendor", DEFAULT_PIPELINE),
     "ck-fmha-register-trick": ("register-trick", "own", REGISTER_TRICK_PIPELINE),
 }
@@ -52,22 +52,22 @@ def _gpu_arch() -> str:
     return props.gcnArchName.split(":")[0]
 
 
-def _available(variant: str):
+def _available(config: str):
     def available() -> str | None:
         if torch.version.hip is None:
             return "needs a ROCm build of torch (CK runs on AMD GPUs only)"
         if not torch.cuda.is_available():
             return "torch sees no ROCm GPU"
         arch = _gpu_arch()
-        if fmha_build.find_binary(variant, arch) is not None:
+        if fmha_build.find_binary(config, arch) is not None:
             return None
         if why := fmha_build.ck_missing():
             return why
         if fmha_build.find_hipcc() is None:
             return "no hipcc (install ROCm >= 6.2 or set HIPCC)"
         return (
-            f"{fmha_build.EXE_NAME} ({variant}, {arch}) not built: "
-            f"python -m harness_kernels.ck.fmha_build --variant {variant} --arch {arch}"
+            f"{fmha_build.EXE_NAME} ({config}, {arch}) not built: "
+            f"python -m harness_kernels.ck.fmha_build --config {config} --arch {arch}"
         )
 
     return available
@@ -111,12 +111,12 @@ def run_binary(exe: str, args: list[str]) -> CkResult:
 
 
 def _prepare_for(name: str):
-    variant, _, pipeline = VARIANTS[name]
+    config_name, _, pipeline = PROVIDERS[name]
 
     def prepare(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
-        exe = fmha_build.find_binary(variant, device.arch)
+        exe = fmha_build.find_binary(config_name, device.arch)
         if exe is None:
-            raise Unsupported(_available(variant)() or f"{fmha_build.EXE_NAME} not built")
+            raise Unsupported(_available(config_name)() or f"{fmha_build.EXE_NAME} not built")
         shape, state = _shape(problem), {}
         tol = CK_TOLERANCE[problem.dtype]
 
@@ -161,17 +161,18 @@ def _prepare_for(name: str):
         def never() -> None:
             raise RuntimeError("ck-fmha runs through Prepared.external, not run()")
 
-        config = {"variant": variant, "pipeline": pipeline, "binary": str(exe),
+        # "variant": the codegen config's stored key in provider_config (as the own kernels')
+        config = {"variant": config_name, "pipeline": pipeline, "binary": str(exe),
                   "ck_sha": fmha_build.CK_SHA, "arch": device.arch}  # fmt: skip
         return Prepared(never, config, external=External(check, time_it))
 
     return prepare
 
 
-for _name, (_variant, _family, _pipeline) in VARIANTS.items():
+for _name, (_config, _family, _pipeline) in PROVIDERS.items():
     _prep = _prepare_for(_name)
     _prep.__doc__ = (
-        f"CK tile FMHA forward, {_variant} codegen variant ({_pipeline} pipeline), run as "
+        f"CK tile FMHA forward, {_config} codegen config ({_pipeline} pipeline), run as "
         "CK's tile_example_fmha_fwd (self-checked, self-timed)."
     )
     register(
@@ -179,6 +180,6 @@ for _name, (_variant, _family, _pipeline) in VARIANTS.items():
         "attention",
         _family,
         ("amd",),
-        available=_available(_variant),
+        available=_available(_config),
         supports=_supports,
     )(_prep)

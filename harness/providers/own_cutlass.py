@@ -1,9 +1,9 @@
 """The project's own CUTLASS / CuTe kernels (kernels/cutlass/), built by nvcc at prepare time.
 
 GEMM:
-  own-cutlass                       SM90 TMA + WGMMA warp-specialized, variant and scheduler
+  own-cutlass                       SM90 TMA + WGMMA warp-specialized, config and scheduler
                                     chosen per shape by timing candidates (kernels/cutlass/gemm_tune.py)
-  own-cutlass-sm90-<variant>        one fixed SM90 variant (tile, cluster, schedule in the name)
+  own-cutlass-sm90-<config>         one fixed SM90 config (tile, cluster, schedule in the name)
   own-cutlass-sm80-multistage       the Ampere rung: cp.async multistage + mma.sync
 Attention:
   own-cutlass                       CuTe FMHA forward (SM80 style: cp.async, ldmatrix, mma.sync)
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 import torch
 from harness_kernels.cutlass import build
-from harness_kernels.cutlass.gemm import VARIANTS
+from harness_kernels.cutlass.gemm import CONFIGS
 
 from harness.device import DeviceInfo
 from harness.problems import AttentionProblem, GemmProblem, Problem
@@ -120,7 +120,7 @@ def _reference(a: torch.Tensor, b: torch.Tensor, alpha: torch.Tensor | None) -> 
     prebuild=_prebuild_of("own-cutlass"),
 )
 def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
-    """Own CUTLASS SM90 GEMM (TMA + WGMMA, warp-specialized), variant chosen per shape by timing."""
+    """Own CUTLASS SM90 GEMM (TMA + WGMMA, warp-specialized), config chosen per shape by timing."""
     from harness_kernels.cutlass import gemm_tune
     from harness_kernels.cutlass.gemm import prepare_gemm
 
@@ -138,7 +138,7 @@ def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> 
     cands = gemm_tune.sm90_candidates(problem.m, problem.n, problem.k, problem.dtype)
     reference = lambda: _reference(a, b, alpha)  # only computed if this shape is not tuned yet
     result = _load_or_skip(gemm_tune.tune, a, b, cands, reference, key, alpha)
-    launch = _load_or_skip(prepare_gemm, a, b, result.variant, alpha=alpha, options=result.options)
+    launch = _load_or_skip(prepare_gemm, a, b, result.config, alpha=alpha, options=result.options)
     config = dict(launch.config, tuned_ms=gemm_tune.best_ms(result))
     config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     if result.rejected:
@@ -146,27 +146,25 @@ def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> 
     return Prepared(launch, config)
 
 
-def _gemm_variant(name: str) -> None:
+def _gemm_config(name: str) -> None:
     from harness_kernels.cutlass.gemm import prepare_gemm
 
-    variant = VARIANTS[name]
+    config = CONFIGS[name]
 
     def prepare(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
-        launch = _load_or_skip(
-            prepare_gemm, inputs["a"], inputs["b"], variant, alpha=_alpha(inputs)
-        )
+        launch = _load_or_skip(prepare_gemm, inputs["a"], inputs["b"], config, alpha=_alpha(inputs))
         return Prepared(launch, dict(launch.config))
 
-    what = "SM80-style cp.async multistage + mma.sync" if variant.kernel == "sm80" else "SM90"
-    prepare.__doc__ = f"Own CUTLASS GEMM, fixed variant {name} ({what})."
+    what = "SM80-style cp.async multistage + mma.sync" if config.kernel == "sm80" else "SM90"
+    prepare.__doc__ = f"Own CUTLASS GEMM, fixed config {name} ({what})."
     register(
         f"own-cutlass-{name}",
         "gemm",
         "own",
         ("nvidia",),
-        min_cc=variant.min_cc,
+        min_cc=config.min_cc,
         available=_available,
-        supports=_gemm_supports_for(variant.dtypes),
+        supports=_gemm_supports_for(config.dtypes),
         prebuild=_prebuild_of(f"own-cutlass-{name}"),
     )(prepare)
 
@@ -251,12 +249,12 @@ def specs_for(problems: Iterable[Problem], providers: Iterable[str] | None = Non
         if isinstance(p, GemmProblem) and p.dtype in GEMM_DTYPES and p.batch == 1:
             b_col = p.layout == "nt"
             if wanted is None or "own-cutlass" in wanted:
-                for v, _ in gemm_tune.sm90_candidates(p.m, p.n, p.k, p.dtype):
-                    specs.append(v.spec(p.dtype, b_col))
-            for name, v in VARIANTS.items():
-                if (wanted is None or f"own-cutlass-{name}" in wanted) and p.dtype in v.dtypes:
+                for c, _ in gemm_tune.sm90_candidates(p.m, p.n, p.k, p.dtype):
+                    specs.append(c.spec(p.dtype, b_col))
+            for name, c in CONFIGS.items():
+                if (wanted is None or f"own-cutlass-{name}" in wanted) and p.dtype in c.dtypes:
                     if b_col or p.dtype != "fp8_e4m3":
-                        specs.append(v.spec(p.dtype, b_col))
+                        specs.append(c.spec(p.dtype, b_col))
         elif isinstance(p, AttentionProblem) and _attention_supports(p, None) is None:
             if wanted is None or "own-cutlass" in wanted:
                 specs.append(fmha_spec(p.dtype, p.head_dim))
@@ -276,5 +274,5 @@ def prebuild(
     return _build_libraries(specs_for(problems, providers), max_workers)
 
 
-for _name in VARIANTS:
-    _gemm_variant(_name)
+for _name in CONFIGS:
+    _gemm_config(_name)

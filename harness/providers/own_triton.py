@@ -24,8 +24,8 @@ ATTENTION_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma", "no-split")
 DECODE_MAX_Q = 8
 
 
-def _provider_name(variant: str) -> str:
-    return "own-triton" if variant == "full" else f"own-triton-{variant}"
+def _provider_name(rung: str) -> str:
+    return "own-triton" if rung == "full" else f"own-triton-{rung}"
 
 
 def _require_interpreter_on_cpu(device: DeviceInfo) -> None:
@@ -39,7 +39,7 @@ def _gemm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
     return None
 
 
-def _gemm_rung(variant: str) -> None:
+def _gemm_rung(rung: str) -> None:
     def prepare(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
         _require_interpreter_on_cpu(device)
         from harness_kernels.triton.gemm import prepare_matmul
@@ -47,22 +47,22 @@ def _gemm_rung(variant: str) -> None:
         launch = prepare_matmul(
             inputs["a"],
             inputs["b"],
-            variant=variant,
+            rung=rung,
             a_scale=inputs.get("a_scale"),
             b_scale=inputs.get("b_scale"),
             fp32_precision="tf32" if problem.dtype == "tf32" else "ieee",
         )
         return Prepared(launch, dict(launch.config))
 
-    prepare.__doc__ = f"Own Triton GEMM, ladder rung '{variant}'."
-    register(_provider_name(variant), "gemm", "own", VENDORS, supports=_gemm_supports)(prepare)
+    prepare.__doc__ = f"Own Triton GEMM, ladder rung '{rung}'."
+    register(_provider_name(rung), "gemm", "own", VENDORS, supports=_gemm_supports)(prepare)
 
 
 def _is_decode(problem: AttentionProblem) -> bool:
     return problem.q_len <= DECODE_MAX_Q and problem.q_len < problem.kv_len
 
 
-def _attention_supports_for(variant: str):
+def _attention_supports_for(rung: str):
     def supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
         if problem.dtype not in ("fp16", "bf16"):
             return "own attention kernels take fp16/bf16"
@@ -71,16 +71,16 @@ def _attention_supports_for(variant: str):
         decode = _is_decode(problem)
         if problem.kv_layout == "paged" and not decode:
             return f"paged caches go through the decode kernel (q_len <= {DECODE_MAX_Q})"
-        if variant == "no-split" and not decode:
+        if rung == "no-split" and not decode:
             return "no-split is a decode rung"
-        if variant == "q-reload" and decode:
+        if rung == "q-reload" and decode:
             return "q-reload is a prefill rung"
         return None
 
     return supports
 
 
-def _attention_rung(variant: str) -> None:
+def _attention_rung(rung: str) -> None:
     def prepare(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
         _require_interpreter_on_cpu(device)
         if _is_decode(problem):
@@ -94,27 +94,27 @@ def _attention_rung(variant: str) -> None:
                 cache_seqlens=inputs["cache_seqlens"],
                 block_table=None if dense else inputs["block_table"],
                 causal=problem.causal,
-                variant=variant,
+                rung=rung,
             )
         else:
             from harness_kernels.triton.attention_prefill import prepare_attention
 
             launch = prepare_attention(
-                inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, variant=variant
+                inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, rung=rung
             )
         return Prepared(launch, dict(launch.config))
 
-    prepare.__doc__ = f"Own Triton attention (prefill FMHA / split-KV decode), rung '{variant}'."
+    prepare.__doc__ = f"Own Triton attention (prefill FMHA / split-KV decode), rung '{rung}'."
     register(
-        _provider_name(variant),
+        _provider_name(rung),
         "attention",
         "own",
         VENDORS,
-        supports=_attention_supports_for(variant),
+        supports=_attention_supports_for(rung),
     )(prepare)
 
 
-for _v in GEMM_RUNGS:
-    _gemm_rung(_v)
-for _v in ATTENTION_RUNGS:
-    _attention_rung(_v)
+for _rung in GEMM_RUNGS:
+    _gemm_rung(_rung)
+for _rung in ATTENTION_RUNGS:
+    _attention_rung(_rung)

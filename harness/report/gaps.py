@@ -140,7 +140,7 @@ def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ven_frac
 
 
 def rungs(providers) -> set[str]:
-    """Own providers that are ladder rungs or fixed variants of another own provider in the
+    """Own providers that are ladder rungs or fixed configs of another own provider in the
     rows ('own-triton-no-tma' of 'own-triton'): each gives up something on purpose."""
     names = set(providers)
     return {p for p in names if any(p.startswith(q + "-") for q in names if q != p)}
@@ -149,7 +149,7 @@ def rungs(providers) -> set[str]:
 def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One line per (GPU, problem, own provider) with a vendor row beside it: speedup, regime,
     both fractions of the bounding roof, SM fill and the reason; `rung` marks ladder rungs and
-    fixed variants. Sorted worst first."""
+    fixed configs. Sorted worst first."""
     ok = speed_rows(df)
     peaks = device_peaks(df)
     rung_names = rungs(ok.loc[ok["family"] == "own", "provider"])
@@ -236,7 +236,7 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
                f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
                f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
                f"the ridge of the measured ceilings, datasheet where none) and both kernels' "
-               f"fraction of that roof. rung: a ladder rung or fixed variant.")  # fmt: skip
+               f"fraction of that roof. rung: a ladder rung or fixed config.")  # fmt: skip
     worst = worst_points(frame)
     return (
         Table("gaps_summary", "Own vs vendor: where and why", caption, summary),

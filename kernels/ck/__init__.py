@@ -1,5 +1,5 @@
 """Composable Kernel (CK) tile FMHA forward, built from the pinned third_party/composable_kernel
-with the project's own code-generation variant.
+with the project's own code-generation config.
 
     fmha_codegen  which kernels CK's generator emits (default vs register-trick), blob writing
     fmha_build    hipcc command lines, content-keyed build cache, the tile_example_fmha_fwd binary

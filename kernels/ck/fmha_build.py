@@ -1,7 +1,7 @@
-"""Build CK's tile_example_fmha_fwd from the pinned submodule with one codegen variant's blobs.
+"""Build CK's tile_example_fmha_fwd from the pinned submodule with one codegen config's blobs.
 
-    python -m harness_kernels.ck.fmha_build --variant register-trick --arch gfx942 [--jobs 16]
-    python -m harness_kernels.ck.fmha_build --variant default --arch gfx90a --print-commands
+    python -m harness_kernels.ck.fmha_build --config register-trick --arch gfx942 [--jobs 16]
+    python -m harness_kernels.ck.fmha_build --config default --arch gfx90a --print-commands
 
 CK's own CMake builds the example from every blob generate.py emits (1,170 forward kernels at
 the pinned commit). This builds the same program from CK's fmha_fwd.cpp and only the blobs
@@ -10,7 +10,7 @@ translation unit in parallel, then one link. Flags are those CK's CMakeLists.txt
 example/ck_tile/01_fmha/CMakeLists.txt set at the pinned commit for this HIP version.
 
 Builds land in a content-keyed cache, $HARNESS_CK_CACHE, else $HARNESS_CACHE_DIR/ck, else
-~/.cache/kernel-harness/ck:  <variant>-<arch>-<key>/{gen/*.cpp, obj/*.o, tile_example_fmha_fwd,
+~/.cache/kernel-harness/ck:  <config>-<arch>-<key>/{gen/*.cpp, obj/*.o, tile_example_fmha_fwd,
 manifest.json}, key = sha256(CK commit, codegen source, dtypes, flags, hipcc version).
 """
 
@@ -132,16 +132,16 @@ def _codegen_hash() -> str:
     return hashlib.sha256(Path(fmha_codegen.__file__).read_bytes()).hexdigest()[:16]
 
 
-def build_key(variant: str, arch: str, dtypes: tuple[str, ...], flags: list[str], hip: str) -> str:
-    payload = json.dumps([CK_SHA, _codegen_hash(), variant, arch, dtypes, flags, hip])
+def build_key(config: str, arch: str, dtypes: tuple[str, ...], flags: list[str], hip: str) -> str:
+    payload = json.dumps([CK_SHA, _codegen_hash(), config, arch, dtypes, flags, hip])
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def find_binary(variant: str, arch: str, root: Path | None = None) -> Path | None:
-    """A built binary for (variant, arch) from this CK commit and codegen source, or None.
+def find_binary(config: str, arch: str, root: Path | None = None) -> Path | None:
+    """A built binary for (config, arch) from this CK commit and codegen source, or None.
 
     Matched on the manifest, so a machine can use a cache built elsewhere without hipcc."""
-    for manifest in sorted((root or cache_dir()).glob(f"{variant}-{arch}-*/manifest.json")):
+    for manifest in sorted((root or cache_dir()).glob(f"{config}-{arch}-*/manifest.json")):
         try:
             m = json.loads(manifest.read_text())
         except (OSError, ValueError):
@@ -162,7 +162,7 @@ def _run(cmd: list[str], what: str) -> None:
 
 
 def plan(
-    variant: str, arch: str, dtypes: tuple[str, ...] = ("fp16", "bf16"), hipcc: str | None = None
+    config: str, arch: str, dtypes: tuple[str, ...] = ("fp16", "bf16"), hipcc: str | None = None
 ) -> dict:
     """Everything a build does, without doing it: blobs, compile and link command lines."""
     if arch not in ARCHS:
@@ -179,9 +179,9 @@ def plan(
             f"{hipcc} is HIP {version}; CK's ck_tile needs >= {MIN_HIP[0]}.{MIN_HIP[1]}"
         )
     flags = compile_flags(version)
-    out = cache_dir() / f"{variant}-{arch}-{build_key(variant, arch, dtypes, flags, str(version))}"
+    out = cache_dir() / f"{config}-{arch}-{build_key(config, arch, dtypes, flags, str(version))}"
     gen = fmha_codegen.load_generator(root)
-    kernels = fmha_codegen.select_kernels(gen, variant, fmha_codegen.Selection(dtypes=dtypes))
+    kernels = fmha_codegen.select_kernels(gen, config, fmha_codegen.Selection(dtypes=dtypes))
     blobs = [out / "gen" / k.filename for k in kernels] + [out / "gen" / gen.FMHA_FWD_API_FILENAME]
     sources = [root / fmha_codegen.FMHA_EXAMPLE / "fmha_fwd.cpp", *blobs]
     objs = [out / "obj" / (s.stem + ".o") for s in sources]
@@ -193,10 +193,10 @@ def plan(
 
 
 def build(
-    variant: str, arch: str, dtypes: tuple[str, ...] = ("fp16", "bf16"), jobs: int | None = None
+    config: str, arch: str, dtypes: tuple[str, ...] = ("fp16", "bf16"), jobs: int | None = None
 ) -> Path:
     """Generate, compile and link (cached); returns the path of tile_example_fmha_fwd."""
-    p = plan(variant, arch, dtypes)
+    p = plan(config, arch, dtypes)
     exe = p["out"] / EXE_NAME
     if exe.is_file() and (p["out"] / "manifest.json").is_file():
         return exe
@@ -206,7 +206,7 @@ def build(
         list(pool.map(lambda c: _run(c, f"compile {Path(c[-3]).name}"), p["compiles"]))
     _run(p["link"], "link")
     manifest = {
-        "ck_sha": CK_SHA, "codegen": _codegen_hash(), "variant": variant, "arch": arch,
+        "ck_sha": CK_SHA, "codegen": _codegen_hash(), "config": config, "arch": arch,
         "dtypes": list(dtypes), "hip_version": ".".join(map(str, p["hip_version"])),
         "kernels": [fmha_codegen.kernel_traits(k) for k in p["kernels"]],
         "link": p["link"],
@@ -217,7 +217,7 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variant", choices=fmha_codegen.VARIANTS, default="register-trick")
+    parser.add_argument("--config", choices=fmha_codegen.CONFIGS, default="register-trick")
     parser.add_argument("--arch", choices=ARCHS, required=True)
     parser.add_argument("--dtypes", default="fp16,bf16")
     parser.add_argument("--jobs", type=int)
@@ -226,11 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     dtypes = tuple(args.dtypes.split(","))
     try:
         if args.print_commands:
-            p = plan(args.variant, args.arch, dtypes)
+            p = plan(args.config, args.arch, dtypes)
             for cmd in [*p["compiles"], p["link"]]:
                 print(" ".join(cmd))
             return 0
-        print(build(args.variant, args.arch, dtypes, args.jobs))
+        print(build(args.config, args.arch, dtypes, args.jobs))
     except (BuildError, fmha_codegen.CodegenError) as e:
         print(f"fmha_build: {e}", file=sys.stderr)
         return 1

@@ -1,14 +1,14 @@
-"""The project's code-generation variant of CK's tile FMHA forward example.
+"""The project's two code-generation configs of CK's tile FMHA forward example.
 
 No CK file is copied or patched. CK's own generator module
 (example/ck_tile/01_fmha/codegen/ops/fmha_fwd.py in the pinned submodule) is imported at build
 time; its default kernel list is filtered to what this project measures and, for the
-register-trick variant, each kept kernel's pipeline is rewritten; CK's own writers then emit the
+register-trick config, each kept kernel's pipeline is rewritten; CK's own writers then emit the
 kernel blobs and the dispatch API into a build folder.
 
-    python -m harness_kernels.ck.fmha_codegen --variant register-trick --output-dir DIR [--list]
+    python -m harness_kernels.ck.fmha_codegen --config register-trick --output-dir DIR [--list]
 
-Kept (both variants): head dim 128, fp16 and bf16, batch mode, row-major V, no bias, no LSE
+Kept (both configs): head dim 128, fp16 and bf16, batch mode, row-major V, no bias, no LSE
 store, no dropout, no fp8 static quant, no mask and causal (CK's "simplified" mask, whose
 runtime window also expresses bottom-right alignment). Per dtype that is CK's four default
 kernels: seqlen-k padded or not x masked or not.
@@ -17,7 +17,7 @@ kernels: seqlen-k padded or not x masked or not.
                   copied global -> LDS by async buffer loads that bypass the registers.
   register-trick  the same four kernels per dtype with `qr` (BlockFmhaPipelineQRKSVS): the whole
                   Q tile resident in VGPRs and the next K/V tiles prefetched global -> registers
-                  -> LDS, so their loads overlap the current tile's MFMAs (the thesis's variant).
+                  -> LDS, so their loads overlap the current tile's MFMAs (the thesis's config).
 
 Generator interface used, as of the pinned commit: get_fwd_blobs(kernel_filter, receipt,
 mask_impl) -> (FmhaFwdApiPool, [FmhaFwdKernel]); the dataclasses FmhaFwdKernel (F_idx, F_hdim,
@@ -43,7 +43,7 @@ from typing import Any
 from . import CK_SHA
 
 FMHA_EXAMPLE = Path("example/ck_tile/01_fmha")
-VARIANTS = ("default", "register-trick")
+CONFIGS = ("default", "register-trick")
 DEFAULT_PIPELINE = "qr_async"
 REGISTER_TRICK_PIPELINE = "qr"
 RECEIPT = 0  # CK's default instance set (what CMake builds for the example)
@@ -53,7 +53,7 @@ PIPELINE_FIELDS = ("tag", "F_vlayout", "F_spad", "F_skpad", "F_dpad", "F_dvpad",
 
 
 class CodegenError(RuntimeError):
-    """CK's generator is missing, or no longer yields the kernels this variant expects."""
+    """CK's generator is missing, or no longer yields the kernels this config expects."""
 
 
 @dataclass(frozen=True)
@@ -97,27 +97,27 @@ def _wanted(kernel: Any, sel: Selection) -> bool:
     )
 
 
-def select_kernels(gen: ModuleType, variant: str, sel: Selection = Selection()) -> list[Any]:
-    """The FmhaFwdKernel objects of one variant, in CK's dispatch order.
+def select_kernels(gen: ModuleType, config: str, sel: Selection = Selection()) -> list[Any]:
+    """The FmhaFwdKernel objects of one config, in CK's dispatch order.
 
     Order matters: CK's dispatcher tries kernels in registration order, and a `qr` kernel whose
     seqlen-k padding is off must come before its padded twin (CK's own note in fmha_fwd.py)."""
-    if variant not in VARIANTS:
-        raise ValueError(f"variant: unknown '{variant}'; allowed: {', '.join(VARIANTS)}")
+    if config not in CONFIGS:
+        raise ValueError(f"config: unknown '{config}'; allowed: {', '.join(CONFIGS)}")
     _, kernels = gen.get_fwd_blobs(None, RECEIPT, MASK_IMPL)
     kept = [k for k in kernels if _wanted(k, sel)]
     tags = sorted({k.F_pipeline.tag for k in kept})
     if tags != [DEFAULT_PIPELINE]:
         raise CodegenError(
             f"CK's default hdim-{sel.hdim} set for {sel.dtypes} uses pipelines {tags}; this "
-            f"variant expects only {DEFAULT_PIPELINE}: the pinned generator changed"
+            f"config expects only {DEFAULT_PIPELINE}: the pinned generator changed"
         )
     missing = {(d, m) for d in sel.dtypes for m in sel.masks} - {
         (k.F_dtype, k.F_pipeline.F_mask) for k in kept
     }
     if missing:
         raise CodegenError(f"CK's generator has no kernel for (dtype, mask) {sorted(missing)}")
-    if variant == "register-trick":
+    if config == "register-trick":
         kept = [
             dataclasses.replace(
                 k, F_pipeline=dataclasses.replace(k.F_pipeline, tag=REGISTER_TRICK_PIPELINE)
@@ -184,7 +184,7 @@ def record_interface(gen: ModuleType, sel: Selection = Selection()) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ck-root", default=os.environ.get("HARNESS_CK_ROOT"))
-    parser.add_argument("--variant", choices=VARIANTS, default="register-trick")
+    parser.add_argument("--config", choices=CONFIGS, default="register-trick")
     parser.add_argument("--dtypes", default="fp16,bf16")
     parser.add_argument("--output-dir")
     parser.add_argument("--list", action="store_true", help="print the kernel names only")
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.record_fixture:
         Path(args.record_fixture).write_text(record_interface(gen))
         return 0
-    kernels = select_kernels(gen, args.variant, Selection(dtypes=tuple(args.dtypes.split(","))))
+    kernels = select_kernels(gen, args.config, Selection(dtypes=tuple(args.dtypes.split(","))))
     if args.list or not args.output_dir:
         print("\n".join(k.name for k in kernels))
         return 0

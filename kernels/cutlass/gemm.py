@@ -12,7 +12,7 @@ Configs (one compiled library per config x dtype x B layout):
                          the 128-row tiles and no split-K (no workspace flags to clear per launch)
   sm80-multistage        cp.async multistage + mma.sync, 128x256x64, 3 stages (sm_80 and sm_90)
 
-    launch = prepare_gemm(a, b, VARIANTS["sm90-coop-128x256"])   # a [M, K], b [K, N] view
+    launch = prepare_gemm(a, b, CONFIGS["sm90-coop-128x256"])    # a [M, K], b [K, N] view
     out = launch()                                                 # [M, N], on the current stream
 """
 
@@ -93,11 +93,11 @@ class GemmConfig:
 
 
 _SM90 = GemmConfig("", "sm90", (128, 128, 64))
-# Every config by name. The name VARIANTS stays while harness/providers/own_cutlass.py imports
-# it (one provider per entry: own-cutlass-<name>); rename both together.
-VARIANTS: dict[str, GemmConfig] = {
-    v.name: v
-    for v in (
+# Every config by name; harness/providers/own_cutlass.py registers one provider per entry
+# (own-cutlass-<name>), so a name here is a provider name in recorded rows: keep names stable.
+CONFIGS: dict[str, GemmConfig] = {
+    c.name: c
+    for c in (
         replace(_SM90, name="sm90-coop-128x256", tile=(128, 256, 64), cluster=(2, 1)),
         replace(_SM90, name="sm90-coop-256x128", tile=(256, 128, 64), cluster=(1, 2)),
         replace(_SM90, name="sm90-pingpong-128x128", cluster=(2, 1), schedule="pingpong"),
@@ -236,7 +236,7 @@ class GemmLaunch:
         info = build.describe(self._lib)
         self.config = {
             "library": "own-cutlass",
-            "variant": config.name,  # a recorded provider_config key: keeps its name
+            "variant": config.name,  # the config's name; a stored provider_config key, kept
             "kernel": info.get("kernel"),
             "tile": "x".join(map(str, config.tile_for(dtype))),
             "cluster": "x".join(map(str, config.cluster)),

@@ -15,7 +15,7 @@ import torch
 
 from . import build
 from .build import KernelError
-from .gemm import VARIANTS, GemmConfig, GemmLaunch, RunOptions, prepare_gemm
+from .gemm import CONFIGS, GemmConfig, GemmLaunch, RunOptions, prepare_gemm
 
 _WARMUP = 3
 _REPS = 10
@@ -31,52 +31,52 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
     and split K (stream-K or split-K) until every SM streams its share. Mid M has fewer output
     tiles than SMs: stream-K. Large M is compute-bound: big tiles, clusters, L2 rasterization.
     """
-    V, O = VARIANTS, RunOptions
+    C, O = CONFIGS, RunOptions
     heuristic, dp = O(), O("data-parallel")
     if m <= 64:
         width = 16 if m <= 16 else 32 if m <= 32 else 64
         # 64-row tiles: N/64 CTAs stream the weights with no split-K and nothing to clear
         # between launches; for small N, split K across 128-row tiles instead.
-        cands = [(V[f"sm90-swapab-pingpong-64x{width}"], O())]
-        swap = V[f"sm90-swapab-128x{width}"]
+        cands = [(C[f"sm90-swapab-pingpong-64x{width}"], O())]
+        swap = C[f"sm90-swapab-128x{width}"]
         cands += [(swap, heuristic), (swap, dp), (swap, O("split-k", 2)), (swap, O("split-k", 4))]
         return cands + [(swap, O("split-k", 8))] if k >= 8192 else cands
     if m <= 256:
-        sk = V["sm90-streamk-128x128"]
+        sk = C["sm90-streamk-128x128"]
         return [
             (sk, heuristic),
             (sk, dp),
             (sk, O("split-k", 2)),
-            (V["sm90-swapab-128x64"], heuristic),
-            (V["sm90-swapab-pingpong-64x64"], O()),
-            (V["sm90-pingpong-128x128"], O(swizzle=1)),
+            (C["sm90-swapab-128x64"], heuristic),
+            (C["sm90-swapab-pingpong-64x64"], O()),
+            (C["sm90-pingpong-128x128"], O(swizzle=1)),
         ]
     if m <= 1024:
         return [
-            (V["sm90-streamk-128x128"], heuristic),
-            (V["sm90-pingpong-128x128"], O(swizzle=1)),
-            (V["sm90-coop-128x256"], O(swizzle=1)),
-            (V["sm90-streamk-128x256"], heuristic),
+            (C["sm90-streamk-128x128"], heuristic),
+            (C["sm90-pingpong-128x128"], O(swizzle=1)),
+            (C["sm90-coop-128x256"], O(swizzle=1)),
+            (C["sm90-streamk-128x256"], heuristic),
         ]
     return [
-        (V["sm90-coop-128x256"], O(swizzle=1)),
-        (V["sm90-coop-128x256"], O(swizzle=4)),
-        (V["sm90-coop-256x128"], O(swizzle=1)),
-        (V["sm90-pingpong-128x128"], O(swizzle=2)),
-        (V["sm90-streamk-128x256"], heuristic),
+        (C["sm90-coop-128x256"], O(swizzle=1)),
+        (C["sm90-coop-128x256"], O(swizzle=4)),
+        (C["sm90-coop-256x128"], O(swizzle=1)),
+        (C["sm90-pingpong-128x128"], O(swizzle=2)),
+        (C["sm90-streamk-128x256"], heuristic),
     ]
 
 
 def all_sm90_configs() -> list[GemmConfig]:
     """Every SM90 config some candidate list can name (what a sweep prebuilds)."""
-    return [v for v in VARIANTS.values() if v.kernel == "sm90"]
+    return [c for c in CONFIGS.values() if c.kernel == "sm90"]
 
 
 @dataclass
 class TuneResult:
     """What tuning decided for one problem key."""
 
-    variant: GemmConfig  # the chosen config; harness/providers/own_cutlass.py reads this name
+    config: GemmConfig  # the chosen config
     options: RunOptions
     timings_ms: dict[str, float] = field(default_factory=dict)  # candidate -> median ms
     rejected: dict[str, str] = field(default_factory=dict)  # candidate -> reason
@@ -135,7 +135,7 @@ def tune(
     expected = reference()
     dtype = {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(a.dtype, "fp8_e4m3")
     b_col = b.stride(0) == 1 and b.shape[1] > 1
-    build.build_many(v.spec(dtype, b_col) for v, _ in candidates)  # parallel nvcc, once
+    build.build_many(c.spec(dtype, b_col) for c, _ in candidates)  # parallel nvcc, once
     flush = _flush_buffer(a.device)
     timings: dict[str, float] = {}
     rejected: dict[str, str] = {}

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from . import build
 from .fmha import KERNELS, fmha_spec
-from .gemm import VARIANTS
+from .gemm import CONFIGS
 
 DEFAULT_GEMM = ("bf16:nt", "bf16:nn")
 DEFAULT_FMHA = ("bf16:128", "bf16:64")
@@ -24,11 +24,11 @@ def gemm_specs(
     dtype: str, layout: str, configs: Iterable[str] | None = None
 ) -> list[build.KernelSpec]:
     """Libraries of the GEMM configs (all by default) that take `dtype` in `layout` (nt | nn)."""
-    chosen = [VARIANTS[c] for c in configs] if configs is not None else list(VARIANTS.values())
+    chosen = [CONFIGS[c] for c in configs] if configs is not None else list(CONFIGS.values())
     b_col = layout == "nt"
     # fp8 WGMMA reads both operands K-major: only nt exists for it.
     return [
-        v.spec(dtype, b_col) for v in chosen if dtype in v.dtypes and (b_col or dtype != "fp8_e4m3")
+        c.spec(dtype, b_col) for c in chosen if dtype in c.dtypes and (b_col or dtype != "fp8_e4m3")
     ]
 
 

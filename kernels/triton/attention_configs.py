@@ -1,98 +1,19 @@
-"""Shared plumbing for the attention kernels: the prepared-launch object, target detection,
-per-vendor config spaces with their prune predicates, and in-process tuning.
+"""What the attention launchers try: per-vendor config spaces for prefill and decode with their
+prune predicates (shared memory / LDS budgets, padding), and the split-KV count for decode.
 
-Both attention_prefill.py and attention_decode.py import from here; this module holds no kernel.
+attention_prefill.py and attention_decode.py pick from these lists (attention_tune.py times
+them on a GPU); this module holds no kernel and reads no device.
 """
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable, Sequence
 from typing import Any
-
-import torch
-
-from .bench_cold import bench_cold
 
 # Largest dynamic shared memory one CTA may use on sm_90 (H100/H200): 227 KiB.
 SM90_SMEM_BYTES = 232448
 # LDS per workgroup on CDNA3 (MI300): 64 KiB.
 GFX942_LDS_BYTES = 65536
-
-# Tuning results, keyed by (kernel, shapes, dtype, rung, ..., device). In-process only.
-_TUNE_CACHE: dict[tuple, dict[str, Any]] = {}
-
-
-class AttentionLaunch:
-    """A prepared attention call: output allocated and config chosen; calling it only launches.
-
-    Prefill and decode both return one; it satisfies harness_kernels.launch.Launch."""
-
-    out: torch.Tensor  # [B, Hq, Sq, D], same layout as q
-    lse: torch.Tensor | None  # [B, Hq, Sq] fp32, natural log, or None
-    config: dict[str, Any]
-
-    def __init__(
-        self,
-        out: torch.Tensor,
-        lse: torch.Tensor | None,
-        config: dict[str, Any],
-        launches: Sequence[Callable[[], object]],
-    ) -> None:
-        self.out = out
-        self.lse = lse
-        self.config = config
-        self._launches = tuple(launches)
-
-    def __call__(self) -> torch.Tensor:
-        """Launch the kernel(s) on the current stream; no allocation, tuning or host sync."""
-        for launch in self._launches:
-            launch()
-        return self.out
-
-    def __repr__(self) -> str:
-        return f"AttentionLaunch(out={tuple(self.out.shape)}, config={self.config})"
-
-
-# ----------------------------------------------------------------------------------------------
-# Target detection
-# ----------------------------------------------------------------------------------------------
-
-
-def interpreting() -> bool:
-    """True under TRITON_INTERPRET=1 (CPU interpreter): no tuning, tiny configs, UPCAST on."""
-    return os.environ.get("TRITON_INTERPRET") == "1"
-
-
-def target_of(device: torch.device) -> tuple[str, Any]:
-    """("interpret", None) | ("cuda", capability as int, e.g. 90) | ("hip", "gfx942")."""
-    if interpreting() or device.type != "cuda":
-        return ("interpret", None)
-    if torch.version.hip is not None:
-        arch = torch.cuda.get_device_properties(device).gcnArchName.split(":")[0]
-        return ("hip", arch)
-    major, minor = torch.cuda.get_device_capability(device)
-    return ("cuda", major * 10 + minor)
-
-
-def num_sms(device: torch.device) -> int:
-    """Streaming multiprocessors (CUs on AMD); a nominal 8 under the interpreter."""
-    if interpreting() or device.type != "cuda":
-        return 8
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
-def device_key(device: torch.device) -> str:
-    """Tune-cache component naming the device model, so two different GPUs never share an entry."""
-    if interpreting() or device.type != "cuda":
-        return "interpret"
-    return torch.cuda.get_device_name(device)
-
-
-def triton_dtype_name(dtype: torch.dtype) -> str:
-    """The Triton signature name of a torch dtype (for AOT specs)."""
-    return {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}[dtype]
 
 
 def next_pow2(x: int) -> int:
@@ -313,66 +234,6 @@ def decode_configs(
 
 
 # ----------------------------------------------------------------------------------------------
-# Tuning
-# ----------------------------------------------------------------------------------------------
-
-
-def tune(
-    key: tuple,
-    candidates: Sequence[dict],
-    build: Callable[[dict], Callable[[], object]],
-    enabled: bool,
-    output: torch.Tensor | None = None,
-) -> tuple[dict, dict[str, Any]]:
-    """Pick the fastest candidate by timing build(c)() with a cold L2 (bench_cold: a read
-    flush before every launch, as the harness times; do_bench's zero_() flush taxes the
-    HBM-bound decode candidates with write-backs and mis-ranked them on the H200).
-
-    Returns (config, info); info has tuned, tune_candidates, tune_ms and tune_failed. Results
-    are cached in-process by `key`; with enabled False the first candidate is taken untimed.
-    Candidates that fail to compile or run (e.g. out of shared memory) are dropped, and so are
-    those whose `output` (the buffer every candidate writes) disagrees with the first good one:
-    a fast wrong config must never win.
-    """
-    if not enabled or len(candidates) == 1:
-        return dict(candidates[0]), dict(tuned=False, tune_candidates=len(candidates))
-    if key in _TUNE_CACHE:
-        hit = _TUNE_CACHE[key]
-        return dict(hit["config"]), dict(hit["info"], tune_cache_hit=True)
-
-    best_ms, best, failed, first = math.inf, None, [], None
-    for cand in candidates:
-        try:
-            fn = build(cand)
-            fn()  # compile outside the timed region
-            torch.cuda.synchronize()
-            if output is not None:
-                if first is None:
-                    first = output.float().clone()
-                else:
-                    err = (output.float() - first).abs().max().item()
-                    if not err <= 2e-2 * max(1.0, first.abs().max().item()):
-                        failed.append(f"{_short(cand)}: output differs by {err:.3g}")
-                        continue
-            ms = bench_cold(fn, output.device if output is not None else torch.device("cuda"))
-        except Exception as exc:  # noqa: BLE001 - a failed candidate is just not chosen
-            failed.append(f"{_short(cand)}: {type(exc).__name__}")
-            continue
-        if ms < best_ms:
-            best_ms, best = ms, cand
-    if best is None:
-        raise RuntimeError(f"no attention config compiled and ran: {failed}")
-    info = dict(tuned=True, tune_candidates=len(candidates), tune_ms=best_ms, tune_failed=failed)
-    _TUNE_CACHE[key] = dict(config=dict(best), info=info)
-    return dict(best), dict(info, tune_cache_hit=False)
-
-
-def _short(cfg: dict) -> str:
-    splits = f"x{cfg['num_splits']}" if "num_splits" in cfg else ""
-    return "m{BLOCK_M}n{BLOCK_N}w{num_warps}s{num_stages}".format(**cfg) + splits
-
-
-# ----------------------------------------------------------------------------------------------
 # Split-KV heuristic
 # ----------------------------------------------------------------------------------------------
 
@@ -404,33 +265,3 @@ def choose_num_splits(
         if score > best_score + 1e-9:
             best, best_score = s, score
     return best
-
-
-# ----------------------------------------------------------------------------------------------
-# Ahead-of-time compile specs
-# ----------------------------------------------------------------------------------------------
-
-
-def aot_spec(
-    name: str, fn: Any, types: dict[str, str], constexprs: dict[str, Any], options: dict[str, Any]
-) -> dict[str, Any]:
-    """One compile spec {name, fn, signature, constexprs, attrs, options} for triton.compile.
-
-    Arguments not in `types` or `constexprs` are i32 (sizes, strides). attrs mark pointers and
-    strides as divisible by 16, as the JIT infers for aligned tensors at run time."""
-    signature = {}
-    for arg in fn.arg_names:
-        signature[arg] = "constexpr" if arg in constexprs else types.get(arg, "i32")
-    attrs = {
-        (i,): [["tt.divisibility", 16]]
-        for i, arg in enumerate(fn.arg_names)
-        if signature[arg].startswith("*") or arg.startswith("stride")
-    }
-    return dict(
-        name=name,
-        fn=fn,
-        signature=signature,
-        constexprs=dict(constexprs),
-        attrs=attrs,
-        options=dict(options),
-    )

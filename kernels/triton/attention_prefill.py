@@ -8,7 +8,7 @@ aligned (row i sees keys j <= i + Skv - Sq); fully masked KV tiles are never vis
 KV loop is split into an unmasked part and a masked part (the diagonal and the ragged tail),
 so the mask arithmetic only runs where it can change the result.
 
-Ladder rungs (`variant`), each removing one thing the full kernel relies on:
+Ladder rungs (`rung`), each removing one thing the full kernel relies on:
   full         Q held on chip for the whole KV loop; K/V (and Q, O) moved by TMA tensor
                descriptors on sm_90; K/V multi-buffered (num_stages) so loads of tile j+1..
                overlap the wgmma/softmax of tile j.
@@ -32,20 +32,13 @@ import torch
 import triton
 import triton.language as tl
 
-from .attention_configs import (
-    AttentionLaunch,
-    aot_spec,
-    device_key,
-    interpreting,
-    prefill_configs,
-    target_of,
-    triton_dtype_name,
-)
-from .attention_configs import tune as tune_configs
+from .attention_configs import prefill_configs
+from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
+from .attention_target import device_key, interpreting, target_of
+from .attention_tune import tune as tune_configs
 
-# The rungs: the values of prepare_attention's `variant` keyword, under the name
-# harness/inspect.py reads (keyword and tuple keep the old word until the harness renames them).
-PREFILL_VARIANTS = ("full", "q-reload", "no-pipeline", "no-tma")
+# The rungs: the values of prepare_attention's `rung` keyword.
+PREFILL_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma")
 
 
 # fmt: off
@@ -273,7 +266,7 @@ def prepare_attention(
     *,
     causal: bool,
     sm_scale: float | None = None,
-    variant: str = "full",
+    rung: str = "full",
     return_lse: bool = False,
     tune: bool = True,
 ) -> AttentionLaunch:
@@ -281,8 +274,8 @@ def prepare_attention(
 
     q [B, Hq, Sq, D]; k, v [B, Hkv, Skv, D]; out [B, Hq, Sq, D]; lse [B, Hq, Sq] fp32 (ln).
     """
-    if variant not in PREFILL_VARIANTS:
-        raise ValueError(f"variant {variant!r} not in {PREFILL_VARIANTS}")
+    if rung not in PREFILL_RUNGS:
+        raise ValueError(f"rung {rung!r} not in {PREFILL_RUNGS}")
     _check(q, k, v, causal)
     (batch, h_q, seq_q, head_dim), h_kv, seq_kv = q.shape, k.shape[1], k.shape[2]
     sm_scale = 1.0 / math.sqrt(head_dim) if sm_scale is None else float(sm_scale)
@@ -294,7 +287,8 @@ def prepare_attention(
 
     rows = {name: _flat_rows(t) for name, t in dict(q=q, k=k, v=v, o=out).items()}
     use_tma, tma_reason = True, ""
-    if variant == "no-tma":
+    if rung == "no-tma":
+        # the reason's wording is a recorded value (committed rows carry it): it keeps "variant"
         use_tma, tma_reason = False, "variant no-tma"
     elif not (target[0] == "interpret" or (target[0] == "cuda" and target[1] >= 90)):
         use_tma, tma_reason = False, f"no TMA on {target[0]}:{target[1]}"
@@ -312,22 +306,23 @@ def prepare_attention(
         args = (q, k, v, out, lse, *descs, h_q, h_q // h_kv, seq_q, seq_kv, sm_scale,
                 *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3])  # fmt: skip
         meta = dict(HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
-                    CAUSAL=causal, USE_TMA=use_tma, Q_RELOAD=variant == "q-reload",
+                    CAUSAL=causal, USE_TMA=use_tma, Q_RELOAD=rung == "q-reload",
                     STORE_LSE=return_lse, UPCAST=interpreting(), V_TAIL_TMA=_tight(v),
                     num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
                     **cfg["options"])  # fmt: skip
         return lambda: kernel(*args, **meta)
 
-    cands = prefill_configs(target, head_dim, q.element_size(), variant, seq_q)
+    cands = prefill_configs(target, head_dim, q.element_size(), rung, seq_q)
     key = ("attn_prefill", batch, h_q, h_kv, seq_q, seq_kv, head_dim, q.dtype, causal,
-           variant, return_lse, use_tma, device_key(q.device))  # fmt: skip
+           rung, return_lse, use_tma, device_key(q.device))  # fmt: skip
     cfg, info = tune_configs(key, cands, build, tune and target[0] != "interpret", out)
+    # "variant": the rung's stored key in provider_config (committed rows carry it)
     config: dict[str, Any] = dict(
-        kernel="attn_prefill", variant=variant, causal=causal, head_dim=head_dim,
+        kernel="attn_prefill", variant=rung, causal=causal, head_dim=head_dim,
         dtype=str(q.dtype).removeprefix("torch."), group=h_q // h_kv,
         BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], num_warps=cfg["num_warps"],
         num_stages=cfg["num_stages"], options=dict(cfg["options"]), tma=use_tma,
-        tma_reason=tma_reason, v_tail_tma=use_tma and _tight(v), q_reload=variant == "q-reload",
+        tma_reason=tma_reason, v_tail_tma=use_tma and _tight(v), q_reload=rung == "q-reload",
         return_lse=return_lse, sm_scale=sm_scale, target=f"{target[0]}:{target[1]}", **info,
     )  # fmt: skip
     return AttentionLaunch(out, lse, config, [build(cfg)])
@@ -342,7 +337,7 @@ def aot_specs(
     dtype: torch.dtype = torch.bfloat16,
     head_dim: int = 128,
     backend: str = "cuda",
-    variants: Sequence[str] = ("full", "no-tma"),
+    rungs: Sequence[str] = ("full", "no-tma"),
     causal: Sequence[bool] = (True, False),
     config: dict | None = None,
 ) -> list[dict[str, Any]]:
@@ -353,7 +348,7 @@ def aot_specs(
     ty = triton_dtype_name(dtype)
     target = ("cuda", 90) if backend == "cuda" else ("hip", "gfx942")
     specs = []
-    for rung in variants:
+    for rung in rungs:
         cfg = config or prefill_configs(target, head_dim, dtype.itemsize, rung, 4096)[0]
         use_tma = backend == "cuda" and rung != "no-tma"
         for is_causal in causal:

@@ -66,7 +66,8 @@ class MatmulLaunch:
     # persistent, tensor_cores, warp_specialize, matrix_instr_nonkdim, waves_per_eu) plus what
     # the operands allowed (tma, tma_store, tma_fallback, epilogue_subtile), the grid
     # (num_programs, units), input_precision, fp8_fast_accum, b_layout, arch, device_name,
-    # variant (the rung: a key recorded in every row's provider_config, so it keeps its name),
+    # variant (the rung, stored under the key "variant": rows already recorded carry that key
+    # in provider_config, so the stored name stays although the code says rung),
     # tuned, candidates_tried (and tuned_ms, candidates_rejected after tuning).
     config: dict[str, Any]
     _grid: tuple[int, int, int]
@@ -210,7 +211,7 @@ def prepare_matmul(
     a: torch.Tensor,
     b: torch.Tensor,
     *,
-    variant: str = "full",
+    rung: str = "full",
     out_dtype: torch.dtype | None = None,
     a_scale: torch.Tensor | None = None,
     b_scale: torch.Tensor | None = None,
@@ -221,12 +222,10 @@ def prepare_matmul(
 
     a: [M, K] row-major. b: [K, N] row-major, or column-major (b = w.t(), w [N, K] contiguous).
     fp8 e4m3 inputs need per-tensor float32 scales; their output is bf16 (a@b)*a_scale*b_scale.
-    `variant` is the ladder rung (one of RUNGS); the keyword keeps its old name because
-    harness/providers/own_triton.py passes it (rename both together).
+    `rung` is the ladder rung (one of RUNGS).
     """
-    rung = variant
     if rung not in RUNGS:
-        raise ValueError(f"unknown variant {rung!r}; expected one of {RUNGS}")
+        raise ValueError(f"unknown rung {rung!r}; expected one of {RUNGS}")
     if a.device.type == "cpu" and not interpreting():
         raise ValueError("CPU tensors run only under the Triton interpreter (TRITON_INTERPRET=1)")
     dev = kernel_target(None if interpreting() else a.device)
@@ -253,6 +252,7 @@ def prepare_matmul(
                 1e-4 if exact else 3e-2,
             )
     launch = build_launch(p, result.config, dev)
+    # "variant": the rung's stored key in provider_config (committed rows carry it)
     launch.config.update(variant=rung, tuned=result.tuned, candidates_tried=result.candidates_tried)
     if result.timings_ms:
         launch.config["tuned_ms"] = min(result.timings_ms.values())

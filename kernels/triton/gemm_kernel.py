@@ -91,6 +91,27 @@ def _mac(acc, a_tile, b_tile, USE_DOT: tl.constexpr, INPUT_PRECISION: tl.constex
 
 
 @triton.jit
+def _k_loop(a, b, pid_m, pid_n, k_lo, k_hi, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+            TMA_LOAD: tl.constexpr, B_IS_NK: tl.constexpr, USE_DOT: tl.constexpr,
+            INPUT_PRECISION: tl.constexpr, EVEN_K: tl.constexpr, UPCAST: tl.constexpr):
+    """The fp32 [BLOCK_M, BLOCK_N] sum over K tiles [k_lo, k_hi) of output tile (pid_m, pid_n):
+    the main loop of a split-K unit and of a stream-K share alike. Inlined at both calls, so
+    the pipeliner sees the same loop it would see written out in place."""
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for ki in range(k_lo, k_hi):
+        k0 = ki * BLOCK_K
+        a_tile = _load_a(a, pid_m, k0, M, K, stride_am, stride_ak,
+                         BLOCK_M=BLOCK_M, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, EVEN_K=EVEN_K)
+        b_tile = _load_b(b, pid_n, k0, N, K, stride_bk, stride_bn,
+                         BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, B_IS_NK=B_IS_NK,
+                         EVEN_K=EVEN_K)
+        acc = _mac(acc, a_tile, b_tile,
+                   USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, UPCAST=UPCAST)
+    return acc
+
+
+@triton.jit
 def _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TMA: tl.constexpr,
              EPILOGUE_SUBTILE: tl.constexpr):
@@ -178,16 +199,11 @@ def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
     k_begin = (work_id % SPLIT_K) * k_per_split
     k_end = min(k_begin + k_per_split, k_tiles)
 
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for ki in range(k_begin, k_end):
-        k0 = ki * BLOCK_K
-        a_tile = _load_a(a, pid_m, k0, M, K, stride_am, stride_ak,
-                         BLOCK_M=BLOCK_M, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, EVEN_K=EVEN_K)
-        b_tile = _load_b(b, pid_n, k0, N, K, stride_bk, stride_bn,
-                         BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, B_IS_NK=B_IS_NK,
-                         EVEN_K=EVEN_K)
-        acc = _mac(acc, a_tile, b_tile,
-                   USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, UPCAST=UPCAST)
+    acc = _k_loop(a, b, pid_m, pid_n, k_begin, k_end, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn,
+                  BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TMA_LOAD=TMA_LOAD,
+                  B_IS_NK=B_IS_NK, USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION,
+                  EVEN_K=EVEN_K, UPCAST=UPCAST)
 
     tile_c = work_id_c // SPLIT_K
     pid_m, pid_n = _tile_coords(tile_c, num_pid_m, num_pid_n, GROUP_M=GROUP_M)
@@ -228,16 +244,12 @@ def _stream_k_share(pid, num_programs, dp_tiles, sk_tiles, a, b, c, ws_ptr, coun
     for t in range(lo // k_tiles, t_end):
         t0 = t * k_tiles
         pid_m, pid_n = _tile_coords(dp_tiles + t, num_pid_m, num_pid_n, GROUP_M=GROUP_M)
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for ki in range(max(lo, t0) - t0, min(hi, t0 + k_tiles) - t0):
-            k0 = ki * BLOCK_K
-            a_tile = _load_a(a, pid_m, k0, M, K, stride_am, stride_ak,
-                             BLOCK_M=BLOCK_M, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, EVEN_K=EVEN_K)
-            b_tile = _load_b(b, pid_n, k0, N, K, stride_bk, stride_bn,
-                             BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TMA=TMA_LOAD, B_IS_NK=B_IS_NK,
-                             EVEN_K=EVEN_K)
-            acc = _mac(acc, a_tile, b_tile,
-                       USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, UPCAST=UPCAST)
+        # the K tiles of tile t inside this program's range [lo, hi), counted from the tile's start
+        acc = _k_loop(a, b, pid_m, pid_n, max(lo, t0) - t0, min(hi, t0 + k_tiles) - t0, M, N, K,
+                      stride_am, stride_ak, stride_bk, stride_bn,
+                      BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, TMA_LOAD=TMA_LOAD,
+                      B_IS_NK=B_IS_NK, USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION,
+                      EVEN_K=EVEN_K, UPCAST=UPCAST)
         # Programs covering the tile's first and last iteration (range p starts at
         # p * total // num_programs): part = pid - first, parts = last - first + 1.
         first = tl.cdiv((t0 + 1) * num_programs, total) - 1

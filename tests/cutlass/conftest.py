@@ -68,14 +68,14 @@ def kernel_builds(session_cache: Path) -> dict:
         text=True,
     )
     from harness_kernels.cutlass.fmha import fmha_spec
-    from harness_kernels.cutlass.gemm import VARIANTS
+    from harness_kernels.cutlass.gemm import CONFIGS
 
     # Longest compiles first: two nvcc processes on two cores finish about together.
     specs = {
-        "sm90_gemm": VARIANTS["sm90-coop-128x256"].spec("bf16", b_col=True),
+        "sm90_gemm": CONFIGS["sm90-coop-128x256"].spec("bf16", b_col=True),
         "fmha_sm80": fmha_spec("bf16", 128),
         "fmha_sm90": fmha_spec("bf16", 128, "sm90"),
-        "sm80_gemm": VARIANTS["sm80-multistage"].spec("bf16", b_col=True),
+        "sm80_gemm": CONFIGS["sm80-multistage"].spec("bf16", b_col=True),
     }
     mp = pytest.MonkeyPatch()
     mp.setenv("HARNESS_CUTLASS_CACHE", str(session_cache))

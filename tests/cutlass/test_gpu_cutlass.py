@@ -38,9 +38,9 @@ def _rel(out: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 def _configs():
-    from harness_kernels.cutlass.gemm import VARIANTS
+    from harness_kernels.cutlass.gemm import CONFIGS
 
-    return list(VARIANTS)
+    return list(CONFIGS)
 
 
 @pytest.mark.parametrize("name", _configs())
@@ -49,9 +49,9 @@ def _configs():
     "mnk", [(1, 1024, 512), (37, 776, 1032), (300, 1024, 2048), (1000, 2048, 512)]
 )
 def test_gemm_config_matches_fp32(name, layout, mnk):
-    from harness_kernels.cutlass.gemm import VARIANTS, RunOptions, prepare_gemm
+    from harness_kernels.cutlass.gemm import CONFIGS, RunOptions, prepare_gemm
 
-    config = VARIANTS[name]
+    config = CONFIGS[name]
     if _cc() < config.min_cc:
         pytest.skip(f"{name} needs sm_{config.min_cc[0]}{config.min_cc[1]}")
     _require(config.spec("bf16", layout == "nt"))
@@ -72,15 +72,15 @@ def test_gemm_config_matches_fp32(name, layout, mnk):
 
 
 def test_gemm_replays_in_a_cuda_graph():
-    from harness_kernels.cutlass.gemm import VARIANTS, RunOptions, prepare_gemm
+    from harness_kernels.cutlass.gemm import CONFIGS, RunOptions, prepare_gemm
 
     if _cc() < (9, 0):
         pytest.skip("needs sm_90")
     problem = GemmProblem(m=8, n=4096, k=4096, dtype="bf16", layout="nt")
-    _require(VARIANTS["sm90-swapab-128x16"].spec("bf16", True))
+    _require(CONFIGS["sm90-swapab-128x16"].spec("bf16", True))
     inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
     launch = prepare_gemm(
-        inputs["a"], inputs["b"], VARIANTS["sm90-swapab-128x16"], options=RunOptions("split-k", 4)
+        inputs["a"], inputs["b"], CONFIGS["sm90-swapab-128x16"], options=RunOptions("split-k", 4)
     )
     launch()
     graph = torch.cuda.CUDAGraph()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from harness_kernels.cutlass import build
-from harness_kernels.cutlass.gemm import VARIANTS, layout_of
+from harness_kernels.cutlass.gemm import CONFIGS, layout_of
 
 from harness.device import DeviceInfo, get_device
 from harness.problems import AttentionProblem, GemmProblem
@@ -30,7 +30,7 @@ def registry():
 def test_every_config_and_the_attention_kernel_are_registered(registry):
     gemm = registry.names("gemm")
     assert "own-cutlass" in gemm and "own-cutlass" in registry.names("attention")
-    for name in VARIANTS:
+    for name in CONFIGS:
         assert f"own-cutlass-{name}" in gemm
     for name in ("sm90-coop-128x256", "sm90-pingpong-128x128", "sm80-multistage"):
         assert f"own-cutlass-{name}" in gemm
@@ -98,7 +98,7 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
     assert "gemm-sm90-streamk-128x128-bf16-nt" in labels
     assert not any("sm80" in label for label in labels)
     everything = {s.label for s in oc.specs_for(problems)}
-    assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(VARIANTS)
+    assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(CONFIGS)
     attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
     assert {s.label for s in oc.specs_for(attn)} == {
         f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90") for d in (64, 128)
@@ -115,12 +115,12 @@ def test_prebuild_needs_a_toolchain(monkeypatch):
 
 
 def test_config_specs_pick_targets_and_defines():
-    sm90 = VARIANTS["sm90-coop-128x256"].spec("bf16", b_col=True)
+    sm90 = CONFIGS["sm90-coop-128x256"].spec("bf16", b_col=True)
     assert sm90.archs == ("sm_90a",) and sm90.source == "sm90_gemm.cu"
     assert dict(sm90.defines)["HK_CLUSTER_M"] == 2
-    fp8 = VARIANTS["sm90-coop-128x256"].spec("fp8_e4m3", b_col=True)
+    fp8 = CONFIGS["sm90-coop-128x256"].spec("fp8_e4m3", b_col=True)
     assert dict(fp8.defines)["HK_TILE_K"] == 128  # same 128 bytes of K per stage
-    sm80 = VARIANTS["sm80-multistage"].spec("fp16", b_col=False)
+    sm80 = CONFIGS["sm80-multistage"].spec("fp16", b_col=False)
     assert sm80.archs == ("sm_80", "sm_90") and dict(sm80.defines)["HK_B_COL"] == 0
     assert Path(build.SOURCE_DIR / sm80.source).is_file()
 
@@ -142,7 +142,7 @@ def test_tuning_candidates_per_m_regime():
     first = {}
     for m in (1, 16, 17, 33, 64, 65, 256, 257, 1024, 1025, 16384):
         cands = sm90_candidates(m, 4096, 4096, "bf16")
-        assert cands and all(v.kernel == "sm90" and v.name in VARIANTS for v, _ in cands)
+        assert cands and all(c.kernel == "sm90" and c.name in CONFIGS for c, _ in cands)
         assert len({(v.name, str(o)) for v, o in cands}) == len(cands)  # no duplicates
         first[m] = cands[0][0].name
     assert first[1] == first[16] == "sm90-swapab-pingpong-64x16"

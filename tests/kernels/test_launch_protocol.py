@@ -16,8 +16,8 @@ import torch  # noqa: E402
 from harness_kernels.cutlass.fmha import FmhaLaunch, prepare_fmha  # noqa: E402
 from harness_kernels.cutlass.gemm import GemmLaunch, prepare_gemm  # noqa: E402
 from harness_kernels.launch import Launch  # noqa: E402
-from harness_kernels.triton.attention_configs import AttentionLaunch  # noqa: E402
 from harness_kernels.triton.attention_decode import prepare_decode  # noqa: E402
+from harness_kernels.triton.attention_launch import AttentionLaunch  # noqa: E402
 from harness_kernels.triton.attention_prefill import prepare_attention  # noqa: E402
 from harness_kernels.triton.gemm import MatmulLaunch, prepare_matmul  # noqa: E402
 

@@ -15,9 +15,9 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from harness_kernels.triton.attention_configs import choose_num_splits  # noqa: E402
-from harness_kernels.triton.attention_decode import DECODE_VARIANTS, prepare_decode  # noqa: E402
+from harness_kernels.triton.attention_decode import DECODE_RUNGS, prepare_decode  # noqa: E402
 from harness_kernels.triton.attention_prefill import (  # noqa: E402
-    PREFILL_VARIANTS,
+    PREFILL_RUNGS,
     prepare_attention,
 )
 
@@ -69,7 +69,7 @@ def _assert_close(out: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> N
 # Prefill
 # ----------------------------------------------------------------------------------------------
 
-# (B, Hq, Hkv, Sq, Skv, D, causal, dtype, variant)
+# (B, Hq, Hkv, Sq, Skv, D, causal, dtype, rung)
 PREFILL_CASES = [
     (2, 4, 4, 37, 37, 64, True, torch.bfloat16, "full"),  # MHA, ragged tail
     (1, 4, 2, 45, 45, 128, False, torch.float16, "full"),  # GQA 2
@@ -85,19 +85,20 @@ PREFILL_CASES = [
 
 @pytest.mark.parametrize("case", PREFILL_CASES, ids=lambda c: "-".join(map(str, c)))
 def test_prefill_matches_reference(case: tuple) -> None:
-    batch, h_q, h_kv, seq_q, seq_kv, head_dim, causal, dtype, variant = case
+    batch, h_q, h_kv, seq_q, seq_kv, head_dim, causal, dtype, rung = case
     gen = torch.Generator().manual_seed(zlib.crc32(repr(case).encode()))
     q = _randn(batch, h_q, seq_q, head_dim, dtype=dtype, gen=gen)
     k = _randn(batch, h_kv, seq_kv, head_dim, dtype=dtype, gen=gen)
     v = _randn(batch, h_kv, seq_kv, head_dim, dtype=dtype, gen=gen)
-    launch = prepare_attention(q, k, v, causal=causal, variant=variant, return_lse=True)
+    launch = prepare_attention(q, k, v, causal=causal, rung=rung, return_lse=True)
     out = launch()
     ref, ref_lse = reference(q, k, v, causal, 1.0 / math.sqrt(head_dim))
     _assert_close(out, ref, dtype)
     assert launch.lse is not None and launch.lse.shape == (batch, h_q, seq_q)
     assert torch.allclose(launch.lse, ref_lse, atol=1e-4, rtol=1e-4)
-    assert launch.config["tma"] == (variant != "no-tma")
-    assert launch.config["variant"] == variant and launch.config["tuned"] is False
+    assert launch.config["tma"] == (rung != "no-tma")
+    # "variant": the rung's key in provider_config (a stored name, kept)
+    assert launch.config["variant"] == rung and launch.config["tuned"] is False
 
 
 def test_prefill_strided_layouts_and_scale() -> None:
@@ -146,8 +147,8 @@ def test_prefill_rejects_bad_input() -> None:
     with pytest.raises(ValueError):
         prepare_attention(q[:, :2], k[:, :, :4], k[:, :, :4], causal=True)  # q_len > kv_len
     with pytest.raises(ValueError):
-        prepare_attention(q[:, :2], k, k, causal=True, variant="fast")
-    assert PREFILL_VARIANTS == ("full", "q-reload", "no-pipeline", "no-tma")
+        prepare_attention(q[:, :2], k, k, causal=True, rung="fast")
+    assert PREFILL_RUNGS == ("full", "q-reload", "no-pipeline", "no-tma")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -171,7 +172,7 @@ def _paged(
     return pages, table
 
 
-# (B, Hq, Hkv, Sq, capacity, D, page_size or None, causal, dtype, variant, num_splits)
+# (B, Hq, Hkv, Sq, capacity, D, page_size or None, causal, dtype, rung, num_splits)
 DECODE_CASES = [
     (2, 4, 2, 1, 75, 64, None, True, torch.bfloat16, "full", 3),  # dense
     (2, 8, 2, 3, 75, 128, 16, True, torch.float16, "full", 4),  # paged 16: per-row gather
@@ -185,7 +186,7 @@ DECODE_CASES = [
 
 @pytest.mark.parametrize("case", DECODE_CASES, ids=lambda c: "-".join(map(str, c)))
 def test_decode_matches_reference(case: tuple) -> None:
-    batch, h_q, h_kv, seq_q, capacity, head_dim, page_size, causal, dtype, variant, splits = case
+    batch, h_q, h_kv, seq_q, capacity, head_dim, page_size, causal, dtype, rung, splits = case
     gen = torch.Generator().manual_seed(zlib.crc32(repr(case).encode()))
     q = _randn(batch, h_q, seq_q, head_dim, dtype=dtype, gen=gen)
     k = _randn(batch, h_kv, capacity, head_dim, dtype=dtype, gen=gen)
@@ -210,14 +211,14 @@ def test_decode_matches_reference(case: tuple) -> None:
                 v_cache[page, row] = float("nan")
     launch = prepare_decode(
         q, k_cache, v_cache, cache_seqlens=lens, block_table=table, causal=causal,
-        variant=variant, num_splits=splits,
+        rung=rung, num_splits=splits,
     )  # fmt: skip
     out = launch()
     ref, _ = reference(q, k, v, causal, 1.0 / math.sqrt(head_dim), kv_lens=lens.tolist())
     _assert_close(out, ref, dtype)
     cfg = launch.config
-    assert cfg["variant"] == variant and cfg["tma"] is False and cfg["paged"] == (table is not None)
-    if variant == "no-split":
+    assert cfg["variant"] == rung and cfg["tma"] is False and cfg["paged"] == (table is not None)
+    if rung == "no-split":
         assert cfg["num_splits"] == 1
     elif splits is not None:
         assert cfg["num_splits"] == splits and cfg["num_splits_source"] == "user"
@@ -250,10 +251,8 @@ def test_decode_rejects_bad_input() -> None:
     with pytest.raises(ValueError):  # int64 lengths
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8]))
     with pytest.raises(ValueError):
-        prepare_decode(
-            q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), variant="split"
-        )
-    assert DECODE_VARIANTS == ("full", "no-split", "no-pipeline", "no-tma")
+        prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), rung="split")
+    assert DECODE_RUNGS == ("full", "no-split", "no-pipeline", "no-tma")
 
 
 def test_num_splits_heuristic() -> None:
@@ -271,6 +270,7 @@ def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -
     """The tuner (GPU-only in real use) with the timer faked: a wrong-output candidate and a
     failing one are dropped, the fastest correct one wins, and the result is cached."""
     from harness_kernels.triton import attention_configs as configs
+    from harness_kernels.triton import attention_tune
 
     out = torch.zeros(4)
     fake_ms = {16: 3.0, 32: 1.0, 64: 0.5, 128: 2.0}  # BLOCK_N 64 is fast but wrong
@@ -285,14 +285,14 @@ def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -
         return run
 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(configs, "bench_cold", lambda fn, device: fn.ms)
+    monkeypatch.setattr(attention_tune, "bench_cold", lambda fn, device: fn.ms)
     cands = [configs._cfg(16, n, 4, 2) for n in (16, 32, 64, 128)]
     key = ("test", 1)
-    cfg, info = configs.tune(key, cands, build, enabled=True, output=out)
+    cfg, info = attention_tune.tune(key, cands, build, enabled=True, output=out)
     assert cfg["BLOCK_N"] == 32 and info["tuned"] and info["tune_ms"] == 1.0
     assert len(info["tune_failed"]) == 2
-    cfg2, info2 = configs.tune(key, cands, build, enabled=True, output=out)
+    cfg2, info2 = attention_tune.tune(key, cands, build, enabled=True, output=out)
     assert cfg2 == cfg and info2["tune_cache_hit"]
-    configs._TUNE_CACHE.pop(key)
-    cfg3, info3 = configs.tune(key, cands, build, enabled=False)
+    attention_tune._TUNE_CACHE.pop(key)
+    cfg3, info3 = attention_tune.tune(key, cands, build, enabled=False)
     assert cfg3 == cands[0] and not info3["tuned"]

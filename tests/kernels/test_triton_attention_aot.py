@@ -38,17 +38,17 @@ _SCRIPT = textwrap.dedent(
     specs = []
     for head_dim in (64, 128, 256):
         specs += P.aot_specs(torch.bfloat16, head_dim, backend)
-    specs += P.aot_specs(torch.float16, 128, backend, variants=("q-reload", "no-pipeline"),
+    specs += P.aot_specs(torch.float16, 128, backend, rungs=("q-reload", "no-pipeline"),
                          causal=(True,))
     cands = C.get_cuda_prefill_configs(128) if backend == "cuda" else C.get_hip_prefill_configs(128)
     for i, cfg in enumerate(cands[1:]):
-        for spec in P.aot_specs(torch.bfloat16, 128, backend, variants=("full",), causal=(False,),
+        for spec in P.aot_specs(torch.bfloat16, 128, backend, rungs=("full",), causal=(False,),
                                 config=cfg):
             specs.append(dict(spec, name=f"{spec['name']}_cand{i + 1}"))
     if backend == "cuda":  # V of the masked tail tiles by pointers (V sliced from a cache)
         specs += [dict(s, name=s["name"] + "_vtail", constexprs=dict(s["constexprs"],
                   V_TAIL_TMA=False)) for s in P.aot_specs(torch.bfloat16, 128, backend,
-                  variants=("full",), causal=(True,))]
+                  rungs=("full",), causal=(True,))]
     specs += D.aot_specs(torch.bfloat16, 128, backend)
     specs += [dict(s, name=s["name"] + "_g8q4") for s in
               D.aot_specs(torch.float16, 64, backend, group=8, seq_q=4, page_size=64)[:2]]

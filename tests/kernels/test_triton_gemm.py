@@ -119,10 +119,10 @@ def test_matches_fp32_reference(dtype, precision, b_col, m):
 @pytest.mark.parametrize("m", [1, 33])
 def test_every_rung_is_correct_and_removes_its_feature(rung, m):
     a, b, _ = _operands(m, 40, 128, torch.bfloat16, b_col=True)
-    launch = prepare_matmul(a, b, variant=rung)
+    launch = prepare_matmul(a, b, rung=rung)
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL[torch.bfloat16]
     cfg = launch.config
-    assert cfg["variant"] == rung
+    assert cfg["variant"] == rung  # the rung's stored provider_config key
     assert cfg["tma"] == (rung != "no-tma")
     assert cfg["persistent"] == (rung != "not-persistent")
     assert cfg["tensor_cores"] == (rung != "no-tensor-cores")
@@ -185,8 +185,8 @@ def test_launch_only_launches_into_the_same_output():
 
 def test_rejects_invalid_problems():
     a, b, scales = _operands(4, 8, 16, torch.float16, b_col=False)
-    with pytest.raises(ValueError, match="variant"):
-        prepare_matmul(a, b, variant="fastest")
+    with pytest.raises(ValueError, match="rung"):
+        prepare_matmul(a, b, rung="fastest")
     with pytest.raises(ValueError, match=r"\[K, N\]"):
         prepare_matmul(a, b.t())
     with pytest.raises(ValueError, match="share"):
@@ -500,7 +500,7 @@ for m, n, k in [(1, 4096, 4096), (7, 1000, 520), (300, 1024, 768), (2048, 2048, 
         kw = kw if dtype == fp8 else {}
         ref = a.float() @ b.float()
         for rung in RUNGS if dtype == torch.bfloat16 else ("full",):
-            launch = prepare_matmul(a, b, variant=rung, **kw)
+            launch = prepare_matmul(a, b, rung=rung, **kw)
             # The peak, not the current figure: tuning leaves garbage that the collector may
             # free during the launch, which lowers the current figure without any allocation.
             gc.collect()

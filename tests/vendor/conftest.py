@@ -161,7 +161,7 @@ _FAKE_BINARY = textwrap.dedent(
 
 @pytest.fixture
 def fake_ck_binary(tmp_path, monkeypatch):
-    """Fake binaries for both variants on gfx942 in a fresh build cache; returns the call log."""
+    """Fake binaries for both configs on gfx942 in a fresh build cache; returns the call log."""
     from harness_kernels.ck import fmha_build
 
     cache = tmp_path / "ck-cache"
@@ -169,8 +169,8 @@ def fake_ck_binary(tmp_path, monkeypatch):
     log.write_text("")
     monkeypatch.setenv("HARNESS_CK_CACHE", str(cache))
     monkeypatch.setenv("FAKE_CK_LOG", str(log))
-    for variant in ("default", "register-trick"):
-        out = cache / f"{variant}-gfx942-0123456789abcdef"
+    for config in ("default", "register-trick"):
+        out = cache / f"{config}-gfx942-0123456789abcdef"
         out.mkdir(parents=True)
         exe = out / fmha_build.EXE_NAME
         exe.write_text(f"#!{sys.executable}\n" + _FAKE_BINARY)

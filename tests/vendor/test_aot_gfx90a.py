@@ -35,10 +35,10 @@ for name in ("full-bf16-8192", "full-fp16-rowmajor", "full-bf16-decode", "full-t
                                shared=info["shared"], split_k=info["config"]["split_k"])
 
 target = GPUTarget("hip", "gfx90a", 64)
-specs = P.aot_specs(torch.bfloat16, 128, "hip", variants=P.PREFILL_VARIANTS, causal=(True, False))
+specs = P.aot_specs(torch.bfloat16, 128, "hip", rungs=P.PREFILL_RUNGS, causal=(True, False))
 specs += [dict(s, name=s["name"] + "_fp16") for s in
-          P.aot_specs(torch.float16, 128, "hip", variants=("full",), causal=(True,))]
-specs += P.aot_specs(torch.bfloat16, 64, "hip", variants=("full",), causal=(True,))
+          P.aot_specs(torch.float16, 128, "hip", rungs=("full",), causal=(True,))]
+specs += P.aot_specs(torch.bfloat16, 64, "hip", rungs=("full",), causal=(True,))
 specs += D.aot_specs(torch.bfloat16, 128, "hip")
 for s in specs:
     cc = triton.compile(triton.compiler.ASTSource(s["fn"], s["signature"], s["constexprs"],

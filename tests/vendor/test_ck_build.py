@@ -95,7 +95,7 @@ def test_build_end_to_end_with_stand_in_compiler(fake_ck, tmp_path, monkeypatch)
     assert all("--offload-arch=gfx942" in c for c in calls) and "-c" not in link
     assert str(fake_ck / "example" / "ck_tile" / "01_fmha" / "fmha_fwd.cpp") in sum(compiles, [])
     manifest = json.loads((exe.parent / "manifest.json").read_text())
-    assert manifest["ck_sha"] == fb.CK_SHA and manifest["variant"] == "register-trick"
+    assert manifest["ck_sha"] == fb.CK_SHA and manifest["config"] == "register-trick"
     assert [k["tag"] for k in manifest["kernels"]] == ["qr"] * 8
     assert fb.find_binary("register-trick", "gfx942") == exe
     assert (

@@ -1,4 +1,4 @@
-"""The project's CK code-generation variant selects exactly the intended kernel set.
+"""The project's CK code-generation config selects exactly the intended kernel set.
 
 CK's source is not checked out in CI: these tests run the selection against a recorded fixture
 of the generator's interface (fixtures/ck_fmha_fwd_interface.json: the kernel-trait tuples CK's
@@ -44,10 +44,10 @@ def test_fixture_is_the_generators_full_default_list_at_hdim_128(fake_ck):
     assert {k.F_hdim for k in kernels} == {32, 64, 128, 256}
 
 
-@pytest.mark.parametrize(("variant", "tag"), [("default", "qr_async"), ("register-trick", "qr")])
-def test_selection_is_exactly_the_intended_set(fake_ck, variant, tag):
+@pytest.mark.parametrize(("config", "tag"), [("default", "qr_async"), ("register-trick", "qr")])
+def test_selection_is_exactly_the_intended_set(fake_ck, config, tag):
     gen = cg.load_generator(fake_ck)
-    kernels = cg.select_kernels(gen, variant)
+    kernels = cg.select_kernels(gen, config)
     assert _traits(kernels) == _expected(tag)
     assert gen.CALLS == [(None, cg.RECEIPT, cg.MASK_IMPL)]  # CK's default instance set
 
@@ -76,7 +76,7 @@ def test_generator_drift_is_an_error(fake_ck):
     gen = cg.load_generator(fake_ck)
     original = gen.get_fwd_blobs
 
-    def drifted(*args):  # CK starts emitting qr for hdim 128: the variant no longer means much
+    def drifted(*args):  # CK starts emitting qr for hdim 128: the config no longer means much
         pool, kernels = original(*args)
         for k in kernels:
             k.F_pipeline.tag = "qr"

@@ -177,7 +177,7 @@ def test_available_reasons(monkeypatch, tmp_path, fake_ck):
     monkeypatch.setattr(fmha_build, "find_hipcc", lambda: "/opt/rocm/bin/hipcc")
     assert ck.available() == (
         "tile_example_fmha_fwd (register-trick, gfx90a) not built: "
-        "python -m harness_kernels.ck.fmha_build --variant register-trick --arch gfx90a"
+        "python -m harness_kernels.ck.fmha_build --config register-trick --arch gfx90a"
     )
     monkeypatch.setenv("HARNESS_CK_ROOT", str(tmp_path / "nowhere"))
     assert ck.available().startswith("composable_kernel not checked out")
