@@ -12,8 +12,9 @@ def main(args: list[str]) -> int:
 
     parser = Parser(
         "gaps",
-        "Own kernels against the fastest vendor row of each point: the geomean per run, and\n"
-        "why the worst points are behind (tail, memory- or compute-bound).",
+        "Own kernels against the fastest ok vendor row of each point (named in the reference\n"
+        "column): the geomean per run, and why the worst points are behind (tail, memory- or\n"
+        "compute-bound).",
     )
     parser.add_argument("paths", nargs="+", help="results folders or runs")
     parser.add_key("worst", gaps.WORST_SHOWN, "points listed per GPU", int)

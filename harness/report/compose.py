@@ -21,6 +21,7 @@ import pandas as pd
 
 from harness.report.data import IDENTITY, axes_key, is_speed, latest, row_axes_keys
 from harness.report.peaks import Peaks
+from harness.report.reference import fastest
 from harness.workloads.derive import AXES, WorkItem
 from harness.workloads.presets import Workload
 
@@ -132,6 +133,7 @@ class RowIndex:
             "op",
             "provider",
             "family",
+            "status",
             "latency_ms_median",
             *{a for a in AXES.values() for a in a},
         ]
@@ -169,7 +171,7 @@ def compose(
         if not cands:
             step.components.append(Component(item, None, None, bound))
             continue
-        best = min(cands, key=lambda r: r["latency_ms_median"])
+        best = fastest(cands, family=None)  # candidates hold the selection's family only
         step.components.append(
             Component(item, str(best["provider"]), float(best["latency_ms_median"]), bound)
         )

@@ -1,12 +1,13 @@
 """Own kernels against the vendor, point by point, and why the own kernel is behind where it is.
 
-For every problem that an own provider and a vendor library both measured ok on one GPU (latest
-row of each):
+For every point an own provider measured ok on one GPU (latest row of each), against the
+reference: the fastest ok vendor row of that point, named in the `reference` column
+(harness.report.reference; a point without one says so and has no speedup):
 
-    speedup  = fastest vendor median / own median            (> 1: the own kernel is faster)
+    speedup  = reference median / own median                 (> 1: the own kernel is faster)
     regime   = memory when intensity < ridge = dtype peak / HBM bandwidth, else compute
                (measured ceilings of that GPU, else its datasheet; the source is named)
-    % roof   = achieved / min(peak, intensity x HBM) for the own and the vendor row
+    % roof   = achieved / min(peak, intensity x HBM) for the own and the reference row
     SM fill  = (units / SMs) / ceil(units / SMs): the mean SM's share of the work over the
                busiest SM's, for kernels whose row records how many equal-cost work units they
                launched (GEMM tiles x splits, decode programs, non-causal prefill Q blocks);
@@ -29,13 +30,14 @@ from tabulate import tabulate
 from harness.measure.stats import geomean
 from harness.report.data import fmt
 from harness.report.peaks import Peaks, device_peaks
+from harness.report.reference import NO_VENDOR, fastest
 from harness.report.tables import Table, speed_rows
 
 PAR = 0.02  # |speedup - 1| below this is "on par": A/A runs of kernels > 50 us agree to 0.4%
 TAIL_FILL = 0.8  # below this the last wave's idle SMs explain more than the main loop does
 WORST_SHOWN = 15  # points per GPU in the report body (the written table holds them all)
-WORST_COLUMNS = ["device", "problem", "own", "vendor", "speedup", "regime", "own_frac",
-                 "vendor_frac", "units", "fill", "reason"]  # fmt: skip
+WORST_COLUMNS = ["device", "problem", "own", "reference", "speedup", "regime", "own_frac",
+                 "reference_frac", "units", "fill", "reason"]  # fmt: skip
 
 
 def _config(row: dict) -> dict:
@@ -123,7 +125,10 @@ class _Roof:
         return gbps / self.bw if self.bw and gbps and not math.isnan(gbps) else None
 
 
-def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ven_frac, roof) -> str:
+def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ref: dict | None,
+            ref_frac, roof) -> str:  # fmt: skip
+    if ref is None:
+        return "no ok vendor row at this point"
     if s >= 1 + PAR:
         return "faster than the vendor"
     if s > 1 - PAR:
@@ -135,7 +140,7 @@ def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ven_frac
     if regime is None:
         return "behind; no ceiling known for this GPU and dtype"
     what = "HBM bandwidth" if regime == "memory" else "tensor peak"
-    return (f"{regime}-bound: own {_pct(own_frac)} vs vendor {_pct(ven_frac)} of {what} "
+    return (f"{regime}-bound: own {_pct(own_frac)} vs {ref['provider']} {_pct(ref_frac)} of {what} "
             f"({roof.source})")  # fmt: skip
 
 
@@ -147,18 +152,19 @@ def rungs(providers) -> set[str]:
 
 
 def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """One line per (GPU, problem, own provider) with a vendor row beside it: speedup, regime,
-    both fractions of the bounding roof, SM fill and the reason; `rung` marks ladder rungs and
-    fixed configs. Sorted worst first."""
+    """One line per (GPU, point, own provider) with the point's reference beside it (the
+    fastest ok vendor row, NO_VENDOR and a NaN speedup where none): speedup, regime, both
+    fractions of the bounding roof, SM fill and the reason; `rung` marks ladder rungs and fixed
+    configs. Sorted worst first, points without a reference last."""
     ok = speed_rows(df)
     peaks = device_peaks(df)
     rung_names = rungs(ok.loc[ok["family"] == "own", "provider"])
     lines = []
-    for (device, problem), g in ok.groupby(["device", "problem"], sort=True):
-        vendor, own = g[g["family"] == "vendor"], g[g["family"] == "own"]
-        if vendor.empty or own.empty:
+    for (device, _, problem), g in ok.groupby(["device", "op", "problem"], sort=True):
+        own = g[g["family"] == "own"]
+        if own.empty:
             continue
-        ven = vendor.loc[vendor["latency_ms_median"].idxmin()].to_dict()
+        ref = fastest(g.to_dict("records"))
         for r in own.to_dict("records"):
             roof = _Roof(peaks.get(r["device_name"]), r["dtype"])
             intensity = r.get("intensity_flop_per_byte")
@@ -166,50 +172,63 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
             if roof.ridge and intensity and not math.isnan(intensity):
                 regime = "memory" if intensity < roof.ridge else "compute"
             frac = roof.of_hbm if regime == "memory" else roof.of_peak
-            own_frac, ven_frac = (frac(r), frac(ven)) if regime else (None, None)
-            s = ven["latency_ms_median"] / r["latency_ms_median"]
+            own_frac = frac(r) if regime else None
+            ref_frac = frac(ref) if regime and ref else None
+            s = ref["latency_ms_median"] / r["latency_ms_median"] if ref else math.nan
             units, sms = work_units(r), _int(r.get("device_sm_count"))
             fill = sm_fill(units, sms)
             lines.append({
                 "device": device, "op": r["op"], "dtype": r["dtype"], "problem": problem,
                 "run": r["run_id"], "own": r["provider"], "rung": r["provider"] in rung_names,
-                "vendor": ven["provider"],
+                "reference": ref["provider"] if ref else NO_VENDOR,
                 "speedup": s, "own_ms": r["latency_ms_median"],
-                "vendor_ms": ven["latency_ms_median"], "intensity": intensity,
-                "ridge": roof.ridge, "regime": regime, "own_frac": own_frac,
-                "vendor_frac": ven_frac, "units": units, "sms": sms, "fill": fill,
-                "reason": _reason(s, fill, units, sms, regime, own_frac, ven_frac, roof),
+                "reference_ms": ref["latency_ms_median"] if ref else math.nan,
+                "intensity": intensity, "ridge": roof.ridge, "regime": regime,
+                "own_frac": own_frac, "reference_frac": ref_frac, "units": units, "sms": sms,
+                "fill": fill,
+                "reason": _reason(s, fill, units, sms, regime, own_frac, ref, ref_frac, roof),
             })  # fmt: skip
     frame = pd.DataFrame(lines)
     return frame.sort_values("speedup", kind="stable").reset_index(drop=True) if lines else frame
 
 
+def _counts(values: pd.Series) -> str:
+    """'a 3, b 1': each value with how often it occurs, most frequent first, then by name."""
+    items = sorted(values.value_counts().items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} {v}" for k, v in items)
+
+
 def gap_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per (GPU, op, dtype, own provider, own run): points, geomean speedup, share on par or
-    faster, the worst point and what the reasons of the points behind come down to."""
+    """Per (GPU, op, dtype, own provider, own run): points with a reference, geomean speedup,
+    share on par or faster, the worst point, what the reasons of the points behind come down
+    to, which vendor rows were the references (how often) and the points without one."""
     if frame.empty:
         return frame
     out = []
     keys = ["device", "op", "dtype", "own", "run"]
     for (rung, *key), g in frame.groupby(["rung", *keys], sort=True):  # headline ones first
-        behind = g[g["speedup"] <= 1 - PAR]
-        kinds = behind["reason"].str.split(":").str[0].value_counts()
-        worst = g.loc[g["speedup"].idxmin()]
-        out.append({**dict(zip(keys, key, strict=True)), "rung": rung, "points": len(g),
-                    "geomean": geomean(g["speedup"]), "median": float(g["speedup"].median()),
-                    "at_par_or_better": float((g["speedup"] > 1 - PAR).mean()),
-                    "worst": f"{worst['speedup']:.3f} {worst['problem']}",
-                    "behind_by_reason": ", ".join(f"{k} {v}" for k, v in sorted(
-                        kinds.items(), key=lambda kv: (-kv[1], kv[0])))})  # fmt: skip
+        compared = g[g["speedup"].notna()]
+        behind = compared[compared["speedup"] <= 1 - PAR]
+        worst = compared.loc[compared["speedup"].idxmin()] if len(compared) else None
+        out.append({**dict(zip(keys, key, strict=True)), "rung": rung, "points": len(compared),
+                    "geomean": geomean(compared["speedup"]),
+                    "median": float(compared["speedup"].median()),
+                    "at_par_or_better": float((compared["speedup"] > 1 - PAR).mean())
+                    if len(compared) else math.nan,
+                    "worst": f"{worst['speedup']:.3f} {worst['problem']}" if worst is not None
+                    else "",
+                    "behind_by_reason": _counts(behind["reason"].str.split(":").str[0]),
+                    "references": _counts(compared["reference"]),
+                    "no_reference": len(g) - len(compared)})  # fmt: skip
     return pd.DataFrame(out)
 
 
 def _display(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.copy()
-    shown["speedup"] = shown["speedup"].map(lambda v: f"{v:.3f}")
-    for col in ("own_ms", "vendor_ms", "intensity", "ridge"):
+    shown["speedup"] = shown["speedup"].map(lambda v: fmt(v, ".3f"))
+    for col in ("own_ms", "reference_ms", "intensity", "ridge"):
         shown[col] = shown[col].map(fmt)
-    for col in ("own_frac", "vendor_frac", "fill"):
+    for col in ("own_frac", "reference_frac", "fill"):
         shown[col] = shown[col].map(_pct)
     shown["units"] = shown["units"].map(lambda v: "" if pd.isna(v) else str(int(v)))
     shown = shown.drop(columns=["sms"])
@@ -217,8 +236,9 @@ def _display(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def worst_points(frame: pd.DataFrame, n: int = WORST_SHOWN) -> pd.DataFrame:
-    """The n worst points per GPU of the headline own kernels (ladder rungs left out)."""
-    frame = frame[~frame["rung"]] if not frame.empty else frame
+    """The n worst points per GPU of the headline own kernels (ladder rungs and points without
+    a reference left out)."""
+    frame = frame[~frame["rung"] & frame["speedup"].notna()] if not frame.empty else frame
     return frame.groupby("device", sort=True).head(n) if not frame.empty else frame
 
 
@@ -228,11 +248,13 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
     summary = gap_summary(frame)
     if not summary.empty:
         summary = summary.copy()
-        summary["geomean"] = summary["geomean"].map(lambda v: f"{v:.3f}")
-        summary["median"] = summary["median"].map(lambda v: f"{v:.3f}")
+        summary["geomean"] = summary["geomean"].map(lambda v: fmt(v, ".3f"))
+        summary["median"] = summary["median"].map(lambda v: fmt(v, ".3f"))
         summary["at_par_or_better"] = summary["at_par_or_better"].map(_pct)
-    caption = (f"Own kernel vs the fastest vendor row of the same problem on the same GPU; "
-               f"speedup = vendor median / own median; on par within {PAR:.0%}. Reasons for "
+    caption = (f"Own kernel vs its reference: the fastest ok vendor row of the same point on "
+               f"the same GPU, named per line (references: how often each was it; "
+               f"'{NO_VENDOR}' / no_reference: points without one, no speedup); "
+               f"speedup = reference median / own median; on par within {PAR:.0%}. Reasons for "
                f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
                f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
                f"the ridge of the measured ceilings, datasheet where none) and both kernels' "

@@ -10,6 +10,7 @@ import pandas as pd
 
 from harness.report.data import IDENTITY, device_of, is_speed, latest
 from harness.report.figures import FigureFile, new_figure, save, slug
+from harness.report.reference import fastest
 
 PANELS_PER_FIGURE = 6
 
@@ -29,8 +30,7 @@ def ladder_problems(rows: pd.DataFrame) -> pd.DataFrame:
 
 def _panel(ax, g: pd.DataFrame, colors: dict[str, str]) -> None:
     g = g.sort_values("tflops")
-    vendor = g[g["family"] == "vendor"]
-    base = vendor.loc[vendor["latency_ms_median"].idxmin()] if len(vendor) else None
+    base = fastest(g.to_dict("records"))  # the point's reference: fastest ok vendor row
     bars = ax.barh(g["provider"], g["tflops"], color=[colors.get(p, "0.5") for p in g["provider"]],
                    hatch=None)  # fmt: skip
     for bar, fam in zip(bars, g["family"], strict=True):

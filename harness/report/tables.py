@@ -13,6 +13,7 @@ from tabulate import tabulate
 from harness.measure.stats import bootstrap_median_ratio
 from harness.report.data import IDENTITY, SPEED_OPS, fmt, is_speed, latest, with_device
 from harness.report.peaks import roofline_fraction
+from harness.report.reference import NO_VENDOR, fastest
 
 # Row strings (device names, reasons, problems) land in files other tools render: in a markdown
 # cell a '|' ends the cell and '<b>' is live HTML, so both are escaped (backslash first, so an
@@ -109,7 +110,7 @@ def cross_gpu_table(df: pd.DataFrame) -> Table:
 
 
 def _speedup(row: dict, base: dict) -> tuple[float, float, float]:
-    """baseline median / row median with a bootstrap 95% CI from the raw samples."""
+    """reference median / row median with a bootstrap 95% CI from the raw samples."""
     a, b = row.get("samples_ms"), base.get("samples_ms")
     if a is not None and b is not None and len(a) >= 3 and len(b) >= 3:
         return bootstrap_median_ratio(list(a), list(b), n_boot=N_BOOT)
@@ -118,18 +119,21 @@ def _speedup(row: dict, base: dict) -> tuple[float, float, float]:
 
 
 def cross_vendor_table(df: pd.DataFrame) -> Table:
-    """Per device and problem measured by >= 2 providers: each provider's speed and its speedup
-    over the vendor baseline (the fastest vendor-library row of that problem)."""
+    """Per device and point: each provider's speed and its speedup over the reference
+    (harness.report.reference: the fastest ok vendor row of the point, named in the `reference`
+    column). A point without a vendor row lists its rows with no speedup; a point whose only
+    row is a vendor row is left out."""
     ok = speed_rows(df)
     lines = []
     for (device, op, problem), g in ok.groupby(["device", "op", "problem"], sort=True):
-        vendor = g[g["family"] == "vendor"]
-        if g["provider"].nunique() < 2 or vendor.empty:
-            continue
-        base = vendor.loc[vendor["latency_ms_median"].idxmin()].to_dict()
-        for r in g.sort_values("latency_ms_median").to_dict("records"):
-            lo, s, hi = _speedup(r, base)
-            ci = f" [{lo:.3f}, {hi:.3f}]" if not math.isnan(lo) else ""
+        base = fastest(g.to_dict("records"))
+        if base is not None and g["provider"].nunique() < 2:
+            continue  # a lone vendor row: a speedup over itself says nothing
+        for r in g.sort_values(["latency_ms_median", "provider"]).to_dict("records"):
+            speedup = ""
+            if base is not None:
+                lo, s, hi = _speedup(r, base)
+                speedup = f"{s:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if not math.isnan(lo) else "")
             roof = r["roof_measured"] if not pd.isna(r["roof_measured"]) else r["roof_datasheet"]
             src = "m" if not pd.isna(r["roof_measured"]) else "ds"
             lines.append({
@@ -137,11 +141,13 @@ def cross_vendor_table(df: pd.DataFrame) -> Table:
                 "family": r["family"], "median ms": fmt(r["latency_ms_median"]),
                 "TFLOP/s": fmt(r["tflops"]), "GB/s": fmt(r["gbps"]),
                 "% roof": f"{_pct(roof)} ({src})" if _pct(roof) else "",
-                "speedup (95% CI)": f"{s:.3f}{ci}", "baseline": base["provider"],
+                "speedup (95% CI)": speedup,
+                "reference": base["provider"] if base is not None else NO_VENDOR,
             })  # fmt: skip
-    caption = ("Speedup = baseline median latency / provider median latency, CI by bootstrap "
-               "of the raw samples; baseline = fastest vendor-library row of the problem on "
-               "that device. % roof (m): of the measured roofline, (ds): of the datasheet's.")  # fmt: skip
+    caption = ("Speedup = reference median latency / provider median latency, CI by bootstrap "
+               "of the raw samples; reference = the fastest ok vendor-library row of the point "
+               f"on that device, named per line ('{NO_VENDOR}': none measured, no speedup). "
+               "% roof (m): of the measured roofline, (ds): of the datasheet's.")  # fmt: skip
     return Table("cross_vendor", "Cross-vendor", caption, pd.DataFrame(lines))
 
 

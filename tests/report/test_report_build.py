@@ -105,7 +105,7 @@ def test_cross_tables_fractions_and_speedups(frame):
     assert f"{H100} % roof (datasheet)" in gpu.columns
     vendor = cross_vendor_table(df).frame
     lad = vendor[(vendor["device"] == H200) & (vendor["problem"] == "gemm 8192x8192x8192 bf16 nn")]
-    assert list(lad["provider"])[0] == "cublas" and set(lad["baseline"]) == {"cublas"}
+    assert list(lad["provider"])[0] == "cublas" and set(lad["reference"]) == {"cublas"}
     rows = df[(df["device_name"] == H200) & (df["problem"] == "gemm 8192x8192x8192 bf16 nn")]
     med = rows.set_index("provider")["latency_ms_median"]
     got = lad.set_index("provider")["speedup (95% CI)"]

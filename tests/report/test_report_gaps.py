@@ -136,7 +136,7 @@ def test_reasons_name_the_tail_the_regime_and_the_win(gap_rows):
     assert main_loop["ridge"] == pytest.approx(760e12 / 4300e9)
     decode = own.loc["gemm 16x6144x4096 bf16 nt"]
     assert decode["regime"] == "memory" and decode["reason"].startswith("memory-bound")
-    assert decode["own_frac"] == pytest.approx(decode["vendor_frac"] * 0.020 / 0.025, rel=0.01)
+    assert decode["own_frac"] == pytest.approx(decode["reference_frac"] * 0.020 / 0.025, rel=0.01)
     assert own.loc["gemm 8192x8192x8192 bf16 nt", "reason"] == "faster than the vendor"
     assert list(frame["speedup"]) == sorted(frame["speedup"])  # worst first
 
