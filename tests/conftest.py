@@ -6,6 +6,8 @@ GPU tests are skipped without a GPU.
 `pytest -m gpu` on a GPU machine runs the GPU tests with compiled kernels instead."""
 
 import os
+import shutil
+import tempfile
 
 import pytest
 import torch
@@ -16,6 +18,15 @@ def pytest_configure(config):
     os.environ.setdefault(
         "TRITON_INTERPRET", "0" if gpu_only and torch.cuda.is_available() else "1"
     )
+    # A fresh tune cache (kernels/tune_cache.py) per session, for every process it starts: GPU
+    # tests that tune must time their candidates, not read a user's or an earlier session's picks.
+    config._tune_cache = tempfile.mkdtemp(prefix="harness-tune-cache-")
+    os.environ["HARNESS_TUNE_CACHE"] = config._tune_cache
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_tune_cache", None):
+        shutil.rmtree(config._tune_cache, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -139,7 +139,9 @@ def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> 
     reference = lambda: _reference(a, b, alpha)  # only computed if this shape is not tuned yet
     result = _load_or_skip(gemm_tune.tune, a, b, cands, reference, key, alpha)
     launch = _load_or_skip(prepare_gemm, a, b, result.config, alpha=alpha, options=result.options)
-    config = dict(launch.config, tuned_ms=gemm_tune.best_ms(result))
+    # tune_source: "tuned" (timed now) or "cache" (a decision read from disk, kernels/tune_cache.py)
+    config = dict(launch.config, tuned_ms=gemm_tune.best_ms(result), tune_source=result.source,
+                  tune_key=result.cache_key)  # fmt: skip
     config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     if result.rejected:
         config["rejected"] = result.rejected

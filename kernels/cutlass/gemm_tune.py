@@ -2,7 +2,8 @@
 built (in parallel), checked against torch.matmul, then timed with a cold L2 on the real tensors.
 
 The decision is cached per problem key in this process, so the second prepare of a point (the
-timing inputs, rotation sets) reuses it without timing.
+timing inputs, rotation sets) reuses it without timing, and on disk (tune_cache.py: keyed by GPU,
+driver, CUTLASS and nvcc versions, kernel sources and shape), so the next process does too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .. import tune_cache
 from . import build
 from .build import KernelError
 from .gemm import CONFIGS, GemmConfig, GemmLaunch, RunOptions, prepare_gemm
@@ -80,6 +82,27 @@ class TuneResult:
     options: RunOptions
     timings_ms: dict[str, float] = field(default_factory=dict)  # candidate -> median ms
     rejected: dict[str, str] = field(default_factory=dict)  # candidate -> reason
+    source: str = "tuned"  # "tuned" (timed in this process) | "cache" (read from disk)
+    cache_key: str = ""  # tune_cache.TuneKey.digest of the disk entry, when there is one
+
+
+# The kernel files a tuned CUTLASS GEMM choice depends on (a change to any of them re-tunes).
+TUNE_SOURCES = ("cutlass/gemm*.py", "cutlass/build.py", "cutlass/sm90_gemm.cu", "cutlass/common.h")
+
+
+def stored_key(
+    a: torch.Tensor, b: torch.Tensor, candidates: list[Candidate], fp8_alpha: bool
+) -> tune_cache.TuneKey | None:
+    """The disk-cache key of the decision for a @ b (None when the cache is off)."""
+    headers = build.find_headers()
+    toolchain = f"cutlass {headers.version if headers else 'none'}, nvcc {build.nvcc_version()}"
+    (m, k), n = a.shape, b.shape[1]
+    layout = "nt" if b.stride(0) == 1 and n > 1 else "nn"
+    problem = (m, n, k, str(a.dtype), layout, "alpha" if fp8_alpha else "")
+    device = torch.cuda.get_device_name(a.device)
+    return tune_cache.make_key(
+        "cutlass-gemm", device, problem, candidates, toolchain=toolchain, sources=TUNE_SOURCES
+    )
 
 
 _CACHE: dict[tuple, TuneResult] = {}
@@ -129,9 +152,18 @@ def tune(
     alpha: torch.Tensor | None = None,
 ) -> TuneResult:
     """The fastest candidate that builds, plans and matches `reference()` ([M, N]); cached by
-    key, so the reference is only computed when tuning actually runs."""
+    key in this process and on disk (stored_key), so the reference is only computed and the
+    candidates only built when tuning actually runs."""
     if key in _CACHE:
         return _CACHE[key]
+    stored = stored_key(a, b, candidates, alpha is not None)
+    if (found := tune_cache.load(stored, candidates)) is not None:
+        config, options = candidates[found.index]
+        rec = found.record
+        result = TuneResult(config, options, dict(rec.get("timings_ms", {})),
+                            dict(rec.get("rejected", {})), "cache", stored.digest)  # fmt: skip
+        _CACHE[key] = result
+        return result
     expected = reference()
     dtype = {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(a.dtype, "fp8_e4m3")
     b_col = b.stride(0) == 1 and b.shape[1] > 1
@@ -168,8 +200,14 @@ def tune(
         if len(unbuildable) == len(candidates):
             raise unbuildable[0]  # no toolchain and nothing cached: the caller skips the point
         raise KernelError(f"no candidate worked: {rejected}", 7)
-    result = TuneResult(best[0], best[1], timings, rejected)
+    result = TuneResult(
+        best[0], best[1], timings, rejected, "tuned", stored.digest if stored else ""
+    )
     _CACHE[key] = result
+    index = candidates.index(best)
+    tune_cache.save(
+        stored, candidates, index, best_ms(result), dict(timings_ms=timings, rejected=rejected)
+    )
     return result
 
 

@@ -28,6 +28,7 @@ from .attention_configs import choose_num_splits, decode_configs, next_pow2
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
+from .attention_tune import combined_source, stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_decode's `rung` keyword.
@@ -163,11 +164,15 @@ def prepare_decode(
     key = ("attn_decode", batch, h_q, h_kv, seq_q, head_dim, q.dtype, causal, rung,
            page_size, next_pow2(max_kv), num_splits, device_key(q.device))  # fmt: skip
     first = [dict(c, num_splits=splits_for(c["BLOCK_N"])[0]) for c in cands]
-    cfg, info = tune_configs(key + ("tile",), first, build, tune_on, out)
+    dev = device_key(q.device)
+
+    def tune_stage(stage_key: tuple, stage_cands: list[dict]) -> tuple[dict, dict]:
+        stored = stored_key(stage_key, stage_cands, dev) if tune_on else None
+        return tune_configs(stage_key, stage_cands, build, tune_on, out, stored)
+
+    cfg, info = tune_stage(key + ("tile",), first)
     split_cands = [dict(cfg, num_splits=s) for s in splits_for(cfg["BLOCK_N"])]
-    cfg, split_info = tune_configs(
-        key + ("splits", cfg["BLOCK_N"]), split_cands, build, tune_on, out
-    )
+    cfg, split_info = tune_stage(key + ("splits", cfg["BLOCK_N"]), split_cands)
     # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
     source = "variant" if rung == "no-split" else "user" if num_splits is not None else (
         "tuned" if split_info["tuned"] else "heuristic")  # fmt: skip
@@ -189,6 +194,8 @@ def prepare_decode(
         tuned=bool(info["tuned"] or split_info["tuned"]),
         tune_candidates=info["tune_candidates"] + split_info["tune_candidates"],
         tune_ms=split_info.get("tune_ms", info.get("tune_ms")),
+        tune_source=combined_source(info, split_info),
+        tune_key=",".join(i["tune_key"] for i in (info, split_info) if i.get("tune_key")),
     )  # fmt: skip
     return AttentionLaunch(out, None, config, [build(cfg)])
 

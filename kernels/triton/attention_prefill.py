@@ -35,6 +35,7 @@ import triton.language as tl
 from .attention_configs import prefill_configs
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, target_of
+from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_attention's `rung` keyword.
@@ -315,7 +316,9 @@ def prepare_attention(
     cands = prefill_configs(target, head_dim, q.element_size(), rung, seq_q)
     key = ("attn_prefill", batch, h_q, h_kv, seq_q, seq_kv, head_dim, q.dtype, causal,
            rung, return_lse, use_tma, device_key(q.device))  # fmt: skip
-    cfg, info = tune_configs(key, cands, build, tune and target[0] != "interpret", out)
+    tune_on = tune and target[0] != "interpret"
+    stored = stored_key(key, cands, device_key(q.device)) if tune_on else None
+    cfg, info = tune_configs(key, cands, build, tune_on, out, stored)
     # "variant": the rung's stored key in provider_config (committed rows carry it)
     config: dict[str, Any] = dict(
         kernel="attn_prefill", variant=rung, causal=causal, head_dim=head_dim,

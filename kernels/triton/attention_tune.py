@@ -1,5 +1,6 @@
-"""In-process tuning of the attention kernels: time each candidate config with a cold L2, keep
-the fastest whose output agrees with the first good one, and remember the choice per problem key.
+"""Tuning of the attention kernels: time each candidate config with a cold L2, keep the fastest
+whose output agrees with the first good one, and remember the choice per problem key, in this
+process and on disk (tune_cache.py), so the next process preparing the point reuses it untimed.
 """
 
 from __future__ import annotations
@@ -10,10 +11,25 @@ from typing import Any
 
 import torch
 
+from .. import tune_cache
 from .bench_cold import bench_cold
 
-# Tuning results, keyed by (kernel, shapes, dtype, rung, ..., device). In-process only.
+# Tuning results, keyed by (kernel, shapes, dtype, rung, ..., device), in this process.
 _TUNE_CACHE: dict[tuple, dict[str, Any]] = {}
+# The kernel files a tuned attention choice depends on (a change to any of them re-tunes).
+TUNE_SOURCES = ("triton/attention_*.py", "triton/bench_cold.py")
+
+
+def stored_key(key: tuple, candidates: Sequence[dict], device: str) -> tune_cache.TuneKey | None:
+    """The disk-cache key of one tuning decision (None when the cache is off)."""
+    return tune_cache.make_key(
+        "triton-attention",
+        device,
+        key,
+        candidates,
+        toolchain=tune_cache.triton_toolchain(),
+        sources=TUNE_SOURCES,
+    )
 
 
 def tune(
@@ -22,25 +38,35 @@ def tune(
     build: Callable[[dict], Callable[[], object]],
     enabled: bool,
     output: torch.Tensor | None = None,
+    stored: tune_cache.TuneKey | None = None,
 ) -> tuple[dict, dict[str, Any]]:
     """Pick the fastest candidate by timing build(c)() with a cold L2 (bench_cold: a read
     flush before every launch, as the harness times; do_bench's zero_() flush taxes the
     HBM-bound decode candidates with write-backs and mis-ranked them on the H200).
 
-    Returns (config, info); info has tuned, tune_candidates, tune_ms and tune_failed. Results
-    are cached in-process by `key`; with enabled False the first candidate is taken untimed.
+    Returns (config, info); info has tuned, tune_candidates, tune_ms, tune_failed, tune_source
+    ("tuned" timed now, "cache" read from disk, "untuned") and tune_key (the disk entry's name).
+    Results are cached in-process by `key` and on disk under `stored` (when given; a stored
+    decision is reused untimed); with enabled False the first candidate is taken untimed.
     Candidates that fail to compile or run (e.g. out of shared memory) are dropped, and so are
     those whose `output` (the buffer every candidate writes) disagrees with the first good one:
     a fast wrong config must never win.
     """
     if not enabled or len(candidates) == 1:
-        return dict(candidates[0]), dict(tuned=False, tune_candidates=len(candidates))
+        untuned = dict(tuned=False, tune_candidates=len(candidates), tune_source="untuned")
+        return dict(candidates[0]), untuned
     if key in _TUNE_CACHE:
         hit = _TUNE_CACHE[key]
         return dict(hit["config"]), dict(hit["info"], tune_cache_hit=True)
+    if (found := tune_cache.load(stored, candidates)) is not None:
+        info = dict(tuned=True, tune_candidates=found.candidates_tried, tune_ms=found.tuned_ms,
+                    tune_failed=list(found.record.get("tune_failed", [])), tune_source="cache",
+                    tune_key=stored.digest)  # fmt: skip
+        _TUNE_CACHE[key] = dict(config=dict(candidates[found.index]), info=info)
+        return dict(candidates[found.index]), dict(info, tune_cache_hit=True)
 
     best_ms, best, failed, first = math.inf, None, [], None
-    for cand in candidates:
+    for i, cand in enumerate(candidates):
         try:
             fn = build(cand)
             fn()  # compile outside the timed region
@@ -58,12 +84,21 @@ def tune(
             failed.append(f"{_short(cand)}: {type(exc).__name__}")
             continue
         if ms < best_ms:
-            best_ms, best = ms, cand
+            best_ms, best = ms, i
     if best is None:
         raise RuntimeError(f"no attention config compiled and ran: {failed}")
-    info = dict(tuned=True, tune_candidates=len(candidates), tune_ms=best_ms, tune_failed=failed)
-    _TUNE_CACHE[key] = dict(config=dict(best), info=info)
-    return dict(best), dict(info, tune_cache_hit=False)
+    info = dict(tuned=True, tune_candidates=len(candidates), tune_ms=best_ms, tune_failed=failed,
+                tune_source="tuned", tune_key=stored.digest if stored is not None else "")  # fmt: skip
+    _TUNE_CACHE[key] = dict(config=dict(candidates[best]), info=info)
+    tune_cache.save(stored, candidates, best, best_ms, dict(tune_failed=failed))
+    return dict(candidates[best]), dict(info, tune_cache_hit=False)
+
+
+def combined_source(*infos: dict[str, Any]) -> str:
+    """One tune_source for a choice made in stages: "tuned" if any stage timed now, else "cache"
+    if any stage read a stored decision, else "untuned"."""
+    sources = {i.get("tune_source", "untuned") for i in infos}
+    return "tuned" if "tuned" in sources else "cache" if "cache" in sources else "untuned"
 
 
 def _short(cfg: dict) -> str:

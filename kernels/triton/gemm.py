@@ -50,7 +50,7 @@ from .gemm_kernel import _gemm_kernel
 from .gemm_operands import GemmOperands, check_operands, tma_support, transposes_b
 from .gemm_split import splitk_reduce_rows, stream_k_plan
 from .gemm_target import KernelTarget, interpreting, kernel_target
-from .gemm_tune import reference, remember, tune_or_lookup
+from .gemm_tune import reference, remember, stored_key, tune_or_lookup
 
 __all__ = ["RUNGS", "MatmulLaunch", "build_launch", "prepare_matmul"]
 
@@ -68,7 +68,8 @@ class MatmulLaunch:
     # (num_programs, units), input_precision, fp8_fast_accum, b_layout, arch, device_name,
     # variant (the rung, stored under the key "variant": rows already recorded carry that key
     # in provider_config, so the stored name stays although the code says rung),
-    # tuned, candidates_tried (and tuned_ms, candidates_rejected after tuning).
+    # tuned, candidates_tried, tune_source ("tuned" now, "cache" read from disk, "untuned") and
+    # tune_key (the disk entry's name), and tuned_ms, candidates_rejected after tuning.
     config: dict[str, Any]
     _grid: tuple[int, int, int]
     _args: tuple  # pointers, sizes and strides, in _gemm_kernel's order
@@ -250,10 +251,13 @@ def prepare_matmul(
                 lambda cfg: build_launch(p, cfg, dev),
                 lambda: reference(p),
                 1e-4 if exact else 3e-2,
+                stored_key(key, cands, dev.name),
             )
     launch = build_launch(p, result.config, dev)
     # "variant": the rung's stored key in provider_config (committed rows carry it)
     launch.config.update(variant=rung, tuned=result.tuned, candidates_tried=result.candidates_tried)
+    # tune_source: "tuned" (timed now), "cache" (a decision read from disk), "untuned"
+    launch.config.update(tune_source=result.source, tune_key=result.cache_key)
     if result.timings_ms:
         launch.config["tuned_ms"] = min(result.timings_ms.values())
         launch.config["candidates_rejected"] = len(result.rejected)

@@ -1,9 +1,10 @@
-"""In-process tuning cache for the own Triton GEMM: time candidate configs on the real tensors.
+"""Tuning of the own Triton GEMM: time candidate configs on the real tensors, once per point.
 
 Each candidate is compiled, launched once, checked against a reference (so a miscompiled or racy
 config can never win), timed with bench_cold, and checked again after timing (a split-K counter
-race would show up in the last of many launches). The fastest survivor is cached by problem key;
-later prepare_matmul calls for the same key reuse it without timing.
+race would show up in the last of many launches). The fastest survivor is cached by problem key
+in this process and on disk (tune_cache.py: keyed by GPU, driver, Triton, kernel sources and
+problem); later prepares of the same point, in this process or the next, reuse it untimed.
 
 Timing reads 256 MB before every launch (bench_cold.py says why not do_bench's zero_() flush).
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import torch
 
+from .. import tune_cache
 from .bench_cold import bench_cold
 from .gemm_configs import GemmConfig
 from .gemm_operands import GemmOperands
@@ -32,6 +34,12 @@ class TuneResult:
     candidates_tried: int
     timings_ms: dict[str, float] = field(default_factory=dict)  # str(config) -> median ms
     rejected: dict[str, str] = field(default_factory=dict)  # str(config) -> reason
+    source: str = "untuned"  # "tuned" (timed in this process) | "cache" (read from disk)
+    cache_key: str = ""  # tune_cache.TuneKey.digest of the disk entry, when there is one
+
+
+# The kernel files a tuned GEMM choice depends on (a change to any of them re-tunes).
+TUNE_SOURCES = ("triton/gemm*.py", "triton/bench_cold.py")
 
 
 _CACHE: dict[tuple, TuneResult] = {}
@@ -40,6 +48,20 @@ _CACHE: dict[tuple, TuneResult] = {}
 def clear_cache() -> None:
     """Forget every tuned decision (tests; or after changing clocks/power limits)."""
     _CACHE.clear()
+
+
+def stored_key(
+    key: tuple, candidates: Sequence[GemmConfig], device: str
+) -> tune_cache.TuneKey | None:
+    """The disk-cache key of one tuning decision (None when the cache is off)."""
+    return tune_cache.make_key(
+        "triton-gemm",
+        device,
+        key,
+        candidates,
+        toolchain=tune_cache.triton_toolchain(),
+        sources=TUNE_SOURCES,
+    )
 
 
 def cached(key: tuple) -> TuneResult | None:
@@ -81,8 +103,10 @@ def tune_or_lookup(
     build: Callable[[GemmConfig], Any],
     reference: Callable[[], torch.Tensor],
     tolerance: float,
+    stored: tune_cache.TuneKey | None = None,
 ) -> TuneResult:
-    """Return the cached decision for `key`, or time every candidate and cache the fastest.
+    """Return the cached decision for `key` (this process's, else the disk entry `stored`), or
+    time every candidate and cache the fastest (in this process and, with `stored`, on disk).
 
     `build(cfg)` returns a zero-argument launch whose call returns the output tensor;
     `reference()` returns the tensor every candidate's output must match within `tolerance`
@@ -91,11 +115,24 @@ def tune_or_lookup(
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
+    if (found := tune_cache.load(stored, candidates)) is not None:
+        rec = found.record
+        hit = TuneResult(
+            candidates[found.index],
+            True,
+            found.candidates_tried,
+            dict(rec.get("timings_ms", {})),
+            dict(rec.get("rejected", {})),
+            "cache",
+            stored.digest,
+        )
+        _CACHE[key] = hit
+        return hit
     ref = reference()
     timings: dict[str, float] = {}
     rejected: dict[str, str] = {}
-    best: tuple[float, GemmConfig] | None = None
-    for cfg in candidates:
+    best: tuple[float, int] | None = None  # (ms, index into candidates)
+    for i, cfg in enumerate(candidates):
         name = _short(cfg)
         try:
             launch = build(cfg)
@@ -114,15 +151,26 @@ def tune_or_lookup(
             continue
         timings[name] = ms
         if math.isfinite(ms) and (best is None or ms < best[0]):
-            best = (ms, cfg)
+            best = (ms, i)
     if best is None:
         raise RuntimeError(f"no GEMM config worked for {key}: {rejected}")
     if rejected:
         warnings.warn(
             f"GEMM tuning rejected {len(rejected)} config(s) for {key}: {rejected}", stacklevel=3
         )
-    result = TuneResult(best[1], True, len(candidates), timings, rejected)
+    result = TuneResult(
+        candidates[best[1]],
+        True,
+        len(candidates),
+        timings,
+        rejected,
+        "tuned",
+        stored.digest if stored is not None else "",
+    )
     _CACHE[key] = result
+    tune_cache.save(
+        stored, candidates, best[1], best[0], dict(timings_ms=timings, rejected=rejected)
+    )
     return result
 
 

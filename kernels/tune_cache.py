@@ -1,0 +1,246 @@
+"""Tuning decisions kept on disk, so the next process that prepares the same point reuses the
+first one's pick instead of timing candidates again.
+
+Why on disk: the harness measures each run in a child process (isolate=true), so an in-process
+cache starts empty every run; and two candidates within timing noise of each other can be picked
+differently by two processes (an H200, own-triton 16x4096x4096: split-K 4 at 14.7 us in one run,
+stream-K at 17.8 us in the next), so an A/A comparison would compare the tuner, not the kernel.
+
+Layout: <dir>/<family>/<digest>.json, one file per decision. A write goes to a temporary file in
+the same folder and is renamed over the entry (os.replace), so two processes tuning at once
+(sharded runs on two GPUs) never leave a torn file: the last writer wins with a whole decision.
+
+Key (TuneKey): the tuner family, GPU name, driver version, toolchain (Triton, or CUTLASS and
+nvcc), a hash of the kernel files the choice depends on, the problem (shape, dtype, layout, rung:
+the tuner's own key) and a hash of the candidate list. Value: which candidate won (its index,
+checked against the candidate itself on read), its median ms, how many were tried, the tuner's
+per-candidate record, and when and where it was tuned. An entry that cannot be read, parsed or
+matched to its key is ignored with a warning and re-tuned (then overwritten), never fatal.
+
+$HARNESS_TUNE_CACHE: unset -> $HARNESS_CACHE_DIR/tune, else ~/.cache/kernel-harness/tune (beside
+the CUTLASS build cache); a path -> that folder; "off" -> neither read nor written; "refresh" ->
+never read, so every point re-tunes, and written (to the default folder).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import hashlib
+import json
+import os
+import re
+import socket
+import tempfile
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+KERNELS_DIR = Path(__file__).resolve().parent
+SCHEMA = 1  # bump when the entry format changes: older entries then miss
+
+
+def mode() -> str:
+    """'on', 'off' (no reads, no writes) or 'refresh' (writes only), from $HARNESS_TUNE_CACHE."""
+    env = os.environ.get("HARNESS_TUNE_CACHE", "").strip()
+    return env if env in ("off", "refresh") else "on"
+
+
+def cache_dir() -> Path:
+    """$HARNESS_TUNE_CACHE (a path), else $HARNESS_CACHE_DIR/tune, else ~/.cache/kernel-harness/tune."""
+    env = os.environ.get("HARNESS_TUNE_CACHE", "").strip()
+    if env and env not in ("off", "refresh"):
+        return Path(env).expanduser()
+    if root := os.environ.get("HARNESS_CACHE_DIR"):
+        return Path(root) / "tune"
+    return Path.home() / ".cache" / "kernel-harness" / "tune"
+
+
+@functools.cache
+def source_hash(patterns: tuple[str, ...]) -> str:
+    """sha256 over the kernel files matching `patterns` (globs under kernels/), 16 hex digits."""
+    h = hashlib.sha256()
+    for path in sorted({p for pat in patterns for p in KERNELS_DIR.glob(pat) if p.is_file()}):
+        h.update(str(path.relative_to(KERNELS_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def driver_version() -> str:
+    """The GPU driver's version (NVML, else /proc/driver/nvidia/version, else HIP's), or 'none'."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        v = pynvml.nvmlSystemGetDriverVersion()
+        return v.decode() if isinstance(v, bytes) else str(v)
+    except Exception:  # no NVML here: try the kernel module's own line
+        pass
+    try:
+        text = Path("/proc/driver/nvidia/version").read_text()
+        if m := re.search(r"Kernel Module\s+(\S+)", text):
+            return m.group(1)
+    except OSError:
+        pass
+    import torch
+
+    return f"hip {torch.version.hip}" if torch.version.hip else "none"
+
+
+def triton_toolchain() -> str:
+    import triton
+
+    return f"triton {triton.__version__}"
+
+
+def _plain(x: Any) -> Any:
+    """JSON-able form of a candidate: dataclasses as dicts, tuples as lists, the rest as str."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: _plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    if x is None or isinstance(x, bool | int | float | str):
+        return x
+    return str(x)
+
+
+def describe(candidate: Any) -> str:
+    """Canonical text of one candidate (what an entry's choice is checked against)."""
+    return json.dumps(_plain(candidate), sort_keys=True)
+
+
+def _digest(text: str, digits: int = 16) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:digits]
+
+
+@dataclass(frozen=True)
+class TuneKey:
+    """Everything a tuning decision depends on; two processes agree on it for the same point."""
+
+    family: str  # "triton-gemm" | "triton-attention" | "cutlass-gemm"
+    device: str  # GPU name, e.g. "NVIDIA H200"
+    driver: str  # e.g. "570.86.15"
+    toolchain: str  # e.g. "triton 3.6.0", "cutlass 4.2.0, nvcc 12.8.93"
+    source_hash: str  # of the kernel files the choice depends on
+    problem: str  # repr of the tuner's key: shapes, dtypes, layout, rung
+    candidates: str  # hash of the candidate list, in order
+
+    @property
+    def digest(self) -> str:
+        """20 hex digits naming the entry file (and recorded in provider_config as tune_key)."""
+        return _digest(json.dumps(asdict(self), sort_keys=True), 20)
+
+    @property
+    def path(self) -> Path:
+        return cache_dir() / self.family / f"{self.digest}.json"
+
+
+def make_key(
+    family: str,
+    device: str,
+    problem: tuple,
+    candidates: Sequence[Any],
+    *,
+    toolchain: str,
+    sources: tuple[str, ...],
+) -> TuneKey | None:
+    """The key of one decision, or None when the cache is off."""
+    if mode() == "off":
+        return None
+    return TuneKey(
+        family=family,
+        device=device,
+        driver=driver_version(),
+        toolchain=toolchain,
+        source_hash=source_hash(sources),
+        problem=repr(problem),
+        candidates=_digest("\n".join(describe(c) for c in candidates)),
+    )
+
+
+@dataclass
+class Decision:
+    """A decision read back from disk."""
+
+    index: int  # of the chosen candidate in the list the key hashed
+    tuned_ms: float
+    candidates_tried: int
+    record: dict[str, Any] = field(default_factory=dict)  # the tuner's own (timings, rejects)
+    tuned_at: str = ""
+    host: str = ""
+
+
+def load(key: TuneKey | None, candidates: Sequence[Any]) -> Decision | None:
+    """The stored decision for `key`, or None: absent, cache off or refreshing, or unusable (a
+    warning says why; the caller re-tunes and overwrites it)."""
+    if key is None or mode() != "on":
+        return None
+    path = key.path
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:  # ValueError: not UTF-8
+        warnings.warn(f"tune cache: cannot read {path} ({e}); re-tuning", stacklevel=3)
+        return None
+    try:
+        entry = json.loads(text)
+        if entry.get("schema") != SCHEMA or entry.get("key") != asdict(key):
+            raise ValueError("schema or key differs from this point's")
+        index = int(entry["choice_index"])
+        if not 0 <= index < len(candidates) or describe(candidates[index]) != entry["choice"]:
+            raise ValueError("the chosen config is not this point's candidate")
+        return Decision(
+            index,
+            float(entry["tuned_ms"]),
+            int(entry["candidates_tried"]),
+            dict(entry.get("record") or {}),
+            str(entry.get("tuned_at", "")),
+            str(entry.get("host", "")),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        warnings.warn(f"tune cache: ignoring {path} ({e}); re-tuning", stacklevel=3)
+        return None
+
+
+def save(
+    key: TuneKey | None,
+    candidates: Sequence[Any],
+    index: int,
+    tuned_ms: float,
+    record: dict[str, Any] | None = None,
+) -> None:
+    """Store the decision (atomically: temporary file, then rename); a failed write warns only."""
+    if key is None or mode() == "off":
+        return
+    entry = {
+        "schema": SCHEMA,
+        "key": asdict(key),
+        "choice_index": index,
+        "choice": describe(candidates[index]),
+        "tuned_ms": tuned_ms,
+        "candidates_tried": len(candidates),
+        "record": _plain(record or {}),
+        "tuned_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+    }
+    path = key.path
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp", delete=False
+        ) as f:
+            tmp = f.name
+            json.dump(entry, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(tmp, path)
+    except OSError as e:
+        warnings.warn(f"tune cache: cannot write {path} ({e}); not cached", stacklevel=3)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)

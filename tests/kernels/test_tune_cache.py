@@ -1,0 +1,405 @@
+"""The on-disk tune cache (kernels/tune_cache.py) and the tuners that use it, on the CPU: timers
+are faked (counted), kernels run under the Triton interpreter. No timing is asserted."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import warnings  # noqa: E402
+from dataclasses import replace  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import tune_fake_gpu  # noqa: E402
+from harness_kernels import tune_cache  # noqa: E402
+from harness_kernels.cutlass import gemm_tune as cutlass_tune  # noqa: E402
+from harness_kernels.cutlass.gemm import CONFIGS, RunOptions  # noqa: E402
+from harness_kernels.triton import (  # noqa: E402
+    attention_decode,
+    attention_prefill,
+    attention_tune,
+    gemm_tune,
+)
+from harness_kernels.triton.attention_configs import _cfg  # noqa: E402
+from harness_kernels.triton.gemm import prepare_matmul  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+needs_interpreter = pytest.mark.skipif(
+    os.environ.get("TRITON_INTERPRET") != "1", reason="runs kernels under TRITON_INTERPRET=1"
+)
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Conversion of an array with ndim:DeprecationWarning"
+)
+CANDS = [{"BLOCK_N": 16}, {"BLOCK_N": 32}, {"BLOCK_N": 64}]
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch) -> Path:
+    """A fresh cache folder and empty in-process caches for every test."""
+    root = tmp_path / "tune"
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", str(root))
+    for clear in (
+        gemm_tune.clear_cache,
+        cutlass_tune.clear_cache,
+        attention_tune._TUNE_CACHE.clear,
+    ):
+        clear()
+    yield root
+    for clear in (
+        gemm_tune.clear_cache,
+        cutlass_tune.clear_cache,
+        attention_tune._TUNE_CACHE.clear,
+    ):
+        clear()
+
+
+def _key(**change) -> tune_cache.TuneKey:
+    fields = dict(device="Fake GPU", problem=("p", 1), candidates=CANDS)
+    fields.update(change)
+    return tune_cache.make_key("test", toolchain="triton 0", sources=("triton/gemm*.py",), **fields)
+
+
+# ---- the module ---------------------------------------------------------------------------------
+
+
+def test_a_saved_decision_reads_back_from_one_file_per_key(cache):
+    key = _key()
+    assert tune_cache.load(key, CANDS) is None
+    tune_cache.save(key, CANDS, 1, 0.25, {"timings_ms": {"a": 0.25, "b": float("nan")}})
+    files = sorted(p.name for p in (cache / "test").iterdir())
+    assert files == [f"{key.digest}.json"]  # no temporary file left behind
+    found = tune_cache.load(key, CANDS)
+    assert (found.index, found.tuned_ms, found.candidates_tried) == (1, 0.25, 3)
+    assert found.record["timings_ms"]["a"] == 0.25 and found.tuned_at and found.host
+    entry = json.loads((cache / "test" / files[0]).read_text())
+    assert entry["key"]["device"] == "Fake GPU" and entry["key"]["driver"]
+    assert entry["key"]["toolchain"] == "triton 0" and len(entry["key"]["source_hash"]) == 16
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        dict(device="Other GPU"),
+        dict(problem=("p", 2)),
+        dict(candidates=CANDS[::-1]),
+        dict(candidates=CANDS[:2]),
+    ],
+    ids=["device-name", "shape", "candidate-order", "candidate-list"],
+)
+def test_a_different_gpu_shape_or_candidate_list_misses(change):
+    tune_cache.save(_key(), CANDS, 0, 1.0)
+    other = _key(**change)
+    assert other.digest != _key().digest
+    assert tune_cache.load(other, change.get("candidates", CANDS)) is None
+
+
+@pytest.mark.parametrize("field", ["driver", "toolchain", "source_hash"])
+def test_a_different_driver_toolchain_or_kernel_source_misses(field):
+    key = _key()
+    tune_cache.save(key, CANDS, 0, 1.0)
+    other = replace(key, **{field: "changed"})
+    assert other.digest != key.digest and tune_cache.load(other, CANDS) is None
+
+
+def test_source_hash_follows_the_kernel_files(tmp_path, monkeypatch):
+    (tmp_path / "triton").mkdir()
+    kernel = tmp_path / "triton" / "gemm_kernel.py"
+    kernel.write_text("BLOCK = 64\n")
+    (tmp_path / "triton" / "attention_x.py").write_text("x = 1\n")
+    monkeypatch.setattr(tune_cache, "KERNELS_DIR", tmp_path)
+    tune_cache.source_hash.cache_clear()
+    try:
+        before = tune_cache.source_hash(("triton/gemm*.py",))
+        (tmp_path / "triton" / "attention_x.py").write_text("x = 2\n")  # not a GEMM file
+        tune_cache.source_hash.cache_clear()
+        assert tune_cache.source_hash(("triton/gemm*.py",)) == before
+        kernel.write_text("BLOCK = 128\n")
+        tune_cache.source_hash.cache_clear()
+        assert tune_cache.source_hash(("triton/gemm*.py",)) != before
+    finally:
+        tune_cache.source_hash.cache_clear()
+
+
+def _set_entry(path: Path, **change) -> None:
+    entry = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(entry, **change)))
+
+
+DAMAGE = {
+    "truncated": lambda p: p.write_text(p.read_text()[:40]),
+    "not-an-object": lambda p: p.write_text("[1, 2]"),
+    "binary": lambda p: p.write_bytes(b"\xff\xfe not utf-8"),
+    "old-schema": lambda p: _set_entry(p, schema=0),
+    "other-key": lambda p: _set_entry(p, key={"device": "Other GPU"}),
+    "other-choice": lambda p: _set_entry(p, choice=tune_cache.describe({"BLOCK_N": 128})),
+    "bad-index": lambda p: _set_entry(p, choice_index=7),
+    "no-ms": lambda p: _set_entry(p, tuned_ms=None),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE.values(), ids=DAMAGE.keys())
+def test_a_corrupt_entry_is_ignored_with_a_warning_then_overwritten(damage):
+    key = _key()
+    tune_cache.save(key, CANDS, 2, 1.0)
+    damage(key.path)
+    with pytest.warns(UserWarning, match="tune cache: .*re-tuning"):
+        assert tune_cache.load(key, CANDS) is None
+    tune_cache.save(key, CANDS, 2, 1.0)  # what the tuner does next
+    assert tune_cache.load(key, CANDS).index == 2
+
+
+def test_off_reads_and_writes_nothing_refresh_writes_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "home"))
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", "off")
+    assert _key() is None
+    tune_cache.save(None, CANDS, 0, 1.0)  # the tuners pass the None along
+    assert not (tmp_path / "home").exists()
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", "refresh")
+    key = _key()
+    tune_cache.save(key, CANDS, 0, 1.0)
+    assert key.path == tmp_path / "home" / "tune" / "test" / f"{key.digest}.json"
+    assert key.path.is_file() and tune_cache.load(key, CANDS) is None  # re-tunes, overwrites
+    monkeypatch.delenv("HARNESS_TUNE_CACHE")
+    assert tune_cache.load(key, CANDS).index == 0  # the refreshed entry serves the next run
+
+
+def test_an_unwritable_cache_warns_and_goes_on(tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", str(tmp_path / "a-file" / "tune"))
+    with pytest.warns(UserWarning, match="tune cache: cannot write"):
+        tune_cache.save(_key(), CANDS, 0, 1.0)
+
+
+_WRITER = """
+import sys
+from harness_kernels import tune_cache
+key = tune_cache.TuneKey("test", "Fake GPU", "1", "t", "h", "p", "c")
+cands = [{"BLOCK_N": n} for n in (16, 32, 64)]
+for i in range(int(sys.argv[1])):
+    tune_cache.save(key, cands, i % 3, float(i), {"writer": sys.argv[2], "pad": "x" * 20000})
+"""
+
+
+def test_concurrent_writers_never_leave_a_torn_entry(cache):
+    """Two processes rewrite one entry (as two GPUs' shards tuning the same point) while this
+    one reads it: every read is absent or whole, and the last write stands."""
+    key = tune_cache.TuneKey("test", "Fake GPU", "1", "t", "h", "p", "c")
+    cands = [{"BLOCK_N": n} for n in (16, 32, 64)]
+    env = dict(os.environ, HARNESS_TUNE_CACHE=str(cache))
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, "300", name], env=env)
+        for name in ("a", "b")
+    ]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a torn file would warn on read
+            while any(w.poll() is None for w in writers):
+                if (found := tune_cache.load(key, cands)) is not None:
+                    assert found.record["writer"] in ("a", "b")
+                    assert len(found.record["pad"]) == 20000
+            assert [w.wait() for w in writers] == [0, 0]
+            final = tune_cache.load(key, cands)
+    finally:
+        for w in writers:  # a failed read leaves no writer running
+            if w.poll() is None:
+                w.kill()
+            w.wait()
+    assert final.tuned_ms == 299.0 and final.index == 299 % 3
+    assert [p.name for p in (cache / "test").iterdir()] == [f"{key.digest}.json"]
+
+
+# ---- the own Triton GEMM (prepare_matmul) -------------------------------------------------------
+
+
+@needs_interpreter
+def test_gemm_tunes_once_then_a_fresh_process_reads_the_entry(cache, monkeypatch):
+    timed = tune_fake_gpu.install(monkeypatch.setattr)
+    first = tune_fake_gpu.summary(prepare_matmul(*tune_fake_gpu.operands()), timed)
+    assert first["timed"] == 3 and first["tune_source"] == "tuned"
+    assert (first["block_m"], first["split_k"]) == (16, 2)  # the fake timer's fastest
+    assert (cache / "triton-gemm" / f"{first['tune_key']}.json").is_file()
+    # The next run's child process: nothing in memory, the decision on disk, no timing.
+    env = dict(os.environ, HARNESS_TUNE_CACHE=str(cache), TRITON_INTERPRET="1",
+               PYTHONWARNINGS="ignore::DeprecationWarning")  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(HERE / "tune_fake_gpu.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    second = json.loads(out.stdout.strip().splitlines()[-1])
+    assert second == dict(first, timed=0, tune_source="cache")
+
+
+@needs_interpreter
+def test_gemm_misses_for_another_gpu_or_shape_and_reads_after_a_state_reset(monkeypatch):
+    timed = tune_fake_gpu.install(monkeypatch.setattr)
+    launch = prepare_matmul(*tune_fake_gpu.operands())
+    assert launch.config["tune_source"] == "tuned" and len(timed) == 3
+    prepare_matmul(*tune_fake_gpu.operands())  # same process: the in-memory decision
+    assert len(timed) == 3
+    gemm_tune.clear_cache()  # as a fresh process
+    again = prepare_matmul(*tune_fake_gpu.operands())
+    assert len(timed) == 3 and again.config["tune_source"] == "cache"
+    assert again.config["tuned_ms"] == launch.config["tuned_ms"] == 1.0
+    assert again.config["candidates_tried"] == 3 and again.config["tuned"] is True
+    other_shape = prepare_matmul(*tune_fake_gpu.operands(m=32))
+    assert len(timed) == 6 and other_shape.config["tune_source"] == "tuned"
+    gemm_tune.clear_cache()
+    tune_fake_gpu.install(monkeypatch.setattr, gpu="Other GPU")
+    other_gpu = prepare_matmul(*tune_fake_gpu.operands())
+    assert other_gpu.config["tune_source"] == "tuned"
+    assert other_gpu.config["tune_key"] != launch.config["tune_key"]
+
+
+@needs_interpreter
+def test_gemm_under_the_interpreter_neither_tunes_nor_caches(cache):
+    launch = prepare_matmul(*tune_fake_gpu.operands())
+    assert launch.config["tune_source"] == "untuned" and launch.config["tune_key"] == ""
+    assert not cache.exists()
+
+
+@needs_interpreter
+def test_gemm_with_the_cache_off_tunes_every_fresh_process(cache, monkeypatch):
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", "off")
+    timed = tune_fake_gpu.install(monkeypatch.setattr)
+    prepare_matmul(*tune_fake_gpu.operands())
+    gemm_tune.clear_cache()
+    launch = prepare_matmul(*tune_fake_gpu.operands())
+    assert len(timed) == 6 and launch.config["tune_source"] == "tuned"
+    assert launch.config["tune_key"] == "" and not cache.exists()
+
+
+# ---- the Triton attention kernels ----------------------------------------------------------------
+
+
+def _fake_attention_gpu(monkeypatch, module, configs_name: str, cands: list[dict]) -> list[dict]:
+    """Tuning on for `module`'s prepare (a pretend sm_90), `cands` as its candidates, a fake
+    timer (ms = 1 / BLOCK_N: the widest tile wins); returns the timed configs."""
+    timed: list[dict] = []
+
+    def bench_cold(fn, device) -> float:
+        timed.append(fn.cfg)
+        return 1.0 / fn.cfg["BLOCK_N"] + fn.cfg.get("num_splits", 1) * 1e-3
+
+    def configs(*args, **kwargs) -> list[dict]:
+        return [dict(c, BLOCK_M=args[4]) if configs_name == "decode_configs" else dict(c)
+                for c in cands]  # fmt: skip
+
+    monkeypatch.setattr(module, "target_of", lambda device: ("cuda", 90))
+    monkeypatch.setattr(module, configs_name, configs)
+    monkeypatch.setattr(attention_tune, "bench_cold", bench_cold)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    real_tune = attention_tune.tune
+
+    def tune(key, candidates, build, enabled, output=None, stored=None):
+        def tagged(cfg):  # the timer learns which config it times
+            fn = build(cfg)
+            wrapper = lambda: fn()  # noqa: E731
+            wrapper.cfg = cfg
+            return wrapper
+
+        return real_tune(key, candidates, tagged, enabled, output, stored)
+
+    monkeypatch.setattr(module, "tune_configs", tune)
+    return timed
+
+
+@needs_interpreter
+def test_prefill_tunes_once_and_reads_the_entry_after_a_state_reset(monkeypatch, cache):
+    cands = [_cfg(32, 16, 4, 1), _cfg(16, 32, 4, 1)]
+    timed = _fake_attention_gpu(monkeypatch, attention_prefill, "prefill_configs", cands)
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 24, 64, generator=gen).half() for _ in range(3))
+    first = attention_prefill.prepare_attention(q, k, v, causal=True)
+    assert len(timed) == 2 and first.config["tune_source"] == "tuned"
+    assert first.config["BLOCK_N"] == 32 and first.config["tune_cache_hit"] is False
+    assert (cache / "triton-attention" / f"{first.config['tune_key']}.json").is_file()
+    attention_tune._TUNE_CACHE.clear()  # as a fresh process
+    second = attention_prefill.prepare_attention(q, k, v, causal=True)
+    assert len(timed) == 2 and second.config["tune_source"] == "cache"
+    for name in ("BLOCK_M", "BLOCK_N", "tune_ms", "tune_candidates", "tune_key", "tuned"):
+        assert second.config[name] == first.config[name], name
+    attention_tune._TUNE_CACHE.clear()
+    attention_prefill.prepare_attention(q, k, v, causal=False)  # another problem: tunes
+    assert len(timed) == 4
+
+
+@needs_interpreter
+def test_decode_caches_both_stages(monkeypatch, cache):
+    cands = [_cfg(16, 16, 4, 1), _cfg(16, 32, 4, 1)]
+    timed = _fake_attention_gpu(monkeypatch, attention_decode, "decode_configs", cands)
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(2, 4, 1, 64, generator=gen).half()
+    k, v = (torch.randn(2, 2, 96, 64, generator=gen).half() for _ in range(2))
+    seqlens = torch.tensor([96, 70], dtype=torch.int32)
+    first = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)
+    n_timed = len(timed)
+    assert n_timed >= 2 and first.config["tune_source"] == "tuned"
+    assert len(list((cache / "triton-attention").iterdir())) == len(
+        first.config["tune_key"].split(",")
+    )
+    attention_tune._TUNE_CACHE.clear()
+    second = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)
+    assert len(timed) == n_timed and second.config["tune_source"] == "cache"
+    for name in ("BLOCK_N", "num_splits", "tune_ms", "tune_key"):
+        assert second.config[name] == first.config[name], name
+
+
+# ---- the own CUTLASS GEMM choice ----------------------------------------------------------------
+
+
+def test_cutlass_choice_is_cached_on_disk(monkeypatch, cache):
+    """gemm_tune.tune with building and timing faked: a second tune after a state reset reads
+    the decision, building and timing nothing; another GPU name misses."""
+    cands = [
+        (CONFIGS["sm90-streamk-128x128"], RunOptions()),
+        (CONFIGS["sm90-streamk-128x128"], RunOptions("split-k", 2)),
+        (CONFIGS["sm90-pingpong-128x128"], RunOptions(swizzle=1)),
+    ]
+    fake_ms = {1: 2.0, 2: 1.0, 3: 3.0}  # by candidate position
+    built, timed = [], []
+
+    class FakeLaunch:
+        def __init__(self, position: int):
+            self.position = position
+
+        def __call__(self) -> torch.Tensor:
+            return expected
+
+    def prepare(a, b, config, alpha=None, options=None):
+        return FakeLaunch(cands.index((config, options)) + 1)
+
+    def time_cold(launch, flush) -> float:
+        timed.append(launch.position)
+        return fake_ms[launch.position]
+
+    gpu = {"name": "Fake H200"}
+    monkeypatch.setattr(cutlass_tune.build, "build_many", lambda specs: built.append(list(specs)))
+    monkeypatch.setattr(cutlass_tune, "prepare_gemm", prepare)
+    monkeypatch.setattr(cutlass_tune, "_flush_buffer", lambda device: None)
+    monkeypatch.setattr(cutlass_tune, "_time_cold", time_cold)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: gpu["name"])
+    a, b = torch.randn(256, 128).bfloat16(), torch.randn(64, 128).bfloat16().t()
+    expected = a.float() @ b.float()
+
+    first = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 0))
+    assert (first.source, first.options, timed, len(built)) == ("tuned", RunOptions("split-k", 2),
+                                                                [1, 2, 3], 1)  # fmt: skip
+    assert (cache / "cutlass-gemm" / f"{first.cache_key}.json").is_file()
+    cutlass_tune.clear_cache()
+    second = cutlass_tune.tune(a, b, cands, lambda: pytest.fail("no reference"), ("k", 1))
+    assert (second.source, second.config, second.options) == ("cache", first.config, first.options)
+    assert second.timings_ms == first.timings_ms and len(timed) == 3 and len(built) == 1
+    assert cutlass_tune.best_ms(second) == 1.0
+    gpu["name"] = "Fake H100"
+    third = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 2))
+    assert third.source == "tuned" and len(timed) == 6 and third.cache_key != first.cache_key
