@@ -52,6 +52,29 @@ def test_fmha_presets_cover_prefill_and_paged_decode():
     assert all(p.problem.phase == "decode" for p in dec)
 
 
+def test_fmha_decode_paged_is_own_vs_flashinfer_with_the_gather_strawman():
+    cfg = compose_run_config(["sweep=fmha_decode_paged"])
+    pts = expand(OmegaConf.to_container(cfg.sweep.groups), load_all())
+    problems = {p.problem for p in pts}
+    assert {p.batch for p in problems} == {1, 16, 64, 256}
+    assert {p.kv_len for p in problems} == {1024, 4096, 16384, 32768}
+    assert {p.page_size for p in problems} == {16, 256} and len(problems) == 32
+    assert all(p.kv_layout == "paged" and p.phase == "decode" for p in problems)
+    assert {"own-triton", "flashinfer", "sdpa-paged-gather", "flash-attn-4"} <= {
+        p.provider for p in pts
+    }
+    assert "strawman" in cfg.sweep.description
+
+
+def test_fmha_presets_carry_the_flash_baselines():
+    for name in ("fmha_prefill", "fmha_decode"):
+        cfg = compose_run_config([f"sweep={name}"])
+        providers = {
+            p.provider for p in expand(OmegaConf.to_container(cfg.sweep.groups), load_all())
+        }
+        assert {"flash-attn", "flash-attn-4", "flashinfer"} <= providers, name
+
+
 def test_point_key_is_stable_and_sensitive():
     from harness.problems import GemmProblem
 

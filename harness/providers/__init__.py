@@ -12,6 +12,8 @@ PROVIDER_MODULES = (
     "harness.providers.gemm_vendor",
     "harness.providers.attention_sdpa",
     "harness.providers.attention_flash",
+    "harness.providers.attention_fa4",
+    "harness.providers.attention_flashinfer",
     "harness.providers.ck_fmha",
     "harness.providers.own_triton",
     "harness.providers.own_cutlass",

@@ -1,4 +1,9 @@
-"""flash-attn (Dao-AILab) as an optional baseline: skipped, with the reason, when not importable."""
+"""flash-attn 2 (Dao-AILab) as an optional baseline: skipped, with the reason, when not importable.
+
+PyPI has flash-attn 2 as source only (2.8.3: pip install compiles it with nvcc, a long build), so
+our GPU images lack it and its rows are skipped; FlashAttention-4 is the `flash-attn-4` provider.
+Both packages own the import name flash_attn (FA4 installs only flash_attn/cute), so this one
+asks for FA2's own entry points, not for the package."""
 
 from __future__ import annotations
 
@@ -12,9 +17,10 @@ from harness.providers.registry import Prepared, register
 @lru_cache(maxsize=1)
 def _import_error() -> str | None:
     try:
-        import flash_attn  # noqa: F401
+        from flash_attn import flash_attn_func, flash_attn_with_kvcache  # noqa: F401
     except Exception as e:  # ImportError, or a binary built for another torch
-        return f"flash_attn not importable ({type(e).__name__}: {str(e).splitlines()[0][:120]})"
+        why = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:120]}"
+        return f"flash-attn 2 not importable ({why}); PyPI has its source only, not built here"
     return None
 
 

@@ -1,0 +1,178 @@
+"""FlashInfer (`flashinfer-python`) as a baseline: the paged-KV attention library of vLLM and
+SGLang, for prefill and decode over dense and paged caches.
+
+Which API a point goes through (flashinfer_route):
+  paged, q_len 1         BatchDecodeWithPagedKVCacheWrapper   plan(indptr, indices, last_page_len)
+  paged, q_len > 1       BatchPrefillWithPagedKVCacheWrapper  plan(qo_indptr, ... the same)
+  dense, batch 1, q 1    single_decode_with_kv_cache
+  dense, batch 1         single_prefill_with_kv_cache
+  dense, batch > 1       BatchPrefillWithRaggedKVCacheWrapper plan(qo_indptr, kv_indptr)
+Everything is in FlashInfer's NHD layout: our paged cache already is ([pages, page_size, Hkv,
+D]), and our page table becomes its CSR form (attention_interop.page_table_to_csr, ragged
+lengths included); dense q, k, v are copied token-major in prepare. (The FA3 single-prefill
+binding of 0.7.2 reads kv_len from k.size(0) whatever the layout, so HND views are not used.)
+
+Untimed, in prepare: the wrapper's plan() (`plan_s`; for wrappers it also builds or loads the
+JIT module) and a first call (`first_call_s`; JIT for the single_* functions). Kernels are
+compiled by nvcc on first use into ~/.cache/flashinfer (FLASHINFER_WORKSPACE_BASE moves it),
+where later points and runs find them. provider_config records the backend FlashInfer picked
+(fa2 / fa3 / cudnn ...), the kernel kind for decode, and the package version.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import torch
+
+from harness.device import DeviceInfo
+from harness.problems import AttentionProblem
+from harness.providers.attention_interop import (
+    page_table_to_csr,
+    to_tokens,
+    tokens_to_ours,
+    uniform_indptr,
+    wall_s,
+)
+from harness.providers.registry import Prepared, register
+
+PACKAGE = "flashinfer"
+HEAD_DIMS = (64, 128, 256)  # DISPATCH_HEAD_DIM in its include/flashinfer/utils.cuh (and 512)
+WORKSPACE_BYTES = 256 << 20  # the float workspace of split-KV partial results (vLLM's size)
+
+
+@lru_cache(maxsize=1)
+def _import_error() -> str | None:
+    try:
+        import flashinfer  # noqa: F401
+    except Exception as e:  # ImportError, or a binding built for another torch / CUDA
+        text = (str(e).splitlines() or [""])[0][:160]
+        return f"{PACKAGE} not importable ({type(e).__name__}: {text})"
+    return None
+
+
+def flashinfer_supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+    """Why FlashInfer cannot run `problem`, or None."""
+    if problem.dtype not in ("fp16", "bf16"):
+        return f"{PACKAGE} takes fp16/bf16 (and fp8 KV), not {problem.dtype}"
+    if problem.head_dim not in HEAD_DIMS:
+        return f"{PACKAGE} dispatches head_dim {HEAD_DIMS} (and 512), not {problem.head_dim}"
+    return None
+
+
+def flashinfer_route(problem: AttentionProblem) -> str:
+    """The FlashInfer API that runs `problem` (see the module docstring)."""
+    if problem.kv_layout == "paged":
+        return "batch_decode_paged" if problem.q_len == 1 else "batch_prefill_paged"
+    if problem.batch == 1:
+        return "single_decode" if problem.q_len == 1 else "single_prefill"
+    return "batch_prefill_ragged"
+
+
+def use_tensor_cores(problem: AttentionProblem) -> bool:
+    """Decode on tensor cores (FlashInfer's prefill kernels) once a KV head serves more than 4
+    query heads, else its CUDA-core decode kernel: SGLang's should_use_tensor_core rule (the
+    CUDA-core kernel also instantiates only groups 1, 2, 3, 4, 6, 8 and 16)."""
+    return problem.q_heads // problem.kv_heads > 4
+
+
+def _backend_of(wrapper) -> str:
+    return str(getattr(wrapper, "resolved_backend", None) or getattr(wrapper, "_backend", "?"))
+
+
+def _single(problem: AttentionProblem, inputs: dict, fi, config: dict):
+    """single_decode / single_prefill (batch 1, dense): run, output mapping."""
+    q, (Hq, D) = inputs["q"], (problem.q_heads, problem.head_dim)
+    k, v = to_tokens(inputs["k"]), to_tokens(inputs["v"])  # [Skv, Hkv, D]
+    if problem.q_len == 1:
+        qd = q.reshape(Hq, D)  # [Hq, D]
+        tc = use_tensor_cores(problem)
+        config.update(backend="fa2", use_tensor_cores=tc)
+        run = lambda: fi.single_decode_with_kv_cache(qd, k, v, kv_layout="NHD", use_tensor_cores=tc)
+        return run, lambda o: o.view(1, Hq, 1, D)
+    qs = to_tokens(q)  # [Sq, Hq, D]
+    config["backend"] = _single_prefill_backend(q, D)
+    run = lambda: fi.single_prefill_with_kv_cache(qs, k, v, causal=problem.causal, kv_layout="NHD")
+    return run, lambda o: tokens_to_ours(o, 1)
+
+
+def _single_prefill_backend(q: torch.Tensor, head_dim: int) -> str:
+    """What single_prefill_with_kv_cache's backend="auto" resolves to (its own function)."""
+    try:
+        from flashinfer.utils import PosEncodingMode, determine_attention_backend
+
+        return determine_attention_backend(
+            q.device,
+            PosEncodingMode.NONE.value,
+            False,  # use_fp16_qk_reduction
+            False,  # use_custom_mask
+            q.dtype,
+            q.dtype,
+            head_dim_qk=head_dim,
+            head_dim_vo=head_dim,
+        )
+    except Exception as e:  # an internal helper: record that it moved, measure anyway
+        return f"auto (unresolved: {type(e).__name__})"
+
+
+def _batched(problem: AttentionProblem, inputs: dict, fi, route: str, config: dict):
+    """The three wrappers: plan (timed into config), run, output mapping."""
+    q = inputs["q"]
+    B, Hq, Hkv, D = problem.batch, problem.q_heads, problem.kv_heads, problem.head_dim
+    dev, dt = q.device, q.dtype
+    workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=dev)
+    qt = to_tokens(q)  # [B * Sq, Hq, D]
+    out = torch.empty_like(qt)
+    types = {"q_data_type": dt, "kv_data_type": dt}
+    if route == "batch_prefill_ragged":
+        k, v = to_tokens(inputs["k"]), to_tokens(inputs["v"])  # [B * Skv, Hkv, D]
+        w = fi.BatchPrefillWithRaggedKVCacheWrapper(workspace, "NHD")
+        qo_indptr = uniform_indptr(B, problem.q_len, dev)
+        kv_indptr = uniform_indptr(B, problem.kv_len, dev)
+        plan = lambda: w.plan(qo_indptr, kv_indptr, Hq, Hkv, D, causal=problem.causal, **types)
+        run = lambda: w.run(qt, k, v, out=out)
+    else:
+        P = problem.page_size
+        kv = (inputs["k_cache"], inputs["v_cache"])  # NHD pages [pages, P, Hkv, D]
+        indptr, indices, last = page_table_to_csr(inputs["block_table"], inputs["cache_seqlens"], P)
+        if route == "batch_decode_paged":
+            tc = use_tensor_cores(problem)
+            config["use_tensor_cores"] = tc
+            w = fi.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD", use_tensor_cores=tc)
+            plan = lambda: w.plan(indptr, indices, last, Hq, Hkv, D, P, **types)
+        else:
+            w = fi.BatchPrefillWithPagedKVCacheWrapper(workspace, "NHD")
+            qo_indptr = uniform_indptr(B, problem.q_len, dev)
+            plan = lambda: w.plan(
+                qo_indptr, indptr, indices, last, Hq, Hkv, D, P, causal=problem.causal, **types
+            )
+        run = lambda: w.run(qt, kv, out=out)
+    _, plan_s = wall_s(plan, dev)
+    config.update(plan_s=round(plan_s, 3), backend=_backend_of(w))
+    return run, lambda o: tokens_to_ours(o, B)
+
+
+@register(
+    PACKAGE,
+    "attention",
+    "vendor",
+    ("nvidia",),
+    min_cc=(8, 0),
+    available=_import_error,
+    supports=flashinfer_supports,
+)
+def flashinfer_provider(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """FlashInfer: single/batch prefill (ragged or paged) and decode (single or paged), NHD."""
+    import flashinfer as fi
+
+    t0 = time.perf_counter()
+    route = flashinfer_route(problem)
+    config: dict = {"api": route, "version": fi.__version__, "kv_layout": "NHD"}
+    if route.startswith("single"):
+        run, output = _single(problem, inputs, fi, config)
+    else:
+        run, output = _batched(problem, inputs, fi, route, config)
+    _, first_call_s = wall_s(run, inputs["q"].device)
+    config.update(first_call_s=round(first_call_s, 3), prepare_s=round(time.perf_counter() - t0, 3))
+    return Prepared(run, config, output)
