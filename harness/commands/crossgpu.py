@@ -27,6 +27,7 @@ def _bool(text: str) -> bool:
 
 
 def main(args: list[str]) -> int:
+    from harness.report.crossgpu import with_ceilings
     from harness.report.crossgpu_tables import build, latex, markdown
     from harness.report.data import load
 
@@ -38,7 +39,8 @@ def main(args: list[str]) -> int:
         "-70B decode latency versus batch on both GPUs and the batch where each turns\n"
         "compute-bound. Points pair only where every protocol column matches.",
     )
-    parser.add_argument("a", metavar="A", help="results folder or run of GPU A (the baseline)")
+    parser.add_argument("a", metavar="A", help="results folder or run of GPU A (the baseline); "
+                        "a run without ceilings takes those of the folder holding it")  # fmt: skip
     parser.add_argument("b", metavar="B", help="results folder or run of GPU B")
     parser.add_key("out", None, "also write crossgpu.md / crossgpu.tex into this folder")
     parser.add_key("files", ",".join(FILES), "which files out= writes: md, tex or md,tex", _files)
@@ -51,7 +53,13 @@ def main(args: list[str]) -> int:
         ns.files = _files(ns.files)
     if ns.out:  # found before the pairing, not after
         writable_dir("out", ns.out)
-    x = build(load([ns.a]), load([ns.b]), ns.n_boot)
+    sides, notes = [], []
+    for side, path in (("A", ns.a), ("B", ns.b)):  # a run folder: its results folder's ceilings
+        rows, near = with_ceilings(load([path]), path)
+        sides.append(rows)
+        if near:
+            notes.append(f"Ceilings of {side} ({path} holds none) from {near}.")
+    x = build(*sides, ns.n_boot, notes)
     print(markdown(x, points=ns.points))
     if ns.out:
         written = []

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
+from harness import store
 from harness.measure.stats import bootstrap_median_ratio
 from harness.report.data import SPEED_OPS, is_speed
 from harness.report.peaks import Peaks, device_peaks
@@ -145,6 +147,21 @@ def gpu_of(rows: pd.DataFrame, side: str) -> Gpu:
         raise NoCeilings(f"{side}: no measured HBM read ceiling for {name}; allowed: results "
                          "holding a `harness ceilings` run of that GPU")  # fmt: skip
     return Gpu(name, peaks)
+
+
+def with_ceilings(rows: pd.DataFrame, path: str | Path) -> tuple[pd.DataFrame, str | None]:
+    """`rows` and, when they hold no ceiling rows (a run folder), the ceiling rows of the same
+    GPU from the folder holding `path` (its results folder), with that folder's name."""
+    if (rows["op"] == "ceiling").any():
+        return rows, None
+    given = Path(path)
+    parent = given.parent if given.name not in ("", ".", "..") else given.resolve().parent
+    near = store.read_rows(parent, columns=["op", "device_name"])
+    if not ((near["op"] == "ceiling") & near["device_name"].isin(rows["device_name"])).any():
+        return rows, None
+    near = store.read_rows(parent)
+    near = near[(near["op"] == "ceiling") & near["device_name"].isin(rows["device_name"])]
+    return pd.concat([rows, near], ignore_index=True), str(parent)
 
 
 def _candidates(rows: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[str, int]]:

@@ -249,12 +249,15 @@ def header_lines(p: Pairing) -> list[str]:
     return lines
 
 
-def build(rows_a: pd.DataFrame, rows_b: pd.DataFrame, n_boot: int = N_BOOT) -> CrossGpu:
-    """Pair the two GPUs' rows, compose their decode steps, and make every table and finding."""
+def build(
+    rows_a: pd.DataFrame, rows_b: pd.DataFrame, n_boot: int = N_BOOT, notes: list[str] = ()
+) -> CrossGpu:
+    """Pair the two GPUs' rows, compose their decode steps, and make every table and finding
+    (`notes` lead the header)."""
     p = pair_rows(rows_a, rows_b, n_boot)
     curves = xb.curves(protocol_rows(rows_a, p.protocol), protocol_rows(rows_b, p.protocol),
                        p.a, p.b)  # fmt: skip
-    out = CrossGpu(p, curves, header_lines(p))
+    out = CrossGpu(p, curves, [*notes, *header_lines(p)])
     out.findings = family_findings(p) + batch_findings(curves)
     out.summary, out.points, out.dropped = summary_table(p), points_table(p), dropped_table(p)
     out.batches = [batch_table(ca, cb) for ca, cb in curves]

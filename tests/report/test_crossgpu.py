@@ -81,6 +81,7 @@ def two_gpus(tmp_path_factory):
     write_run(root / "h100", "h100-ceilings", _ceilings("h100"))
     write_run(root / "h200", "main", b)
     write_run(root / "h200", "h200-ceilings", _ceilings("h200"))
+    write_run(root / "bare", "main", b[:1])  # a GPU with no ceilings in its results folder
     return root
 
 
@@ -214,11 +215,27 @@ def test_command_prints_and_writes(two_gpus, tmp_path, capsys):
     ).exists()
 
 
+def test_run_folders_take_the_ceilings_of_their_results_folder(two_gpus, capsys):
+    argv = [
+        "crossgpu",
+        str(two_gpus / "h100" / "main"),
+        str(two_gpus / "h200" / "main"),
+        "n_boot=0",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"Ceilings of A ({two_gpus / 'h100' / 'main'} holds none) from {two_gpus / 'h100'}." in out
+    )
+    assert "4 points paired under one protocol" in out
+    assert "point of a ceilings run" not in out  # only the ceiling rows are taken from beside
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["{a}"], "crossgpu: the following arguments are required: B"),
     (["{a}", "{root}/nowhere"], "path: '"),
-    (["{root}", "{b}"], "A: rows of 2 GPUs"),
-    (["{a}", "{root}/h200/main"], "B: no measured HBM read ceiling for NVIDIA H200"),
+    (["{root}/h100", "{root}"], "B: rows of 2 GPUs"),
+    (["{a}", "{root}/bare/main"], "B: no measured HBM read ceiling for NVIDIA H200"),
     (["{a}", "{b}", "files=pdf"], "files: 'pdf'; allowed: a comma-separated subset of md,tex"),
     (["{a}", "{b}", "n_boot=5"], "n_boot: 5; allowed: 0 or >= 100"),
     (["{a}", "{b}", "points=maybe"], "points: 'maybe'; allowed: true, false"),
