@@ -179,7 +179,7 @@ def _regime_sentence(regime: str, g: pd.DataFrame, a: Gpu, b: Gpu) -> str:
     ratio = g["vs_predicted"].median()
     if not math.isnan(ratio) and abs(ratio - 1) > WITHIN:
         ra, rb = g["roof_a"].median(), g["roof_b"].median()
-        but = "but" if rb < ra else "and"
+        but = "but" if _share(rb) != _share(ra) and rb < ra else "and"
         text += (f"; {they} {reach} {_share(ra)} of the {a.short}'s roofline {but} {_share(rb)} "
                  f"of the {b.short}'s")  # fmt: skip
         if regime == "memory" and rb < ra:
