@@ -33,6 +33,9 @@ commands:
                                           workloads, ladders and tables, from parquet alone
   compare <run A> [<run B>] [--aa]        per point B/A median ratio, bootstrap CI and verdict
                                           (SAME/FASTER/SLOWER/UNCLEAR); one run: A/A noise floor
+  crossgpu <A> <B> [out=DIR]              GPU B against GPU A under one protocol: per point
+                                          speedup vs the roofline's prediction for its regime,
+                                          a finding per kernel family, decode latency vs batch
   gaps <results path...> [worst=N]        own kernels vs the fastest vendor row per point:
                                           geomean per run, and why the worst points are behind
   compact <run path...> [level=19]        fold each run's row files into one parquet
@@ -50,8 +53,8 @@ __all__ = ["USAGE", "BadInput", "main"]  # BadInput: commands raise it (harness.
 
 
 # `harness <command>` runs harness.commands.<module>.main(args); "list" is a module name too.
-COMMANDS = ("main", "run", "list", "ceilings", "inspect", "report", "compare", "gaps", "compact",
-            "crosscheck")  # fmt: skip
+COMMANDS = ("main", "run", "list", "ceilings", "inspect", "report", "compare", "crossgpu", "gaps",
+            "compact", "crosscheck")  # fmt: skip
 
 
 def _command(name: str) -> Callable[[list[str]], int]:

@@ -17,6 +17,7 @@ import pandas as pd
 from harness.report import data
 from harness.report.collectives import collective_figures
 from harness.report.compose import SELECTIONS
+from harness.report.crossgpu_section import Section, cross_gpu_sections
 from harness.report.figures import FigureFile, provider_colors, slug, styled
 from harness.report.gaps import gap_tables
 from harness.report.ladder import ladder_figures
@@ -64,6 +65,7 @@ class Report:
     figures: list[FigureFile] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     workloads: list[WorkloadReport] = field(default_factory=list)
+    cross_gpu: list[Section] = field(default_factory=list)  # two GPUs of one vendor: their pair
     full: bool = True  # False: index.html and PNG figures only (FILES["html"])
 
     @property
@@ -147,13 +149,15 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         report.workloads = workload_reports(df, peaks, out)
         ladders = ladder_figures(df, out, colors)
         colls = collective_figures(df, out)
+        report.cross_gpu = cross_gpu_sections(df, out)
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(df)
     main_tables = [inputs_table(df), cross_gpu_table(df), cross_vendor_table(df),
                    own_vs_vendor_table(df), summary, every, unstable_table(df),
                    *gap_tables(df)]  # fmt: skip
-    report.tables = [*main_tables, *wl_tables]
-    report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders, *colls]
+    report.tables = [*main_tables, *wl_tables, *(t for s in report.cross_gpu for t in s.tables)]
+    report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders, *colls,
+                      *(f for s in report.cross_gpu for f in s.figures)]  # fmt: skip
     cmd = "harness report " + " ".join(map(str, paths)) + f" out={out_dir}"
     cmd += "" if report.full else f" files={files}"
     ladders_and_colls = (ladders, colls)
@@ -208,6 +212,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
             parts.append(f"<details><summary>{len(wr.missing)} problems without an ok row "
                          f"(<code>harness run sweep={_e(wr.workload.name)}</code> measures "
                          f"them)</summary><ul>{items}</ul></details>")  # fmt: skip
+    parts += [p for s in r.cross_gpu for p in s.html(figure_html, table_html)]
     parts += ['<h2 id="ladder">Ladder</h2>', *map(figure_html, ladders)]
     if not ladders:
         parts.append("<p>(no problem measured by two or more own-kernel rungs; "
@@ -247,6 +252,7 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         out += [f"### {wr.device}: {wr.workload.name}", "", *fig(wr.figure),
                 f"Composed steps: [tables/{t.stem}.md](tables/{t.stem}.md); "
                 f"{len(wr.missing)} problems without an ok row.", ""]  # fmt: skip
+    out += [line for s in r.cross_gpu for line in s.markdown()]
     out += ["## Ladder", ""]
     for f in ladders:
         out += fig(f)
