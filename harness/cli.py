@@ -49,8 +49,18 @@ __all__ = ["USAGE", "BadInput", "main"]  # BadInput: commands raise it (harness.
 
 
 # `harness <command>` runs harness.commands.<module>.main(args); "list" is a module name too.
-COMMANDS = ("main", "run", "list", "ceilings", "inspect", "report", "compare", "gaps", "compact",
-            "crosscheck")  # fmt: skip
+COMMANDS = (
+    "main",
+    "run",
+    "list",
+    "ceilings",
+    "inspect",
+    "report",
+    "compare",
+    "gaps",
+    "compact",
+    "crosscheck",
+)
 
 
 def _command(name: str) -> Callable[[list[str]], int]:

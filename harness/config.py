@@ -195,8 +195,10 @@ def _unknown_in_groups(key: str, overrides: list[str]) -> str:
     if len(parts) == 5 and parts[3] in ("product", "zip", "fixed") and group.get("op"):
         op = group["op"]
         others = [a for a in axis_names(op) if a not in here]
-        return (f"{key}: unknown axis '{parts[4]}' here; allowed: {', '.join(here)}, or another "
-                f"axis of {op} added with +{'.'.join(parts[:4])}.AXIS=...: {', '.join(others)}")  # fmt: skip
+        return (
+            f"{key}: unknown axis '{parts[4]}' here; allowed: {', '.join(here)}, or another "
+            f"axis of {op} added with +{'.'.join(parts[:4])}.AXIS=...: {', '.join(others)}"
+        )
     return f"{key}: unknown key; allowed: {', '.join(here) or 'none'}"
 
 
@@ -318,22 +320,24 @@ def config_help(cfg: DictConfig, command: str = "run") -> str:
     groups = [(p.stem, _first_comment(p)) for p in sorted((CONFIG_DIR / "protocol").glob("*.yaml"))]
     presets = [(p.stem, _preset_line(p)) for p in sorted(SWEEPS_DIR.glob("*.yaml"))]
     on_gpu, on_cpu = DEFAULT_SWEEPS[command]
-    return "\n".join([
-        "run config keys (key=value; the values composed here):",
-        key_lines(own),
-        "",
-        f"protocol=NAME, a group from configs/protocol/ (default: {default_protocol}):",
-        *(f"  {name:<10}{text}" for name, text in groups),
-        "protocol keys (protocol.key=value; the group's values, then the preset's protocol: block):",
-        key_lines(proto, width=34),
-        "",
-        f"sweep=NAME, a preset from sweeps/ (default: {on_gpu} on a GPU, {on_cpu} on the CPU; "
-        f"here: {cfg.sweep.name}):",
-        *(f"  {name:<20}{text}" for name, text in presets),
-        "A preset's axes: sweep.groups.N.{product,zip,fixed}.AXIS=VALUE. The lists of a zip",
-        "advance together, so change them together, e.g.",
-        f"  {ZIP_EXAMPLE}",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "run config keys (key=value; the values composed here):",
+            key_lines(own),
+            "",
+            f"protocol=NAME, a group from configs/protocol/ (default: {default_protocol}):",
+            *(f"  {name:<10}{text}" for name, text in groups),
+            "protocol keys (protocol.key=value; the group's values, then the preset's protocol: block):",
+            key_lines(proto, width=34),
+            "",
+            f"sweep=NAME, a preset from sweeps/ (default: {on_gpu} on a GPU, {on_cpu} on the CPU; "
+            f"here: {cfg.sweep.name}):",
+            *(f"  {name:<20}{text}" for name, text in presets),
+            "A preset's axes: sweep.groups.N.{product,zip,fixed}.AXIS=VALUE. The lists of a zip",
+            "advance together, so change them together, e.g.",
+            f"  {ZIP_EXAMPLE}",
+        ]
+    )
 
 
 def config_dirs() -> tuple[Path, Path]:

@@ -58,8 +58,11 @@ def prebuild(todo: list, registry: Registry, device: DeviceInfo, out) -> None:
         started = time.perf_counter()
         built = build(list(dict.fromkeys(specs)))
         errors = {k: v for k, v in built.items() if v.startswith("error")}
-        print(f"harness: {len(built)} {what} ready in {time.perf_counter() - started:.0f} s"
-              + (f"; {len(errors)} failed (their points will say why)" if errors else ""), file=out)  # fmt: skip
+        print(
+            f"harness: {len(built)} {what} ready in {time.perf_counter() - started:.0f} s"
+            + (f"; {len(errors)} failed (their points will say why)" if errors else ""),
+            file=out,
+        )
 
 
 def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
@@ -68,8 +71,11 @@ def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
     for key, why, moved_to in store.set_aside_unreadable(run_path):
         point = points.get(key)
         then = f"measuring {point.label()} again" if point else "not a point here"
-        print(f"harness: warning: point {key}: row file unreadable ({why}); moved to {moved_to}, "
-              f"{then}", file=out)  # fmt: skip
+        print(
+            f"harness: warning: point {key}: row file unreadable ({why}); moved to {moved_to}, "
+            f"{then}",
+            file=out,
+        )
 
 
 def _start_up(plan: RunPlan, out) -> None:
@@ -81,16 +87,25 @@ def _start_up(plan: RunPlan, out) -> None:
     for marker in inflight.leftover_markers(plan.run_path):
         pid = inflight.held_by_live_process(marker)
         if pid is not None:
-            print(f"harness: warning: pid {pid} (still running) left {marker}; not touched",
-                  file=out)  # fmt: skip
+            print(
+                f"harness: warning: pid {pid} (still running) left {marker}; not touched", file=out
+            )
             continue
         label = inflight.settle(
-            marker, plan.run_id, plan.mine, plan.device, plan.protocol, registry,
+            marker,
+            plan.run_id,
+            plan.mine,
+            plan.device,
+            plan.protocol,
+            registry,
             inflight.PREVIOUS_RUN_DIED,
-        )  # fmt: skip
+        )
         if label:
-            print(f"harness: warning: the previous run died while measuring {label}; it is an "
-                  "error row now (rerun_failed=true measures it again)", file=out)  # fmt: skip
+            print(
+                f"harness: warning: the previous run died while measuring {label}; it is an "
+                "error row now (rerun_failed=true measures it again)",
+                file=out,
+            )
     store.remove_stale_temporaries(plan.run_path, plan.mine)
 
 

@@ -67,8 +67,9 @@ class Step:
                 continue
             if v is None:
                 return None
-            reps = c.item.count * (1 if per_layer_only or not c.item.per_layer
-                                   else self.workload.config.layers)  # fmt: skip
+            reps = c.item.count * (
+                1 if per_layer_only or not c.item.per_layer else self.workload.config.layers
+            )
             total += reps * v
         return total
 
@@ -180,19 +181,24 @@ def steps_table(steps: list[Step]) -> pd.DataFrame:
     """One line per step: the numbers a thesis table quotes (blank where not composed)."""
     rows = []
     for s in steps:
-        bound_pct = (s.tokens_per_s / s.bound_tokens_per_s * 100
-                     if s.tokens_per_s and s.bound_tokens_per_s else None)  # fmt: skip
-        rows.append({
-            "rows": s.selection,
-            "batch": s.batch,
-            "tokens": s.tokens,
-            "measured": s.coverage,
-            "layer ms": s.layer_ms,
-            "layers ms": s.layers_ms,
-            "step ms": s.step_ms,
-            "ms/token": s.ms_per_token,
-            "tokens/s": s.tokens_per_s,
-            "bound tokens/s": s.bound_tokens_per_s,
-            "% of bound": bound_pct,
-        })  # fmt: skip
+        bound_pct = (
+            s.tokens_per_s / s.bound_tokens_per_s * 100
+            if s.tokens_per_s and s.bound_tokens_per_s
+            else None
+        )
+        rows.append(
+            {
+                "rows": s.selection,
+                "batch": s.batch,
+                "tokens": s.tokens,
+                "measured": s.coverage,
+                "layer ms": s.layer_ms,
+                "layers ms": s.layers_ms,
+                "step ms": s.step_ms,
+                "ms/token": s.ms_per_token,
+                "tokens/s": s.tokens_per_s,
+                "bound tokens/s": s.bound_tokens_per_s,
+                "% of bound": bound_pct,
+            }
+        )
     return pd.DataFrame(rows)

@@ -34,8 +34,19 @@ from harness.report.tables import Table, speed_rows
 PAR = 0.02  # |speedup - 1| below this is "on par": A/A runs of kernels > 50 us agree to 0.4%
 TAIL_FILL = 0.8  # below this the last wave's idle SMs explain more than the main loop does
 WORST_SHOWN = 15  # points per GPU in the report body (the written table holds them all)
-WORST_COLUMNS = ["device", "problem", "own", "vendor", "speedup", "regime", "own_frac",
-                 "vendor_frac", "units", "fill", "reason"]  # fmt: skip
+WORST_COLUMNS = [
+    "device",
+    "problem",
+    "own",
+    "vendor",
+    "speedup",
+    "regime",
+    "own_frac",
+    "vendor_frac",
+    "units",
+    "fill",
+    "reason",
+]
 
 
 def _config(row: dict) -> dict:
@@ -130,13 +141,16 @@ def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ven_frac
         return f"on par (within {PAR:.0%})"
     if fill is not None and fill < TAIL_FILL:
         busiest = math.ceil(units / sms)
-        return (f"tail: {units} units on {sms} SMs, busiest SM runs {busiest}, the mean "
-                f"{units / sms:.2f} ({fill:.0%} fill)")  # fmt: skip
+        return (
+            f"tail: {units} units on {sms} SMs, busiest SM runs {busiest}, the mean "
+            f"{units / sms:.2f} ({fill:.0%} fill)"
+        )
     if regime is None:
         return "behind; no ceiling known for this GPU and dtype"
     what = "HBM bandwidth" if regime == "memory" else "tensor peak"
-    return (f"{regime}-bound: own {_pct(own_frac)} vs vendor {_pct(ven_frac)} of {what} "
-            f"({roof.source})")  # fmt: skip
+    return (
+        f"{regime}-bound: own {_pct(own_frac)} vs vendor {_pct(ven_frac)} of {what} ({roof.source})"
+    )
 
 
 def rungs(providers) -> set[str]:
@@ -170,16 +184,30 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
             s = ven["latency_ms_median"] / r["latency_ms_median"]
             units, sms = work_units(r), _int(r.get("device_sm_count"))
             fill = sm_fill(units, sms)
-            lines.append({
-                "device": device, "op": r["op"], "dtype": r["dtype"], "problem": problem,
-                "run": r["run_id"], "own": r["provider"], "rung": r["provider"] in rung_names,
-                "vendor": ven["provider"],
-                "speedup": s, "own_ms": r["latency_ms_median"],
-                "vendor_ms": ven["latency_ms_median"], "intensity": intensity,
-                "ridge": roof.ridge, "regime": regime, "own_frac": own_frac,
-                "vendor_frac": ven_frac, "units": units, "sms": sms, "fill": fill,
-                "reason": _reason(s, fill, units, sms, regime, own_frac, ven_frac, roof),
-            })  # fmt: skip
+            lines.append(
+                {
+                    "device": device,
+                    "op": r["op"],
+                    "dtype": r["dtype"],
+                    "problem": problem,
+                    "run": r["run_id"],
+                    "own": r["provider"],
+                    "rung": r["provider"] in rung_names,
+                    "vendor": ven["provider"],
+                    "speedup": s,
+                    "own_ms": r["latency_ms_median"],
+                    "vendor_ms": ven["latency_ms_median"],
+                    "intensity": intensity,
+                    "ridge": roof.ridge,
+                    "regime": regime,
+                    "own_frac": own_frac,
+                    "vendor_frac": ven_frac,
+                    "units": units,
+                    "sms": sms,
+                    "fill": fill,
+                    "reason": _reason(s, fill, units, sms, regime, own_frac, ven_frac, roof),
+                }
+            )
     frame = pd.DataFrame(lines)
     return frame.sort_values("speedup", kind="stable").reset_index(drop=True) if lines else frame
 
@@ -195,12 +223,20 @@ def gap_summary(frame: pd.DataFrame) -> pd.DataFrame:
         behind = g[g["speedup"] <= 1 - PAR]
         kinds = behind["reason"].str.split(":").str[0].value_counts()
         worst = g.loc[g["speedup"].idxmin()]
-        out.append({**dict(zip(keys, key, strict=True)), "rung": rung, "points": len(g),
-                    "geomean": geomean(g["speedup"]), "median": float(g["speedup"].median()),
-                    "at_par_or_better": float((g["speedup"] > 1 - PAR).mean()),
-                    "worst": f"{worst['speedup']:.3f} {worst['problem']}",
-                    "behind_by_reason": ", ".join(f"{k} {v}" for k, v in sorted(
-                        kinds.items(), key=lambda kv: (-kv[1], kv[0])))})  # fmt: skip
+        out.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "rung": rung,
+                "points": len(g),
+                "geomean": geomean(g["speedup"]),
+                "median": float(g["speedup"].median()),
+                "at_par_or_better": float((g["speedup"] > 1 - PAR).mean()),
+                "worst": f"{worst['speedup']:.3f} {worst['problem']}",
+                "behind_by_reason": ", ".join(
+                    f"{k} {v}" for k, v in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+                ),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -231,12 +267,14 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
         summary["geomean"] = summary["geomean"].map(lambda v: f"{v:.3f}")
         summary["median"] = summary["median"].map(lambda v: f"{v:.3f}")
         summary["at_par_or_better"] = summary["at_par_or_better"].map(_pct)
-    caption = (f"Own kernel vs the fastest vendor row of the same problem on the same GPU; "
-               f"speedup = vendor median / own median; on par within {PAR:.0%}. Reasons for "
-               f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
-               f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
-               f"the ridge of the measured ceilings, datasheet where none) and both kernels' "
-               f"fraction of that roof. rung: a ladder rung or fixed variant.")  # fmt: skip
+    caption = (
+        f"Own kernel vs the fastest vendor row of the same problem on the same GPU; "
+        f"speedup = vendor median / own median; on par within {PAR:.0%}. Reasons for "
+        f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
+        f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
+        f"the ridge of the measured ceilings, datasheet where none) and both kernels' "
+        f"fraction of that roof. rung: a ladder rung or fixed variant."
+    )
     worst = worst_points(frame)
     return (
         Table("gaps_summary", "Own vs vendor: where and why", caption, summary),
@@ -260,5 +298,6 @@ def render_worst(frame: pd.DataFrame, n: int = WORST_SHOWN, tablefmt: str = "git
     worst = worst_points(frame, n)
     if worst.empty:
         return "(no problem measured by both an own kernel and a vendor library)"
-    return tabulate(_display(worst)[WORST_COLUMNS], headers="keys", tablefmt=tablefmt,
-                    showindex=False)  # fmt: skip
+    return tabulate(
+        _display(worst)[WORST_COLUMNS], headers="keys", tablefmt=tablefmt, showindex=False
+    )
