@@ -69,8 +69,9 @@ def _build_libraries(specs: list, max_workers: int | None = None) -> dict[str, s
 def _prebuild_of(provider: str) -> Prebuild:
     """The libraries provider `provider` loads for a sweep's problems; one builder for all of
     this module's providers, so a sweep's CUTLASS libraries compile in one parallel call."""
-    return Prebuild(lambda problems: specs_for(problems, [provider]), _build_libraries,
-                    "CUTLASS libraries")  # fmt: skip
+    return Prebuild(
+        lambda problems: specs_for(problems, [provider]), _build_libraries, "CUTLASS libraries"
+    )
 
 
 # ---- GEMM -------------------------------------------------------------------------------------
