@@ -42,6 +42,7 @@ from harness.measure.point import clip, first_line, measure_point, unmeasured_ro
 from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
 from harness.plan import RunPlan
+from harness.problems import CollectiveProblem
 from harness.providers import REGISTRY, load_all
 from harness.providers.collectives import backend_of
 from harness.sweep import Point
@@ -90,6 +91,8 @@ def run_collective_points(
             _write(run_path, run_id, key, point, provider, device, protocol, "skipped", why)
             statuses["skipped"] = statuses.get("skipped", 0) + 1
             continue
+        if not isinstance(point.problem, CollectiveProblem):  # callers pass op 'collective' only
+            raise TypeError(f"not a collective point: {point.problem.label()}")
         group = (backend_of(provider), point.problem.world_size)
         groups.setdefault(group, []).append((key, point))
     for (backend, world), items in groups.items():

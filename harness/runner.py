@@ -23,8 +23,10 @@ from harness.measure.point import measure_point
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
 from harness.plan import RunPlan, RunResult, device_spec
+from harness.problems import Problem
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Registry, load_all
+from harness.providers.registry import Prebuild
 from harness.shard import run_on_devices, supervise
 from harness.sweep import Point
 
@@ -45,14 +47,13 @@ def prebuild(todo: list, registry: Registry, device: DeviceInfo, out) -> None:
     window). GPU sweeps only: the CPU runs no compiled library."""
     if not device.is_gpu:
         return
-    problems: dict[Provider, list] = {}
+    problems: dict[Provider, tuple[Prebuild, list[Problem]]] = {}
     for _, point in todo:
         provider = registry.get(point.problem.op, point.provider)
         if provider.prebuild is not None:
-            problems.setdefault(provider, []).append(point.problem)
+            problems.setdefault(provider, (provider.prebuild, []))[1].append(point.problem)
     jobs: dict = {}  # builder -> (what, specs in order)
-    for provider, wanted in problems.items():
-        hook = provider.prebuild
+    for hook, wanted in problems.values():
         jobs.setdefault(hook.build, (hook.what, []))[1].extend(hook.needs(wanted))
     for build, (what, specs) in jobs.items():
         started = time.perf_counter()
@@ -109,11 +110,11 @@ def _start_up(plan: RunPlan, out) -> None:
     store.remove_stale_temporaries(plan.run_path, plan.mine)
 
 
-def _isolate(plan: RunPlan, overrides) -> bool:
+def _isolate(plan: RunPlan) -> bool:
     """Measure in a child? isolate=true (the default) and points left that are not collectives
-    (collectives run in rank processes of their own); never without the overrides, which are
-    how a child is told the config."""
-    if not plan.isolate or overrides is None:
+    (collectives run in rank processes of their own). Never without the overrides, which are
+    how a child is told the config: the caller asks that first."""
+    if not plan.isolate:
         return False
     finished = store.finished_keys(plan.run_path, plan.done_statuses)
     return any(p.problem.op != "collective" for k, p in plan.mine.items() if k not in finished)
@@ -132,7 +133,7 @@ def run_sweep(plan: RunPlan, out=None, overrides: list[str] | None = None) -> Ru
         _start_up(plan, out)
         if plan.devices:
             return run_on_devices(plan, overrides or [], out)
-        if _isolate(plan, overrides):
+        if overrides is not None and _isolate(plan):
             return supervise(plan, overrides, [device_spec(plan.device)], out)[0]
         return _measure_here(plan, out, overrides)
 

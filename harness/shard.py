@@ -196,9 +196,9 @@ def supervise(
                     _start(w, _worker_cmd(overrides, w, n, run_id), since)
     finally:
         bar.close()
-        stopped = [w for w in workers if w.proc is not None]
-        children.stop([w.proc for w in stopped])
-        for w in stopped:  # stopped on purpose (Ctrl-C, SIGTERM, an error here): not a crash
+        stopped = [(w, w.proc) for w in workers if w.proc is not None]
+        children.stop([proc for _, proc in stopped])
+        for w, _ in stopped:  # stopped on purpose (Ctrl-C, SIGTERM, an error here): not a crash
             inflight.marker_path(run_path, w.index).unlink(missing_ok=True)
     new = store.written_since(run_path, since) & keys
     df = store.read_rows(run_path, columns=["point_key", "status"])

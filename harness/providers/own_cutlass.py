@@ -175,7 +175,7 @@ def _gemm_variant(name: str) -> None:
 # ---- attention ----------------------------------------------------------------------------------
 
 
-def _attention_supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+def _attention_supports(problem: AttentionProblem, device: DeviceInfo | None) -> str | None:
     from harness_kernels.cutlass.fmha import shape_problem
 
     return shape_problem(

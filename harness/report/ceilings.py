@@ -203,7 +203,7 @@ def _bound_and_achieved(r: dict, peaks: dict) -> tuple[float | None, float | Non
     flops = r.get("flops")
     if op not in ("gemm", "attention", "fma") or not flops or pd.isna(flops):
         return None, None
-    peak = peaks.get((dev, PEAK_OF_DTYPE.get(r.get("dtype"), "")))
+    peak = peaks.get((dev, PEAK_OF_DTYPE.get(r.get("dtype") or "", "")))
     if op == "fma":
         return peak, r.get("tflops")
     bw = peaks.get((dev, "hbm_read_gbps")) or peaks.get((dev, "hbm_copy_gbps"))
@@ -225,8 +225,10 @@ def attach_ceiling_fraction(rows: pd.DataFrame, ceilings: pd.DataFrame) -> pd.Da
         bound, achieved = (None, None)
         if r.get("status") == "ok":
             bound, achieved = _bound_and_achieved(r, peaks)
-        ok = bound and achieved is not None and not pd.isna(achieved)
-        fractions.append(float(achieved) / bound if ok else math.nan)
+        if bound and achieved is not None and not pd.isna(achieved):
+            fractions.append(float(achieved) / bound)
+        else:
+            fractions.append(math.nan)
     out = rows.copy()
     out["ceiling_fraction"] = pd.Series(fractions, index=rows.index, dtype="float64")
     return out

@@ -80,7 +80,7 @@ def compare_runs(
     lines = []
     for key in dict.fromkeys([*pa, *pb]):
         ra, rb = pa.get(key), pb.get(key)
-        base = ra or rb
+        base = pa[key] if key in pa else pb[key]  # the key is in one run at least
         line = {
             "op": base["op"],
             "provider": base["provider"],

@@ -134,11 +134,12 @@ class RowIndex:
             "provider",
             "family",
             "latency_ms_median",
-            *{a for a in AXES.values() for a in a},
+            *{axis for axes in AXES.values() for axis in axes},
         ]
         self._by_key: dict[tuple, list[dict]] = {}
         for r, key in zip(ok[cols].to_dict("records"), row_axes_keys(ok), strict=True):
-            self._by_key.setdefault(key, []).append(r)
+            if key is not None:  # gemm and attention rows always have one
+                self._by_key.setdefault(key, []).append(r)
 
     def candidates(self, item: WorkItem, selection: str) -> list[dict]:
         """Rows measuring `item` (only the selection's family for vendor / own)."""

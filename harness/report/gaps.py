@@ -118,8 +118,8 @@ class _Roof:
 
     def __init__(self, peaks: Peaks | None, dtype: str):
         self.source = peaks.best_source(dtype) if peaks else None
-        self.peak = peaks.compute(dtype, self.source) if self.source else None
-        self.bw = peaks.bandwidth(self.source) if self.source else None
+        self.peak = peaks.compute(dtype, self.source) if peaks and self.source else None
+        self.bw = peaks.bandwidth(self.source) if peaks and self.source else None
 
     @property
     def ridge(self) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -14,7 +15,7 @@ from harness.report.figures import FigureFile, log_axes, new_figure, save, slug,
 from harness.report.peaks import Peaks
 from harness.workloads.presets import WORKLOADS, Workload
 
-_SELECTION_STYLE = {
+_SELECTION_STYLE: dict[str, dict[str, Any]] = {
     "vendor": {"color": "#1f77b4", "marker": "o"},
     "own": {"color": "#d62728", "marker": "s"},
     "best": {"color": "black", "marker": "D", "ms": 3},
@@ -98,15 +99,15 @@ def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
             )
             drew = True
     for selection in SELECTIONS:  # per-layer problems all measured, the LM head not yet
-        pts = [
+        layer_pts = [
             (s.batch, s.layers_tokens_per_s)
             for s in steps
             if s.selection == selection and s.layers_ms and not s.step_ms
         ]
-        if pts:
+        if layer_pts:
             style = _SELECTION_STYLE[selection]
             ax.plot(
-                *zip(*pts, strict=True),
+                *zip(*layer_pts, strict=True),
                 lw=1,
                 ls=":",
                 color=style["color"],
