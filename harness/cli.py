@@ -53,8 +53,19 @@ __all__ = ["USAGE", "BadInput", "main"]  # BadInput: commands raise it (harness.
 
 
 # `harness <command>` runs harness.commands.<module>.main(args); "list" is a module name too.
-COMMANDS = ("main", "run", "list", "ceilings", "inspect", "report", "compare", "crossgpu", "gaps",
-            "compact", "crosscheck")  # fmt: skip
+COMMANDS = (
+    "main",
+    "run",
+    "list",
+    "ceilings",
+    "inspect",
+    "report",
+    "compare",
+    "crossgpu",
+    "gaps",
+    "compact",
+    "crosscheck",
+)
 
 
 def _command(name: str) -> Callable[[list[str]], int]:

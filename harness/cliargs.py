@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 class HelpShown(Exception):
@@ -103,6 +103,7 @@ class Parser(argparse.ArgumentParser):
         action = self._key_group.add_argument(
             f"--{key.replace('_', '-')}", dest=key, default=default, type=type, help=help
         )
+        # A mark the help formatter reads; argparse.Action declares no such attribute.
         action.is_key = True  # type: ignore[attr-defined]
         action.metavar = key.upper()
         self._keys[key] = action
@@ -137,7 +138,7 @@ class Parser(argparse.ArgumentParser):
             )
         return text
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         raise ValueError(f"{self.command}: {message}; allowed: {self.usage_line()}")
 
     def exit(self, status: int = 0, message: str | None = None):
@@ -145,6 +146,7 @@ class Parser(argparse.ArgumentParser):
             raise HelpShown
         self.error((message or f"exit status {status}").strip())
 
+    # [override]: argparse's parse_args is overloaded on `namespace`; this one returns a Namespace.
     def parse_args(self, args=None, namespace=None) -> argparse.Namespace:  # type: ignore[override]
         try:  # intermixed: overrides and positionals may sit either side of --flags
             return super().parse_intermixed_args(self._as_options(list(args or [])), namespace)

@@ -31,8 +31,10 @@ def main(cfg: DictConfig) -> None:
         os.environ.setdefault("TRITON_INTERPRET", "1")
     overrides = list(HydraConfig.get().overrides.task)
     result = run_sweep(run_plan(cfg), overrides=overrides)
-    print(f"shard {cfg.shard_index}/{cfg.shard_count}: {result.measured} measured, "
-          f"{result.already_done} already done, into {result.run_path}")  # fmt: skip
+    print(
+        f"shard {cfg.shard_index}/{cfg.shard_count}: {result.measured} measured, "
+        f"{result.already_done} already done, into {result.run_path}"
+    )
 
 
 if __name__ == "__main__":

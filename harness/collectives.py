@@ -42,6 +42,7 @@ from harness.measure.point import clip, first_line, measure_point, unmeasured_ro
 from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
 from harness.plan import RunPlan
+from harness.problems import CollectiveProblem
 from harness.providers import REGISTRY, load_all
 from harness.providers.collectives import backend_of
 from harness.sweep import Point
@@ -71,8 +72,11 @@ def run_collective_points(
     os.environ.update(SAFE_ENV)
     run_path, run_id = plan.run_path, plan.run_id
     if plan.shard_count > 1:  # device workers of one host would each start ranks on GPUs 0..n-1
-        print(f"harness: {len(points)} collective points left for a run without devices= / "
-              "shard_count (their ranks take devices 0..n-1 themselves)", file=out)  # fmt: skip
+        print(
+            f"harness: {len(points)} collective points left for a run without devices= / "
+            "shard_count (their ranks take devices 0..n-1 themselves)",
+            file=out,
+        )
         return {}
     protocol = plan.protocol
     device = plan.device  # rank 0's device: its columns go into parent-written rows
@@ -87,14 +91,23 @@ def run_collective_points(
             _write(run_path, run_id, key, point, provider, device, protocol, "skipped", why)
             statuses["skipped"] = statuses.get("skipped", 0) + 1
             continue
+        if not isinstance(point.problem, CollectiveProblem):  # callers pass op 'collective' only
+            raise TypeError(f"not a collective point: {point.problem.label()}")
         group = (backend_of(provider), point.problem.world_size)
         groups.setdefault(group, []).append((key, point))
     for (backend, world), items in groups.items():
         modules = sorted(
             {registry.get("collective", p.provider).prepare.__module__ for _, p in items}
         )
-        settings = _Settings(protocol, Path(run_path), run_id, plan.point_timeout_s, timeout,
-                             tuple(modules), plan.progress)  # fmt: skip
+        settings = _Settings(
+            protocol,
+            Path(run_path),
+            run_id,
+            plan.point_timeout_s,
+            timeout,
+            tuple(modules),
+            plan.progress,
+        )
         print(f"harness: collectives on {backend}, {world} ranks: {len(items)} points", file=out)
         for status in _run_group(backend, world, items, settings, registry, device, out):
             statuses[status] = statuses.get(status, 0) + 1
@@ -181,8 +194,17 @@ def _run_group(backend, world, items, settings, registry, device, out) -> list[s
                 "during this point" if progress["started"] else f"{barren} times before any point"
             )
             reason = f"ranks of world {world} failed {when}: {failure}"
-            _write(settings.run_path, settings.run_id, key, point, provider, device,
-                   settings.protocol, "error", reason)  # fmt: skip
+            _write(
+                settings.run_path,
+                settings.run_id,
+                key,
+                point,
+                provider,
+                device,
+                settings.protocol,
+                "error",
+                reason,
+            )
             statuses.append("error")
         items = items[done + len(lost) :]
     with contextlib.suppress(OSError):
@@ -193,8 +215,9 @@ def _run_group(backend, world, items, settings, registry, device, out) -> list[s
 def _statuses_of(run_path: Path, items: list) -> list[str]:
     if not items:
         return []
-    df = store.read_rows(*[Path(run_path) / "rows" / f"{k}.parquet" for k, _ in items],
-                         columns=["status"])  # fmt: skip
+    df = store.read_rows(
+        *[Path(run_path) / "rows" / f"{k}.parquet" for k, _ in items], columns=["status"]
+    )
     return list(df["status"])
 
 
@@ -260,8 +283,15 @@ def _walk(rank: int, items: list, device: DeviceInfo, s: _Settings) -> None:
         # rank that dies in point i is blamed on point i.
         peers.barrier()
         provider = REGISTRY.get(point.problem.op, point.provider)
-        row = measure_point(point.problem, provider, device, s.protocol, telemetry=tel,
-                            timeout_s=s.point_timeout_s, peers=peers)  # fmt: skip
+        row = measure_point(
+            point.problem,
+            provider,
+            device,
+            s.protocol,
+            telemetry=tel,
+            timeout_s=s.point_timeout_s,
+            peers=peers,
+        )
         if rank == 0:
             row.update(run_id=s.run_id, point_key=key)
             store.write_row(s.run_path, row)

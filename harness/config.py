@@ -9,6 +9,7 @@ allowed; the CLI turns that into exit status 2.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -101,14 +102,14 @@ def _top_keys() -> list[str]:
     return [f.name for f in fields(RunConfig)]
 
 
-def _explain(e: Exception, overrides: list[str] = ()) -> str:
+def _explain(e: Exception, overrides: Sequence[str] = ()) -> str:
     """One line for a Hydra/OmegaConf composition error (the cause holds the useful part)."""
     msg = str(e) + "\n" + str(e.__cause__ or "")
     m = re.search(r"Could not (?:find|load) '([\w/]+)/(\S+?)'", msg)
     if m:
         group, name = m.groups()
-        allowed = sweep_names() if group == "sweep" else _group_options(group)
-        return f"{group}: unknown '{name}'; allowed: {', '.join(allowed)}"
+        options = sweep_names() if group == "sweep" else _group_options(group)
+        return f"{group}: unknown '{name}'; allowed: {', '.join(options)}"
     m = re.search(r"Key '(.+?)' (?:is )?not in .*?full_key: (\S+)", msg, re.S)
     if m:
         full = m.group(2)
@@ -155,7 +156,7 @@ def _dotted(full_key: str) -> str:
     return re.sub(r"\[(\w+)\]", r".\1", full_key)
 
 
-def _override_value(overrides: list[str], key: str) -> str | None:
+def _override_value(overrides: Sequence[str], key: str) -> str | None:
     for o in overrides:
         k, eq, v = o.partition("=")
         if eq and k.lstrip("+~") == key:
@@ -163,24 +164,25 @@ def _override_value(overrides: list[str], key: str) -> str | None:
     return None
 
 
-def _groups_without(overrides: list[str], bad: str) -> list:
+def _groups_without(overrides: Sequence[str], bad: str) -> list:
     """The sweep's groups composed without the overrides under `bad` (the one that failed):
     what the user could have meant is in the preset, not in the schema."""
     keep = [o for o in overrides if not o.split("=")[0].lstrip("+~").startswith(bad)]
     try:
-        return OmegaConf.to_container(_compose(keep).sweep.groups) or []
+        groups = OmegaConf.to_container(_compose(keep).sweep.groups)
+        return groups if isinstance(groups, list) else []
     except (HydraException, OmegaConfBaseException, TypeError, ValueError):
         return []
 
 
-def _no_such_group(key: str, overrides: list[str]) -> str:
+def _no_such_group(key: str, overrides: Sequence[str]) -> str:
     n = len(_groups_without(overrides, "sweep.groups"))
     index = key.split(".")[2] if key.count(".") >= 2 else "?"
     allowed = f"0..{n - 1}" if n else "none (the sweep has no group)"
     return f"{key}: no group {index!r} in this sweep; allowed: group indices {allowed}"
 
 
-def _unknown_in_groups(key: str, overrides: list[str]) -> str:
+def _unknown_in_groups(key: str, overrides: Sequence[str]) -> str:
     """`sweep.groups.0.zip.mm=...`: the keys that group has there, and the op's other axes."""
     from harness.sweep import GROUP_KEYS, axis_names
 
@@ -195,8 +197,10 @@ def _unknown_in_groups(key: str, overrides: list[str]) -> str:
     if len(parts) == 5 and parts[3] in ("product", "zip", "fixed") and group.get("op"):
         op = group["op"]
         others = [a for a in axis_names(op) if a not in here]
-        return (f"{key}: unknown axis '{parts[4]}' here; allowed: {', '.join(here)}, or another "
-                f"axis of {op} added with +{'.'.join(parts[:4])}.AXIS=...: {', '.join(others)}")  # fmt: skip
+        return (
+            f"{key}: unknown axis '{parts[4]}' here; allowed: {', '.join(here)}, or another "
+            f"axis of {op} added with +{'.'.join(parts[:4])}.AXIS=...: {', '.join(others)}"
+        )
     return f"{key}: unknown key; allowed: {', '.join(here) or 'none'}"
 
 
@@ -208,7 +212,7 @@ def _keys_at(parent: str) -> list[str]:
     node: Any = OmegaConf.structured(RunConfig)
     for part in filter(None, parent.split(".")):
         node = node[part]
-    return list(node.keys()) if isinstance(node, DictConfig) else _top_keys()
+    return [str(k) for k in node.keys()] if isinstance(node, DictConfig) else _top_keys()
 
 
 def _compose(overrides: list[str]) -> DictConfig:
@@ -229,7 +233,7 @@ def _check_keys(cfg: DictConfig) -> None:
         (cfg.sweep, SweepConfig, "sweep."),
     ):
         names = [f.name for f in fields(schema)]
-        for key in node:
+        for key in map(str, node):  # a config's keys are strings
             if key not in names:
                 raise ConfigError(f"{prefix}{key}: unknown key; allowed: {', '.join(names)}")
         for key in names:
@@ -278,7 +282,9 @@ def compose_run_config(overrides: list[str]) -> DictConfig:
 
 
 def protocol_of(cfg: DictConfig) -> Protocol:
-    p: Protocol = OmegaConf.to_object(cfg.protocol)
+    p = OmegaConf.to_object(cfg.protocol)
+    if not isinstance(p, Protocol):  # the schema types it; a bare dict would fail below anyway
+        raise ConfigError(f"protocol: {type(p).__name__}, not a Protocol; allowed: protocol=NAME")
     p.validate()
     return p
 
@@ -318,22 +324,24 @@ def config_help(cfg: DictConfig, command: str = "run") -> str:
     groups = [(p.stem, _first_comment(p)) for p in sorted((CONFIG_DIR / "protocol").glob("*.yaml"))]
     presets = [(p.stem, _preset_line(p)) for p in sorted(SWEEPS_DIR.glob("*.yaml"))]
     on_gpu, on_cpu = DEFAULT_SWEEPS[command]
-    return "\n".join([
-        "run config keys (key=value; the values composed here):",
-        key_lines(own),
-        "",
-        f"protocol=NAME, a group from configs/protocol/ (default: {default_protocol}):",
-        *(f"  {name:<10}{text}" for name, text in groups),
-        "protocol keys (protocol.key=value; the group's values, then the preset's protocol: block):",
-        key_lines(proto, width=34),
-        "",
-        f"sweep=NAME, a preset from sweeps/ (default: {on_gpu} on a GPU, {on_cpu} on the CPU; "
-        f"here: {cfg.sweep.name}):",
-        *(f"  {name:<20}{text}" for name, text in presets),
-        "A preset's axes: sweep.groups.N.{product,zip,fixed}.AXIS=VALUE. The lists of a zip",
-        "advance together, so change them together, e.g.",
-        f"  {ZIP_EXAMPLE}",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "run config keys (key=value; the values composed here):",
+            key_lines(own),
+            "",
+            f"protocol=NAME, a group from configs/protocol/ (default: {default_protocol}):",
+            *(f"  {name:<10}{text}" for name, text in groups),
+            "protocol keys (protocol.key=value; the group's values, then the preset's protocol: block):",
+            key_lines(proto, width=34),
+            "",
+            f"sweep=NAME, a preset from sweeps/ (default: {on_gpu} on a GPU, {on_cpu} on the CPU; "
+            f"here: {cfg.sweep.name}):",
+            *(f"  {name:<20}{text}" for name, text in presets),
+            "A preset's axes: sweep.groups.N.{product,zip,fixed}.AXIS=VALUE. The lists of a zip",
+            "advance together, so change them together, e.g.",
+            f"  {ZIP_EXAMPLE}",
+        ]
+    )
 
 
 def config_dirs() -> tuple[Path, Path]:

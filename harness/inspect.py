@@ -92,25 +92,38 @@ def _catalog(target_name: str) -> list[dict[str, Any]]:
 
     target, _ = aot.TARGETS[target_name]
     backend = "cuda" if target.backend == "cuda" else "hip"
-    dtypes = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float8_e4m3fn: "fp8_e4m3",
-              torch.float32: "tf32"}  # fmt: skip
+    dtypes = {
+        torch.bfloat16: "bf16",
+        torch.float16: "fp16",
+        torch.float8_e4m3fn: "fp8_e4m3",
+        torch.float32: "tf32",
+    }
     out: list[dict[str, Any]] = []
     for case_name, case in aot.gemm_cases().items():
-        out.append(dict(name=f"gemm:{case_name}", provider=_provider(case.rung),
-                        dtype=dtypes.get(case.dtype), config=None,
-                        compile=lambda c=case: aot.compile_gemm_case(c, target_name, False)))  # fmt: skip
+        out.append(
+            dict(
+                name=f"gemm:{case_name}",
+                provider=_provider(case.rung),
+                dtype=dtypes.get(case.dtype),
+                config=None,
+                compile=lambda c=case: aot.compile_gemm_case(c, target_name, False),
+            )
+        )
 
     def spec_entry(group: str, spec: dict, provider: str, dtype: str | None) -> dict:
         if backend == "cuda" and int(target.arch) < 90:
             spec = _without_tma(spec)
-        run = lambda s=spec: aot.compile_for(s["fn"], target, s["signature"], s["constexprs"],
-                                             s["attrs"], s["options"])  # fmt: skip
+        run = lambda s=spec: aot.compile_for(
+            s["fn"], target, s["signature"], s["constexprs"], s["attrs"], s["options"]
+        )
         cfg = dict(_spec_config(spec), **({"note": spec["note"]} if "note" in spec else {}))
-        return dict(name=f"{group}:{spec['name']}", provider=provider, dtype=dtype, config=cfg,
-                    compile=run)  # fmt: skip
+        return dict(
+            name=f"{group}:{spec['name']}", provider=provider, dtype=dtype, config=cfg, compile=run
+        )
 
-    specs = pre.aot_specs(torch.bfloat16, 128, backend, rungs=pre.PREFILL_RUNGS,
-                          causal=(False, True)) + dec.aot_specs(torch.bfloat16, 128, backend)  # fmt: skip
+    specs = pre.aot_specs(
+        torch.bfloat16, 128, backend, rungs=pre.PREFILL_RUNGS, causal=(False, True)
+    ) + dec.aot_specs(torch.bfloat16, 128, backend)
     for spec in specs:
         rung = "full"
         if spec["name"].startswith("attn_prefill_"):
@@ -136,8 +149,12 @@ def _compile_one(entry: dict, target_name: str) -> dict:
         text = str(e).strip().splitlines()
         # A ValueError is the launcher refusing the target (e.g. fp8 below sm_89): skipped.
         status = "skipped" if isinstance(e, ValueError) else "error"
-        return {**row, "status": status, "elapsed_s": time.perf_counter() - t0,
-                "reason": f"{type(e).__name__}: {text[0] if text else ''}"[:500]}  # fmt: skip
+        return {
+            **row,
+            "status": status,
+            "elapsed_s": time.perf_counter() - t0,
+            "reason": f"{type(e).__name__}: {text[0] if text else ''}"[:500],
+        }
     mma = dict(info.get("mma") or {})
     config = dict(entry["config"] or info.get("config") or {})
     extra = {k: info[k] for k in ("n_sgprs", "vgpr_spills", "sgpr_spills") if k in info}
@@ -189,8 +206,16 @@ def _run_worker(target: str, patterns: list[str], env: dict, timeout_s: float) -
     rows = [json.loads(line[len(_MARK) :]) for line in out.splitlines() if line.startswith(_MARK)]
     if rc != 0:
         last = (err.strip().splitlines() or ["no output"])[-1]
-        rows.append({"name": "(worker)", "provider": None, "dtype": None, "target": target,
-                     "status": "error", "reason": f"compile worker failed: {last}"[:500]})  # fmt: skip
+        rows.append(
+            {
+                "name": "(worker)",
+                "provider": None,
+                "dtype": None,
+                "target": target,
+                "status": "error",
+                "reason": f"compile worker failed: {last}"[:500],
+            }
+        )
     return rows
 
 
@@ -217,28 +242,43 @@ def store_rows(results: list[dict], run_id: str) -> list[dict]:
     rows = []
     for r in results:
         key = f"inspect|{r['target']}|{r['name']}|{prov['kernel_source_hash']}"
-        rows.append({
-            **prov,
-            "run_id": run_id,
-            "point_key": hashlib.sha256(key.encode()).hexdigest()[:20],
-            "op": "inspect",
-            "provider": r.get("provider"),
-            "family": "own",
-            "status": r["status"],
-            "reason": r.get("reason"),
-            "problem": r["name"],
-            "dtype": r.get("dtype"),
-            "target": r["target"],
-            **{k: r.get(k) for k in ("registers", "spills", "shared_bytes", "num_warps",
-                                     "num_stages", "mma_kind", "mma_count")},
-            "provider_config": json.dumps({"kernel": r.get("kernel"), **(r.get("details") or {})},
-                                          sort_keys=True, default=str),
-            "device_type": "aot",
-            "device_arch": r["target"],
-            "device_name": r.get("device_name"),
-            "timestamp": now_iso(),
-            "elapsed_s": r.get("elapsed_s"),
-        })  # fmt: skip
+        rows.append(
+            {
+                **prov,
+                "run_id": run_id,
+                "point_key": hashlib.sha256(key.encode()).hexdigest()[:20],
+                "op": "inspect",
+                "provider": r.get("provider"),
+                "family": "own",
+                "status": r["status"],
+                "reason": r.get("reason"),
+                "problem": r["name"],
+                "dtype": r.get("dtype"),
+                "target": r["target"],
+                **{
+                    k: r.get(k)
+                    for k in (
+                        "registers",
+                        "spills",
+                        "shared_bytes",
+                        "num_warps",
+                        "num_stages",
+                        "mma_kind",
+                        "mma_count",
+                    )
+                },
+                "provider_config": json.dumps(
+                    {"kernel": r.get("kernel"), **(r.get("details") or {})},
+                    sort_keys=True,
+                    default=str,
+                ),
+                "device_type": "aot",
+                "device_arch": r["target"],
+                "device_name": r.get("device_name"),
+                "timestamp": now_iso(),
+                "elapsed_s": r.get("elapsed_s"),
+            }
+        )
     return rows
 
 
@@ -248,15 +288,51 @@ def table(results: list[dict]) -> str:
     body = []
     for r in results:
         if r["status"] != "ok":
-            body.append([r["name"], r.get("provider") or "", r["target"], "", "", "", "", "", "", "",
-                         (r.get("reason") or "")[:70]])  # fmt: skip
+            body.append(
+                [
+                    r["name"],
+                    r.get("provider") or "",
+                    r["target"],
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    (r.get("reason") or "")[:70],
+                ]
+            )
             continue
         smem = r.get("shared_bytes")
-        body.append([r["name"], r["provider"], r["target"], r.get("registers"), r.get("spills"),
-                     "" if smem is None else f"{smem / 1024:.1f}", r.get("num_warps"),
-                     r.get("num_stages"), r["mma_kind"], r["mma_count"], ""])  # fmt: skip
-    head = ["kernel", "provider", "target", "regs", "spills", "smem KiB", "warps", "stages",
-            "mma", "mma count", "why not"]  # fmt: skip
+        body.append(
+            [
+                r["name"],
+                r["provider"],
+                r["target"],
+                r.get("registers"),
+                r.get("spills"),
+                "" if smem is None else f"{smem / 1024:.1f}",
+                r.get("num_warps"),
+                r.get("num_stages"),
+                r["mma_kind"],
+                r["mma_count"],
+                "",
+            ]
+        )
+    head = [
+        "kernel",
+        "provider",
+        "target",
+        "regs",
+        "spills",
+        "smem KiB",
+        "warps",
+        "stages",
+        "mma",
+        "mma count",
+        "why not",
+    ]
     return tabulate(body, headers=head, tablefmt="github")
 
 

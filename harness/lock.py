@@ -163,8 +163,11 @@ def run_lock(
             if other != path and shard and shards_overlap(mine, shard) and _held(other):
                 raise RunLocked(describe(run_path, _holder(other)))
         if stale:
-            print(f"harness: note: took over a stale lock left by pid {stale.get('pid', '?')} on "
-                  f"{stale.get('host', '?')} (since {stale.get('since', '?')})", file=out)  # fmt: skip
+            print(
+                f"harness: note: took over a stale lock left by pid {stale.get('pid', '?')} on "
+                f"{stale.get('host', '?')} (since {stale.get('since', '?')})",
+                file=out,
+            )
         me = {
             "pid": os.getpid(),
             "host": socket.gethostname(),

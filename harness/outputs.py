@@ -79,6 +79,8 @@ def filesystem_error(e: OSError) -> str | None:
         return None
     where = f" writing '{e.filename}'" if e.filename else ""
     if e.errno in (errno.ENOSPC, errno.EDQUOT):
-        return (f"disk: {_why(e)}{where}; allowed: free space, or another results_dir= / out= "
-                "(a run resumes where it stopped)")  # fmt: skip
+        return (
+            f"disk: {_why(e)}{where}; allowed: free space, or another results_dir= / out= "
+            "(a run resumes where it stopped)"
+        )
     return f"path: {_why(e)}{where}; allowed: a folder you can write (results_dir=, out=)"

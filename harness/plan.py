@@ -98,6 +98,8 @@ def _expand(cfg: DictConfig, device_spec: str) -> tuple[list[Point], DeviceInfo,
             f"protocol.timer: '{protocol.timer}' needs a GPU; allowed on cpu: auto, host"
         )
     groups = OmegaConf.to_container(cfg.sweep.groups, resolve=True)
+    if not isinstance(groups, list):  # SweepConfig.groups is a list: composition sees to it
+        raise ValueError(f"sweep.groups: a {type(groups).__name__}; allowed: a list of groups")
     only = list(cfg.providers) if cfg.providers is not None else None
     points = expand(groups, load_all(), only)
     if any(p.problem.op == "collective" for p in points):

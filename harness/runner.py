@@ -23,8 +23,10 @@ from harness.measure.point import measure_point
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
 from harness.plan import RunPlan, RunResult, device_spec
+from harness.problems import Problem
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Registry, load_all
+from harness.providers.registry import Prebuild
 from harness.shard import run_on_devices, supervise
 from harness.sweep import Point
 
@@ -45,21 +47,23 @@ def prebuild(todo: list, registry: Registry, device: DeviceInfo, out) -> None:
     window). GPU sweeps only: the CPU runs no compiled library."""
     if not device.is_gpu:
         return
-    problems: dict[Provider, list] = {}
+    problems: dict[Provider, tuple[Prebuild, list[Problem]]] = {}
     for _, point in todo:
         provider = registry.get(point.problem.op, point.provider)
         if provider.prebuild is not None:
-            problems.setdefault(provider, []).append(point.problem)
+            problems.setdefault(provider, (provider.prebuild, []))[1].append(point.problem)
     jobs: dict = {}  # builder -> (what, specs in order)
-    for provider, wanted in problems.items():
-        hook = provider.prebuild
+    for hook, wanted in problems.values():
         jobs.setdefault(hook.build, (hook.what, []))[1].extend(hook.needs(wanted))
     for build, (what, specs) in jobs.items():
         started = time.perf_counter()
         built = build(list(dict.fromkeys(specs)))
         errors = {k: v for k, v in built.items() if v.startswith("error")}
-        print(f"harness: {len(built)} {what} ready in {time.perf_counter() - started:.0f} s"
-              + (f"; {len(errors)} failed (their points will say why)" if errors else ""), file=out)  # fmt: skip
+        print(
+            f"harness: {len(built)} {what} ready in {time.perf_counter() - started:.0f} s"
+            + (f"; {len(errors)} failed (their points will say why)" if errors else ""),
+            file=out,
+        )
 
 
 def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
@@ -68,8 +72,11 @@ def set_aside_unreadable(run_path: Path, points: dict[str, Point], out) -> None:
     for key, why, moved_to in store.set_aside_unreadable(run_path):
         point = points.get(key)
         then = f"measuring {point.label()} again" if point else "not a point here"
-        print(f"harness: warning: point {key}: row file unreadable ({why}); moved to {moved_to}, "
-              f"{then}", file=out)  # fmt: skip
+        print(
+            f"harness: warning: point {key}: row file unreadable ({why}); moved to {moved_to}, "
+            f"{then}",
+            file=out,
+        )
 
 
 def _start_up(plan: RunPlan, out) -> None:
@@ -81,24 +88,33 @@ def _start_up(plan: RunPlan, out) -> None:
     for marker in inflight.leftover_markers(plan.run_path):
         pid = inflight.held_by_live_process(marker)
         if pid is not None:
-            print(f"harness: warning: pid {pid} (still running) left {marker}; not touched",
-                  file=out)  # fmt: skip
+            print(
+                f"harness: warning: pid {pid} (still running) left {marker}; not touched", file=out
+            )
             continue
         label = inflight.settle(
-            marker, plan.run_id, plan.mine, plan.device, plan.protocol, registry,
+            marker,
+            plan.run_id,
+            plan.mine,
+            plan.device,
+            plan.protocol,
+            registry,
             inflight.PREVIOUS_RUN_DIED,
-        )  # fmt: skip
+        )
         if label:
-            print(f"harness: warning: the previous run died while measuring {label}; it is an "
-                  "error row now (rerun_failed=true measures it again)", file=out)  # fmt: skip
+            print(
+                f"harness: warning: the previous run died while measuring {label}; it is an "
+                "error row now (rerun_failed=true measures it again)",
+                file=out,
+            )
     store.remove_stale_temporaries(plan.run_path, plan.mine)
 
 
-def _isolate(plan: RunPlan, overrides) -> bool:
+def _isolate(plan: RunPlan) -> bool:
     """Measure in a child? isolate=true (the default) and points left that are not collectives
-    (collectives run in rank processes of their own); never without the overrides, which are
-    how a child is told the config."""
-    if not plan.isolate or overrides is None:
+    (collectives run in rank processes of their own). Never without the overrides, which are
+    how a child is told the config: the caller asks that first."""
+    if not plan.isolate:
         return False
     finished = store.finished_keys(plan.run_path, plan.done_statuses)
     return any(p.problem.op != "collective" for k, p in plan.mine.items() if k not in finished)
@@ -117,7 +133,7 @@ def run_sweep(plan: RunPlan, out=None, overrides: list[str] | None = None) -> Ru
         _start_up(plan, out)
         if plan.devices:
             return run_on_devices(plan, overrides or [], out)
-        if _isolate(plan, overrides):
+        if overrides is not None and _isolate(plan):
             return supervise(plan, overrides, [device_spec(plan.device)], out)[0]
         return _measure_here(plan, out, overrides)
 

@@ -60,8 +60,13 @@ def differences(old: dict, new: dict) -> list[tuple[str, object, object]]:
     if plan["providers"] != new["providers"]:
         diffs.append(("providers", plan["providers"], new["providers"]))
     elif plan["points_digest"] != new["points_digest"] and not diffs:
-        diffs.append(("sweep.groups", Shown(f"a set of {plan['points']} points"),
-                      Shown(f"another set of {new['points']}")))  # fmt: skip
+        diffs.append(
+            (
+                "sweep.groups",
+                Shown(f"a set of {plan['points']} points"),
+                Shown(f"another set of {new['points']}"),
+            )
+        )
     for key in sorted(set(plan["protocol"]) | set(new["protocol"])):
         was, now = plan["protocol"].get(key), new["protocol"].get(key)
         if was != now:
@@ -122,8 +127,9 @@ def begin(
     store.write_run_meta(run_path, plan.config_yaml, record, meta_name)
 
 
-def finish(run_path: Path, measured: int, statuses: dict, meta_name: str = "run.json",
-           **extra) -> None:  # fmt: skip
+def finish(
+    run_path: Path, measured: int, statuses: dict, meta_name: str = "run.json", **extra
+) -> None:
     """Complete this invocation's history entry (measured now, their statuses) and set `extra`
     top-level fields (the `devices=` parent's wall time and workers)."""
     path = run_path / meta_name

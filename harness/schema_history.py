@@ -56,44 +56,90 @@ _SPINE = (
 # Oldest first. Fingerprints of 1.0-1.5 were computed from harness/store.py at each commit named.
 HISTORY: tuple[ColumnSet, ...] = (
     ColumnSet(
-        "1.0", 1, 80, "3e9938446bcd3c154ae9a843354a53b1a105b28f0594da491356eda6325cc6d1",
+        "1.0",
+        1,
+        80,
+        "3e9938446bcd3c154ae9a843354a53b1a105b28f0594da491356eda6325cc6d1",
         tuple(_SPINE.split()),
         "the first schema (285d62f); in git history: f604131:results/h200/_superseded",
     ),
     ColumnSet(
-        "1.1", 1, 87, "0f0ceb5759e29fa9fd761683bafded5100431a99f58deff281c7fbe6967a6d83",
-        ("metric", "working_set_bytes", "stride_bytes", "hops", "latency_ns", "latency_cycles",
-         "ceiling_fraction"),
+        "1.1",
+        1,
+        87,
+        "0f0ceb5759e29fa9fd761683bafded5100431a99f58deff281c7fbe6967a6d83",
+        (
+            "metric",
+            "working_set_bytes",
+            "stride_bytes",
+            "hops",
+            "latency_ns",
+            "latency_cycles",
+            "ceiling_fraction",
+        ),
         "microbenchmark rows (93037aa); no committed rows",
     ),
     ColumnSet(
-        "1.2", 1, 97, "3465d8c0ac35804f55b5acd917dede424a4cb8a5ab5d2c5f05b9c884cd46a53b",
-        ("traffic_bytes", "iterations", "target", "registers", "spills", "shared_bytes",
-         "num_warps", "num_stages", "mma_kind", "mma_count"),
+        "1.2",
+        1,
+        97,
+        "3465d8c0ac35804f55b5acd917dede424a4cb8a5ab5d2c5f05b9c884cd46a53b",
+        (
+            "traffic_bytes",
+            "iterations",
+            "target",
+            "registers",
+            "spills",
+            "shared_bytes",
+            "num_warps",
+            "num_stages",
+            "mma_kind",
+            "mma_count",
+        ),
         "memory/fma probes and the static resource report (4b0a291); no committed rows",
     ),
     ColumnSet(
-        "1.3", 1, 98, "0e41df7212986b3f41f1b7fb1ccbdda138ede90737616404e478b564373e1620",
+        "1.3",
+        1,
+        98,
+        "0e41df7212986b3f41f1b7fb1ccbdda138ede90737616404e478b564373e1620",
         ("min_time_s",),
         "minimum sampling window (e1e6776); committed: the h200 vendor runs and smoke-gpu",
     ),
     ColumnSet(
-        "1.4", 1, 99, "a1fc4306d733ac44966e79ef1f54e0c1b5462b13d5cf6b7424d12d5f8bd61684",
+        "1.4",
+        1,
+        99,
+        "a1fc4306d733ac44966e79ef1f54e0c1b5462b13d5cf6b7424d12d5f8bd61684",
         ("device_llc_bytes",),
         "last-level cache size (f7df9e6); committed: h200 fmha_*, gemm_square, ladder, probes",
     ),
     ColumnSet(
-        "1.5", 1, 103, "350277beb673ddabd065487974bba37266f0124b155fad444d8d20fdd0c796c7",
+        "1.5",
+        1,
+        103,
+        "350277beb673ddabd065487974bba37266f0124b155fad444d8d20fdd0c796c7",
         ("collective", "message_bytes", "world_size", "busbw_gbps"),
         "collectives (15fb75c); committed: h200 ceilings, gemm_llama, h200x2, static",
     ),
     ColumnSet(
-        "2", 2, 111, "176b9011a7e5c33b6c7d38c6ce95f6cbfda5adcd3d24673b37c6b0db7d1503ad",
-        ("latency_p90_over_p10", "unstable", "unstable_reason", "timing_attempts", "l2_flush",
-         "stream_hold", "hold_expired", "max_spread"),
+        "2",
+        2,
+        111,
+        "176b9011a7e5c33b6c7d38c6ce95f6cbfda5adcd3d24673b37c6b0db7d1503ad",
+        (
+            "latency_p90_over_p10",
+            "unstable",
+            "unstable_reason",
+            "timing_attempts",
+            "l2_flush",
+            "stream_hold",
+            "hold_expired",
+            "max_spread",
+        ),
         "spread guard, stream hold, flush mode (d89ceb8); committed: h200/timer_check",
     ),
-)  # fmt: skip
+)
 _BY_FINGERPRINT = {c.fingerprint: c for c in HISTORY}
 
 
@@ -178,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     paths = (sys.argv[1:] if argv is None else argv) or ["results"]
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
-        print(f"harness: error: paths: {missing[0]} does not exist; allowed: folders or "
-              "row files", file=sys.stderr)  # fmt: skip
+        print(
+            f"harness: error: paths: {missing[0]} does not exist; allowed: folders or row files",
+            file=sys.stderr,
+        )
         return 2
     print("schema  columns  schema_version   rows")
     for (name, n, version), count in sorted(survey(*paths).items()):

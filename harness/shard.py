@@ -61,8 +61,18 @@ class _Worker:
 
 def _worker_cmd(overrides: list[str], w: _Worker, count: int, run_id: str) -> list[str]:
     keep = [o for o in overrides if not o.startswith(_WORKER_KEYS)]
-    return [sys.executable, "-m", "harness.cli", "run", *keep, f"device={w.device}",
-            f"shard_index={w.index}", f"shard_count={count}", f"run_id={run_id}", "progress=false"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        *keep,
+        f"device={w.device}",
+        f"shard_index={w.index}",
+        f"shard_count={count}",
+        f"run_id={run_id}",
+        "progress=false",
+    ]
 
 
 def _start(w: _Worker, cmd: list[str], since: float) -> None:
@@ -119,8 +129,11 @@ def _on_exit(w: _Worker, rc: int, run: _Run, protocol, registry, out) -> bool:
     store.remove_stale_temporaries(run.run_path, run.mine)  # the dead child's half-written row
     w.crashes.append(why + (f" during {lost}" if lost else ""))
     if lost:
-        print(f"harness: {w.name}: process {why} during {lost}; that point is an error row, "
-              "measuring on", file=out)  # fmt: skip
+        print(
+            f"harness: {w.name}: process {why} during {lost}; that point is an error row, "
+            "measuring on",
+            file=out,
+        )
         return True
     w.blameless += 1
     said = _error_line(w.log) if rc == EXIT_BAD_INPUT else None
@@ -131,8 +144,11 @@ def _on_exit(w: _Worker, rc: int, run: _Run, protocol, registry, out) -> bool:
         print(f"harness: {w.name}: process {why}; starting it again", file=out)
         return True
     w.gave_up = True
-    print(f"harness: error: {w.name}: process {why} without a point to blame, "
-          f"{w.blameless} time(s); gave up; last lines of {w.log}:{_log_tail(w.log)}", file=out)  # fmt: skip
+    print(
+        f"harness: error: {w.name}: process {why} without a point to blame, "
+        f"{w.blameless} time(s); gave up; last lines of {w.log}:{_log_tail(w.log)}",
+        file=out,
+    )
     return False
 
 
@@ -180,9 +196,9 @@ def supervise(
                     _start(w, _worker_cmd(overrides, w, n, run_id), since)
     finally:
         bar.close()
-        stopped = [w for w in workers if w.proc is not None]
-        children.stop([w.proc for w in stopped])
-        for w in stopped:  # stopped on purpose (Ctrl-C, SIGTERM, an error here): not a crash
+        stopped = [(w, w.proc) for w in workers if w.proc is not None]
+        children.stop([proc for _, proc in stopped])
+        for w, _ in stopped:  # stopped on purpose (Ctrl-C, SIGTERM, an error here): not a crash
             inflight.marker_path(run_path, w.index).unlink(missing_ok=True)
     new = store.written_since(run_path, since) & keys
     df = store.read_rows(run_path, columns=["point_key", "status"])
@@ -201,16 +217,28 @@ def run_on_devices(plan: RunPlan, overrides: list[str], out) -> RunResult:
     devices = list(plan.devices)
     runrecord.begin(  # before the workers: they compare their plan with this record
         plan,
-        {"run_id": plan.run_id, "sweep": plan.sweep, "points": len(plan.points),
-         "devices": devices, "shards": len(devices) * plan.shard_count, "software": software(),
-         "updated": now_iso()},
-        overrides, meta_name=meta_name,
-    )  # fmt: skip
+        {
+            "run_id": plan.run_id,
+            "sweep": plan.sweep,
+            "points": len(plan.points),
+            "devices": devices,
+            "shards": len(devices) * plan.shard_count,
+            "software": software(),
+            "updated": now_iso(),
+        },
+        overrides,
+        meta_name=meta_name,
+    )
     result, workers, elapsed = supervise(plan, overrides, devices, out)
     runrecord.finish(
-        plan.run_path, result.measured, result.statuses, meta_name=meta_name,
+        plan.run_path,
+        result.measured,
+        result.statuses,
+        meta_name=meta_name,
         wall_s=round(elapsed, 1),
-        workers=[{"index": w.index, "device": w.device, "restarts": w.restarts,
-                  "crashes": w.crashes} for w in workers],
-    )  # fmt: skip
+        workers=[
+            {"index": w.index, "device": w.device, "restarts": w.restarts, "crashes": w.crashes}
+            for w in workers
+        ],
+    )
     return result

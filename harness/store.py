@@ -273,8 +273,10 @@ def read_table(*paths: str | Path, columns: list[str] | None = None) -> pa.Table
             try:
                 tables.append(_scan([f], columns))
             except (OSError, pa.ArrowException) as e:
-                print(f"harness: warning: skipped unreadable row file {f} ({_one_line(e)})",
-                      file=sys.stderr)  # fmt: skip
+                print(
+                    f"harness: warning: skipped unreadable row file {f} ({_one_line(e)})",
+                    file=sys.stderr,
+                )
     if not tables:
         return SCHEMA.empty_table() if columns is None else SCHEMA.empty_table().select(columns)
     return pa.concat_tables(tables)

@@ -143,8 +143,10 @@ def expand(
                     f"providers: unknown '{name}'; allowed: {', '.join(sorted(known))}"
                 )
     if not groups:
-        raise ValueError("sweep.groups: empty (would measure nothing); allowed: one or more "
-                         "groups of op, providers, product, zip, fixed (see sweeps/*.yaml)")  # fmt: skip
+        raise ValueError(
+            "sweep.groups: empty (would measure nothing); allowed: one or more "
+            "groups of op, providers, product, zip, fixed (see sweeps/*.yaml)"
+        )
     points: list[Point] = []
     seen: set[tuple] = set()
     for i, raw in enumerate(groups):

@@ -184,11 +184,18 @@ def test_full_disk_mid_sweep_is_one_line_and_the_run_resumes(
 def test_ctrl_c_mid_sweep_prints_one_line_exits_130_and_resumes(tmp_path):
     """A real SIGINT to a sweep: 'harness: interrupted', status 130, no traceback; the rows
     written stay whole and the same command finishes the run."""
-    fast = ["sweep=smoke", "device=cpu", "providers=[torch-cpu,sdpa-math,sdpa-paged-gather]",
-            "progress=false", f"results_dir={tmp_path}", "run_id=c",
-            # each point samples for ~0.3 s, so the signal lands mid-sweep
-            "protocol.rse_target=1e-9", "protocol.max_time_s=0.3",
-            "protocol.max_samples=100000"]  # fmt: skip
+    fast = [
+        "sweep=smoke",
+        "device=cpu",
+        "providers=[torch-cpu,sdpa-math,sdpa-paged-gather]",
+        "progress=false",
+        f"results_dir={tmp_path}",
+        "run_id=c",
+        # each point samples for ~0.3 s, so the signal lands mid-sweep
+        "protocol.rse_target=1e-9",
+        "protocol.max_time_s=0.3",
+        "protocol.max_samples=100000",
+    ]
     cmd = [sys.executable, "-m", "harness.cli", "run", *fast]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     rows = tmp_path / "c" / "rows"
@@ -212,8 +219,10 @@ def test_a_measuring_childs_one_line_error_is_the_runs(tmp_path, capsys):
     from harness import shard
 
     log = tmp_path / "worker-0.log"
-    log.write_text("| some | table |\nharness: error: disk: no space left on device writing "
-                   "'x'; allowed: free some space, then run the same command again\n")
+    log.write_text(
+        "| some | table |\nharness: error: disk: no space left on device writing "
+        "'x'; allowed: free some space, then run the same command again\n"
+    )
     w = shard._Worker(0, "cpu", log, "child process on cpu")
     run = shard._Run("r", tmp_path / "r", {})
     assert shard._on_exit(w, 2, run, None, None, sys.stderr) is False  # not started again

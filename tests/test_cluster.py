@@ -9,9 +9,19 @@ from harness import store
 
 
 def _cluster(tmp_path, *args):
-    cmd = [sys.executable, "-m", "harness.cluster", "-m", "hydra/launcher=local", "sweep=smoke",
-           "device=cpu", "providers=[torch-cpu,sdpa-math]", f"results_dir={tmp_path}",
-           "progress=false", *args]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness.cluster",
+        "-m",
+        "hydra/launcher=local",
+        "sweep=smoke",
+        "device=cpu",
+        "providers=[torch-cpu,sdpa-math]",
+        f"results_dir={tmp_path}",
+        "progress=false",
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
 
 

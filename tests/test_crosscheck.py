@@ -216,7 +216,7 @@ def test_wiring_with_fake_timings(with_nvbench, tmp_path, monkeypatch):
             "run_id=x",
             "device=cpu",
             "sweep.groups.0.zip={m:[1,16],n:[1024,4096],k:[1024,4096]}",
-        ]  # fmt: skip
+        ]
     )
     points, device = plan(cfg)
     points = [p for p in points if p.problem.op == "gemm"]

@@ -43,8 +43,18 @@ def _children_of(pid: int) -> list[int]:
     ],
 )
 def test_children_die_with_their_parent(tmp_path, devices, sig):
-    cmd = [sys.executable, "-m", "harness.cli", "run", *FAST, *SLOW, *devices,
-           "progress=false", f"results_dir={tmp_path}", "run_id=o"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        *FAST,
+        *SLOW,
+        *devices,
+        "progress=false",
+        f"results_dir={tmp_path}",
+        "run_id=o",
+    ]
     parent = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rows = tmp_path / "o" / "rows"
     deadline = time.time() + 120

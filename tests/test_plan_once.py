@@ -36,8 +36,14 @@ def calls(monkeypatch):
 def test_a_run_resolves_its_config_once(tmp_path, calls, isolate):
     # isolate=true: the child is a `harness run` process of its own (it plans once too); the
     # parent plans once for its lock, start-up work and supervision.
-    args = ["run", "sweep=smoke", *BASE, f"isolate={isolate}", f"results_dir={tmp_path}",
-            "run_id=once"]  # fmt: skip
+    args = [
+        "run",
+        "sweep=smoke",
+        *BASE,
+        f"isolate={isolate}",
+        f"results_dir={tmp_path}",
+        "run_id=once",
+    ]
     assert main(args) == 0
     assert calls == {"compose_run_config": 1, "run_plan": 1, "protocol_of": 1, "expand": 1}
 

@@ -46,8 +46,10 @@ def tree(tmp_path_factory) -> Path:
         names = schema_history.columns(entry.label)
         row = {**source, "schema_version": entry.version, "point_key": f"set-{entry.label}"}
         schema = pa.schema([store.SCHEMA.field(n) for n in names])
-        pq.write_table(pa.table({n: [row[n]] for n in names}, schema=schema),
-                       rows / f"set-{entry.label}.parquet")  # fmt: skip
+        pq.write_table(
+            pa.table({n: [row[n]] for n in names}, schema=schema),
+            rows / f"set-{entry.label}.parquet",
+        )
     return root
 
 

@@ -4,8 +4,9 @@ gives for a committed run (planned on the CPU), and every scripts/ file a README
 
 On this CPU-only path a line runs with results and reports under tmp_path, and a `run` or
 `ceilings` line with device=cpu dry_run=true (planned and checked, not measured). A line that
-cannot run as written even so is in INSTEAD with what runs in its place and why; `pip install`
-lines are CI's own commands (.ci/run); any other line fails the test until it is handled here.
+cannot run as written even so is in INSTEAD with what runs in its place and why; `pip install`,
+`ruff` and `mypy` lines are CI's own commands (.ci/run runs each as written); any other line
+fails the test until it is handled here.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ INSTEAD = {
     ),
 }
 RUNNABLE = ("harness ", "python scripts/", "python -m ", "pytest ")
+CI_ONLY = ("pip install ", "ruff ", "mypy")  # lines that .ci/run runs as written
 RESULTS_READMES = sorted((REPO / "results").glob("*/README.md"))
 # Keys that say where and under which name a run was made, not what it measures: a results
 # README's command is planned here without them.
@@ -114,18 +116,21 @@ def on_cpu(line: str, tmp: Path) -> list[str]:
 
 
 def test_every_sh_line_is_run_or_listed():
-    other = [line for line in sh_lines() if not line.startswith((*RUNNABLE, "pip install "))]
+    other = [line for line in sh_lines() if not line.startswith((*RUNNABLE, *CI_ONLY))]
     assert not other, f"README command lines this test neither runs nor lists: {other}"
     stale = set(INSTEAD) - set(sh_lines())
     assert not stale, f"INSTEAD names lines no longer in README.md: {sorted(stale)}"
 
 
-def test_pip_lines_are_ci_commands():
-    """CI installs and tests exactly as the README says: its pip lines are in .ci/run."""
+def test_ci_lines_are_ci_commands():
+    """CI installs, tests, lints and type-checks exactly as the README says: its pip, ruff and
+    mypy lines are in .ci/run."""
     pip_lines = [line for line in sh_lines() if line.startswith("pip install ")]
     assert len(pip_lines) >= 2
+    checks = [line for line in sh_lines() if line.startswith(("ruff ", "mypy"))]
+    assert {"ruff check .", "ruff format --check .", "mypy"} <= set(checks)
     ci = CI_RUN.read_text().splitlines()
-    for line in pip_lines:
+    for line in pip_lines + checks:
         assert line in ci, f".ci/run does not run the README's `{line}`"
 
 

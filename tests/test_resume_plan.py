@@ -104,8 +104,9 @@ def test_an_interrupted_invocation_stays_in_the_history(measured, tmp_path, monk
 def test_a_record_without_a_plan_is_compared_by_sweep_name(tmp_path, capsys):
     """run.json as written before plans: only its sweep name is known."""
     (tmp_path / "old").mkdir()
-    (tmp_path / "old" / "run.json").write_text(json.dumps({"run_id": "old", "sweep": "ladder",
-                                                           "points": 40}))  # fmt: skip
+    (tmp_path / "old" / "run.json").write_text(
+        json.dumps({"run_id": "old", "sweep": "ladder", "points": 40})
+    )
     assert _run(tmp_path, MINE, "dry_run=true", run_id="old") == 2
     assert "sweep: run 'old' was measured with 'ladder', this invocation has 'smoke'" in (
         capsys.readouterr().err
@@ -135,5 +136,11 @@ def test_devices_workers_resume_under_their_parent(tmp_path, capsys):
         assert [h["shard"] for h in shard["history"]] == [[i, 2]] * 3
         assert [h["differs"] for h in shard["history"]] == [[], [], ["protocol.warmup_ms"]]
         assert shard["plan"]["protocol"]["warmup_ms"] == 1.0  # the run's plan is kept
-    assert sum(h["measured_now"] for i in (0, 1)
-               for h in _meta(tmp_path, f"run-shard-{i}.json")["history"]) == 8  # fmt: skip
+    assert (
+        sum(
+            h["measured_now"]
+            for i in (0, 1)
+            for h in _meta(tmp_path, f"run-shard-{i}.json")["history"]
+        )
+        == 8
+    )

@@ -27,8 +27,17 @@ def _dead_pid() -> int:
 
 
 def test_second_writer_exits_2_naming_the_holder(tmp_path, capsys):
-    cmd = [sys.executable, "-m", "harness.cli", "run", *FAST, *SLOW, "progress=false",
-           f"results_dir={tmp_path}", "run_id=L"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        *FAST,
+        *SLOW,
+        "progress=false",
+        f"results_dir={tmp_path}",
+        "run_id=L",
+    ]
     first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rows = tmp_path / "L" / "rows"
     deadline = time.time() + 120

@@ -38,8 +38,12 @@ def _registry(calls: list) -> Registry:
 def test_declared_builds_run_once_before_the_sweep():
     calls: list = []
     registry = _registry(calls)
-    todo = [("k1", Point(P1, "lib-a")), ("k2", Point(P1, "plain")), ("k3", Point(P2, "lib-b")),
-            ("k4", Point(P2, "lib-a"))]  # fmt: skip
+    todo = [
+        ("k1", Point(P1, "lib-a")),
+        ("k2", Point(P1, "plain")),
+        ("k3", Point(P2, "lib-b")),
+        ("k4", Point(P2, "lib-a")),
+    ]
     out = io.StringIO()
     prebuild(todo, registry, GPU, out)
     assert calls == [["a-m16", "a-m32", "b-m32"]]  # one call for the shared builder

@@ -101,8 +101,10 @@ def test_read_rows_skips_unreadable_files_with_a_warning(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 3 and all(e.startswith("harness: warning: skipped unreadable") for e in err)
     assert {e.split("row file ")[1].split(" ")[0].rsplit("/", 1)[1] for e in err} == {
-        "b.parquet", "c.parquet", "d.parquet"
-    }  # fmt: skip
+        "b.parquet",
+        "c.parquet",
+        "d.parquet",
+    }
     assert list(store.read_rows(tmp_path, columns=["point_key"]).columns) == ["point_key"]
     assert store.finished_keys(tmp_path, ("ok", "error")) == {"a"}  # rerun_failed's question
 

@@ -74,6 +74,8 @@ def measure(overrides: list[str]) -> int:
         store.write_row(result.run_path, row)
     print(ceilings_table(pd.DataFrame(rows)))
     ok = sum(r["status"] == "ok" for r in rows)
-    print(f"\nrun {result.run_path}: {result.total} points ({result.measured} measured now); "
-          f"{ok} of {len(rows)} ceilings measured")  # fmt: skip
+    print(
+        f"\nrun {result.run_path}: {result.total} points ({result.measured} measured now); "
+        f"{ok} of {len(rows)} ceilings measured"
+    )
     return 0

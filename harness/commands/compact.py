@@ -35,7 +35,9 @@ def main(args: list[str]) -> int:
         c = compact_run(run, ns.level)
         total_before += c.bytes_before
         total_after += c.bytes_after
-        print(f"{run}: {c.rows} rows, {c.files_before} row files, "
-              f"{c.bytes_before / 1e6:.2f} MB -> {c.bytes_after / 1e6:.2f} MB")  # fmt: skip
+        print(
+            f"{run}: {c.rows} rows, {c.files_before} row files, "
+            f"{c.bytes_before / 1e6:.2f} MB -> {c.bytes_after / 1e6:.2f} MB"
+        )
     print(f"{len(runs)} runs: {total_before / 1e6:.1f} MB -> {total_after / 1e6:.1f} MB")
     return 0

@@ -51,8 +51,9 @@ def main(args: list[str]) -> int:
     if aa:
         lines.append(cmp.noise_floor(result, ns.threshold).text(ns.threshold))
         if len(ns.runs) == 1:
-            lines.append("(sample noise only: run-to-run drift needs two runs, "
-                         "`harness compare A B --aa`)")  # fmt: skip
+            lines.append(
+                "(sample noise only: run-to-run drift needs two runs, `harness compare A B --aa`)"
+            )
     per_device = cmp.by_device(result, ns.threshold)
     if len(per_device) > 1:  # several GPUs took part: does each agree on its own?
         lines += ["", "by GPU:", cmp.render_by_device(per_device, ns.threshold)]

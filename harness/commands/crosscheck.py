@@ -41,14 +41,17 @@ def boolean(text: str) -> bool:
 def parser() -> Parser:
     p = Parser("crosscheck", DESCRIPTION, epilog=EPILOG)
     p.add_key(
-        "batch", False, "also nvbench's batch (hot) mean; its clock window then spans both",
+        "batch",
+        False,
+        "also nvbench's batch (hot) mean; its clock window then spans both",
         type=boolean,
-    )  # fmt: skip
+    )
     p.add_key(
-        "nvbench_timeout_s", nvbench.TIMEOUT_S,
+        "nvbench_timeout_s",
+        nvbench.TIMEOUT_S,
         "nvbench's timeout per point (its default), also the matched protocol's time cap",
         type=float,
-    )  # fmt: skip
+    )
     p.add_overrides("as for `harness run`: sweep=, results_dir=, run_id=, providers=, protocol.*")
     return p
 

@@ -39,8 +39,12 @@ def main(args: list[str]) -> int:
         "-70B decode latency versus batch on both GPUs and the batch where each turns\n"
         "compute-bound. Points pair only where every protocol column matches.",
     )
-    parser.add_argument("a", metavar="A", help="results folder or run of GPU A (the baseline); "
-                        "a run without ceilings takes those of the folder holding it")  # fmt: skip
+    parser.add_argument(
+        "a",
+        metavar="A",
+        help="results folder or run of GPU A (the baseline); "
+        "a run without ceilings takes those of the folder holding it",
+    )
     parser.add_argument("b", metavar="B", help="results folder or run of GPU B")
     parser.add_key("out", None, "also write crossgpu.md / crossgpu.tex into this folder")
     parser.add_key("files", ",".join(FILES), "which files out= writes: md, tex or md,tex", _files)

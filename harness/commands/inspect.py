@@ -53,8 +53,9 @@ def parser() -> Parser:
 
     p = Parser("inspect", (harness.inspect.__doc__ or "").split("\n\n")[0])
     p.add_key("targets", list(TARGETS), "targets to compile for", _targets)
-    p.add_key("kernels", list(GROUPS), "groups, or globs over names like gemm:full-bf16-8192",
-              _kernels)  # fmt: skip
+    p.add_key(
+        "kernels", list(GROUPS), "groups, or globs over names like gemm:full-bf16-8192", _kernels
+    )
     p.add_key("results_dir", "results/_scratch", "rows go to <results_dir>/<run_id>/")
     p.add_key("run_id", None, "default inspect-<utc time>", _run_id)
     p.add_key("write", True, "write op=inspect rows", _write)

@@ -19,8 +19,12 @@ def main(args: list[str]) -> int:
     )
     parser.add_argument("paths", nargs="+", help="results folders or runs")
     parser.add_key("out", DEFAULT_OUT, "the report's folder")
-    parser.add_key("files", "all", "all: index.html, index.md, PNG+SVG figures, tables as "
-                   "md/tex/html; html: index.html and PNG figures (what reports/ commits)")  # fmt: skip
+    parser.add_key(
+        "files",
+        "all",
+        "all: index.html, index.md, PNG+SVG figures, tables as "
+        "md/tex/html; html: index.html and PNG figures (what reports/ commits)",
+    )
     ns = parser.parse_args(args)
     check_files(ns.files)  # before writable_dir makes the folder
     writable_dir("out", ns.out)

@@ -90,7 +90,10 @@ def measure(plan: RunPlan, overrides: list[str], dry_run: bool = False) -> Path 
         f"{result.measured} measured now ({counts})"
     )
     if result.gave_up:  # points are missing: say so in the exit status, not only on stderr
-        print(f"harness: error: {', '.join(result.gave_up)} gave up (see above); run again to "
-              "measure the rest", file=sys.stderr)  # fmt: skip
+        print(
+            f"harness: error: {', '.join(result.gave_up)} gave up (see above); run again to "
+            "measure the rest",
+            file=sys.stderr,
+        )
         raise SystemExit(1)
     return Path(result.run_path)

@@ -18,6 +18,7 @@ markdown table is printed last.
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -143,7 +144,7 @@ def crosscheck(
 
     jobs = [
         nvbench.Job(
-            f"{i:02d} {p.provider} {p.problem.label()}", harness_of(i, k, p), lambda k=k: release(k)
+            f"{i:02d} {p.provider} {p.problem.label()}", harness_of(i, k, p), partial(release, k)
         )
         for i, (k, p) in enumerate(keyed)
     ]
@@ -169,7 +170,8 @@ def crosscheck(
             if why_nv
             else {"nvbench_status": "error", "nvbench_reason": "nvbench stopped before it"}
         )
-        ridge = ridge_flop_per_byte(device.name, device.sm_count, point.problem.dtype)
+        dtype = point.problem.axes().get("dtype")  # a pointer chase (op latency) has none
+        ridge = ridge_flop_per_byte(device.name, device.sm_count, dtype) if dtype else None
         harness_row = {**part.row, "run_id": run_id, "point_key": key}
         rows.append(table_row(harness_row, part.matched, nv, ridge, part.skip))
     return run_path, rows

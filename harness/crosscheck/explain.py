@@ -78,8 +78,9 @@ def versus_nvbench(t: PointTimes) -> str | None:
         return None
     if abs(r - 1) <= MATCH_TOL:
         return f"matched within {MATCH_TOL:.0%}"
-    if clocks_differ(t.matched_clock_mhz, t.nvbench_clock_mhz):
-        return _clock_phrase(t.matched_clock_mhz, t.nvbench_clock_mhz, "matched", "nvbench")
+    matched, nvbench = t.matched_clock_mhz, t.nvbench_clock_mhz
+    if matched is not None and nvbench is not None and clocks_differ(matched, nvbench):
+        return _clock_phrase(matched, nvbench, "matched", "nvbench")
     clocks = ""
     if t.matched_clock_mhz and t.nvbench_clock_mhz:
         clocks = f" at equal clocks ({t.matched_clock_mhz:.0f} vs {t.nvbench_clock_mhz:.0f} MHz)"
@@ -97,8 +98,9 @@ def versus_default(t: PointTimes) -> str | None:
             f"flush by read vs write: memory-bound point (intensity {t.intensity:.0f} below the "
             f"ridge {t.ridge:.0f} FLOP/B), the write flush's dirty lines cost {_pct(r)}"
         )
-    if clocks_differ(t.matched_clock_mhz, t.harness_clock_mhz):
-        return _clock_phrase(t.matched_clock_mhz, t.harness_clock_mhz, "matched", "harness")
+    matched, harness = t.matched_clock_mhz, t.harness_clock_mhz
+    if matched is not None and harness is not None and clocks_differ(matched, harness):
+        return _clock_phrase(matched, harness, "matched", "harness")
     kind = f"{where}-bound" if where else "unclassified"
     return (
         f"matched vs harness default {_pct(r)} on a {kind} point: warm-up (1 call vs 300 ms) "

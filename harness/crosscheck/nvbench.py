@@ -199,7 +199,11 @@ def columns(
     median = summaries.get("nv/cold/time/gpu/median")
     if median is None:
         return _error("no cold sample accepted (every sample below the throttle threshold?)")
-    scaled = lambda tag, k: None if summaries.get(tag) is None else float(summaries[tag]) * k
+
+    def scaled(tag: str, k: float) -> float | None:
+        value = summaries.get(tag)
+        return None if value is None else float(value) * k
+
     out = {
         "nvbench_status": "ok",
         "nvbench_reason": None,

@@ -152,8 +152,18 @@ def markdown(rows: list[dict], title: str, nvbench_timeout_s: float) -> str:
         ]
         for r in rows
     ]
-    headers = ["provider", "problem", "harness ms", "matched ms", "nvbench ms", "matched/nv",
-               "harness/nv", "p90/p10 h/m/n", "SM MHz h/m/n", "explanation"]  # fmt: skip
+    headers = [
+        "provider",
+        "problem",
+        "harness ms",
+        "matched ms",
+        "nvbench ms",
+        "matched/nv",
+        "harness/nv",
+        "p90/p10 h/m/n",
+        "SM MHz h/m/n",
+        "explanation",
+    ]
     legend = (
         "harness: default protocol (read flush of 2x the LLC, 300 ms warm-up, stream hold). "
         "matched: the harness with nvbench's cold mode (write flush of 1x the L2, one warm-up "

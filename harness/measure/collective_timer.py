@@ -89,7 +89,8 @@ def time_collective(
     is_root = dist.get_rank() == 0
     warm = _warm_up(fn, p, device)
     on_start()
-    rule, samples, batch = StopRule(p), [], 1
+    rule, batch = StopRule(p), 1
+    samples: list[float] = []
     while True:
         code = _STOPS.index(rule.reason(samples)) if is_root else 0
         why = _STOPS[decide(code, device)]

@@ -27,7 +27,7 @@ from harness.measure.collective_timer import time_collective
 from harness.measure.point import Peers, PointFailed, PointTimeout, clip, failure_of
 from harness.measure.protocol import Protocol
 from harness.measure.timer import Timing
-from harness.problems import Check, Problem
+from harness.problems import Check, CollectiveProblem, Problem
 
 _DEFAULTS = Protocol()
 
@@ -133,6 +133,8 @@ class Lockstep(Peers):
         raise e
 
     def make_inputs(self, problem: Problem, seed: int, fill: str, dev: torch.device) -> dict:
+        if not isinstance(problem, CollectiveProblem):  # only a collective's inputs differ by rank
+            raise TypeError(f"ranks in lockstep measure collectives, not {problem.label()}")
         return problem.make_inputs(seed, fill, dev, rank=self.rank)
 
     def time_once(

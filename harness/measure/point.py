@@ -296,7 +296,7 @@ def _time_guarded(
     protocol.max_attempts on a GPU. Returns (the timing reported, why it is unstable or None,
     attempts). The first stable attempt is reported, else the least spread one; telemetry
     spans every attempt. (Ranks in lockstep share their samples, so they judge alike.)"""
-    opened = []
+    opened: list[bool] = []  # whether telemetry started, across attempts
 
     def on_start() -> None:
         if telemetry and not opened:

@@ -8,21 +8,20 @@ again; if it stays so, its row says `unstable` with the reason, and reports show
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from harness.measure.protocol import Protocol
+from harness.measure.stats import Samples
 
 
-def p90_over_p10(samples_ms: Sequence[float]) -> float:
+def p90_over_p10(samples_ms: Samples) -> float:
     """p90 / p10 of the samples (1.0 for a single sample; inf when p10 is 0)."""
     x = np.asarray(samples_ms, dtype=np.float64)
     p10, p90 = np.percentile(x, [10, 90])
     return float(p90 / p10) if p10 > 0 else float("inf")
 
 
-def judge(samples_ms: Sequence[float], hold_expired: int, p: Protocol) -> str | None:
+def judge(samples_ms: Samples, hold_expired: int, p: Protocol) -> str | None:
     """Why these samples must not be summarised by one median, or None when they may."""
     reasons = []
     if hold_expired:

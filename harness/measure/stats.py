@@ -17,6 +17,9 @@ import numpy as np
 _MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
 _IQR_TO_SIGMA = 1.349
 
+# Milliseconds (or any values) as a list or a 1-D array: every function reads them with asarray.
+Samples = Sequence[float] | np.ndarray
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -33,7 +36,7 @@ class Summary:
     rse_median: float  # standard error of the median / median
 
 
-def rse_of_median(samples: Sequence[float]) -> float:
+def rse_of_median(samples: Samples) -> float:
     """Relative standard error of the median; inf with fewer than 3 samples."""
     x = np.asarray(samples, dtype=np.float64)
     if x.size < 3:
@@ -46,7 +49,7 @@ def rse_of_median(samples: Sequence[float]) -> float:
     return _MEDIAN_SE_FACTOR * sigma / math.sqrt(x.size) / med
 
 
-def summarize(samples: Sequence[float]) -> Summary:
+def summarize(samples: Samples) -> Summary:
     x = np.asarray(samples, dtype=np.float64)
     if x.size == 0:
         raise ValueError("no samples")
@@ -65,7 +68,7 @@ def summarize(samples: Sequence[float]) -> Summary:
 
 
 def bootstrap_median_ratio(
-    a: Sequence[float], b: Sequence[float], n_boot: int = 2000, ci: float = 0.95, seed: int = 0
+    a: Samples, b: Samples, n_boot: int = 2000, ci: float = 0.95, seed: int = 0
 ) -> tuple[float, float, float]:
     """median(b) / median(a) with a percentile-bootstrap confidence interval (lo, ratio, hi)."""
     xa, xb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
@@ -78,6 +81,6 @@ def bootstrap_median_ratio(
     return float(lo), float(np.median(xb) / np.median(xa)), float(hi)
 
 
-def geomean(values: Sequence[float]) -> float:
+def geomean(values: Samples) -> float:
     x = np.asarray([v for v in values if v and v > 0 and math.isfinite(v)], dtype=np.float64)
     return float(np.exp(np.log(x).mean())) if x.size else math.nan

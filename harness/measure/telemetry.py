@@ -10,6 +10,8 @@ can tell a slow kernel from a throttled card. Fields are null where the library 
 from __future__ import annotations
 
 import threading
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,7 +153,17 @@ class _AmdSmiReader:
 # Bit standing for "the SMU reported throttling" in the union mask (outside NVML's bits).
 _AMD_THROTTLED = 0x10000
 _THROTTLE_BITS[_AMD_THROTTLED] = "amd_throttle_status"
-_READERS = {"nvidia": _NvmlReader, "amd": _AmdSmiReader}
+
+
+class _Reader(typing.Protocol):
+    """What Telemetry asks of a vendor's reader (_NvmlReader, _AmdSmiReader)."""
+
+    source: str
+
+    def read(self) -> dict: ...
+
+
+_READERS: dict[str, Callable[[int], _Reader]] = {"nvidia": _NvmlReader, "amd": _AmdSmiReader}
 
 
 def _each(**reads) -> dict:
@@ -172,7 +184,7 @@ class Telemetry:
 
     def __init__(self, vendor: str, index: int, interval_s: float = 0.01) -> None:
         self.interval_s = interval_s
-        self._reader = None
+        self._reader: _Reader | None = None
         if vendor in _READERS:
             try:
                 self._reader = _READERS[vendor](index)
@@ -191,6 +203,8 @@ class Telemetry:
         return self._reader.source if self._reader is not None else "none"
 
     def _sample(self) -> None:
+        if self._reader is None:  # start() and stop() never sample without a reader
+            return
         r, s = self._reader.read(), self._series
         for key, target in (("sm", s.sm), ("mem", s.mem), ("power", s.power), ("temp", s.temp)):
             if key in r:

@@ -7,6 +7,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 
@@ -92,7 +93,8 @@ def time_host(
     window ("host-sync": launch and sync overhead included), and `flush` runs before it."""
     warm = _warm_up(lambda: (flush and flush(), fn()), p, sync or (lambda: None))
     on_start()
-    rule, samples = StopRule(p), []
+    rule = StopRule(p)
+    samples: list[float] = []
     while (why := rule.reason(samples)) is None:
         if flush is not None:
             flush()
@@ -123,7 +125,7 @@ def time_cuda_events(
     on_start: Callable[[], None] = lambda: None,
     api=None,
     name: str = "cuda-events",
-    hold: StreamHold | None | str = "auto",
+    hold: StreamHold | None | Literal["auto"] = "auto",
 ) -> Timing:
     """One event pair per call; with `flush`, the L2 is overwritten before each (untimed) call.
 
@@ -136,7 +138,8 @@ def time_cuda_events(
         hold = stream_hold(p, api)
     warm = _warm_up(lambda: (flush and flush(), fn()), p, sync)
     on_start()
-    rule, samples, batch, expired = StopRule(p), [], 1, 0
+    rule, batch, expired = StopRule(p), 1, 0
+    samples: list[float] = []
     while (why := rule.reason(samples)) is None:
         n = min(batch, p.max_samples - len(samples))
         starts = [api.Event(enable_timing=True) for _ in range(n)]
@@ -192,7 +195,8 @@ def time_cuda_graph(
     warm = _warm_up(graph.replay, p, torch.cuda.synchronize)
     hold = stream_hold(p, torch.cuda)
     on_start()
-    rule, samples, expired = StopRule(p), [], 0
+    rule, expired = StopRule(p), 0
+    samples: list[float] = []
     while (why := rule.reason(samples)) is None:
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         if hold is not None:  # the GPU is idle here (synchronised per sample): hold it

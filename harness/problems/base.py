@@ -27,6 +27,8 @@ class Problem:
     """Base for one operation instance (subclasses are frozen dataclasses)."""
 
     op: ClassVar[str]
+    # Set by @dataclass on every subclass; declared so that dataclasses.asdict(self) type-checks.
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def validate(self) -> None:
         """Raise ValueError('<field>: <what is wrong>; allowed: ...') for an invalid instance."""

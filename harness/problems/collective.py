@@ -137,9 +137,11 @@ class CollectiveProblem(Problem):
             return torch.zeros(self.out_elems, dtype=torch.float32, device=dev)
         f32 = torch.float32
         if self.collective == "all_reduce":  # sum of every rank's whole buffer
-            return sum(rank_values(seed, r, 0, self.count, f32, dev) for r in range(n))
+            return torch.stack(
+                [rank_values(seed, r, 0, self.count, f32, dev) for r in range(n)]
+            ).sum(0)
         if self.collective == "reduce_scatter":  # sum of every rank's share `me`
-            return sum(rank_values(seed, r, me * c, c, f32, dev) for r in range(n))
+            return torch.stack([rank_values(seed, r, me * c, c, f32, dev) for r in range(n)]).sum(0)
         if self.collective == "all_gather":  # block r = rank r's whole input
             return torch.cat([rank_values(seed, r, 0, c, f32, dev) for r in range(n)])
         # all_to_all: block r = rank r's block `me`

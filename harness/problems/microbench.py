@@ -220,8 +220,13 @@ class LatencyProblem(Problem):
         got = [int(v) for v in out.reshape(-1).tolist()]
         want = int(ref.reshape(-1)[0])
         ok = got == [want]
-        return Check(0.0 if ok else 1.0, 0.0 if ok else math.nan, 0.0, ok,
-                     None if ok else f"chase ended at {got}, expected [{want}]")  # fmt: skip
+        return Check(
+            0.0 if ok else 1.0,
+            0.0 if ok else math.nan,
+            0.0,
+            ok,
+            None if ok else f"chase ended at {got}, expected [{want}]",
+        )
 
     def derived(self, row: dict) -> dict:
         """latency_ns per hop from the median call time; latency_cycles at the measured clock."""

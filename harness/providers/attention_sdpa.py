@@ -9,6 +9,7 @@ runs it once so the refusal becomes a skipped row carrying torch's own reason.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -38,7 +39,7 @@ def _mask_args(problem: AttentionProblem, device: torch.device) -> dict:
 
 
 def _sdpa_call(backend: SDPBackend, q, k, v, mask: dict, gqa: bool):
-    kwargs = {"enable_gqa": True} if gqa else {}
+    kwargs: dict[str, Any] = {"enable_gqa": True} if gqa else {}
     with sdpa_kernel(backend):
         return F.scaled_dot_product_attention(q, k, v, **mask, **kwargs)
 
@@ -87,7 +88,7 @@ def _sdpa_provider(name: str):
         gqa = "native" if native else "k/v expanded to q_heads before timing"
         return Prepared(run, {"backend": backend.name, "gqa": gqa, "mask": sorted(mask)})
 
-    vendors = ("nvidia",) if name == "sdpa-cudnn" else ("nvidia", "amd")
+    vendors: tuple[str, ...] = ("nvidia",) if name == "sdpa-cudnn" else ("nvidia", "amd")
     if name == "sdpa-math":
         vendors = ("nvidia", "amd", "intel", "cpu")
     prepare.__doc__ = f"torch SDPA restricted to the {backend.name} backend (dense K/V)."
@@ -117,7 +118,7 @@ def sdpa_paged_gather(problem: AttentionProblem, inputs: dict, device: DeviceInf
     q, kc, vc, table = inputs["q"], inputs["k_cache"], inputs["v_cache"], inputs["block_table"]
     mask = _mask_args(problem, q.device)
     gqa = problem.q_heads != problem.kv_heads
-    kwargs = {"enable_gqa": True} if gqa else {}
+    kwargs: dict[str, Any] = {"enable_gqa": True} if gqa else {}
 
     def run() -> torch.Tensor:
         k = gather_pages(kc, table, problem.kv_len)

@@ -125,13 +125,20 @@ def _prepare_for(name: str):
             args = command_args(*shape, validate=True, seed=seed, warmup=1, repeat=3)
             res = run_binary(str(exe), args)
             state.update(ms=res.ms, kernel=res.kernel)
-            cfg = {"correctness": CORRECTNESS, "ck_check_args": args, "ck_tolerance": tol,
-                   "ck_check": f"valid:{'y' if res.valid else 'n'}", "ck_kernel": res.kernel}  # fmt: skip
+            cfg = {
+                "correctness": CORRECTNESS,
+                "ck_check_args": args,
+                "ck_tolerance": tol,
+                "ck_check": f"valid:{'y' if res.valid else 'n'}",
+                "ck_kernel": res.kernel,
+            }
             if res.valid is None:
                 raise RuntimeError("CK printed no valid:y/n although -v=1 was given")
             if not res.valid:
-                why = (f"CK -v=1 validation failed (valid:n) against its own CPU reference on "
-                       f"inputs it generated (init=uf, seed={seed}, rtol=atol={tol:g})")  # fmt: skip
+                why = (
+                    f"CK -v=1 validation failed (valid:n) against its own CPU reference on "
+                    f"inputs it generated (init=uf, seed={seed}, rtol=atol={tol:g})"
+                )
                 return ExternalCheck(False, why, cfg)
             return ExternalCheck(True, None, cfg)
 
@@ -154,16 +161,27 @@ def _prepare_for(name: str):
                 "ck_numbers_note": "CK's TFlops count the full score matrix under a causal mask "
                 "and K/V once per query head; tflops/gbps columns use the problem's own counts",
             }
-            timing = {"samples_ms": samples, "timer": "ck-internal", "l2": "hot",
-                      "stop_reason": why, "calls_per_sample": repeat, "warmup_calls": warmup}  # fmt: skip
+            timing = {
+                "samples_ms": samples,
+                "timer": "ck-internal",
+                "l2": "hot",
+                "stop_reason": why,
+                "calls_per_sample": repeat,
+                "warmup_calls": warmup,
+            }
             return timing, extra
 
         def never() -> None:
             raise RuntimeError("ck-fmha runs through Prepared.external, not run()")
 
         # "variant": the codegen config's stored key in provider_config (as the own kernels')
-        config = {"variant": config_name, "pipeline": pipeline, "binary": str(exe),
-                  "ck_sha": fmha_build.CK_SHA, "arch": device.arch}  # fmt: skip
+        config = {
+            "variant": config_name,
+            "pipeline": pipeline,
+            "binary": str(exe),
+            "ck_sha": fmha_build.CK_SHA,
+            "arch": device.arch,
+        }
         return Prepared(never, config, external=External(check, time_it))
 
     return prepare

@@ -69,8 +69,9 @@ def _build_libraries(specs: list, max_workers: int | None = None) -> dict[str, s
 def _prebuild_of(provider: str) -> Prebuild:
     """The libraries provider `provider` loads for a sweep's problems; one builder for all of
     this module's providers, so a sweep's CUTLASS libraries compile in one parallel call."""
-    return Prebuild(lambda problems: specs_for(problems, [provider]), _build_libraries,
-                    "CUTLASS libraries")  # fmt: skip
+    return Prebuild(
+        lambda problems: specs_for(problems, [provider]), _build_libraries, "CUTLASS libraries"
+    )
 
 
 # ---- GEMM -------------------------------------------------------------------------------------
@@ -140,8 +141,12 @@ def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> 
     result = _load_or_skip(gemm_tune.tune, a, b, cands, reference, key, alpha)
     launch = _load_or_skip(prepare_gemm, a, b, result.config, alpha=alpha, options=result.options)
     # tune_source: "tuned" (timed now) or "cache" (a decision read from disk, kernels/tune_cache.py)
-    config = dict(launch.config, tuned_ms=gemm_tune.best_ms(result), tune_source=result.source,
-                  tune_key=result.cache_key)  # fmt: skip
+    config = dict(
+        launch.config,
+        tuned_ms=gemm_tune.best_ms(result),
+        tune_source=result.source,
+        tune_key=result.cache_key,
+    )
     config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     if result.rejected:
         config["rejected"] = result.rejected
@@ -174,7 +179,7 @@ def _gemm_config(name: str) -> None:
 # ---- attention ----------------------------------------------------------------------------------
 
 
-def _attention_supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+def _attention_supports(problem: AttentionProblem, device: DeviceInfo | None) -> str | None:
     from harness_kernels.cutlass.fmha import shape_problem
 
     return shape_problem(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from harness.device import DeviceInfo
 from harness.problems import Problem
@@ -54,7 +54,11 @@ class Prepared:
     external: External | None = None  # set by providers that time themselves; run is unused
 
 
-PrepareFn = Callable[[Problem, dict, DeviceInfo], Prepared]
+# A provider serves one op, so its functions take that op's Problem subclass (GemmProblem, ...):
+# P is that subclass, and prepare and supports must agree on it.
+P = TypeVar("P", bound=Problem)
+PrepareFn = Callable[[P, dict, DeviceInfo], Prepared]
+SupportsFn = Callable[[P, DeviceInfo], str | None]
 
 
 @dataclass(frozen=True)
@@ -75,17 +79,17 @@ def _always(*_: Any) -> None:
 
 
 @dataclass(frozen=True)
-class Provider:
+class Provider(Generic[P]):
     """One implementation of one op, with where it can run and why it might not."""
 
     name: str
     op: str  # gemm | attention
     family: str  # own | vendor
     vendors: tuple[str, ...]
-    prepare: PrepareFn
+    prepare: PrepareFn[P]
     min_cc: tuple[int, int] | None = None  # NVIDIA compute capability floor
     available: Callable[[], str | None] = _always  # e.g. an optional import; asked lazily
-    supports: Callable[[Problem, DeviceInfo], str | None] = _always
+    supports: SupportsFn[P] = _always
     description: str = ""
     prebuild: Prebuild | None = None  # asked by the runner before the first point
 
@@ -93,12 +97,14 @@ class Provider:
         """Why this provider cannot run on `device` at all, or None."""
         if device.vendor not in self.vendors:
             return f"runs on {'/'.join(self.vendors)}, not {device.vendor}"
-        if device.vendor == "nvidia" and not device.cc_at_least(self.min_cc):
+        floor = self.min_cc
+        if device.vendor == "nvidia" and floor is not None and not device.cc_at_least(floor):
             cc = device.compute_capability
-            return f"needs compute capability >= {self.min_cc[0]}.{self.min_cc[1]}, device has {cc[0]}.{cc[1]}"
+            has = f"{cc[0]}.{cc[1]}" if cc else "none known"
+            return f"needs compute capability >= {floor[0]}.{floor[1]}, device has {has}"
         return self.available()
 
-    def why_not(self, problem: Problem, device: DeviceInfo) -> str | None:
+    def why_not(self, problem: P, device: DeviceInfo) -> str | None:
         """Why this provider cannot run `problem` on `device`, or None."""
         return self.why_unavailable(device) or self.supports(problem, device)
 
@@ -107,9 +113,10 @@ class Registry:
     """Providers keyed by (op, name)."""
 
     def __init__(self) -> None:
-        self._providers: dict[tuple[str, str], Provider] = {}
+        # Any: each op's providers take that op's own Problem subclass.
+        self._providers: dict[tuple[str, str], Provider[Any]] = {}
 
-    def add(self, provider: Provider) -> Provider:
+    def add(self, provider: Provider[P]) -> Provider[P]:
         if provider.family not in FAMILIES:
             raise ValueError(f"{provider.name}: family must be one of {FAMILIES}")
         unknown = set(provider.vendors) - set(VENDORS)
@@ -121,7 +128,7 @@ class Registry:
         self._providers[key] = provider
         return provider
 
-    def get(self, op: str, name: str) -> Provider:
+    def get(self, op: str, name: str) -> Provider[Any]:
         try:
             return self._providers[(op, name)]
         except KeyError:
@@ -133,7 +140,7 @@ class Registry:
     def names(self, op: str | None = None) -> list[str]:
         return sorted({n for (o, n) in self._providers if op is None or o == op})
 
-    def __iter__(self) -> Iterator[Provider]:
+    def __iter__(self) -> Iterator[Provider[Any]]:
         return iter(sorted(self._providers.values(), key=lambda p: (p.op, p.family, p.name)))
 
     def __len__(self) -> int:
@@ -151,13 +158,13 @@ def register(
     *,
     min_cc: tuple[int, int] | None = None,
     available: Callable[[], str | None] = _always,
-    supports: Callable[[Problem, DeviceInfo], str | None] = _always,
+    supports: SupportsFn[P] = _always,
     registry: Registry = REGISTRY,
     prebuild: Prebuild | None = None,
-) -> Callable[[PrepareFn], PrepareFn]:
+) -> Callable[[PrepareFn[P]], PrepareFn[P]]:
     """Decorator: register `prepare` as provider `name`; the docstring's first line describes it."""
 
-    def wrap(prepare: PrepareFn) -> PrepareFn:
+    def wrap(prepare: PrepareFn[P]) -> PrepareFn[P]:
         doc = (prepare.__doc__ or "").strip().splitlines()
         registry.add(
             Provider(

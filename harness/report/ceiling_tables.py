@@ -40,9 +40,17 @@ def ceilings_table(ceilings: pd.DataFrame) -> str:
             sheet = datasheet_value(spec, r["metric"])
             ok = r["status"] == "ok"
             ratio = float(value) / sheet if ok and sheet else None
-            body.append([r["metric"], _num(value) if ok else "", unit, _num(sheet),
-                         _num(ratio, ".1%"), r.get("provider") or "" if ok else "",
-                         (r.get("problem") or "") if ok else (r.get("reason") or "")[:60]])  # fmt: skip
+            body.append(
+                [
+                    r["metric"],
+                    _num(value) if ok else "",
+                    unit,
+                    _num(sheet),
+                    _num(ratio, ".1%"),
+                    r.get("provider") or "" if ok else "",
+                    (r.get("problem") or "") if ok else (r.get("reason") or "")[:60],
+                ]
+            )
         name = spec.name if spec else "no datasheet entry"
         lines.append(f"{first.get('device_type')}:{device}  [datasheet: {name}]")
         head = ["metric", "measured", "unit", "datasheet", "of sheet", "by", "on / why not"]
@@ -62,8 +70,17 @@ def bandwidth_table(rows: pd.DataFrame) -> str:
         level = level_of(int(r["working_set_bytes"]), r.get("device_l2_bytes"))
         if passes == 1 and level != "global":
             level = "cold pass"  # read once after the L2 flush: from memory, whatever its size
-        body.append([r["device_name"], r["metric"], fmt_bytes(int(r["working_set_bytes"])),
-                     passes, level or "-", r["provider"], _num(r["gbps"], ".5g")])  # fmt: skip
+        body.append(
+            [
+                r["device_name"],
+                r["metric"],
+                fmt_bytes(int(r["working_set_bytes"])),
+                passes,
+                level or "-",
+                r["provider"],
+                _num(r["gbps"], ".5g"),
+            ]
+        )
     head = ["device", "metric", "working set", "passes", "level", "provider", "GB/s"]
     return tabulate(body, headers=head, tablefmt="github")
 
@@ -79,10 +96,18 @@ def latency_table(rows: pd.DataFrame) -> str:
     for r in order.to_dict("records"):
         level = level_of(int(r["working_set_bytes"]), r.get("device_l2_bytes"))
         pub = [_num(LUO_2024.cycles[d].get(level)) if level else "" for d in devices]
-        body.append([r["device_name"], fmt_bytes(int(r["working_set_bytes"])),
-                     int(r["stride_bytes"]), level or "-", _num(r.get("latency_ns"), ".1f"),
-                     _num(r.get("latency_cycles"), ".1f"), _num(r.get("sm_clock_mhz"), ".0f"),
-                     *pub])  # fmt: skip
+        body.append(
+            [
+                r["device_name"],
+                fmt_bytes(int(r["working_set_bytes"])),
+                int(r["stride_bytes"]),
+                level or "-",
+                _num(r.get("latency_ns"), ".1f"),
+                _num(r.get("latency_cycles"), ".1f"),
+                _num(r.get("sm_clock_mhz"), ".0f"),
+                *pub,
+            ]
+        )
     head = ["device", "working set", "stride", "level", "ns/hop", "cycles/hop", "SM MHz"]
     head += [f"Luo {d}" for d in devices]
     note = f"published cycles: {LUO_2024.citation}"
@@ -94,8 +119,10 @@ def latency_by_level(rows: pd.DataFrame) -> pd.DataFrame:
     lat = rows[(rows["op"] == "latency") & (rows["status"] == "ok")].copy()
     if lat.empty:
         return pd.DataFrame(columns=["device_name", "level", "latency_ns", "latency_cycles"])
-    lat["level"] = [level_of(int(w), l2) for w, l2 in
-                    zip(lat["working_set_bytes"], _col(lat, "device_l2_bytes"), strict=True)]  # fmt: skip
+    lat["level"] = [
+        level_of(int(w), l2)
+        for w, l2 in zip(lat["working_set_bytes"], _col(lat, "device_l2_bytes"), strict=True)
+    ]
     lat = lat[lat["level"].isin(LEVELS)]
     out = lat.groupby(["device_name", "level"])[["latency_ns", "latency_cycles"]].median()
     out = out.reset_index()
@@ -110,9 +137,17 @@ def fraction_table(rows: pd.DataFrame) -> str:
     out = out[out["ceiling_fraction"].notna()]
     if out.empty:
         return "(no GEMM / attention rows on a device with measured ceilings)"
-    body = [[r["device_name"], r["problem"], r["provider"], _num(r["tflops"]),
-             _num(r["intensity_flop_per_byte"], ".0f"), _num(r["ceiling_fraction"], ".1%")]
-            for r in out.sort_values(["device_name", "problem", "tflops"]).to_dict("records")]  # fmt: skip
+    body = [
+        [
+            r["device_name"],
+            r["problem"],
+            r["provider"],
+            _num(r["tflops"]),
+            _num(r["intensity_flop_per_byte"], ".0f"),
+            _num(r["ceiling_fraction"], ".1%"),
+        ]
+        for r in out.sort_values(["device_name", "problem", "tflops"]).to_dict("records")
+    ]
     head = ["device", "problem", "provider", "TFLOP/s", "FLOP/B", "of roofline"]
     return tabulate(body, headers=head, tablefmt="github")
 

@@ -35,17 +35,51 @@ PEAK_OF_DTYPE = {
     "fp32": "fp32_fma_tflops",
 }
 _DEVICE_AND_CONTEXT = (
-    "device_type", "device_index", "device_vendor", "device_name", "device_uuid", "device_arch",
-    "device_compute_capability", "device_sm_count", "device_l2_bytes", "device_memory_bytes",
-    "device_driver_version", "device_runtime_version", "git_sha", "git_dirty",
-    "kernel_source_hash", "torch_version", "triton_version", "python_version", "hostname",
-)  # fmt: skip
+    "device_type",
+    "device_index",
+    "device_vendor",
+    "device_name",
+    "device_uuid",
+    "device_arch",
+    "device_compute_capability",
+    "device_sm_count",
+    "device_l2_bytes",
+    "device_memory_bytes",
+    "device_driver_version",
+    "device_runtime_version",
+    "git_sha",
+    "git_dirty",
+    "kernel_source_hash",
+    "torch_version",
+    "triton_version",
+    "python_version",
+    "hostname",
+)
 _FROM_BEST = (
-    "provider", "family", "problem", "dtype", "m", "n", "k", "layout", "working_set_bytes",
-    "traffic_bytes", "iterations", "flops", "min_bytes", "intensity_flop_per_byte",
-    "latency_ms_median", "timer", "l2", "fill", "sm_clock_mhz", "mem_clock_mhz", "power_w",
-    "temp_c", "throttle_reasons",
-)  # fmt: skip
+    "provider",
+    "family",
+    "problem",
+    "dtype",
+    "m",
+    "n",
+    "k",
+    "layout",
+    "working_set_bytes",
+    "traffic_bytes",
+    "iterations",
+    "flops",
+    "min_bytes",
+    "intensity_flop_per_byte",
+    "latency_ms_median",
+    "timer",
+    "l2",
+    "fill",
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "power_w",
+    "temp_c",
+    "throttle_reasons",
+)
 
 
 def unit_column(metric: str) -> str:
@@ -119,8 +153,10 @@ def ceiling_rows(df: pd.DataFrame, run_id: str) -> list[dict]:
                 seen = ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none"
                 first = cand["reason"].dropna()
                 why = f"; e.g. {first.iloc[0]}" if len(first) else ""
-                row.update(status="skipped",
-                           reason=f"no ok row among {len(cand)} candidates ({seen}){why}"[:500])  # fmt: skip
+                row.update(
+                    status="skipped",
+                    reason=f"no ok row among {len(cand)} candidates ({seen}){why}"[:500],
+                )
                 out.append(row)
                 continue
             best = ok.loc[ok[col].idxmax()]
@@ -131,10 +167,18 @@ def ceiling_rows(df: pd.DataFrame, run_id: str) -> list[dict]:
                 gbps=_plain(best.get("gbps")),
                 tflops=_plain(best.get("tflops")),
                 provider_config=json.dumps(
-                    {"value": float(best[col]), "unit": col, "candidates": int(len(cand)),
-                     "ok_candidates": int(len(ok)), "source_point_key": best.get("point_key"),
-                     "source_run_id": best.get("run_id")}, sort_keys=True, default=str),
-            )  # fmt: skip
+                    {
+                        "value": float(best[col]),
+                        "unit": col,
+                        "candidates": int(len(cand)),
+                        "ok_candidates": int(len(ok)),
+                        "source_point_key": best.get("point_key"),
+                        "source_run_id": best.get("run_id"),
+                    },
+                    sort_keys=True,
+                    default=str,
+                ),
+            )
             out.append(row)
     return out
 
@@ -159,7 +203,7 @@ def _bound_and_achieved(r: dict, peaks: dict) -> tuple[float | None, float | Non
     flops = r.get("flops")
     if op not in ("gemm", "attention", "fma") or not flops or pd.isna(flops):
         return None, None
-    peak = peaks.get((dev, PEAK_OF_DTYPE.get(r.get("dtype"), "")))
+    peak = peaks.get((dev, PEAK_OF_DTYPE.get(r.get("dtype") or "", "")))
     if op == "fma":
         return peak, r.get("tflops")
     bw = peaks.get((dev, "hbm_read_gbps")) or peaks.get((dev, "hbm_copy_gbps"))
@@ -181,8 +225,10 @@ def attach_ceiling_fraction(rows: pd.DataFrame, ceilings: pd.DataFrame) -> pd.Da
         bound, achieved = (None, None)
         if r.get("status") == "ok":
             bound, achieved = _bound_and_achieved(r, peaks)
-        ok = bound and achieved is not None and not pd.isna(achieved)
-        fractions.append(float(achieved) / bound if ok else math.nan)
+        if bound and achieved is not None and not pd.isna(achieved):
+            fractions.append(float(achieved) / bound)
+        else:
+            fractions.append(math.nan)
     out = rows.copy()
     out["ceiling_fraction"] = pd.Series(fractions, index=rows.index, dtype="float64")
     return out

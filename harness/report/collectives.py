@@ -35,8 +35,13 @@ def collective_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
         ax = fig.subplots()
         for (collective, provider), line in g.groupby(["collective", "provider"], sort=True):
             line = line.sort_values("message_bytes")
-            ax.plot(line["message_bytes"], line["busbw_gbps"], marker=_MARKERS.get(collective, "."),
-                    markersize=4, label=f"{collective} ({provider})")  # fmt: skip
+            ax.plot(
+                line["message_bytes"],
+                line["busbw_gbps"],
+                marker=_MARKERS.get(collective, "."),
+                markersize=4,
+                label=f"{collective} ({provider})",
+            )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes per rank, nccl-tests convention)")
@@ -44,8 +49,10 @@ def collective_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
         ax.set_title(f"{device}: collectives, {int(world)} ranks")
         ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8, frameon=False)
         ax.grid(True, which="major", alpha=0.3)
-        caption = (f"{device}, {int(world)} ranks: bus bandwidth (algorithm bandwidth x the "
-                   "nccl-tests factor: 2(n-1)/n for all_reduce, (n-1)/n otherwise) against message "
-                   "size; each point the median of per-call times, the slowest rank's per call.")  # fmt: skip
+        caption = (
+            f"{device}, {int(world)} ranks: bus bandwidth (algorithm bandwidth x the "
+            "nccl-tests factor: 2(n-1)/n for all_reduce, (n-1)/n otherwise) against message "
+            "size; each point the median of per-call times, the slowest rank's per call."
+        )
         files.append(save(fig, out_dir, f"collectives-{slug(device)}-{int(world)}ranks", caption))
     return files

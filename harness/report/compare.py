@@ -80,15 +80,26 @@ def compare_runs(
     lines = []
     for key in dict.fromkeys([*pa, *pb]):
         ra, rb = pa.get(key), pb.get(key)
-        base = ra or rb
-        line = {"op": base["op"], "provider": base["provider"], "problem": base["problem"],
-                "median_a_ms": math.nan, "median_b_ms": math.nan, "ratio": math.nan,
-                "lo": math.nan, "hi": math.nan, "verdict": "n/a", "note": "",
-                "status_a": ra and ra["status"], "status_b": rb and rb["status"],
-                "device_a": _device(ra), "device_b": _device(rb),
-                "spread_a": (ra or {}).get("latency_p90_over_p10", math.nan),
-                "spread_b": (rb or {}).get("latency_p90_over_p10", math.nan),
-                "unstable_rows": sum(r.get("unstable") is True for r in (ra, rb) if r)}  # fmt: skip
+        base = pa[key] if key in pa else pb[key]  # the key is in one run at least
+        line = {
+            "op": base["op"],
+            "provider": base["provider"],
+            "problem": base["problem"],
+            "median_a_ms": math.nan,
+            "median_b_ms": math.nan,
+            "ratio": math.nan,
+            "lo": math.nan,
+            "hi": math.nan,
+            "verdict": "n/a",
+            "note": "",
+            "status_a": ra and ra["status"],
+            "status_b": rb and rb["status"],
+            "device_a": _device(ra),
+            "device_b": _device(rb),
+            "spread_a": (ra or {}).get("latency_p90_over_p10", math.nan),
+            "spread_b": (rb or {}).get("latency_p90_over_p10", math.nan),
+            "unstable_rows": sum(r.get("unstable") is True for r in (ra, rb) if r),
+        }
         if ra is None or rb is None:
             line["note"] = "only in A" if rb is None else "only in B"
         elif ra["status"] != "ok" or rb["status"] != "ok":
@@ -115,8 +126,9 @@ def split_halves(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         h = df.copy()
         samples = [None if s is None else np.asarray(s)[part::2] for s in df["samples_ms"]]
         h["samples_ms"] = samples
-        h["latency_ms_median"] = [float(np.median(s)) if s is not None and len(s) else math.nan
-                                  for s in samples]  # fmt: skip
+        h["latency_ms_median"] = [
+            float(np.median(s)) if s is not None and len(s) else math.nan for s in samples
+        ]
         halves.append(h)
     return halves[0], halves[1]
 
@@ -142,17 +154,21 @@ class NoiseFloor:
     unstable_rows: int = 0
 
     def acceptance(self) -> str:
-        return (f"timer acceptance: >=10 us within 2%: {self.long_within_2:.1%} of "
-                f"{self.long_points}; all within 5%: {self.within_5:.1%}; p90/p10 <= 1.10: "
-                f"{self.spread_ok:.1%} of rows; unstable rows {self.unstable_rows}")  # fmt: skip
+        return (
+            f"timer acceptance: >=10 us within 2%: {self.long_within_2:.1%} of "
+            f"{self.long_points}; all within 5%: {self.within_5:.1%}; p90/p10 <= 1.10: "
+            f"{self.spread_ok:.1%} of rows; unstable rows {self.unstable_rows}"
+        )
 
     def text(self, threshold: float) -> str:
         if not self.points:
             return "noise floor: no point was compared as speed"
-        return (f"noise floor over {self.points} points: |B/A-1| median {self.median:.2%}, "
-                f"p90 {self.p90:.2%}, p95 {self.p95:.2%}, max {self.max:.2%} ({self.worst}); "
-                f"within +-{threshold:.0%}: {self.within:.0%}; FASTER/SLOWER false alarms: "
-                f"{self.alarms}\n{self.acceptance()}")  # fmt: skip
+        return (
+            f"noise floor over {self.points} points: |B/A-1| median {self.median:.2%}, "
+            f"p90 {self.p90:.2%}, p95 {self.p95:.2%}, max {self.max:.2%} ({self.worst}); "
+            f"within +-{threshold:.0%}: {self.within:.0%}; FASTER/SLOWER false alarms: "
+            f"{self.alarms}\n{self.acceptance()}"
+        )
 
 
 def noise_floor(result: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> NoiseFloor:
@@ -198,18 +214,42 @@ def by_device(result: pd.DataFrame, threshold: float) -> pd.DataFrame:
     lines = []
     for (da, db), g in r.groupby(["device_a", "device_b"], sort=True):
         dev = (g["ratio"] - 1).abs()
-        lines.append({"device_a": da, "device_b": db, "points": len(g),
-                      "geomean": geomean(g["ratio"]), "median_dev": float(dev.median()),
-                      "max_dev": float(dev.max()), "within": float((dev <= threshold).mean())})  # fmt: skip
+        lines.append(
+            {
+                "device_a": da,
+                "device_b": db,
+                "points": len(g),
+                "geomean": geomean(g["ratio"]),
+                "median_dev": float(dev.median()),
+                "max_dev": float(dev.max()),
+                "within": float((dev <= threshold).mean()),
+            }
+        )
     return pd.DataFrame(lines)
 
 
 def render_by_device(table: pd.DataFrame, threshold: float, tablefmt: str = "simple") -> str:
-    body = [[r["device_a"], r["device_b"], r["points"], f"{r['geomean']:.4f}",
-             f"{r['median_dev']:.2%}", f"{r['max_dev']:.2%}", f"{r['within']:.0%}"]
-            for r in table.to_dict("records")]  # fmt: skip
-    head = ["GPU of A", "GPU of B", "points", "geomean B/A", "median |B/A-1|", "max",
-            f"within +-{threshold:.0%}"]  # fmt: skip
+    body = [
+        [
+            r["device_a"],
+            r["device_b"],
+            r["points"],
+            f"{r['geomean']:.4f}",
+            f"{r['median_dev']:.2%}",
+            f"{r['max_dev']:.2%}",
+            f"{r['within']:.0%}",
+        ]
+        for r in table.to_dict("records")
+    ]
+    head = [
+        "GPU of A",
+        "GPU of B",
+        "points",
+        "geomean B/A",
+        "median |B/A-1|",
+        "max",
+        f"within +-{threshold:.0%}",
+    ]
     return tabulate(body, headers=head, tablefmt=tablefmt)
 
 
@@ -217,9 +257,19 @@ def render(result: pd.DataFrame, tablefmt: str = "simple") -> str:
     """The per-point table (verdicts other than SAME first), B/A as latency ratios."""
     rank = {v: i for i, v in enumerate(("SLOWER", "FASTER", "UNCLEAR", "n/a", "SAME"))}
     order = result.assign(_r=result["verdict"].map(rank)).sort_values(["_r", "op", "problem"])
-    body = [[r["op"], r["provider"], r["problem"], fmt(r["median_a_ms"]), fmt(r["median_b_ms"]),
-             fmt(r["ratio"], ".4f"),
-             f"[{r['lo']:.4f}, {r['hi']:.4f}]" if not math.isnan(r["lo"]) else "",
-             r["verdict"], r["note"]] for r in order.to_dict("records")]  # fmt: skip
+    body = [
+        [
+            r["op"],
+            r["provider"],
+            r["problem"],
+            fmt(r["median_a_ms"]),
+            fmt(r["median_b_ms"]),
+            fmt(r["ratio"], ".4f"),
+            f"[{r['lo']:.4f}, {r['hi']:.4f}]" if not math.isnan(r["lo"]) else "",
+            r["verdict"],
+            r["note"],
+        ]
+        for r in order.to_dict("records")
+    ]
     head = ["op", "provider", "problem", "A ms", "B ms", "B/A", "95% CI", "verdict", "note"]
     return tabulate(body, headers=head, tablefmt=tablefmt)

@@ -68,8 +68,9 @@ class Step:
                 continue
             if v is None:
                 return None
-            reps = c.item.count * (1 if per_layer_only or not c.item.per_layer
-                                   else self.workload.config.layers)  # fmt: skip
+            reps = c.item.count * (
+                1 if per_layer_only or not c.item.per_layer else self.workload.config.layers
+            )
             total += reps * v
         return total
 
@@ -135,11 +136,12 @@ class RowIndex:
             "family",
             "status",
             "latency_ms_median",
-            *{a for a in AXES.values() for a in a},
+            *{axis for axes in AXES.values() for axis in axes},
         ]
         self._by_key: dict[tuple, list[dict]] = {}
         for r, key in zip(ok[cols].to_dict("records"), row_axes_keys(ok), strict=True):
-            self._by_key.setdefault(key, []).append(r)
+            if key is not None:  # gemm and attention rows always have one
+                self._by_key.setdefault(key, []).append(r)
 
     def candidates(self, item: WorkItem, selection: str) -> list[dict]:
         """Rows measuring `item` (only the selection's family for vendor / own)."""
@@ -182,19 +184,24 @@ def steps_table(steps: list[Step]) -> pd.DataFrame:
     """One line per step: the numbers a thesis table quotes (blank where not composed)."""
     rows = []
     for s in steps:
-        bound_pct = (s.tokens_per_s / s.bound_tokens_per_s * 100
-                     if s.tokens_per_s and s.bound_tokens_per_s else None)  # fmt: skip
-        rows.append({
-            "rows": s.selection,
-            "batch": s.batch,
-            "tokens": s.tokens,
-            "measured": s.coverage,
-            "layer ms": s.layer_ms,
-            "layers ms": s.layers_ms,
-            "step ms": s.step_ms,
-            "ms/token": s.ms_per_token,
-            "tokens/s": s.tokens_per_s,
-            "bound tokens/s": s.bound_tokens_per_s,
-            "% of bound": bound_pct,
-        })  # fmt: skip
+        bound_pct = (
+            s.tokens_per_s / s.bound_tokens_per_s * 100
+            if s.tokens_per_s and s.bound_tokens_per_s
+            else None
+        )
+        rows.append(
+            {
+                "rows": s.selection,
+                "batch": s.batch,
+                "tokens": s.tokens,
+                "measured": s.coverage,
+                "layer ms": s.layer_ms,
+                "layers ms": s.layers_ms,
+                "step ms": s.step_ms,
+                "ms/token": s.ms_per_token,
+                "tokens/s": s.tokens_per_s,
+                "bound tokens/s": s.bound_tokens_per_s,
+                "% of bound": bound_pct,
+            }
+        )
     return pd.DataFrame(rows)

@@ -33,14 +33,25 @@ from harness.report.peaks import Peaks, device_peaks
 POINT = ("op", "provider", "problem")
 # What decides how a number was obtained (harness.measure.protocol.Protocol as stored in rows).
 # warmup_calls and rotation_sets are derived per point and per L2 size, not chosen: left out.
-PROTOCOL_COLUMNS = ("timer", "l2", "fill", "l2_flush", "stream_hold", "warmup_ms", "rse_target",
-                    "min_time_s", "max_time_s", "max_spread", "calls_per_sample", "seed")  # fmt: skip
+PROTOCOL_COLUMNS = (
+    "timer",
+    "l2",
+    "fill",
+    "l2_flush",
+    "stream_hold",
+    "warmup_ms",
+    "rse_target",
+    "min_time_s",
+    "max_time_s",
+    "max_spread",
+    "calls_per_sample",
+    "seed",
+)
 WITHIN = 0.10  # "agrees with the prediction": |measured / predicted - 1| <= this
 REGIMES = ("memory", "between", "compute")
 N_BOOT = 200  # bootstrap resamples per speedup CI (a CI per point: 200 keeps a 600-point pair fast)
 HBM = "hbm_read_gbps"
-_SOURCE_COLUMNS = ("latency_ms_median", "samples_ms", "run_id", "tflops", "git_sha",
-                   "timestamp")  # fmt: skip
+_SOURCE_COLUMNS = ("latency_ms_median", "samples_ms", "run_id", "tflops", "git_sha", "timestamp")
 
 
 class NoCeilings(ValueError):
@@ -144,8 +155,10 @@ def gpu_of(rows: pd.DataFrame, side: str) -> Gpu:
     name = _one_gpu(rows, side)
     peaks = device_peaks(rows[rows["device_name"] == name])[name]
     if HBM not in peaks.measured:
-        raise NoCeilings(f"{side}: no measured HBM read ceiling for {name}; allowed: results "
-                         "holding a `harness ceilings` run of that GPU")  # fmt: skip
+        raise NoCeilings(
+            f"{side}: no measured HBM read ceiling for {name}; allowed: results "
+            "holding a `harness ceilings` run of that GPU"
+        )
     return Gpu(name, peaks)
 
 
@@ -239,18 +252,45 @@ def pair_rows(rows_a: pd.DataFrame, rows_b: pd.DataFrame, n_boot: int = N_BOOT) 
     points = pd.DataFrame([_line(ra, rb, a, b, n_boot) for ra, rb in pairs], columns=COLUMNS)
     points = points.sort_values(["family", "provider", "intensity", "problem"], kind="stable")
     reasons = list(dict.fromkeys([*drops_a, *drops_b]))
-    frame = pd.DataFrame([(w, drops_a.get(w, 0), drops_b.get(w, 0)) for w in reasons],
-                         columns=["reason", "rows on A", "rows on B"])  # fmt: skip
+    frame = pd.DataFrame(
+        [(w, drops_a.get(w, 0), drops_b.get(w, 0)) for w in reasons],
+        columns=["reason", "rows on A", "rows on B"],
+    )
     frame = frame[(frame["rows on A"] > 0) | (frame["rows on B"] > 0)].reset_index(drop=True)
     shas = lambda rs: sorted({str(r.get("git_sha"))[:7] for r in rs if r.get("git_sha")})  # noqa: E731
-    return Pairing(a, b, points.reset_index(drop=True), frame,
-                   dict(zip(PROTOCOL_COLUMNS, protocol or (), strict=False)),
-                   shas([x for x, _ in pairs]), shas([y for _, y in pairs]))  # fmt: skip
+    return Pairing(
+        a,
+        b,
+        points.reset_index(drop=True),
+        frame,
+        dict(zip(PROTOCOL_COLUMNS, protocol or (), strict=False)),
+        shas([x for x, _ in pairs]),
+        shas([y for _, y in pairs]),
+    )
 
 
-COLUMNS = ["family", "op", "phase", "provider", "kind", "problem", "dtype", "intensity",
-           "regime", "a_ms", "b_ms", "speedup", "ci_lo", "ci_hi", "predicted", "vs_predicted",
-           "roof_a", "roof_b", "run_a", "run_b"]  # fmt: skip
+COLUMNS = [
+    "family",
+    "op",
+    "phase",
+    "provider",
+    "kind",
+    "problem",
+    "dtype",
+    "intensity",
+    "regime",
+    "a_ms",
+    "b_ms",
+    "speedup",
+    "ci_lo",
+    "ci_hi",
+    "predicted",
+    "vs_predicted",
+    "roof_a",
+    "roof_b",
+    "run_a",
+    "run_b",
+]
 
 
 def family_of(op: str, phase) -> str:
@@ -270,17 +310,32 @@ def _line(ra: dict, rb: dict, a: Gpu, b: Gpu, n_boot: int) -> dict:
         lo, speedup, hi = bootstrap_median_ratio(list(sb), list(sa), n_boot=n_boot)
     pred = predicted(intensity, a, b, dtype)
     roofs = [a.roof(intensity, dtype), b.roof(intensity, dtype)]
-    fracs = [float(r["tflops"]) / roof if roof and r.get("tflops") else math.nan
-             for r, roof in zip((ra, rb), roofs, strict=True)]  # fmt: skip
+    fracs = [
+        float(r["tflops"]) / roof if roof and r.get("tflops") else math.nan
+        for r, roof in zip((ra, rb), roofs, strict=True)
+    ]
     return {
-        "family": family_of(ra["op"], ra.get("phase")), "op": ra["op"],
+        "family": family_of(ra["op"], ra.get("phase")),
+        "op": ra["op"],
         "phase": ra.get("phase") if isinstance(ra.get("phase"), str) else None,
-        "provider": ra["provider"], "kind": ra.get("family"), "problem": ra["problem"],
-        "dtype": dtype, "intensity": intensity, "regime": regime(intensity, a, b, dtype),
-        "a_ms": ma, "b_ms": mb, "speedup": speedup, "ci_lo": lo, "ci_hi": hi,
-        "predicted": pred, "vs_predicted": speedup / pred if pred == pred else math.nan,
-        "roof_a": fracs[0], "roof_b": fracs[1], "run_a": ra.get("run_id"), "run_b": rb.get("run_id"),
-    }  # fmt: skip
+        "provider": ra["provider"],
+        "kind": ra.get("family"),
+        "problem": ra["problem"],
+        "dtype": dtype,
+        "intensity": intensity,
+        "regime": regime(intensity, a, b, dtype),
+        "a_ms": ma,
+        "b_ms": mb,
+        "speedup": speedup,
+        "ci_lo": lo,
+        "ci_hi": hi,
+        "predicted": pred,
+        "vs_predicted": speedup / pred if pred == pred else math.nan,
+        "roof_a": fracs[0],
+        "roof_b": fracs[1],
+        "run_a": ra.get("run_id"),
+        "run_b": rb.get("run_id"),
+    }
 
 
 def protocol_rows(rows: pd.DataFrame, protocol: dict) -> pd.DataFrame:

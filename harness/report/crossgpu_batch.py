@@ -93,8 +93,11 @@ def curve(rows: pd.DataFrame, workload: Workload, gpu: Gpu) -> Curve:
     for s in steps:
         gemms = [c for c in s.components if c.item.op == "gemm"]
         measured = [c.median_ms for c in gemms]
-        out.gemm_ms[s.batch] = (None if None in measured or not gemms
-                                else sum(_reps(s, c.item) * c.median_ms for c in gemms))  # fmt: skip
+        out.gemm_ms[s.batch] = (
+            None
+            if None in measured or not gemms
+            else sum(_reps(s, c.item) * c.median_ms for c in gemms)
+        )
         peaks = [gpu.compute(c.item.problem["dtype"]) for c in gemms]
         if bw and gemms and all(peaks):
             reps = [_reps(s, c.item) for c in gemms]
@@ -130,15 +133,20 @@ def batch_frame(ca: Curve, cb: Curve) -> pd.DataFrame:
     lines = []
     for batch in ca.workload.batches:
         sa, sb = ca.step(batch), cb.step(batch)
-        lines.append({
-            "batch": batch,
-            f"{a} ms/token": sa.ms_per_token, f"{b} ms/token": sb.ms_per_token,
-            f"{b}/{a} speedup": _ratio(sa.step_ms, sb.step_ms),
-            "predicted (roofline)": _ratio(sa.bound_step_ms, sb.bound_step_ms),
-            f"{a} tokens/s": sa.tokens_per_s, f"{b} tokens/s": sb.tokens_per_s,
-            f"{a} GEMM share": _ratio(ca.gemm_ms.get(batch), sa.step_ms),
-            f"{a} GEMMs": ca.gemm_regime(batch) or "", f"{b} GEMMs": cb.gemm_regime(batch) or "",
-        })  # fmt: skip
+        lines.append(
+            {
+                "batch": batch,
+                f"{a} ms/token": sa.ms_per_token,
+                f"{b} ms/token": sb.ms_per_token,
+                f"{b}/{a} speedup": _ratio(sa.step_ms, sb.step_ms),
+                "predicted (roofline)": _ratio(sa.bound_step_ms, sb.bound_step_ms),
+                f"{a} tokens/s": sa.tokens_per_s,
+                f"{b} tokens/s": sb.tokens_per_s,
+                f"{a} GEMM share": _ratio(ca.gemm_ms.get(batch), sa.step_ms),
+                f"{a} GEMMs": ca.gemm_regime(batch) or "",
+                f"{b} GEMMs": cb.gemm_regime(batch) or "",
+            }
+        )
     return pd.DataFrame(lines)
 
 

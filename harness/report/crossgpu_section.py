@@ -46,8 +46,11 @@ class Section:
         parts.append("".join(f'<p class="note">{e(h)}</p>' for h in self.result.header))
         parts.append("<ul>" + "".join(f"<li>{e(f)}</li>" for f in self.result.findings) + "</ul>")
         summary, *batches, dropped, points = self.tables
-        parts += [table_html(summary), *map(figure_html, self.figures),
-                  *(table_html(t, open_=False) for t in (*batches, dropped, points))]  # fmt: skip
+        parts += [
+            table_html(summary),
+            *map(figure_html, self.figures),
+            *(table_html(t, open_=False) for t in (*batches, dropped, points)),
+        ]
         return parts
 
     def markdown(self) -> list[str]:
@@ -71,9 +74,17 @@ def speedup_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile:
     fig = new_figure(9.0, 4.8, left=0.08, right=0.7, top=0.93, bottom=0.11)
     ax = fig.add_subplot()
     for (family, kind), g in pts.groupby(["family", "kind"], sort=True):
-        ax.scatter(g["intensity"], g["speedup"], s=18, alpha=0.8, zorder=3, edgecolors="none",
-                   color=_FAMILY_COLORS.get(family, "0.4"), marker=_KIND_MARKERS.get(kind, "^"),
-                   label=f"{family}, {kind} ({len(g)})")  # fmt: skip
+        ax.scatter(
+            g["intensity"],
+            g["speedup"],
+            s=18,
+            alpha=0.8,
+            zorder=3,
+            edgecolors="none",
+            color=_FAMILY_COLORS.get(family, "0.4"),
+            marker=_KIND_MARKERS.get(kind, "^"),
+            label=f"{family}, {kind} ({len(g)})",
+        )
     known = pts["intensity"].dropna()
     lo, hi = (float(known.min()) / 2, float(known.max()) * 2) if len(known) else (1.0, 1e4)
     grid = np.geomspace(max(lo, 1e-2), hi, 400)
@@ -82,13 +93,25 @@ def speedup_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile:
         if not np.isfinite(y).any():
             continue
         ax.plot(grid, y, color="black", lw=1.4, zorder=2, label=f"predicted ({dtype} roofline)")
-        ax.fill_between(grid, np.multiply(y, 1 - WITHIN), np.multiply(y, 1 + WITHIN),
-                        color="0.85", zorder=1, lw=0)  # fmt: skip
+        ax.fill_between(
+            grid,
+            np.multiply(y, 1 - WITHIN),
+            np.multiply(y, 1 + WITHIN),
+            color="0.85",
+            zorder=1,
+            lw=0,
+        )
         for gpu, style in zip((p.a, p.b), _GPU_STYLE, strict=True):
             ridge = gpu.ridge(dtype)
             if ridge:
-                ax.axvline(ridge, color=style["color"], ls=":", lw=1.1, zorder=1,
-                           label=f"{gpu.short} {dtype} ridge ({ridge:.0f} FLOP/B)")  # fmt: skip
+                ax.axvline(
+                    ridge,
+                    color=style["color"],
+                    ls=":",
+                    lw=1.1,
+                    zorder=1,
+                    label=f"{gpu.short} {dtype} ridge ({ridge:.0f} FLOP/B)",
+                )
     ax.axhline(1.0, color="0.5", lw=0.8, zorder=1)
     log_axes(ax)
     ax.set_yscale("linear")  # speedups span well under one decade: plain ticks read better
@@ -96,11 +119,13 @@ def speedup_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile:
     ax.set_ylabel(f"speedup {p.label} (median latency ratio)")
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(f"{p.b.name} against {p.a.name}: {len(pts)} points, one protocol", fontsize=9)
-    caption = (f"Each marker is one point measured on both GPUs under the same protocol: its "
-               f"speedup {p.label} against its arithmetic intensity; colour = kernel family, "
-               "shape = own kernel or vendor library. Black: the speedup the two GPUs' measured "
-               f"rooflines predict (HBM read ratio left of both ridges, compute-ceiling ratio "
-               f"right of both), grey band +-{WITHIN:.0%}; dotted: each GPU's ridge point.")  # fmt: skip
+    caption = (
+        f"Each marker is one point measured on both GPUs under the same protocol: its "
+        f"speedup {p.label} against its arithmetic intensity; colour = kernel family, "
+        "shape = own kernel or vendor library. Black: the speedup the two GPUs' measured "
+        f"rooflines predict (HBM read ratio left of both ridges, compute-ceiling ratio "
+        f"right of both), grey band +-{WITHIN:.0%}; dotted: each GPU's ridge point."
+    )
     return save(fig, out_dir, stem, caption)
 
 
@@ -115,15 +140,26 @@ def latency_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile | None:
         for c, style in zip(pair, _GPU_STYLE, strict=True):
             pts = [(s.batch, s.ms_per_token) for s in c.steps if s.ms_per_token]
             if pts:
-                ax.plot(*zip(*pts, strict=True), lw=1.6, ms=4, label=f"{c.gpu.short} measured",
-                        **style)  # fmt: skip
+                ax.plot(
+                    *zip(*pts, strict=True), lw=1.6, ms=4, label=f"{c.gpu.short} measured", **style
+                )
             bound = [(s.batch, s.bound_step_ms) for s in c.steps if s.bound_step_ms]
             if bound:
-                ax.plot(*zip(*bound, strict=True), lw=1.0, ls="--", color=style["color"],
-                        label=f"{c.gpu.short} roofline bound")  # fmt: skip
+                ax.plot(
+                    *zip(*bound, strict=True),
+                    lw=1.0,
+                    ls="--",
+                    color=style["color"],
+                    label=f"{c.gpu.short} roofline bound",
+                )
             if c.roofline_crossover:
-                ax.axvline(c.roofline_crossover, ls=":", lw=1.1, color=style["color"],
-                           label=f"{c.gpu.short} GEMMs compute-bound (~{c.roofline_crossover:.0f})")  # fmt: skip
+                ax.axvline(
+                    c.roofline_crossover,
+                    ls=":",
+                    lw=1.1,
+                    color=style["color"],
+                    label=f"{c.gpu.short} GEMMs compute-bound (~{c.roofline_crossover:.0f})",
+                )
         log_axes(ax, 2)
         widen_log_y(ax)
         w = pair[0].workload
@@ -132,12 +168,16 @@ def latency_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile | None:
         ax.set_ylabel("ms per output token (composed step)")
         ax.legend(fontsize=7, frameon=False)
     a, b = x.curves[0][0].gpu.short, x.curves[0][1].gpu.short
-    caption = (f"Decode step on the {a} and the {b}, composed from each GPU's fastest ok row per "
-               "problem (solid) and its roofline bound (dashed). Dotted: the batch where the "
-               "step's GEMMs turn compute-bound by the roofline (their time at the compute "
-               "ceiling overtakes their time at HBM read bandwidth). " +
-               " ".join(f"{c[0].workload.config.name}: {a} {xb.knee_text(c[0])}; {b} "
-                        f"{xb.knee_text(c[1])}." for c in x.curves))  # fmt: skip
+    caption = (
+        f"Decode step on the {a} and the {b}, composed from each GPU's fastest ok row per "
+        "problem (solid) and its roofline bound (dashed). Dotted: the batch where the "
+        "step's GEMMs turn compute-bound by the roofline (their time at the compute "
+        "ceiling overtakes their time at HBM read bandwidth). "
+        + " ".join(
+            f"{c[0].workload.config.name}: {a} {xb.knee_text(c[0])}; {b} {xb.knee_text(c[1])}."
+            for c in x.curves
+        )
+    )
     return save(fig, out_dir, stem, caption)
 
 
@@ -157,13 +197,17 @@ def cross_gpu_sections(df: pd.DataFrame, out_dir: Path) -> list[Section]:
             s.result = build(rows_a, rows_b)
         except ValueError as e:  # a GPU without measured ceilings: no prediction to set beside
             why = str(e).split("; allowed")[0]
-            s.note = (f"No comparison: {why}. Run `harness ceilings` on both GPUs and build the "
-                      "report from both results folders.")  # fmt: skip
+            s.note = (
+                f"No comparison: {why}. Run `harness ceilings` on both GPUs and build the "
+                "report from both results folders."
+            )
             sections.append(s)
             continue
         s.tables = [_renamed(t, tag) for t in s.result.tables]
-        figs = [speedup_figure(s.result, out_dir, f"crossgpu-{tag}-speedup"),
-                latency_figure(s.result, out_dir, f"crossgpu-{tag}-decode")]  # fmt: skip
+        figs = [
+            speedup_figure(s.result, out_dir, f"crossgpu-{tag}-speedup"),
+            latency_figure(s.result, out_dir, f"crossgpu-{tag}-decode"),
+        ]
         s.figures = [f for f in figs if f is not None]
         sections.append(s)
     return sections

@@ -23,8 +23,11 @@ SHORT_MS = 0.030  # memory-bound kernels shorter than this on A are reported apa
 # with bandwidth
 OUTLIERS_SHOWN = 3
 _REGIME_PREDICTOR = {"memory": "the HBM read ratio", "between": "the roofline"}
-_REGIME_NOUN = {"memory": "memory-bound point{s}", "compute": "compute-bound point{s}",
-                "between": "point{s} between the two ridges"}  # fmt: skip
+_REGIME_NOUN = {
+    "memory": "memory-bound point{s}",
+    "compute": "compute-bound point{s}",
+    "between": "point{s} between the two ridges",
+}
 
 
 @dataclass
@@ -69,8 +72,10 @@ def _short(problem: str) -> str:
 def _outliers(g: pd.DataFrame, n: int = OUTLIERS_SHOWN) -> str:
     off = g[(g["vs_predicted"] - 1).abs() > WITHIN]
     off = off.reindex((off["vs_predicted"] - 1).abs().sort_values(ascending=False).index)
-    shown = [f"{_short(r['problem'])} {_x(r['speedup'])} vs {_x(r['predicted'])}"
-             for r in off.head(n).to_dict("records")]  # fmt: skip
+    shown = [
+        f"{_short(r['problem'])} {_x(r['speedup'])} vs {_x(r['predicted'])}"
+        for r in off.head(n).to_dict("records")
+    ]
     more = f" (+{len(off) - n} more)" if len(off) > n else ""
     return "; ".join(shown) + more
 
@@ -87,24 +92,36 @@ def summary_table(p: Pairing) -> Table:
     a, b = p.a.short, p.b.short
     lines = []
     for (family, provider, regime), g in _groups(p.points):
-        lines.append({
-            "family": family, "provider": provider, "regime": regime or "unknown",
-            "points": len(g), f"median {p.label}": _x(g["speedup"].median()),
-            "median predicted": _x(g["predicted"].median()),
-            "measured / predicted": fmt(g["vs_predicted"].median(), ".3f"),
-            f"within {WITHIN:.0%}": _share(_within(g)),
-            f"% roof {a}": _share(g["roof_a"].median()), f"% roof {b}": _share(g["roof_b"].median()),
-            "outliers (measured vs predicted)": _outliers(g),
-        })  # fmt: skip
-    caption = (f"Speedup = median latency on the {a} / on the {b}; predicted = roof_{b}(I) / "
-               f"roof_{a}(I), roof = min(compute ceiling of the dtype, I x HBM read ceiling), "
-               "both GPUs' measured ceilings. Regime: memory below both ridges (predicted = HBM "
-               "read ratio), compute above both (tensor-ceiling ratio), between the ridges. "
-               f"Within {WITHIN:.0%}: share of points with |measured / predicted - 1| <= "
-               f"{WITHIN:g}; % roof: median fraction of each GPU's roofline reached "
-               "(measured / predicted = % roof B / % roof A).")  # fmt: skip
-    return Table("crossgpu_summary", f"{p.label}: speedup against the roofline, per kernel family",
-                 caption, pd.DataFrame(lines))  # fmt: skip
+        lines.append(
+            {
+                "family": family,
+                "provider": provider,
+                "regime": regime or "unknown",
+                "points": len(g),
+                f"median {p.label}": _x(g["speedup"].median()),
+                "median predicted": _x(g["predicted"].median()),
+                "measured / predicted": fmt(g["vs_predicted"].median(), ".3f"),
+                f"within {WITHIN:.0%}": _share(_within(g)),
+                f"% roof {a}": _share(g["roof_a"].median()),
+                f"% roof {b}": _share(g["roof_b"].median()),
+                "outliers (measured vs predicted)": _outliers(g),
+            }
+        )
+    caption = (
+        f"Speedup = median latency on the {a} / on the {b}; predicted = roof_{b}(I) / "
+        f"roof_{a}(I), roof = min(compute ceiling of the dtype, I x HBM read ceiling), "
+        "both GPUs' measured ceilings. Regime: memory below both ridges (predicted = HBM "
+        "read ratio), compute above both (tensor-ceiling ratio), between the ridges. "
+        f"Within {WITHIN:.0%}: share of points with |measured / predicted - 1| <= "
+        f"{WITHIN:g}; % roof: median fraction of each GPU's roofline reached "
+        "(measured / predicted = % roof B / % roof A)."
+    )
+    return Table(
+        "crossgpu_summary",
+        f"{p.label}: speedup against the roofline, per kernel family",
+        caption,
+        pd.DataFrame(lines),
+    )
 
 
 def points_table(p: Pairing) -> Table:
@@ -112,24 +129,37 @@ def points_table(p: Pairing) -> Table:
     lines = []
     for r in p.points.to_dict("records"):
         ci = f"[{r['ci_lo']:.3f}, {r['ci_hi']:.3f}]" if not math.isnan(r["ci_lo"]) else ""
-        lines.append({
-            "family": r["family"], "provider": r["provider"], "problem": r["problem"],
-            "I (FLOP/B)": fmt(r["intensity"], ".4g"), "regime": r["regime"] or "",
-            f"{a} us": fmt(1e3 * r["a_ms"], ".4g"), f"{b} us": fmt(1e3 * r["b_ms"], ".4g"),
-            "speedup": fmt(r["speedup"], ".3f"), "95% CI": ci,
-            "predicted": fmt(r["predicted"], ".3f"), "measured / predicted": fmt(r["vs_predicted"], ".3f"),
-            f"% roof {a}": _share(r["roof_a"]), f"% roof {b}": _share(r["roof_b"]),
-        })  # fmt: skip
-    caption = (f"Every paired point: median latency on each GPU, speedup {p.label} with a "
-               "bootstrap 95% CI of the raw samples, the roofline's prediction for its "
-               "arithmetic intensity I, and the fraction of each GPU's roofline reached.")  # fmt: skip
+        lines.append(
+            {
+                "family": r["family"],
+                "provider": r["provider"],
+                "problem": r["problem"],
+                "I (FLOP/B)": fmt(r["intensity"], ".4g"),
+                "regime": r["regime"] or "",
+                f"{a} us": fmt(1e3 * r["a_ms"], ".4g"),
+                f"{b} us": fmt(1e3 * r["b_ms"], ".4g"),
+                "speedup": fmt(r["speedup"], ".3f"),
+                "95% CI": ci,
+                "predicted": fmt(r["predicted"], ".3f"),
+                "measured / predicted": fmt(r["vs_predicted"], ".3f"),
+                f"% roof {a}": _share(r["roof_a"]),
+                f"% roof {b}": _share(r["roof_b"]),
+            }
+        )
+    caption = (
+        f"Every paired point: median latency on each GPU, speedup {p.label} with a "
+        "bootstrap 95% CI of the raw samples, the roofline's prediction for its "
+        "arithmetic intensity I, and the fraction of each GPU's roofline reached."
+    )
     return Table("crossgpu_points", f"{p.label}: every paired point", caption, pd.DataFrame(lines))
 
 
 def dropped_table(p: Pairing) -> Table:
-    caption = (f"Rows of A ({p.a.name}) and B ({p.b.name}) not in the comparison, by reason. "
-               "Points pair on (op, provider, problem) only where every protocol column "
-               "matches (" + ", ".join(p.protocol) + ").")  # fmt: skip
+    caption = (
+        f"Rows of A ({p.a.name}) and B ({p.b.name}) not in the comparison, by reason. "
+        "Points pair on (op, provider, problem) only where every protocol column "
+        "matches (" + ", ".join(p.protocol) + ")."
+    )
     return Table("crossgpu_dropped", f"{p.label}: rows left out", caption, p.dropped)
 
 
@@ -146,16 +176,18 @@ def batch_table(ca: xb.Curve, cb: xb.Curve) -> Table:
         elif col.endswith("share"):
             out[col] = [_share(v) for v in out[col]]
     w = ca.workload
-    caption = (f"{w.describe()}: the step composed from the fastest ok row per problem on each "
-               "GPU (decode: ms/token = step), predicted = the roofline time of the same step on "
-               f"the {ca.gpu.short} / on the {cb.gpu.short}. GEMMs: memory or compute by the "
-               "roofline (sum of flops / peak against sum of min_bytes / HBM read over the step's "
-               f"GEMMs). GEMMs turn compute-bound on the {ca.gpu.short} at {xb.knee_text(ca)}; "
-               f"on the {cb.gpu.short} at {xb.knee_text(cb)}. Roofline: the batch where the "
-               "GEMMs' compute time overtakes their memory time (both affine in the batch, "
-               "interpolated exactly); measured: where the measured GEMM time's flat asymptote "
-               "(its value at the smallest batch) meets its proportional one (through its value "
-               "at the largest batch).")  # fmt: skip
+    caption = (
+        f"{w.describe()}: the step composed from the fastest ok row per problem on each "
+        "GPU (decode: ms/token = step), predicted = the roofline time of the same step on "
+        f"the {ca.gpu.short} / on the {cb.gpu.short}. GEMMs: memory or compute by the "
+        "roofline (sum of flops / peak against sum of min_bytes / HBM read over the step's "
+        f"GEMMs). GEMMs turn compute-bound on the {ca.gpu.short} at {xb.knee_text(ca)}; "
+        f"on the {cb.gpu.short} at {xb.knee_text(cb)}. Roofline: the batch where the "
+        "GEMMs' compute time overtakes their memory time (both affine in the batch, "
+        "interpolated exactly); measured: where the measured GEMM time's flat asymptote "
+        "(its value at the smallest batch) meets its proportional one (through its value "
+        "at the largest batch)."
+    )
     return Table(f"crossgpu_{w.name}", f"{w.config.name} decode on both GPUs", caption, out)
 
 
@@ -173,15 +205,19 @@ def _regime_sentence(regime: str, g: pd.DataFrame, a: Gpu, b: Gpu) -> str:
     what = _REGIME_NOUN.get(regime, "point{s} of unknown regime (no ceiling for the dtype)")
     what = what.format(s="" if one else "s")
     they, reach = ("it", "reaches") if one else ("they", "reach")
-    text = (f"{len(g)} {what} {'runs' if one else 'run'} {_x(s)} the speed on the "
-            f"{b.short} against {_x(pred)} predicted by {_predictor(regime, set(g['dtype']))} "
-            f"({_share(_within(g))} within {WITHIN:.0%})")  # fmt: skip
+    text = (
+        f"{len(g)} {what} {'runs' if one else 'run'} {_x(s)} the speed on the "
+        f"{b.short} against {_x(pred)} predicted by {_predictor(regime, set(g['dtype']))} "
+        f"({_share(_within(g))} within {WITHIN:.0%})"
+    )
     ratio = g["vs_predicted"].median()
     if not math.isnan(ratio) and abs(ratio - 1) > WITHIN:
         ra, rb = g["roof_a"].median(), g["roof_b"].median()
         but = "but" if _share(rb) != _share(ra) and rb < ra else "and"
-        text += (f"; {they} {reach} {_share(ra)} of the {a.short}'s roofline {but} {_share(rb)} "
-                 f"of the {b.short}'s")  # fmt: skip
+        text += (
+            f"; {they} {reach} {_share(ra)} of the {a.short}'s roofline {but} {_share(rb)} "
+            f"of the {b.short}'s"
+        )
         if regime == "memory" and rb < ra:
             text += f", so HBM bandwidth is not what limits them on the {b.short}"
     if regime == "memory":
@@ -189,8 +225,10 @@ def _regime_sentence(regime: str, g: pd.DataFrame, a: Gpu, b: Gpu) -> str:
         if len(short) >= 3 and len(long_) >= 3:
             ss, sl = short["speedup"].median(), long_["speedup"].median()
             if abs(ss / sl - 1) > 0.05:
-                text += (f"; those under {1e3 * SHORT_MS:.0f} us on the {a.short} run {_x(ss)}, "
-                         f"longer ones {_x(sl)}")  # fmt: skip
+                text += (
+                    f"; those under {1e3 * SHORT_MS:.0f} us on the {a.short} run {_x(ss)}, "
+                    f"longer ones {_x(sl)}"
+                )
     return text
 
 
@@ -198,8 +236,7 @@ def family_findings(p: Pairing) -> list[str]:
     """One sentence per (family, provider), clauses per regime, from the numbers."""
     out = []
     for (family, provider), g in p.points.groupby(["family", "provider"], sort=True):
-        parts = [_regime_sentence(r, gr, p.a, p.b)
-                 for (_, _, r), gr in _groups(g)]  # fmt: skip
+        parts = [_regime_sentence(r, gr, p.a, p.b) for (_, _, r), gr in _groups(g)]
         out.append(f"{provider} {family}: " + "; ".join(parts) + ".")
     return out
 
@@ -214,12 +251,16 @@ def batch_findings(curves: list[tuple[xb.Curve, xb.Curve]]) -> list[str]:
             lo, hi = both[0], both[-1]
             sp = {x: ca.step(x).step_ms / cb.step(x).step_ms for x in (lo, hi)}
             pr = {x: _ratio(ca.step(x).bound_step_ms, cb.step(x).bound_step_ms) for x in (lo, hi)}
-            text += (f"the {b} composes a step {_x(sp[lo])} faster at batch {lo} and "
-                     f"{_x(sp[hi])} at batch {hi} (roofline {_x(pr[lo])} and {_x(pr[hi])}); ")  # fmt: skip
+            text += (
+                f"the {b} composes a step {_x(sp[lo])} faster at batch {lo} and "
+                f"{_x(sp[hi])} at batch {hi} (roofline {_x(pr[lo])} and {_x(pr[hi])}); "
+            )
         else:
             text += "no batch composes on both GPUs; "
-        text += (f"its GEMMs turn compute-bound at {xb.knee_text(cb)} on the {b}, against "
-                 f"{xb.knee_text(ca)} on the {a}.")  # fmt: skip
+        text += (
+            f"its GEMMs turn compute-bound at {xb.knee_text(cb)} on the {b}, against "
+            f"{xb.knee_text(ca)} on the {a}."
+        )
         out.append(text)
     return out
 
@@ -230,11 +271,13 @@ def _ratio(x, y):
 
 def header_lines(p: Pairing) -> list[str]:
     """The ceilings, ridges and predicted ratios the comparison stands on."""
-    lines = [f"B = {p.b.name} against A = {p.a.name}: {len(p.points)} points paired under one "
-             f"protocol ({', '.join(f'{k}={v}' for k, v in p.protocol.items())}); git A "
-             f"{', '.join(p.git_a) or '?'}, B {', '.join(p.git_b) or '?'}; "
-             f"{int(p.dropped['rows on A'].sum())} rows of A and "
-             f"{int(p.dropped['rows on B'].sum())} of B left out (table of reasons below)."]  # fmt: skip
+    lines = [
+        f"B = {p.b.name} against A = {p.a.name}: {len(p.points)} points paired under one "
+        f"protocol ({', '.join(f'{k}={v}' for k, v in p.protocol.items())}); git A "
+        f"{', '.join(p.git_a) or '?'}, B {', '.join(p.git_b) or '?'}; "
+        f"{int(p.dropped['rows on A'].sum())} rows of A and "
+        f"{int(p.dropped['rows on B'].sum())} of B left out (table of reasons below)."
+    ]
     for dtype in sorted(set(p.points["dtype"].dropna())):
         ga, gb = p.a, p.b
         ca, cb = ga.compute(dtype), gb.compute(dtype)
@@ -255,8 +298,9 @@ def build(
     """Pair the two GPUs' rows, compose their decode steps, and make every table and finding
     (`notes` lead the header)."""
     p = pair_rows(rows_a, rows_b, n_boot)
-    curves = xb.curves(protocol_rows(rows_a, p.protocol), protocol_rows(rows_b, p.protocol),
-                       p.a, p.b)  # fmt: skip
+    curves = xb.curves(
+        protocol_rows(rows_a, p.protocol), protocol_rows(rows_b, p.protocol), p.a, p.b
+    )
     out = CrossGpu(p, curves, [*notes, *header_lines(p)])
     out.findings = family_findings(p) + batch_findings(curves)
     out.summary, out.points, out.dropped = summary_table(p), points_table(p), dropped_table(p)
@@ -266,8 +310,16 @@ def build(
 
 def markdown(x: CrossGpu, points: bool = True) -> str:
     """The whole comparison as markdown: header, findings, then the tables."""
-    out = [f"# Cross-GPU: {x.pairing.b.name} against {x.pairing.a.name}", "", *x.header, "",
-           "## Findings", "", *(f"- {f}" for f in x.findings), ""]  # fmt: skip
+    out = [
+        f"# Cross-GPU: {x.pairing.b.name} against {x.pairing.a.name}",
+        "",
+        *x.header,
+        "",
+        "## Findings",
+        "",
+        *(f"- {f}" for f in x.findings),
+        "",
+    ]
     for t in x.tables:
         if t is x.points and not points:
             out += [f"({len(t.frame)} paired points: `points=true` prints them)", ""]
@@ -278,9 +330,13 @@ def markdown(x: CrossGpu, points: bool = True) -> str:
 
 def latex(x: CrossGpu) -> str:
     """Findings as an itemize list, then each table (booktabs) with its caption as a comment."""
-    esc = str.maketrans({c: f"\\{c}" for c in "&%$#_{}"} | {"~": r"\textasciitilde{}",
-                                                             "^": r"\textasciicircum{}"})  # fmt: skip
+    esc = str.maketrans(
+        {c: f"\\{c}" for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    )
     items = "\n".join(f"  \\item {f.translate(esc)}" for f in x.findings)
-    parts = [f"% Cross-GPU: {x.pairing.b.name} against {x.pairing.a.name}",
-             *(f"% {h}" for h in x.header), f"\\begin{{itemize}}\n{items}\n\\end{{itemize}}"]  # fmt: skip
+    parts = [
+        f"% Cross-GPU: {x.pairing.b.name} against {x.pairing.a.name}",
+        *(f"% {h}" for h in x.header),
+        f"\\begin{{itemize}}\n{items}\n\\end{{itemize}}",
+    ]
     return "\n".join(parts) + "\n\n" + "\n".join(t.latex() for t in x.tables)

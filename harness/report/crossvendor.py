@@ -26,9 +26,21 @@ from harness.report.datasheet import datasheet_value, lookup
 SPEED_OPS = ("gemm", "attention")
 HBM_METRICS = ("hbm_read_gbps", "hbm_copy_gbps")
 GROUP = ["gpu", "vendor", "arch", "op", "phase", "dtype"]
-COLUMNS = [*GROUP, "family", "provider", "problem", "tflops", "gbps", "pct_roofline", "bound",
-           "pct_compute", "pct_hbm", "compute_ceiling_tflops", "hbm_ceiling_gbps",
-           "ceiling_source"]  # fmt: skip
+COLUMNS = [
+    *GROUP,
+    "family",
+    "provider",
+    "problem",
+    "tflops",
+    "gbps",
+    "pct_roofline",
+    "bound",
+    "pct_compute",
+    "pct_hbm",
+    "compute_ceiling_tflops",
+    "hbm_ceiling_gbps",
+    "ceiling_source",
+]
 
 
 def _num(v) -> float | None:
@@ -80,24 +92,36 @@ def normalised_table(rows: pd.DataFrame, include_cpu: bool = False) -> pd.DataFr
         tflops, gbps = float(r["tflops"]), _num(r.get("gbps"))
         intensity = _num(r.get("intensity_flop_per_byte"))
         line = {
-            "gpu": dev, "vendor": r.get("device_vendor"), "arch": r.get("device_arch"),
-            "op": r["op"], "phase": r["phase"] if isinstance(r.get("phase"), str) else "-",
+            "gpu": dev,
+            "vendor": r.get("device_vendor"),
+            "arch": r.get("device_arch"),
+            "op": r["op"],
+            "phase": r["phase"] if isinstance(r.get("phase"), str) else "-",
             "dtype": r["dtype"],
-            "family": r["family"], "provider": r["provider"], "problem": r["problem"],
-            "tflops": tflops, "gbps": gbps, "compute_ceiling_tflops": peak, "hbm_ceiling_gbps": bw,
+            "family": r["family"],
+            "provider": r["provider"],
+            "problem": r["problem"],
+            "tflops": tflops,
+            "gbps": gbps,
+            "compute_ceiling_tflops": peak,
+            "hbm_ceiling_gbps": bw,
             "pct_compute": 100 * tflops / peak if peak else math.nan,
             "pct_hbm": 100 * gbps / bw if bw and gbps is not None else math.nan,
-            "pct_roofline": math.nan, "bound": None,
-        }  # fmt: skip
+            "pct_roofline": math.nan,
+            "bound": None,
+        }
         if peak and bw and intensity:
             mem_bound = intensity * bw / 1e3  # FLOP/B x GB/s = GFLOP/s -> TFLOP/s
             line["pct_roofline"] = 100 * tflops / min(peak, mem_bound)
             line["bound"] = "compute" if peak <= mem_bound else "memory"
         sources = {s for s in (peak_src, bw_src) if s != "none"}
         line["ceiling_source"] = (
-            sources.pop() if len(sources) == 1 else
-            f"{peak_src} compute, {bw_src} HBM" if sources else "none"
-        )  # fmt: skip
+            sources.pop()
+            if len(sources) == 1
+            else f"{peak_src} compute, {bw_src} HBM"
+            if sources
+            else "none"
+        )
         lines.append(line)
     table = pd.DataFrame(lines, columns=COLUMNS)
     if table.empty:
@@ -117,11 +141,17 @@ def own_vs_vendor(table: pd.DataFrame) -> pd.DataFrame:
         fam = {r["family"]: r for r in g.to_dict("records")}
         own, ven = fam.get("own", {}), fam.get("vendor", {})
         o, v = own.get("pct_roofline", math.nan), ven.get("pct_roofline", math.nan)
-        out.append({**dict(zip(GROUP, key, strict=True)),
-                    "own_provider": own.get("provider"), "own_pct_roofline": o,
-                    "vendor_provider": ven.get("provider"), "vendor_pct_roofline": v,
-                    "own_over_vendor": o / v if v and not math.isnan(v) else math.nan,
-                    "ceiling_source": "; ".join(sorted({r["ceiling_source"] for r in fam.values()}))})  # fmt: skip
+        out.append(
+            {
+                **dict(zip(GROUP, key, strict=True)),
+                "own_provider": own.get("provider"),
+                "own_pct_roofline": o,
+                "vendor_provider": ven.get("provider"),
+                "vendor_pct_roofline": v,
+                "own_over_vendor": o / v if v and not math.isnan(v) else math.nan,
+                "ceiling_source": "; ".join(sorted({r["ceiling_source"] for r in fam.values()})),
+            }
+        )
     return pd.DataFrame(out)
 
 

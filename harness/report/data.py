@@ -18,8 +18,18 @@ from harness.workloads.derive import AXES
 
 IDENTITY = ("op", "provider", "problem", "timer", "l2", "fill", "seed")
 SPEED_OPS = ("gemm", "attention")  # ops a roofline, a table and a composition speak about
-_INT_AXES = {"m", "n", "k", "batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim",
-             "page_size"}  # fmt: skip
+_INT_AXES = {
+    "m",
+    "n",
+    "k",
+    "batch",
+    "q_heads",
+    "kv_heads",
+    "q_len",
+    "kv_len",
+    "head_dim",
+    "page_size",
+}
 
 
 class NoRows(ValueError):

@@ -124,7 +124,7 @@ DATASHEET: tuple[GpuSpec, ...] = (
         32.0,
         304,
         note="FP32 vector peak needs packed FP32; 256 MB Infinity Cache behind the L2",
-    ),  # fmt: skip
+    ),
     # AMD Instinct MI250X: https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html
     # (FP16/BF16 383, FP32 vector 47.9 (packed 95.7), HBM2e 3.2768 TB/s, 220 CUs) and the CDNA 2
     # whitepaper (8 MB L2 per GCD). Two GCDs, each its own device to ROCm.

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # Agg: no display needed
+from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter
 from PIL import Image
@@ -25,11 +26,22 @@ STYLE = {
     "axes.spines.right": False,
 }
 PNG_DPI = 110
+
+
+def _listed(name: str) -> list:
+    """The colours of a qualitative (listed) colormap, as matplotlib lists them."""
+    cmap = matplotlib.colormaps[name]
+    colors = cmap.colors if isinstance(cmap, ListedColormap) else None
+    if not isinstance(colors, list | tuple):  # tab10, tab20, tab20b: a tuple of RGB tuples
+        raise TypeError(f"colormap {name}: not a list of colours")
+    return list(colors)
+
+
 # tab10's saturated colours first, then tab20's light partners and tab20b: 30 distinct colours
 _PALETTE = [
-    *matplotlib.colormaps["tab10"].colors,
-    *matplotlib.colormaps["tab20"].colors[1::2],
-    *matplotlib.colormaps["tab20b"].colors[::2],
+    *_listed("tab10"),
+    *_listed("tab20")[1::2],
+    *_listed("tab20b")[::2],
 ]
 OP_MARKERS = {"gemm": "o", "attention": "^"}
 

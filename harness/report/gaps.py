@@ -36,8 +36,19 @@ from harness.report.tables import Table, speed_rows
 PAR = 0.02  # |speedup - 1| below this is "on par": A/A runs of kernels > 50 us agree to 0.4%
 TAIL_FILL = 0.8  # below this the last wave's idle SMs explain more than the main loop does
 WORST_SHOWN = 15  # points per GPU in the report body (the written table holds them all)
-WORST_COLUMNS = ["device", "problem", "own", "reference", "speedup", "regime", "own_frac",
-                 "reference_frac", "units", "fill", "reason"]  # fmt: skip
+WORST_COLUMNS = [
+    "device",
+    "problem",
+    "own",
+    "reference",
+    "speedup",
+    "regime",
+    "own_frac",
+    "reference_frac",
+    "units",
+    "fill",
+    "reason",
+]
 
 
 def _config(row: dict) -> dict:
@@ -125,8 +136,9 @@ class _Roof:
         return gbps / self.bw if self.bw and gbps and not math.isnan(gbps) else None
 
 
-def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ref: dict | None,
-            ref_frac, roof) -> str:  # fmt: skip
+def _reason(
+    s: float, fill: float | None, units, sms, regime, own_frac, ref: dict | None, ref_frac, roof
+) -> str:
     if ref is None:
         return "no ok vendor row at this point"
     if s >= 1 + PAR:
@@ -135,13 +147,17 @@ def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ref: dic
         return f"on par (within {PAR:.0%})"
     if fill is not None and fill < TAIL_FILL:
         busiest = math.ceil(units / sms)
-        return (f"tail: {units} units on {sms} SMs, busiest SM runs {busiest}, the mean "
-                f"{units / sms:.2f} ({fill:.0%} fill)")  # fmt: skip
+        return (
+            f"tail: {units} units on {sms} SMs, busiest SM runs {busiest}, the mean "
+            f"{units / sms:.2f} ({fill:.0%} fill)"
+        )
     if regime is None:
         return "behind; no ceiling known for this GPU and dtype"
     what = "HBM bandwidth" if regime == "memory" else "tensor peak"
-    return (f"{regime}-bound: own {_pct(own_frac)} vs {ref['provider']} {_pct(ref_frac)} of {what} "
-            f"({roof.source})")  # fmt: skip
+    return (
+        f"{regime}-bound: own {_pct(own_frac)} vs {ref['provider']} {_pct(ref_frac)} of {what} "
+        f"({roof.source})"
+    )
 
 
 def rungs(providers) -> set[str]:
@@ -177,17 +193,30 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
             s = ref["latency_ms_median"] / r["latency_ms_median"] if ref else math.nan
             units, sms = work_units(r), _int(r.get("device_sm_count"))
             fill = sm_fill(units, sms)
-            lines.append({
-                "device": device, "op": r["op"], "dtype": r["dtype"], "problem": problem,
-                "run": r["run_id"], "own": r["provider"], "rung": r["provider"] in rung_names,
-                "reference": ref["provider"] if ref else NO_VENDOR,
-                "speedup": s, "own_ms": r["latency_ms_median"],
-                "reference_ms": ref["latency_ms_median"] if ref else math.nan,
-                "intensity": intensity, "ridge": roof.ridge, "regime": regime,
-                "own_frac": own_frac, "reference_frac": ref_frac, "units": units, "sms": sms,
-                "fill": fill,
-                "reason": _reason(s, fill, units, sms, regime, own_frac, ref, ref_frac, roof),
-            })  # fmt: skip
+            lines.append(
+                {
+                    "device": device,
+                    "op": r["op"],
+                    "dtype": r["dtype"],
+                    "problem": problem,
+                    "run": r["run_id"],
+                    "own": r["provider"],
+                    "rung": r["provider"] in rung_names,
+                    "reference": ref["provider"] if ref else NO_VENDOR,
+                    "speedup": s,
+                    "own_ms": r["latency_ms_median"],
+                    "reference_ms": ref["latency_ms_median"] if ref else math.nan,
+                    "intensity": intensity,
+                    "ridge": roof.ridge,
+                    "regime": regime,
+                    "own_frac": own_frac,
+                    "reference_frac": ref_frac,
+                    "units": units,
+                    "sms": sms,
+                    "fill": fill,
+                    "reason": _reason(s, fill, units, sms, regime, own_frac, ref, ref_frac, roof),
+                }
+            )
     frame = pd.DataFrame(lines)
     return frame.sort_values("speedup", kind="stable").reset_index(drop=True) if lines else frame
 
@@ -210,16 +239,22 @@ def gap_summary(frame: pd.DataFrame) -> pd.DataFrame:
         compared = g[g["speedup"].notna()]
         behind = compared[compared["speedup"] <= 1 - PAR]
         worst = compared.loc[compared["speedup"].idxmin()] if len(compared) else None
-        out.append({**dict(zip(keys, key, strict=True)), "rung": rung, "points": len(compared),
-                    "geomean": geomean(compared["speedup"]),
-                    "median": float(compared["speedup"].median()),
-                    "at_par_or_better": float((compared["speedup"] > 1 - PAR).mean())
-                    if len(compared) else math.nan,
-                    "worst": f"{worst['speedup']:.3f} {worst['problem']}" if worst is not None
-                    else "",
-                    "behind_by_reason": _counts(behind["reason"].str.split(":").str[0]),
-                    "references": _counts(compared["reference"]),
-                    "no_reference": len(g) - len(compared)})  # fmt: skip
+        out.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "rung": rung,
+                "points": len(compared),
+                "geomean": geomean(compared["speedup"]),
+                "median": float(compared["speedup"].median()),
+                "at_par_or_better": float((compared["speedup"] > 1 - PAR).mean())
+                if len(compared)
+                else math.nan,
+                "worst": f"{worst['speedup']:.3f} {worst['problem']}" if worst is not None else "",
+                "behind_by_reason": _counts(behind["reason"].str.split(":").str[0]),
+                "references": _counts(compared["reference"]),
+                "no_reference": len(g) - len(compared),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -251,14 +286,16 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
         summary["geomean"] = summary["geomean"].map(lambda v: fmt(v, ".3f"))
         summary["median"] = summary["median"].map(lambda v: fmt(v, ".3f"))
         summary["at_par_or_better"] = summary["at_par_or_better"].map(_pct)
-    caption = (f"Own kernel vs its reference: the fastest ok vendor row of the same point on "
-               f"the same GPU, named per line (references: how often each was it; "
-               f"'{NO_VENDOR}' / no_reference: points without one, no speedup); "
-               f"speedup = reference median / own median; on par within {PAR:.0%}. Reasons for "
-               f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
-               f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
-               f"the ridge of the measured ceilings, datasheet where none) and both kernels' "
-               f"fraction of that roof. rung: a ladder rung or fixed config.")  # fmt: skip
+    caption = (
+        f"Own kernel vs its reference: the fastest ok vendor row of the same point on "
+        f"the same GPU, named per line (references: how often each was it; "
+        f"'{NO_VENDOR}' / no_reference: points without one, no speedup); "
+        f"speedup = reference median / own median; on par within {PAR:.0%}. Reasons for "
+        f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
+        f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
+        f"the ridge of the measured ceilings, datasheet where none) and both kernels' "
+        f"fraction of that roof. rung: a ladder rung or fixed config."
+    )
     worst = worst_points(frame)
     return (
         Table("gaps_summary", "Own vs vendor: where and why", caption, summary),
@@ -282,5 +319,6 @@ def render_worst(frame: pd.DataFrame, n: int = WORST_SHOWN, tablefmt: str = "git
     worst = worst_points(frame, n)
     if worst.empty:
         return "(no problem measured by both an own kernel and a vendor library)"
-    return tabulate(_display(worst)[WORST_COLUMNS], headers="keys", tablefmt=tablefmt,
-                    showindex=False)  # fmt: skip
+    return tabulate(
+        _display(worst)[WORST_COLUMNS], headers="keys", tablefmt=tablefmt, showindex=False
+    )

@@ -93,8 +93,10 @@ def check_files(files: str) -> None:
 
 def _figure_html(f: FigureFile, full: bool = True) -> str:
     svg = f' <a href="figures/{f.svg.name}">SVG</a>' if full else ""
-    return (f'<figure><img src="figures/{f.png.name}" alt="{_e(f.caption)}">'
-            f"<figcaption>{_e(f.caption)}{svg}</figcaption></figure>")  # fmt: skip
+    return (
+        f'<figure><img src="figures/{f.png.name}" alt="{_e(f.caption)}">'
+        f"<figcaption>{_e(f.caption)}{svg}</figcaption></figure>"
+    )
 
 
 def _table_html(t: Table, open_: bool = True, full: bool = True) -> str:
@@ -109,13 +111,18 @@ def inputs_table(df: pd.DataFrame) -> Table:
     rows = []
     for run, g in df.groupby("run_id", sort=True):
         ts = g["timestamp"].dropna()
-        rows.append({
-            "run": run, "rows": len(g), "ok": int((g["status"] == "ok").sum()),
-            "not ok": int((g["status"] != "ok").sum()),
-            "devices": ", ".join(sorted({data.device_of(r) for r in g.to_dict("records")})),
-            "git": ", ".join(sorted({str(s)[:10] for s in g["git_sha"].dropna()})),
-            "from": ts.min()[:19] if len(ts) else "", "to": ts.max()[:19] if len(ts) else "",
-        })  # fmt: skip
+        rows.append(
+            {
+                "run": run,
+                "rows": len(g),
+                "ok": int((g["status"] == "ok").sum()),
+                "not ok": int((g["status"] != "ok").sum()),
+                "devices": ", ".join(sorted({data.device_of(r) for r in g.to_dict("records")})),
+                "git": ", ".join(sorted({str(s)[:10] for s in g["git_sha"].dropna()})),
+                "from": ts.min()[:19] if len(ts) else "",
+                "to": ts.max()[:19] if len(ts) else "",
+            }
+        )
     return Table("inputs", "Runs", "every run the report read", pd.DataFrame(rows))
 
 
@@ -152,12 +159,24 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         report.cross_gpu = cross_gpu_sections(df, out)
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(df)
-    main_tables = [inputs_table(df), cross_gpu_table(df), cross_vendor_table(df),
-                   own_vs_vendor_table(df), summary, every, unstable_table(df),
-                   *gap_tables(df)]  # fmt: skip
+    main_tables = [
+        inputs_table(df),
+        cross_gpu_table(df),
+        cross_vendor_table(df),
+        own_vs_vendor_table(df),
+        summary,
+        every,
+        unstable_table(df),
+        *gap_tables(df),
+    ]
     report.tables = [*main_tables, *wl_tables, *(t for s in report.cross_gpu for t in s.tables)]
-    report.figures = [*roofs, *(w.figure for w in report.workloads), *ladders, *colls,
-                      *(f for s in report.cross_gpu for f in s.figures)]  # fmt: skip
+    report.figures = [
+        *roofs,
+        *(w.figure for w in report.workloads),
+        *ladders,
+        *colls,
+        *(f for s in report.cross_gpu for f in s.figures),
+    ]
     cmd = "harness report " + " ".join(map(str, paths)) + f" out={out_dir}"
     cmd += "" if report.full else f" files={files}"
     ladders_and_colls = (ladders, colls)
@@ -202,37 +221,54 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         f'<p class="note">{_e(COMPOSE_NOTE)}</p>',
     ]
     if not r.workloads:
-        parts.append("<p>(no row matches a problem of the workload presets; run e.g. "
-                     "<code>harness run sweep=llama3_8b_decode</code>)</p>")  # fmt: skip
+        parts.append(
+            "<p>(no row matches a problem of the workload presets; run e.g. "
+            "<code>harness run sweep=llama3_8b_decode</code>)</p>"
+        )
     for wr, t in zip(r.workloads, wl_tables, strict=True):
-        parts += [f"<h3>{_e(wr.device)}: {_e(wr.workload.name)}</h3>", figure_html(wr.figure),
-                  table_html(t, open_=False)]  # fmt: skip
+        parts += [
+            f"<h3>{_e(wr.device)}: {_e(wr.workload.name)}</h3>",
+            figure_html(wr.figure),
+            table_html(t, open_=False),
+        ]
         if wr.missing:
             items = "".join(f"<li><code>{_e(m)}</code></li>" for m in wr.missing)
-            parts.append(f"<details><summary>{len(wr.missing)} problems without an ok row "
-                         f"(<code>harness run sweep={_e(wr.workload.name)}</code> measures "
-                         f"them)</summary><ul>{items}</ul></details>")  # fmt: skip
+            parts.append(
+                f"<details><summary>{len(wr.missing)} problems without an ok row "
+                f"(<code>harness run sweep={_e(wr.workload.name)}</code> measures "
+                f"them)</summary><ul>{items}</ul></details>"
+            )
     parts += [p for s in r.cross_gpu for p in s.html(figure_html, table_html)]
     parts += ['<h2 id="ladder">Ladder</h2>', *map(figure_html, ladders)]
     if not ladders:
-        parts.append("<p>(no problem measured by two or more own-kernel rungs; "
-                     "<code>harness run sweep=ladder</code>)</p>")  # fmt: skip
+        parts.append(
+            "<p>(no problem measured by two or more own-kernel rungs; "
+            "<code>harness run sweep=ladder</code>)</p>"
+        )
     parts += ['<h2 id="collectives">Collectives</h2>', *map(figure_html, colls)]
     if not colls:
-        parts.append("<p>(no collective rows; <code>harness run sweep=collectives</code> on a "
-                     "host with several GPUs)</p>")  # fmt: skip
+        parts.append(
+            "<p>(no collective rows; <code>harness run sweep=collectives</code> on a "
+            "host with several GPUs)</p>"
+        )
     parts += [
         '<h2 id="gaps">Own vs vendor: where and why</h2>',
         table_html(gap_sum),
         table_html(worst),
         table_html(gaps, open_=False),
     ]
-    parts += ['<h2 id="tables">Cross-GPU and cross-vendor</h2>', table_html(own_vendor),
-              table_html(cross_gpu, open_=False), table_html(cross_vendor, open_=False),
-              '<h2 id="not-ok">Rows not ok</h2>', table_html(summary),
-              table_html(every, open_=False),
-              '<h2 id="unstable">Rows with unstable samples</h2>', table_html(unstable),
-              "</body></html>"]  # fmt: skip
+    parts += [
+        '<h2 id="tables">Cross-GPU and cross-vendor</h2>',
+        table_html(own_vendor),
+        table_html(cross_gpu, open_=False),
+        table_html(cross_vendor, open_=False),
+        '<h2 id="not-ok">Rows not ok</h2>',
+        table_html(summary),
+        table_html(every, open_=False),
+        '<h2 id="unstable">Rows with unstable samples</h2>',
+        table_html(unstable),
+        "</body></html>",
+    ]
     return "\n".join(parts) + "\n"
 
 
@@ -240,18 +276,37 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     ladders, colls = ladders_and_colls
     inputs, cross_gpu, cross_vendor, own_vendor, summary, _, unstable, *gap_tables = main
     gap_sum, worst, gaps = gap_tables
-    out = ["# Kernel characterization report", "",
-           f"Built from parquet rows alone by `{cmd}`. Figures link their SVG; "
-           "`tables/` holds every table as .md, .tex (booktabs) and .html.", "",
-           "## Runs", "", inputs.markdown(), "", "## Rooflines", ""]  # fmt: skip
-    fig = lambda f: [f"![{f.stem}](figures/{f.png.name})", "", f"{f.caption} ([SVG](figures/{f.svg.name}))", ""]  # fmt: skip
+    out = [
+        "# Kernel characterization report",
+        "",
+        f"Built from parquet rows alone by `{cmd}`. Figures link their SVG; "
+        "`tables/` holds every table as .md, .tex (booktabs) and .html.",
+        "",
+        "## Runs",
+        "",
+        inputs.markdown(),
+        "",
+        "## Rooflines",
+        "",
+    ]
+    fig = lambda f: [
+        f"![{f.stem}](figures/{f.png.name})",
+        "",
+        f"{f.caption} ([SVG](figures/{f.svg.name}))",
+        "",
+    ]
     for f in roofs:
         out += fig(f)
     out += ["## Latency vs batch (LLM workloads)", "", COMPOSE_NOTE, ""]
     for wr, t in zip(r.workloads, wl_tables, strict=True):
-        out += [f"### {wr.device}: {wr.workload.name}", "", *fig(wr.figure),
-                f"Composed steps: [tables/{t.stem}.md](tables/{t.stem}.md); "
-                f"{len(wr.missing)} problems without an ok row.", ""]  # fmt: skip
+        out += [
+            f"### {wr.device}: {wr.workload.name}",
+            "",
+            *fig(wr.figure),
+            f"Composed steps: [tables/{t.stem}.md](tables/{t.stem}.md); "
+            f"{len(wr.missing)} problems without an ok row.",
+            "",
+        ]
     out += [line for s in r.cross_gpu for line in s.markdown()]
     out += ["## Ladder", ""]
     for f in ladders:
@@ -273,11 +328,32 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         f"Every point: [tables/{gaps.stem}.md](tables/{gaps.stem}.md)",
         "",
     ]
-    out += ["## Own vs vendor, each GPU on its own roofline", "", own_vendor.caption, "",
-            own_vendor.markdown(), "",
-            "## Cross-GPU", "", f"[tables/{cross_gpu.stem}.md](tables/{cross_gpu.stem}.md)", "",
-            "## Cross-vendor", "", cross_vendor.caption, "",
-            f"[tables/{cross_vendor.stem}.md](tables/{cross_vendor.stem}.md)", "",
-            "## Rows not ok", "", summary.markdown(), "",
-            "## Rows with unstable samples", "", unstable.caption, "", unstable.markdown(), ""]  # fmt: skip
+    out += [
+        "## Own vs vendor, each GPU on its own roofline",
+        "",
+        own_vendor.caption,
+        "",
+        own_vendor.markdown(),
+        "",
+        "## Cross-GPU",
+        "",
+        f"[tables/{cross_gpu.stem}.md](tables/{cross_gpu.stem}.md)",
+        "",
+        "## Cross-vendor",
+        "",
+        cross_vendor.caption,
+        "",
+        f"[tables/{cross_vendor.stem}.md](tables/{cross_vendor.stem}.md)",
+        "",
+        "## Rows not ok",
+        "",
+        summary.markdown(),
+        "",
+        "## Rows with unstable samples",
+        "",
+        unstable.caption,
+        "",
+        unstable.markdown(),
+        "",
+    ]
     return "\n".join(out)

@@ -31,8 +31,9 @@ def ladder_problems(rows: pd.DataFrame) -> pd.DataFrame:
 def _panel(ax, g: pd.DataFrame, colors: dict[str, str]) -> None:
     g = g.sort_values("tflops")
     base = fastest(g.to_dict("records"))  # the point's reference: fastest ok vendor row
-    bars = ax.barh(g["provider"], g["tflops"], color=[colors.get(p, "0.5") for p in g["provider"]],
-                   hatch=None)  # fmt: skip
+    bars = ax.barh(
+        g["provider"], g["tflops"], color=[colors.get(p, "0.5") for p in g["provider"]], hatch=None
+    )
     for bar, fam in zip(bars, g["family"], strict=True):
         if fam == "vendor":
             bar.set_hatch("//")
@@ -40,8 +41,13 @@ def _panel(ax, g: pd.DataFrame, colors: dict[str, str]) -> None:
     if base is not None:
         for bar, ms in zip(bars, g["latency_ms_median"], strict=True):
             speedup = base["latency_ms_median"] / ms
-            ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {speedup:.2f}x",
-                    va="center", fontsize=7)  # fmt: skip
+            ax.text(
+                bar.get_width(),
+                bar.get_y() + bar.get_height() / 2,
+                f" {speedup:.2f}x",
+                va="center",
+                fontsize=7,
+            )
         ax.set_xlim(0, g["tflops"].max() * 1.25)
     title = g["problem"].iloc[0]
     if base is not None:
@@ -63,8 +69,16 @@ def ladder_figures(rows: pd.DataFrame, out_dir: Path, colors: dict[str, str]) ->
             ncols = 2 if len(chunk) > 1 else 1
             nrows = math.ceil(len(chunk) / ncols)
             height = 2.4 * nrows + 0.6  # inches: 2.4 per row of panels, 0.6 for the title
-            fig = new_figure(5.4 * ncols, height, left=0.25 / ncols, right=0.96, bottom=0.45 / height,
-                             top=1 - 0.85 / height, wspace=0.5, hspace=0.65)  # fmt: skip
+            fig = new_figure(
+                5.4 * ncols,
+                height,
+                left=0.25 / ncols,
+                right=0.96,
+                bottom=0.45 / height,
+                top=1 - 0.85 / height,
+                wspace=0.5,
+                hspace=0.65,
+            )
             axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
             for ax, (_, g) in zip(axes, chunk, strict=False):
                 _panel(ax, g, colors)
@@ -72,8 +86,10 @@ def ladder_figures(rows: pd.DataFrame, out_dir: Path, colors: dict[str, str]) ->
                 ax.set_visible(False)
             fig.suptitle(f"{device}: ladder (hatched: vendor libraries)", y=1 - 0.15 / height)
             part = f"-{start // PANELS_PER_FIGURE + 1}" if len(problems) > PANELS_PER_FIGURE else ""
-            caption = (f"{device}: each own-kernel rung and the vendor libraries on the same "
-                       "problem (latest ok row per provider); the label is the speedup of "
-                       "median latency over the fastest vendor row.")  # fmt: skip
+            caption = (
+                f"{device}: each own-kernel rung and the vendor libraries on the same "
+                "problem (latest ok row per provider); the label is the speedup of "
+                "median latency over the fastest vendor row."
+            )
             files.append(save(fig, out_dir, f"ladder-{slug(device)}{part}", caption))
     return files

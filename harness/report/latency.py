@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -14,12 +15,22 @@ from harness.report.figures import FigureFile, log_axes, new_figure, save, slug,
 from harness.report.peaks import Peaks
 from harness.workloads.presets import WORKLOADS, Workload
 
-_SELECTION_STYLE = {"vendor": {"color": "#1f77b4", "marker": "o"},
-                    "own": {"color": "#d62728", "marker": "s"},
-                    "best": {"color": "black", "marker": "D", "ms": 3}}  # fmt: skip
-_COMPONENT_COLORS = {"qkv": "#1f77b4", "o": "#ff7f0e", "gate_up": "#2ca02c", "down": "#9467bd",
-                     "router": "#8c564b", "expert_gate_up": "#2ca02c", "expert_down": "#9467bd",
-                     "attention": "#d62728", "lm_head": "#7f7f7f"}  # fmt: skip
+_SELECTION_STYLE: dict[str, dict[str, Any]] = {
+    "vendor": {"color": "#1f77b4", "marker": "o"},
+    "own": {"color": "#d62728", "marker": "s"},
+    "best": {"color": "black", "marker": "D", "ms": 3},
+}
+_COMPONENT_COLORS = {
+    "qkv": "#1f77b4",
+    "o": "#ff7f0e",
+    "gate_up": "#2ca02c",
+    "down": "#9467bd",
+    "router": "#8c564b",
+    "expert_gate_up": "#2ca02c",
+    "expert_down": "#9467bd",
+    "attention": "#d62728",
+    "lm_head": "#7f7f7f",
+}
 
 
 @dataclass
@@ -46,9 +57,15 @@ def _per_layer_panel(ax, steps: list[Step], w: Workload) -> None:
                 ys.append(c.median_ms * c.item.count)
         if xs:
             once = not best[0].components[names.index(name)].item.per_layer
-            ax.plot(xs, ys, marker=".", lw=1, ls=":" if once else "-",
-                    color=_COMPONENT_COLORS.get(name, "0.5"),
-                    label=f"{name} (once per step)" if once else name)  # fmt: skip
+            ax.plot(
+                xs,
+                ys,
+                marker=".",
+                lw=1,
+                ls=":" if once else "-",
+                color=_COMPONENT_COLORS.get(name, "0.5"),
+                label=f"{name} (once per step)" if once else name,
+            )
     full = [(s.batch, s.layer_ms) for s in best if s.layer_ms is not None]
     if full:
         ax.plot(
@@ -67,30 +84,59 @@ def _per_layer_panel(ax, steps: list[Step], w: Workload) -> None:
 def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
     drew = False
     for selection in SELECTIONS:
-        pts = [(s.batch, s.tokens_per_s) for s in steps
-               if s.selection == selection and s.tokens_per_s]  # fmt: skip
+        pts = [
+            (s.batch, s.tokens_per_s) for s in steps if s.selection == selection and s.tokens_per_s
+        ]
         if pts:
             style = _SELECTION_STYLE[selection]
-            ax.plot(*zip(*pts, strict=True), lw=1.6, label=f"composed: {selection} rows",
-                    color=style["color"], marker=style["marker"], ms=style.get("ms", 4))  # fmt: skip
+            ax.plot(
+                *zip(*pts, strict=True),
+                lw=1.6,
+                label=f"composed: {selection} rows",
+                color=style["color"],
+                marker=style["marker"],
+                ms=style.get("ms", 4),
+            )
             drew = True
     for selection in SELECTIONS:  # per-layer problems all measured, the LM head not yet
-        pts = [(s.batch, s.layers_tokens_per_s) for s in steps
-               if s.selection == selection and s.layers_ms and not s.step_ms]  # fmt: skip
-        if pts:
+        layer_pts = [
+            (s.batch, s.layers_tokens_per_s)
+            for s in steps
+            if s.selection == selection and s.layers_ms and not s.step_ms
+        ]
+        if layer_pts:
             style = _SELECTION_STYLE[selection]
-            ax.plot(*zip(*pts, strict=True), lw=1, ls=":", color=style["color"], mfc="none",
-                    marker=style["marker"], label=f"layers only (no LM head): {selection} rows")  # fmt: skip
+            ax.plot(
+                *zip(*layer_pts, strict=True),
+                lw=1,
+                ls=":",
+                color=style["color"],
+                mfc="none",
+                marker=style["marker"],
+                label=f"layers only (no LM head): {selection} rows",
+            )
             drew = True
-    bound = [(s.batch, s.bound_tokens_per_s) for s in steps
-             if s.selection == "best" and s.bound_tokens_per_s]  # fmt: skip
+    bound = [
+        (s.batch, s.bound_tokens_per_s)
+        for s in steps
+        if s.selection == "best" and s.bound_tokens_per_s
+    ]
     if bound:
         src = next(s.bound_source for s in steps if s.bound_source)
-        ax.plot(*zip(*bound, strict=True), color="0.3", ls="--", lw=1.2,
-                label=f"roofline bound ({src})")  # fmt: skip
+        ax.plot(
+            *zip(*bound, strict=True), color="0.3", ls="--", lw=1.2, label=f"roofline bound ({src})"
+        )
     if not drew:
-        ax.text(0.5, 0.5, "no batch has every per-layer problem measured\n(see the missing list)",
-                transform=ax.transAxes, ha="center", va="center", fontsize=8, color="0.3")  # fmt: skip
+        ax.text(
+            0.5,
+            0.5,
+            "no batch has every per-layer problem measured\n(see the missing list)",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="0.3",
+        )
     log_axes(ax, 2)
     widen_log_y(ax)
     ax.set_xlabel("batch (sequences)")
@@ -112,8 +158,9 @@ def workload_reports(
             measured = [lbl for lbl, i in items.items() if index.measured(i)]
             if not any(items[lbl].per_layer for lbl in measured):  # an LM head alone says little
                 continue
-            steps = [compose(index, w, b, sel, peaks.get(name))
-                     for sel in SELECTIONS for b in w.batches]  # fmt: skip
+            steps = [
+                compose(index, w, b, sel, peaks.get(name)) for sel in SELECTIONS for b in w.batches
+            ]
             fig = new_figure(11.0, 4.4, left=0.07, right=0.98, top=0.9, bottom=0.12, wspace=0.22)
             left, right = fig.subplots(1, 2)
             _per_layer_panel(left, steps, w)
@@ -121,13 +168,18 @@ def workload_reports(
             fig.suptitle(f"{device}: {w.config.name} TP{w.tp} {w.phase}, context {w.context}")
             missing = [lbl for lbl in items if lbl not in measured]
             complete = sorted({s.batch for s in steps if s.step_ms is not None})
-            caption = (f"{w.describe()}. Left: per-layer time of each problem (count x median of "
-                       "the fastest ok row), their sum and its roofline bound. Right: tokens/s of "
-                       "the composed step by which rows it uses (dotted, hollow: all layers "
-                       "without the LM head, where only that is unmeasured), and the bound. "
-                       f"{len(measured)} of {len(items)} problems measured; composed at batch "
-                       f"{', '.join(map(str, complete)) or 'none'}.")  # fmt: skip
+            caption = (
+                f"{w.describe()}. Left: per-layer time of each problem (count x median of "
+                "the fastest ok row), their sum and its roofline bound. Right: tokens/s of "
+                "the composed step by which rows it uses (dotted, hollow: all layers "
+                "without the LM head, where only that is unmeasured), and the bound. "
+                f"{len(measured)} of {len(items)} problems measured; composed at batch "
+                f"{', '.join(map(str, complete)) or 'none'}."
+            )
             stem = f"latency-{slug(device)}-{slug(w.name)}"
-            out.append(WorkloadReport(w, device, steps, save(fig, out_dir, stem, caption),
-                                      steps_table(steps), missing))  # fmt: skip
+            out.append(
+                WorkloadReport(
+                    w, device, steps, save(fig, out_dir, stem, caption), steps_table(steps), missing
+                )
+            )
     return out

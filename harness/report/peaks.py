@@ -86,8 +86,16 @@ def _datasheet_ceilings(peaks: dict[str, Peaks]) -> pd.DataFrame:
     for p in peaks.values():
         for metric, value in p.datasheet.items():
             unit = "gbps" if metric.endswith("_gbps") else "tflops"
-            rows.append({"op": "ceiling", "status": "ok", "device_name": p.device_name,
-                         "metric": metric, "timestamp": "", unit: value})  # fmt: skip
+            rows.append(
+                {
+                    "op": "ceiling",
+                    "status": "ok",
+                    "device_name": p.device_name,
+                    "metric": metric,
+                    "timestamp": "",
+                    unit: value,
+                }
+            )
     cols = ["op", "status", "device_name", "metric", "timestamp", "gbps", "tflops"]
     return pd.DataFrame(rows, columns=cols)
 

@@ -53,7 +53,11 @@ def references(rows: pd.DataFrame, keys: tuple[str, ...] = POINT) -> pd.DataFram
     lines = []
     for key, g in rows.groupby(list(keys), sort=True):
         ref = fastest(g.to_dict("records"))
-        lines.append({**dict(zip(keys, key, strict=True)),
-                      "reference": ref["provider"] if ref else NO_VENDOR,
-                      "reference_ms": _median(ref) if ref else math.nan})  # fmt: skip
+        lines.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "reference": ref["provider"] if ref else NO_VENDOR,
+                "reference_ms": _median(ref) if ref else math.nan,
+            }
+        )
     return pd.DataFrame(lines, columns=[*keys, "reference", "reference_ms"])

@@ -12,8 +12,10 @@ from harness.report.data import SPEED_OPS, device_of, is_speed
 from harness.report.figures import OP_MARKERS, FigureFile, log_axes, new_figure, save, slug
 from harness.report.peaks import Peaks
 
-_ROOF_STYLE = {"measured": {"ls": "-", "color": "black", "lw": 1.6},
-               "datasheet": {"ls": "--", "color": "0.45", "lw": 1.2}}  # fmt: skip
+_ROOF_STYLE = {
+    "measured": {"ls": "-", "color": "black", "lw": 1.6},
+    "datasheet": {"ls": "--", "color": "0.45", "lw": 1.2},
+}
 
 
 def plottable(df: pd.DataFrame) -> pd.DataFrame:
@@ -40,23 +42,31 @@ def roofline_figure(
     ax = fig.add_subplot()
     lo = float(rows["intensity_flop_per_byte"].min()) / 2
     hi = float(rows["intensity_flop_per_byte"].max()) * 2
-    drawn = []
+    roofs_at: list[tuple[str, float, float, float | None]] = []  # source, peak, HBM bw, L2 bw
     for source in ("measured", "datasheet"):
         peak = peaks.compute(dtype, source) if peaks else None
         bw = peaks.bandwidth(source) if peaks else None
-        if peak and bw:
+        if peaks and peak and bw:
             hi = max(hi, 4 * peak * 1e3 / bw)  # show the ridge point and some of the flat roof
-            drawn.append(source)
+            roofs_at.append((source, peak, bw, peaks.l2_bandwidth(source)))
+    drawn = [source for source, *_ in roofs_at]
     x = np.geomspace(max(lo, 1e-3), hi, 256)
-    for source in drawn:
-        _roof(ax, x, peaks.compute(dtype, source), peaks.bandwidth(source), source)
-        l2 = peaks.l2_bandwidth(source)
+    for source, peak, bw, l2 in roofs_at:
+        _roof(ax, x, peak, bw, source)
         if l2:
-            _roof(ax, x, peaks.compute(dtype, source), l2, source, "L2")
+            _roof(ax, x, peak, l2, source, "L2")
     for (provider, op), g in rows.groupby(["provider", "op"], sort=True):
-        ax.scatter(g["intensity_flop_per_byte"], g["tflops"], s=22, alpha=0.85, zorder=3,
-                   color=colors.get(provider, "k"), marker=OP_MARKERS.get(op, "s"),
-                   label=f"{provider} ({op})", edgecolors="none")  # fmt: skip
+        ax.scatter(
+            g["intensity_flop_per_byte"],
+            g["tflops"],
+            s=22,
+            alpha=0.85,
+            zorder=3,
+            color=colors.get(provider, "k"),
+            marker=OP_MARKERS.get(op, "s"),
+            label=f"{provider} ({op})",
+            edgecolors="none",
+        )
     log_axes(ax)
     ax.set_xlabel("arithmetic intensity (FLOP / byte of minimum traffic)")
     ax.set_ylabel("TFLOP/s")
@@ -65,16 +75,20 @@ def roofline_figure(
     if "measured" in drawn and "datasheet" in drawn:
         roofs = "measured ceilings solid, datasheet dashed"
     elif drawn == ["datasheet"]:
-        roofs = ("datasheet roof dashed; no measured ceilings in these rows "
-                 "(run `harness ceilings` on this GPU to add the solid roof)")  # fmt: skip
+        roofs = (
+            "datasheet roof dashed; no measured ceilings in these rows "
+            "(run `harness ceilings` on this GPU to add the solid roof)"
+        )
     elif drawn == ["measured"]:
         roofs = "measured ceilings solid; no datasheet entry for this device"
     else:
         roofs = "no roof: neither measured ceilings nor a datasheet entry for this device"
-    if any(d for d in drawn if peaks.l2_bandwidth(d)):
+    if any(l2 for *_, l2 in roofs_at):
         roofs += "; dotted: the L2 bandwidth roof"
-    caption = (f"{device}, {dtype}: {roofs}. One point per ok row (GEMM o, attention ^), "
-               "coloured by provider; rows that are not ok are listed below, never plotted.")  # fmt: skip
+    caption = (
+        f"{device}, {dtype}: {roofs}. One point per ok row (GEMM o, attention ^), "
+        "coloured by provider; rows that are not ok are listed below, never plotted."
+    )
     return fig, caption
 
 

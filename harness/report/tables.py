@@ -38,8 +38,9 @@ class Table:
     def markdown(self) -> str:
         if self.frame.empty:
             return "(none)"
-        return tabulate(_cells(self.frame, _MD_ESCAPES), headers="keys", tablefmt="github",
-                        showindex=False)  # fmt: skip
+        return tabulate(
+            _cells(self.frame, _MD_ESCAPES), headers="keys", tablefmt="github", showindex=False
+        )
 
     def latex(self) -> str:
         # latex_booktabs escapes LaTeX's specials (& % $ # _ { } ~ ^ \\ < >) in cells and headers
@@ -58,8 +59,11 @@ class Table:
         folder = Path(out_dir) / "tables"
         folder.mkdir(parents=True, exist_ok=True)
         paths = {}
-        for ext, text in (("md", self.markdown() + "\n"), ("tex", self.latex()),
-                          ("html", self.html() + "\n")):  # fmt: skip
+        for ext, text in (
+            ("md", self.markdown() + "\n"),
+            ("tex", self.latex()),
+            ("html", self.html() + "\n"),
+        ):
             paths[ext] = folder / f"{self.stem}.{ext}"
             paths[ext].write_text(text)
         return paths
@@ -104,8 +108,10 @@ def cross_gpu_table(df: pd.DataFrame) -> Table:
     frame = pd.DataFrame(lines)
     if not frame.empty:  # a device without measured ceilings leaves its column empty: drop it
         frame = frame.loc[:, (frame != "").any(axis=0)]
-    caption = ("Latest ok row per point. % roof: TFLOP/s over min(dtype peak, intensity x HBM "
-               "bandwidth), from measured ceilings (op=ceiling rows) or the datasheet.")  # fmt: skip
+    caption = (
+        "Latest ok row per point. % roof: TFLOP/s over min(dtype peak, intensity x HBM "
+        "bandwidth), from measured ceilings (op=ceiling rows) or the datasheet."
+    )
     return Table("cross_gpu", "Cross-GPU", caption, frame)
 
 
@@ -136,18 +142,27 @@ def cross_vendor_table(df: pd.DataFrame) -> Table:
                 speedup = f"{s:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if not math.isnan(lo) else "")
             roof = r["roof_measured"] if not pd.isna(r["roof_measured"]) else r["roof_datasheet"]
             src = "m" if not pd.isna(r["roof_measured"]) else "ds"
-            lines.append({
-                "device": device, "op": op, "problem": problem, "provider": r["provider"],
-                "family": r["family"], "median ms": fmt(r["latency_ms_median"]),
-                "TFLOP/s": fmt(r["tflops"]), "GB/s": fmt(r["gbps"]),
-                "% roof": f"{_pct(roof)} ({src})" if _pct(roof) else "",
-                "speedup (95% CI)": speedup,
-                "reference": base["provider"] if base is not None else NO_VENDOR,
-            })  # fmt: skip
-    caption = ("Speedup = reference median latency / provider median latency, CI by bootstrap "
-               "of the raw samples; reference = the fastest ok vendor-library row of the point "
-               f"on that device, named per line ('{NO_VENDOR}': none measured, no speedup). "
-               "% roof (m): of the measured roofline, (ds): of the datasheet's.")  # fmt: skip
+            lines.append(
+                {
+                    "device": device,
+                    "op": op,
+                    "problem": problem,
+                    "provider": r["provider"],
+                    "family": r["family"],
+                    "median ms": fmt(r["latency_ms_median"]),
+                    "TFLOP/s": fmt(r["tflops"]),
+                    "GB/s": fmt(r["gbps"]),
+                    "% roof": f"{_pct(roof)} ({src})" if _pct(roof) else "",
+                    "speedup (95% CI)": speedup,
+                    "reference": base["provider"] if base is not None else NO_VENDOR,
+                }
+            )
+    caption = (
+        "Speedup = reference median latency / provider median latency, CI by bootstrap "
+        "of the raw samples; reference = the fastest ok vendor-library row of the point "
+        f"on that device, named per line ('{NO_VENDOR}': none measured, no speedup). "
+        "% roof (m): of the measured roofline, (ds): of the datasheet's."
+    )
     return Table("cross_vendor", "Cross-vendor", caption, pd.DataFrame(lines))
 
 
@@ -158,15 +173,21 @@ def own_vs_vendor_table(df: pd.DataFrame) -> Table:
 
     table = own_vs_vendor(normalised_table(df))
     if table.empty:  # no GPU rows (a CPU run) or nothing with a roofline: an empty table, no crash
-        return Table("own_vs_vendor", "Own vs vendor, each GPU on its own roofline",
-                     "No ok GEMM or attention rows on a GPU.", pd.DataFrame())  # fmt: skip
+        return Table(
+            "own_vs_vendor",
+            "Own vs vendor, each GPU on its own roofline",
+            "No ok GEMM or attention rows on a GPU.",
+            pd.DataFrame(),
+        )
     out = table.astype(object).where(table.notna(), "")
     for col in ("own_pct_roofline", "vendor_pct_roofline"):
         out[col] = [f"{v:.1f}%" if v != "" else "" for v in out[col]]
     out["own_over_vendor"] = [fmt(v, ".3f") if v != "" else "" for v in out["own_over_vendor"]]
-    caption = ("Best own and best vendor row per (GPU, op, phase, dtype), each as % of min(dtype "
-               "peak, intensity x HBM) of that GPU: measured ceilings, else its datasheet "
-               "(ceiling_source says which); own_over_vendor = own % / vendor %.")  # fmt: skip
+    caption = (
+        "Best own and best vendor row per (GPU, op, phase, dtype), each as % of min(dtype "
+        "peak, intensity x HBM) of that GPU: measured ceilings, else its datasheet "
+        "(ceiling_source says which); own_over_vendor = own % / vendor %."
+    )
     return Table("own_vs_vendor", "Own vs vendor, each GPU on its own roofline", caption, out)
 
 
@@ -174,8 +195,7 @@ def status_table(df: pd.DataFrame) -> tuple[Table, Table]:
     """Rows whose status is not ok: a count per (status, provider, reason), and every row."""
     bad = with_device(df[(df["status"] != "ok") & (df["op"] != "ceiling")])
     cols = ["status", "provider", "reason"]
-    counts = (bad.fillna({"reason": ""}).groupby(cols, sort=True).size()
-              .reset_index(name="rows"))  # fmt: skip
+    counts = bad.fillna({"reason": ""}).groupby(cols, sort=True).size().reset_index(name="rows")
     every = bad.sort_values(["run_id", "op", "problem", "provider"])[
         ["run_id", "device", "op", "provider", "problem", "status", "reason"]
     ].fillna("")
@@ -188,23 +208,41 @@ def status_table(df: pd.DataFrame) -> tuple[Table, Table]:
 def unstable_table(df: pd.DataFrame) -> Table:
     """Ok rows the spread guard flagged: their median stands in the plots, but their samples
     were spread or bimodal after every attempt (or a stream hold expired), so read them so."""
-    cols = ["run_id", "device", "op", "provider", "problem", "latency_ms_median",
-            "latency_p90_over_p10", "timing_attempts", "unstable_reason"]  # fmt: skip
+    cols = [
+        "run_id",
+        "device",
+        "op",
+        "provider",
+        "problem",
+        "latency_ms_median",
+        "latency_p90_over_p10",
+        "timing_attempts",
+        "unstable_reason",
+    ]
     ok = df[(df["status"] == "ok") & (df["op"] != "ceiling")]
     flagged = ok[ok.get("unstable", pd.Series(False, index=ok.index)).fillna(False).astype(bool)]
     out = with_device(flagged).sort_values(["run_id", "op", "problem", "provider"])[cols].copy()
     out["latency_ms_median"] = [fmt(v, ".4g") for v in out["latency_ms_median"]]
     out["latency_p90_over_p10"] = [fmt(v, ".3f") for v in out["latency_p90_over_p10"]]
-    caption = ("ok rows whose samples stayed spread (p90/p10 above the protocol's max_spread) "
-               "or whose stream hold expired, after every timing attempt; "
-               f"{len(out)} of {len(ok)} ok rows")  # fmt: skip
+    caption = (
+        "ok rows whose samples stayed spread (p90/p10 above the protocol's max_spread) "
+        "or whose stream hold expired, after every timing attempt; "
+        f"{len(out)} of {len(ok)} ok rows"
+    )
     return Table("unstable_rows", "Rows with unstable samples", caption, out.fillna(""))
 
 
 def composed_table(frame: pd.DataFrame, stem: str, title: str, caption: str) -> Table:
     """A compose.steps_table frame with its numbers formatted."""
     out = frame.copy()
-    for col, spec in (("layer ms", ".4g"), ("layers ms", ".4g"), ("step ms", ".4g"), ("ms/token", ".4g"),
-                      ("tokens/s", ".4g"), ("bound tokens/s", ".4g"), ("% of bound", ".1f")):  # fmt: skip
+    for col, spec in (
+        ("layer ms", ".4g"),
+        ("layers ms", ".4g"),
+        ("step ms", ".4g"),
+        ("ms/token", ".4g"),
+        ("tokens/s", ".4g"),
+        ("bound tokens/s", ".4g"),
+        ("% of bound", ".1f"),
+    ):
         out[col] = [fmt(v, spec) for v in out[col]]
     return Table(stem, title, caption, out)

@@ -29,8 +29,18 @@ PHASES = ("prefill", "decode")
 _IN_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1}
 _OUT_BYTES = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 2}  # fp8 GEMMs write bf16
 GEMM_AXES = ("m", "n", "k", "dtype", "layout", "batch")
-ATTENTION_AXES = ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "causal",
-                  "dtype", "kv_layout", "page_size")  # fmt: skip
+ATTENTION_AXES = (
+    "batch",
+    "q_heads",
+    "kv_heads",
+    "q_len",
+    "kv_len",
+    "head_dim",
+    "causal",
+    "dtype",
+    "kv_layout",
+    "page_size",
+)
 AXES = {"gemm": GEMM_AXES, "attention": ATTENTION_AXES}
 
 
@@ -137,9 +147,18 @@ def step_items(
         ]
     attn_dtype = dtype if dtype in ("fp16", "bf16") else "bf16"  # fp8 GEMMs keep a bf16 cache
     q_len = context if phase == "prefill" else 1
-    attn = {"batch": batch, "q_heads": hq, "kv_heads": hkv, "q_len": q_len, "kv_len": context,
-            "head_dim": d, "causal": True, "dtype": attn_dtype, "kv_layout": kv_layout,
-            "page_size": page_size}  # fmt: skip
+    attn = {
+        "batch": batch,
+        "q_heads": hq,
+        "kv_heads": hkv,
+        "q_len": q_len,
+        "kv_len": context,
+        "head_dim": d,
+        "causal": True,
+        "dtype": attn_dtype,
+        "kv_layout": kv_layout,
+        "page_size": page_size,
+    }
     items.append(WorkItem("attention", "attention", tuple((a, attn[a]) for a in ATTENTION_AXES)))
     vocab = math.ceil(model.vocab / tp)  # vocab-parallel LM head (servers pad the vocabulary)
     items.append(_gemm("lm_head", batch, vocab, model.hidden, dtype, per_layer=False))

@@ -42,6 +42,7 @@ class ModelConfig:
             )
 
 
+# One preset per line (the gpt-fast style): the models' configs compare column by column.
 # fmt: off
 MODELS: dict[str, ModelConfig] = {
     # meta-llama/Meta-Llama-3-8B config.json

@@ -52,15 +52,27 @@ class Workload:
         return batch * self.context if self.phase == "prefill" else batch
 
     def describe(self) -> str:
-        what = (f"prefill of {self.context}-token prompts" if self.phase == "prefill"
-                else f"decode against a {self.context}-token KV cache")  # fmt: skip
-        return (f"{self.config.name} ({self.config.hf_id}), tensor parallel {self.tp}, {what}, "
-                f"batch {self.batches[0]}..{self.batches[-1]}, {self.dtype}")  # fmt: skip
+        what = (
+            f"prefill of {self.context}-token prompts"
+            if self.phase == "prefill"
+            else f"decode against a {self.context}-token KV cache"
+        )
+        return (
+            f"{self.config.name} ({self.config.hf_id}), tensor parallel {self.tp}, {what}, "
+            f"batch {self.batches[0]}..{self.batches[-1]}, {self.dtype}"
+        )
 
 
 # Tensor parallel degrees that fit a 141 GB H200 at bf16 (70B: 35 GB of weights per rank).
-_TP = {"llama3_8b": 1, "llama3_70b": 4, "llama3_405b": 8, "qwen2_5_7b": 1, "qwen2_5_72b": 4,
-       "mistral_7b": 1, "mixtral_8x7b": 1}  # fmt: skip
+_TP = {
+    "llama3_8b": 1,
+    "llama3_70b": 4,
+    "llama3_405b": 8,
+    "qwen2_5_7b": 1,
+    "qwen2_5_72b": 4,
+    "mistral_7b": 1,
+    "mixtral_8x7b": 1,
+}
 WORKLOADS: tuple[Workload, ...] = tuple(
     w
     for model, tp in _TP.items()
@@ -108,8 +120,17 @@ def sweep_groups(w: Workload) -> list[tuple[str, dict]]:
     fixed = {k: v for k, v in attention[0].problem.items() if k != "batch"}
     if fixed.get("kv_layout") == "dense":
         fixed = {k: v for k, v in fixed.items() if k not in ("kv_layout", "page_size")}
-    groups.append(("attention", {"op": "attention", "providers": list(ATTENTION_PROVIDERS),
-                                 "product": {"batch": list(w.batches)}, "fixed": fixed}))  # fmt: skip
+    groups.append(
+        (
+            "attention",
+            {
+                "op": "attention",
+                "providers": list(ATTENTION_PROVIDERS),
+                "product": {"batch": list(w.batches)},
+                "fixed": fixed,
+            },
+        )
+    )
     return groups
 
 
@@ -128,8 +149,10 @@ def render(w: Workload, points: int) -> str:
         "# N or K divided by tp) and attention; once per step the LM head on one token per sequence.",
     ]
     if m.is_moe:
-        lines.append(f"# MoE: {m.experts} experts, top-{m.top_k}; expert GEMMs at the tokens each "
-                     "active expert sees under balanced routing.")  # fmt: skip
+        lines.append(
+            f"# MoE: {m.experts} experts, top-{m.top_k}; expert GEMMs at the tokens each "
+            "active expert sees under balanced routing."
+        )
     lines += [
         "sweep:",
         f"  name: {w.name}",
@@ -144,8 +167,10 @@ def render(w: Workload, points: int) -> str:
         lines.append(f"      providers: {_flow(g['providers'])}")
         for part in ("product", "fixed", "zip"):
             if part in g:
-                body = ", ".join(f"{k}: {_flow(v) if isinstance(v, list) else _scalar(v)}"
-                                 for k, v in g[part].items())  # fmt: skip
+                body = ", ".join(
+                    f"{k}: {_flow(v) if isinstance(v, list) else _scalar(v)}"
+                    for k, v in g[part].items()
+                )
                 lines.append(f"      {part}: {{{body}}}")
     return "\n".join(lines) + "\n"
 

@@ -84,11 +84,19 @@ def compile_flags(version: tuple[int, int, int]) -> list[str]:
     """CK's flags for the FMHA forward example at the pinned commit, for this HIP version
     (CK compares major * 1e8 + minor * 1e5 + patch against fixed thresholds)."""
     flat = version[0] * 100_000_000 + version[1] * 100_000 + version[2]
-    flags = ["-std=c++17", "-O3", "-DNDEBUG", "-Wno-undefined-func-template", "-Wno-float-equal",
-             # FMHA_FWD_FAST_EXP2 (CK's default): exp2-based softmax, denormals flushed
-             "-DCK_TILE_FMHA_FWD_FAST_EXP2=1", "-fgpu-flush-denormals-to-zero",
-             # the example is built without the split-KV and append-KV APIs
-             "-DCK_TILE_FMHA_FWD_SPLITKV_API=0", "-DCK_TILE_FMHA_FWD_APPENDKV_API=0"]  # fmt: skip
+    flags = [
+        "-std=c++17",
+        "-O3",
+        "-DNDEBUG",
+        "-Wno-undefined-func-template",
+        "-Wno-float-equal",
+        # FMHA_FWD_FAST_EXP2 (CK's default): exp2-based softmax, denormals flushed
+        "-DCK_TILE_FMHA_FWD_FAST_EXP2=1",
+        "-fgpu-flush-denormals-to-zero",
+        # the example is built without the split-KV and append-KV APIs
+        "-DCK_TILE_FMHA_FWD_SPLITKV_API=0",
+        "-DCK_TILE_FMHA_FWD_APPENDKV_API=0",
+    ]
     if flat > 500723302:
         flags.append("-fno-offload-uniform-block")
     if flat > 500500000:
@@ -186,10 +194,16 @@ def plan(
     sources = [root / fmha_codegen.FMHA_EXAMPLE / "fmha_fwd.cpp", *blobs]
     objs = [out / "obj" / (s.stem + ".o") for s in sources]
     return {
-        "out": out, "gen": gen, "kernels": kernels, "hip_version": version,
-        "compiles": [compile_command(hipcc, s, o, arch, root, flags) for s, o in zip(sources, objs, strict=True)],
+        "out": out,
+        "gen": gen,
+        "kernels": kernels,
+        "hip_version": version,
+        "compiles": [
+            compile_command(hipcc, s, o, arch, root, flags)
+            for s, o in zip(sources, objs, strict=True)
+        ],
         "link": link_command(hipcc, objs, out / EXE_NAME, arch),
-    }  # fmt: skip
+    }
 
 
 def build(
@@ -206,11 +220,15 @@ def build(
         list(pool.map(lambda c: _run(c, f"compile {Path(c[-3]).name}"), p["compiles"]))
     _run(p["link"], "link")
     manifest = {
-        "ck_sha": CK_SHA, "codegen": _codegen_hash(), "config": config, "arch": arch,
-        "dtypes": list(dtypes), "hip_version": ".".join(map(str, p["hip_version"])),
+        "ck_sha": CK_SHA,
+        "codegen": _codegen_hash(),
+        "config": config,
+        "arch": arch,
+        "dtypes": list(dtypes),
+        "hip_version": ".".join(map(str, p["hip_version"])),
         "kernels": [fmha_codegen.kernel_traits(k) for k in p["kernels"]],
         "link": p["link"],
-    }  # fmt: skip
+    }
     (p["out"] / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return exe
 

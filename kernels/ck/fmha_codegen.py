@@ -48,8 +48,19 @@ DEFAULT_PIPELINE = "qr_async"
 REGISTER_TRICK_PIPELINE = "qr"
 RECEIPT = 0  # CK's default instance set (what CMake builds for the example)
 MASK_IMPL = "simplified"
-PIPELINE_FIELDS = ("tag", "F_vlayout", "F_spad", "F_skpad", "F_dpad", "F_dvpad", "F_bias",
-                   "F_lse", "F_dropout", "F_squant", "F_mask")  # fmt: skip
+PIPELINE_FIELDS = (
+    "tag",
+    "F_vlayout",
+    "F_spad",
+    "F_skpad",
+    "F_dpad",
+    "F_dvpad",
+    "F_bias",
+    "F_lse",
+    "F_dropout",
+    "F_squant",
+    "F_mask",
+)
 
 
 class CodegenError(RuntimeError):
@@ -168,8 +179,13 @@ def record_interface(gen: ModuleType, sel: Selection = Selection()) -> str:
         if tile not in tiles:
             tiles.append(tile)
         p = k.F_pipeline
-        row = [int(k.F_hdim), k.F_dtype, k.F_mode, tiles.index(tile),
-               [getattr(p, f) for f in PIPELINE_FIELDS]]  # fmt: skip
+        row = [
+            int(k.F_hdim),
+            k.F_dtype,
+            k.F_mode,
+            tiles.index(tile),
+            [getattr(p, f) for f in PIPELINE_FIELDS],
+        ]
         rows.append(json.dumps(row, separators=(",", ":")))
     compact = lambda v: json.dumps(v, separators=(",", ":"))
     fields = [f.name for f in dataclasses.fields(kernels[0].F_tile)]

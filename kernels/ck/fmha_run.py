@@ -89,8 +89,11 @@ class CkResult:
         """Why the header does not describe the problem `args` asked for, or None."""
         want = dict(a[1:].split("=", 1) for a in args)
         keys = {"b": "b", "h": "h", "h_k": "h_k", "s": "s", "s_k": "s_k", "d": "d", "prec": "prec"}
-        bad = [f"{k}={self.header.get(h)} (asked {want[k]})" for k, h in keys.items()
-               if k in want and self.header.get(h) != want[k]]  # fmt: skip
+        bad = [
+            f"{k}={self.header.get(h)} (asked {want[k]})"
+            for k, h in keys.items()
+            if k in want and self.header.get(h) != want[k]
+        ]
         mask = self.header.get("mask", "")
         if "mask" in want and mask[:1] != {"0": "n"}.get(want["mask"], want["mask"][:1]):
             bad.append(f"mask={mask} (asked {want['mask']})")
@@ -105,9 +108,14 @@ _HEADER = re.compile(
 )
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|inf|nan)"
 _RESULT = re.compile(
-    r",\s*(?:(?P<kernel>fmha_\w+)\s*,\s*)?(?P<ms>" + _NUM + r")\s*ms,\s*(?P<tflops>" + _NUM
-    + r")\s*TFlops,\s*(?P<gbps>" + _NUM + r")\s*GB/s(?:,\s*valid:(?P<valid>[yn]))?"
-)  # fmt: skip
+    r",\s*(?:(?P<kernel>fmha_\w+)\s*,\s*)?(?P<ms>"
+    + _NUM
+    + r")\s*ms,\s*(?P<tflops>"
+    + _NUM
+    + r")\s*TFlops,\s*(?P<gbps>"
+    + _NUM
+    + r")\s*GB/s(?:,\s*valid:(?P<valid>[yn]))?"
+)
 
 
 def parse_output(text: str) -> CkResult:

@@ -160,8 +160,14 @@ def tune(
     if (found := tune_cache.load(stored, candidates)) is not None:
         config, options = candidates[found.index]
         rec = found.record
-        result = TuneResult(config, options, dict(rec.get("timings_ms", {})),
-                            dict(rec.get("rejected", {})), "cache", stored.digest)  # fmt: skip
+        result = TuneResult(
+            config,
+            options,
+            dict(rec.get("timings_ms", {})),
+            dict(rec.get("rejected", {})),
+            "cache",
+            stored.digest,
+        )
         _CACHE[key] = result
         return result
     expected = reference()

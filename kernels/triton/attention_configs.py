@@ -49,8 +49,14 @@ def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
     # spill under the cap; Triton 3.6's tl.range(warp_specialize=True) leaves this loop as it is.)
     two_per_sm = dict(maxnreg=128)
     if head_dim <= 64:
-        return [_cfg(128, 128, 8, 3), _cfg(128, 64, 8, 4), _cfg(128, 128, 4, 3), _cfg(64, 64, 4, 4),
-                _cfg(128, 128, 8, 1), _cfg(128, 64, 8, 3, **two_per_sm)]  # fmt: skip
+        return [
+            _cfg(128, 128, 8, 3),
+            _cfg(128, 64, 8, 4),
+            _cfg(128, 128, 4, 3),
+            _cfg(64, 64, 4, 4),
+            _cfg(128, 128, 8, 1),
+            _cfg(128, 64, 8, 3, **two_per_sm),
+        ]
     if head_dim <= 128:
         return [
             _cfg(128, 128, 8, 2),

@@ -139,14 +139,41 @@ def prepare_decode(
     def build(cfg: dict) -> Callable[[], object]:
         splits = cfg["num_splits"]
         split_kernel = _decode_split_kernel[(programs, splits)]
-        split_args = (q, k_cache, v_cache, out, o_part, lse_part, cache_seqlens, block_table,
-                      h_q, h_kv, group, seq_q, splits, sm_scale, *q.stride()[:3], *k_strides,
-                      *v_strides, *out.stride()[:3], bt_stride)  # fmt: skip
-        split_meta = dict(HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
-                          M_BLOCKS=m_blocks, SPLIT=splits > 1, PAGED=paged,
-                          PAGE_SIZE=page_size or 1, CAUSAL=causal, UPCAST=interpreting(),
-                          num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-                          **cfg["options"])  # fmt: skip
+        split_args = (
+            q,
+            k_cache,
+            v_cache,
+            out,
+            o_part,
+            lse_part,
+            cache_seqlens,
+            block_table,
+            h_q,
+            h_kv,
+            group,
+            seq_q,
+            splits,
+            sm_scale,
+            *q.stride()[:3],
+            *k_strides,
+            *v_strides,
+            *out.stride()[:3],
+            bt_stride,
+        )
+        split_meta = dict(
+            HEAD_DIM=head_dim,
+            BLOCK_M=cfg["BLOCK_M"],
+            BLOCK_N=cfg["BLOCK_N"],
+            M_BLOCKS=m_blocks,
+            SPLIT=splits > 1,
+            PAGED=paged,
+            PAGE_SIZE=page_size or 1,
+            CAUSAL=causal,
+            UPCAST=interpreting(),
+            num_warps=cfg["num_warps"],
+            num_stages=cfg["num_stages"],
+            **cfg["options"],
+        )
         if splits == 1:
             return lambda: split_kernel(*split_args, **split_meta)
         reduce_kernel = _decode_reduce_kernel[(batch * h_q * seq_q,)]
@@ -161,8 +188,21 @@ def prepare_decode(
 
     # Tune the tile shape at the first split candidate, then the split count at that shape.
     tune_on = tune and target[0] != "interpret"
-    key = ("attn_decode", batch, h_q, h_kv, seq_q, head_dim, q.dtype, causal, rung,
-           page_size, next_pow2(max_kv), num_splits, device_key(q.device))  # fmt: skip
+    key = (
+        "attn_decode",
+        batch,
+        h_q,
+        h_kv,
+        seq_q,
+        head_dim,
+        q.dtype,
+        causal,
+        rung,
+        page_size,
+        next_pow2(max_kv),
+        num_splits,
+        device_key(q.device),
+    )
     first = [dict(c, num_splits=splits_for(c["BLOCK_N"])[0]) for c in cands]
     dev = device_key(q.device)
 
@@ -174,29 +214,50 @@ def prepare_decode(
     split_cands = [dict(cfg, num_splits=s) for s in splits_for(cfg["BLOCK_N"])]
     cfg, split_info = tune_stage(key + ("splits", cfg["BLOCK_N"]), split_cands)
     # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
-    source = "variant" if rung == "no-split" else "user" if num_splits is not None else (
-        "tuned" if split_info["tuned"] else "heuristic")  # fmt: skip
+    source = (
+        "variant"
+        if rung == "no-split"
+        else "user"
+        if num_splits is not None
+        else ("tuned" if split_info["tuned"] else "heuristic")
+    )
     page_path = None
     if paged:
         page_path = "page-per-tile" if page_size % cfg["BLOCK_N"] == 0 else "per-row-gather"
     # "variant": the rung's stored key in provider_config (committed rows carry it)
     config: dict[str, Any] = dict(
-        kernel="attn_decode", variant=rung, causal=causal, head_dim=head_dim,
-        dtype=str(q.dtype).removeprefix("torch."), group=group, seq_q=seq_q,
-        BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], M_BLOCKS=m_blocks,
-        num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], options=dict(cfg["options"]),
-        num_splits=cfg["num_splits"], num_splits_source=source,
+        kernel="attn_decode",
+        variant=rung,
+        causal=causal,
+        head_dim=head_dim,
+        dtype=str(q.dtype).removeprefix("torch."),
+        group=group,
+        seq_q=seq_q,
+        BLOCK_M=cfg["BLOCK_M"],
+        BLOCK_N=cfg["BLOCK_N"],
+        M_BLOCKS=m_blocks,
+        num_warps=cfg["num_warps"],
+        num_stages=cfg["num_stages"],
+        options=dict(cfg["options"]),
+        num_splits=cfg["num_splits"],
+        num_splits_source=source,
         split_candidates=[c["num_splits"] for c in split_cands],
-        programs=programs * cfg["num_splits"], num_sms=sms, max_kv_len=max_kv, paged=paged,
-        page_size=page_size, page_path=page_path, tma=False,
+        programs=programs * cfg["num_splits"],
+        num_sms=sms,
+        max_kv_len=max_kv,
+        paged=paged,
+        page_size=page_size,
+        page_path=page_path,
+        tma=False,
         tma_reason="decode has no TMA path: the no-tma rung equals full",
-        sm_scale=sm_scale, target=f"{target[0]}:{target[1]}",
+        sm_scale=sm_scale,
+        target=f"{target[0]}:{target[1]}",
         tuned=bool(info["tuned"] or split_info["tuned"]),
         tune_candidates=info["tune_candidates"] + split_info["tune_candidates"],
         tune_ms=split_info.get("tune_ms", info.get("tune_ms")),
         tune_source=combined_source(info, split_info),
         tune_key=",".join(i["tune_key"] for i in (info, split_info) if i.get("tune_key")),
-    )  # fmt: skip
+    )
     return AttentionLaunch(out, None, config, [build(cfg)])
 
 
@@ -223,11 +284,26 @@ def aot_specs(
     block_m = min(MAX_BLOCK_M, max(16, next_pow2(group * seq_q)))
     cfg = config or decode_configs(target, head_dim, dtype.itemsize, "full", block_m, None)[0]
     opts = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], **cfg.get("options", {}))
-    types = dict(Q=f"*{ty}", K=f"*{ty}", V=f"*{ty}", Out=f"*{ty}", O_part="*fp32",
-                 Lse_part="*fp32", Seqlens="*i32", Block_table="*i32", sm_scale="fp32")  # fmt: skip
-    base = dict(HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=cfg["BLOCK_N"],
-                M_BLOCKS=triton.cdiv(group * seq_q, block_m), SPLIT=True, CAUSAL=True,
-                UPCAST=False)  # fmt: skip
+    types = dict(
+        Q=f"*{ty}",
+        K=f"*{ty}",
+        V=f"*{ty}",
+        Out=f"*{ty}",
+        O_part="*fp32",
+        Lse_part="*fp32",
+        Seqlens="*i32",
+        Block_table="*i32",
+        sm_scale="fp32",
+    )
+    base = dict(
+        HEAD_DIM=head_dim,
+        BLOCK_M=block_m,
+        BLOCK_N=cfg["BLOCK_N"],
+        M_BLOCKS=triton.cdiv(group * seq_q, block_m),
+        SPLIT=True,
+        CAUSAL=True,
+        UPCAST=False,
+    )
     dense = dict(base, PAGED=False, PAGE_SIZE=1, Block_table=None)
     paged = dict(base, PAGED=True, PAGE_SIZE=page_size)
     reduce = dict(HEAD_DIM=head_dim, SPLITS_POW2=8)

@@ -300,34 +300,88 @@ def prepare_attention(
         descs = (None,) * 4
         if use_tma:
             bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
-            descs = (_descriptor(q, rows["q"], bm), _descriptor(k, rows["k"], bn),
-                     _descriptor(v, rows["v"], bn), _descriptor(out, rows["o"], bm))  # fmt: skip
+            descs = (
+                _descriptor(q, rows["q"], bm),
+                _descriptor(k, rows["k"], bn),
+                _descriptor(v, rows["v"], bn),
+                _descriptor(out, rows["o"], bm),
+            )
         grid = (batch * h_q, triton.cdiv(seq_q, cfg["BLOCK_M"]))
         kernel = _attn_fwd_kernel[grid]
-        args = (q, k, v, out, lse, *descs, h_q, h_q // h_kv, seq_q, seq_kv, sm_scale,
-                *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3])  # fmt: skip
-        meta = dict(HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
-                    CAUSAL=causal, USE_TMA=use_tma, Q_RELOAD=rung == "q-reload",
-                    STORE_LSE=return_lse, UPCAST=interpreting(), V_TAIL_TMA=_tight(v),
-                    num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-                    **cfg["options"])  # fmt: skip
+        args = (
+            q,
+            k,
+            v,
+            out,
+            lse,
+            *descs,
+            h_q,
+            h_q // h_kv,
+            seq_q,
+            seq_kv,
+            sm_scale,
+            *q.stride()[:3],
+            *k.stride()[:3],
+            *v.stride()[:3],
+            *out.stride()[:3],
+        )
+        meta = dict(
+            HEAD_DIM=head_dim,
+            BLOCK_M=cfg["BLOCK_M"],
+            BLOCK_N=cfg["BLOCK_N"],
+            CAUSAL=causal,
+            USE_TMA=use_tma,
+            Q_RELOAD=rung == "q-reload",
+            STORE_LSE=return_lse,
+            UPCAST=interpreting(),
+            V_TAIL_TMA=_tight(v),
+            num_warps=cfg["num_warps"],
+            num_stages=cfg["num_stages"],
+            **cfg["options"],
+        )
         return lambda: kernel(*args, **meta)
 
     cands = prefill_configs(target, head_dim, q.element_size(), rung, seq_q)
-    key = ("attn_prefill", batch, h_q, h_kv, seq_q, seq_kv, head_dim, q.dtype, causal,
-           rung, return_lse, use_tma, device_key(q.device))  # fmt: skip
+    key = (
+        "attn_prefill",
+        batch,
+        h_q,
+        h_kv,
+        seq_q,
+        seq_kv,
+        head_dim,
+        q.dtype,
+        causal,
+        rung,
+        return_lse,
+        use_tma,
+        device_key(q.device),
+    )
     tune_on = tune and target[0] != "interpret"
     stored = stored_key(key, cands, device_key(q.device)) if tune_on else None
     cfg, info = tune_configs(key, cands, build, tune_on, out, stored)
     # "variant": the rung's stored key in provider_config (committed rows carry it)
     config: dict[str, Any] = dict(
-        kernel="attn_prefill", variant=rung, causal=causal, head_dim=head_dim,
-        dtype=str(q.dtype).removeprefix("torch."), group=h_q // h_kv,
-        BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"], num_warps=cfg["num_warps"],
-        num_stages=cfg["num_stages"], options=dict(cfg["options"]), tma=use_tma,
-        tma_reason=tma_reason, v_tail_tma=use_tma and _tight(v), q_reload=rung == "q-reload",
-        return_lse=return_lse, sm_scale=sm_scale, target=f"{target[0]}:{target[1]}", **info,
-    )  # fmt: skip
+        kernel="attn_prefill",
+        variant=rung,
+        causal=causal,
+        head_dim=head_dim,
+        dtype=str(q.dtype).removeprefix("torch."),
+        group=h_q // h_kv,
+        BLOCK_M=cfg["BLOCK_M"],
+        BLOCK_N=cfg["BLOCK_N"],
+        num_warps=cfg["num_warps"],
+        num_stages=cfg["num_stages"],
+        options=dict(cfg["options"]),
+        tma=use_tma,
+        tma_reason=tma_reason,
+        v_tail_tma=use_tma and _tight(v),
+        q_reload=rung == "q-reload",
+        return_lse=return_lse,
+        sm_scale=sm_scale,
+        target=f"{target[0]}:{target[1]}",
+        **info,
+    )
     return AttentionLaunch(out, lse, config, [build(cfg)])
 
 
@@ -355,21 +409,33 @@ def aot_specs(
         cfg = config or prefill_configs(target, head_dim, dtype.itemsize, rung, 4096)[0]
         use_tma = backend == "cuda" and rung != "no-tma"
         for is_causal in causal:
-            types = dict(Q=f"*{ty}", K=f"*{ty}", V=f"*{ty}", Out=f"*{ty}", Lse="*fp32",
-                         sm_scale="fp32")  # fmt: skip
+            types = dict(
+                Q=f"*{ty}", K=f"*{ty}", V=f"*{ty}", Out=f"*{ty}", Lse="*fp32", sm_scale="fp32"
+            )
             constexprs: dict[str, Any] = dict(
-                HEAD_DIM=head_dim, BLOCK_M=cfg["BLOCK_M"], BLOCK_N=cfg["BLOCK_N"],
-                CAUSAL=is_causal, USE_TMA=use_tma, Q_RELOAD=rung == "q-reload",
-                STORE_LSE=True, UPCAST=False, V_TAIL_TMA=True,
-            )  # fmt: skip
-            for arg, block in (("desc_q", "BLOCK_M"), ("desc_k", "BLOCK_N"),
-                               ("desc_v", "BLOCK_N"), ("desc_o", "BLOCK_M")):  # fmt: skip
+                HEAD_DIM=head_dim,
+                BLOCK_M=cfg["BLOCK_M"],
+                BLOCK_N=cfg["BLOCK_N"],
+                CAUSAL=is_causal,
+                USE_TMA=use_tma,
+                Q_RELOAD=rung == "q-reload",
+                STORE_LSE=True,
+                UPCAST=False,
+                V_TAIL_TMA=True,
+            )
+            for arg, block in (
+                ("desc_q", "BLOCK_M"),
+                ("desc_k", "BLOCK_N"),
+                ("desc_v", "BLOCK_N"),
+                ("desc_o", "BLOCK_M"),
+            ):
                 if use_tma:
                     types[arg] = f"tensordesc<{ty}[{cfg[block]},{head_dim}]>"
                 else:
                     constexprs[arg] = None
-            options = dict(num_warps=cfg["num_warps"], num_stages=cfg["num_stages"],
-                           **cfg.get("options", {}))  # fmt: skip
+            options = dict(
+                num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], **cfg.get("options", {})
+            )
             name = f"attn_prefill_{rung}_{'causal' if is_causal else 'full'}_d{head_dim}"
             specs.append(aot_spec(name, _attn_fwd_kernel, types, constexprs, options))
     return specs

@@ -59,9 +59,14 @@ def tune(
         hit = _TUNE_CACHE[key]
         return dict(hit["config"]), dict(hit["info"], tune_cache_hit=True)
     if (found := tune_cache.load(stored, candidates)) is not None:
-        info = dict(tuned=True, tune_candidates=found.candidates_tried, tune_ms=found.tuned_ms,
-                    tune_failed=list(found.record.get("tune_failed", [])), tune_source="cache",
-                    tune_key=stored.digest)  # fmt: skip
+        info = dict(
+            tuned=True,
+            tune_candidates=found.candidates_tried,
+            tune_ms=found.tuned_ms,
+            tune_failed=list(found.record.get("tune_failed", [])),
+            tune_source="cache",
+            tune_key=stored.digest,
+        )
         _TUNE_CACHE[key] = dict(config=dict(candidates[found.index]), info=info)
         return dict(candidates[found.index]), dict(info, tune_cache_hit=True)
 
@@ -87,8 +92,14 @@ def tune(
             best_ms, best = ms, i
     if best is None:
         raise RuntimeError(f"no attention config compiled and ran: {failed}")
-    info = dict(tuned=True, tune_candidates=len(candidates), tune_ms=best_ms, tune_failed=failed,
-                tune_source="tuned", tune_key=stored.digest if stored is not None else "")  # fmt: skip
+    info = dict(
+        tuned=True,
+        tune_candidates=len(candidates),
+        tune_ms=best_ms,
+        tune_failed=failed,
+        tune_source="tuned",
+        tune_key=stored.digest if stored is not None else "",
+    )
     _TUNE_CACHE[key] = dict(config=dict(candidates[best]), info=info)
     tune_cache.save(stored, candidates, best, best_ms, dict(tune_failed=failed))
     return dict(candidates[best]), dict(info, tune_cache_hit=False)

@@ -145,6 +145,7 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
             raise ValueError(f"split workspace of {slots}x{parts} tiles overflows 32-bit offsets")
         ws = torch.empty(slots * parts * bm * bn, device=a.device, dtype=torch.float32)
         counters = torch.zeros(slots, device=a.device, dtype=torch.int32)
+    # Kept unformatted: the launch arguments one role per line (pointers, sizes, strides).
     # fmt: off
     args = (
         a_arg, b_arg, c_arg, p.a_scale, p.b_scale, ws, counters,

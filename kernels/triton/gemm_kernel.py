@@ -20,6 +20,8 @@ import triton
 import triton.language as tl
 
 
+# Kept unformatted: kernel arguments grouped by role on lines under comment headers (the Triton
+# tutorials' layout); the formatter would put one argument per line and drop the grouping.
 # fmt: off
 @triton.jit
 def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):

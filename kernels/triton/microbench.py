@@ -193,8 +193,13 @@ def _stream_geometry(t: torch.Tensor, stream_elems: int, programs: int) -> dict:
     if stream_elems % block:
         raise ValueError(f"stream: {stream_elems} elements is not a multiple of BLOCK {block}")
     stream_blocks = stream_elems // block
-    return dict(BLOCK=block, WRAP=wrap, n_blocks=max(1, n // block), stream_blocks=stream_blocks,
-                grid=max(1, min(programs, stream_blocks)))  # fmt: skip
+    return dict(
+        BLOCK=block,
+        WRAP=wrap,
+        n_blocks=max(1, n // block),
+        stream_blocks=stream_blocks,
+        grid=max(1, min(programs, stream_blocks)),
+    )
 
 
 def _read_grid(n_blocks: int, passes: int, programs: int) -> int:
@@ -207,8 +212,13 @@ def _read_grid(n_blocks: int, passes: int, programs: int) -> int:
 
 
 def _config(kernel: str, g: dict) -> dict:
-    return {"kernel": kernel, "BLOCK": g["BLOCK"], "WRAP": g["WRAP"], "programs": g["grid"],
-            "num_warps": STREAM_WARPS}  # fmt: skip
+    return {
+        "kernel": kernel,
+        "BLOCK": g["BLOCK"],
+        "WRAP": g["WRAP"],
+        "programs": g["grid"],
+        "num_warps": STREAM_WARPS,
+    }
 
 
 def stream_read(x: torch.Tensor, stream_elems: int, programs: int) -> Launch:
@@ -221,9 +231,15 @@ def stream_read(x: torch.Tensor, stream_elems: int, programs: int) -> Launch:
     partial = torch.empty(g["grid"], dtype=torch.float32, device=x.device)
 
     def run() -> torch.Tensor:
-        _stream_read_kernel[(g["grid"],)](x, partial, g["n_blocks"], g["stream_blocks"],
-                                          BLOCK=g["BLOCK"], WRAP=g["WRAP"],
-                                          num_warps=STREAM_WARPS)  # fmt: skip
+        _stream_read_kernel[(g["grid"],)](
+            x,
+            partial,
+            g["n_blocks"],
+            g["stream_blocks"],
+            BLOCK=g["BLOCK"],
+            WRAP=g["WRAP"],
+            num_warps=STREAM_WARPS,
+        )
         return partial
 
     return Launch(run, _config("stream_read", g))
@@ -234,9 +250,15 @@ def stream_write(dst: torch.Tensor, value: float, stream_elems: int, programs: i
     g = _stream_geometry(dst, stream_elems, programs)
 
     def run() -> torch.Tensor:
-        _stream_write_kernel[(g["grid"],)](dst, value, g["n_blocks"], g["stream_blocks"],
-                                           BLOCK=g["BLOCK"], WRAP=g["WRAP"],
-                                           num_warps=STREAM_WARPS)  # fmt: skip
+        _stream_write_kernel[(g["grid"],)](
+            dst,
+            value,
+            g["n_blocks"],
+            g["stream_blocks"],
+            BLOCK=g["BLOCK"],
+            WRAP=g["WRAP"],
+            num_warps=STREAM_WARPS,
+        )
         return dst
 
     return Launch(run, _config("stream_write", g))
@@ -249,9 +271,15 @@ def stream_copy(src: torch.Tensor, dst: torch.Tensor, stream_elems: int, program
     g = _stream_geometry(src, stream_elems, programs)
 
     def run() -> torch.Tensor:
-        _stream_copy_kernel[(g["grid"],)](src, dst, g["n_blocks"], g["stream_blocks"],
-                                          BLOCK=g["BLOCK"], WRAP=g["WRAP"],
-                                          num_warps=STREAM_WARPS)  # fmt: skip
+        _stream_copy_kernel[(g["grid"],)](
+            src,
+            dst,
+            g["n_blocks"],
+            g["stream_blocks"],
+            BLOCK=g["BLOCK"],
+            WRAP=g["WRAP"],
+            num_warps=STREAM_WARPS,
+        )
         return dst
 
     return Launch(run, _config("stream_copy", g))
@@ -282,12 +310,21 @@ def fma_chains(x: torch.Tensor, a: float, b: float, iterations: int, unroll: int
     grid = x.numel() // FMA_BLOCK
 
     def run() -> torch.Tensor:
-        _fma_kernel[(grid,)](x, y, a, b, iterations // unroll, BLOCK=FMA_BLOCK, UNROLL=unroll,
-                             num_warps=FMA_WARPS)  # fmt: skip
+        _fma_kernel[(grid,)](
+            x, y, a, b, iterations // unroll, BLOCK=FMA_BLOCK, UNROLL=unroll, num_warps=FMA_WARPS
+        )
         return y
 
-    return Launch(run, {"kernel": "fma", "BLOCK": FMA_BLOCK, "UNROLL": unroll, "programs": grid,
-                        "num_warps": FMA_WARPS})  # fmt: skip
+    return Launch(
+        run,
+        {
+            "kernel": "fma",
+            "BLOCK": FMA_BLOCK,
+            "UNROLL": unroll,
+            "programs": grid,
+            "num_warps": FMA_WARPS,
+        },
+    )
 
 
 def aot_specs() -> list[dict]:
@@ -296,27 +333,67 @@ def aot_specs() -> list[dict]:
     ptr16 = [["tt.divisibility", 16]]
     specs = []
     for name, fn, sig in (
-        ("stream_read", _stream_read_kernel,
-         dict(x_ptr="*fp32", partial_ptr="*fp32", n_blocks="i32", stream_blocks="i32")),
-        ("stream_write", _stream_write_kernel,
-         dict(dst_ptr="*fp32", value="fp32", n_blocks="i32", stream_blocks="i32")),
-        ("stream_copy", _stream_copy_kernel,
-         dict(src_ptr="*fp32", dst_ptr="*fp32", n_blocks="i32", stream_blocks="i32")),
-    ):  # fmt: skip
+        (
+            "stream_read",
+            _stream_read_kernel,
+            dict(x_ptr="*fp32", partial_ptr="*fp32", n_blocks="i32", stream_blocks="i32"),
+        ),
+        (
+            "stream_write",
+            _stream_write_kernel,
+            dict(dst_ptr="*fp32", value="fp32", n_blocks="i32", stream_blocks="i32"),
+        ),
+        (
+            "stream_copy",
+            _stream_copy_kernel,
+            dict(src_ptr="*fp32", dst_ptr="*fp32", n_blocks="i32", stream_blocks="i32"),
+        ),
+    ):
         block = BLOCK_BYTES // 4
         attrs = {(i,): ptr16 for i, t in enumerate(sig.values()) if t.startswith("*")}
-        specs.append(dict(name=name, fn=fn,
-                          signature={**sig, "BLOCK": "constexpr", "WRAP": "constexpr"},
-                          constexprs={"BLOCK": block, "WRAP": 0}, attrs=attrs,
-                          options={"num_warps": STREAM_WARPS}))  # fmt: skip
-    specs.append(dict(name="chase", fn=_chase_kernel,
-                      signature=dict(chase_ptr="*i32", out_ptr="*i32", start="i32", hops="i32",
-                                     zero="i32", LANES="constexpr"),
-                      constexprs={"LANES": CHASE_LANES}, attrs={(0,): ptr16, (1,): ptr16, (4,): ptr16},
-                      options={"num_warps": 1}))  # fmt: skip
-    specs.append(dict(name="fma", fn=_fma_kernel,
-                      signature=dict(x_ptr="*fp32", y_ptr="*fp32", a="fp32", b="fp32", trips="i32",
-                                     BLOCK="constexpr", UNROLL="constexpr"),
-                      constexprs={"BLOCK": FMA_BLOCK, "UNROLL": 16}, attrs={(0,): ptr16, (1,): ptr16},
-                      options={"num_warps": FMA_WARPS}))  # fmt: skip
+        specs.append(
+            dict(
+                name=name,
+                fn=fn,
+                signature={**sig, "BLOCK": "constexpr", "WRAP": "constexpr"},
+                constexprs={"BLOCK": block, "WRAP": 0},
+                attrs=attrs,
+                options={"num_warps": STREAM_WARPS},
+            )
+        )
+    specs.append(
+        dict(
+            name="chase",
+            fn=_chase_kernel,
+            signature=dict(
+                chase_ptr="*i32",
+                out_ptr="*i32",
+                start="i32",
+                hops="i32",
+                zero="i32",
+                LANES="constexpr",
+            ),
+            constexprs={"LANES": CHASE_LANES},
+            attrs={(0,): ptr16, (1,): ptr16, (4,): ptr16},
+            options={"num_warps": 1},
+        )
+    )
+    specs.append(
+        dict(
+            name="fma",
+            fn=_fma_kernel,
+            signature=dict(
+                x_ptr="*fp32",
+                y_ptr="*fp32",
+                a="fp32",
+                b="fp32",
+                trips="i32",
+                BLOCK="constexpr",
+                UNROLL="constexpr",
+            ),
+            constexprs={"BLOCK": FMA_BLOCK, "UNROLL": 16},
+            attrs={(0,): ptr16, (1,): ptr16},
+            options={"num_warps": FMA_WARPS},
+        )
+    )
     return specs

@@ -39,13 +39,31 @@ def test_the_preset_plans_with_what_the_ranks_use():
 
 # Every protocol field a collective cannot honour, with the one line that refuses it.
 REFUSED = [
-    ("protocol.timer=xpu-events", "protocol.timer: 'xpu-events' does not apply to collectives on cpu; allowed: auto, host"),
-    ("protocol.l2=cold", "protocol.l2: 'cold' does not apply to collectives (timed back to back on the same buffers, no flush); allowed: hot"),
-    ("protocol.stream_hold=true", "protocol.stream_hold: true does not apply to collectives (their calls run on the communication library's stream; nothing holds it); allowed: false"),
-    ("protocol.l2_flush=write", "protocol.l2_flush: 'write' does not apply to collectives (L2 hot: nothing is flushed); allowed: read"),
-    ("protocol.l2_rotation_factor=4", "protocol.l2_rotation_factor: 4.0 does not apply to collectives (L2 hot: no input sets rotate); allowed: 2.0"),
-    ("protocol.max_rotation_sets=8", "protocol.max_rotation_sets: 8 does not apply to collectives (L2 hot: no input sets rotate); allowed: 512"),
-]  # fmt: skip
+    (
+        "protocol.timer=xpu-events",
+        "protocol.timer: 'xpu-events' does not apply to collectives on cpu; allowed: auto, host",
+    ),
+    (
+        "protocol.l2=cold",
+        "protocol.l2: 'cold' does not apply to collectives (timed back to back on the same buffers, no flush); allowed: hot",
+    ),
+    (
+        "protocol.stream_hold=true",
+        "protocol.stream_hold: true does not apply to collectives (their calls run on the communication library's stream; nothing holds it); allowed: false",
+    ),
+    (
+        "protocol.l2_flush=write",
+        "protocol.l2_flush: 'write' does not apply to collectives (L2 hot: nothing is flushed); allowed: read",
+    ),
+    (
+        "protocol.l2_rotation_factor=4",
+        "protocol.l2_rotation_factor: 4.0 does not apply to collectives (L2 hot: no input sets rotate); allowed: 2.0",
+    ),
+    (
+        "protocol.max_rotation_sets=8",
+        "protocol.max_rotation_sets: 8 does not apply to collectives (L2 hot: no input sets rotate); allowed: 512",
+    ),
+]
 
 
 @pytest.mark.parametrize("override, line", REFUSED, ids=[o for o, _ in REFUSED])

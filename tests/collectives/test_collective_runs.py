@@ -124,8 +124,15 @@ def test_a_rank_that_raises_dies_or_hangs_costs_one_point(tmp_path, faults):
 
 
 def test_gpu_providers_are_skipped_rows_on_cpu(tmp_path):
-    args = [*BASE[:1], "sweep=collectives", "device=cpu", "progress=false",
-            "providers=[nccl,rccl]", f"results_dir={tmp_path}", "run_id=skip"]  # fmt: skip
+    args = [
+        *BASE[:1],
+        "sweep=collectives",
+        "device=cpu",
+        "progress=false",
+        "providers=[nccl,rccl]",
+        f"results_dir={tmp_path}",
+        "run_id=skip",
+    ]
     with deadline(LIMIT_S):
         assert main(args) == 0
     df = store.read_rows(tmp_path / "skip")

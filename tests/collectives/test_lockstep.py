@@ -16,8 +16,9 @@ from harness.providers import Prepared, Provider, Unsupported
 from harness.providers.collectives import _launch
 
 CPU = get_device("cpu")
-QUICK = Protocol(l2="hot", stream_hold=False, min_samples=3, max_samples=20, max_time_s=0.2,
-                 warmup_ms=0)  # fmt: skip
+QUICK = Protocol(
+    l2="hot", stream_hold=False, min_samples=3, max_samples=20, max_time_s=0.2, warmup_ms=0
+)
 PROBLEM = CollectiveProblem("all_reduce", 4096, world_size=1)  # one rank: this process
 
 
@@ -26,8 +27,13 @@ def group():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
-                            world_size=1, timeout=timedelta(seconds=30))  # fmt: skip
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=0,
+        world_size=1,
+        timeout=timedelta(seconds=30),
+    )
     try:
         yield Lockstep(CPU)
     finally:

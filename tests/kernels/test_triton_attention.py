@@ -210,9 +210,15 @@ def test_decode_matches_reference(case: tuple) -> None:
                 k_cache[page, row] = float("nan")
                 v_cache[page, row] = float("nan")
     launch = prepare_decode(
-        q, k_cache, v_cache, cache_seqlens=lens, block_table=table, causal=causal,
-        rung=rung, num_splits=splits,
-    )  # fmt: skip
+        q,
+        k_cache,
+        v_cache,
+        cache_seqlens=lens,
+        block_table=table,
+        causal=causal,
+        rung=rung,
+        num_splits=splits,
+    )
     out = launch()
     ref, _ = reference(q, k, v, causal, 1.0 / math.sqrt(head_dim), kv_lens=lens.tolist())
     _assert_close(out, ref, dtype)

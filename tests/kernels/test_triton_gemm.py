@@ -342,9 +342,18 @@ def _owners(tiles: int, k_tiles: int, programs: int) -> dict[int, list[int]]:
 
 @pytest.mark.parametrize(
     "tiles,k_tiles,programs",
-    [(80, 128, 132), (96, 64, 132), (160, 128, 132), (896, 64, 132), (6, 5, 4), (1, 4, 4),
-     (2048, 128, 132), (7, 3, 264), (264, 64, 264)],
-)  # fmt: skip
+    [
+        (80, 128, 132),
+        (96, 64, 132),
+        (160, 128, 132),
+        (896, 64, 132),
+        (6, 5, 4),
+        (1, 4, 4),
+        (2048, 128, 132),
+        (7, 3, 264),
+        (264, 64, 264),
+    ],
+)
 def test_stream_k_plan_shares_work_evenly_and_counts_parts(tiles, k_tiles, programs):
     plan = stream_k_plan(tiles, k_tiles, programs)
     full, rest = divmod(tiles, programs)
@@ -360,9 +369,11 @@ def test_stream_k_plan_shares_work_evenly_and_counts_parts(tiles, k_tiles, progr
     assert sorted(owners) == list(range(plan.sk_tiles))  # every shared tile is covered
     assert plan.max_parts == max(len(o) for o in owners.values())
     assert plan.shared_tiles == sum(len(o) > 1 for o in owners.values())
-    shares = [(p + 1) * plan.sk_tiles * k_tiles // plan.num_programs
-              - p * plan.sk_tiles * k_tiles // plan.num_programs
-              for p in range(plan.num_programs)]  # fmt: skip
+    shares = [
+        (p + 1) * plan.sk_tiles * k_tiles // plan.num_programs
+        - p * plan.sk_tiles * k_tiles // plan.num_programs
+        for p in range(plan.num_programs)
+    ]
     assert max(shares) - min(shares) <= 1  # no SM waits on a tail
 
 
@@ -420,10 +431,12 @@ def test_stream_k_is_correct_deterministic_and_resets_counters(m, n, k, pps, tma
 def test_stream_k_with_fp8_scales_and_bf16_row_major_b():
     for dtype in (FP8, torch.bfloat16):
         a, b, scales = _operands(40, 64, 80, dtype, b_col=False)
-        p = check_operands(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32",
-                          kernel_target(None))  # fmt: skip
-        launch = build_launch(p, GemmConfig(16, 32, 16 if dtype != FP8 else 32, stream_k=True),
-                              kernel_target(None))  # fmt: skip
+        p = check_operands(
+            a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32", kernel_target(None)
+        )
+        launch = build_launch(
+            p, GemmConfig(16, 32, 16 if dtype != FP8 else 32, stream_k=True), kernel_target(None)
+        )
         assert _rel_err(_run(launch), _reference(a, b, scales)) < TOL[dtype]
 
 
@@ -559,8 +572,9 @@ def test_transpose_b_copies_b_each_call_and_leaves_it_alone(split):
     before = b.clone()
     p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
     extra = {"none": {}, "split-k": {"split_k": 2}, "stream-k": {"stream_k": True}}[split]
-    launch = build_launch(p, GemmConfig(16, 32, 16, transpose_b=True, group_m=2, **extra),
-                          kernel_target(None))  # fmt: skip
+    launch = build_launch(
+        p, GemmConfig(16, 32, 16, transpose_b=True, group_m=2, **extra), kernel_target(None)
+    )
     assert launch.config["b_layout"] == "row, copied K-major per call"
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL["tf32"]
     b.mul_(-1)  # a new B: the next call copies it again

@@ -225,8 +225,12 @@ def test_gemm_tunes_once_then_a_fresh_process_reads_the_entry(cache, monkeypatch
     assert (first["block_m"], first["split_k"]) == (16, 2)  # the fake timer's fastest
     assert (cache / "triton-gemm" / f"{first['tune_key']}.json").is_file()
     # The next run's child process: nothing in memory, the decision on disk, no timing.
-    env = dict(os.environ, HARNESS_TUNE_CACHE=str(cache), TRITON_INTERPRET="1",
-               PYTHONWARNINGS="ignore::DeprecationWarning")  # fmt: skip
+    env = dict(
+        os.environ,
+        HARNESS_TUNE_CACHE=str(cache),
+        TRITON_INTERPRET="1",
+        PYTHONWARNINGS="ignore::DeprecationWarning",
+    )
     out = subprocess.run(
         [sys.executable, str(HERE / "tune_fake_gpu.py")],
         env=env,
@@ -291,8 +295,9 @@ def _fake_attention_gpu(monkeypatch, module, configs_name: str, cands: list[dict
         return 1.0 / fn.cfg["BLOCK_N"] + fn.cfg.get("num_splits", 1) * 1e-3
 
     def configs(*args, **kwargs) -> list[dict]:
-        return [dict(c, BLOCK_M=args[4]) if configs_name == "decode_configs" else dict(c)
-                for c in cands]  # fmt: skip
+        return [
+            dict(c, BLOCK_M=args[4]) if configs_name == "decode_configs" else dict(c) for c in cands
+        ]
 
     monkeypatch.setattr(module, "target_of", lambda device: ("cuda", 90))
     monkeypatch.setattr(module, configs_name, configs)
@@ -392,8 +397,12 @@ def test_cutlass_choice_is_cached_on_disk(monkeypatch, cache):
     expected = a.float() @ b.float()
 
     first = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 0))
-    assert (first.source, first.options, timed, len(built)) == ("tuned", RunOptions("split-k", 2),
-                                                                [1, 2, 3], 1)  # fmt: skip
+    assert (first.source, first.options, timed, len(built)) == (
+        "tuned",
+        RunOptions("split-k", 2),
+        [1, 2, 3],
+        1,
+    )
     assert (cache / "cutlass-gemm" / f"{first.cache_key}.json").is_file()
     cutlass_tune.clear_cache()
     second = cutlass_tune.tune(a, b, cands, lambda: pytest.fail("no reference"), ("k", 1))

@@ -54,8 +54,14 @@ def operands(m: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
 
 def summary(launch: gemm.MatmulLaunch, timed: list[str]) -> dict[str, Any]:
     c = launch.config
-    return dict(timed=len(timed), tune_source=c["tune_source"], tune_key=c["tune_key"],
-                block_m=c["block_m"], split_k=c["split_k"], tuned_ms=c.get("tuned_ms"))  # fmt: skip
+    return dict(
+        timed=len(timed),
+        tune_source=c["tune_source"],
+        tune_key=c["tune_key"],
+        block_m=c["block_m"],
+        split_k=c["split_k"],
+        tuned_ms=c.get("tuned_ms"),
+    )
 
 
 if __name__ == "__main__":

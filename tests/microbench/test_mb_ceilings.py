@@ -24,8 +24,13 @@ from harness.report.levels import level_of
 from harness.report.published import LUO_2024
 from harness.sweep import expand
 
-H200 = {"device_name": "NVIDIA H200", "device_type": "cuda", "device_l2_bytes": 60 << 20,
-        "device_sm_count": 132, "device_uuid": "GPU-x"}  # fmt: skip
+H200 = {
+    "device_name": "NVIDIA H200",
+    "device_type": "cuda",
+    "device_l2_bytes": 60 << 20,
+    "device_sm_count": 132,
+    "device_uuid": "GPU-x",
+}
 GIB = 1 << 30
 
 
@@ -37,13 +42,30 @@ def row(**kw) -> dict:
 
 
 def mem(metric, ws, traffic, gbps, status="ok", provider="triton-stream"):
-    return row(op="memory", metric=metric, working_set_bytes=ws, traffic_bytes=traffic,
-               gbps=gbps, status=status, provider=provider, problem=f"{metric} {ws}")  # fmt: skip
+    return row(
+        op="memory",
+        metric=metric,
+        working_set_bytes=ws,
+        traffic_bytes=traffic,
+        gbps=gbps,
+        status=status,
+        provider=provider,
+        problem=f"{metric} {ws}",
+    )
 
 
 def gemm(dtype, tflops, status="ok", provider="cublas", m=8192, intensity=2730.0):
-    return row(op="gemm", dtype=dtype, m=m, tflops=tflops, status=status, provider=provider,
-               flops=1.0, intensity_flop_per_byte=intensity, problem=f"gemm {m} {dtype}")  # fmt: skip
+    return row(
+        op="gemm",
+        dtype=dtype,
+        m=m,
+        tflops=tflops,
+        status=status,
+        provider=provider,
+        flops=1.0,
+        intensity_flop_per_byte=intensity,
+        problem=f"gemm {m} {dtype}",
+    )
 
 
 SYNTHETIC = pd.DataFrame(
@@ -180,8 +202,18 @@ def test_levels_and_tables():
     text = ceilings_table(pd.DataFrame(ceiling_rows(SYNTHETIC, "r")))
     assert "H200 SXM" in text and "4800" in text and "91.7%" in text  # 4400 / 4800 GB/s
     assert "8 MiB" not in bandwidth_table(SYNTHETIC) and "8MiB" in bandwidth_table(SYNTHETIC)
-    lat = pd.DataFrame([row(op="latency", working_set_bytes=16384, stride_bytes=128,
-                            latency_ns=20.5, latency_cycles=40.6, sm_clock_mhz=1980.0)])  # fmt: skip
+    lat = pd.DataFrame(
+        [
+            row(
+                op="latency",
+                working_set_bytes=16384,
+                stride_bytes=128,
+                latency_ns=20.5,
+                latency_cycles=40.6,
+                sm_clock_mhz=1980.0,
+            )
+        ]
+    )
     text = latency_table(lat)
     assert (
         "40.6" in text and str(LUO_2024.cycles["H800 PCIe"]["l1"]) in text and "2402.13499" in text

@@ -34,10 +34,13 @@ def test_l2_reread_beats_hbm():
 
 
 def test_chase_latency_orders_l1_l2_hbm():
-    hot = Protocol(l2="hot", min_samples=3, max_samples=10, max_time_s=1.0, min_time_s=0.1,
-                   warmup_ms=50)  # fmt: skip
-    ns = [measure(LatencyProblem(ws, 128, hops), "triton-chase", hot)[0]["latency_ns"]
-          for ws, hops in ((16 << 10, 1 << 18), (4 << 20, 1 << 18), (1 << 30, 1 << 16))]  # fmt: skip
+    hot = Protocol(
+        l2="hot", min_samples=3, max_samples=10, max_time_s=1.0, min_time_s=0.1, warmup_ms=50
+    )
+    ns = [
+        measure(LatencyProblem(ws, 128, hops), "triton-chase", hot)[0]["latency_ns"]
+        for ws, hops in ((16 << 10, 1 << 18), (4 << 20, 1 << 18), (1 << 30, 1 << 16))
+    ]
     assert 5 < ns[0] < ns[1] < ns[2] < 5000, ns
 
 

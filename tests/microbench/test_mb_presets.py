@@ -9,8 +9,9 @@ from harness.providers import load_all
 from harness.providers.own_triton import ATTENTION_RUNGS, GEMM_RUNGS, _provider_name
 from harness.sweep import expand
 
-H200 = DeviceInfo("cuda", 0, "nvidia", "NVIDIA H200", None, "sm_90", (9, 0), 132, 60 << 20,
-                  141 << 30, None, None)  # fmt: skip
+H200 = DeviceInfo(
+    "cuda", 0, "nvidia", "NVIDIA H200", None, "sm_90", (9, 0), 132, 60 << 20, 141 << 30, None, None
+)
 
 
 def points(name):

@@ -78,23 +78,48 @@ def install_flashinfer(monkeypatch) -> types.ModuleType:
     class BatchDecodeWithPagedKVCacheWrapper(_Wrapper):
         resolved_backend = "fa2"
 
-        def plan(self, indptr, indices, last, num_qo_heads, num_kv_heads, head_dim, page_size,
-                 **kw):  # fmt: skip
+        def plan(
+            self, indptr, indices, last, num_qo_heads, num_kv_heads, head_dim, page_size, **kw
+        ):
             _int32(indptr=indptr, indices=indices, last_page_len=last)
-            self.planned = dict(indptr=indptr, indices=indices, last=last, page_size=page_size,
-                                num_kv_heads=num_kv_heads, head_dim=head_dim)  # fmt: skip
+            self.planned = dict(
+                indptr=indptr,
+                indices=indices,
+                last=last,
+                page_size=page_size,
+                num_kv_heads=num_kv_heads,
+                head_dim=head_dim,
+            )
             fi.calls.append(("batch_decode_paged", {**kw, "tc": self.use_tensor_cores}))
 
         def run(self, q, kv, out=None):
             return self._run_paged(q, kv, out, 1)
 
     class BatchPrefillWithPagedKVCacheWrapper(_Wrapper):
-        def plan(self, qo_indptr, indptr, indices, last, num_qo_heads, num_kv_heads, head_dim,
-                 page_size, causal=False, **kw):  # fmt: skip
+        def plan(
+            self,
+            qo_indptr,
+            indptr,
+            indices,
+            last,
+            num_qo_heads,
+            num_kv_heads,
+            head_dim,
+            page_size,
+            causal=False,
+            **kw,
+        ):
             _int32(qo_indptr=qo_indptr, indptr=indptr, indices=indices, last_page_len=last)
-            self.planned = dict(indptr=indptr, indices=indices, last=last, page_size=page_size,
-                                num_kv_heads=num_kv_heads, head_dim=head_dim, causal=causal,
-                                qo=qo_indptr)  # fmt: skip
+            self.planned = dict(
+                indptr=indptr,
+                indices=indices,
+                last=last,
+                page_size=page_size,
+                num_kv_heads=num_kv_heads,
+                head_dim=head_dim,
+                causal=causal,
+                qo=qo_indptr,
+            )
             self._backend = "fa3"
             fi.calls.append(("batch_prefill_paged", {**kw, "causal": causal}))
 
@@ -103,8 +128,9 @@ def install_flashinfer(monkeypatch) -> types.ModuleType:
             return self._run_paged(q, kv, out, int(qo[1] - qo[0]))
 
     class BatchPrefillWithRaggedKVCacheWrapper(_Wrapper):
-        def plan(self, qo_indptr, kv_indptr, num_qo_heads, num_kv_heads, head_dim, causal=False,
-                 **kw):  # fmt: skip
+        def plan(
+            self, qo_indptr, kv_indptr, num_qo_heads, num_kv_heads, head_dim, causal=False, **kw
+        ):
             _int32(qo_indptr=qo_indptr, kv_indptr=kv_indptr)
             self.planned = dict(qo=qo_indptr, kv=kv_indptr, causal=causal)
             self._backend = "fa3"
@@ -153,8 +179,9 @@ def install_fa4(monkeypatch) -> types.ModuleType:
         out = torch.stack([_attend(q[b], k[b], v[b], causal) for b in range(q.shape[0])])
         return out, None
 
-    def flash_attn_varlen_func(q, k, v, seqused_k=None, page_table=None, causal=False,
-                               num_splits=1):  # fmt: skip
+    def flash_attn_varlen_func(
+        q, k, v, seqused_k=None, page_table=None, causal=False, num_splits=1
+    ):
         _check_bshd(q, v)
         assert page_table.dtype == torch.int32 and page_table.stride(-1) == 1
         assert page_table.shape[0] == q.shape[0] and seqused_k.dtype == torch.int32

@@ -13,16 +13,42 @@ def dataset(tmp_path_factory):
     root = tmp_path_factory.mktemp("results")
     w = get_workload("llama3_8b_decode")
     h200 = workload_rows("h200", "h200-decode", w.batches, wrong_at=512)
-    h200 += [speed_row("h200", "gemm", LADDER, p, "h200-decode")
-             for p in ("cublas", "own-triton", "own-triton-no-tma", "own-triton-no-pipeline")]  # fmt: skip
-    h200.append(speed_row("h200", "gemm", {**LADDER, "dtype": "fp8_e4m3", "layout": "nt"},
-                          "hipblaslt", "h200-decode", status="skipped",
-                          reason="runs on amd, not nvidia"))  # fmt: skip
-    h200.append(speed_row("h200", "gemm", {**LADDER, "m": 4096}, "own-triton", "h200-decode",
-                          status="error", reason="CUDA out of memory"))  # fmt: skip
-    ceilings = [ceiling_row("h200", m, v, "h200-ceilings") for m, v in (
-        ("hbm_read_gbps", 4300.0), ("hbm_copy_gbps", 4100.0), ("l2_read_gbps", 11000.0),
-        ("tensor_bf16_tflops", 760.0), ("tensor_fp8_tflops", 1350.0))]  # fmt: skip
+    h200 += [
+        speed_row("h200", "gemm", LADDER, p, "h200-decode")
+        for p in ("cublas", "own-triton", "own-triton-no-tma", "own-triton-no-pipeline")
+    ]
+    h200.append(
+        speed_row(
+            "h200",
+            "gemm",
+            {**LADDER, "dtype": "fp8_e4m3", "layout": "nt"},
+            "hipblaslt",
+            "h200-decode",
+            status="skipped",
+            reason="runs on amd, not nvidia",
+        )
+    )
+    h200.append(
+        speed_row(
+            "h200",
+            "gemm",
+            {**LADDER, "m": 4096},
+            "own-triton",
+            "h200-decode",
+            status="error",
+            reason="CUDA out of memory",
+        )
+    )
+    ceilings = [
+        ceiling_row("h200", m, v, "h200-ceilings")
+        for m, v in (
+            ("hbm_read_gbps", 4300.0),
+            ("hbm_copy_gbps", 4100.0),
+            ("l2_read_gbps", 11000.0),
+            ("tensor_bf16_tflops", 760.0),
+            ("tensor_fp8_tflops", 1350.0),
+        )
+    ]
     write_run(root, "h200-decode", h200)
     write_run(root, "h200-ceilings", ceilings)
     write_run(root, "h100-decode", workload_rows("h100", "h100-decode", (1, 2, 4, 8, 16)))

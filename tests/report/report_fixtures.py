@@ -16,23 +16,51 @@ from harness import store
 from harness.workloads import get_workload, problem_flops, problem_label, problem_min_bytes
 
 DEVICES = {
-    "h200": {"device_name": "NVIDIA H200", "device_type": "cuda", "device_sm_count": 132,
-             "device_l2_bytes": 60 << 20, "device_uuid": "GPU-h200", "device_vendor": "nvidia"},
-    "h100": {"device_name": "NVIDIA H100 80GB HBM3", "device_type": "cuda",
-             "device_sm_count": 132, "device_l2_bytes": 50 << 20, "device_uuid": "GPU-h100",
-             "device_vendor": "nvidia"},
-}  # fmt: skip
+    "h200": {
+        "device_name": "NVIDIA H200",
+        "device_type": "cuda",
+        "device_sm_count": 132,
+        "device_l2_bytes": 60 << 20,
+        "device_uuid": "GPU-h200",
+        "device_vendor": "nvidia",
+    },
+    "h100": {
+        "device_name": "NVIDIA H100 80GB HBM3",
+        "device_type": "cuda",
+        "device_sm_count": 132,
+        "device_l2_bytes": 50 << 20,
+        "device_uuid": "GPU-h100",
+        "device_vendor": "nvidia",
+    },
+}
 PEAK = {"h200": (989.4, 4800.0), "h100": (989.4, 3350.0)}  # bf16 TFLOP/s, GB/s (datasheet)
-EFFICIENCY = {"cublas": 0.8, "own-triton": 0.7, "sdpa-flash": 0.75, "own-triton-no-tma": 0.55,
-              "own-triton-no-pipeline": 0.4}  # fmt: skip
+EFFICIENCY = {
+    "cublas": 0.8,
+    "own-triton": 0.7,
+    "sdpa-flash": 0.75,
+    "own-triton-no-tma": 0.55,
+    "own-triton-no-pipeline": 0.4,
+}
 FAMILY = {"cublas": "vendor", "sdpa-flash": "vendor"}
 PROTOCOL = {"timer": "cuda-events", "l2": "cold", "fill": "randn", "seed": 0}
 
 
-def speed_row(dev: str, op: str, problem: dict, provider: str, run_id: str, *, median_ms=None,
-              scale: float = 1.0, noise: float = 0.01, n: int = 40, seed: int = 0,
-              status: str = "ok", reason: str | None = None,
-              timestamp: str = "2026-01-01T00:00:00+00:00") -> dict:  # fmt: skip
+def speed_row(
+    dev: str,
+    op: str,
+    problem: dict,
+    provider: str,
+    run_id: str,
+    *,
+    median_ms=None,
+    scale: float = 1.0,
+    noise: float = 0.01,
+    n: int = 40,
+    seed: int = 0,
+    status: str = "ok",
+    reason: str | None = None,
+    timestamp: str = "2026-01-01T00:00:00+00:00",
+) -> dict:
     """One row as the harness writes it; samples lognormal around the median."""
     flops, nbytes = problem_flops(op, problem), problem_min_bytes(op, problem)
     peak, bw = PEAK[dev]
@@ -44,27 +72,49 @@ def speed_row(dev: str, op: str, problem: dict, provider: str, run_id: str, *, m
     key_src = f"{run_id}|{dev}|{op}|{label}|{provider}"
     row = {c: None for c in store.COLUMNS}
     row.update({**DEVICES[dev], **PROTOCOL, **problem})
-    row.update(run_id=run_id, point_key=hashlib.sha256(key_src.encode()).hexdigest()[:20], op=op,
-               provider=provider, family=FAMILY.get(provider, "own"), status=status,
-               reason=reason, problem=label, flops=float(flops), min_bytes=float(nbytes),
-               intensity_flop_per_byte=flops / nbytes, timestamp=timestamp,
-               git_sha="0123456789abcdef")  # fmt: skip
+    row.update(
+        run_id=run_id,
+        point_key=hashlib.sha256(key_src.encode()).hexdigest()[:20],
+        op=op,
+        provider=provider,
+        family=FAMILY.get(provider, "own"),
+        status=status,
+        reason=reason,
+        problem=label,
+        flops=float(flops),
+        min_bytes=float(nbytes),
+        intensity_flop_per_byte=flops / nbytes,
+        timestamp=timestamp,
+        git_sha="0123456789abcdef",
+    )
     if status == "ok":
         rng = np.random.default_rng(seed + int(key_src.encode().hex()[:8], 16) % 100000)
         samples = median_ms * np.exp(rng.normal(0.0, noise, n))
         med = float(np.median(samples))
-        row.update(samples_ms=[float(s) for s in samples], latency_ms_median=med, n_samples=n,
-                   latency_ms_p10=float(np.percentile(samples, 10)),
-                   latency_ms_p90=float(np.percentile(samples, 90)),
-                   tflops=flops / (med * 1e-3) / 1e12, gbps=nbytes / (med * 1e-3) / 1e9)  # fmt: skip
+        row.update(
+            samples_ms=[float(s) for s in samples],
+            latency_ms_median=med,
+            n_samples=n,
+            latency_ms_p10=float(np.percentile(samples, 10)),
+            latency_ms_p90=float(np.percentile(samples, 90)),
+            tflops=flops / (med * 1e-3) / 1e12,
+            gbps=nbytes / (med * 1e-3) / 1e9,
+        )
     return row
 
 
 def ceiling_row(dev: str, metric: str, value: float, run_id: str) -> dict:
     row = {c: None for c in store.COLUMNS}
-    row.update(DEVICES[dev], run_id=run_id, op="ceiling", metric=metric, status="ok",
-               point_key=hashlib.sha256(f"{dev}{metric}".encode()).hexdigest()[:20],
-               timestamp="2026-01-01T00:00:00+00:00", provider="cublas")  # fmt: skip
+    row.update(
+        DEVICES[dev],
+        run_id=run_id,
+        op="ceiling",
+        metric=metric,
+        status="ok",
+        point_key=hashlib.sha256(f"{dev}{metric}".encode()).hexdigest()[:20],
+        timestamp="2026-01-01T00:00:00+00:00",
+        provider="cublas",
+    )
     row["gbps" if metric.endswith("_gbps") else "tflops"] = value
     return row
 
@@ -89,9 +139,17 @@ def workload_rows(dev: str, run_id: str, batches, wrong_at: int | None = None) -
                     continue
                 seen.add((item.label(), p))
                 bad = p == "own-triton" and b == wrong_at and item.name == "down"
-                rows.append(speed_row(dev, item.op, item.problem, p, run_id,
-                                      status="wrong" if bad else "ok",
-                                      reason="rel_err 0.5 > tol 0.01" if bad else None))  # fmt: skip
+                rows.append(
+                    speed_row(
+                        dev,
+                        item.op,
+                        item.problem,
+                        p,
+                        run_id,
+                        status="wrong" if bad else "ok",
+                        reason="rel_err 0.5 > tol 0.01" if bad else None,
+                    )
+                )
     return rows
 
 

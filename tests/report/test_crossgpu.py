@@ -17,8 +17,10 @@ from harness.report.peaks import Peaks
 from harness.workloads import get_workload, problem_flops, problem_min_bytes
 
 REPO = Path(__file__).resolve().parents[2]
-CEILINGS = {"h100": {"hbm_read_gbps": 3000.0, "tensor_bf16_tflops": 600.0},
-            "h200": {"hbm_read_gbps": 4500.0, "tensor_bf16_tflops": 600.0}}  # fmt: skip
+CEILINGS = {
+    "h100": {"hbm_read_gbps": 3000.0, "tensor_bf16_tflops": 600.0},
+    "h200": {"hbm_read_gbps": 4500.0, "tensor_bf16_tflops": 600.0},
+}
 # ridges: A 200 FLOP/B, B 133.3 FLOP/B
 GEMM = {"n": 8192, "k": 8192, "dtype": "bf16", "layout": "nt", "batch": 1}
 M_MEMORY, M_BETWEEN, M_COMPUTE = 16, 160, 4096  # intensities ~16, ~157, ~2731 FLOP/B
@@ -33,8 +35,16 @@ def _roof_ms(dev: str, op: str, problem: dict) -> float:
 
 def _row(dev, m, provider="cublas", run="main", efficiency=0.8, **over):
     p = {"m": m, **GEMM}
-    r = speed_row(dev, "gemm", p, provider, run, median_ms=_roof_ms(dev, "gemm", p) / efficiency,
-                  noise=0.002, n=50)  # fmt: skip
+    r = speed_row(
+        dev,
+        "gemm",
+        p,
+        provider,
+        run,
+        median_ms=_roof_ms(dev, "gemm", p) / efficiency,
+        noise=0.002,
+        n=50,
+    )
     r.update(HOLD)
     r.update(over)
     return r
@@ -69,8 +79,11 @@ def two_gpus(tmp_path_factory):
             timestamp="2025-01-01T00:00:00+00:00",
         )
     )  # an earlier row: the latest wins
-    a.append(speed_row("h100", "gemm", {"m": 8, **GEMM}, "cublas", "main", status="skipped",
-                       reason="not here"))  # fmt: skip
+    a.append(
+        speed_row(
+            "h100", "gemm", {"m": 8, **GEMM}, "cublas", "main", status="skipped", reason="not here"
+        )
+    )
     b = [_row("h200", m) for m in (M_MEMORY, M_BETWEEN, M_COMPUTE)]
     # B's own-triton keeps 80% of its roofline on A but reaches only 40% on B
     b.append(_row("h200", M_MEMORY, "own-triton", efficiency=0.4))
@@ -109,8 +122,11 @@ def test_regime_and_predicted_ratio():
 
 def test_pairs_points_with_the_roofline_speedups(pairing):
     pts = pairing.points.set_index(["provider", "problem"])
-    cases = {("cublas", M_MEMORY): "memory", ("cublas", M_BETWEEN): "between",
-             ("cublas", M_COMPUTE): "compute"}  # fmt: skip
+    cases = {
+        ("cublas", M_MEMORY): "memory",
+        ("cublas", M_BETWEEN): "between",
+        ("cublas", M_COMPUTE): "compute",
+    }
     for (provider, m), regime in cases.items():
         r = pts.loc[(provider, f"gemm {m}x8192x8192 bf16 nt")]
         assert r["regime"] == regime
@@ -129,8 +145,13 @@ def test_pairs_points_with_the_roofline_speedups(pairing):
 
 def test_protocol_filter_and_dropped_rows(pairing):
     assert pairing.protocol["stream_hold"] == "flag"
-    why = dict(zip(pairing.dropped["reason"], zip(pairing.dropped["rows on A"],
-                                                  pairing.dropped["rows on B"], strict=True), strict=True))  # fmt: skip
+    why = dict(
+        zip(
+            pairing.dropped["reason"],
+            zip(pairing.dropped["rows on A"], pairing.dropped["rows on B"], strict=True),
+            strict=True,
+        )
+    )
     assert why["measured under another protocol (differs in stream_hold)"] == (0, 1)
     assert why["measured under another protocol (differs in l2_flush, stream_hold, warmup_ms)"] == (
         0,
@@ -170,8 +191,15 @@ def _decode_rows(dev: str, run: str, batches) -> list[dict]:
             if item.label() in seen:
                 continue
             seen.add(item.label())
-            r = speed_row(dev, item.op, item.problem, "cublas", run, n=5,
-                          median_ms=_roof_ms(dev, item.op, item.problem))  # fmt: skip
+            r = speed_row(
+                dev,
+                item.op,
+                item.problem,
+                "cublas",
+                run,
+                n=5,
+                median_ms=_roof_ms(dev, item.op, item.problem),
+            )
             rows.append({**r, **HOLD})
     return rows
 
@@ -180,8 +208,11 @@ def test_decode_curves_and_crossovers(tmp_path):
     w = get_workload("llama3_8b_decode")
     for dev in ("h100", "h200"):
         write_run(tmp_path / dev, "decode", _decode_rows(dev, "decode", w.batches))
-        write_run(tmp_path / dev, "ceilings", [ceiling_row(dev, m, v, "ceilings")
-                                               for m, v in CEILINGS[dev].items()])  # fmt: skip
+        write_run(
+            tmp_path / dev,
+            "ceilings",
+            [ceiling_row(dev, m, v, "ceilings") for m, v in CEILINGS[dev].items()],
+        )
     x = build(load([tmp_path / "h100"]), load([tmp_path / "h200"]), n_boot=0)
     (ca, cb), *_ = x.curves
     assert ca.composed == list(w.batches) and cb.composed == list(w.batches)
@@ -201,8 +232,14 @@ def test_decode_curves_and_crossovers(tmp_path):
 
 def test_command_prints_and_writes(two_gpus, tmp_path, capsys):
     out = tmp_path / "x"
-    argv = ["crossgpu", str(two_gpus / "h100"), str(two_gpus / "h200"), f"out={out}", "n_boot=0",
-            "points=true"]  # fmt: skip
+    argv = [
+        "crossgpu",
+        str(two_gpus / "h100"),
+        str(two_gpus / "h200"),
+        f"out={out}",
+        "n_boot=0",
+        "points=true",
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert text.startswith("# Cross-GPU: NVIDIA H200 against NVIDIA H100 80GB HBM3")
@@ -231,16 +268,19 @@ def test_run_folders_take_the_ceilings_of_their_results_folder(two_gpus, capsys)
     assert "point of a ceilings run" not in out  # only the ceiling rows are taken from beside
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (["{a}"], "crossgpu: the following arguments are required: B"),
-    (["{a}", "{root}/nowhere"], "path: '"),
-    (["{root}/h100", "{root}"], "B: rows of 2 GPUs"),
-    (["{a}", "{root}/bare/main"], "B: no measured HBM read ceiling for NVIDIA H200"),
-    (["{a}", "{b}", "files=pdf"], "files: 'pdf'; allowed: a comma-separated subset of md,tex"),
-    (["{a}", "{b}", "n_boot=5"], "n_boot: 5; allowed: 0 or >= 100"),
-    (["{a}", "{b}", "points=maybe"], "points: 'maybe'; allowed: true, false"),
-    (["{a}", "{b}", "colour=red"], "crossgpu: unknown key 'colour'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["{a}"], "crossgpu: the following arguments are required: B"),
+        (["{a}", "{root}/nowhere"], "path: '"),
+        (["{root}/h100", "{root}"], "B: rows of 2 GPUs"),
+        (["{a}", "{root}/bare/main"], "B: no measured HBM read ceiling for NVIDIA H200"),
+        (["{a}", "{b}", "files=pdf"], "files: 'pdf'; allowed: a comma-separated subset of md,tex"),
+        (["{a}", "{b}", "n_boot=5"], "n_boot: 5; allowed: 0 or >= 100"),
+        (["{a}", "{b}", "points=maybe"], "points: 'maybe'; allowed: true, false"),
+        (["{a}", "{b}", "colour=red"], "crossgpu: unknown key 'colour'"),
+    ],
+)
 def test_bad_inputs_exit_2_with_one_line(two_gpus, args, expected, capsys):
     fill = {"a": two_gpus / "h100", "b": two_gpus / "h200", "root": two_gpus}
     argv = ["crossgpu", *(a.format(**fill) for a in args)]

@@ -38,9 +38,19 @@ window.addEventListener("load", function () {
 
 
 def _chromium(*args, tmp_path):
-    cmd = [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-           "--disable-dev-shm-usage", "--hide-scrollbars", "--enable-logging=stderr", "--v=0",
-           f"--user-data-dir={tmp_path / 'profile'}", *args]  # fmt: skip
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
@@ -52,8 +62,9 @@ def _probe(report_dir, tmp_path, extra: str = ""):
     probe = report_dir / "_probe.html"  # beside index.html, so relative paths resolve alike
     probe.write_text(page.replace(head, head + PROBE, 1).replace("</body>", extra + "</body>"))
     try:
-        run = _chromium("--virtual-time-budget=15000", "--dump-dom", probe.as_uri(),
-                        tmp_path=tmp_path)  # fmt: skip
+        run = _chromium(
+            "--virtual-time-budget=15000", "--dump-dom", probe.as_uri(), tmp_path=tmp_path
+        )
     finally:
         probe.unlink()
     m = re.search(r'<div id="probe" data-result="([^"]*)"', run.stdout)
@@ -96,9 +107,13 @@ def test_report_screenshot_is_not_blank(built, tmp_path):
     from PIL import Image, ImageStat
 
     shot = tmp_path / "shot.png"
-    run = _chromium(f"--screenshot={shot}", "--window-size=1280,2400",
-                    "--virtual-time-budget=15000", (built.out_dir / "index.html").as_uri(),
-                    tmp_path=tmp_path)  # fmt: skip
+    run = _chromium(
+        f"--screenshot={shot}",
+        "--window-size=1280,2400",
+        "--virtual-time-budget=15000",
+        (built.out_dir / "index.html").as_uri(),
+        tmp_path=tmp_path,
+    )
     assert shot.exists(), run.stderr[-2000:]
     img = Image.open(shot).convert("L")
     assert img.size == (1280, 2400)

@@ -18,10 +18,12 @@ H200, H100 = "NVIDIA H200", "NVIDIA H100 80GB HBM3"
 
 
 def test_report_imports_no_torch_and_no_kernel():
-    code = ("import sys, harness.report, harness.commands.report, harness.commands.compare, "
-            "harness.commands.gaps, harness.workloads; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in "
-            "('torch', 'triton', 'harness_kernels', 'hydra')]; print(bad)")  # fmt: skip
+    code = (
+        "import sys, harness.report, harness.commands.report, harness.commands.compare, "
+        "harness.commands.gaps, harness.workloads; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('torch', 'triton', 'harness_kernels', 'hydra')]; print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
 
@@ -30,9 +32,13 @@ def test_report_files(built):
     out = built.out_dir
     html = (out / "index.html").read_text()
     stems = {f.stem for f in built.figures}
-    assert {"roofline-nvidia-h200-bf16", "roofline-nvidia-h100-80gb-hbm3-bf16",
-            "latency-nvidia-h200-llama3-8b-decode", "latency-nvidia-h100-80gb-hbm3-llama3-8b-decode",
-            "ladder-nvidia-h200"} <= stems  # fmt: skip
+    assert {
+        "roofline-nvidia-h200-bf16",
+        "roofline-nvidia-h100-80gb-hbm3-bf16",
+        "latency-nvidia-h200-llama3-8b-decode",
+        "latency-nvidia-h100-80gb-hbm3-llama3-8b-decode",
+        "ladder-nvidia-h200",
+    } <= stems
     for f in built.figures:
         assert f.png.stat().st_size > 5000 and f.svg.stat().st_size > 5000
         assert f"figures/{f.png.name}" in html and f"figures/{f.svg.name}" in html
@@ -119,8 +125,11 @@ def test_roofline_fraction_uses_measured_ceiling(frame):
     from harness.report.peaks import roofline_fraction
 
     df = frame
-    row = df[(df["device_name"] == H200) & (df["provider"] == "cublas")
-             & (df["problem"] == "gemm 8192x8192x8192 bf16 nn")]  # fmt: skip
+    row = df[
+        (df["device_name"] == H200)
+        & (df["provider"] == "cublas")
+        & (df["problem"] == "gemm 8192x8192x8192 bf16 nn")
+    ]
     frac = roofline_fraction(row, df, "measured").iloc[0]
     assert frac == pytest.approx(row["tflops"].iloc[0] / 760.0)  # compute-bound: the bf16 ceiling
     sheet = roofline_fraction(row, df, "datasheet").iloc[0]

@@ -20,10 +20,19 @@ KNOWN = {
 }
 
 
-@pytest.mark.parametrize(("lo", "hi", "expected"), [
-    (0.99, 1.01, "SAME"), (0.98, 1.02, "SAME"), (0.90, 0.95, "FASTER"), (1.05, 1.10, "SLOWER"),
-    (0.97, 1.01, "UNCLEAR"), (0.95, 1.05, "UNCLEAR"), (0.985, 0.995, "SAME"), (1.01, 1.03, "UNCLEAR"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("lo", "hi", "expected"),
+    [
+        (0.99, 1.01, "SAME"),
+        (0.98, 1.02, "SAME"),
+        (0.90, 0.95, "FASTER"),
+        (1.05, 1.10, "SLOWER"),
+        (0.97, 1.01, "UNCLEAR"),
+        (0.95, 1.05, "UNCLEAR"),
+        (0.985, 0.995, "SAME"),
+        (1.01, 1.03, "UNCLEAR"),
+    ],
+)
 def test_verdict_rule(lo, hi, expected):
     assert verdict(lo, hi, 0.02) == expected
 
@@ -40,8 +49,20 @@ def runs(tmp_path_factory):
         p = {"m": m, **GEMM}
         a.append(speed_row("h200", "gemm", p, "cublas", "A", median_ms=0.1, noise=0.005, n=200))
         # B ran on another GPU model: points still match (device identity is ignored)
-        b.append(speed_row("h100", "gemm", p, "cublas", "B", median_ms=0.1, scale=factor,
-                           noise=noise, n=n, seed=7))  # fmt: skip
+        b.append(
+            speed_row(
+                "h100",
+                "gemm",
+                p,
+                "cublas",
+                "B",
+                median_ms=0.1,
+                scale=factor,
+                noise=noise,
+                n=n,
+                seed=7,
+            )
+        )
     skipped = {"m": 768, **GEMM}
     a.append(speed_row("h200", "gemm", skipped, "own-triton", "A", median_ms=0.1))
     b.append(speed_row("h100", "gemm", skipped, "own-triton", "B", status="skipped", reason="x"))
@@ -108,8 +129,18 @@ def test_by_device_splits_a_sharded_run(tmp_path, capsys):
     for i, m in enumerate((16, 32, 64, 128, 256, 512)):
         p = {"m": m, **GEMM}
         a.append(speed_row("h200", "gemm", p, "cublas", "A", median_ms=0.1, noise=0.002, n=100))
-        row = speed_row("h200", "gemm", p, "cublas", "B", median_ms=0.1,
-                        scale=1.05 if i % 2 else 1.0, noise=0.002, n=100, seed=3)  # fmt: skip
+        row = speed_row(
+            "h200",
+            "gemm",
+            p,
+            "cublas",
+            "B",
+            median_ms=0.1,
+            scale=1.05 if i % 2 else 1.0,
+            noise=0.002,
+            n=100,
+            seed=3,
+        )
         row.update(device_index=i % 2, device_uuid=f"GPU-x2-{i % 2}")
         b.append(row)
     ra, rb = write_run(tmp_path, "A", a), write_run(tmp_path, "B", b)

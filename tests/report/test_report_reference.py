@@ -8,8 +8,18 @@ from harness.report.data import load
 from harness.report.reference import NO_VENDOR, fastest, references
 from harness.report.tables import cross_vendor_table, speed_rows
 
-ATTN = {"batch": 1, "q_heads": 32, "kv_heads": 8, "q_len": 1, "kv_len": 4096, "head_dim": 128,
-        "causal": True, "dtype": "bf16", "kv_layout": "dense", "page_size": 0}  # fmt: skip
+ATTN = {
+    "batch": 1,
+    "q_heads": 32,
+    "kv_heads": 8,
+    "q_len": 1,
+    "kv_len": 4096,
+    "head_dim": 128,
+    "causal": True,
+    "dtype": "bf16",
+    "kv_layout": "dense",
+    "page_size": 0,
+}
 DECODE = ATTN
 PREFILL = {**ATTN, "q_len": 4096}
 TIED = {**ATTN, "batch": 16}
@@ -17,20 +27,27 @@ PAGED = {**ATTN, "batch": 16, "kv_layout": "paged", "page_size": 16}
 VENDORS = ("flashinfer", "sdpa-cudnn", "sdpa-flash")
 # point: {provider: median ms}; each vendor is the fastest somewhere, and one point ties.
 MEDIANS = {
-    "decode": (DECODE, {"sdpa-cudnn": 0.030, "sdpa-flash": 0.020, "flashinfer": 0.025,
-                        "own-triton": 0.022}),
-    "prefill": (PREFILL, {"sdpa-cudnn": 0.50, "sdpa-flash": 0.60, "flashinfer": 0.55,
-                          "own-triton": 0.52}),
-    "tied": (TIED, {"sdpa-cudnn": 0.040, "flashinfer": 0.040, "sdpa-flash": 0.050,
-                    "own-triton": 0.036}),
-}  # fmt: skip
+    "decode": (
+        DECODE,
+        {"sdpa-cudnn": 0.030, "sdpa-flash": 0.020, "flashinfer": 0.025, "own-triton": 0.022},
+    ),
+    "prefill": (
+        PREFILL,
+        {"sdpa-cudnn": 0.50, "sdpa-flash": 0.60, "flashinfer": 0.55, "own-triton": 0.52},
+    ),
+    "tied": (
+        TIED,
+        {"sdpa-cudnn": 0.040, "flashinfer": 0.040, "sdpa-flash": 0.050, "own-triton": 0.036},
+    ),
+}
 EXPECTED = {"decode": "sdpa-flash", "prefill": "sdpa-cudnn", "tied": "flashinfer"}
 
 
 def _row(problem: dict, provider: str, median_ms: float | None, **kw) -> dict:
     # noise 0: every sample, so the median, is exactly median_ms (ties are ties)
-    row = speed_row("h200", "attention", problem, provider, "attn", median_ms=median_ms,
-                    noise=0.0, **kw)  # fmt: skip
+    row = speed_row(
+        "h200", "attention", problem, provider, "attn", median_ms=median_ms, noise=0.0, **kw
+    )
     row["family"] = "vendor" if provider in VENDORS or provider.startswith("sdpa") else "own"
     return row
 
@@ -64,8 +81,12 @@ PAGED_LABEL = speed_row("h200", "attention", PAGED, "x", "r")["problem"]
 
 def test_fastest_lowest_median_then_name_ok_rows_only():
     def row(provider, family, status, median):
-        return {"provider": provider, "family": family, "status": status,
-                "latency_ms_median": median}  # fmt: skip
+        return {
+            "provider": provider,
+            "family": family,
+            "status": status,
+            "latency_ms_median": median,
+        }
 
     rows = [
         row("sdpa-flash", "vendor", "ok", 0.04),

@@ -41,8 +41,14 @@ def test_paged_attention_bytes_match_problem():
 
 def test_llama3_70b_tp4_shapes():
     items = _by_name(step_items(get_model("llama3_70b"), 4, "decode", 8, 4096))
-    assert items["qkv"] == {"m": 8, "n": (16 + 2 * 2) * 128, "k": 8192, "dtype": "bf16",
-                            "layout": "nt", "batch": 1}  # fmt: skip
+    assert items["qkv"] == {
+        "m": 8,
+        "n": (16 + 2 * 2) * 128,
+        "k": 8192,
+        "dtype": "bf16",
+        "layout": "nt",
+        "batch": 1,
+    }
     assert (items["o"]["n"], items["o"]["k"]) == (8192, 2048)
     assert (items["gate_up"]["n"], items["gate_up"]["k"]) == (2 * 28672 // 4, 8192)
     assert (items["down"]["n"], items["down"]["k"]) == (8192, 28672 // 4)
@@ -86,8 +92,15 @@ def test_mixtral_expert_gemms_at_tokens_per_expert():
 
 
 def test_catalog_has_the_issue_models_with_a_source_comment():
-    assert {"llama3_8b", "llama3_70b", "llama3_405b", "qwen2_5_7b", "qwen2_5_72b", "mistral_7b",
-            "mixtral_8x7b"} <= set(MODELS)  # fmt: skip
+    assert {
+        "llama3_8b",
+        "llama3_70b",
+        "llama3_405b",
+        "qwen2_5_7b",
+        "qwen2_5_72b",
+        "mistral_7b",
+        "mixtral_8x7b",
+    } <= set(MODELS)
     text = (SWEEPS_DIR.parent / "harness/workloads/models.py").read_text()
     for m in MODELS.values():
         assert re.search(rf"# {re.escape(m.hf_id)} config\.json", text), m.name

@@ -58,8 +58,14 @@ def test_flags_follow_cks_cmake_per_hip_version():
 
 
 def test_compile_and_link_commands(tmp_path):
-    cmd = fb.compile_command("/opt/rocm/bin/hipcc", tmp_path / "k.cpp", tmp_path / "k.o",
-                             "gfx942", tmp_path / "ck", ["-O3"])  # fmt: skip
+    cmd = fb.compile_command(
+        "/opt/rocm/bin/hipcc",
+        tmp_path / "k.cpp",
+        tmp_path / "k.o",
+        "gfx942",
+        tmp_path / "ck",
+        ["-O3"],
+    )
     assert cmd[:3] == ["/opt/rocm/bin/hipcc", "-O3", "--offload-arch=gfx942"]
     assert cmd[-4:] == ["-c", str(tmp_path / "k.cpp"), "-o", str(tmp_path / "k.o")]
     assert ["-I", str(tmp_path / "ck" / "include")] == cmd[3:5]
@@ -109,7 +115,9 @@ def test_build_end_to_end_with_stand_in_compiler(fake_ck, tmp_path, monkeypatch)
 def test_failed_compile_names_the_file(fake_ck, tmp_path, monkeypatch):
     hipcc = _hipcc(tmp_path, monkeypatch, "6.2.41133")
     with open(hipcc, "a") as f:
-        f.write("if '-c' in argv:\n    sys.stderr.write('error: no matching function\\n')\n"
-                "    sys.exit(1)\n")  # fmt: skip
+        f.write(
+            "if '-c' in argv:\n    sys.stderr.write('error: no matching function\\n')\n"
+            "    sys.exit(1)\n"
+        )
     with pytest.raises(fb.BuildError, match=r"compile .*\.cpp failed \(exit 1\)"):
         fb.build("default", "gfx90a", dtypes=("fp16",), jobs=1)

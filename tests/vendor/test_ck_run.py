@@ -45,8 +45,18 @@ TIMED = (
 
 def test_command_line_for_the_thesis_problem():
     args = command_args(*ck_fmha._shape(THESIS), validate=True, seed=1)
-    assert args[:10] == ["-b=1", "-h=32", "-h_k=8", "-s=4096", "-s_k=4096", "-d=128",
-                         "-mask=t", "-prec=fp16", "-v=1", "-kname=1"]  # fmt: skip
+    assert args[:10] == [
+        "-b=1",
+        "-h=32",
+        "-h_k=8",
+        "-s=4096",
+        "-s_k=4096",
+        "-d=128",
+        "-mask=t",
+        "-prec=fp16",
+        "-v=1",
+        "-kname=1",
+    ]
     assert {"-iperm=1", "-operm=1", "-mode=0", "-lse=0", "-bias=n", "-seed=1"} <= set(args)
     assert all(isinstance(a, str) and " " not in a for a in args)  # an argument list, no shell
 
@@ -101,8 +111,21 @@ def test_parser_invalid_unsupported_untimed_and_garbage():
 # The providers through measure_point, with a stand-in binary
 # ---------------------------------------------------------------------------------------------
 
-FAKE_MI300X = DeviceInfo("cpu", 0, "amd", "AMD Instinct MI300X (stand-in)", None, "gfx942", None,
-                         304, 4 << 20, None, None, "6.2.41133", 256 << 20)  # fmt: skip
+FAKE_MI300X = DeviceInfo(
+    "cpu",
+    0,
+    "amd",
+    "AMD Instinct MI300X (stand-in)",
+    None,
+    "gfx942",
+    None,
+    304,
+    4 << 20,
+    None,
+    None,
+    "6.2.41133",
+    256 << 20,
+)
 QUICK = Protocol(min_samples=3, max_samples=5, max_time_s=0.3, warmup_ms=0, seed=3)
 SMALL = AttentionProblem(1, 4, 2, 256, 256, 128, causal=True, dtype="fp16")
 
@@ -156,9 +179,11 @@ def test_unsupported_problems_are_skipped_before_running(rocm, fake_ck_binary):
     for problem, why in [
         (AttentionProblem(1, 4, 4, 64, 64, 64, dtype="fp16"), "head_dim 128 only"),
         (AttentionProblem(1, 4, 4, 64, 64, 128, dtype="fp32"), "fp16, bf16 only"),
-        (AttentionProblem(1, 4, 4, 1, 64, 128, dtype="bf16", kv_layout="paged", page_size=16),
-         "dense K/V only"),
-    ]:  # fmt: skip
+        (
+            AttentionProblem(1, 4, 4, 1, 64, 128, dtype="bf16", kv_layout="paged", page_size=16),
+            "dense K/V only",
+        ),
+    ]:
         row = measure_point(problem, provider, FAKE_MI300X, QUICK)
         assert row["status"] == "skipped" and why in row["reason"]
     assert fake_ck_binary.read_text() == ""

@@ -11,32 +11,81 @@ import pytest
 
 from harness.report.crossvendor import normalised_table, own_vs_vendor, render
 
-H200 = dict(device_name="NVIDIA H200", device_vendor="nvidia", device_arch="sm_90",
-            device_type="cuda", device_sm_count=132)  # fmt: skip
-MI300X = dict(device_name="AMD Instinct MI300X", device_vendor="amd", device_arch="gfx942",
-              device_type="cuda", device_sm_count=304)  # fmt: skip
-MI250X = dict(device_name="AMD Instinct MI250X", device_vendor="amd", device_arch="gfx90a",
-              device_type="cuda", device_sm_count=110)  # one GCD of two  # fmt: skip
-CPU = dict(device_name="Xeon", device_vendor="cpu", device_arch="x86_64", device_type="cpu",
-           device_sm_count=2)  # fmt: skip
-GEMM = dict(op="gemm", problem="gemm 8192x8192x8192 bf16", dtype="bf16", phase=None,
-            intensity_flop_per_byte=2730.7)  # fmt: skip
-PREFILL = dict(op="attention", problem="attn b1 h32/8 s4096/4096 d128 causal fp16", dtype="fp16",
-               phase="prefill", intensity_flop_per_byte=1365.0)  # fmt: skip
-DECODE = dict(op="attention", problem="attn b4 h64/8 s1/8192 d128 bf16", dtype="bf16",
-              phase="decode", intensity_flop_per_byte=1.0)  # fmt: skip
+H200 = dict(
+    device_name="NVIDIA H200",
+    device_vendor="nvidia",
+    device_arch="sm_90",
+    device_type="cuda",
+    device_sm_count=132,
+)
+MI300X = dict(
+    device_name="AMD Instinct MI300X",
+    device_vendor="amd",
+    device_arch="gfx942",
+    device_type="cuda",
+    device_sm_count=304,
+)
+MI250X = dict(
+    device_name="AMD Instinct MI250X",
+    device_vendor="amd",
+    device_arch="gfx90a",
+    device_type="cuda",
+    device_sm_count=110,  # one GCD of two
+)
+CPU = dict(
+    device_name="Xeon",
+    device_vendor="cpu",
+    device_arch="x86_64",
+    device_type="cpu",
+    device_sm_count=2,
+)
+GEMM = dict(
+    op="gemm",
+    problem="gemm 8192x8192x8192 bf16",
+    dtype="bf16",
+    phase=None,
+    intensity_flop_per_byte=2730.7,
+)
+PREFILL = dict(
+    op="attention",
+    problem="attn b1 h32/8 s4096/4096 d128 causal fp16",
+    dtype="fp16",
+    phase="prefill",
+    intensity_flop_per_byte=1365.0,
+)
+DECODE = dict(
+    op="attention",
+    problem="attn b4 h64/8 s1/8192 d128 bf16",
+    dtype="bf16",
+    phase="decode",
+    intensity_flop_per_byte=1.0,
+)
 
 
 def row(dev, prob, provider, family, tflops, ts="2025-01-02", status="ok"):
     gbps = tflops * 1e3 / prob["intensity_flop_per_byte"] if tflops else None
-    return {**dev, **prob, "provider": provider, "family": family, "status": status,
-            "tflops": tflops, "gbps": gbps, "timestamp": ts}  # fmt: skip
+    return {
+        **dev,
+        **prob,
+        "provider": provider,
+        "family": family,
+        "status": status,
+        "tflops": tflops,
+        "gbps": gbps,
+        "timestamp": ts,
+    }
 
 
 def ceiling(dev, metric, value):
     unit = "gbps" if metric.endswith("_gbps") else "tflops"
-    return {**dev, "op": "ceiling", "status": "ok", "metric": metric, unit: value,
-            "timestamp": "2025-01-01"}  # fmt: skip
+    return {
+        **dev,
+        "op": "ceiling",
+        "status": "ok",
+        "metric": metric,
+        unit: value,
+        "timestamp": "2025-01-01",
+    }
 
 
 @pytest.fixture
@@ -63,8 +112,12 @@ def rows() -> pd.DataFrame:
 
 
 def _line(table, gpu, op, family, phase="-"):
-    sel = table[(table["gpu"] == gpu) & (table["op"] == op) & (table["family"] == family)
-                & (table["phase"] == phase)]  # fmt: skip
+    sel = table[
+        (table["gpu"] == gpu)
+        & (table["op"] == op)
+        & (table["family"] == family)
+        & (table["phase"] == phase)
+    ]
     assert len(sel) == 1
     return sel.iloc[0]
 

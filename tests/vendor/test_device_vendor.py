@@ -50,8 +50,12 @@ def test_rocm_build_is_amd_with_gfx_arch_cu_count_and_infinity_cache(fresh):
 
 
 def test_mi250x_gcd_flushes_its_l2(fresh):
-    props = _props(name="AMD Instinct MI250X", gcnArchName="gfx90a:sramecc+:xnack-",
-                   multi_processor_count=110, L2_cache_size=8 << 20)  # fmt: skip
+    props = _props(
+        name="AMD Instinct MI250X",
+        gcnArchName="gfx90a:sramecc+:xnack-",
+        multi_processor_count=110,
+        L2_cache_size=8 << 20,
+    )
     fresh.setattr(torch.version, "hip", "6.1.0")
     fresh.setattr(torch.cuda, "get_device_properties", lambda i: props)
     fresh.setattr(dev, "_amd_driver_version", lambda i: None)
@@ -60,8 +64,14 @@ def test_mi250x_gcd_flushes_its_l2(fresh):
 
 
 def test_cuda_build_is_nvidia(fresh):
-    props = _props(name="NVIDIA H200", major=9, minor=0, multi_processor_count=132,
-                   L2_cache_size=60 << 20, uuid="1234")  # fmt: skip
+    props = _props(
+        name="NVIDIA H200",
+        major=9,
+        minor=0,
+        multi_processor_count=132,
+        L2_cache_size=60 << 20,
+        uuid="1234",
+    )
     fresh.setattr(torch.version, "hip", None)
     fresh.setattr(torch.cuda, "get_device_properties", lambda i: props)
     fresh.setattr(dev, "_driver_version", lambda is_hip: "570.1")
@@ -72,8 +82,12 @@ def test_cuda_build_is_nvidia(fresh):
 
 def test_intel_xpu_detected_when_no_cuda(monkeypatch):
     dev.get_device.cache_clear()
-    props = _props(name="Intel(R) Data Center GPU Max 1550", gpu_subslice_count=64,
-                   driver_version="1.3.29735", platform_name="Intel(R) oneAPI Unified Runtime")  # fmt: skip
+    props = _props(
+        name="Intel(R) Data Center GPU Max 1550",
+        gpu_subslice_count=64,
+        driver_version="1.3.29735",
+        platform_name="Intel(R) oneAPI Unified Runtime",
+    )
     fake_xpu = types.SimpleNamespace(
         is_available=lambda: True, get_device_properties=lambda i: props
     )

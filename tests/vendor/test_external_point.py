@@ -29,8 +29,14 @@ def _provider(verdict: ExternalCheck, samples=(2.0, 2.2, 2.1), calls: list | Non
 
     def time_it(protocol, stop):
         calls.append(("time", protocol.seed))
-        timing = {"samples_ms": list(samples), "timer": "ck-internal", "l2": "hot",
-                  "stop_reason": "max_samples", "calls_per_sample": 20, "warmup_calls": 5}  # fmt: skip
+        timing = {
+            "samples_ms": list(samples),
+            "timer": "ck-internal",
+            "l2": "hot",
+            "stop_reason": "max_samples",
+            "calls_per_sample": 20,
+            "warmup_calls": 5,
+        }
         return timing, {"reported_tflops": [99.0]}
 
     def prepare(problem, inputs, device):

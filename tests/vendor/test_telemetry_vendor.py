@@ -28,8 +28,12 @@ def fake_amdsmi(power: dict, temps: dict, throttled: bool = False) -> types.Modu
     m.amdsmi_init = lambda *a: m.calls.__setitem__("init", m.calls["init"] + 1)
     m.amdsmi_get_processor_handles = lambda: ["gpu0", "gpu1"]
     m.amdsmi_get_gpu_device_bdf = lambda h: {"gpu0": "0000:0c:00.0", "gpu1": "0000:22:00.0"}[h]
-    m.amdsmi_get_clock_info = lambda h, t: {"clk": {"GFX": 2100, "MEM": 1300}[t.name],
-                                            "min_clk": 500, "max_clk": 2100, "clk_locked": False}  # fmt: skip
+    m.amdsmi_get_clock_info = lambda h, t: {
+        "clk": {"GFX": 2100, "MEM": 1300}[t.name],
+        "min_clk": 500,
+        "max_clk": 2100,
+        "clk_locked": False,
+    }
     m.amdsmi_get_power_info = lambda h: dict(power)
     m.amdsmi_get_temp_metric = temp
     m.amdsmi_get_gpu_metrics_info = lambda h: {"throttle_status": throttled}
@@ -53,8 +57,11 @@ def test_amd_telemetry_through_amdsmi_mi300x(monkeypatch):
 
 
 def test_amd_telemetry_mi250x_average_power_millidegrees_and_throttle(monkeypatch):
-    smi = fake_amdsmi({"current_socket_power": 0, "average_socket_power": 380},
-                      {"EDGE": 45000, "HOTSPOT": 52000}, throttled=True)  # fmt: skip
+    smi = fake_amdsmi(
+        {"current_socket_power": 0, "average_socket_power": 380},
+        {"EDGE": 45000, "HOTSPOT": 52000},
+        throttled=True,
+    )
     monkeypatch.setitem(sys.modules, "amdsmi", smi)
     s = _window(Telemetry("amd", 0, interval_s=0.001))
     assert s.power_w == 380 and s.temp_c == 52.0
