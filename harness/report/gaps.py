@@ -28,6 +28,7 @@ from tabulate import tabulate
 
 from harness.measure.stats import geomean
 from harness.report.data import fmt
+from harness.report.data import ladder_rungs as rungs
 from harness.report.peaks import Peaks, device_peaks
 from harness.report.tables import Table, speed_rows
 
@@ -137,13 +138,6 @@ def _reason(s: float, fill: float | None, units, sms, regime, own_frac, ven_frac
     what = "HBM bandwidth" if regime == "memory" else "tensor peak"
     return (f"{regime}-bound: own {_pct(own_frac)} vs vendor {_pct(ven_frac)} of {what} "
             f"({roof.source})")  # fmt: skip
-
-
-def rungs(providers) -> set[str]:
-    """Own providers that are ladder rungs or fixed variants of another own provider in the
-    rows ('own-triton-no-tma' of 'own-triton'): each gives up something on purpose."""
-    names = set(providers)
-    return {p for p in names if any(p.startswith(q + "-") for q in names if q != p)}
 
 
 def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
