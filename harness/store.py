@@ -297,6 +297,26 @@ def write_run_meta(
     write_text(run_path / meta_name, json.dumps(meta, indent=2, sort_keys=True, default=str))
 
 
+def read_run_records(*paths: str | Path) -> list[dict]:
+    """The run records (run.json, run-shard-<i>.json, run-host-<i>.json) of every run under
+    `paths` (run folders or folders holding them), those that parse; hidden and underscore
+    folders skipped as read_rows skips them. Reports read a run's sweep name from them."""
+    out = []
+    for path in paths:
+        p = Path(path)
+        root = p.parent if p.is_file() else p
+        for f in sorted(root.rglob("run*.json")):
+            if any(part.startswith((".", "_")) for part in f.relative_to(root).parts):
+                continue
+            try:
+                record = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue  # written atomically: only a hand-edited file can be torn
+            if isinstance(record, dict):
+                out.append(record)
+    return out
+
+
 CROSSCHECK = "crosscheck"
 
 

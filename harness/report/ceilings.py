@@ -7,9 +7,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
+from harness.report.data import IDENTITY, SPEED_OPS, latest
 from harness.report.levels import L2_MIN_BYTES, L2_UNKNOWN_MAX_BYTES
 
 HBM_L2_FACTOR = 8  # an HBM stream's working set is >= 8x the L2, so no pass can hit in it
@@ -192,6 +194,63 @@ def ceiling_table(ceilings: pd.DataFrame) -> dict[tuple[str, str], float]:
         value = getattr(r, unit_column(r.metric))
         if value is not None and not pd.isna(value):
             table[(r.device_name, r.metric)] = float(value)
+    return table
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A measured ceiling and where it came from: `run` is the run of its row; `row` names the
+    GEMM / attention row that set it ("cublas gemm 1024x4096x14336 bf16 nt"), None when the
+    ceilings run's own value stands."""
+
+    value: float
+    run: str | None
+    row: str | None = None
+
+    @property
+    def source(self) -> str:
+        if self.row is None:
+            return f"ceilings sweep (run {self.run})" if self.run else "ceilings sweep"
+        return f"ok row {self.row} (run {self.run})"
+
+
+# The bandwidth a GEMM / attention row's min_bytes stand against (as the rooflines take it).
+_ROOF_BANDWIDTH = ("hbm_read_gbps", "hbm_copy_gbps")
+
+
+def measured_ceilings(df: pd.DataFrame) -> dict[tuple[str, str], Ceiling]:
+    """{(device_name, metric): Ceiling}: each ok ceiling row's value (the latest per metric),
+    raised to the best latest ok GEMM / attention row of that device wherever a row beat it.
+
+    A ceilings run is the best of a few points in one clock and power state; a kernel of another
+    run can go faster (cuBLAS at 761 TFLOP/s beside an H200 bf16 ceiling of 726), and a roof
+    below a measured row is no roof. So the compute ceiling of a dtype is the larger of the
+    ceilings run and the row's TFLOP/s, and the HBM bandwidth the larger of the ceilings run and
+    the row's min_bytes / time, each labelled with the row that set it. Only metrics the ceilings
+    run measured are raised: one it lacks falls back to the datasheet, not to a kernel's speed."""
+    table: dict[tuple[str, str], Ceiling] = {}
+    c = df[(df["op"] == "ceiling") & (df["status"] == "ok")]
+    for r in c.sort_values("timestamp", na_position="first").to_dict("records"):
+        value = r.get(unit_column(r["metric"]))
+        if value is not None and not pd.isna(value):
+            run = r.get("run_id") if isinstance(r.get("run_id"), str) else None
+            table[(r["device_name"], r["metric"])] = Ceiling(float(value), run)
+    speed = df[(df["status"] == "ok") & df["op"].isin(SPEED_OPS) & df["tflops"].notna()]
+    speed = latest(speed, [c for c in (*IDENTITY, "device_name") if c in speed])
+    for r in speed.to_dict("records"):
+        dev = r["device_name"]
+        # A row timed with its inputs left in L2 (l2=hot) may beat HBM: it raises no HBM roof.
+        hot = r.get("l2") == "hot"
+        bw_metric = None if hot else next((m for m in _ROOF_BANDWIDTH if (dev, m) in table), None)
+        for metric, value in (
+            (PEAK_OF_DTYPE.get(r.get("dtype"), ""), r.get("tflops")),
+            (bw_metric, r.get("gbps")),
+        ):
+            have = table.get((dev, metric))
+            if have is None or value is None or pd.isna(value) or value <= have.value:
+                continue
+            label = f"{r['provider']} {r['problem']}"
+            table[(dev, metric)] = Ceiling(float(value), r.get("run_id"), label)
     return table
 
 

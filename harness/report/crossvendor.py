@@ -3,7 +3,8 @@
 A TFLOP/s figure from an MI300X and one from an H200 compare the parts as much as the kernels.
 Here each GPU's best own and best vendor result per (op, phase, dtype) is divided by that GPU's
 own ceilings: its measured ceilings (op="ceiling" rows in the frame, written by `harness
-ceilings`), falling back metric by metric to the datasheet peak, always labelled with its source.
+ceilings`, raised to any faster ok row: report.ceilings.measured_ceilings), falling back
+metric by metric to the datasheet peak, always labelled with its source.
 
     % roofline = TFLOP/s / min(compute ceiling of the dtype, intensity x HBM ceiling)
     % compute  = TFLOP/s / compute ceiling of the dtype   (tensor_<dtype>_tflops)
@@ -20,7 +21,7 @@ import math
 import pandas as pd
 from tabulate import tabulate
 
-from harness.report.ceilings import PEAK_OF_DTYPE, ceiling_table
+from harness.report.ceilings import PEAK_OF_DTYPE, measured_ceilings
 from harness.report.datasheet import datasheet_value, lookup
 
 SPEED_OPS = ("gemm", "attention")
@@ -78,7 +79,9 @@ def normalised_table(rows: pd.DataFrame, include_cpu: bool = False) -> pd.DataFr
 
     `rows` is a store frame (harness.store.read_rows); its op="ceiling" rows supply the measured
     ceilings. CPU rows are left out unless `include_cpu` (they have no ceilings to speak of)."""
-    measured = ceiling_table(rows) if (rows["op"] == "ceiling").any() else {}
+    measured = {}
+    if (rows["op"] == "ceiling").any():  # raised to any faster ok row: never below one
+        measured = {k: c.value for k, c in measured_ceilings(rows).items()}
     ok = _latest_ok(rows, include_cpu)
     ceilings: dict[str, _Ceilings] = {}
     lines = []

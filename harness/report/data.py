@@ -1,8 +1,9 @@
-"""Rows in, tidy frames out: loading runs, point identity, latest row per point, axis keys.
+"""Rows in, tidy frames out: loading runs, point identity, latest row per point, axis keys,
+and which rows are smoke rows (kept out of every headline figure and table).
 
 A point's identity across runs ignores the run and the device instance: op, provider, problem
 and the protocol fields that change what is measured. Where one point appears in several runs
-(an A/A pair), tables and compositions use the latest row; rooflines plot every row.
+(an A/A pair), tables, compositions and rooflines use the latest row.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ from harness.workloads.derive import AXES
 
 IDENTITY = ("op", "provider", "problem", "timer", "l2", "fill", "seed")
 SPEED_OPS = ("gemm", "attention")  # ops a roofline, a table and a composition speak about
+# Sweeps that exist to exercise code paths, not to measure (sweeps/smoke.yaml and the *_smoke
+# presets): CPU-sized points whose microseconds are launch overhead, not kernel speed.
+SMOKE_SWEEPS = ("smoke", "microbench_smoke", "collectives_smoke")
+# Only for rows whose run names no sweep: a GEMM / attention problem moving under 1 MiB is
+# smoke-sized (the smoke presets' largest moves 60 KB; the smallest measured point, 2 MB).
+TINY_MIN_BYTES = 1 << 20
 _INT_AXES = {
     "m",
     "n",
@@ -44,7 +51,54 @@ def load(paths: list[str | Path]) -> pd.DataFrame:
     df = store.read_rows(*paths)
     if df.empty:
         raise NoRows(f"path: no rows under {', '.join(map(str, paths))}; allowed: run folders")
-    return df
+    return with_sweep(df, store.read_run_records(*paths))
+
+
+def with_sweep(df: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
+    """`df` with a `sweep` column: the sweep name each row's run record gives (None where no
+    record names one). A run_id shared by runs of several sweeps (the same name on two GPUs)
+    is told apart by the record's device UUID."""
+    by_run: dict[str, set[str]] = {}
+    by_device: dict[tuple[str, str], str] = {}
+    for rec in records:
+        run, sweep = rec.get("run_id"), rec.get("sweep")
+        if not isinstance(run, str) or not isinstance(sweep, str):
+            continue
+        by_run.setdefault(run, set()).add(sweep)
+        uuid = (rec.get("device") or {}).get("device_uuid")
+        if isinstance(uuid, str):
+            by_device[(run, uuid)] = sweep
+    sweeps = []
+    for run, uuid in zip(df["run_id"], df["device_uuid"], strict=True):
+        one = by_run.get(run, set())
+        sweeps.append(by_device.get((run, uuid)) or (next(iter(one)) if len(one) == 1 else None))
+    return df.assign(sweep=pd.Series(sweeps, index=df.index, dtype=object))
+
+
+def is_smoke(df: pd.DataFrame) -> pd.Series:
+    """Rows that must never stand in a headline figure or table: CPU rows (device_type cpu),
+    rows of a smoke sweep (SMOKE_SWEEPS, by the run's record), and, where the run names no
+    sweep, GEMM / attention rows of a smoke-sized problem (min_bytes under TINY_MIN_BYTES)."""
+    sweep = df["sweep"] if "sweep" in df else pd.Series(None, index=df.index, dtype=object)
+    smoke = sweep.isin(SMOKE_SWEEPS) | (df["device_type"] == "cpu")
+    tiny = df["op"].isin(SPEED_OPS) & (pd.to_numeric(df["min_bytes"]) < TINY_MIN_BYTES)
+    return smoke | (sweep.isna() & tiny)
+
+
+def smoke_reason(row: dict) -> str:
+    """Why is_smoke set this row aside, in a few words (for the report's smoke section)."""
+    if row.get("device_type") == "cpu":
+        return "CPU row"
+    if row.get("sweep") in SMOKE_SWEEPS:
+        return f"sweep {row['sweep']}"
+    return f"no sweep recorded; problem under {TINY_MIN_BYTES >> 20} MiB"
+
+
+def ladder_rungs(providers) -> set[str]:
+    """Own providers that are ladder rungs or fixed variants of another own provider in the
+    rows ('own-triton-no-tma' of 'own-triton'): each gives up something on purpose."""
+    names = {p for p in providers if isinstance(p, str)}
+    return {p for p in names if any(p.startswith(q + "-") for q in names if q != p)}
 
 
 def is_speed(df: pd.DataFrame) -> pd.Series:

@@ -1,6 +1,6 @@
-"""Figure plumbing: Agg-only matplotlib figures (no pyplot state), stable colours, and PNG + SVG
-files that are byte-identical when the rows are (no dates, fixed SVG ids), so a regenerated
-report diffs cleanly."""
+"""Figure plumbing: Agg-only matplotlib figures (no pyplot state), at most SERIES_MAX distinct
+colours per figure, and PNG + SVG files cropped to what is drawn and byte-identical when the
+rows are (no dates, fixed SVG ids), so a regenerated report diffs cleanly."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # Agg: no display needed
-from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter
 from PIL import Image
@@ -26,23 +25,14 @@ STYLE = {
     "axes.spines.right": False,
 }
 PNG_DPI = 110
-
-
-def _listed(name: str) -> list:
-    """The colours of a qualitative (listed) colormap, as matplotlib lists them."""
-    cmap = matplotlib.colormaps[name]
-    colors = cmap.colors if isinstance(cmap, ListedColormap) else None
-    if not isinstance(colors, list | tuple):  # tab10, tab20, tab20b: a tuple of RGB tuples
-        raise TypeError(f"colormap {name}: not a list of colours")
-    return list(colors)
-
-
-# tab10's saturated colours first, then tab20's light partners and tab20b: 30 distinct colours
-_PALETTE = [
-    *_listed("tab10"),
-    *_listed("tab20")[1::2],
-    *_listed("tab20b")[::2],
-]
+PAD_INCHES = 0.12  # white margin the saved image keeps around its outermost text
+# At most this many coloured series in one figure: past eight, colours a reader can tell apart
+# run out, so the rest is drawn as one grey "others" series that the caption lists.
+SERIES_MAX = 8
+# tab10 without its grey (the "others" series) and olive (too close to orange and green once
+# markers overlap): eight hues that stay apart on screen and in grey-scale print.
+SERIES_COLORS = [matplotlib.colormaps["tab10"].colors[i] for i in (0, 1, 2, 3, 4, 5, 6, 9)]
+OTHERS_COLOR = "0.62"
 OP_MARKERS = {"gemm": "o", "attention": "^"}
 
 
@@ -61,12 +51,16 @@ def styled():
     return matplotlib.rc_context(STYLE)
 
 
-def new_figure(width: float = 7.0, height: float = 4.5, **margins: float) -> Figure:
+def new_figure(
+    width: float = 7.0, height: float = 4.5, constrained: bool = False, **margins: float
+) -> Figure:
     """A figure with fixed margins (fractions, as subplots_adjust takes them): constrained
-    layout would cost about half of the drawing time."""
-    fig = Figure(figsize=(width, height))
+    layout would cost about half of the drawing time, so only panels whose tick labels vary in
+    length (the ladder's provider names) ask for it."""
+    fig = Figure(figsize=(width, height), layout="constrained" if constrained else None)
     FigureCanvasAgg(fig)
-    fig.subplots_adjust(**{"left": 0.09, "right": 0.97, "bottom": 0.12, "top": 0.9, **margins})
+    if not constrained:
+        fig.subplots_adjust(**{"left": 0.09, "right": 0.97, "bottom": 0.12, "top": 0.9, **margins})
     return fig
 
 
@@ -113,19 +107,33 @@ def slug(text: str) -> str:
 
 
 def save(fig: Figure, out_dir: Path, stem: str, caption: str) -> FigureFile:
-    """Write <out_dir>/figures/<stem>.png and .svg without timestamps."""
+    """Write <out_dir>/figures/<stem>.png and .svg without timestamps, cropped to everything
+    drawn (bbox_inches="tight"): a long tick label or an outside legend is never cut off."""
     folder = Path(out_dir) / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     png, svg = folder / f"{stem}.png", folder / f"{stem}.svg"
+    tight = {"bbox_inches": "tight", "pad_inches": PAD_INCHES}
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None}, **tight)
     # A chart has few colours: a 256-colour palette keeps it crisp at a third of the bytes.
     Image.open(buf).convert("RGB").quantize(256).save(png, optimize=True)
-    fig.savefig(svg, metadata={"Date": None, "Creator": None})
+    fig.savefig(svg, metadata={"Date": None, "Creator": None}, **tight)
     return FigureFile(stem, caption, png, svg)
 
 
-def provider_colors(providers) -> dict[str, str]:
-    """A stable colour per provider name (sorted order, so every figure agrees)."""
-    names = sorted({p for p in providers if isinstance(p, str)})
-    return {p: _PALETTE[i % len(_PALETTE)] for i, p in enumerate(names)}
+def series_colors(names) -> dict[str, tuple]:
+    """A distinct colour per series name, in the order given (at most SERIES_MAX names: the
+    caller folds the rest into "others", drawn in OTHERS_COLOR)."""
+    names = list(dict.fromkeys(names))
+    if len(names) > SERIES_MAX:
+        raise ValueError(f"series: {len(names)}; allowed: at most {SERIES_MAX} (fold the rest)")
+    return {n: SERIES_COLORS[i] for i, n in enumerate(names)}
+
+
+def top_series(counts: dict[str, int], keep: int = SERIES_MAX) -> tuple[list[str], list[str]]:
+    """(series to draw, series folded into "others"): all of them when they fit in `keep`, else
+    the keep - 1 with the most points (ties by name) and the rest."""
+    names = sorted(counts, key=lambda n: (-counts[n], n))
+    if len(names) <= keep:
+        return sorted(names), []
+    return sorted(names[: keep - 1]), sorted(names[keep - 1 :])

@@ -29,6 +29,7 @@ from tabulate import tabulate
 
 from harness.measure.stats import geomean
 from harness.report.data import fmt
+from harness.report.data import ladder_rungs as rungs
 from harness.report.peaks import Peaks, device_peaks
 from harness.report.reference import NO_VENDOR, fastest
 from harness.report.tables import Table, speed_rows
@@ -158,13 +159,6 @@ def _reason(
         f"{regime}-bound: own {_pct(own_frac)} vs {ref['provider']} {_pct(ref_frac)} of {what} "
         f"({roof.source})"
     )
-
-
-def rungs(providers) -> set[str]:
-    """Own providers that are ladder rungs or fixed configs of another own provider in the
-    rows ('own-triton-no-tma' of 'own-triton'): each gives up something on purpose."""
-    names = set(providers)
-    return {p for p in names if any(p.startswith(q + "-") for q in names if q != p)}
 
 
 def gap_frame(df: pd.DataFrame) -> pd.DataFrame:

@@ -18,18 +18,19 @@ from harness.report import data
 from harness.report.collectives import collective_figures
 from harness.report.compose import SELECTIONS
 from harness.report.crossgpu_section import Section, cross_gpu_sections
-from harness.report.figures import FigureFile, provider_colors, slug, styled
+from harness.report.figures import FigureFile, slug, styled
 from harness.report.gaps import gap_tables
 from harness.report.ladder import ladder_figures
 from harness.report.latency import WorkloadReport, workload_reports
 from harness.report.peaks import device_peaks
-from harness.report.roofline import roofline_figures
+from harness.report.roofline import roofline_figures, rung_roofline_figures, set_aside_figures
 from harness.report.tables import (
     Table,
     composed_table,
     cross_gpu_table,
     cross_vendor_table,
     own_vs_vendor_table,
+    set_aside_table,
     status_table,
     unstable_table,
 )
@@ -37,7 +38,8 @@ from harness.report.tables import (
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }
 h1 { font-size: 1.5em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
-figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figure { margin: 1em 0; }
+figure img { max-width: 100%; height: auto; box-sizing: border-box; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #444; max-width: 1000px; }
 table.data { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0; }
 table.data th, table.data td { padding: 2px 6px; border-bottom: 1px solid #e4e4e4; text-align: left; }
@@ -52,8 +54,8 @@ COMPOSE_NOTE = (
     "residuals, sampling and tensor-parallel all-reduces cost nothing; equal sequence lengths; "
     "balanced MoE routing. The bound is the same sum of max(flops / peak, min_bytes / HBM "
     "bandwidth). A batch is composed only when every problem has an ok row. Measured ceilings "
-    "are the best rows of a ceilings run, so a kernel timed in another run can beat them "
-    "(% of bound above 100)."
+    "are the best rows of a ceilings run raised to any faster ok row of the GPU and dtype (a "
+    "kernel timed in another run can beat the ceilings run), so no step exceeds its bound."
 )
 
 
@@ -67,6 +69,9 @@ class Report:
     workloads: list[WorkloadReport] = field(default_factory=list)
     cross_gpu: list[Section] = field(default_factory=list)  # two GPUs of one vendor: their pair
     full: bool = True  # False: index.html and PNG figures only (FILES["html"])
+    rung_roofs: list[FigureFile] = field(default_factory=list)  # in the Ladder section
+    set_aside: Table | None = None  # smoke and CPU rows: kept out of every figure and table
+    set_aside_figures: list[FigureFile] = field(default_factory=list)  # but their own
 
     @property
     def index(self) -> Path:
@@ -114,6 +119,7 @@ def inputs_table(df: pd.DataFrame) -> Table:
         rows.append(
             {
                 "run": run,
+                "sweep": ", ".join(sorted(set(g["sweep"].dropna()))),
                 "rows": len(g),
                 "ok": int((g["status"] == "ok").sum()),
                 "not ok": int((g["status"] != "ok").sum()),
@@ -142,7 +148,9 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     """Read the rows under `paths`, write figures, tables, index.html and index.md (what
     FILES[files] says)."""
     check_files(files)
-    df = data.load(paths)
+    everything = data.load(paths)
+    smoke = data.is_smoke(everything)  # smoke and CPU rows: their own section, no headline
+    df, aside = everything[~smoke], everything[smoke]
     out = Path(out_dir)
     for sub in ("figures", "tables"):  # stale files of an earlier build must not linger
         shutil.rmtree(out / sub, ignore_errors=True)
@@ -150,17 +158,20 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     out.mkdir(parents=True, exist_ok=True)
     report = Report(out, full=files == "all")
     peaks = device_peaks(df)
-    colors = provider_colors(df["provider"])
     with styled():
-        roofs = roofline_figures(df, peaks, out, colors)
+        roofs = roofline_figures(df, peaks, out, aside)
         report.workloads = workload_reports(df, peaks, out)
-        ladders = ladder_figures(df, out, colors)
+        report.rung_roofs = rung_roofline_figures(df, peaks, out)
+        ladders = ladder_figures(df, out)
         colls = collective_figures(df, out)
+        aside_peaks = {**device_peaks(aside), **peaks} if len(aside) else peaks
+        report.set_aside_figures = set_aside_figures(aside, aside_peaks, out)
         report.cross_gpu = cross_gpu_sections(df, out)
     wl_tables = _workload_tables(report.workloads)
-    summary, every = status_table(df)
+    summary, every = status_table(everything)
+    report.set_aside = set_aside_table(aside)
     main_tables = [
-        inputs_table(df),
+        inputs_table(everything),
         cross_gpu_table(df),
         cross_vendor_table(df),
         own_vs_vendor_table(df),
@@ -169,12 +180,19 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         unstable_table(df),
         *gap_tables(df),
     ]
-    report.tables = [*main_tables, *wl_tables, *(t for s in report.cross_gpu for t in s.tables)]
+    report.tables = [
+        *main_tables,
+        *wl_tables,
+        report.set_aside,
+        *(t for s in report.cross_gpu for t in s.tables),
+    ]
     report.figures = [
         *roofs,
         *(w.figure for w in report.workloads),
+        *report.rung_roofs,
         *ladders,
         *colls,
+        *report.set_aside_figures,
         *(f for s in report.cross_gpu for f in s.figures),
     ]
     cmd = "harness report " + " ".join(map(str, paths)) + f" out={out_dir}"
@@ -208,11 +226,13 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         "<h1>Kernel characterization report</h1>",
         f'<p class="note">Built from parquet rows alone by <code>{_e(cmd)}</code>. Speeds are '
         "medians of the raw samples of ok rows; rows with any other status are listed at the "
-        "end and never plotted.</p>",
+        "end and never plotted. Smoke and CPU rows are in no figure or table but their own "
+        "section.</p>",
         '<p><a href="#roofline">Rooflines</a> · <a href="#workloads">Latency vs batch</a> · '
         '<a href="#ladder">Ladder</a> · <a href="#collectives">Collectives</a> · '
         '<a href="#gaps">Own vs vendor: where and why</a> · '
         '<a href="#tables">Cross-GPU and cross-vendor</a> · '
+        '<a href="#set-aside">Smoke and CPU rows</a> · '
         '<a href="#not-ok">Rows not ok</a> · <a href="#unstable">Unstable rows</a></p>',
         table_html(inputs),
         '<h2 id="roofline">Rooflines</h2>',
@@ -239,7 +259,11 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
                 f"them)</summary><ul>{items}</ul></details>"
             )
     parts += [p for s in r.cross_gpu for p in s.html(figure_html, table_html)]
-    parts += ['<h2 id="ladder">Ladder</h2>', *map(figure_html, ladders)]
+    parts += [
+        '<h2 id="ladder">Ladder</h2>',
+        *map(figure_html, r.rung_roofs),
+        *map(figure_html, ladders),
+    ]
     if not ladders:
         parts.append(
             "<p>(no problem measured by two or more own-kernel rungs; "
@@ -262,6 +286,9 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         table_html(own_vendor),
         table_html(cross_gpu, open_=False),
         table_html(cross_vendor, open_=False),
+        '<h2 id="set-aside">Smoke and CPU rows</h2>',
+        table_html(r.set_aside),
+        *map(figure_html, r.set_aside_figures),
         '<h2 id="not-ok">Rows not ok</h2>',
         table_html(summary),
         table_html(every, open_=False),
@@ -309,7 +336,7 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         ]
     out += [line for s in r.cross_gpu for line in s.markdown()]
     out += ["## Ladder", ""]
-    for f in ladders:
+    for f in [*r.rung_roofs, *ladders]:
         out += fig(f)
     out += ["## Collectives", ""]
     for f in colls:
@@ -345,6 +372,13 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         "",
         f"[tables/{cross_vendor.stem}.md](tables/{cross_vendor.stem}.md)",
         "",
+        "## Smoke and CPU rows",
+        "",
+        r.set_aside.caption,
+        "",
+        r.set_aside.markdown(),
+        "",
+        *(line for f in r.set_aside_figures for line in fig(f)),
         "## Rows not ok",
         "",
         summary.markdown(),

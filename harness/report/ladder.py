@@ -9,10 +9,19 @@ from pathlib import Path
 import pandas as pd
 
 from harness.report.data import IDENTITY, device_of, is_speed, latest
-from harness.report.figures import FigureFile, new_figure, save, slug
-from harness.report.reference import fastest
+from harness.report.figures import (
+    OTHERS_COLOR,
+    FigureFile,
+    new_figure,
+    save,
+    series_colors,
+    slug,
+    top_series,
+)
 
 PANELS_PER_FIGURE = 6
+_VENDOR_COLOR = "0.78"  # vendor bars: light grey and hatched, named on the axis
+_TINY = 0.04  # a bar under this fraction of the longest also says its TFLOP/s in its label
 
 
 def ladder_problems(rows: pd.DataFrame) -> pd.DataFrame:
@@ -28,68 +37,78 @@ def ladder_problems(rows: pd.DataFrame) -> pd.DataFrame:
     return ok[mask]
 
 
-def _panel(ax, g: pd.DataFrame, colors: dict[str, str]) -> None:
+def speedup_text(speedup: float) -> str:
+    """'0.95x', and two significant digits below 0.1 ('0.0043x', never '0.00x')."""
+    return f"{speedup:.2f}x" if speedup >= 0.095 else f"{speedup:.2g}x"
+
+
+def _panel(ax, g: pd.DataFrame, colors: dict[str, tuple]) -> None:
     g = g.sort_values("tflops")
-    base = fastest(g.to_dict("records"))  # the point's reference: fastest ok vendor row
-    bars = ax.barh(
-        g["provider"], g["tflops"], color=[colors.get(p, "0.5") for p in g["provider"]], hatch=None
-    )
-    for bar, fam in zip(bars, g["family"], strict=True):
-        if fam == "vendor":
+    vendor = g[g["family"] == "vendor"]
+    base = vendor.loc[vendor["latency_ms_median"].idxmin()] if len(vendor) else None
+    bar_colors = [
+        _VENDOR_COLOR if f == "vendor" else colors.get(p, OTHERS_COLOR)
+        for p, f in zip(g["provider"], g["family"], strict=True)
+    ]
+    bars = ax.barh(g["provider"], g["tflops"], color=bar_colors)
+    top = float(g["tflops"].max())
+    for bar, r in zip(bars, g.to_dict("records"), strict=True):
+        if r["family"] == "vendor":
             bar.set_hatch("//")
             bar.set_edgecolor("white")
-    if base is not None:
-        for bar, ms in zip(bars, g["latency_ms_median"], strict=True):
-            speedup = base["latency_ms_median"] / ms
-            ax.text(
-                bar.get_width(),
-                bar.get_y() + bar.get_height() / 2,
-                f" {speedup:.2f}x",
-                va="center",
-                fontsize=7,
-            )
-        ax.set_xlim(0, g["tflops"].max() * 1.25)
+        if base is not None:
+            text = speedup_text(base["latency_ms_median"] / r["latency_ms_median"])
+            if r["tflops"] < _TINY * top:
+                text += f" ({r['tflops']:.2g} TFLOP/s)"
+        else:
+            text = f"{r['tflops']:.3g} TFLOP/s"
+        ax.text(
+            bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {text}", va="center", fontsize=7
+        )
+    ax.set_xlim(0, top * 1.35)  # room for the labels right of the longest bar
     title = g["problem"].iloc[0]
     if base is not None:
         title += f"\n(x: speedup over {base['provider']})"
+    else:
+        title += "\n(no vendor row: TFLOP/s, no speedup)"
     ax.set_title(title, fontsize=8)
     ax.set_xlabel("TFLOP/s")
     ax.tick_params(axis="y", labelsize=7)
 
 
-def ladder_figures(rows: pd.DataFrame, out_dir: Path, colors: dict[str, str]) -> list[FigureFile]:
+def ladder_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
     """Per device, the ladder problems in figures of up to PANELS_PER_FIGURE bar charts."""
     lad = ladder_problems(rows)
     files = []
     for (name, kind), dev in lad.groupby(["device_name", "device_type"], sort=True):
         device = device_of({"device_name": name, "device_type": kind})
         problems = list(dev.groupby(["op", "problem"], sort=True))
+        # one colour per own provider across the device's ladder figures
+        shown, folded = top_series(dev[dev["family"] == "own"].groupby("provider").size().to_dict())
+        colors = series_colors(shown)
         for start in range(0, len(problems), PANELS_PER_FIGURE):
             chunk = problems[start : start + PANELS_PER_FIGURE]
             ncols = 2 if len(chunk) > 1 else 1
             nrows = math.ceil(len(chunk) / ncols)
-            height = 2.4 * nrows + 0.6  # inches: 2.4 per row of panels, 0.6 for the title
-            fig = new_figure(
-                5.4 * ncols,
-                height,
-                left=0.25 / ncols,
-                right=0.96,
-                bottom=0.45 / height,
-                top=1 - 0.85 / height,
-                wspace=0.5,
-                hspace=0.65,
-            )
+            # constrained layout: the provider names set the left margin of each panel
+            fig = new_figure(5.6 * ncols, 2.5 * nrows + 0.5, constrained=True)
             axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
             for ax, (_, g) in zip(axes, chunk, strict=False):
                 _panel(ax, g, colors)
             for ax in axes[len(chunk) :]:
                 ax.set_visible(False)
-            fig.suptitle(f"{device}: ladder (hatched: vendor libraries)", y=1 - 0.15 / height)
+            fig.suptitle(f"{device}: ladder (grey, hatched: vendor libraries)")
             part = f"-{start // PANELS_PER_FIGURE + 1}" if len(problems) > PANELS_PER_FIGURE else ""
+            names = "; ".join(problem for (_, problem), _ in chunk)
+            here = {p for _, g in chunk for p in g["provider"]}
+            grey = [p for p in folded if p in here]
+            others = f" Own providers in grey: {', '.join(grey)}." if grey else ""
             caption = (
-                f"{device}: each own-kernel rung and the vendor libraries on the same "
-                "problem (latest ok row per provider); the label is the speedup of "
-                "median latency over the fastest vendor row."
+                f"{device}: each own-kernel rung (coloured) and the vendor libraries (grey, "
+                f"hatched) on {names}: TFLOP/s of the latest ok row per provider; the "
+                "label is the speedup of median latency over the fastest vendor row "
+                "(two significant digits below 0.1x; TFLOP/s where no vendor row "
+                f"exists).{others}"
             )
             files.append(save(fig, out_dir, f"ladder-{slug(device)}{part}", caption))
     return files

@@ -82,7 +82,6 @@ def _per_layer_panel(ax, steps: list[Step], w: Workload) -> None:
 
 
 def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
-    drew = False
     for selection in SELECTIONS:
         pts = [
             (s.batch, s.tokens_per_s) for s in steps if s.selection == selection and s.tokens_per_s
@@ -97,7 +96,6 @@ def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
                 marker=style["marker"],
                 ms=style.get("ms", 4),
             )
-            drew = True
     for selection in SELECTIONS:  # per-layer problems all measured, the LM head not yet
         layer_pts = [
             (s.batch, s.layers_tokens_per_s)
@@ -115,7 +113,6 @@ def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
                 marker=style["marker"],
                 label=f"layers only (no LM head): {selection} rows",
             )
-            drew = True
     bound = [
         (s.batch, s.bound_tokens_per_s)
         for s in steps
@@ -126,23 +123,61 @@ def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
         ax.plot(
             *zip(*bound, strict=True), color="0.3", ls="--", lw=1.2, label=f"roofline bound ({src})"
         )
-    if not drew:
-        ax.text(
-            0.5,
-            0.5,
-            "no batch has every per-layer problem measured\n(see the missing list)",
-            transform=ax.transAxes,
-            ha="center",
-            va="center",
-            fontsize=8,
-            color="0.3",
-        )
     log_axes(ax, 2)
     widen_log_y(ax)
     ax.set_xlabel("batch (sequences)")
     what = "output tokens/s (decode)" if w.phase == "decode" else "prompt tokens/s (prefill)"
     ax.set_ylabel(what)
     ax.legend(fontsize=7, frameon=False)
+
+
+def _batches(batches: list[int]) -> str:
+    return ", ".join(map(str, batches))
+
+
+def _caption(w: Workload, steps: list[Step], measured: int, total: int) -> tuple[str, bool]:
+    """The caption of a workload figure, stating what each panel draws and what is missing, and
+    whether the throughput panel has anything to draw (it is dropped when not)."""
+    best = [s for s in steps if s.selection == "best"]
+    complete = sorted({s.batch for s in steps if s.step_ms is not None})
+    layers_only = sorted({s.batch for s in steps if s.layers_ms and s.step_ms is None})
+    unmeasured = list(dict.fromkeys(i.name for s in best for i in s.missing))
+    per_layer_missing = list(dict.fromkeys(i.name for s in best for i in s.missing if i.per_layer))
+    parts = [f"{w.describe()}. {measured} of {total} problems measured"]
+    if unmeasured:
+        parts[0] += (
+            f"; without an ok row at some batch: {', '.join(unmeasured)} "
+            f"(`harness run sweep={w.name}` measures them)"
+        )
+    left = (
+        "Left: per-layer time of each measured problem (count x median of the fastest ok "
+        "row) and the layer's roofline bound"
+    )
+    if any(s.layer_ms is not None for s in best):
+        left += ", and their sum (layer) where every per-layer problem is measured"
+    else:
+        left += f"; no layer sum (no ok row for {', '.join(per_layer_missing)})"
+    parts.append(left)
+    has_throughput = bool(complete or layers_only)
+    if has_throughput:
+        right = (
+            "Right: tokens/s of the composed step by which rows it uses, and the bound; "
+            f"composed at batch {_batches(complete)}"
+            if complete
+            else "Right: tokens/s and the bound; no batch composed (the LM head is unmeasured)"
+        )
+        if layers_only:
+            right += (
+                f"; dotted, hollow: all layers without the LM head, at batch "
+                f"{_batches(layers_only)}"
+            )
+        parts.append(right)
+    else:
+        parts.append(
+            "No tokens/s panel: no batch has every per-layer problem measured, so "
+            "no step can be composed"
+        )
+    return ". ".join(parts) + ".", has_throughput
 
 
 def workload_reports(
@@ -161,21 +196,19 @@ def workload_reports(
             steps = [
                 compose(index, w, b, sel, peaks.get(name)) for sel in SELECTIONS for b in w.batches
             ]
-            fig = new_figure(11.0, 4.4, left=0.07, right=0.98, top=0.9, bottom=0.12, wspace=0.22)
-            left, right = fig.subplots(1, 2)
+            caption, has_throughput = _caption(w, steps, len(measured), len(items))
+            if has_throughput:
+                fig = new_figure(
+                    11.0, 4.4, left=0.07, right=0.98, top=0.9, bottom=0.12, wspace=0.22
+                )
+                left, right = fig.subplots(1, 2)
+                _throughput_panel(right, steps, w)
+            else:  # an empty panel says nothing a caption cannot: draw the left one alone
+                fig = new_figure(6.0, 4.4, left=0.12, right=0.97, top=0.9, bottom=0.12)
+                left = fig.subplots()
             _per_layer_panel(left, steps, w)
-            _throughput_panel(right, steps, w)
             fig.suptitle(f"{device}: {w.config.name} TP{w.tp} {w.phase}, context {w.context}")
             missing = [lbl for lbl in items if lbl not in measured]
-            complete = sorted({s.batch for s in steps if s.step_ms is not None})
-            caption = (
-                f"{w.describe()}. Left: per-layer time of each problem (count x median of "
-                "the fastest ok row), their sum and its roofline bound. Right: tokens/s of "
-                "the composed step by which rows it uses (dotted, hollow: all layers "
-                "without the LM head, where only that is unmeasured), and the bound. "
-                f"{len(measured)} of {len(items)} problems measured; composed at batch "
-                f"{', '.join(map(str, complete)) or 'none'}."
-            )
             stem = f"latency-{slug(device)}-{slug(w.name)}"
             out.append(
                 WorkloadReport(

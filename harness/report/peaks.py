@@ -15,7 +15,7 @@ from harness.report.ceilings import (
     CEILING_METRICS,
     PEAK_OF_DTYPE,
     attach_ceiling_fraction,
-    ceiling_table,
+    measured_ceilings,
 )
 from harness.report.datasheet import datasheet_value, lookup
 
@@ -25,12 +25,14 @@ BANDWIDTH_METRICS = ("hbm_read_gbps", "hbm_copy_gbps")  # what bounds a kernel's
 
 @dataclass
 class Peaks:
-    """Compute peaks (TFLOP/s) and bandwidths (GB/s) of one device by metric and source."""
+    """Compute peaks (TFLOP/s) and bandwidths (GB/s) of one device by metric and source;
+    `measured_from` says where each measured value came from (ceilings.Ceiling.source)."""
 
     device_name: str
     measured: dict[str, float] = field(default_factory=dict)
     datasheet: dict[str, float] = field(default_factory=dict)
     sheet_name: str | None = None
+    measured_from: dict[str, str] = field(default_factory=dict)
 
     def values(self, source: str) -> dict[str, float]:
         return self.measured if source == "measured" else self.datasheet
@@ -41,6 +43,16 @@ class Peaks:
     def bandwidth(self, source: str) -> float | None:
         v = self.values(source)
         return next((v[m] for m in BANDWIDTH_METRICS if m in v), None)
+
+    def origin(self, dtype: str | None, source: str) -> str:
+        """Where the dtype's compute peak (dtype None: the HBM bandwidth) of `source` came from:
+        'datasheet <part>', 'ceilings sweep (run <run>)' or 'ok row <provider> <problem> (run
+        <run>)'."""
+        if source != "measured":
+            return f"datasheet {self.sheet_name or ''}".strip()
+        metrics = [PEAK_OF_DTYPE.get(dtype or "", "")] if dtype else list(BANDWIDTH_METRICS)
+        metric = next((m for m in metrics if m in self.measured), None)
+        return self.measured_from.get(metric, "ceilings sweep") if metric else "none"
 
     def l2_bandwidth(self, source: str) -> float | None:
         return self.values(source).get("l2_read_gbps")
@@ -61,8 +73,9 @@ class Peaks:
 
 
 def device_peaks(df: pd.DataFrame) -> dict[str, Peaks]:
-    """{device_name: Peaks} for every device in the rows (ceiling rows of any run count)."""
-    measured = ceiling_table(df) if (df["op"] == "ceiling").any() else {}
+    """{device_name: Peaks} for every device in the rows (ceiling rows of any run count,
+    raised to any faster ok row: ceilings.measured_ceilings)."""
+    measured = measured_ceilings(df) if (df["op"] == "ceiling").any() else {}
     out: dict[str, Peaks] = {}
     devices = df[["device_name", "device_sm_count"]].drop_duplicates("device_name")
     for r in devices.itertuples():
@@ -71,20 +84,22 @@ def device_peaks(df: pd.DataFrame) -> dict[str, Peaks]:
         sm = None if pd.isna(r.device_sm_count) else int(r.device_sm_count)
         spec = lookup(r.device_name, sm)
         sheet = {m: datasheet_value(spec, m) for m in CEILING_METRICS}
+        mine = {m: c for (d, m), c in measured.items() if d == r.device_name}
         out[r.device_name] = Peaks(
             r.device_name,
-            {m: v for (d, m), v in measured.items() if d == r.device_name},
+            {m: c.value for m, c in mine.items()},
             {m: v for m, v in sheet.items() if v is not None},
             spec.name if spec else None,
+            {m: c.source for m, c in mine.items()},
         )
     return out
 
 
-def _datasheet_ceilings(peaks: dict[str, Peaks]) -> pd.DataFrame:
-    """Datasheet peaks dressed as ceiling rows, so one formula gives both fractions."""
+def _as_ceiling_rows(peaks: dict[str, Peaks], source: str) -> pd.DataFrame:
+    """Peaks of one source dressed as ceiling rows, so one formula gives both fractions."""
     rows = []
     for p in peaks.values():
-        for metric, value in p.datasheet.items():
+        for metric, value in p.values(source).items():
             unit = "gbps" if metric.endswith("_gbps") else "tflops"
             rows.append(
                 {
@@ -101,11 +116,9 @@ def _datasheet_ceilings(peaks: dict[str, Peaks]) -> pd.DataFrame:
 
 
 def roofline_fraction(rows: pd.DataFrame, all_rows: pd.DataFrame, source: str) -> pd.Series:
-    """achieved / min(dtype peak, intensity x HBM bandwidth) per row (NaN where unknown)."""
-    if source == "measured":
-        ceilings = all_rows[all_rows["op"] == "ceiling"]
-    else:
-        ceilings = _datasheet_ceilings(device_peaks(all_rows))
+    """achieved / min(dtype peak, intensity x HBM bandwidth) per row (NaN where unknown); the
+    measured peaks are device_peaks', so never below an ok row of the same device and dtype."""
+    ceilings = _as_ceiling_rows(device_peaks(all_rows), source)
     if ceilings.empty or rows.empty:
         return pd.Series(math.nan, index=rows.index, dtype="float64")
     return attach_ceiling_fraction(rows, ceilings)["ceiling_fraction"]

@@ -11,7 +11,15 @@ import pandas as pd
 from tabulate import tabulate
 
 from harness.measure.stats import bootstrap_median_ratio
-from harness.report.data import IDENTITY, SPEED_OPS, fmt, is_speed, latest, with_device
+from harness.report.data import (
+    IDENTITY,
+    SPEED_OPS,
+    fmt,
+    is_speed,
+    latest,
+    smoke_reason,
+    with_device,
+)
 from harness.report.peaks import roofline_fraction
 from harness.report.reference import NO_VENDOR, fastest
 
@@ -230,6 +238,36 @@ def unstable_table(df: pd.DataFrame) -> Table:
         f"{len(out)} of {len(ok)} ok rows"
     )
     return Table("unstable_rows", "Rows with unstable samples", caption, out.fillna(""))
+
+
+def set_aside_table(aside: pd.DataFrame) -> Table:
+    """Smoke and CPU rows (data.is_smoke), which no headline figure or table shows: one line per
+    run and device with why it was set aside and how many of its rows are ok."""
+    cols = ["run", "sweep", "device", "why", "rows", "ok", "ops"]
+    lines = []
+    if not aside.empty:
+        rows = with_device(aside).assign(why=[smoke_reason(r) for r in aside.to_dict("records")])
+        for (run, device, why), g in rows.groupby(["run_id", "device", "why"], sort=True):
+            sweep = g["sweep"].dropna()
+            lines.append(
+                {
+                    "run": run,
+                    "sweep": sweep.iloc[0] if len(sweep) else "",
+                    "device": device,
+                    "why": why,
+                    "rows": len(g),
+                    "ok": int((g["status"] == "ok").sum()),
+                    "ops": ", ".join(sorted(set(g["op"].dropna()))),
+                }
+            )
+    caption = (
+        "Rows kept out of every figure and table but the Runs table and Rows not ok "
+        "(which lists those that are not ok): CPU rows, rows of a smoke sweep (smoke, "
+        "microbench_smoke, collectives_smoke: CPU-sized points that time launch "
+        "overhead, not kernels), and GEMM / attention rows of a run that names no sweep "
+        "whose problem moves under 1 MiB."
+    )
+    return Table("set_aside", "Smoke and CPU rows", caption, pd.DataFrame(lines, columns=cols))
 
 
 def composed_table(frame: pd.DataFrame, stem: str, title: str, caption: str) -> Table:

@@ -1,8 +1,15 @@
 """Fixtures: the synthetic dataset of report_fixtures.py (two GPUs, ceilings, a ladder, rows
-that are not ok) and the report built from it once per session."""
+that are not ok, smoke and CPU rows) and the report built from it once per session."""
 
 import pytest
-from report_fixtures import LADDER, ceiling_row, speed_row, workload_rows, write_run
+from report_fixtures import (
+    LADDER,
+    ceiling_row,
+    smoke_rows,
+    speed_row,
+    workload_rows,
+    write_run,
+)
 
 from harness.workloads import get_workload
 
@@ -52,6 +59,11 @@ def dataset(tmp_path_factory):
     write_run(root, "h200-decode", h200)
     write_run(root, "h200-ceilings", ceilings)
     write_run(root, "h100-decode", workload_rows("h100", "h100-decode", (1, 2, 4, 8, 16)))
+    # Rows no headline may show: a smoke sweep on the H200 (run.json says so), the CPU path, and
+    # a tiny point of a run that records no sweep.
+    write_run(root, "h200-smoke", smoke_rows("h200", "h200-smoke"), sweep="smoke")
+    write_run(root, "cpu-smoke", smoke_rows("cpu", "cpu-smoke", ("fp32",)), sweep="gemm_llama")
+    write_run(root, "h200-adhoc", smoke_rows("h200", "h200-adhoc", ("bf16",)))
     return root
 
 

@@ -32,8 +32,15 @@ DEVICES = {
         "device_uuid": "GPU-h100",
         "device_vendor": "nvidia",
     },
+    "cpu": {
+        "device_name": "x86_64",
+        "device_type": "cpu",
+        "device_sm_count": 2,
+        "device_uuid": None,
+        "device_vendor": "cpu",
+    },
 }
-PEAK = {"h200": (989.4, 4800.0), "h100": (989.4, 3350.0)}  # bf16 TFLOP/s, GB/s (datasheet)
+PEAK = {"h200": (989.4, 4800.0), "h100": (989.4, 3350.0), "cpu": (1.0, 50.0)}  # TFLOP/s, GB/s
 EFFICIENCY = {
     "cublas": 0.8,
     "own-triton": 0.7,
@@ -119,11 +126,28 @@ def ceiling_row(dev: str, metric: str, value: float, run_id: str) -> dict:
     return row
 
 
-def write_run(root, run_id: str, rows: list[dict]):
+def write_run(root, run_id: str, rows: list[dict], sweep: str | None = None):
+    """The rows under <root>/<run_id>, with a run.json naming `sweep` when one is given."""
     path = store.run_dir(root, run_id)
     for r in rows:
         store.write_row(path, r)
+    if sweep is not None:
+        device = {k: v for k, v in rows[0].items() if k.startswith("device_")}
+        meta = {"run_id": run_id, "sweep": sweep, "device": device}
+        store.write_run_meta(path, f"sweep:\n  name: {sweep}\n", meta)
     return path
+
+
+TINY = {"m": 1, "n": 64, "k": 64, "layout": "nn", "batch": 1}  # sweeps/smoke.yaml's first GEMM
+
+
+def smoke_rows(dev: str, run_id: str, dtypes=("fp32", "bf16")) -> list[dict]:
+    """Smoke-sized GEMM rows: cuBLAS and own Triton at 1x64x64 per dtype (launch overhead)."""
+    return [
+        speed_row(dev, "gemm", {**TINY, "dtype": d}, p, run_id)
+        for d in dtypes
+        for p in ("cublas", "own-triton")
+    ]
 
 
 def workload_rows(dev: str, run_id: str, batches, wrong_at: int | None = None) -> list[dict]:

@@ -1,0 +1,140 @@
+"""What the headline figures and tables may show (issue 22.3): smoke and CPU rows set aside in
+their own section, a measured roof never below a measured row and labelled with its source, at
+most SERIES_MAX series per figure with ladder rungs in figures of their own, speedups that never
+read 0.00x, and latency captions that say what each panel draws."""
+
+import pandas as pd
+import pytest
+from PIL import Image
+from report_fixtures import TINY
+
+from harness.report.data import is_smoke
+from harness.report.figures import SERIES_MAX, top_series
+from harness.report.ladder import speedup_text
+from harness.report.peaks import device_peaks
+from harness.report.roofline import points, roofline_figure
+
+H200 = "NVIDIA H200"
+
+
+def test_smoke_rows_by_sweep_cpu_and_size(frame):
+    """By provenance first: the smoke run's run.json, the CPU device; size only where the run
+    records no sweep."""
+    smoke = frame[is_smoke(frame)]
+    assert set(smoke["run_id"]) == {"h200-smoke", "cpu-smoke", "h200-adhoc"}
+    assert set(frame.loc[frame["run_id"] == "h200-smoke", "sweep"]) == {"smoke"}
+    assert (frame.loc[frame["run_id"] == "h200-decode", "sweep"]).isna().all()
+    # a run that records a real sweep keeps its tiny rows out only if they ran on the CPU
+    odd = frame[frame["run_id"] == "h200-smoke"].assign(sweep="gemm_llama")
+    assert not is_smoke(odd).any()
+    assert is_smoke(odd.assign(sweep=None)).all()  # no record: the size decides
+
+
+def test_smoke_rows_stay_out_of_every_headline(built):
+    stems = {f.stem for f in built.figures}
+    headline = {s for s in stems if not s.startswith("smoke-")}
+    assert not any("fp32" in s or "x86" in s for s in headline), stems  # fp32 was smoke only
+    # their own section draws them: one roofline per device and dtype of the set-aside rows
+    own = {f.stem: f for f in built.figures if f.stem.startswith("smoke-")}
+    assert set(own) == {"smoke-nvidia-h200-bf16", "smoke-nvidia-h200-fp32",
+                        "smoke-cpu-x86-64-not-gpu-numbers-fp32"}  # fmt: skip
+    assert all("no headline figure or table shows them" in f.caption for f in own.values())
+    tables = {t.stem: t.frame for t in built.tables}
+    tiny = f"gemm {TINY['m']}x{TINY['n']}x{TINY['k']}"
+    for stem in ("cross_gpu", "cross_vendor", "own_vs_vendor", "gaps"):
+        text = tables[stem].to_string()
+        assert tiny not in text and "fp32" not in text and "x86_64" not in text, stem
+    aside = tables["set_aside"].set_index("run")
+    assert set(aside.index) == {"h200-smoke", "cpu-smoke", "h200-adhoc"}
+    assert aside.loc["h200-smoke", "why"] == "sweep smoke"
+    assert aside.loc["cpu-smoke", "why"] == "CPU row"
+    assert aside.loc["h200-adhoc", "why"].startswith("no sweep recorded")
+    roof = next(f for f in built.figures if f.stem == "roofline-nvidia-h200-bf16")
+    assert "4 smoke or CPU rows (section Smoke and CPU rows)" in roof.caption
+    html = (built.out_dir / "index.html").read_text()
+    section = html.index('<h2 id="set-aside">Smoke and CPU rows</h2>')
+    assert all(html.index(f"figures/{f.png.name}") > section for f in own.values())
+
+
+def test_no_row_above_its_measured_roof(built, frame):
+    """The fixture's cuBLAS row beats its ceilings run (791 vs 760 TFLOP/s): the drawn roof
+    rises to it and the caption names the row."""
+    rows = points(frame[~is_smoke(frame)])
+    peaks = device_peaks(frame[~is_smoke(frame)])
+    for r in rows.to_dict("records"):
+        p = peaks[r["device_name"]]
+        peak, bw = p.compute(r["dtype"], "measured"), p.bandwidth("measured")
+        if peak and bw:
+            roof = min(peak, r["intensity_flop_per_byte"] * bw / 1e3)
+            assert r["tflops"] <= roof * (1 + 1e-9), (r["provider"], r["problem"])
+    caption = next(f.caption for f in built.figures if f.stem == "roofline-nvidia-h200-bf16")
+    assert "from the ok row cublas gemm 8192x8192x8192 bf16 nn (run h200-decode)" in caption
+    assert "HBM 4300 GB/s from the ceilings sweep (run h200-ceilings)" in caption
+
+
+def _legend(fig) -> list[str]:
+    return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+def test_at_most_eight_series_and_the_rest_named(frame):
+    """Twelve providers: the seven with the most points are coloured, the rest fold into one
+    grey 'others' series that the caption names."""
+    base = points(frame[(frame["device_name"] == H200) & (frame["provider"] == "cublas")])
+    parts = []
+    for i in range(12):
+        part = base.head(i + 1).assign(provider=f"vendor-{i:02d}", family="vendor")
+        parts.append(part)
+    rows = pd.concat(parts, ignore_index=True)
+    fig, caption = roofline_figure(rows, device_peaks(frame)[H200], "bf16", H200)
+    providers = [t for t in _legend(fig) if t.startswith(("vendor-", "others"))]
+    assert len(providers) == SERIES_MAX and providers[-1] == "others (5 providers)"
+    shown, folded = top_series(rows.groupby("provider").size().to_dict())
+    assert folded == [f"vendor-{i:02d}" for i in range(5)]  # the fewest points
+    assert "grey 'others': vendor-00, vendor-01, vendor-02, vendor-03, vendor-04" in caption
+    colours = {tuple(c.get_facecolor()[0][:3]) for c in fig.axes[0].collections}
+    assert len(colours) == SERIES_MAX  # seven hues and the grey, none repeated
+
+
+def test_ladder_rungs_have_their_own_roofline(built):
+    headline = next(f for f in built.figures if f.stem == "roofline-nvidia-h200-bf16")
+    rungs = next(f for f in built.figures if f.stem == "roofline-rungs-nvidia-h200-bf16")
+    assert "2 points of 2 ladder rungs (their own rooflines, section Ladder)" in headline.caption
+    assert "ladder rungs: 3 points" in rungs.caption  # the two rungs and own-triton, one problem
+    html = (built.out_dir / "index.html").read_text()
+    assert html.index("roofline-rungs-nvidia-h200-bf16.png") > html.index('id="ladder"')
+
+
+@pytest.mark.parametrize(("speedup", "text"), [(1.0123, "1.01x"), (0.95, "0.95x"),
+                                                (0.0043, "0.0043x"), (0.041, "0.041x")])  # fmt: skip
+def test_speedups_never_read_zero(speedup, text):
+    assert speedup_text(speedup) == text
+
+
+def test_latency_captions_say_what_is_drawn(built):
+    by_stem = {f.stem: f for f in built.figures}
+    for f in built.figures:
+        assert "batch none" not in f.caption, f.stem
+    llama = by_stem["latency-nvidia-h200-llama3-8b-decode"]
+    assert "composed at batch 1, 2, 4, 8, 16, 32, 64, 128, 256, 512" in llama.caption
+    mistral = by_stem["latency-nvidia-h200-mistral-7b-decode"].caption
+    assert "no batch composed (the LM head is unmeasured)" in mistral
+    assert "without an ok row at some batch: lm_head" in mistral
+    mixtral = by_stem["latency-nvidia-h200-mixtral-8x7b-decode"]
+    assert "No tokens/s panel" in mixtral.caption and "router" in mixtral.caption
+    # the empty panel is dropped, not drawn: one panel is about as wide as tall
+    with Image.open(mixtral.png) as one, Image.open(llama.png) as two:
+        assert one.size[0] / one.size[1] < 1.8 < two.size[0] / two.size[1]
+
+
+def test_ladder_panel_without_a_vendor_row_says_so(frame):
+    from harness.report.figures import new_figure, styled
+    from harness.report.ladder import _panel
+
+    own = points(frame[(frame["problem"] == "gemm 8192x8192x8192 bf16 nn")
+                       & (frame["family"] == "own")])  # fmt: skip
+    with styled():
+        ax = new_figure().add_subplot()
+        _panel(ax, own, {})
+    assert "no vendor row" in ax.get_title()
+    labels = [t.get_text() for t in ax.texts]
+    assert labels and all(t.endswith("TFLOP/s") and "x" not in t for t in labels)
