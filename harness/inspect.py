@@ -43,7 +43,7 @@ _MMA_KINDS = (
 
 def mma_kind(mnemonics: dict[str, int]) -> str:
     """'HGMMA', 'HMMA', 'MFMA' (joined with '+' when mixed) or 'none'."""
-    kinds = set()
+    kinds: set[str] = set()
     for op in mnemonics:
         kinds.update(kind for prefix, kind in _MMA_KINDS if op.startswith(prefix))
     return "+".join(sorted(kinds)) or "none"
@@ -201,8 +201,9 @@ def _run_worker(target: str, patterns: list[str], env: dict, timeout_s: float) -
         proc = subprocess.run(cmd, env=env, text=True, capture_output=True, timeout=timeout_s)
         out, err, rc = proc.stdout, proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as e:
-        out, err, rc = e.stdout or "", f"timed out after {timeout_s:g} s", -1
-        out = out.decode() if isinstance(out, bytes) else out
+        raw = e.stdout or ""  # bytes even under text=True (CPython's TimeoutExpired)
+        out = raw.decode() if isinstance(raw, bytes) else raw
+        err, rc = f"timed out after {timeout_s:g} s", -1
     rows = [json.loads(line[len(_MARK) :]) for line in out.splitlines() if line.startswith(_MARK)]
     if rc != 0:
         last = (err.strip().splitlines() or ["no output"])[-1]

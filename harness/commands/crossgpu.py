@@ -63,7 +63,8 @@ def main(args: list[str]) -> int:
         sides.append(rows)
         if near:
             notes.append(f"Ceilings of {side} ({path} holds none) from {near}.")
-    x = build(*sides, ns.n_boot, notes)
+    rows_a, rows_b = sides
+    x = build(rows_a, rows_b, ns.n_boot, notes)
     print(markdown(x, points=ns.points))
     if ns.out:
         written = []

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import subprocess
+from typing import Any
 
 import torch
 from harness_kernels.ck import fmha_build
@@ -117,7 +118,8 @@ def _prepare_for(name: str):
         exe = fmha_build.find_binary(config_name, device.arch)
         if exe is None:
             raise Unsupported(_available(config_name)() or f"{fmha_build.EXE_NAME} not built")
-        shape, state = _shape(problem), {}
+        shape = _shape(problem)
+        state: dict[str, Any] = {}  # what the check run saw
         tol = CK_TOLERANCE[problem.dtype]
 
         def check(protocol) -> ExternalCheck:
@@ -148,7 +150,8 @@ def _prepare_for(name: str):
             repeat = int(min(1000, max(20, math.ceil(_SAMPLE_TARGET_MS / per))))
             seed = protocol.seed * 1000 + 2
             args = command_args(*shape, validate=False, seed=seed, warmup=warmup, repeat=repeat)
-            samples, runs = [], []
+            samples: list[float] = []
+            runs: list[CkResult] = []
             while (why := stop(samples)) is None:
                 runs.append(run_binary(str(exe), args))
                 samples.append(runs[-1].ms)

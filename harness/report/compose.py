@@ -174,6 +174,8 @@ def compose(
             step.components.append(Component(item, None, None, bound))
             continue
         best = fastest(cands, family=None)  # candidates hold the selection's family only
+        # RowIndex keeps ok rows with a median; fastest() drops only a non-finite or <= 0 one
+        assert best is not None, f"no candidate with a usable median for {item.op}"
         step.components.append(
             Component(item, str(best["provider"]), float(best["latency_ms_median"]), bound)
         )

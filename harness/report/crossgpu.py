@@ -68,15 +68,15 @@ class Gpu:
     def bandwidth(self) -> float | None:
         return self.peaks.measured.get(HBM)
 
-    def compute(self, dtype: str) -> float | None:
-        return self.peaks.compute(dtype, "measured")
+    def compute(self, dtype: str | None) -> float | None:
+        return self.peaks.compute(dtype, "measured") if dtype else None
 
-    def ridge(self, dtype: str) -> float | None:
+    def ridge(self, dtype: str | None) -> float | None:
         """FLOP/B where the dtype's roofline turns from bandwidth to compute."""
         peak, bw = self.compute(dtype), self.bandwidth()
         return peak * 1e3 / bw if peak and bw else None  # TFLOP/s / GB/s x 1e3 = FLOP/B
 
-    def roof(self, intensity: float, dtype: str) -> float | None:
+    def roof(self, intensity: float | None, dtype: str | None) -> float | None:
         """Attainable TFLOP/s at `intensity` FLOP/B: min(peak, I x HBM read)."""
         peak, bw = self.compute(dtype), self.bandwidth()
         if not peak or not bw or intensity is None or not intensity > 0:
@@ -90,7 +90,7 @@ class Gpu:
         return words[0] if words else self.name
 
 
-def regime(intensity: float, a: Gpu, b: Gpu, dtype: str) -> str | None:
+def regime(intensity: float | None, a: Gpu, b: Gpu, dtype: str | None) -> str | None:
     """memory, between or compute (None where a ridge is unknown)."""
     ra, rb = a.ridge(dtype), b.ridge(dtype)
     if ra is None or rb is None or intensity is None or not intensity > 0:
@@ -100,7 +100,7 @@ def regime(intensity: float, a: Gpu, b: Gpu, dtype: str) -> str | None:
     return "compute" if intensity >= max(ra, rb) else "between"
 
 
-def predicted(intensity: float, a: Gpu, b: Gpu, dtype: str) -> float:
+def predicted(intensity: float | None, a: Gpu, b: Gpu, dtype: str | None) -> float:
     """roof_B / roof_A at `intensity` (NaN where a ceiling is unknown)."""
     ra, rb = a.roof(intensity, dtype), b.roof(intensity, dtype)
     return rb / ra if ra and rb else math.nan

@@ -92,14 +92,14 @@ def curve(rows: pd.DataFrame, workload: Workload, gpu: Gpu) -> Curve:
     bw = gpu.bandwidth()
     for s in steps:
         gemms = [c for c in s.components if c.item.op == "gemm"]
-        measured = [c.median_ms for c in gemms]
+        measured = [c.median_ms for c in gemms if c.median_ms is not None]
         out.gemm_ms[s.batch] = (
             None
-            if None in measured or not gemms
-            else sum(_reps(s, c.item) * c.median_ms for c in gemms)
+            if len(measured) < len(gemms) or not gemms
+            else sum(_reps(s, c.item) * ms for c, ms in zip(gemms, measured, strict=True))
         )
-        peaks = [gpu.compute(c.item.problem["dtype"]) for c in gemms]
-        if bw and gemms and all(peaks):
+        peaks = [p for c in gemms if (p := gpu.compute(c.item.problem["dtype"]))]
+        if bw and gemms and len(peaks) == len(gemms):
             reps = [_reps(s, c.item) for c in gemms]
             flops_s = [
                 n * c.item.flops() / (p * 1e12) for n, c, p in zip(reps, gemms, peaks, strict=True)

@@ -8,6 +8,7 @@ kernel family, each sentence written from the numbers (nothing here holds a resu
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -249,7 +250,7 @@ def batch_findings(curves: list[tuple[xb.Curve, xb.Curve]]) -> list[str]:
         text = f"{w.config.name} decode (TP{w.tp}, KV {w.context}): "
         if both:
             lo, hi = both[0], both[-1]
-            sp = {x: ca.step(x).step_ms / cb.step(x).step_ms for x in (lo, hi)}
+            sp = {x: _ratio(ca.step(x).step_ms, cb.step(x).step_ms) for x in (lo, hi)}
             pr = {x: _ratio(ca.step(x).bound_step_ms, cb.step(x).bound_step_ms) for x in (lo, hi)}
             text += (
                 f"the {b} composes a step {_x(sp[lo])} faster at batch {lo} and "
@@ -281,19 +282,24 @@ def header_lines(p: Pairing) -> list[str]:
     for dtype in sorted(set(p.points["dtype"].dropna())):
         ga, gb = p.a, p.b
         ca, cb = ga.compute(dtype), gb.compute(dtype)
-        if not ca or not cb:
+        bwa, bwb = ga.bandwidth(), gb.bandwidth()  # never None: gpu_of demands HBM read
+        ra, rb = ga.ridge(dtype), gb.ridge(dtype)
+        if not ca or not cb or not bwa or not bwb or ra is None or rb is None:
             continue
         lines.append(
-            f"{dtype}: {ga.short} {ga.bandwidth():,.0f} GB/s HBM read, {ca:,.0f} TFLOP/s, ridge "
-            f"{ga.ridge(dtype):.0f} FLOP/B; {gb.short} {gb.bandwidth():,.0f} GB/s, {cb:,.0f} "
-            f"TFLOP/s, ridge {gb.ridge(dtype):.0f} FLOP/B; predicted {p.label}: "
-            f"{_x(gb.bandwidth() / ga.bandwidth())} memory-bound, {_x(cb / ca)} compute-bound."
+            f"{dtype}: {ga.short} {bwa:,.0f} GB/s HBM read, {ca:,.0f} TFLOP/s, ridge "
+            f"{ra:.0f} FLOP/B; {gb.short} {bwb:,.0f} GB/s, {cb:,.0f} "
+            f"TFLOP/s, ridge {rb:.0f} FLOP/B; predicted {p.label}: "
+            f"{_x(bwb / bwa)} memory-bound, {_x(cb / ca)} compute-bound."
         )
     return lines
 
 
 def build(
-    rows_a: pd.DataFrame, rows_b: pd.DataFrame, n_boot: int = N_BOOT, notes: list[str] = ()
+    rows_a: pd.DataFrame,
+    rows_b: pd.DataFrame,
+    n_boot: int = N_BOOT,
+    notes: Sequence[str] = (),
 ) -> CrossGpu:
     """Pair the two GPUs' rows, compose their decode steps, and make every table and finding
     (`notes` lead the header)."""

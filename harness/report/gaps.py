@@ -121,8 +121,11 @@ class _Roof:
 
     def __init__(self, peaks: Peaks | None, dtype: str):
         self.source = peaks.best_source(dtype) if peaks else None
-        self.peak = peaks.compute(dtype, self.source) if self.source else None
-        self.bw = peaks.bandwidth(self.source) if self.source else None
+        self.peak: float | None = None
+        self.bw: float | None = None
+        if peaks and self.source:
+            self.peak = peaks.compute(dtype, self.source)
+            self.bw = peaks.bandwidth(self.source)
 
     @property
     def ridge(self) -> float | None:

@@ -24,9 +24,11 @@ NO_VENDOR = "(no ok vendor row)"  # the reference column of a point that has non
 
 
 def _median(row: Mapping) -> float | None:
-    v = row.get("latency_ms_median")
+    raw = row.get("latency_ms_median")
+    if raw is None:
+        return None
     try:
-        v = float(v)
+        v = float(raw)
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) and v > 0 else None
@@ -44,7 +46,8 @@ def fastest(rows: Iterable[Mapping], family: str | None = "vendor") -> dict | No
     ]
     if not ok:
         return None
-    return dict(min(ok, key=lambda r: (_median(r), str(r.get("provider")))))
+    best = min(ok, key=lambda r: (_median(r), str(r.get("provider"))))
+    return dict(best)
 
 
 def references(rows: pd.DataFrame, keys: tuple[str, ...] = POINT) -> pd.DataFrame:
