@@ -246,8 +246,14 @@ def measured_ceilings(df: pd.DataFrame) -> dict[tuple[str, str], Ceiling]:
             (PEAK_OF_DTYPE.get(r.get("dtype"), ""), r.get("tflops")),
             (bw_metric, r.get("gbps")),
         ):
-            have = table.get((dev, metric))
-            if have is None or value is None or pd.isna(value) or value <= have.value:
+            have = table.get((dev, metric)) if metric else None
+            if (
+                metric is None
+                or have is None
+                or value is None
+                or pd.isna(value)
+                or value <= have.value
+            ):
                 continue
             label = f"{r['provider']} {r['problem']}"
             table[(dev, metric)] = Ceiling(float(value), r.get("run_id"), label)

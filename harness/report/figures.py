@@ -8,6 +8,7 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # Agg: no display needed
@@ -31,7 +32,7 @@ PAD_INCHES = 0.12  # white margin the saved image keeps around its outermost tex
 SERIES_MAX = 8
 # tab10 without its grey (the "others" series) and olive (too close to orange and green once
 # markers overlap): eight hues that stay apart on screen and in grey-scale print.
-SERIES_COLORS = [matplotlib.colormaps["tab10"].colors[i] for i in (0, 1, 2, 3, 4, 5, 6, 9)]
+SERIES_COLORS = [tuple(matplotlib.colormaps["tab10"](i)[:3]) for i in (0, 1, 2, 3, 4, 5, 6, 9)]
 OTHERS_COLOR = "0.62"
 OP_MARKERS = {"gemm": "o", "attention": "^"}
 
@@ -112,7 +113,7 @@ def save(fig: Figure, out_dir: Path, stem: str, caption: str) -> FigureFile:
     folder = Path(out_dir) / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     png, svg = folder / f"{stem}.png", folder / f"{stem}.svg"
-    tight = {"bbox_inches": "tight", "pad_inches": PAD_INCHES}
+    tight: dict[str, Any] = {"bbox_inches": "tight", "pad_inches": PAD_INCHES}
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": None}, **tight)
     # A chart has few colours: a 256-colour palette keeps it crisp at a third of the bytes.

@@ -13,6 +13,7 @@ least measured fold into one grey "others" series, named in the caption.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,7 @@ from harness.report.figures import (
 )
 from harness.report.peaks import Peaks
 
-_ROOF_STYLE = {
+_ROOF_STYLE: dict[str, dict[str, Any]] = {
     "measured": {"ls": "-", "color": "black", "lw": 1.6},
     "datasheet": {"ls": "--", "color": "0.45", "lw": 1.2},
 }
@@ -74,7 +75,7 @@ def _draw_roofs(ax, rows: pd.DataFrame, peaks: Peaks | None, dtype: str) -> list
     for source, peak, bw in drawn:
         assert peaks is not None  # a roof is drawn only from peaks
         o_peak, o_bw = peaks.origin(dtype, source), peaks.origin(None, source)
-        style = dict(_ROOF_STYLE[source])
+        style: dict[str, Any] = dict(_ROOF_STYLE[source])
         if source == "measured":
             label = (
                 f"measured: {peak:.4g} TFLOP/s ({_short(o_peak)}), "
@@ -137,7 +138,7 @@ def roofline_figure(
             edgecolors="none",
         )
     handles, _ = ax.get_legend_handles_labels()  # the roofs
-    marker = {"ls": "", "ms": 6}
+    marker: dict[str, Any] = {"ls": "", "ms": 6}
     handles += [
         Line2D([], [], marker="s", color=colors[p], label=f"{p} ({family.get(p)})", **marker)
         for p in order
@@ -174,11 +175,11 @@ def roofline_figure(
     )
     marks = ", ".join(f"{_OP_NAMES.get(op, op)} {OP_MARKERS.get(op, 's')}" for op in ops)
     folded = f"; grey 'others': {', '.join(others)}" if others else ""
-    roofs = "; ".join(roofs)
+    roofs_text = "; ".join(roofs)
     caption = (
         f"{device}, {dtype} {what}: {len(rows)} points, the latest ok row of each "
         f"({marks}), one colour per provider ({len(counts)}){folded}. "
-        f"{roofs[0].upper()}{roofs[1:]}. {left_out} Rows that are not ok are listed at "
+        f"{roofs_text[0].upper()}{roofs_text[1:]}. {left_out} Rows that are not ok are listed at "
         "the end, never plotted."
     )
     return fig, caption.replace("  ", " ")
