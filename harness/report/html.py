@@ -42,6 +42,8 @@ figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; box-sizing: border-box; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #444; max-width: 1000px; }
 table.data { border-collapse: collapse; font-size: 0.8em; margin: 0.5em 0; }
+/* a table wider than the page scrolls inside its own box; the page never scrolls sideways */
+table.data { display: block; max-width: 100%; overflow-x: auto; }
 table.data th, table.data td { padding: 2px 6px; border-bottom: 1px solid #e4e4e4; text-align: left; }
 table.data th { background: #f4f4f4; } details { margin: 0.5em 0; } code { font-size: 0.9em; }
 .note { font-size: 0.9em; color: #444; max-width: 1000px; }

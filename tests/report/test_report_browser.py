@@ -1,6 +1,6 @@
 """The report in a real browser: headless Chromium (Debian's `chromium`) loads index.html with no
 script or resource errors, every <img> decodes, no figure is wider than its box (at a desktop
-and a narrow window), and screenshots of the synthetic report and of the committed reports/h200
+and a narrow window), and screenshots of the synthetic report and of the committed reports/hopper
 (saved under tmp_path) are not blank."""
 
 import html
@@ -166,7 +166,7 @@ def _not_blank(img) -> None:
     assert 0.01 < dark < 0.6, dark
 
 
-@pytest.mark.parametrize("name", ["h200", "h100"])
+@pytest.mark.parametrize("name", ["hopper"])
 def test_committed_report_loads_fits_and_screenshots(tmp_path, name):
     """reports/<name> (rendered from the committed rows) as committed: every image loads, no
     figure overflows its box at 1280 or 800 pixels, the page does not scroll sideways at 1280,
