@@ -106,9 +106,26 @@ def _figure_html(f: FigureFile, full: bool = True) -> str:
     )
 
 
+# files=html keeps a page light enough to commit: a table longer than this shows its first rows
+# (each table is sorted so they are the ones to read: worst first, or by GPU and problem) and
+# says how to get the rest; files=all writes every row to tables/ and shows them all.
+HTML_ONLY_ROWS = 150
+
+
 def _table_html(t: Table, open_: bool = True, full: bool = True) -> str:
     links = " · ".join(f'<a href="tables/{t.stem}.{x}">{x}</a>' for x in ("md", "tex", "html"))
-    body = f'<p class="note">{_e(t.caption)}{f" ({links})" if full else ""}</p>{t.html()}'
+    cut = not full and len(t.frame) > HTML_ONLY_ROWS
+    shown = Table(t.stem, t.title, t.caption, t.frame.head(HTML_ONLY_ROWS)) if cut else t
+    more = (
+        f" The first {HTML_ONLY_ROWS} of {len(t.frame)} rows are shown; the same command without "
+        "files=html writes them all (tables/, as md, tex and html)."
+        if cut
+        else ""
+    )
+    body = (
+        f'<p class="note">{_e(t.caption)}{_e(more)}{f" ({links})" if full else ""}</p>'
+        f"{shown.html()}"
+    )
     if open_:
         return f"<h3>{_e(t.title)}</h3>{body}"
     return f"<details><summary>{_e(t.title)} ({len(t.frame)} rows)</summary>{body}</details>"
