@@ -3,7 +3,8 @@
 # over earlier calls) to /tmp/site, maps kernels/ to the import name harness_kernels and
 # puts on PYTHONPATH what the wheels' .pth files add (nvidia-cutlass-dsl's dsl_packages: a
 # --target install is not a site directory, so Python would not read them).
-if [ -d .whl-parts ]; then python3 scripts/wheel_parts.py gather || return 1; fi
+# gather's exit 3 (parts still to carry) installs what is whole so far; 1 (a bad sum) stops.
+if [ -d .whl-parts ]; then python3 scripts/wheel_parts.py gather; [ $? -ne 1 ] || return 1; fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
   .whl/*.whl $(ls /tmp/wheel-parts/whole/*.whl 2>/dev/null) || return 1
 ln -sfn "$PWD/kernels" /tmp/site/harness_kernels

@@ -5,8 +5,19 @@ Which API a point goes through (flashinfer_route):
   paged, q_len 1         BatchDecodeWithPagedKVCacheWrapper   plan(indptr, indices, last_page_len)
   paged, q_len > 1       BatchPrefillWithPagedKVCacheWrapper  plan(qo_indptr, ... the same)
   dense, batch 1, q 1    single_decode_with_kv_cache
+  dense, batch > 1, q 1  BatchDecodeWithPagedKVCacheWrapper, each sequence one page of kv_len
   dense, batch 1         single_prefill_with_kv_cache
   dense, batch > 1       BatchPrefillWithRaggedKVCacheWrapper plan(qo_indptr, kv_indptr)
+Dense decode at batch > 1 goes through the decode wrapper (a dense cache is a paged one whose
+pages are whole sequences), as a serving engine would: the ragged prefill wrapper with one query
+token per sequence ran at 1,100-1,300 GB/s on the H200 where the decode kernel reaches ~2,800.
+
+Decode has two kernels: CUDA-core (FlashInfer's decode kernel) and tensor-core (its prefill
+kernels with q_len 1). vLLM and SGLang pick by rule (tensor cores once a KV head serves more
+than 4 query heads); here, on a GPU, prepare times both (cold L2, as the harness times) and keeps
+the faster, so the baseline is FlashInfer at its best: provider_config records the choice, both
+times (`decode_us`) and what the rule would have picked (`rule_tensor_cores`). Off a GPU (the
+CPU tests) the rule decides.
 Everything is in FlashInfer's NHD layout: our paged cache already is ([pages, page_size, Hkv,
 D]), and our page table becomes its CSR form (attention_interop.page_table_to_csr, ragged
 lengths included); dense q, k, v are copied token-major in prepare. (The FA3 single-prefill
@@ -67,7 +78,10 @@ def flashinfer_route(problem: AttentionProblem) -> str:
         return "batch_decode_paged" if problem.q_len == 1 else "batch_prefill_paged"
     if problem.batch == 1:
         return "single_decode" if problem.q_len == 1 else "single_prefill"
-    return "batch_prefill_ragged"
+    return "batch_decode_dense" if problem.q_len == 1 else "batch_prefill_ragged"
+
+
+CUDA_CORE_GROUPS = (1, 2, 3, 4, 6, 8, 16)  # group sizes its CUDA-core decode instantiates
 
 
 def use_tensor_cores(problem: AttentionProblem) -> bool:
@@ -87,9 +101,14 @@ def _single(problem: AttentionProblem, inputs: dict, fi, config: dict):
     k, v = to_tokens(inputs["k"]), to_tokens(inputs["v"])  # [Skv, Hkv, D]
     if problem.q_len == 1:
         qd = q.reshape(Hq, D)  # [Hq, D]
-        tc = use_tensor_cores(problem)
-        config.update(backend="fa2", use_tensor_cores=tc)
-        run = lambda: fi.single_decode_with_kv_cache(qd, k, v, kv_layout="NHD", use_tensor_cores=tc)
+
+        def single_decode(tc: bool):
+            run = lambda: fi.single_decode_with_kv_cache(
+                qd, k, v, kv_layout="NHD", use_tensor_cores=tc
+            )
+            return run, {"backend": "fa2"}  # tensor cores: its fa2 prefill module, q_len 1
+
+        run = _decode_choice(problem, single_decode, q.device, config)
         return run, lambda o: o.view(1, Hq, 1, D)
     qs = to_tokens(q)  # [Sq, Hq, D]
     config["backend"] = _single_prefill_backend(q, D)
@@ -132,15 +151,21 @@ def _batched(problem: AttentionProblem, inputs: dict, fi, route: str, config: di
         kv_indptr = uniform_indptr(B, problem.kv_len, dev)
         plan = lambda: w.plan(qo_indptr, kv_indptr, Hq, Hkv, D, causal=problem.causal, **types)
         run = lambda: w.run(qt, k, v, out=out)
+    elif route == "batch_decode_dense":  # one page per sequence: [B, Skv, Hkv, D]
+        S = problem.kv_len
+        kv = tuple(to_tokens(inputs[n]).view(B, S, Hkv, D) for n in ("k", "v"))
+        indptr = uniform_indptr(B, 1, dev)
+        indices = torch.arange(B, dtype=torch.int32, device=dev)
+        last = torch.full((B,), S, dtype=torch.int32, device=dev)
+        decode = _decode_wrapper(fi, (indptr, indices, last, Hq, Hkv, D, S), types, qt, kv, dev)
+        return _decode_choice(problem, decode, dev, config), lambda o: tokens_to_ours(o, B)
     else:
         P = problem.page_size
         kv = (inputs["k_cache"], inputs["v_cache"])  # NHD pages [pages, P, Hkv, D]
         indptr, indices, last = page_table_to_csr(inputs["block_table"], inputs["cache_seqlens"], P)
         if route == "batch_decode_paged":
-            tc = use_tensor_cores(problem)
-            config["use_tensor_cores"] = tc
-            w = fi.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD", use_tensor_cores=tc)
-            plan = lambda: w.plan(indptr, indices, last, Hq, Hkv, D, P, **types)
+            decode = _decode_wrapper(fi, (indptr, indices, last, Hq, Hkv, D, P), types, qt, kv, dev)
+            return _decode_choice(problem, decode, dev, config), lambda o: tokens_to_ours(o, B)
         else:
             w = fi.BatchPrefillWithPagedKVCacheWrapper(workspace, "NHD")
             qo_indptr = uniform_indptr(B, problem.q_len, dev)
@@ -151,6 +176,48 @@ def _batched(problem: AttentionProblem, inputs: dict, fi, route: str, config: di
     _, plan_s = wall_s(plan, dev)
     config.update(plan_s=round(plan_s, 3), backend=_backend_of(w))
     return run, lambda o: tokens_to_ours(o, B)
+
+
+def _decode_wrapper(fi, plan_args: tuple, types: dict, qt, kv, dev):
+    """make(tc) -> (run, config) for BatchDecodeWithPagedKVCacheWrapper, planned (plan_s):
+    each kernel kind gets its own wrapper and workspace (plan state lives in the workspace)."""
+
+    def make(tc: bool):
+        workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=dev)
+        w = fi.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD", use_tensor_cores=tc)
+        out = torch.empty_like(qt)
+        _, plan_s = wall_s(lambda: w.plan(*plan_args, **types), dev)
+        return (lambda: w.run(qt, kv, out=out)), {
+            "plan_s": round(plan_s, 3),
+            "backend": _backend_of(w),
+        }
+
+    return make
+
+
+def _decode_choice(problem: AttentionProblem, make, device: torch.device, config: dict):
+    """The faster of FlashInfer's CUDA-core and tensor-core decode on a GPU (the rule's pick
+    elsewhere); config gets the choice, both times and the rule's pick. make(tc) -> (run, cfg)."""
+    rule = use_tensor_cores(problem)
+    options = [rule]
+    if device.type == "cuda" and problem.q_heads // problem.kv_heads in CUDA_CORE_GROUPS:
+        options = [False, True]
+    if len(options) > 1:
+        from harness_kernels.triton.bench_cold import bench_cold  # the own tuners' cold timer
+    timed: dict[bool, tuple] = {}
+    for tc in options:
+        run, cfg = make(tc)
+        wall_s(run, device)  # first call: JIT / module load, outside the comparison
+        us = bench_cold(run, device) * 1e3 if len(options) > 1 else None
+        timed[tc] = (us, run, cfg)
+    tc = min(timed, key=lambda t: timed[t][0]) if len(options) > 1 else rule
+    us, run, cfg = timed[tc]
+    config.update(cfg, use_tensor_cores=tc, rule_tensor_cores=rule)
+    if len(options) > 1:
+        config["decode_us"] = {
+            ("tensor_cores" if t else "cuda_cores"): round(v[0], 2) for t, v in timed.items()
+        }
+    return run
 
 
 @register(
