@@ -136,7 +136,8 @@ def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> 
         device.name,
         device.index,
     )
-    cands = gemm_tune.sm90_candidates(problem.m, problem.n, problem.k, problem.dtype)
+    sms = device.sm_count or gemm_tune.HOPPER_SMS
+    cands = gemm_tune.sm90_candidates(problem.m, problem.n, problem.k, problem.dtype, sms)
     reference = lambda: _reference(a, b, alpha)  # only computed if this shape is not tuned yet
     result = _load_or_skip(gemm_tune.tune, a, b, cands, reference, key, alpha)
     launch = _load_or_skip(prepare_gemm, a, b, result.config, alpha=alpha, options=result.options)

@@ -17,7 +17,7 @@ import torch
 from .. import tune_cache
 from . import build
 from .build import KernelError
-from .gemm import CONFIGS, GemmConfig, GemmLaunch, RunOptions, prepare_gemm
+from .gemm import CONFIGS, WAVE_FILL_WIDTHS, GemmConfig, GemmLaunch, RunOptions, prepare_gemm
 
 _WARMUP = 3
 _REPS = 10
@@ -26,12 +26,30 @@ _TOLERANCE = 3e-2  # relative Frobenius error vs torch.matmul in the same precis
 Candidate = tuple[GemmConfig, RunOptions]
 
 
-def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
+HOPPER_SMS = 132  # H100 SXM and H200: the wave-fill ranking's default
+
+
+def wave_fill(m: int, n: int, tile: tuple[int, int], sms: int = HOPPER_SMS) -> float:
+    """Share of SM slots busy over the waves a persistent grid of tile[0] x tile[1] tiles takes:
+    tiles / (waves * sms). 1.0 when the tile count is a multiple of the SM count."""
+    tiles = -(-m // tile[0]) * -(-n // tile[1])
+    return tiles / (-(-tiles // sms) * sms)
+
+
+def wave_fill_configs(m: int, n: int, sms: int = HOPPER_SMS) -> list[GemmConfig]:
+    """The wave-filling 128-row configs, best fill first (ties: the wider tile, fewer tiles)."""
+    configs = [CONFIGS[f"sm90-coop-128x{w}"] for w in WAVE_FILL_WIDTHS]
+    return sorted(configs, key=lambda c: (-wave_fill(m, n, c.tile[:2], sms), -c.tile[1]))
+
+
+def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -> list[Candidate]:
     """Candidate (config, options) for an SM90 GEMM with M rows, most promising first.
 
     Decode (M <= 64) is a stream of the weights: swap A and B so M sits on WGMMA's narrow N side,
-    and split K (stream-K or split-K) until every SM streams its share. Mid M has fewer output
-    tiles than SMs: stream-K. Large M is compute-bound: big tiles, clusters, L2 rasterization.
+    and split K (stream-K or split-K) until every SM streams its share. Mid M has a few waves of
+    output tiles at most: stream-K, or a tile width that fills the last wave (the wave-fill
+    configs, all timed: their fill ranks them, the clock decides). Large M is compute-bound: big
+    tiles, clusters, L2 rasterization.
     """
     C, O = CONFIGS, RunOptions
     heuristic, dp = O(), O("data-parallel")
@@ -43,6 +61,7 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
         swap = C[f"sm90-swapab-128x{width}"]
         cands += [(swap, heuristic), (swap, dp), (swap, O("split-k", 2)), (swap, O("split-k", 4))]
         return cands + [(swap, O("split-k", 8))] if k >= 8192 else cands
+    fill = [(c, O(swizzle=1)) for c in wave_fill_configs(m, n, sms)]
     if m <= 256:
         sk = C["sm90-streamk-128x128"]
         return [
@@ -52,6 +71,7 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
             (C["sm90-swapab-128x64"], heuristic),
             (C["sm90-swapab-pingpong-64x64"], O()),
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
+            *fill,
         ]
     if m <= 1024:
         return [
@@ -59,6 +79,7 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str) -> list[Candidate]:
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
             (C["sm90-coop-128x256"], O(swizzle=1)),
             (C["sm90-streamk-128x256"], heuristic),
+            *fill,
         ]
     return [
         (C["sm90-coop-128x256"], O(swizzle=1)),

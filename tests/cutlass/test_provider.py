@@ -148,3 +148,19 @@ def test_tuning_candidates_per_m_regime():
     assert first[1] == first[16] == "sm90-swapab-pingpong-64x16"
     assert (first[17], first[33]) == ("sm90-swapab-pingpong-64x32", "sm90-swapab-pingpong-64x64")
     assert first[65] == "sm90-streamk-128x128" and first[16384] == "sm90-coop-128x256"
+
+
+def test_wave_fill_ranks_the_widths_that_fill_the_last_wave():
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates, wave_fill, wave_fill_configs
+
+    # M 256, N 10240 on 132 SMs: 80 tiles of 128x256 (61%), 128 of 128x160 (97%)
+    assert wave_fill(256, 10240, (128, 256)) == pytest.approx(80 / 132)
+    assert wave_fill(256, 10240, (128, 160)) == pytest.approx(128 / 132)
+    assert wave_fill(8192, 8192, (128, 128), sms=128) == 1.0  # whole waves
+    assert wave_fill_configs(256, 10240)[0].name == "sm90-coop-128x160"
+    assert wave_fill_configs(256, 6144)[0].name == "sm90-coop-128x96"  # 2 x 64 = 128 tiles
+    assert wave_fill_configs(512, 6144)[0].name == "sm90-coop-128x192"  # 4 x 32 = 128 tiles
+    for m in (128, 256, 512, 1024):  # the mid band times every wave-fill width
+        names = {c.name for c, _ in sm90_candidates(m, 10240, 8192, "bf16")}
+        assert {f"sm90-coop-128x{w}" for w in (96, 160, 192)} <= names
+    assert not any("128x160" in c.name for c, _ in sm90_candidates(4096, 10240, 8192, "bf16"))
