@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.report.data import IDENTITY, device_of, is_speed, latest
+from harness.report.data import IDENTITY, device_of, is_speed, ladder_rungs, latest
 from harness.report.figures import (
     OTHERS_COLOR,
     FigureFile,
@@ -25,15 +25,20 @@ _TINY = 0.04  # a bar under this fraction of the longest also says its TFLOP/s i
 
 
 def ladder_problems(rows: pd.DataFrame) -> pd.DataFrame:
-    """ok rows (latest per point) of problems that at least two own providers measured."""
+    """ok rows (latest per point) of problems that an own kernel and at least one of its rungs
+    measured in one run ('own-triton' and 'own-triton-no-tma'), with that run's rows only: a
+    panel's bars share a run, so their ratios do. Two different own kernels on one problem
+    (own-triton beside own-cutlass in a GEMM sweep) are not a ladder: the tables and rooflines
+    compare them."""
     speed = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention"])]
     if speed.empty:  # e.g. a run of collectives only: no ladder
         return speed
-    ok = latest(speed, [*IDENTITY, "device_name"])
-    own = ok[ok["family"] == "own"].groupby(["device_name", "op", "problem"])["provider"]
-    rungs = own.nunique()
-    keep = set(rungs[rungs >= 2].index)
-    mask = [k in keep for k in zip(ok["device_name"], ok["op"], ok["problem"], strict=True)]
+    ok = latest(speed, [*IDENTITY, "device_name", "run_id"])
+    keys = ["device_name", "op", "problem", "run_id"]
+    own = ok[ok["family"] == "own"].groupby(keys)["provider"]
+    has_rung = own.agg(lambda names: bool(ladder_rungs(set(names))))
+    keep = set(has_rung[has_rung].index)
+    mask = [k in keep for k in zip(*(ok[c] for c in keys), strict=True)]
     return ok[mask]
 
 
@@ -67,10 +72,11 @@ def _panel(ax, g: pd.DataFrame, colors: dict[str, tuple]) -> None:
         )
     ax.set_xlim(0, top * 1.35)  # room for the labels right of the longest bar
     title = g["problem"].iloc[0]
+    run = f"run {g['run_id'].iloc[0]}; " if "run_id" in g else ""
     if base is not None:
-        title += f"\n(x: speedup over {base['provider']})"
+        title += f"\n({run}x: speedup over {base['provider']})"
     else:
-        title += "\n(no vendor row: TFLOP/s, no speedup)"
+        title += f"\n({run}no vendor row: TFLOP/s, no speedup)"
     ax.set_title(title, fontsize=8)
     ax.set_xlabel("TFLOP/s")
     ax.tick_params(axis="y", labelsize=7)
@@ -82,7 +88,7 @@ def ladder_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
     files = []
     for (name, kind), dev in lad.groupby(["device_name", "device_type"], sort=True):
         device = device_of({"device_name": name, "device_type": kind})
-        problems = list(dev.groupby(["op", "problem"], sort=True))
+        problems = list(dev.groupby(["op", "problem", "run_id"], sort=True))
         # one colour per own provider across the device's ladder figures
         shown, folded = top_series(dev[dev["family"] == "own"].groupby("provider").size().to_dict())
         colors = series_colors(shown)
@@ -99,13 +105,14 @@ def ladder_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
                 ax.set_visible(False)
             fig.suptitle(f"{device}: ladder (grey, hatched: vendor libraries)")
             part = f"-{start // PANELS_PER_FIGURE + 1}" if len(problems) > PANELS_PER_FIGURE else ""
-            names = "; ".join(problem for (_, problem), _ in chunk)
+            names = "; ".join(f"{problem} ({run})" for (_, problem, run), _ in chunk)
             here = {p for _, g in chunk for p in g["provider"]}
             grey = [p for p in folded if p in here]
             others = f" Own providers in grey: {', '.join(grey)}." if grey else ""
             caption = (
                 f"{device}: each own-kernel rung (coloured) and the vendor libraries (grey, "
-                f"hatched) on {names}: TFLOP/s of the latest ok row per provider; the "
+                f"hatched) on {names} (run in brackets; each panel's bars come from that one "
+                "run): TFLOP/s of the latest ok row per provider in the run; the "
                 "label is the speedup of median latency over the fastest vendor row "
                 "(two significant digits below 0.1x; TFLOP/s where no vendor row "
                 f"exists).{others}"

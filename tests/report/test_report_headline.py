@@ -138,3 +138,41 @@ def test_ladder_panel_without_a_vendor_row_says_so(frame):
     assert "no vendor row" in ax.get_title()
     labels = [t.get_text() for t in ax.texts]
     assert labels and all(t.endswith("TFLOP/s") and "x" not in t for t in labels)
+
+
+def test_two_own_kernels_without_a_rung_are_no_ladder():
+    """own-triton beside own-cutlass on a GEMM is a comparison, not a ladder; a rung makes one,
+    measured in the same run (a panel's bars share a run)."""
+    from harness.report.ladder import ladder_problems
+
+    def row(provider, problem, family="own", run="r1"):
+        return dict(
+            provider=provider,
+            family=family,
+            problem=problem,
+            op="gemm",
+            status="ok",
+            latency_ms_median=1.0,
+            device_name="NVIDIA H200",
+            timestamp="t",
+            timer="cuda-events",
+            l2="cold",
+            fill="randn",
+            seed=0,
+            run_id=run,
+        )
+
+    rows = pd.DataFrame(
+        [
+            row("own-triton", "gemm a"),
+            row("own-cutlass", "gemm a"),
+            row("cublas", "gemm a", "vendor"),
+            row("own-triton", "gemm b"),
+            row("own-triton-no-tma", "gemm b"),
+            row("cublas", "gemm b", "vendor", run="r2"),  # another run: not in the panel
+            row("own-triton", "gemm c"),
+            row("own-triton-no-tma", "gemm c", run="r2"),  # the rung in another run
+        ]
+    )
+    ladder = ladder_problems(rows)
+    assert set(ladder["problem"]) == {"gemm b"} and set(ladder["run_id"]) == {"r1"}
