@@ -5,7 +5,8 @@ GEMM rungs (kernels/triton/gemm.py documents what each removes):
   own-triton-no-splitk, own-triton-no-tensor-cores
 Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
   own-triton, own-triton-q-reload, own-triton-no-pipeline, own-triton-no-tma,
-  own-triton-no-split (decode only)
+  own-triton-reg-stage (prefill only: the study's register trick), own-triton-no-split (decode
+  only)
 On the CPU the kernels run under the Triton interpreter, which must be switched on before the
 kernel modules are imported (the CLI does so for device=cpu).
 """
@@ -20,7 +21,7 @@ from harness.providers.registry import Prepared, Unsupported, register
 
 VENDORS = ("nvidia", "amd", "cpu")
 GEMM_RUNGS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
-ATTENTION_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma", "no-split")
+ATTENTION_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma", "reg-stage", "no-split")
 DECODE_MAX_Q = 8
 
 
@@ -73,8 +74,8 @@ def _attention_supports_for(rung: str):
             return f"paged caches go through the decode kernel (q_len <= {DECODE_MAX_Q})"
         if rung == "no-split" and not decode:
             return "no-split is a decode rung"
-        if rung == "q-reload" and decode:
-            return "q-reload is a prefill rung"
+        if rung in ("q-reload", "reg-stage") and decode:
+            return f"{rung} is a prefill rung"
         return None
 
     return supports

@@ -149,6 +149,12 @@ def prefill_configs(
     if rung == "no-pipeline":
         # One buffer per operand: every K/V load is waited on before its dot issues.
         cands = [dict(c, num_stages=1) for c in cands]
+    elif rung == "reg-stage":
+        # One shared buffer per operand; the wait is hidden by the rung's own prefetch of the
+        # next K/V tile into registers. Those registers sit beside the fp32 accumulator: with
+        # 128-wide K/V tiles the D128 kernel spilled 1 KB (sm_90 AOT), so at most 64 (32 at D256).
+        width = 32 if head_dim > 128 else 64
+        cands = [dict(c, num_stages=1, BLOCK_N=min(c["BLOCK_N"], width)) for c in cands]
     elif q_reload and backend == "cuda":
         # A reloaded Q is pipelined like K/V, so it takes num_stages buffers: keep stages low.
         cands = [dict(c, num_stages=min(c["num_stages"], 2)) for c in cands]

@@ -19,6 +19,11 @@ Ladder rungs (`rung`), each removing one thing the full kernel relies on:
                exposed once per KV tile instead of hidden behind the previous tile's math.
   no-tma       plain pointer loads (cp.async on sm_90) instead of TMA descriptors: address
                generation moves back onto the warps and bounds checks become per-element masks.
+  reg-stage    the original study's "register trick" (AMD CK) on NVIDIA: Q held on chip as in
+               full, K/V staged through registers instead of async copies straight into shared
+               memory: plain loads with num_stages=1 (no cp.async, no TMA), and the next K/V
+               tile's loads issued before this tile's dots, carried in registers across them
+               (software prefetch), then written to shared memory for the wgmma.
 On AMD CDNA3 there is no TMA: every rung uses pointer loads and config["tma"] is False.
 """
 
@@ -39,7 +44,7 @@ from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_attention's `rung` keyword.
-PREFILL_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma")
+PREFILL_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma", "reg-stage")
 
 
 # fmt: off
@@ -77,20 +82,34 @@ def _attn_fwd_inner(acc, l_i, m_i, q,
                     # meta-parameters
                     MASK: tl.constexpr, CAUSAL: tl.constexpr, USE_TMA: tl.constexpr,
                     Q_RELOAD: tl.constexpr, UPCAST: tl.constexpr, BLOCK_N: tl.constexpr,
-                    V_TAIL_TMA: tl.constexpr):
+                    V_TAIL_TMA: tl.constexpr, REG_PREFETCH: tl.constexpr):
     """Stream KV tiles [lo, hi) through the online softmax; MASK applies causal + tail masks.
 
     Masked scores become exactly 0 in p, but 0 * NaN is NaN: a V row past seq_kv must be
     finite. It is when the [rows, D] view is tight (the next head's rows, or TMA zero fill);
     otherwise (V sliced from a longer cache) masked tiles load V by masked pointer loads."""
+    if REG_PREFETCH:  # reg-stage: tile lo in registers before the loop (rows >= hi read 0)
+        k_next = _load_rows(k_base, desc_k, kv_row0, lo, offs_n, offs_d, stride_kn, hi,
+                            USE_TMA=False, MASK=True, UPCAST=UPCAST)
+        v_next = _load_rows(v_base, desc_v, kv_row0, lo, offs_n, offs_d, stride_vn, hi,
+                            USE_TMA=False, MASK=True, UPCAST=UPCAST)
     # disable_licm keeps the q-reload rung's Q load inside the loop (it is loop-invariant).
     for start_n in tl.range(lo, hi, BLOCK_N, disable_licm=Q_RELOAD):
         start_n = tl.multiple_of(start_n, BLOCK_N)
         if Q_RELOAD:
             q = _load_rows(q_base, desc_q, q_row0, m0, offs_m - m0, offs_d, stride_qm, seq_q,
                            USE_TMA=USE_TMA, MASK=True, UPCAST=UPCAST)
-        k = _load_rows(k_base, desc_k, kv_row0, start_n, offs_n, offs_d, stride_kn, seq_kv,
-                       USE_TMA=USE_TMA, MASK=MASK, UPCAST=UPCAST)
+        if REG_PREFETCH:
+            # this tile was loaded one iteration ago; issue the next tile's loads now, so
+            # they fly (into registers) while this tile's dots and softmax run
+            k, v_staged = k_next, v_next
+            k_next = _load_rows(k_base, desc_k, kv_row0, start_n + BLOCK_N, offs_n, offs_d,
+                                stride_kn, hi, USE_TMA=False, MASK=True, UPCAST=UPCAST)
+            v_next = _load_rows(v_base, desc_v, kv_row0, start_n + BLOCK_N, offs_n, offs_d,
+                                stride_vn, hi, USE_TMA=False, MASK=True, UPCAST=UPCAST)
+        else:
+            k = _load_rows(k_base, desc_k, kv_row0, start_n, offs_n, offs_d, stride_kn, seq_kv,
+                           USE_TMA=USE_TMA, MASK=MASK, UPCAST=UPCAST)
         qk = tl.dot(q, tl.trans(k))  # [BLOCK_M, BLOCK_N] fp32
         if MASK:
             offs_kv = start_n + offs_n
@@ -107,8 +126,12 @@ def _attn_fwd_inner(acc, l_i, m_i, q,
         alpha = tl.math.exp2(m_i - m_ij)
         l_ij = tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        v = _load_rows(v_base, desc_v, kv_row0, start_n, offs_n, offs_d, stride_vn, seq_kv,
-                       USE_TMA=USE_TMA and (V_TAIL_TMA or not MASK), MASK=MASK, UPCAST=UPCAST)
+        if REG_PREFETCH:
+            v = v_staged
+        else:
+            v = _load_rows(v_base, desc_v, kv_row0, start_n, offs_n, offs_d, stride_vn, seq_kv,
+                           USE_TMA=USE_TMA and (V_TAIL_TMA or not MASK), MASK=MASK,
+                           UPCAST=UPCAST)
         acc = tl.dot(p.to(v.dtype), v, acc)
         # updated last so old and new l_i need not both stay live across the dots
         l_i = l_i * alpha + l_ij
@@ -133,6 +156,7 @@ def _attn_fwd_kernel(
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     CAUSAL: tl.constexpr, USE_TMA: tl.constexpr, Q_RELOAD: tl.constexpr,
     STORE_LSE: tl.constexpr, UPCAST: tl.constexpr, V_TAIL_TMA: tl.constexpr,
+    REG_PREFETCH: tl.constexpr,
 ):
     """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for one BLOCK_M query tile of one head."""
     pid_bh = tl.program_id(0)
@@ -181,7 +205,7 @@ def _attn_fwd_kernel(
                                     seq_q, seq_kv, causal_shift, qk_scale, 0, full_end,
                                     MASK=False, CAUSAL=CAUSAL, USE_TMA=USE_TMA,
                                     Q_RELOAD=Q_RELOAD, UPCAST=UPCAST, BLOCK_N=BLOCK_N,
-                                    V_TAIL_TMA=V_TAIL_TMA)
+                                    V_TAIL_TMA=V_TAIL_TMA, REG_PREFETCH=REG_PREFETCH)
     acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q,
                                     q_base, k_base, v_base, desc_q, desc_k, desc_v,
                                     q_row0, kv_row0, m0, offs_m, offs_n, offs_d,
@@ -189,7 +213,7 @@ def _attn_fwd_kernel(
                                     seq_q, seq_kv, causal_shift, qk_scale, full_end, hi,
                                     MASK=True, CAUSAL=CAUSAL, USE_TMA=USE_TMA,
                                     Q_RELOAD=Q_RELOAD, UPCAST=UPCAST, BLOCK_N=BLOCK_N,
-                                    V_TAIL_TMA=V_TAIL_TMA)
+                                    V_TAIL_TMA=V_TAIL_TMA, REG_PREFETCH=REG_PREFETCH)
 
     # epilogue: every real row saw key 0, so l_i > 0; the guard only covers padding rows
     l_i = tl.where(l_i > 0.0, l_i, 1.0)
@@ -291,6 +315,8 @@ def prepare_attention(
     if rung == "no-tma":
         # the reason's wording is a recorded value (committed rows carry it): it keeps "variant"
         use_tma, tma_reason = False, "variant no-tma"
+    elif rung == "reg-stage":
+        use_tma, tma_reason = False, "rung reg-stage: K/V through registers"
     elif not (target[0] == "interpret" or (target[0] == "cuda" and target[1] >= 90)):
         use_tma, tma_reason = False, f"no TMA on {target[0]}:{target[1]}"
     elif None in rows.values():
@@ -335,6 +361,7 @@ def prepare_attention(
             STORE_LSE=return_lse,
             UPCAST=interpreting(),
             V_TAIL_TMA=_tight(v),
+            REG_PREFETCH=rung == "reg-stage",
             num_warps=cfg["num_warps"],
             num_stages=cfg["num_stages"],
             **cfg["options"],
@@ -407,7 +434,7 @@ def aot_specs(
     specs = []
     for rung in rungs:
         cfg = config or prefill_configs(target, head_dim, dtype.itemsize, rung, 4096)[0]
-        use_tma = backend == "cuda" and rung != "no-tma"
+        use_tma = backend == "cuda" and rung not in ("no-tma", "reg-stage")
         for is_causal in causal:
             types = dict(
                 Q=f"*{ty}", K=f"*{ty}", V=f"*{ty}", Out=f"*{ty}", Lse="*fp32", sm_scale="fp32"
@@ -422,6 +449,7 @@ def aot_specs(
                 STORE_LSE=True,
                 UPCAST=False,
                 V_TAIL_TMA=True,
+                REG_PREFETCH=rung == "reg-stage",
             )
             for arg, block in (
                 ("desc_q", "BLOCK_M"),

@@ -78,6 +78,8 @@ PREFILL_CASES = [
     (1, 8, 2, 33, 50, 64, True, torch.bfloat16, "q-reload"),  # GQA 4
     (2, 2, 1, 40, 71, 64, True, torch.float16, "no-pipeline"),
     (1, 4, 2, 31, 47, 128, True, torch.bfloat16, "no-tma"),
+    (2, 4, 2, 45, 77, 64, True, torch.bfloat16, "reg-stage"),  # prefetch past a ragged tail
+    (1, 4, 1, 70, 70, 128, False, torch.float16, "reg-stage"),
     (1, 2, 2, 1, 53, 64, True, torch.float16, "full"),  # a single query row
     (1, 2, 1, 19, 19, 256, True, torch.bfloat16, "full"),  # head_dim 256
 ]
@@ -96,7 +98,7 @@ def test_prefill_matches_reference(case: tuple) -> None:
     _assert_close(out, ref, dtype)
     assert launch.lse is not None and launch.lse.shape == (batch, h_q, seq_q)
     assert torch.allclose(launch.lse, ref_lse, atol=1e-4, rtol=1e-4)
-    assert launch.config["tma"] == (rung != "no-tma")
+    assert launch.config["tma"] == (rung not in ("no-tma", "reg-stage"))
     # "variant": the rung's key in provider_config (a stored name, kept)
     assert launch.config["variant"] == rung and launch.config["tuned"] is False
 
@@ -148,7 +150,7 @@ def test_prefill_rejects_bad_input() -> None:
         prepare_attention(q[:, :2], k[:, :, :4], k[:, :, :4], causal=True)  # q_len > kv_len
     with pytest.raises(ValueError):
         prepare_attention(q[:, :2], k, k, causal=True, rung="fast")
-    assert PREFILL_RUNGS == ("full", "q-reload", "no-pipeline", "no-tma")
+    assert PREFILL_RUNGS == ("full", "q-reload", "no-pipeline", "no-tma", "reg-stage")
 
 
 # ----------------------------------------------------------------------------------------------
