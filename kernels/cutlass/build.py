@@ -183,7 +183,8 @@ def _version_of(include: Path) -> str | None:
         return None
     text = header.read_text()
     parts = [re.search(rf"#define CUTLASS_{p}\s+(\d+)", text) for p in ("MAJOR", "MINOR", "PATCH")]
-    return ".".join(m.group(1) for m in parts) if all(parts) else "unknown"
+    found = [m.group(1) for m in parts if m is not None]
+    return ".".join(found) if len(found) == len(parts) else "unknown"
 
 
 def _wheel_include() -> Path | None:

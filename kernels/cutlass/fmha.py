@@ -74,7 +74,7 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.hk_fmha_destroy.restype = None
     lib.hk_status_string.argtypes = [c_int]
     lib.hk_status_string.restype = ctypes.c_char_p
-    lib._hk_bound = True
+    lib._hk_bound = True  # type: ignore[attr-defined]  # our mark: bound once
     return lib
 
 
@@ -131,7 +131,7 @@ class FmhaLaunch:
             raise build.KernelError(
                 f"plan: {self._lib.hk_status_string(rc).decode()} (status {rc})", rc
             )
-        self._handle = handle
+        self._handle: ctypes.c_void_p | None = handle
         self._run = self._lib.hk_fmha_run
         self._device = q.device
         info = build.describe(self._lib)

@@ -155,8 +155,8 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     c_int, c_i64, c_void = ctypes.c_int, ctypes.c_int64, ctypes.c_void_p
     lib.hk_gemm_workspace.argtypes = [c_int] * 6
     lib.hk_gemm_workspace.restype = c_i64
-    lib.hk_gemm_plan.argtypes = [c_void] * 4 + [c_int] * 3 + [c_i64] * 3 + [c_int] * 3
-    lib.hk_gemm_plan.argtypes += [c_void, ctypes.POINTER(c_void)]
+    argtypes: list[Any] = [c_void] * 4 + [c_int] * 3 + [c_i64] * 3 + [c_int] * 3
+    lib.hk_gemm_plan.argtypes = [*argtypes, c_void, ctypes.POINTER(c_void)]
     lib.hk_gemm_plan.restype = c_int
     lib.hk_gemm_run.argtypes = [c_void, c_void]
     lib.hk_gemm_run.restype = c_int
@@ -165,7 +165,7 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.hk_status_string.argtypes = [c_int]
     lib.hk_status_string.restype = ctypes.c_char_p
     lib.hk_gemm_stages.restype = c_int
-    lib._hk_bound = True
+    lib._hk_bound = True  # type: ignore[attr-defined]  # our mark: bound once
     return lib
 
 
@@ -239,7 +239,7 @@ class GemmLaunch:
                 ctypes.byref(handle),
             )
         self._check(rc, "plan")
-        self._handle = handle
+        self._handle: ctypes.c_void_p | None = handle
         self._run = self._lib.hk_gemm_run
         self._device = a.device
         info = build.describe(self._lib)

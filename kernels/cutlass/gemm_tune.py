@@ -179,6 +179,7 @@ def tune(
         return _CACHE[key]
     stored = stored_key(a, b, candidates, alpha is not None)
     if (found := tune_cache.load(stored, candidates)) is not None:
+        assert stored is not None  # load() finds nothing without a key
         config, options = candidates[found.index]
         rec = found.record
         result = TuneResult(

@@ -152,10 +152,10 @@ def gemm_launch_args(case: GemmCase, dev: KernelTarget) -> tuple[tuple, dict, di
         b = torch.empty((case.n, case.k), device=meta, dtype=case.dtype).t()
     else:
         b = torch.empty((case.k, case.n), device=meta, dtype=case.dtype)
-    scales = (None, None)
+    a_scale = b_scale = None
     if case.dtype == torch.float8_e4m3fn:
-        scales = tuple(torch.empty(1, device=meta, dtype=torch.float32) for _ in range(2))
-    p = check_operands(a, b, None, *scales, "tf32", dev)
+        a_scale, b_scale = (torch.empty(1, device=meta, dtype=torch.float32) for _ in range(2))
+    p = check_operands(a, b, None, a_scale, b_scale, "tf32", dev)
     cfg = case.config
     if cfg is None:
         cands = candidate_configs(

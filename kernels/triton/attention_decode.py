@@ -93,7 +93,9 @@ def prepare_decode(
     _check(q, k_cache, v_cache, cache_seqlens, block_table)
     batch, h_q, seq_q, head_dim = q.shape
     paged = block_table is not None
-    if paged:  # [num_pages, page_size, Hkv, D]: (page, head, row) strides
+    k_strides: tuple[int, ...]
+    v_strides: tuple[int, ...]
+    if block_table is not None:  # paged: [num_pages, page_size, Hkv, D]: (page, head, row)
         _, page_size, h_kv, _ = k_cache.shape
         capacity = block_table.shape[1] * page_size
         k_strides = (k_cache.stride(0), k_cache.stride(2), k_cache.stride(1))
@@ -134,7 +136,7 @@ def prepare_decode(
     if most > 1:
         o_part = q.new_empty((batch, h_q, seq_q, most, head_dim), dtype=torch.float32)
         lse_part = q.new_empty((batch, h_q, seq_q, most), dtype=torch.float32)
-    bt_stride = block_table.stride(0) if paged else 0
+    bt_stride = block_table.stride(0) if block_table is not None else 0
 
     def build(cfg: dict) -> Callable[[], object]:
         splits = cfg["num_splits"]

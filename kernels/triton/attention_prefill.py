@@ -323,14 +323,15 @@ def prepare_attention(
         use_tma, tma_reason = False, "layout is not a [rows, D] view (strides or alignment)"
 
     def build(cfg: dict) -> Callable[[], object]:
-        descs = (None,) * 4
+        descs: tuple[Any, ...] = (None,) * 4
         if use_tma:
             bm, bn = cfg["BLOCK_M"], cfg["BLOCK_N"]
+            flat = {n: r for n, r in rows.items() if r is not None}  # all four, under TMA
             descs = (
-                _descriptor(q, rows["q"], bm),
-                _descriptor(k, rows["k"], bn),
-                _descriptor(v, rows["v"], bn),
-                _descriptor(out, rows["o"], bm),
+                _descriptor(q, flat["q"], bm),
+                _descriptor(k, flat["k"], bn),
+                _descriptor(v, flat["v"], bn),
+                _descriptor(out, flat["o"], bm),
             )
         grid = (batch * h_q, triton.cdiv(seq_q, cfg["BLOCK_M"]))
         kernel = _attn_fwd_kernel[grid]

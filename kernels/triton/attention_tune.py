@@ -59,6 +59,7 @@ def tune(
         hit = _TUNE_CACHE[key]
         return dict(hit["config"]), dict(hit["info"], tune_cache_hit=True)
     if (found := tune_cache.load(stored, candidates)) is not None:
+        assert stored is not None  # load() finds nothing without a key
         info = dict(
             tuned=True,
             tune_candidates=found.candidates_tried,

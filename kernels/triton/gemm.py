@@ -48,7 +48,7 @@ from .gemm_candidates import candidate_configs, interpreter_pick
 from .gemm_configs import RUNGS, GemmConfig
 from .gemm_kernel import _gemm_kernel
 from .gemm_operands import GemmOperands, check_operands, tma_support, transposes_b
-from .gemm_split import splitk_reduce_rows, stream_k_plan
+from .gemm_split import StreamKPlan, splitk_reduce_rows, stream_k_plan
 from .gemm_target import KernelTarget, interpreting, kernel_target
 from .gemm_tune import reference, remember, stored_key, tune_or_lookup
 
@@ -135,7 +135,8 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
     units = tiles * cfg.split_k
     num_programs = min(units, dev.num_sms * cfg.programs_per_sm) if cfg.persistent else units
     # Partial tiles live in a tile-local fp32 workspace: [slots, parts, BLOCK_M, BLOCK_N].
-    slots, parts, sk = (tiles, cfg.split_k, None) if cfg.split_k > 1 else (0, 1, None)
+    slots, parts = (tiles, cfg.split_k) if cfg.split_k > 1 else (0, 1)
+    sk: StreamKPlan | None = None
     if cfg.stream_k:
         sk = stream_k_plan(tiles, triton.cdiv(k, bk), dev.num_sms * cfg.programs_per_sm)
         num_programs, slots, parts = sk.num_programs, sk.sk_tiles, sk.max_parts
@@ -234,8 +235,8 @@ def prepare_matmul(
     p = check_operands(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
     m, n, k = p.mnk
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
-    key = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, rung, dev.name, aligned)
-    key += ("tuned",) if tune and dev.backend != "interpreter" else ("untuned",)
+    key: tuple = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, rung, dev.name)
+    key += (aligned, "tuned" if tune and dev.backend != "interpreter" else "untuned")
     if dev.backend == "interpreter":
         result = remember(key, interpreter_pick(rung, m, n, k, a.element_size()))
     else:

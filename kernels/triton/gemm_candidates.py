@@ -145,7 +145,7 @@ def _mid_candidates(
     best: dict[tuple, tuple[float, GemmConfig]] = {}
     for cfg in _mid_space(rung, m, n, k, in_bytes, out_bytes, dev):
         t = estimate_seconds(cfg, m, n, k, in_bytes, out_bytes, dev)
-        key = (cfg.block_m, cfg.block_n, cfg.block_k, cfg.num_warps, cfg.programs_per_sm)
+        key: tuple = (cfg.block_m, cfg.block_n, cfg.block_k, cfg.num_warps, cfg.programs_per_sm)
         key += (cfg.split_k, cfg.stream_k)
         held = best.get(key)
         if held is None or t < held[0] * 0.99:

@@ -68,6 +68,7 @@ def check_operands(
         for name, s in (("a_scale", a_scale), ("b_scale", b_scale)):
             if s is None or s.numel() != 1 or s.dtype != torch.float32 or s.device != a.device:
                 raise ValueError(f"fp8 needs {name}: a 1-element float32 tensor on {a.device}")
+        assert a_scale is not None and b_scale is not None  # checked just above
         a_scale, b_scale = a_scale.reshape(1), b_scale.reshape(1)
         if dev.backend == "cuda" and dev.capability < 89:
             raise ValueError(f"float8_e4m3fn needs sm_89+ (Ada/Hopper); device is {dev.arch}")

@@ -116,6 +116,7 @@ def tune_or_lookup(
     if hit is not None:
         return hit
     if (found := tune_cache.load(stored, candidates)) is not None:
+        assert stored is not None  # load() finds nothing without a key
         rec = found.record
         hit = TuneResult(
             candidates[found.index],
@@ -184,6 +185,7 @@ def remember(key: tuple, cfg: GemmConfig) -> TuneResult:
 def reference(p: GemmOperands) -> torch.Tensor:
     """Vendor-library result used to reject wrong configs while tuning (not a timing baseline)."""
     if p.a.dtype == torch.float8_e4m3fn:  # e4m3 values are exact in bf16
+        assert p.a_scale is not None and p.b_scale is not None  # check_operands requires them
         prod = (p.a.to(torch.bfloat16) @ p.b.to(torch.bfloat16)).float()
         return prod * (p.a_scale * p.b_scale)
     if p.a.dtype == torch.float32:  # fp64: independent of torch's global TF32 switches
