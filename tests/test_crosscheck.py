@@ -1,6 +1,8 @@
 """harness crosscheck on the CPU: the preset, the explanations, nvbench's result columns, the
 matched protocol, the store's side table, the skip path and the wiring (with fake timings)."""
 
+import dataclasses
+
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
@@ -13,7 +15,7 @@ from harness.crosscheck.explain import PointTimes, explain, regime
 from harness.crosscheck.measure import HarnessPart, matched_protocol
 from harness.crosscheck.table import markdown, ridge_flop_per_byte, table_row
 from harness.measure.protocol import Protocol
-from harness.plan import plan
+from harness.plan import run_plan
 from harness.providers import load_all
 from harness.sweep import expand
 
@@ -218,9 +220,10 @@ def test_wiring_with_fake_timings(with_nvbench, tmp_path, monkeypatch):
             "sweep.groups.0.zip={m:[1,16],n:[1024,4096],k:[1024,4096]}",
         ]
     )
-    points, device = plan(cfg)
-    points = [p for p in points if p.problem.op == "gemm"]
-    run_path, rows = command.crosscheck(cfg, points, device, batch=False, nvbench_timeout_s=15.0)
+    whole = run_plan(cfg)
+    keyed = {k: p for k, p in whole.keyed.items() if p.problem.op == "gemm"}
+    gemm = dataclasses.replace(whole, points=tuple(keyed.values()), keyed=keyed, mine=keyed)
+    run_path, rows = command.crosscheck(gemm, batch=False, nvbench_timeout_s=15.0)
     assert [r["provider"] for r in rows] == ["cublas", "own-triton"] * 2
     assert len(store.read_rows(run_path)) == 4
     assert (run_path / "run.json").exists()

@@ -61,3 +61,10 @@ def test_the_plan_is_frozen_and_typed():
         p.run_id = "other"  # type: ignore[misc]
     assert isinstance(p.points, tuple) and p.devices == ()
     assert p.record["sweep"] == "collectives_smoke" and "stream_hold: false" in p.config_yaml
+
+
+def test_crosscheck_resolves_its_config_once(calls, capsys):
+    """crosscheck takes the one RunPlan too: its protocol resolved once, not per helper."""
+    assert main(["crosscheck", "device=cpu", "dry_run=true"]) == 0
+    assert "points on cpu" in capsys.readouterr().out
+    assert (calls["protocol_of"], calls["expand"]) == (1, 1)

@@ -12,7 +12,7 @@ from harness.config import compose_run_config
 from harness.crosscheck import nvbench
 from harness.crosscheck.command import crosscheck, skip_reason, validate
 from harness.crosscheck.table import markdown
-from harness.plan import plan
+from harness.plan import run_plan
 
 SWEEP = "crosscheck"
 DESCRIPTION = (
@@ -64,21 +64,20 @@ def main(args: list[str]) -> int:
     if not any(o.startswith("sweep=") for o in overrides):
         overrides.append(f"sweep={SWEEP}")
     cfg = compose_run_config(overrides)
-    points, device = plan(cfg)
-    validate(cfg, device)
+    plan = run_plan(cfg)  # the config resolved once: points, device, protocol, run id
+    device = plan.device
+    validate(cfg, plan)
     if cfg.dry_run:
-        for p in points:
+        for p in plan.points:
             print(p.label())
-        print(f"{len(points)} points on {device.type}:{device.name}")
+        print(f"{len(plan.points)} points on {device.type}:{device.name}")
         return 0
     why = skip_reason(device)
     if why:
         print(f"crosscheck: skipped: {why}")
         return 0
     try:
-        run_path, rows = crosscheck(
-            cfg, points, device, batch=ns.batch, nvbench_timeout_s=ns.nvbench_timeout_s
-        )
+        run_path, rows = crosscheck(plan, batch=ns.batch, nvbench_timeout_s=ns.nvbench_timeout_s)
     except ValueError as e:  # the input was validated above: this is a bug, show its traceback
         raise RuntimeError(f"while measuring: {e}") from e
     title = f"crosscheck {run_path.name}: {device.name} (cuda:{device.index})"

@@ -21,17 +21,16 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from harness import store
-from harness.config import protocol_of
 from harness.crosscheck import nvbench
 from harness.crosscheck.measure import HarnessPart, time_point
 from harness.crosscheck.table import ridge_flop_per_byte, table_row
 from harness.device import DeviceInfo
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
-from harness.plan import default_run_id, keyed_points
+from harness.plan import RunPlan
 from harness.provenance import now_iso, software
 from harness.providers import load_all
 from harness.runner import bind_device
@@ -48,23 +47,24 @@ def skip_reason(device: DeviceInfo) -> str | None:
     return "; ".join(reasons)
 
 
-def validate(cfg: DictConfig, device: DeviceInfo) -> None:
+def validate(cfg: DictConfig, plan: RunPlan) -> None:
     if cfg.devices or cfg.shard_count != 1:
         raise ValueError("devices: crosscheck runs on one GPU; allowed: device=cuda:N")
-    timer = protocol_of(cfg).resolved_timer(device.type)
+    device = plan.device
+    timer = plan.protocol.resolved_timer(device.type)
     if device.type == "cuda" and timer != "cuda-events":
         raise ValueError(
             f"protocol.timer: '{timer}' times no single closure per call; allowed: auto, cuda-events"
         )
 
 
-def _meta(cfg, run_id, points, device, why_nv, batch, timeout_s) -> dict:
-    protocol = protocol_of(cfg)
+def _meta(plan: RunPlan, why_nv, batch, timeout_s) -> dict:
+    protocol, device = plan.protocol, plan.device
     return {
-        "run_id": run_id,
+        "run_id": plan.run_id,
         "command": "crosscheck",
-        "sweep": cfg.sweep.name,
-        "points": len(points),
+        "sweep": plan.sweep,
+        "points": len(plan.points),
         "device": device.as_row(),
         "software": software(),
         "protocol": {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)},
@@ -90,26 +90,23 @@ def _progress(i: int, n: int, point: Point, part: HarnessPart, out) -> None:
 
 
 def crosscheck(
-    cfg: DictConfig,
-    points: list[Point],
-    device: DeviceInfo,
+    plan: RunPlan,
     *,
     batch: bool,
     nvbench_timeout_s: float,
     out=None,
 ) -> tuple[Path, list[dict]]:
-    """Measure every point three ways on `device` (a CUDA GPU); (run folder, table rows)."""
+    """Measure every point of `plan` (config resolved once, by run_plan) three ways on its
+    device (a CUDA GPU); (run folder, table rows)."""
     out = out or sys.stderr
-    protocol = protocol_of(cfg)
+    protocol, device, run_id, run_path = plan.protocol, plan.device, plan.run_id, plan.run_path
     bind_device(device)
-    run_id = cfg.run_id or default_run_id(cfg.sweep.name, device)
-    run_path = store.run_dir(cfg.results_dir, run_id)
-    keyed = keyed_points(cfg, points, device)
+    keyed = list(plan.keyed.items())  # sweep order
     why_nv = nvbench.unavailable(device)
     if why_nv:
         print(f"crosscheck: nvbench skipped: {why_nv}", file=out, flush=True)
-    meta = _meta(cfg, run_id, points, device, why_nv, batch, nvbench_timeout_s)
-    store.write_run_meta(run_path, OmegaConf.to_yaml(cfg, resolve=True), meta)
+    meta = _meta(plan, why_nv, batch, nvbench_timeout_s)
+    store.write_run_meta(run_path, plan.config_yaml, meta)
     registry, telemetry = load_all(), Telemetry(device.vendor, device.index)
     dev = device.torch_device
     default_flusher = L2Flusher(dev, device.flush_bytes, protocol.l2_flush)
@@ -128,7 +125,7 @@ def crosscheck(
                 telemetry=telemetry,
                 default_flusher=default_flusher,
                 matched_flusher=matched_flusher,
-                timeout_s=cfg.point_timeout_s,
+                timeout_s=plan.point_timeout_s,
                 nvbench_timeout_s=nvbench_timeout_s,
             )
             store.write_row(run_path, {**part.row, "run_id": run_id, "point_key": key})
