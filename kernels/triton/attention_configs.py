@@ -250,6 +250,21 @@ def decode_configs(
 # ----------------------------------------------------------------------------------------------
 
 
+def split_candidates(programs: int, max_kv_len: int, block_n: int, sms: int) -> list[int]:
+    """Split counts worth timing: choose_num_splits for 2, 1, 4 and 8 resident CTAs per SM
+    (occupancy is only known after compiling), then the same with a floor of 2 and 1 KV tiles
+    per split for 2 and 1 CTAs: at small batch the 4-tile floor can cap the splits below one
+    wave (batch 1, 8 KV heads, KV 4k in 128-wide tiles: 8 splits, 64 programs on 132 SMs, and
+    own decode at 0.84x FlashInfer on the H200), where shorter splits fill the GPU."""
+    picks = [choose_num_splits(programs, max_kv_len, block_n, sms, c) for c in (2, 1, 4, 8)]
+    picks += [
+        choose_num_splits(programs, max_kv_len, block_n, sms, c, min_tiles_per_split=t)
+        for t in (2, 1)
+        for c in (2, 1)
+    ]
+    return list(dict.fromkeys(picks))
+
+
 def choose_num_splits(
     programs: int,
     max_kv_len: int,

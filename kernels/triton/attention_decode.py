@@ -24,7 +24,7 @@ from typing import Any
 import torch
 import triton
 
-from .attention_configs import choose_num_splits, decode_configs, next_pow2
+from .attention_configs import decode_configs, next_pow2, split_candidates
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
@@ -120,14 +120,12 @@ def prepare_decode(
     out = torch.empty_like(q)
 
     def splits_for(block_n: int) -> list[int]:
-        """Split counts worth trying: fixed by the rung or the caller, else the heuristic for
-        2, 1, 4 and 8 resident CTAs per SM (occupancy is only known after compiling)."""
+        """Split counts worth trying: fixed by the rung or the caller, else split_candidates."""
         if rung == "no-split":
             return [1]
         if num_splits is not None:
             return [max(1, int(num_splits))]
-        picks = [choose_num_splits(programs, max_kv, block_n, sms, ctas) for ctas in (2, 1, 4, 8)]
-        return list(dict.fromkeys(picks))
+        return split_candidates(programs, max_kv, block_n, sms)
 
     cands = decode_configs(target, head_dim, q.element_size(), rung, block_m, page_size)
     # split buffers sized once for the largest split count any candidate may use

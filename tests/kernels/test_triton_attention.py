@@ -304,3 +304,15 @@ def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -
     attention_tune._TUNE_CACHE.pop(key)
     cfg3, info3 = attention_tune.tune(key, cands, build, enabled=False)
     assert cfg3 == cands[0] and not info3["tuned"]
+
+
+def test_split_candidates_fill_the_gpu_at_batch_one():
+    """Batch 1, 8 KV heads (64 programs), KV 4k in 128-wide tiles: the 4-tile floor stops at 8
+    splits (64 programs on 132 SMs); the shorter-split candidates reach a full wave."""
+    from harness_kernels.triton.attention_configs import split_candidates
+
+    assert choose_num_splits(8, 4096, 128, 132) == 8
+    cands = split_candidates(8, 4096, 128, 132)
+    assert cands[0] == 8 and max(8 * s for s in cands) >= 132
+    assert len(cands) == len(set(cands))
+    assert split_candidates(512, 4096, 64, 132)[0] == 1  # a big batch needs no split first
