@@ -4,6 +4,7 @@ from harness.problems.attention import AttentionProblem
 from harness.problems.base import FILLS, Check, Problem
 from harness.problems.collective import COLLECTIVE_PROBLEMS, CollectiveProblem
 from harness.problems.gemm import GemmProblem
+from harness.problems.layer_ops import LAYER_OP_PROBLEMS
 from harness.problems.microbench import MICROBENCH_PROBLEMS
 
 PROBLEM_TYPES = {
@@ -11,6 +12,7 @@ PROBLEM_TYPES = {
     "attention": AttentionProblem,
     **MICROBENCH_PROBLEMS,
     **COLLECTIVE_PROBLEMS,
+    **LAYER_OP_PROBLEMS,
 }
 
 __all__ = [

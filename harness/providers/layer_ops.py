@@ -1,0 +1,176 @@
+"""Providers of the decoder layer's memory-bound ops (rmsnorm, add_rmsnorm, silu_mul, rope,
+kv_append): the own Triton kernels, and PyTorch written the way Hugging Face's Llama writes
+them, run eagerly (one kernel per torch op) and through torch.compile (Inductor fuses them).
+
+Every provider writes out of place and returns the problem's outputs; `output` joins them into
+the layout the problem's reference has, outside the timed call.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from harness.device import DeviceInfo
+from harness.problems.layer_ops import (
+    LAYER_OP_PROBLEMS,
+    RMS_EPS,
+    AddRmsNormProblem,
+    KvAppendProblem,
+    RmsNormProblem,
+    RopeProblem,
+    SiluMulProblem,
+    gather_slots,
+)
+from harness.providers.registry import Prepared, Unsupported, register
+
+Fn = Callable[[], Any]
+
+
+# --- how each op's outputs map to its problem's reference layout ----------------------------
+
+
+def _joined(out: Any) -> torch.Tensor:
+    """(y, residual) -> [m, 2n]; (q, k) -> [m, (Hq + Hkv) D]; a single tensor as it is."""
+    if isinstance(out, torch.Tensor):
+        return out
+    if len(out) == 1:
+        return out[0]
+    return torch.cat([o.flatten(1) for o in out], dim=1)
+
+
+def _output_for(problem: Any, inputs: dict) -> Callable[[Any], torch.Tensor]:
+    if isinstance(problem, KvAppendProblem):
+        return lambda caches: gather_slots(caches[0], caches[1], inputs["slot_mapping"])
+    return _joined
+
+
+# --- PyTorch, Hugging Face's formulation ----------------------------------------------------
+
+
+def _hf_rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """LlamaRMSNorm.forward: fp32 variance, rounded back before the weight multiplies."""
+    xf = x.float()
+    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + RMS_EPS)
+    return weight * xf.to(x.dtype)
+
+
+def _hf_add_rms_norm(x, residual, weight):
+    r = x + residual  # the decoder layer's residual add, in the model dtype
+    return _hf_rms_norm(r, weight), r
+
+
+def _hf_silu_mul(x: torch.Tensor) -> torch.Tensor:
+    n = x.shape[1] // 2
+    return torch.nn.functional.silu(x[:, :n]) * x[:, n:]
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _hf_rope(q, k, positions, cos_sin):
+    """apply_rotary_pos_emb with cos/sin gathered at the positions, in the model dtype."""
+    half = cos_sin.shape[1] // 2
+    rows = cos_sin[positions]  # [m, D]
+    cos = torch.cat([rows[:, :half], rows[:, :half]], dim=-1)[:, None].to(q.dtype)
+    sin = torch.cat([rows[:, half:], rows[:, half:]], dim=-1)[:, None].to(q.dtype)
+    return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+
+
+def _torch_kv_append(key, value, k_cache, v_cache, slots):
+    """index_copy_ into the caches viewed as [slots, Hkv, D] (vLLM's torch fallback's scatter)."""
+    k_cache.view(-1, *k_cache.shape[2:]).index_copy_(0, slots, key)
+    v_cache.view(-1, *v_cache.shape[2:]).index_copy_(0, slots, value)
+    return k_cache, v_cache
+
+
+def _torch_call(problem: Any, inputs: dict) -> tuple[Callable[..., Any], tuple]:
+    """The eager function for the problem and the arguments it is called with."""
+    if isinstance(problem, AddRmsNormProblem):
+        return _hf_add_rms_norm, (inputs["x"], inputs["residual"], inputs["weight"])
+    if isinstance(problem, RmsNormProblem):
+        return _hf_rms_norm, (inputs["x"], inputs["weight"])
+    if isinstance(problem, SiluMulProblem):
+        return _hf_silu_mul, (inputs["x"],)
+    if isinstance(problem, RopeProblem):
+        return _hf_rope, (inputs["q"], inputs["k"], inputs["positions"], inputs["cos_sin"])
+    if isinstance(problem, KvAppendProblem):
+        names = ("key", "value", "k_cache", "v_cache", "slot_mapping")
+        return _torch_kv_append, tuple(inputs[n] for n in names)
+    raise Unsupported(f"no torch formulation of {problem.op}")
+
+
+def _prepare_eager(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
+    """PyTorch eager, Hugging Face Llama's formulation (one kernel per torch op)."""
+    fn, args = _torch_call(problem, inputs)
+    config = {"formulation": "hf-llama", "torch": torch.__version__}
+    return Prepared(lambda: fn(*args), config, _output_for(problem, inputs))
+
+
+def _prepare_compiled(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
+    """torch.compile of the Hugging Face formulation (Inductor's fused Triton kernels)."""
+    fn, args = _torch_call(problem, inputs)
+    compiled = torch.compile(fn, dynamic=False, fullgraph=True)
+    t0 = time.perf_counter()
+    compiled(*args)  # Inductor generates and compiles its kernels here, outside any timing
+    if device.is_gpu:
+        torch.cuda.synchronize(device.index)
+    config = {
+        "formulation": "hf-llama",
+        "compile": "torch.compile(dynamic=False, fullgraph=True), default mode",
+        "compile_s": round(time.perf_counter() - t0, 2),
+        "torch": torch.__version__,
+    }
+    return Prepared(lambda: compiled(*args), config, _output_for(problem, inputs))
+
+
+def _compiled_supports(problem: Any, device: DeviceInfo) -> str | None:
+    if not device.is_gpu:
+        return "torch.compile is measured on GPUs (on the CPU it builds C++, not the GPU kernels)"
+    return None
+
+
+# --- own Triton -----------------------------------------------------------------------------
+
+
+def _own_supports(problem: Any, device: DeviceInfo) -> str | None:
+    if isinstance(problem, RopeProblem) and problem.head_dim & (problem.head_dim - 1):
+        return "own rope takes a power-of-two head_dim (each half is one Triton block)"
+    if isinstance(problem, RmsNormProblem) and problem.n > 32768:
+        return "own rmsnorm keeps a row in registers: n <= 32768"
+    return None
+
+
+def _prepare_own(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
+    """Own Triton kernel (one pass per row, fp32 math, out of place)."""
+    if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        raise Unsupported("CPU runs need TRITON_INTERPRET=1 before the kernels are imported")
+    from harness_kernels.triton import layer_ops as k
+
+    if isinstance(problem, AddRmsNormProblem):
+        launch = k.prepare_rmsnorm(inputs["x"], inputs["weight"], inputs["residual"], RMS_EPS)
+    elif isinstance(problem, RmsNormProblem):
+        launch = k.prepare_rmsnorm(inputs["x"], inputs["weight"], None, RMS_EPS)
+    elif isinstance(problem, SiluMulProblem):
+        launch = k.prepare_silu_mul(inputs["x"], device.sm_count)
+    elif isinstance(problem, RopeProblem):
+        launch = k.prepare_rope(inputs["q"], inputs["k"], inputs["positions"], inputs["cos_sin"])
+    else:
+        names = ("key", "value", "k_cache", "v_cache", "slot_mapping")
+        launch = k.prepare_kv_append(*(inputs[n] for n in names))
+    return Prepared(launch, dict(launch.config), _output_for(problem, inputs))
+
+
+_ALL = ("nvidia", "amd", "intel", "cpu")
+for _op in LAYER_OP_PROBLEMS:
+    register("own-triton", _op, "own", ("nvidia", "amd", "cpu"), supports=_own_supports)(
+        _prepare_own
+    )
+    register("torch-eager", _op, "vendor", _ALL)(_prepare_eager)
+    register("torch-compile", _op, "vendor", _ALL, supports=_compiled_supports)(_prepare_compiled)

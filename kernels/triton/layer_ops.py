@@ -1,0 +1,310 @@
+"""The memory-bound kernels of a decoder layer: RMSNorm (optionally fused with the residual add
+before it), rotary embedding on q and k, SiLU-and-multiply, and the paged KV-cache append.
+
+Each is one pass over its rows: a program loads a token's row (or a column block of it) into
+registers, computes in fp32 and stores in the input type, so the kernel moves the bytes the
+problem counts and nothing else. Rows are whole per program where they fit (hidden sizes up to
+32,768: the reduction of RMSNorm needs the row), as vLLM's and SGLang's CUDA kernels do. The
+public launchers check shapes, allocate outputs and return a launch that only starts the kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+MAX_ROW = 32768  # RMSNorm keeps a row in registers: 64 fp32 per thread at 16 warps
+VEC_BYTES = 16  # one 128-bit access per thread per step
+
+
+@dataclass
+class LayerOpLaunch:
+    """A prepared call: `outputs` are written by every call; `out` is the first of them."""
+
+    start: Callable[[], None]
+    outputs: tuple[torch.Tensor, ...]
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def out(self) -> torch.Tensor:
+        return self.outputs[0]
+
+    def __call__(self) -> tuple[torch.Tensor, ...]:
+        self.start()
+        return self.outputs
+
+
+def _row_warps(block: int, elem_bytes: int) -> int:
+    """Warps for one row of `block` elements: about four 16-byte vectors per thread."""
+    per_warp = 32 * 4 * max(1, VEC_BYTES // elem_bytes)
+    return max(1, min(16, block // per_warp))
+
+
+# --- RMSNorm, with or without the residual add --------------------------------------------
+
+
+@triton.jit
+def _rmsnorm_kernel(
+    # pointers
+    x_ptr,
+    res_ptr,
+    w_ptr,
+    y_ptr,
+    res_out_ptr,
+    # sizes and strides (elements)
+    n,
+    stride_x,
+    stride_res,
+    stride_y,
+    stride_res_out,
+    eps,
+    # meta-parameters
+    BLOCK_N: tl.constexpr,
+    HAS_RESIDUAL: tl.constexpr,
+):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.arange(0, BLOCK_N)
+    mask = offs < n
+    x = tl.load(x_ptr + row * stride_x + offs, mask=mask, other=0.0).to(tl.float32)
+    if HAS_RESIDUAL:
+        # The sum feeds the norm unrounded; the stored residual is rounded (vLLM's order).
+        x += tl.load(res_ptr + row * stride_res + offs, mask=mask, other=0.0).to(tl.float32)
+        tl.store(
+            res_out_ptr + row * stride_res_out + offs,
+            x.to(res_out_ptr.dtype.element_ty),
+            mask=mask,
+        )
+    rstd = tl.rsqrt(tl.sum(x * x, axis=0) / n + eps)
+    w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y_ptr + row * stride_y + offs, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def prepare_rmsnorm(
+    x: torch.Tensor, weight: torch.Tensor, residual: torch.Tensor | None = None, eps: float = 1e-5
+) -> LayerOpLaunch:
+    """x [m, n] (and residual [m, n]), weight [n] -> y [m, n] (and the new residual [m, n])."""
+    m, n = x.shape
+    if weight.shape != (n,) or (residual is not None and residual.shape != x.shape):
+        raise ValueError(f"rmsnorm: weight {tuple(weight.shape)} / residual vs x {tuple(x.shape)}")
+    if n > MAX_ROW:
+        raise ValueError(f"rmsnorm: row of {n} > {MAX_ROW} elements is not implemented")
+    if x.stride(1) != 1 or weight.stride(0) != 1:
+        raise ValueError("rmsnorm: rows must be contiguous")
+    block = triton.next_power_of_2(n)
+    warps = _row_warps(block, x.element_size())
+    y = torch.empty_like(x)
+    fused = residual is not None
+    res = residual if residual is not None else x
+    res_out = torch.empty_like(x) if fused else y
+
+    def start() -> None:
+        _rmsnorm_kernel[(m,)](
+            x,
+            res,
+            weight,
+            y,
+            res_out,
+            n,
+            x.stride(0),
+            res.stride(0),
+            y.stride(0),
+            res_out.stride(0),
+            eps,
+            BLOCK_N=block,
+            HAS_RESIDUAL=fused,
+            num_warps=warps,
+        )
+
+    config = {"kernel": "add_rmsnorm" if fused else "rmsnorm", "block_n": block, "num_warps": warps}
+    return LayerOpLaunch(start, (y, res_out) if fused else (y,), config)
+
+
+# --- SiLU and multiply ----------------------------------------------------------------------
+
+
+@triton.jit
+def _silu_mul_kernel(
+    # pointers
+    x_ptr,
+    y_ptr,
+    # sizes and strides (elements)
+    n,
+    stride_x,
+    stride_y,
+    # meta-parameters
+    BLOCK: tl.constexpr,
+):
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    gate = tl.load(x_ptr + row * stride_x + offs, mask=mask, other=0.0).to(tl.float32)
+    up = tl.load(x_ptr + row * stride_x + n + offs, mask=mask, other=0.0).to(tl.float32)
+    y = gate / (1.0 + tl.exp(-gate)) * up
+    tl.store(y_ptr + row * stride_y + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def prepare_silu_mul(x: torch.Tensor, sms: int) -> LayerOpLaunch:
+    """x [m, 2n] (gate | up) -> y [m, n]. Blocks of 1,024 columns, or 256 when that would leave
+    fewer than four programs per SM (decode: a few rows, so more, shorter programs)."""
+    m, two_n = x.shape
+    if two_n % 2 or x.stride(1) != 1:
+        raise ValueError(f"silu_mul: x {tuple(x.shape)} must be [m, 2n] with contiguous rows")
+    n = two_n // 2
+    block = 1024 if m * triton.cdiv(n, 1024) >= 4 * sms else 256
+    warps = max(1, min(8, block * x.element_size() // (32 * VEC_BYTES)))
+    y = torch.empty((m, n), dtype=x.dtype, device=x.device)
+    grid = (m, triton.cdiv(n, block))
+
+    def start() -> None:
+        _silu_mul_kernel[grid](x, y, n, x.stride(0), y.stride(0), BLOCK=block, num_warps=warps)
+
+    return LayerOpLaunch(start, (y,), {"kernel": "silu_mul", "block": block, "num_warps": warps})
+
+
+# --- rotary embedding (NeoX halves) ---------------------------------------------------------
+
+
+@triton.jit
+def _rotate_heads(
+    x_ptr, out_ptr, heads, stride_h, stride_oh, cos, sin, HALF: tl.constexpr, BLOCK_H: tl.constexpr
+):
+    """Rotate one token's heads [heads, 2 * HALF]: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin)."""
+    h = tl.arange(0, BLOCK_H)[:, None]
+    d = tl.arange(0, HALF)[None, :]
+    mask = h < heads
+    x1 = tl.load(x_ptr + h * stride_h + d, mask=mask, other=0.0).to(tl.float32)
+    x2 = tl.load(x_ptr + h * stride_h + HALF + d, mask=mask, other=0.0).to(tl.float32)
+    ty = out_ptr.dtype.element_ty
+    tl.store(out_ptr + h * stride_oh + d, (x1 * cos - x2 * sin).to(ty), mask=mask)
+    tl.store(out_ptr + h * stride_oh + HALF + d, (x2 * cos + x1 * sin).to(ty), mask=mask)
+
+
+@triton.jit
+def _rope_kernel(
+    # pointers
+    q_ptr,
+    k_ptr,
+    pos_ptr,
+    cos_sin_ptr,
+    q_out_ptr,
+    k_out_ptr,
+    # sizes and strides (elements)
+    q_heads,
+    kv_heads,
+    stride_qt,
+    stride_qh,
+    stride_kt,
+    stride_kh,
+    stride_qot,
+    stride_qoh,
+    stride_kot,
+    stride_koh,
+    stride_cs,
+    # meta-parameters
+    HALF: tl.constexpr,
+    BLOCK_HQ: tl.constexpr,
+    BLOCK_HKV: tl.constexpr,
+):
+    t = tl.program_id(0).to(tl.int64)
+    pos = tl.load(pos_ptr + t)
+    d = tl.arange(0, HALF)
+    cos = tl.load(cos_sin_ptr + pos * stride_cs + d)[None, :]
+    sin = tl.load(cos_sin_ptr + pos * stride_cs + HALF + d)[None, :]
+    _rotate_heads(
+        q_ptr + t * stride_qt, q_out_ptr + t * stride_qot, q_heads, stride_qh, stride_qoh,
+        cos, sin, HALF, BLOCK_HQ,
+    )  # fmt: skip
+    _rotate_heads(
+        k_ptr + t * stride_kt, k_out_ptr + t * stride_kot, kv_heads, stride_kh, stride_koh,
+        cos, sin, HALF, BLOCK_HKV,
+    )  # fmt: skip
+
+
+def prepare_rope(
+    q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor, cos_sin: torch.Tensor
+) -> LayerOpLaunch:
+    """q [m, Hq, D], k [m, Hkv, D], positions [m] int64, cos_sin [P, D] fp32 (cos | sin) ->
+    rotated q and k (new tensors). D a power of two; one program per token."""
+    m, hq, d = q.shape
+    hkv = k.shape[1]
+    if k.shape != (m, hkv, d) or positions.shape != (m,) or cos_sin.shape[1] != d:
+        raise ValueError(f"rope: q {tuple(q.shape)}, k {tuple(k.shape)}, cos_sin {cos_sin.shape}")
+    if d & (d - 1) or q.stride(2) != 1 or k.stride(2) != 1 or cos_sin.stride(1) != 1:
+        raise ValueError(f"rope: head_dim {d} must be a power of two with contiguous heads")
+    q_out, k_out = torch.empty_like(q), torch.empty_like(k)
+    bq, bk = triton.next_power_of_2(hq), triton.next_power_of_2(hkv)
+    warps = _row_warps((bq + bk) * d, q.element_size())
+
+    def start() -> None:
+        _rope_kernel[(m,)](
+            q, k, positions, cos_sin, q_out, k_out,
+            hq, hkv, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
+            q_out.stride(0), q_out.stride(1), k_out.stride(0), k_out.stride(1), cos_sin.stride(0),
+            HALF=d // 2, BLOCK_HQ=bq, BLOCK_HKV=bk, num_warps=warps,
+        )  # fmt: skip
+
+    return LayerOpLaunch(start, (q_out, k_out), {"kernel": "rope_neox", "num_warps": warps})
+
+
+# --- paged KV-cache append ------------------------------------------------------------------
+
+
+@triton.jit
+def _kv_append_kernel(
+    # pointers
+    key_ptr,
+    value_ptr,
+    k_cache_ptr,
+    v_cache_ptr,
+    slot_ptr,
+    # sizes and strides (elements)
+    row,
+    stride_kt,
+    stride_vt,
+    # meta-parameters
+    BLOCK: tl.constexpr,
+):
+    t = tl.program_id(0).to(tl.int64)
+    slot = tl.load(slot_ptr + t)
+    offs = tl.arange(0, BLOCK)
+    # A negative slot is a padding token (vLLM's convention): nothing is written.
+    mask = (offs < row) & (tl.zeros([BLOCK], tl.int64) + slot >= 0)
+    k = tl.load(key_ptr + t * stride_kt + offs, mask=mask)
+    v = tl.load(value_ptr + t * stride_vt + offs, mask=mask)
+    tl.store(k_cache_ptr + slot * row + offs, k, mask=mask)
+    tl.store(v_cache_ptr + slot * row + offs, v, mask=mask)
+
+
+def prepare_kv_append(
+    key: torch.Tensor,
+    value: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    slot_mapping: torch.Tensor,
+) -> LayerOpLaunch:
+    """key, value [T, Hkv, D] into caches [pages, page_size, Hkv, D] (contiguous) at
+    slot_mapping [T] int64 (page * page_size + offset); one program per token."""
+    t, hkv, d = key.shape
+    if value.shape != key.shape or k_cache.shape[2:] != (hkv, d) or v_cache.shape != k_cache.shape:
+        raise ValueError(f"kv_append: key {tuple(key.shape)}, cache {tuple(k_cache.shape)}")
+    if not (k_cache.is_contiguous() and v_cache.is_contiguous()):
+        raise ValueError("kv_append: caches must be contiguous")
+    if key.stride()[1:] != (d, 1) or value.stride()[1:] != (d, 1):
+        raise ValueError("kv_append: each token's heads must be contiguous")
+    row = hkv * d
+    block = triton.next_power_of_2(row)
+    warps = _row_warps(block, key.element_size())
+
+    def start() -> None:
+        _kv_append_kernel[(t,)](
+            key, value, k_cache, v_cache, slot_mapping, row, key.stride(0), value.stride(0),
+            BLOCK=block, num_warps=warps,
+        )  # fmt: skip
+
+    config = {"kernel": "kv_append", "block": block, "num_warps": warps}
+    return LayerOpLaunch(start, (k_cache, v_cache), config)
