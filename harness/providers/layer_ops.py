@@ -116,6 +116,9 @@ def _prepare_eager(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
 def _prepare_compiled(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
     """torch.compile of the Hugging Face formulation (Inductor's fused Triton kernels)."""
     fn, args = _torch_call(problem, inputs)
+    # Each point compiles from scratch: a sweep's shapes would otherwise pile up as recompiles
+    # of one function until Dynamo's recompile limit fails the rest (H200 layer_ops, first run).
+    torch._dynamo.reset()
     compiled = torch.compile(fn, dynamic=False, fullgraph=True)
     t0 = time.perf_counter()
     compiled(*args)  # Inductor generates and compiles its kernels here, outside any timing

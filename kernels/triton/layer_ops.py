@@ -10,7 +10,6 @@ public launchers check shapes, allocate outputs and return a launch that only st
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +23,14 @@ VEC_BYTES = 16  # one 128-bit access per thread per step
 
 @dataclass
 class LayerOpLaunch:
-    """A prepared call: `outputs` are written by every call; `out` is the first of them."""
+    """A prepared call of `kernel[grid](*args, **meta)`: `outputs` are written by every call;
+    `out` is the first of them. Kept as parts, not a closure, so an ahead-of-time compile can
+    specialize the kernel on exactly these arguments (tests/kernels/test_layer_ops_aot.py)."""
 
-    start: Callable[[], None]
+    kernel: Any  # a triton.jit function
+    grid: tuple[int, ...]
+    args: tuple
+    meta: dict[str, Any]  # constexprs and num_warps
     outputs: tuple[torch.Tensor, ...]
     config: dict[str, Any] = field(default_factory=dict)
 
@@ -35,14 +39,16 @@ class LayerOpLaunch:
         return self.outputs[0]
 
     def __call__(self) -> tuple[torch.Tensor, ...]:
-        self.start()
+        self.kernel[self.grid](*self.args, **self.meta)
         return self.outputs
 
 
 def _row_warps(block: int, elem_bytes: int) -> int:
-    """Warps for one row of `block` elements: about four 16-byte vectors per thread."""
+    """Warps for one row of `block` elements: about four 16-byte vectors per thread, rounded
+    down to a power of two (Triton's rule; rope's 40 heads x 128 asked for 5 on the H200)."""
     per_warp = 32 * 4 * max(1, VEC_BYTES // elem_bytes)
-    return max(1, min(16, block // per_warp))
+    warps = max(1, min(16, block // per_warp))
+    return 1 << (warps.bit_length() - 1)
 
 
 # --- RMSNorm, with or without the residual add --------------------------------------------
@@ -102,26 +108,13 @@ def prepare_rmsnorm(
     res = residual if residual is not None else x
     res_out = torch.empty_like(x) if fused else y
 
-    def start() -> None:
-        _rmsnorm_kernel[(m,)](
-            x,
-            res,
-            weight,
-            y,
-            res_out,
-            n,
-            x.stride(0),
-            res.stride(0),
-            y.stride(0),
-            res_out.stride(0),
-            eps,
-            BLOCK_N=block,
-            HAS_RESIDUAL=fused,
-            num_warps=warps,
-        )
-
+    args = (x, res, weight, y, res_out, n, x.stride(0), res.stride(0), y.stride(0))
+    meta = {"BLOCK_N": block, "HAS_RESIDUAL": fused, "num_warps": warps}
     config = {"kernel": "add_rmsnorm" if fused else "rmsnorm", "block_n": block, "num_warps": warps}
-    return LayerOpLaunch(start, (y, res_out) if fused else (y,), config)
+    outputs = (y, res_out) if fused else (y,)
+    return LayerOpLaunch(
+        _rmsnorm_kernel, (m,), (*args, res_out.stride(0), eps), meta, outputs, config
+    )
 
 
 # --- SiLU and multiply ----------------------------------------------------------------------
@@ -160,10 +153,10 @@ def prepare_silu_mul(x: torch.Tensor, sms: int) -> LayerOpLaunch:
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     grid = (m, triton.cdiv(n, block))
 
-    def start() -> None:
-        _silu_mul_kernel[grid](x, y, n, x.stride(0), y.stride(0), BLOCK=block, num_warps=warps)
-
-    return LayerOpLaunch(start, (y,), {"kernel": "silu_mul", "block": block, "num_warps": warps})
+    args = (x, y, n, x.stride(0), y.stride(0))
+    meta = {"BLOCK": block, "num_warps": warps}
+    config = {"kernel": "silu_mul", "block": block, "num_warps": warps}
+    return LayerOpLaunch(_silu_mul_kernel, grid, args, meta, (y,), config)
 
 
 # --- rotary embedding (NeoX halves) ---------------------------------------------------------
@@ -240,15 +233,14 @@ def prepare_rope(
     bq, bk = triton.next_power_of_2(hq), triton.next_power_of_2(hkv)
     warps = _row_warps((bq + bk) * d, q.element_size())
 
-    def start() -> None:
-        _rope_kernel[(m,)](
-            q, k, positions, cos_sin, q_out, k_out,
-            hq, hkv, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
-            q_out.stride(0), q_out.stride(1), k_out.stride(0), k_out.stride(1), cos_sin.stride(0),
-            HALF=d // 2, BLOCK_HQ=bq, BLOCK_HKV=bk, num_warps=warps,
-        )  # fmt: skip
-
-    return LayerOpLaunch(start, (q_out, k_out), {"kernel": "rope_neox", "num_warps": warps})
+    args = (
+        q, k, positions, cos_sin, q_out, k_out,
+        hq, hkv, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
+        q_out.stride(0), q_out.stride(1), k_out.stride(0), k_out.stride(1), cos_sin.stride(0),
+    )  # fmt: skip
+    meta = {"HALF": d // 2, "BLOCK_HQ": bq, "BLOCK_HKV": bk, "num_warps": warps}
+    config = {"kernel": "rope_neox", "num_warps": warps}
+    return LayerOpLaunch(_rope_kernel, (m,), args, meta, (q_out, k_out), config)
 
 
 # --- paged KV-cache append ------------------------------------------------------------------
@@ -300,11 +292,7 @@ def prepare_kv_append(
     block = triton.next_power_of_2(row)
     warps = _row_warps(block, key.element_size())
 
-    def start() -> None:
-        _kv_append_kernel[(t,)](
-            key, value, k_cache, v_cache, slot_mapping, row, key.stride(0), value.stride(0),
-            BLOCK=block, num_warps=warps,
-        )  # fmt: skip
-
+    args = (key, value, k_cache, v_cache, slot_mapping, row, key.stride(0), value.stride(0))
+    meta = {"BLOCK": block, "num_warps": warps}
     config = {"kernel": "kv_append", "block": block, "num_warps": warps}
-    return LayerOpLaunch(start, (k_cache, v_cache), config)
+    return LayerOpLaunch(_kv_append_kernel, (t,), args, meta, (k_cache, v_cache), config)

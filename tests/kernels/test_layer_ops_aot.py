@@ -1,0 +1,92 @@
+"""Ahead-of-time compiles of the decoder-layer kernels (kernels/triton/layer_ops.py) for sm_90
+and gfx942, on the launch arguments the launchers build for every layer_ops sweep shape.
+
+The H200's first layer_ops run lost all 18 own rope points to `num_warps must be a power of 2`,
+which the interpreter never checks: these compiles do. Meta-device tensors stand in for the
+inputs (only dtype, shape and alignment matter); one child process without TRITON_INTERPRET
+compiles every case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+_SCRIPT = r"""
+import json
+import torch
+from omegaconf import OmegaConf
+from harness.config import compose_run_config
+from harness.providers import load_all
+from harness.sweep import expand
+from harness_kernels.triton import layer_ops as k
+from harness_kernels.triton.aot import TARGETS, compile_for, specialize
+
+meta = torch.device("meta")
+def t(*shape, dtype=torch.bfloat16):
+    return torch.empty(shape, dtype=dtype, device=meta)
+
+def launch_for(p):
+    if p.op in ("rmsnorm", "add_rmsnorm"):
+        res = t(p.m, p.n) if p.op == "add_rmsnorm" else None
+        return k.prepare_rmsnorm(t(p.m, p.n), t(p.n), res)
+    if p.op == "silu_mul":
+        return k.prepare_silu_mul(t(p.m, 2 * p.n), 132)
+    if p.op == "rope":
+        return k.prepare_rope(t(p.m, p.q_heads, p.head_dim), t(p.m, p.kv_heads, p.head_dim),
+                              t(p.m, dtype=torch.int64), t(8192, p.head_dim, dtype=torch.float32))
+    pages = p.batch * p.pages_per_seq
+    cache = (pages, p.page_size, p.kv_heads, p.head_dim)
+    row = (p.tokens, p.kv_heads, p.head_dim)
+    return k.prepare_kv_append(t(*row), t(*row), t(*cache), t(*cache), t(p.tokens, dtype=torch.int64))
+
+cfg = compose_run_config(["sweep=layer_ops"])
+problems = {pt.problem for pt in expand(OmegaConf.to_container(cfg.sweep.groups), load_all())}
+seen, out = set(), {}
+for p in sorted(problems, key=lambda p: p.label()):
+    launch = launch_for(p)
+    consts = {n: v for n, v in launch.meta.items() if n != "num_warps"}
+    key = (launch.kernel.__name__, tuple(sorted(consts.items())), launch.meta["num_warps"])
+    if key in seen:  # the same specialization as an earlier shape
+        continue
+    seen.add(key)
+    full = list(launch.args) + [consts[q.name] for q in launch.kernel.params[len(launch.args):]]
+    for target in ("sm_90", "gfx942"):
+        gpu = TARGETS[target][0]
+        sig, ce, attrs = specialize(launch.kernel, tuple(full), gpu)
+        info = compile_for(launch.kernel, gpu, sig, ce, attrs, {"num_warps": launch.meta["num_warps"]})
+        info.pop("asm")
+        out[f"{target}/{p.label()}"] = {**info, "num_warps_asked": launch.meta["num_warps"]}
+print(json.dumps(out, default=str))
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_every_layer_op_kernel_compiles_for_sm90_and_gfx942(compiled):
+    kernels = {info["name"] for info in compiled.values()}
+    assert {"_rmsnorm_kernel", "_silu_mul_kernel", "_rope_kernel", "_kv_append_kernel"} <= kernels
+    assert {key.split("/")[0] for key in compiled} == {"sm_90", "gfx942"}
+
+
+def test_layer_op_kernels_do_not_spill_and_keep_their_warps(compiled):
+    for key, info in compiled.items():
+        assert info["num_warps"] == info["num_warps_asked"], key
+        assert info.get("n_spills", 0) == 0, key
