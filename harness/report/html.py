@@ -22,6 +22,7 @@ from harness.report.figures import FigureFile, slug, styled
 from harness.report.gaps import gap_tables
 from harness.report.ladder import ladder_figures
 from harness.report.latency import WorkloadReport, workload_reports
+from harness.report.layer_ops import layer_ops_figures, layer_ops_table
 from harness.report.peaks import device_peaks
 from harness.report.roofline import roofline_figures, rung_roofline_figures, set_aside_figures
 from harness.report.tables import (
@@ -74,6 +75,8 @@ class Report:
     rung_roofs: list[FigureFile] = field(default_factory=list)  # in the Ladder section
     set_aside: Table | None = None  # smoke and CPU rows: kept out of every figure and table
     set_aside_figures: list[FigureFile] = field(default_factory=list)  # but their own
+    layer_ops: list[FigureFile] = field(default_factory=list)  # decoder-layer ops, per device
+    layer_ops_table: Table | None = None
 
     @property
     def index(self) -> Path:
@@ -186,6 +189,8 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         aside_peaks = {**device_peaks(aside), **peaks} if len(aside) else peaks
         report.set_aside_figures = set_aside_figures(aside, aside_peaks, out)
         report.cross_gpu = cross_gpu_sections(df, out)
+        report.layer_ops = layer_ops_figures(df, peaks, out)
+    report.layer_ops_table = layer_ops_table(df, peaks)
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(everything)
     report.set_aside = set_aside_table(aside)
@@ -202,12 +207,14 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     report.tables = [
         *main_tables,
         *wl_tables,
+        report.layer_ops_table,
         report.set_aside,
         *(t for s in report.cross_gpu for t in s.tables),
     ]
     report.figures = [
         *roofs,
         *(w.figure for w in report.workloads),
+        *report.layer_ops,
         *report.rung_roofs,
         *ladders,
         *colls,
@@ -248,6 +255,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         "end and never plotted. Smoke and CPU rows are in no figure or table but their own "
         "section.</p>",
         '<p><a href="#roofline">Rooflines</a> · <a href="#workloads">Latency vs batch</a> · '
+        '<a href="#layer-ops">Decoder-layer ops</a> · '
         '<a href="#ladder">Ladder</a> · <a href="#collectives">Collectives</a> · '
         '<a href="#gaps">Own vs vendor: where and why</a> · '
         '<a href="#tables">Cross-GPU and cross-vendor</a> · '
@@ -277,6 +285,12 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
                 f"(<code>harness run sweep={_e(wr.workload.name)}</code> measures "
                 f"them)</summary><ul>{items}</ul></details>"
             )
+    parts += ['<h2 id="layer-ops">Decoder-layer ops (norms, rotary, activation, KV append)</h2>']
+    parts += [*map(figure_html, r.layer_ops)] or [
+        "<p>(no ok rows of the layer ops; <code>harness run sweep=layer_ops</code>)</p>"
+    ]
+    if r.layer_ops_table is not None and not r.layer_ops_table.frame.empty:
+        parts.append(table_html(r.layer_ops_table, open_=False))
     parts += [p for s in r.cross_gpu for p in s.html(figure_html, table_html)]
     parts += [
         '<h2 id="ladder">Ladder</h2>',
@@ -353,6 +367,12 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
             f"{len(wr.missing)} problems without an ok row.",
             "",
         ]
+    out += ["## Decoder-layer ops (norms, rotary, activation, KV append)", ""]
+    for f in r.layer_ops:
+        out += fig(f)
+    if r.layer_ops_table is not None and not r.layer_ops_table.frame.empty:
+        t = r.layer_ops_table
+        out += [f"Every point: [tables/{t.stem}.md](tables/{t.stem}.md)", ""]
     out += [line for s in r.cross_gpu for line in s.markdown()]
     out += ["## Ladder", ""]
     for f in [*r.rung_roofs, *ladders]:

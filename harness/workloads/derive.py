@@ -42,6 +42,8 @@ ATTENTION_AXES = (
     "page_size",
 )
 AXES = {"gemm": GEMM_AXES, "attention": ATTENTION_AXES}
+# The decoder layer's memory-bound ops (harness/problems/layer_ops.py), in a layer's order.
+LAYER_OPS = ("rmsnorm", "add_rmsnorm", "rope", "kv_append", "silu_mul")
 
 
 @dataclass(frozen=True)

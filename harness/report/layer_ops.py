@@ -1,0 +1,127 @@
+"""The decoder layer's memory-bound ops (rmsnorm, add_rmsnorm, silu_mul, rope, kv_append):
+achieved GB/s against the device's HBM read bandwidth, per token count, own kernel beside
+PyTorch eager and torch.compile. One figure per device (a panel per op) and one table.
+
+GB/s = the problem's min_bytes (each input read once, each output written once) / median.
+The bandwidth line is the measured HBM read ceiling where the device has one (ceilings sweep
+or a faster ok row), else its datasheet, named in the caption.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from harness.report.data import IDENTITY, fmt, is_speed, latest, with_device
+from harness.report.figures import FigureFile, new_figure, save, series_colors, slug
+from harness.report.peaks import Peaks
+from harness.report.tables import Table
+from harness.workloads.derive import LAYER_OPS
+
+OWN = "own-triton"
+_TOKENS = {"kv_append": "batch"}  # the x axis: tokens (m), or sequences for the cache append
+_WIDTH = {"rmsnorm": "n", "add_rmsnorm": "n", "silu_mul": "n", "rope": "q_heads"}
+_WIDTH_LABEL = {"n": "n", "q_heads": "heads", "page_size": "page"}
+
+
+def layer_op_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Latest ok row per point and device of the layer ops, with `device`, `tokens` and
+    `width` (the axis that tells two shapes of one op apart)."""
+    rows = df[is_speed(df) & df["op"].isin(LAYER_OPS)]
+    if rows.empty:
+        return rows
+    rows = with_device(latest(rows, [*IDENTITY, "device_name"]))
+    tokens = [r[_TOKENS.get(r["op"], "m")] for r in rows.to_dict("records")]
+    width = [
+        f"{_WIDTH_LABEL[a]} {int(r[a])}"
+        for r, a in ((r, _WIDTH.get(r["op"], "page_size")) for r in rows.to_dict("records"))
+    ]
+    return rows.assign(tokens=tokens, width=width)
+
+
+def _bandwidth(peaks: dict[str, Peaks], device_name: str) -> tuple[float | None, str]:
+    p = peaks.get(device_name)
+    for source in ("measured", "datasheet"):
+        bw = p.bandwidth(source) if p else None
+        if bw:
+            return bw, p.origin(None, source) if p else source
+    return None, "none"
+
+
+def layer_ops_figures(df: pd.DataFrame, peaks: dict[str, Peaks], out_dir) -> list[FigureFile]:
+    """Per device: a panel per op, GB/s against tokens, a line per provider and shape."""
+    rows = layer_op_rows(df)
+    files: list[FigureFile] = []
+    for device_name, g in rows.groupby("device_name", sort=True):
+        device = g["device"].iloc[0]
+        ops = [op for op in LAYER_OPS if op in set(g["op"])]
+        fig = new_figure(3.3 * min(len(ops), 3), 3.0 * math.ceil(len(ops) / 3), constrained=True)
+        axes = fig.subplots(math.ceil(len(ops) / 3), min(len(ops), 3), squeeze=False).flatten()
+        bw, origin = _bandwidth(peaks, device_name)
+        colors = series_colors(sorted(g["provider"].unique()))
+        for ax, op in zip(axes, ops, strict=False):
+            mine = g[g["op"] == op]
+            widths = sorted(mine["width"].unique(), key=lambda w: int(w.split()[-1]))
+            for (provider, width), line in mine.groupby(["provider", "width"], sort=True):
+                line = line.sort_values("tokens")
+                ax.plot(
+                    line["tokens"], line["gbps"], color=colors[provider],
+                    linestyle="-" if width == widths[0] else "--", marker=".", markersize=4,
+                    label=f"{provider}, {width}" if len(widths) > 1 else provider,
+                )  # fmt: skip
+            if bw:
+                ax.axhline(bw, color="0.4", linewidth=0.8, linestyle=":")
+            ax.set_xscale("log", base=2)
+            ax.set_title(op, fontsize=9)
+            ax.set_xlabel("sequences" if op in _TOKENS else "tokens", fontsize=8)
+            ax.set_ylabel("GB/s", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=6, frameon=False)
+        for ax in axes[len(ops) :]:
+            ax.set_visible(False)
+        line = f"dotted line: HBM read {bw:,.0f} GB/s ({origin})" if bw else "no bandwidth known"
+        caption = (
+            f"{device}: decoder-layer memory-bound ops, achieved GB/s (each input read and each "
+            f"output written once, over the median) against tokens (KV append: sequences, one "
+            f"new token each); {line}. Solid and dashed: the two shapes of an op (Llama-3-8B, "
+            "-70B widths; KV append: pages of 16 and 256)."
+        )
+        files.append(save(fig, out_dir, f"layer-ops-{slug(device)}", caption))
+    return files
+
+
+def layer_ops_table(df: pd.DataFrame, peaks: dict[str, Peaks]) -> Table:
+    """One line per device and problem: each provider's microseconds and GB/s, the own
+    kernel's share of the HBM read bandwidth and its speedup over the fastest vendor row."""
+    rows = layer_op_rows(df)
+    lines = []
+    for (device_name, op, problem), g in rows.groupby(["device_name", "op", "problem"]):
+        by = {r["provider"]: r for r in g.to_dict("records")}
+        bw, _ = _bandwidth(peaks, device_name)
+        line = {"device": g["device"].iloc[0], "op": op, "problem": problem}
+        for provider in sorted(by):
+            r = by[provider]
+            line[f"{provider} us"] = fmt(r["latency_ms_median"] * 1e3, ".3g")
+            line[f"{provider} GB/s"] = fmt(r["gbps"], ".4g")
+        own = by.get(OWN)
+        vendor = [r["latency_ms_median"] for p, r in by.items() if r["family"] == "vendor"]
+        line["own % of HBM read"] = fmt(100 * own["gbps"] / bw, ".3g") if own and bw else ""
+        line["own speedup vs fastest vendor"] = (
+            fmt(min(vendor) / own["latency_ms_median"], ".3g") if own and vendor else ""
+        )
+        lines.append(line)
+    frame = pd.DataFrame(lines)
+    if not frame.empty:
+        order = [c for c in frame.columns if not c.endswith((" us", " GB/s"))][:3]
+        rest = sorted(c for c in frame.columns if c.endswith((" us", " GB/s")))
+        tail = ["own % of HBM read", "own speedup vs fastest vendor"]
+        frame = frame[order + rest + tail].fillna("")
+    caption = (
+        "decoder-layer ops per device and problem: median microseconds and GB/s per provider "
+        "(torch-eager: Hugging Face Llama's formulation; torch-compile: the same through "
+        "Inductor), the own kernel's GB/s as a share of the HBM read bandwidth (measured "
+        "where the device has it, else the datasheet) and its speedup over the fastest vendor row"
+    )
+    return Table("layer-ops", "Decoder-layer ops", caption, frame)

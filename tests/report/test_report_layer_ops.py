@@ -1,0 +1,45 @@
+"""The report's decoder-layer section, built from the committed H200 layer_ops run and the
+H200 ceilings: a figure per device with the bandwidth line named, and a table line per point
+with every provider's time and the own kernel's share of the HBM read bandwidth."""
+
+import pytest
+
+from harness.config import SWEEPS_DIR
+from harness.report import data
+from harness.report.layer_ops import layer_ops_figures, layer_ops_table
+from harness.report.peaks import device_peaks
+
+RESULTS = SWEEPS_DIR.parent / "results/h200"
+
+
+@pytest.fixture(scope="module")
+def rows():
+    if not (RESULTS / "layer_ops-r2").is_dir():
+        pytest.skip("results/h200/layer_ops-r2 not in this checkout")
+    return data.load([RESULTS / "layer_ops-r2", RESULTS / "ceilings"])
+
+
+def test_layer_ops_table_has_every_point_and_provider(rows):
+    table = layer_ops_table(rows, device_peaks(rows))
+    frame = table.frame
+    assert len(frame) == 75  # the preset's problems, one device
+    assert set(frame["op"]) == {"rmsnorm", "add_rmsnorm", "silu_mul", "rope", "kv_append"}
+    for provider in ("own-triton", "torch-eager", "torch-compile"):
+        assert (frame[f"{provider} us"] != "").all(), provider
+    shares = frame["own % of HBM read"].astype(float)
+    assert ((shares > 0) & (shares < 100)).all()  # min_bytes over time never beats the ceiling
+    assert (frame["own speedup vs fastest vendor"] != "").all()
+
+
+def test_layer_ops_figure_names_its_bandwidth_line(rows, tmp_path):
+    peaks = device_peaks(rows)
+    (fig,) = layer_ops_figures(rows, peaks, tmp_path)
+    assert fig.png.exists() and fig.svg.exists()
+    assert "NVIDIA H200" in fig.caption and "HBM read" in fig.caption
+    assert f"{peaks['NVIDIA H200'].bandwidth('measured'):,.0f} GB/s" in fig.caption
+
+
+def test_layer_ops_rows_without_ceilings_fall_back_to_the_datasheet(rows, tmp_path):
+    only = rows[rows["op"] != "ceiling"]
+    (fig,) = layer_ops_figures(only, device_peaks(only), tmp_path)
+    assert "datasheet" in fig.caption
