@@ -231,9 +231,9 @@ class KvAppendProblem(Problem):
     dtype: str = "bf16"
 
     def validate(self) -> None:
-        require_positive(
-            batch=self.batch, kv_heads=self.kv_heads, kv_len=self.kv_len, q_len=self.q_len
-        )
+        require_positive(batch=self.batch, kv_heads=self.kv_heads, q_len=self.q_len)
+        if not isinstance(self.kv_len, int) or self.kv_len < 0:  # 0: a prefill's first append
+            raise ValueError(f"kv_len: must be a non-negative integer, got {self.kv_len!r}")
         require_choice("head_dim", self.head_dim, HEAD_DIMS)
         require_choice("page_size", self.page_size, PAGE_SIZES)
         _check_dtype(self.dtype)

@@ -6,8 +6,11 @@
              tokens/s = batch / step_ms
     prefill: tokens/s = batch x prompt length / step_ms (time to first token = step_ms)
 Assumptions: kernels run back to back with no overlap and no launch gaps (each median was timed
-alone, cold L2); norms, rotary, activations, residual adds, sampling and tensor-parallel
-all-reduces cost nothing; every sequence has the same length; MoE routing is balanced.
+alone, cold L2); sampling and tensor-parallel all-reduces cost nothing; every sequence has the
+same length; MoE routing is balanced. The norms, rotary, KV append and activation (the layer
+ops) are parts of the step like the GEMMs; rows measured before they were (runs older than the
+layer_ops problems) compose without them, and the step says which it left out (`omitted`): a
+lower bound, named as one in the report.
 The bound is the same sum over the roofline times max(flops / peak, min_bytes / HBM bandwidth)
 of the same problems, from the measured ceilings where the device has them, else the datasheet.
 A step is composed only when every problem has an ok row; otherwise it lists what is missing.
@@ -22,7 +25,7 @@ import pandas as pd
 from harness.report.data import IDENTITY, axes_key, is_speed, latest, row_axes_keys
 from harness.report.peaks import Peaks
 from harness.report.reference import fastest
-from harness.workloads.derive import AXES, WorkItem
+from harness.workloads.derive import AXES, CATEGORIES, LAYER_OPS, WorkItem
 from harness.workloads.presets import Workload
 
 SELECTIONS = {
@@ -57,6 +60,22 @@ class Step:
         return [c.item for c in self.components if c.median_ms is None]
 
     @property
+    def omitted(self) -> list[WorkItem]:
+        """Layer ops without a row, left out of the sums (GEMMs and attention never are)."""
+        return [c.item for c in self.components if c.median_ms is None and c.item.op in LAYER_OPS]
+
+    def by_category(self) -> dict[str, float] | None:
+        """Step ms per CATEGORIES entry (None when the step is not composed)."""
+        if self.step_ms is None:
+            return None
+        out = dict.fromkeys(CATEGORIES, 0.0)
+        for c in self.components:
+            if c.median_ms is not None:
+                layers = self.workload.config.layers if c.item.per_layer else 1
+                out[c.item.category] += c.median_ms * c.item.count * layers
+        return out
+
+    @property
     def coverage(self) -> str:
         return f"{len(self.components) - len(self.missing)}/{len(self.components)}"
 
@@ -66,6 +85,8 @@ class Step:
             v = getattr(c, attr)
             if per_layer_only and not c.item.per_layer:
                 continue
+            if c.median_ms is None and c.item.op in LAYER_OPS:
+                continue  # an unmeasured layer op: left out of both sums, listed by `omitted`
             if v is None:
                 return None
             reps = c.item.count * (
@@ -128,7 +149,7 @@ class RowIndex:
     """ok rows of one device, latest per point, looked up by problem axes."""
 
     def __init__(self, rows: pd.DataFrame):
-        ok = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention"])]
+        ok = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention", *LAYER_OPS])]
         ok = latest(ok, [*IDENTITY, "device_name"])
         cols = [
             "op",
@@ -197,6 +218,7 @@ def steps_table(steps: list[Step]) -> pd.DataFrame:
                 "batch": s.batch,
                 "tokens": s.tokens,
                 "measured": s.coverage,
+                "left out": ", ".join(dict.fromkeys(i.name for i in s.omitted)),
                 "layer ms": s.layer_ms,
                 "layers ms": s.layers_ms,
                 "step ms": s.step_ms,

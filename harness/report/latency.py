@@ -13,6 +13,7 @@ from harness.report.compose import SELECTIONS, RowIndex, Step, compose, steps_ta
 from harness.report.data import device_of
 from harness.report.figures import FigureFile, log_axes, new_figure, save, slug, widen_log_y
 from harness.report.peaks import Peaks
+from harness.workloads.derive import CATEGORIES
 from harness.workloads.presets import WORKLOADS, Workload
 
 _SELECTION_STYLE: dict[str, dict[str, Any]] = {
@@ -30,7 +31,27 @@ _COMPONENT_COLORS = {
     "expert_down": "#9467bd",
     "attention": "#d62728",
     "lm_head": "#7f7f7f",
+    "norms and elementwise": "#17becf",
 }
+LAYER_CATEGORY = "norms and elementwise"
+_CATEGORY_COLORS = {"GEMMs": "#1f77b4", "attention": "#d62728", LAYER_CATEGORY: "#17becf",
+                    "LM head": "#7f7f7f"}  # fmt: skip
+
+
+def _breakdown_panel(ax, steps: list[Step]) -> None:
+    """Stacked share of the composed step (fastest row per problem) by CATEGORIES."""
+    best = [(s.batch, b) for s in steps if s.selection == "best" and (b := s.by_category())]
+    x = range(len(best))
+    bottom = [0.0] * len(best)
+    for cat in CATEGORIES:
+        share = [100 * b[cat] / sum(b.values()) for _, b in best]
+        ax.bar(x, share, bottom=bottom, color=_CATEGORY_COLORS[cat], label=cat, width=0.8)
+        bottom = [a + v for a, v in zip(bottom, share, strict=True)]
+    ax.set_xticks(list(x), [str(b) for b, _ in best], fontsize=7)
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("batch (sequences)")
+    ax.set_ylabel("% of the composed step")
+    ax.legend(fontsize=7, frameon=False, loc="lower left")
 
 
 @dataclass
@@ -45,21 +66,31 @@ class WorkloadReport:
     missing: list[str]  # labels of problems with no ok row at some batch
 
 
+def _component_ms(s: Step, names: list[str]) -> float | None:
+    """count x median summed over the named components of a step (None if one is unmeasured)."""
+    total = 0.0
+    for c in s.components:
+        if c.item.name in names:
+            if c.median_ms is None:
+                return None
+            total += c.median_ms * c.item.count
+    return total
+
+
 def _per_layer_panel(ax, steps: list[Step], w: Workload) -> None:
     best = [s for s in steps if s.selection == "best"]
-    names = list(dict.fromkeys(c.item.name for c in best[0].components))
-    for name in names:
-        xs, ys = [], []
-        for s in best:
-            c = next(c for c in s.components if c.item.name == name)
-            if c.median_ms is not None:
-                xs.append(s.batch)
-                ys.append(c.median_ms * c.item.count)
-        if xs:
-            once = not best[0].components[names.index(name)].item.per_layer
+    items = {c.item.name: c.item for c in best[0].components}
+    # The layer ops are drawn as one line (their sum per layer), so a panel keeps ~8 series.
+    layer_ops = [n for n, i in items.items() if i.category == LAYER_CATEGORY and i.per_layer]
+    series = {n: [n] for n, i in items.items() if i.category != LAYER_CATEGORY}
+    if layer_ops:
+        series[LAYER_CATEGORY] = layer_ops
+    for name, parts in series.items():
+        pts = [(s.batch, ms) for s in best if (ms := _component_ms(s, parts)) is not None]
+        if pts:
+            once = name in items and not items[name].per_layer
             ax.plot(
-                xs,
-                ys,
+                *zip(*pts, strict=True),
                 marker=".",
                 lw=1,
                 ls=":" if once else "-",
@@ -158,6 +189,13 @@ def _caption(w: Workload, steps: list[Step], measured: int, total: int) -> tuple
     else:
         left += f"; no layer sum (no ok row for {', '.join(per_layer_missing)})"
     parts.append(left)
+    composed = [s for s in best if s.layer_ms is not None]  # what a sum left them out of
+    omitted = list(dict.fromkeys(i.name for s in composed for i in s.omitted))
+    if omitted:
+        parts.append(
+            f"Layer ops without rows ({', '.join(omitted)}) are left out of every sum: those "
+            "layers and steps are lower bounds"
+        )
     has_throughput = bool(complete or layers_only)
     if has_throughput:
         right = (
@@ -197,7 +235,19 @@ def workload_reports(
                 compose(index, w, b, sel, peaks.get(name)) for sel in SELECTIONS for b in w.batches
             ]
             caption, has_throughput = _caption(w, steps, len(measured), len(items))
-            if has_throughput:
+            breakdown = any(s.by_category() and not s.omitted for s in steps)
+            if has_throughput and breakdown:
+                caption += (
+                    " Third panel: the composed step (fastest rows) split into GEMMs, attention, "
+                    "norms and elementwise, and the LM head, as shares of the step per batch."
+                )
+                fig = new_figure(
+                    15.5, 4.4, left=0.05, right=0.99, top=0.9, bottom=0.12, wspace=0.25
+                )
+                left, right, third = fig.subplots(1, 3)
+                _throughput_panel(right, steps, w)
+                _breakdown_panel(third, [s for s in steps if not s.omitted])
+            elif has_throughput:
                 fig = new_figure(
                     11.0, 4.4, left=0.07, right=0.98, top=0.9, bottom=0.12, wspace=0.22
                 )

@@ -41,9 +41,21 @@ ATTENTION_AXES = (
     "kv_layout",
     "page_size",
 )
-AXES = {"gemm": GEMM_AXES, "attention": ATTENTION_AXES}
 # The decoder layer's memory-bound ops (harness/problems/layer_ops.py), in a layer's order.
 LAYER_OPS = ("rmsnorm", "add_rmsnorm", "rope", "kv_append", "silu_mul")
+_NORM_AXES = ("m", "n", "dtype")
+AXES = {
+    "gemm": GEMM_AXES,
+    "attention": ATTENTION_AXES,
+    "rmsnorm": _NORM_AXES,
+    "add_rmsnorm": _NORM_AXES,
+    "silu_mul": _NORM_AXES,
+    "rope": ("m", "q_heads", "kv_heads", "head_dim", "dtype"),
+    "kv_append": ("batch", "kv_heads", "kv_len", "q_len", "head_dim", "page_size", "dtype"),
+}
+# What a step's time is split into in the report (the LM head is a GEMM run once per step).
+CATEGORIES = ("GEMMs", "attention", "norms and elementwise", "LM head")
+KV_APPEND_PAGE = 16  # vLLM's default block size: the append's page where the cache is dense
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,15 @@ class WorkItem:
     def problem(self) -> dict[str, Any]:
         return dict(self.axes)
 
+    @property
+    def category(self) -> str:
+        """One of CATEGORIES."""
+        if self.name == "lm_head":
+            return "LM head"
+        if self.op in LAYER_OPS:
+            return "norms and elementwise"
+        return "GEMMs" if self.op == "gemm" else "attention"
+
     def flops(self) -> int:
         return problem_flops(self.op, self.problem)
 
@@ -73,6 +94,10 @@ class WorkItem:
 def _gemm(name: str, m: int, n: int, k: int, dtype: str, count: int = 1, per_layer: bool = True):
     p = {"m": m, "n": n, "k": k, "dtype": dtype, "layout": "nt", "batch": 1}
     return WorkItem(name, "gemm", tuple((a, p[a]) for a in GEMM_AXES), count, per_layer)
+
+
+def _item(name: str, op: str, count: int = 1, per_layer: bool = True, **p: Any) -> WorkItem:
+    return WorkItem(name, op, tuple((a, p[a]) for a in AXES[op]), count, per_layer)
 
 
 def kv_heads_per_rank(model: ModelConfig, tp: int) -> int:
@@ -147,7 +172,8 @@ def step_items(
             _gemm("gate_up", tokens, 2 * inter, model.hidden, dtype),
             _gemm("down", tokens, model.hidden, inter, dtype),
         ]
-    attn_dtype = dtype if dtype in ("fp16", "bf16") else "bf16"  # fp8 GEMMs keep a bf16 cache
+    act = dtype if dtype in ("fp16", "bf16") else "bf16"  # fp8 GEMMs: bf16 activations and cache
+    attn_dtype = act
     q_len = context if phase == "prefill" else 1
     attn = {
         "batch": batch,
@@ -162,6 +188,31 @@ def step_items(
         "page_size": page_size,
     }
     items.append(WorkItem("attention", "attention", tuple((a, attn[a]) for a in ATTENTION_AXES)))
+    # The memory-bound kernels a serving engine runs between them (vLLM's Llama): the residual
+    # add fused into both RMSNorms, rotary on q and k, the new K/V into the paged cache, and
+    # SiLU-and-multiply between gate_up and down (per active expert for an MoE).
+    items += [
+        _item("norms", "add_rmsnorm", count=2, m=tokens, n=model.hidden, dtype=act),
+        _item("rope", "rope", m=tokens, q_heads=hq, kv_heads=hkv, head_dim=d, dtype=act),
+        _item(
+            "kv_append",
+            "kv_append",
+            batch=batch,
+            kv_heads=hkv,
+            kv_len=0 if phase == "prefill" else context,
+            q_len=q_len,
+            head_dim=d,
+            page_size=page_size or KV_APPEND_PAGE,
+            dtype=act,
+        ),  # fmt: skip
+    ]
+    if model.is_moe:
+        items.append(_item("silu_mul", "silu_mul", count=active, m=per_expert, n=inter, dtype=act))
+    else:
+        items.append(_item("silu_mul", "silu_mul", m=tokens, n=inter, dtype=act))
+    items.append(
+        _item("final_norm", "add_rmsnorm", per_layer=False, m=tokens, n=model.hidden, dtype=act)
+    )
     vocab = math.ceil(model.vocab / tp)  # vocab-parallel LM head (servers pad the vocabulary)
     items.append(_gemm("lm_head", batch, vocab, model.hidden, dtype, per_layer=False))
     return items
@@ -178,16 +229,36 @@ def _causal_pairs(q_len: int, kv_len: int) -> int:
     return q_len * (kv_len - q_len + 1) + q_len * (q_len - 1) // 2
 
 
+def _layer_op_work(op: str, p: dict[str, Any]) -> tuple[int, int]:
+    """(flops, min_bytes) of a layer op, as harness/problems/layer_ops.py counts them."""
+    e = _IN_BYTES[p["dtype"]]
+    if op in ("rmsnorm", "add_rmsnorm"):
+        streams = 2 if op == "rmsnorm" else 4
+        return (4 if op == "rmsnorm" else 5) * p["m"] * p["n"], (streams * p["m"] + 1) * p["n"] * e
+    if op == "silu_mul":
+        return 5 * p["m"] * p["n"], 3 * p["m"] * p["n"] * e
+    if op == "rope":
+        heads = p["q_heads"] + p["kv_heads"]
+        qk = 2 * p["m"] * heads * p["head_dim"] * e
+        return 3 * p["m"] * heads * p["head_dim"], qk + p["m"] * 8 + p["m"] * p["head_dim"] * 4
+    tokens = p["batch"] * p["q_len"]  # kv_append
+    return 0, 2 * (2 * tokens * p["kv_heads"] * p["head_dim"] * e) + tokens * 8
+
+
 def problem_flops(op: str, p: dict[str, Any]) -> int:
+    if op in LAYER_OPS:
+        return _layer_op_work(op, p)[0]
     if op == "gemm":
         return 2 * p["batch"] * p["m"] * p["n"] * p["k"]
     if op == "attention":
         pairs = _causal_pairs(p["q_len"], p["kv_len"]) if p["causal"] else p["q_len"] * p["kv_len"]
         return 4 * p["batch"] * p["q_heads"] * p["head_dim"] * pairs
-    raise ValueError(f"op: unknown '{op}'; allowed: gemm, attention")
+    raise ValueError(f"op: unknown '{op}'; allowed: {', '.join(AXES)}")
 
 
 def problem_min_bytes(op: str, p: dict[str, Any]) -> int:
+    if op in LAYER_OPS:
+        return _layer_op_work(op, p)[1]
     if op == "gemm":
         e, out = _IN_BYTES[p["dtype"]], _OUT_BYTES[p["dtype"]]
         return p["batch"] * ((p["m"] * p["k"] + p["k"] * p["n"]) * e + p["m"] * p["n"] * out)
@@ -197,7 +268,7 @@ def problem_min_bytes(op: str, p: dict[str, Any]) -> int:
         kv = 2 * p["batch"] * p["kv_heads"] * p["kv_len"] * p["head_dim"]
         pages = -(-p["kv_len"] // p["page_size"]) if p["kv_layout"] == "paged" else 0
         return (2 * q + kv) * e + p["batch"] * pages * 4
-    raise ValueError(f"op: unknown '{op}'; allowed: gemm, attention")
+    raise ValueError(f"op: unknown '{op}'; allowed: {', '.join(AXES)}")
 
 
 def problem_label(op: str, p: dict[str, Any]) -> str:
@@ -205,6 +276,15 @@ def problem_label(op: str, p: dict[str, Any]) -> str:
     if op == "gemm":
         b = f"{p['batch']}x" if p["batch"] > 1 else ""
         return f"gemm {b}{p['m']}x{p['n']}x{p['k']} {p['dtype']} {p['layout']}"
+    if op in ("rmsnorm", "add_rmsnorm", "silu_mul"):
+        return f"{op} {p['m']}x{p['n']} {p['dtype']}"
+    if op == "rope":
+        return f"rope {p['m']} h{p['q_heads']}/{p['kv_heads']} d{p['head_dim']} {p['dtype']}"
+    if op == "kv_append":
+        return (
+            f"kv_append b{p['batch']} h{p['kv_heads']} s{p['q_len']}/{p['kv_len']} "
+            f"d{p['head_dim']} page{p['page_size']} {p['dtype']}"
+        )
     mask = " causal" if p["causal"] else ""
     paged = f" paged{p['page_size']}" if p["kv_layout"] == "paged" else ""
     return (

@@ -47,8 +47,9 @@ EFFICIENCY = {
     "sdpa-flash": 0.75,
     "own-triton-no-tma": 0.55,
     "own-triton-no-pipeline": 0.4,
+    "torch-eager": 0.2,
 }
-FAMILY = {"cublas": "vendor", "sdpa-flash": "vendor"}
+FAMILY = {"cublas": "vendor", "sdpa-flash": "vendor", "torch-eager": "vendor"}
 PROTOCOL = {"timer": "cuda-events", "l2": "cold", "fill": "randn", "seed": 0}
 
 
@@ -155,9 +156,8 @@ def workload_rows(dev: str, run_id: str, batches, wrong_at: int | None = None) -
     rows, seen = [], set()
     for b in batches:
         for item in w.items(b):
-            providers = (
-                ("cublas", "own-triton") if item.op == "gemm" else ("sdpa-flash", "own-triton")
-            )
+            vendor = {"gemm": "cublas", "attention": "sdpa-flash"}.get(item.op, "torch-eager")
+            providers = (vendor, "own-triton")
             for p in providers:
                 if (item.label(), p) in seen:
                     continue

@@ -64,13 +64,14 @@ def test_not_ok_rows_are_listed_never_plotted(built, frame):
 
 
 def _by_hand(df, device, batch, family):
-    """layers x (qkv + o + gate_up + down + attention) + lm_head from the fastest rows."""
+    """layers x (count x each per-layer problem) + the once-per-step problems (final norm, LM
+    head), from the fastest rows."""
     w = get_workload("llama3_8b_decode")
     rows = df[(df["device_name"] == device) & (df["status"] == "ok") & (df["family"] == family)]
     total = 0.0
     for item in w.items(batch):
         ms = rows[rows["problem"] == item.label()]["latency_ms_median"].min()
-        total += ms * (w.config.layers if item.per_layer else 1)
+        total += ms * item.count * (w.config.layers if item.per_layer else 1)
     return total
 
 
@@ -83,11 +84,12 @@ def test_composed_step_equals_sum_by_hand(frame):
         step = compose(index, w, batch, "vendor", peaks[H200])
         assert step.step_ms == pytest.approx(_by_hand(df, H200, batch, "vendor"), rel=1e-12)
         assert step.tokens_per_s == pytest.approx(batch / (step.step_ms / 1e3))
-        assert step.ms_per_token == step.step_ms and step.coverage == "6/6"
+        assert step.ms_per_token == step.step_ms and step.coverage == "11/11"
+        assert not step.omitted and sum(step.by_category().values()) == pytest.approx(step.step_ms)
         assert step.bound_source == "measured" and step.bound_step_ms < step.step_ms
-        assert {c.provider for c in step.components} == {"cublas", "sdpa-flash"}
+        assert {c.provider for c in step.components} == {"cublas", "sdpa-flash", "torch-eager"}
     own_512 = compose(index, w, 512, "own", peaks[H200])
-    assert own_512.step_ms is None and own_512.coverage == "5/6"
+    assert own_512.step_ms is None and own_512.coverage == "10/11"
     assert [i.name for i in own_512.missing] == ["down"]  # its row is `wrong`
     assert compose(index, w, 512, "vendor", peaks[H200]).step_ms is not None
     h100 = RowIndex(df[df["device_name"] == H100])
@@ -102,7 +104,7 @@ def test_composed_tables_in_report(built):
     assert set(composed["batch"]) == {1, 2, 4, 8, 16}
     assert (composed["% of bound"] < 100).all()
     md = (built.out_dir / "tables/composed-nvidia-h200-llama3_8b_decode.md").read_text()
-    assert "tokens/s" in md and "6/6" in md
+    assert "tokens/s" in md and "11/11" in md
 
 
 def test_cross_tables_fractions_and_speedups(frame):
@@ -259,3 +261,37 @@ def test_real_h200_results_render(tmp_path):
     assert "latency-nvidia-h200-llama3-8b-decode" in stems  # its attention rows are measured
     html = (tmp_path / "index.html").read_text()
     assert "flash_attn not importable" in html  # the skipped flash-attn rows are listed
+
+
+def test_runs_without_layer_op_rows_compose_a_lower_bound_that_says_so(frame):
+    """Rows measured before the layer ops existed still compose: the layer ops are left out of
+    the sums and listed, and the report says the step is a lower bound."""
+    df = frame[~frame["op"].isin(["add_rmsnorm", "rope", "kv_append", "silu_mul"])]
+    w = get_workload("llama3_8b_decode")
+    step = compose(RowIndex(df[df["device_name"] == H200]), w, 1, "vendor", None)
+    assert step.step_ms is not None and step.coverage == "6/11"
+    assert [i.name for i in step.omitted] == [
+        "norms",
+        "rope",
+        "kv_append",
+        "silu_mul",
+        "final_norm",
+    ]
+    gemm_attn = sum(
+        c.median_ms * c.item.count * (w.config.layers if c.item.per_layer else 1)
+        for c in step.components
+        if c.median_ms is not None
+    )
+    assert step.step_ms == pytest.approx(gemm_attn)
+
+
+def test_latency_caption_names_the_left_out_layer_ops(frame, tmp_path):
+    from harness.report.latency import workload_reports
+
+    df = frame[~frame["op"].isin(["add_rmsnorm", "rope", "kv_append", "silu_mul"])]
+    reports = workload_reports(df, device_peaks(df), tmp_path)
+    caption = next(r.figure.caption for r in reports if r.workload.name == "llama3_8b_decode")
+    assert "left out of every sum" in caption and "lower bounds" in caption
+    full = workload_reports(frame, device_peaks(frame), tmp_path)
+    caption = next(r.figure.caption for r in full if r.workload.name == "llama3_8b_decode")
+    assert "Third panel" in caption and "lower bounds" not in caption

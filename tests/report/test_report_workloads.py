@@ -7,12 +7,12 @@ import re
 import pytest
 
 from harness.config import SWEEPS_DIR
-from harness.problems import AttentionProblem, GemmProblem
+from harness.problems import PROBLEM_TYPES, AttentionProblem
 from harness.workloads import MODELS, WORKLOADS, get_model, step_items
 from harness.workloads.derive import expert_split, kv_heads_per_rank
 from harness.workloads.presets import max_points_for
 
-PROBLEM = {"gemm": GemmProblem, "attention": AttentionProblem}
+PROBLEM = PROBLEM_TYPES
 
 
 def _by_name(items):
@@ -121,3 +121,25 @@ def test_generated_presets_are_current_and_guarded():
         assert f"max_points: {max_points_for(points)}" in text
     decode = (SWEEPS_DIR / "llama3_8b_decode.yaml").read_text()
     assert "m: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]" in decode
+
+
+def test_a_decode_step_has_every_kernel_a_serving_engine_runs():
+    """Per layer: four GEMMs, attention, two residual-add RMSNorms, rotary, the KV append and
+    SiLU-and-multiply; per step: the final norm and the LM head (issue 23)."""
+    items = step_items(get_model("llama3_8b"), 1, "decode", 16, 4096)
+    per_layer = {(i.name, i.op, i.count) for i in items if i.per_layer}
+    assert {("norms", "add_rmsnorm", 2), ("rope", "rope", 1), ("silu_mul", "silu_mul", 1)} <= (
+        per_layer
+    )
+    kv = next(i for i in items if i.op == "kv_append").problem
+    assert (kv["batch"], kv["q_len"], kv["kv_len"], kv["kv_heads"]) == (16, 1, 4096, 8)
+    once = {i.name: i.category for i in items if not i.per_layer}
+    assert once == {"final_norm": "norms and elementwise", "lm_head": "LM head"}
+    assert {i.category for i in items} == {"GEMMs", "attention", "norms and elementwise", "LM head"}
+
+
+def test_a_prefill_appends_its_whole_prompt_to_an_empty_cache():
+    items = step_items(get_model("llama3_8b"), 1, "prefill", 2, 2048)
+    kv = next(i for i in items if i.op == "kv_append").problem
+    assert (kv["batch"], kv["q_len"], kv["kv_len"]) == (2, 2048, 0)
+    assert next(i for i in items if i.name == "silu_mul").problem["m"] == 4096
