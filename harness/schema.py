@@ -12,7 +12,7 @@ import pyarrow as pa
 
 # Bumped on every change of SCHEMA's columns, each with an entry in harness/schema_history.py
 # (tests/test_schema_history.py checks both): rows of every version stay readable side by side.
-SCHEMA_VERSION = 2  # 2: spread guard, stream hold and flush mode columns
+SCHEMA_VERSION = 3  # 3: the model column (decoder_layer rows); 2: spread guard, stream hold, flush
 
 _STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(
@@ -42,6 +42,7 @@ SCHEMA = pa.schema(
         ("page_size", _I64),
         ("phase", _STR),
         ("problem", _STR),
+        ("model", _STR),  # decoder_layer: the workload catalog's model key (llama3_8b, ...)
         # microbenchmark axes and results (ceilings and probes)
         ("metric", _STR),
         ("working_set_bytes", _I64),

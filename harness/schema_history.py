@@ -139,6 +139,14 @@ HISTORY: tuple[ColumnSet, ...] = (
         ),
         "spread guard, stream hold, flush mode (d89ceb8); committed: h200/timer_check",
     ),
+    ColumnSet(
+        "3",
+        3,
+        112,
+        "de02cb6894b2b9bb26007d3ae05b5f1e80e6a8e64f10bd116faa3192094cd6a6",
+        ("model",),
+        "the model of a decoder_layer row (issue 23, 2026-11-24); no committed rows yet",
+    ),
 )
 _BY_FINGERPRINT = {c.fingerprint: c for c in HISTORY}
 

@@ -68,11 +68,13 @@ def test_every_written_row_has_the_current_label(tmp_path):
 
 def test_every_committed_row_file_has_a_recorded_column_set():
     """The committed runs are compacted: each file carries a recorded column set (the last) and
-    its rows keep the version they were measured under (1 and 2 today)."""
+    its rows keep the version they were measured under (1 and 2 today: version 3 added a column
+    only decoder_layer rows fill, none of them committed yet)."""
     survey = schema_history.survey(RESULTS)
     unrecorded = [key for key in survey if key[0].startswith("unrecorded")]
     assert not unrecorded, f"row files of a column set not in HISTORY: {unrecorded}"
-    assert {version for _, _, version in survey} == {1, store.SCHEMA_VERSION}
+    versions = {version for _, _, version in survey}
+    assert 1 in versions and versions <= set(range(1, store.SCHEMA_VERSION + 1))
     assert sum(survey.values()) > 1000
 
 

@@ -195,14 +195,14 @@ class RopeProblem(Problem):
         return torch.cat([q.flatten(1), k.flatten(1)], dim=1)
 
 
-def rope_table(head_dim: int, device: torch.device) -> torch.Tensor:
-    """[ROPE_MAX_POSITIONS, D] fp32: cos of each frequency in the first half, sin in the second."""
+def rope_table(
+    head_dim: int, device: torch.device, positions: int = ROPE_MAX_POSITIONS
+) -> torch.Tensor:
+    """[positions, D] fp32: cos of each frequency in the first half, sin in the second."""
     inv_freq = 1.0 / (
         ROPE_THETA ** (torch.arange(0, head_dim, 2, dtype=torch.float64, device=device) / head_dim)
     )
-    angles = torch.outer(
-        torch.arange(ROPE_MAX_POSITIONS, dtype=torch.float64, device=device), inv_freq
-    )
+    angles = torch.outer(torch.arange(positions, dtype=torch.float64, device=device), inv_freq)
     return torch.cat([angles.cos(), angles.sin()], dim=-1).float()
 
 

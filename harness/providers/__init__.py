@@ -18,6 +18,7 @@ PROVIDER_MODULES = (
     "harness.providers.own_triton",
     "harness.providers.own_cutlass",
     "harness.providers.layer_ops",
+    "harness.providers.decoder_layer",
     "harness.providers.microbench",
     "harness.providers.collectives",
 )

@@ -54,6 +54,9 @@ class Step:
     selection: str
     components: list[Component] = field(default_factory=list)
     bound_source: str | None = None
+    # decoder_layer rows of the same model, batch and KV length: provider -> median ms of one
+    # layer measured whole (own-triton: launched one by one; own-triton-graph: a CUDA graph)
+    measured_layer: dict[str, float] = field(default_factory=dict)
 
     @property
     def missing(self) -> list[WorkItem]:
@@ -149,6 +152,12 @@ class RowIndex:
     """ok rows of one device, latest per point, looked up by problem axes."""
 
     def __init__(self, rows: pd.DataFrame):
+        self._layers: dict[tuple, dict[str, float]] = {}
+        if "model" in rows.columns:
+            whole = rows[is_speed(rows) & (rows["op"] == "decoder_layer")]
+            for r in latest(whole, [*IDENTITY, "device_name"]).to_dict("records"):
+                layer = (r["model"], int(r["batch"]), int(r["kv_len"]), r["dtype"])
+                self._layers.setdefault(layer, {})[r["provider"]] = float(r["latency_ms_median"])
         ok = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention", *LAYER_OPS])]
         ok = latest(ok, [*IDENTITY, "device_name"])
         cols = [
@@ -174,6 +183,10 @@ class RowIndex:
     def measured(self, item: WorkItem) -> bool:
         return bool(self.candidates(item, "best"))
 
+    def measured_layer(self, model: str, batch: int, kv_len: int, dtype: str) -> dict[str, float]:
+        """provider -> median ms of decoder_layer rows for this model, batch and KV length."""
+        return dict(self._layers.get((model, batch, kv_len, dtype), {}))
+
 
 def compose(
     index: RowIndex, workload: Workload, batch: int, selection: str, peaks: Peaks | None
@@ -185,6 +198,10 @@ def compose(
         sources = {peaks.best_source(i.problem["dtype"]) for i in items}
         source = sources.pop() if len(sources) == 1 else "datasheet"
     step = Step(workload, batch, selection, bound_source=source)
+    if workload.phase == "decode" and workload.tp == 1:
+        step.measured_layer = index.measured_layer(
+            workload.model, batch, workload.context, workload.dtype
+        )
     for item in items:
         bound = None
         if peaks is not None and source is not None:
@@ -226,6 +243,13 @@ def steps_table(steps: list[Step]) -> pd.DataFrame:
                 "tokens/s": s.tokens_per_s,
                 "bound tokens/s": s.bound_tokens_per_s,
                 "% of bound": bound_pct,
+                "measured layer ms (graph)": s.measured_layer.get("own-triton-graph"),
+                "measured layer ms (eager)": s.measured_layer.get("own-triton"),
+                "composed / measured": (
+                    s.layer_ms / s.measured_layer["own-triton-graph"]
+                    if s.layer_ms and "own-triton-graph" in s.measured_layer
+                    else None
+                ),
             }
         )
     return pd.DataFrame(rows)

@@ -105,6 +105,16 @@ def _per_layer_panel(ax, steps: list[Step], w: Workload) -> None:
     bound = [(s.batch, s.bound_layer_ms) for s in best if s.bound_layer_ms is not None]
     if bound:
         ax.plot(*zip(*bound, strict=True), color="black", lw=1.2, ls="--", label="layer bound")
+    for provider, marker, what in (
+        ("own-triton-graph", "*", "CUDA graph"),
+        ("own-triton", "x", "eager"),
+    ):
+        whole = [
+            (s.batch, s.measured_layer[provider]) for s in best if provider in s.measured_layer
+        ]
+        if whole:
+            ax.plot(*zip(*whole, strict=True), color="#e377c2", lw=0, marker=marker, ms=7,
+                    label=f"one layer measured whole ({what})")  # fmt: skip
     log_axes(ax, 2)
     widen_log_y(ax)
     ax.set_xlabel("batch (sequences)")
@@ -191,6 +201,12 @@ def _caption(w: Workload, steps: list[Step], measured: int, total: int) -> tuple
     parts.append(left)
     composed = [s for s in best if s.layer_ms is not None]  # what a sum left them out of
     omitted = list(dict.fromkeys(i.name for s in composed for i in s.omitted))
+    whole = sorted({s.batch for s in best if s.measured_layer})
+    if whole:
+        parts.append(
+            f"Stars and crosses: one layer of own kernels measured whole (decoder_layer rows: "
+            f"a CUDA graph, and launched one by one) at batch {_batches(whole)}"
+        )
     if omitted:
         parts.append(
             f"Layer ops without rows ({', '.join(omitted)}) are left out of every sum: those "

@@ -281,6 +281,9 @@ def composed_table(frame: pd.DataFrame, stem: str, title: str, caption: str) -> 
         ("tokens/s", ".4g"),
         ("bound tokens/s", ".4g"),
         ("% of bound", ".1f"),
+        ("measured layer ms (graph)", ".4g"),
+        ("measured layer ms (eager)", ".4g"),
+        ("composed / measured", ".3f"),
     ):
         out[col] = [fmt(v, spec) for v in out[col]]
     return Table(stem, title, caption, out)

@@ -54,6 +54,7 @@ def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
             _cfg(128, 64, 8, 4),
             _cfg(128, 128, 4, 3),
             _cfg(64, 64, 4, 4),
+            _cfg(64, 64, 4, 1),
             _cfg(128, 128, 8, 1),
             _cfg(128, 64, 8, 3, **two_per_sm),
         ]
@@ -64,6 +65,11 @@ def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
             _cfg(128, 64, 8, 4),
             _cfg(128, 128, 8, 3),
             _cfg(64, 64, 4, 3),
+            # The 64x64 4-warp tile won the tuning of both the full rung (3 stages, 460 TFLOP/s)
+            # and the no-pipeline rung (1 stage, 487) on the H200 (ladder-r2, b4 s4096 D128):
+            # its single- and two-stage forms are candidates of the full rung too.
+            _cfg(64, 64, 4, 2),
+            _cfg(64, 64, 4, 1),
             _cfg(128, 128, 8, 1),
             _cfg(128, 64, 8, 1),
             _cfg(128, 64, 8, 2, **two_per_sm),

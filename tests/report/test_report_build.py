@@ -295,3 +295,28 @@ def test_latency_caption_names_the_left_out_layer_ops(frame, tmp_path):
     full = workload_reports(frame, device_peaks(frame), tmp_path)
     caption = next(r.figure.caption for r in full if r.workload.name == "llama3_8b_decode")
     assert "Third panel" in caption and "lower bounds" not in caption
+
+
+def test_a_layer_measured_whole_is_drawn_and_compared(frame, tmp_path):
+    """decoder_layer rows of the workload's model, batch and KV length go into the latency
+    figure (caption) and the composed table (composed / measured)."""
+    import pandas as pd
+
+    from harness.report.latency import workload_reports
+
+    template = frame[(frame["device_name"] == H200) & (frame["op"] == "gemm")].iloc[0].to_dict()
+    whole = []
+    for provider, ms in (("own-triton-graph", 0.2), ("own-triton", 0.3)):
+        row = {**{k: None for k in template}, **{k: template[k] for k in ("device_name",
+               "device_type", "timer", "l2", "fill", "seed", "timestamp")}}  # fmt: skip
+        row.update(op="decoder_layer", provider=provider, family="own", status="ok",
+                   model="llama3_8b", batch=1, kv_len=4096, page_size=16, dtype="bf16",
+                   latency_ms_median=ms, problem=f"decoder_layer llama3_8b b1 {provider}")  # fmt: skip
+        whole.append(row)
+    rows = pd.concat([frame, pd.DataFrame(whole)], ignore_index=True)
+    reports = workload_reports(rows, device_peaks(rows), tmp_path)
+    wr = next(r for r in reports if r.device == H200 and r.workload.name == "llama3_8b_decode")
+    assert "measured whole" in wr.figure.caption and "batch 1" in wr.figure.caption
+    own = wr.table[(wr.table["rows"] == "own") & (wr.table["batch"] == 1)].iloc[0]
+    assert own["measured layer ms (graph)"] == 0.2
+    assert own["composed / measured"] == pytest.approx(own["layer ms"] / 0.2)
