@@ -29,10 +29,12 @@ Where a feature does not exist (TMA before sm_90 and on AMD) its rung equals "fu
 config["tma_fallback"] says why. Features the operands forbid (unaligned strides) are reported
 the same way rather than silently dropped.
 
-tf32 with a row-major B (transpose_b): wgmma reads 32-bit B only K-major, so such a B tile is
-re-laid out through registers every K step (AOT code; the H200 ran tf32 nn problems at 19-20% of
-the tf32 peak, this the suspected cause); the config copies B K-major once per call before the
-kernel instead, inside the timed call.
+tf32 with a row-major B: wgmma reads 32-bit B only K-major, so such a B tile is re-laid out
+through shared memory every K step (sm_90 AOT: st.shared in the loop; the H200 ran tf32 nn at
+19-20% of the tf32 peak). Two configs avoid it: transpose_b copies B K-major once per call
+before the kernel (inside the timed call: at M 128 that copy moved more bytes than the GEMM,
+0.35x cuBLAS on the H200), and swap_ab computes C^T = B^T A^T, where B's tiles are wgmma's A
+operand, read from shared memory into registers in any layout (AOT: no st.shared in the loop).
 """
 
 from __future__ import annotations
@@ -105,8 +107,15 @@ class MatmulLaunch:
 
 def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulLaunch:
     """Allocate the output (and split-K workspace), make descriptors and fix the grid for `cfg`."""
-    m, n, k = p.mnk
     prologue = None
+    result: torch.Tensor | None = None  # swap_ab: the [M, N] output the kernel writes as C^T
+    if cfg.swap_ab and not p.b_is_nk:
+        m0, n0, _ = p.mnk
+        result = torch.empty((m0, n0), device=p.a.device, dtype=p.out_dtype)
+        # A' = B^T [N, K] (N contiguous), B' = A^T [K, M] (K contiguous: "nk"), C' = C^T
+        p = replace(p, a=p.b.t(), b=p.a.t(), b_is_nk=True)
+        cfg = replace(cfg, tma=False, epilogue_subtile=False)
+    m, n, k = p.mnk
     if cfg.transpose_b and not p.b_is_nk:
         # wgmma reads 32-bit (tf32) B only K-major; a row-major B would be re-laid out in shared
         # memory every K step. Copy it K-major once per call instead (timed with the kernel).
@@ -115,7 +124,11 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         p = replace(p, b=b_nk.t(), b_is_nk=True)
     a, b = p.a, p.b
     bm, bn, bk = cfg.block_m, cfg.block_n, cfg.block_k
-    out = torch.empty((m, n), device=a.device, dtype=p.out_dtype)
+    out = (
+        result.t()
+        if result is not None
+        else torch.empty((m, n), device=a.device, dtype=p.out_dtype)
+    )
     tma_load, tma_store, tma_reason = tma_support(p, cfg, dev)
     if cfg.stream_k and (cfg.split_k != 1 or not cfg.persistent):
         raise ValueError(f"stream_k needs a persistent config with split_k=1; got {cfg}")
@@ -202,11 +215,18 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         # Triton's sm_90 default for fp8 dots: wgmma accumulates without periodic fp32
         # promotion (cuBLAS's use_fast_accum=True behaviour), faster but less precise.
         "fp8_fast_accum": a.dtype == torch.float8_e4m3fn and dev.capability == 90,
-        "b_layout": "row, copied K-major per call" if prologue else ("col" if p.b_is_nk else "row"),
+        "b_layout": (
+            "row, copied K-major per call"
+            if prologue
+            else "row, as wgmma's A operand (C^T = B^T A^T)"
+            if result is not None
+            else ("col" if p.b_is_nk else "row")
+        ),
         "arch": dev.arch,
         "device_name": dev.name,
     }
     grid = (num_programs, 1, 1)
+    out = result if result is not None else out
     return MatmulLaunch(out, config, grid, args, constexprs, options, _prologue=prologue)
 
 
@@ -241,8 +261,12 @@ def prepare_matmul(
         result = remember(key, interpreter_pick(rung, m, n, k, a.element_size()))
     else:
         cands = candidate_configs(rung, m, n, k, a.element_size(), p.out_bytes, dev)
-        if transposes_b(p, dev, rung):  # the top two configs again, with B copied K-major
+        if transposes_b(p, dev, rung):
+            # the top two configs again with B copied K-major, and the product swapped (C^T =
+            # B^T A^T: B read in place as wgmma's register operand), tiled for [N, M]
+            swapped = candidate_configs(rung, n, m, k, a.element_size(), p.out_bytes, dev)
             cands = cands + [replace(c, transpose_b=True) for c in cands[:2]]
+            cands = cands + [replace(c, swap_ab=True, tma=False) for c in swapped[:3]]
         if not tune:
             result = remember(key, cands[0])
         else:

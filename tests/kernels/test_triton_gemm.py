@@ -580,3 +580,32 @@ def test_transpose_b_copies_b_each_call_and_leaves_it_alone(split):
     b.mul_(-1)  # a new B: the next call copies it again
     assert _rel_err(_run(launch), _reference(a, b, {})) < TOL["tf32"]
     assert torch.equal(b, -before)
+
+
+@needs_interpreter
+@pytest.mark.parametrize("split", ["none", "split-k", "stream-k"])
+def test_swap_ab_computes_c_from_its_transpose(split):
+    """swap_ab tiles C^T = B^T A^T and writes C in place: every element right, split or not, the
+    output [M, N] row-major, and B read where it lies (no copy)."""
+    a, b, _ = _operands(33, 40, 52, torch.float32, b_col=False)
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
+    extra = {"none": {}, "split-k": {"split_k": 2}, "stream-k": {"stream_k": True}}[split]
+    launch = build_launch(
+        p, GemmConfig(16, 32, 16, swap_ab=True, group_m=2, **extra), kernel_target(None)
+    )
+    assert launch.config["b_layout"].startswith("row, as wgmma's A operand")
+    assert not launch.config["tma"]
+    out = _run(launch)
+    assert out.shape == (33, 40) and out.stride() == (40, 1)
+    assert _rel_err(out, _reference(a, b, {})) < TOL["tf32"]
+
+
+def test_swap_ab_is_tuned_beside_the_copy_for_tf32_row_major_b():
+    """Where transposes_b offers the copy, the swapped product is a candidate too (tiled for
+    [N, M]); nothing else gets it."""
+    import inspect
+
+    from harness_kernels.triton import gemm
+
+    source = inspect.getsource(gemm.prepare_matmul)
+    assert "swap_ab=True" in source and "candidate_configs(rung, n, m, k" in source

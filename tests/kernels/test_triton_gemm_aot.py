@@ -41,9 +41,31 @@ cases = {
                                    config=GemmConfig(128, 128, 32, 8, 4)),
     ("sm_90", "tf32-nn-copied"): GemmCase(4096, 4096, 4096, torch.float32, b_col_major=False,
                                           config=GemmConfig(128, 128, 32, 8, 4, transpose_b=True)),
+    # M 128, the worst tf32 nn point on the H200 (one tile loop, so its K loop is easy to find)
+    ("sm_90", "tf32-nn-m128"): GemmCase(128, 57344, 8192, torch.float32, b_col_major=False,
+                                        config=GemmConfig(128, 64, 32, 4, 4, persistent=False)),
+    ("sm_90", "tf32-nn-swapped"): GemmCase(128, 57344, 8192, torch.float32, b_col_major=False,
+                                           config=GemmConfig(128, 64, 32, 4, 4, persistent=False,
+                                                             swap_ab=True)),
     ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
     ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
 }
+def loop_st_shared(ptx):
+    # st.shared inside the loops that issue wgmma (from each loop's label to the branch back
+    # to it): a tile re-laid out every K step, not the epilogue's once per tile.
+    import re
+    lines, total = ptx.splitlines(), 0
+    for i, line in enumerate(lines):
+        label = re.match(r"(\$L__BB\d+_\d+):\s*// =>This Inner Loop", line.strip())
+        if not label:
+            continue
+        back = re.compile(r"bra(\.uni)?\s+" + re.escape(label.group(1)) + ";")
+        end = next((j for j in range(i + 1, len(lines)) if back.search(lines[j])), None)
+        body = lines[i:end] if end is not None else []
+        if any("wgmma.mma_async" in b for b in body):
+            total += sum("st.shared" in b for b in body)
+    return total
+
 out = {}
 for (target, name), case in cases.items():
     info = compile_gemm_case(case, target)
@@ -52,6 +74,7 @@ for (target, name), case in cases.items():
     info["has"] = {s: s in text for s in ("wgmma", "mma.sync", "v_mfma", "cp.async.bulk.tensor",
                                           "atom.global", "fma.rn.f32")}
     info["ld_shared"] = text.count("ld.shared")
+    info["loop_st_shared"] = loop_st_shared(asm.get("ptx", ""))
     if case.config is not None and target == "sm_90":
         info["smem_estimate"] = shared_mem_bytes(case.config, 2, 2)
     out[f"{target}/{name}"] = info
@@ -152,3 +175,12 @@ def test_tf32_with_b_copied_k_major_skips_the_shared_memory_relayout(compiled):
     assert nn["has"]["wgmma"] and copied["has"]["wgmma"]
     assert nn["ld_shared"] > 0 and copied["ld_shared"] == 0
     assert copied["config"]["b_layout"] == "row, copied K-major per call"
+
+
+def test_tf32_swapped_product_reads_b_in_place_without_a_shared_memory_relayout(compiled):
+    """swap_ab: B's tiles are wgmma's A operand, loaded from shared memory into registers as
+    they lie; no st.shared in the K loop (the nn kernel stores every B tile back re-laid out)."""
+    nn, swapped = compiled["sm_90/tf32-nn-m128"], compiled["sm_90/tf32-nn-swapped"]
+    assert swapped["has"]["wgmma"] and swapped["n_spills"] == 0
+    assert nn["loop_st_shared"] > 0 and swapped["loop_st_shared"] == 0
+    assert swapped["config"]["b_layout"].startswith("row, as wgmma's A operand")
