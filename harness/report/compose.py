@@ -18,6 +18,7 @@ A step is composed only when every problem has an ok row; otherwise it lists wha
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -25,7 +26,7 @@ import pandas as pd
 from harness.report.data import IDENTITY, axes_key, is_speed, latest, row_axes_keys
 from harness.report.peaks import Peaks
 from harness.report.reference import fastest
-from harness.workloads.derive import AXES, CATEGORIES, LAYER_OPS, WorkItem
+from harness.workloads.derive import AXES, CATEGORIES, OPTIONAL_OPS, WorkItem
 from harness.workloads.presets import Workload
 
 SELECTIONS = {
@@ -64,8 +65,11 @@ class Step:
 
     @property
     def omitted(self) -> list[WorkItem]:
-        """Layer ops without a row, left out of the sums (GEMMs and attention never are)."""
-        return [c.item for c in self.components if c.median_ms is None and c.item.op in LAYER_OPS]
+        """Layer ops and all-reduces without a row, left out of the sums (GEMMs and attention
+        never are)."""
+        return [
+            c.item for c in self.components if c.median_ms is None and c.item.op in OPTIONAL_OPS
+        ]
 
     def by_category(self) -> dict[str, float] | None:
         """Step ms per CATEGORIES entry (None when the step is not composed)."""
@@ -88,8 +92,8 @@ class Step:
             v = getattr(c, attr)
             if per_layer_only and not c.item.per_layer:
                 continue
-            if c.median_ms is None and c.item.op in LAYER_OPS:
-                continue  # an unmeasured layer op: left out of both sums, listed by `omitted`
+            if c.median_ms is None and c.item.op in OPTIONAL_OPS:
+                continue  # an unmeasured optional part: left out of both sums, see `omitted`
             if v is None:
                 return None
             reps = c.item.count * (
@@ -158,7 +162,7 @@ class RowIndex:
             for r in latest(whole, [*IDENTITY, "device_name"]).to_dict("records"):
                 layer = (r["model"], int(r["batch"]), int(r["kv_len"]), r["dtype"])
                 self._layers.setdefault(layer, {})[r["provider"]] = float(r["latency_ms_median"])
-        ok = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention", *LAYER_OPS])]
+        ok = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention", *OPTIONAL_OPS])]
         ok = latest(ok, [*IDENTITY, "device_name"])
         cols = [
             "op",
@@ -169,14 +173,43 @@ class RowIndex:
             *{axis for axes in AXES.values() for axis in axes},
         ]
         self._by_key: dict[tuple, list[dict]] = {}
+        # collective curves: (collective, world_size, dtype, provider) -> [(bytes, ms, family)]
+        self._curves: dict[tuple, list[tuple[int, float, str]]] = {}
         for r, key in zip(ok[cols].to_dict("records"), row_axes_keys(ok), strict=True):
             if key is not None:  # gemm and attention rows always have one
                 self._by_key.setdefault(key, []).append(r)
+            if r["op"] == "collective":
+                curve = (r["collective"], int(r["world_size"]), r["dtype"], r["provider"])
+                point = (int(r["message_bytes"]), float(r["latency_ms_median"]), r["family"])
+                self._curves.setdefault(curve, []).append(point)
+
+    def _interpolated(self, item: WorkItem) -> list[dict]:
+        """A collective's time at a message size between two measured ones, per provider: the
+        straight line between them on log-log axes (no extrapolation)."""
+        p, out = item.problem, []
+        size = p["message_bytes"]
+        for (coll, world, dtype, provider), points in self._curves.items():
+            if (coll, world, dtype) != (p["collective"], p["world_size"], p["dtype"]):
+                continue
+            points = sorted(points)
+            below = [q for q in points if q[0] <= size]
+            above = [q for q in points if q[0] >= size]
+            if not below or not above:
+                continue
+            (b0, t0, fam), (b1, t1, _) = below[-1], above[0]
+            w = 0.0 if b1 == b0 else math.log(size / b0) / math.log(b1 / b0)
+            ms = math.exp(math.log(t0) + w * (math.log(t1) - math.log(t0)))
+            out.append({"provider": f"{provider} (interpolated)", "family": fam, "status": "ok",
+                        "latency_ms_median": ms})  # fmt: skip
+        return out
 
     def candidates(self, item: WorkItem, selection: str) -> list[dict]:
-        """Rows measuring `item` (only the selection's family for vendor / own)."""
+        """Rows measuring `item` (only the selection's family for vendor / own); a collective
+        between two measured message sizes is interpolated."""
         rows = self._by_key.get(axes_key(item.op, item.problem), [])
-        if selection in ("vendor", "own"):
+        if not rows and item.op == "collective":
+            rows = self._interpolated(item)
+        if selection in ("vendor", "own") and item.op != "collective":  # no own collectives
             rows = [r for r in rows if r["family"] == selection]
         return rows
 

@@ -32,10 +32,11 @@ _COMPONENT_COLORS = {
     "attention": "#d62728",
     "lm_head": "#7f7f7f",
     "norms and elementwise": "#17becf",
+    "all_reduce": "#bcbd22",
 }
 LAYER_CATEGORY = "norms and elementwise"
 _CATEGORY_COLORS = {"GEMMs": "#1f77b4", "attention": "#d62728", LAYER_CATEGORY: "#17becf",
-                    "LM head": "#7f7f7f"}  # fmt: skip
+                    "all-reduce": "#bcbd22", "LM head": "#7f7f7f"}  # fmt: skip
 
 
 def _breakdown_panel(ax, steps: list[Step]) -> None:
@@ -43,7 +44,7 @@ def _breakdown_panel(ax, steps: list[Step]) -> None:
     best = [(s.batch, b) for s in steps if s.selection == "best" and (b := s.by_category())]
     x = range(len(best))
     bottom = [0.0] * len(best)
-    for cat in CATEGORIES:
+    for cat in [c for c in CATEGORIES if any(b[c] for _, b in best)]:  # no empty legend rows
         share = [100 * b[cat] / sum(b.values()) for _, b in best]
         ax.bar(x, share, bottom=bottom, color=_CATEGORY_COLORS[cat], label=cat, width=0.8)
         bottom = [a + v for a, v in zip(bottom, share, strict=True)]
@@ -209,7 +210,7 @@ def _caption(w: Workload, steps: list[Step], measured: int, total: int) -> tuple
         )
     if omitted:
         parts.append(
-            f"Layer ops without rows ({', '.join(omitted)}) are left out of every sum: those "
+            f"Parts without rows ({', '.join(omitted)}) are left out of every sum: those "
             "layers and steps are lower bounds"
         )
     has_throughput = bool(complete or layers_only)

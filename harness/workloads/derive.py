@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from harness.units import fmt_bytes
 from harness.workloads.models import ModelConfig
 
 PHASES = ("prefill", "decode")
@@ -52,9 +53,13 @@ AXES = {
     "silu_mul": _NORM_AXES,
     "rope": ("m", "q_heads", "kv_heads", "head_dim", "dtype"),
     "kv_append": ("batch", "kv_heads", "kv_len", "q_len", "head_dim", "page_size", "dtype"),
+    "collective": ("collective", "message_bytes", "world_size", "dtype"),
 }
 # What a step's time is split into in the report (the LM head is a GEMM run once per step).
-CATEGORIES = ("GEMMs", "attention", "norms and elementwise", "LM head")
+CATEGORIES = ("GEMMs", "attention", "norms and elementwise", "all-reduce", "LM head")
+# Parts a step may be composed without, each leaving a lower bound the report names as one: the
+# layer ops (runs older than them) and the all-reduces (measured on a multi-GPU host only).
+OPTIONAL_OPS = (*LAYER_OPS, "collective")
 KV_APPEND_PAGE = 16  # vLLM's default block size: the append's page where the cache is dense
 
 
@@ -79,6 +84,8 @@ class WorkItem:
             return "LM head"
         if self.op in LAYER_OPS:
             return "norms and elementwise"
+        if self.op == "collective":
+            return "all-reduce"
         return "GEMMs" if self.op == "gemm" else "attention"
 
     def flops(self) -> int:
@@ -210,6 +217,10 @@ def step_items(
         items.append(_item("silu_mul", "silu_mul", count=active, m=per_expert, n=inter, dtype=act))
     else:
         items.append(_item("silu_mul", "silu_mul", m=tokens, n=inter, dtype=act))
+    if tp > 1:  # Megatron's two all-reduces per layer: after o and after down, [tokens, hidden]
+        message = tokens * model.hidden * _IN_BYTES[act]
+        items.append(_item("all_reduce", "collective", count=2, collective="all_reduce",
+                           message_bytes=message, world_size=tp, dtype=act))  # fmt: skip
     items.append(
         _item("final_norm", "add_rmsnorm", per_layer=False, m=tokens, n=model.hidden, dtype=act)
     )
@@ -245,7 +256,14 @@ def _layer_op_work(op: str, p: dict[str, Any]) -> tuple[int, int]:
     return 0, 2 * (2 * tokens * p["kv_heads"] * p["head_dim"] * e) + tokens * 8
 
 
+def _busbw_factor(p: dict[str, Any]) -> float:
+    n = p["world_size"]
+    return (2 if p["collective"] == "all_reduce" else 1) * (n - 1) / n
+
+
 def problem_flops(op: str, p: dict[str, Any]) -> int:
+    if op == "collective":
+        return 0
     if op in LAYER_OPS:
         return _layer_op_work(op, p)[0]
     if op == "gemm":
@@ -257,6 +275,8 @@ def problem_flops(op: str, p: dict[str, Any]) -> int:
 
 
 def problem_min_bytes(op: str, p: dict[str, Any]) -> int:
+    if op == "collective":
+        return round(2 * _busbw_factor(p) * p["message_bytes"])
     if op in LAYER_OPS:
         return _layer_op_work(op, p)[1]
     if op == "gemm":
@@ -276,6 +296,8 @@ def problem_label(op: str, p: dict[str, Any]) -> str:
     if op == "gemm":
         b = f"{p['batch']}x" if p["batch"] > 1 else ""
         return f"gemm {b}{p['m']}x{p['n']}x{p['k']} {p['dtype']} {p['layout']}"
+    if op == "collective":
+        return f"{p['collective']} {fmt_bytes(p['message_bytes'])} x{p['world_size']} {p['dtype']}"
     if op in ("rmsnorm", "add_rmsnorm", "silu_mul"):
         return f"{op} {p['m']}x{p['n']} {p['dtype']}"
     if op == "rope":

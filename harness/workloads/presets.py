@@ -36,10 +36,11 @@ class Workload:
     context: int  # prefill: tokens per prompt; decode: KV length
     batches: tuple[int, ...]
     dtype: str = "bf16"
+    tag: str = ""  # told apart from the model's default serving: "_tp2"
 
     @property
     def name(self) -> str:
-        return f"{self.model}_{self.phase}"
+        return f"{self.model}{self.tag}_{self.phase}"
 
     @property
     def config(self) -> ModelConfig:
@@ -81,6 +82,9 @@ WORKLOADS: tuple[Workload, ...] = tuple(
         Workload(model, tp, "decode", DECODE_KV_LEN, DECODE_BATCHES),
         Workload(model, tp, "prefill", PREFILL_SEQ_LEN, PREFILL_BATCHES),
     )
+) + (
+    # Llama-3-70B on two H200s (issue 23): each rank's kernels and the all-reduces between them
+    Workload("llama3_70b", 2, "decode", DECODE_KV_LEN, DECODE_BATCHES, tag="_tp2"),
 )
 
 
@@ -105,6 +109,8 @@ def sweep_groups(w: Workload) -> list[tuple[str, dict]]:
         per_batch = [next(i for i in w.items(b) if i.name == name) for b in w.batches]
         if per_batch[0].op == "attention":
             attention = per_batch
+            continue
+        if per_batch[0].op == "collective":  # measured by sweeps/collectives.yaml on its host
             continue
         if per_batch[0].op in LAYER_OPS:
             axis = "batch" if per_batch[0].op == "kv_append" else "m"
@@ -166,6 +172,11 @@ def render(w: Workload, points: int) -> str:
         lines.append(
             f"# MoE: {m.experts} experts, top-{m.top_k}; expert GEMMs at the tokens each "
             "active expert sees under balanced routing."
+        )
+    if w.tp > 1:
+        lines.append(
+            f"# The two all-reduces per layer ({w.tp} ranks) come from `harness run "
+            f"sweep=collectives` on a {w.tp}-GPU host."
         )
     lines += [
         "sweep:",

@@ -143,3 +143,47 @@ def test_a_prefill_appends_its_whole_prompt_to_an_empty_cache():
     kv = next(i for i in items if i.op == "kv_append").problem
     assert (kv["batch"], kv["q_len"], kv["kv_len"]) == (2, 2048, 0)
     assert next(i for i in items if i.name == "silu_mul").problem["m"] == 4096
+
+
+def test_tensor_parallel_steps_carry_two_all_reduces_per_layer():
+    """Megatron's row-parallel o and down each end in an all-reduce of [tokens, hidden] (issue
+    23.4); one rank has none; the presets leave them to the collectives sweep."""
+    items = step_items(get_model("llama3_70b"), 2, "decode", 16, 4096)
+    (ar,) = [i for i in items if i.op == "collective"]
+    assert (ar.count, ar.per_layer, ar.category) == (2, True, "all-reduce")
+    assert ar.problem == {"collective": "all_reduce", "message_bytes": 16 * 8192 * 2,
+                          "world_size": 2, "dtype": "bf16"}  # fmt: skip
+    assert not [i for i in step_items(get_model("llama3_70b"), 1, "decode", 16, 4096)
+                if i.op == "collective"]  # fmt: skip
+    text = (SWEEPS_DIR / "llama3_70b_tp2_decode.yaml").read_text()
+    assert "op: collective" not in text and "sweep=collectives" in text
+
+
+def test_an_all_reduce_between_measured_sizes_is_interpolated_and_otherwise_left_out():
+    import pandas as pd
+
+    from harness import store
+    from harness.report.compose import RowIndex, compose
+    from harness.workloads.presets import get_workload
+
+    def row(size, ms):
+        r = {c: None for c in store.COLUMNS}
+        r.update(op="collective", provider="nccl", family="vendor", status="ok",
+                 collective="all_reduce", message_bytes=size, world_size=2, dtype="bf16",
+                 latency_ms_median=ms, problem=f"all_reduce {size}", timer="cuda-events",
+                 l2="n/a", fill="randn", seed=0, device_name="NVIDIA H200", device_type="cuda",
+                 timestamp="2026-11-24T00:00:00+00:00")  # fmt: skip
+        return r
+
+    w = get_workload("llama3_70b_tp2_decode")
+    rows = pd.DataFrame([row(65536, 0.01), row(262144, 0.04)])  # 64 KiB and 256 KiB
+    index = RowIndex(rows)
+    (ar,) = [i for i in w.items(8) if i.op == "collective"]  # 8 x 8192 x 2 = 128 KiB
+    (cand,) = index.candidates(ar, "own")  # no own collectives: the vendor row stands in
+    assert cand["provider"] == "nccl (interpolated)"
+    assert cand["latency_ms_median"] == pytest.approx(0.02)  # halfway on log-log axes
+    composed = compose(index, w, 8, "own", None)
+    (c,) = [c for c in composed.components if c.item.op == "collective"]
+    assert (c.provider, c.median_ms) == ("nccl (interpolated)", pytest.approx(0.02))
+    step = compose(index, w, 32, "best", None)  # 512 KiB: beyond the measured sizes
+    assert "all_reduce" in [i.name for i in step.omitted]
