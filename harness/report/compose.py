@@ -6,11 +6,13 @@
              tokens/s = batch / step_ms
     prefill: tokens/s = batch x prompt length / step_ms (time to first token = step_ms)
 Assumptions: kernels run back to back with no overlap and no launch gaps (each median was timed
-alone, cold L2); sampling and tensor-parallel all-reduces cost nothing; every sequence has the
-same length; MoE routing is balanced. The norms, rotary, KV append and activation (the layer
-ops) are parts of the step like the GEMMs; rows measured before they were (runs older than the
-layer_ops problems) compose without them, and the step says which it left out (`omitted`): a
-lower bound, named as one in the report.
+alone, cold L2); sampling costs nothing; every sequence has the same length; MoE routing is
+balanced. The norms, rotary, KV append and activation (the layer ops) and, under tensor
+parallelism, the two all-reduces per layer (collective rows of that world size, log-log
+interpolated between measured message sizes) are parts of the step like the GEMMs; where they
+have no rows (runs older than the layer ops; a host without that many GPUs) the step is
+composed without them and says which it left out (`omitted`): a lower bound, named as one in
+the report.
 The bound is the same sum over the roofline times max(flops / peak, min_bytes / HBM bandwidth)
 of the same problems, from the measured ceilings where the device has them, else the datasheet.
 A step is composed only when every problem has an ok row; otherwise it lists what is missing.
