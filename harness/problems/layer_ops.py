@@ -38,10 +38,9 @@ def _check_dtype(name: str) -> None:
 
 
 @dataclass(frozen=True)
-class RmsNormProblem(Problem):
-    """y = x / sqrt(mean(x^2) + eps) * w over rows of n: x [m, n], w [n] -> y [m, n]."""
+class _RowsProblem(Problem):
+    """An op over m rows of n elements (tokens x width): its axes, validation, tolerance, label."""
 
-    op: ClassVar[str] = "rmsnorm"
     m: int
     n: int
     dtype: str = "bf16"
@@ -50,18 +49,25 @@ class RmsNormProblem(Problem):
         require_positive(m=self.m, n=self.n)
         _check_dtype(self.dtype)
 
+    def tolerance(self) -> float:
+        return get_dtype(self.dtype).gemm_tol  # output rounding dominates, as in a GEMM
+
+    def label(self) -> str:
+        return f"{self.op} {self.m}x{self.n} {self.dtype}"
+
+
+@dataclass(frozen=True)
+class RmsNormProblem(_RowsProblem):
+    """y = x / sqrt(mean(x^2) + eps) * w over rows of n: x [m, n], w [n] -> y [m, n]."""
+
+    op: ClassVar[str] = "rmsnorm"
+
     def flops(self) -> int:
         return 4 * self.m * self.n  # square, sum, scale, weight: per element
 
     def min_bytes(self) -> int:
         e = _dtype_bytes(self.dtype)
         return (2 * self.m * self.n + self.n) * e  # x read, y written, w read once
-
-    def tolerance(self) -> float:
-        return get_dtype(self.dtype).gemm_tol  # output rounding dominates, as in a GEMM
-
-    def label(self) -> str:
-        return f"{self.op} {self.m}x{self.n} {self.dtype}"
 
     def make_inputs(self, seed: int, fill: str, device: torch.device) -> dict[str, Any]:
         dt, gen = get_dtype(self.dtype).torch_dtype, generator(seed, device)
@@ -105,29 +111,16 @@ def rms_norm_reference(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class SiluMulProblem(Problem):
+class SiluMulProblem(_RowsProblem):
     """y = silu(x[:, :n]) * x[:, n:]: the gate/up projection's output [m, 2n] -> [m, n]."""
 
     op: ClassVar[str] = "silu_mul"
-    m: int
-    n: int
-    dtype: str = "bf16"
-
-    def validate(self) -> None:
-        require_positive(m=self.m, n=self.n)
-        _check_dtype(self.dtype)
 
     def flops(self) -> int:
         return 5 * self.m * self.n  # exp, add, divide, two multiplies: counted as 5
 
     def min_bytes(self) -> int:
         return 3 * self.m * self.n * _dtype_bytes(self.dtype)
-
-    def tolerance(self) -> float:
-        return get_dtype(self.dtype).gemm_tol
-
-    def label(self) -> str:
-        return f"{self.op} {self.m}x{self.n} {self.dtype}"
 
     def make_inputs(self, seed: int, fill: str, device: torch.device) -> dict[str, Any]:
         dt, gen = get_dtype(self.dtype).torch_dtype, generator(seed, device)

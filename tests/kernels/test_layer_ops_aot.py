@@ -9,12 +9,8 @@ compiles every case.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
+from aot_child import compile_in_child
 
 _SCRIPT = r"""
 import json
@@ -67,17 +63,7 @@ print(json.dumps(out, default=str))
 
 @pytest.fixture(scope="module")
 def compiled() -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run(
-        [sys.executable, "-c", _SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-6000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return compile_in_child(_SCRIPT)
 
 
 def test_every_layer_op_kernel_compiles_for_sm90_and_gfx942(compiled):

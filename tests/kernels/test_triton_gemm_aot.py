@@ -6,12 +6,8 @@ Python ones, so the compiles run in a child process with TRITON_INTERPRET remove
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
+from aot_child import compile_in_child
 
 # One child process compiles every case (imports dominate); it prints a JSON summary per case.
 _SCRIPT = r"""
@@ -84,17 +80,7 @@ print(json.dumps(out, default=str))
 
 @pytest.fixture(scope="module")
 def compiled() -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run(
-        [sys.executable, "-c", _SCRIPT],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-6000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return compile_in_child(_SCRIPT)
 
 
 def test_full_bf16_uses_wgmma_and_tma_on_sm90(compiled):
