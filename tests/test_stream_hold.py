@@ -1,13 +1,13 @@
-"""The stream hold (measure/stream_hold.py) and the order in which the events timer uses it.
+"""The stream hold (kernels/stream_hold.py, imported as harness_kernels.stream_hold) and the order in which the events timer uses it.
 
 The hold kernel runs here under the Triton interpreter, synchronously: a flag set before the
 launch releases it at once, an unset one spins until its bound and reports EXPIRED.
 """
 
 import torch
+from harness_kernels.stream_hold import StreamHold
 
 from harness.measure.protocol import Protocol
-from harness.measure.stream_hold import StreamHold
 from harness.measure.timer import time_cuda_events
 
 
@@ -112,7 +112,7 @@ def test_sync_every_sample_keeps_batches_of_one():
 _AOT = r"""
 import json
 from harness_kernels.triton.aot import TARGETS, compile_for
-from harness.measure.stream_hold import _hold_kernel
+from harness_kernels.stream_hold import _hold_kernel
 out = {}
 for name in ("sm_90", "gfx942"):
     target = TARGETS[name][0]

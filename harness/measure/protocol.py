@@ -17,7 +17,8 @@ class Protocol:
         size before each call, outside the timed window (l2_flush: read, or write as nvbench's
         cold mode does, which leaves dirty lines whose write-back the next kernel pays). With
         stream_hold, a blocking kernel holds the stream before each start event until the
-        call is queued, so host launch latency is never timed (measure/stream_hold.py).
+        call is queued, so host launch latency is never timed (kernels/stream_hold.py, which
+        the own tuners' cold timer shares).
     cuda-graph: calls captured into a CUDA graph and timed per replay (no launch gaps); cold L2
         by rotating through input sets totalling >= l2_rotation_factor x L2, one call per set.
     host: perf_counter around each call (CPU devices, where calls are synchronous).

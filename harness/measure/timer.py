@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 import torch
+from harness_kernels.stream_hold import StreamHold
 
 from harness.measure.protocol import FLUSH_MODES, Protocol
 from harness.measure.stats import rse_of_median
-from harness.measure.stream_hold import StreamHold
 
 Closure = Callable[[], object]
 _BATCH_TARGET_MS = 50.0  # enqueue this much work between host syncs while sampling

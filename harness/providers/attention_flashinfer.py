@@ -205,7 +205,7 @@ def _decode_choice(problem: AttentionProblem, make, device: torch.device, config
     if device.type == "cuda" and problem.q_heads // problem.kv_heads in CUDA_CORE_GROUPS:
         options = [False, True]
     if len(options) > 1:
-        from harness_kernels.triton.bench_cold import bench_cold  # the own tuners' cold timer
+        from harness_kernels.bench_cold import bench_cold  # the own tuners' cold timer
     timed: dict[bool, tuple] = {}
     for tc in options:
         run, cfg = make(tc)

@@ -1,5 +1,6 @@
 """Pick the own CUTLASS GEMM for a shape: a small candidate list per M regime, each candidate
-built (in parallel), checked against torch.matmul, then timed with a cold L2 on the real tensors.
+built (in parallel), checked against torch.matmul, then timed with a cold L2 on the real tensors
+(bench_cold.py: a read flush and a stream hold before every launch, as the harness times).
 
 The decision is cached per problem key in this process, so the second prepare of a point (the
 timing inputs, rotation sets) reuses it without timing, and on disk (tune_cache.py: keyed by GPU,
@@ -15,12 +16,11 @@ from dataclasses import dataclass, field
 import torch
 
 from .. import tune_cache
+from ..bench_cold import bench_cold
 from . import build
 from .build import KernelError
-from .gemm import CONFIGS, WAVE_FILL_WIDTHS, GemmConfig, GemmLaunch, RunOptions, prepare_gemm
+from .gemm import CONFIGS, WAVE_FILL_WIDTHS, GemmConfig, RunOptions, prepare_gemm
 
-_WARMUP = 3
-_REPS = 10
 _TOLERANCE = 3e-2  # relative Frobenius error vs torch.matmul in the same precision
 
 Candidate = tuple[GemmConfig, RunOptions]
@@ -108,7 +108,14 @@ class TuneResult:
 
 
 # The kernel files a tuned CUTLASS GEMM choice depends on (a change to any of them re-tunes).
-TUNE_SOURCES = ("cutlass/gemm*.py", "cutlass/build.py", "cutlass/sm90_gemm.cu", "cutlass/common.h")
+TUNE_SOURCES = (
+    "cutlass/gemm*.py",
+    "cutlass/build.py",
+    "cutlass/sm90_gemm.cu",
+    "cutlass/common.h",
+    "bench_cold.py",  # how candidates are timed decides which one wins
+    "stream_hold.py",
+)
 
 
 def stored_key(
@@ -127,41 +134,15 @@ def stored_key(
 
 
 _CACHE: dict[tuple, TuneResult] = {}
-_FLUSH: dict[torch.device, torch.Tensor] = {}
 
 
 def clear_cache() -> None:
     _CACHE.clear()
 
 
-def _flush_buffer(device: torch.device) -> torch.Tensor:
-    """2x the L2 in bytes: writing it evicts the operands, as the cold-L2 protocol does."""
-    if device not in _FLUSH:
-        l2 = torch.cuda.get_device_properties(device).L2_cache_size
-        _FLUSH[device] = torch.empty(2 * max(l2, 1 << 20), dtype=torch.uint8, device=device)
-    return _FLUSH[device]
-
-
 def _rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     err = torch.linalg.vector_norm((out.float() - ref.float()).flatten()).item()
     return err / max(torch.linalg.vector_norm(ref.float().flatten()).item(), 1e-30)
-
-
-def _time_cold(launch: GemmLaunch, flush: torch.Tensor) -> float:
-    """Median ms of single launches, each after an L2 flush (the flush is outside the events)."""
-    for _ in range(_WARMUP):
-        launch()
-    samples = []
-    for _ in range(_REPS):
-        flush.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        launch()
-        stop.record()
-        stop.synchronize()
-        samples.append(start.elapsed_time(stop))
-    samples.sort()
-    return samples[len(samples) // 2]
 
 
 def tune(
@@ -196,7 +177,6 @@ def tune(
     dtype = {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(a.dtype, "fp8_e4m3")
     b_col = b.stride(0) == 1 and b.shape[1] > 1
     build.build_many(c.spec(dtype, b_col) for c, _ in candidates)  # parallel nvcc, once
-    flush = _flush_buffer(a.device)
     timings: dict[str, float] = {}
     rejected: dict[str, str] = {}
     best: Candidate | None = None
@@ -209,7 +189,7 @@ def tune(
             if not err <= _TOLERANCE:
                 rejected[name] = f"rel_err {err:.3g}"
                 continue
-            timings[name] = _time_cold(launch, flush)
+            timings[name] = bench_cold(launch, a.device)
             # Checked again after many launches: a split-K flag left set would show up here.
             if not (err := _rel_err(launch(), expected)) <= _TOLERANCE:
                 rejected[name] = f"rel_err {err:.3g} after timing"

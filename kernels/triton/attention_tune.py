@@ -12,12 +12,12 @@ from typing import Any
 import torch
 
 from .. import tune_cache
-from .bench_cold import bench_cold
+from ..bench_cold import bench_cold
 
 # Tuning results, keyed by (kernel, shapes, dtype, rung, ..., device), in this process.
 _TUNE_CACHE: dict[tuple, dict[str, Any]] = {}
 # The kernel files a tuned attention choice depends on (a change to any of them re-tunes).
-TUNE_SOURCES = ("triton/attention_*.py", "triton/bench_cold.py")
+TUNE_SOURCES = ("triton/attention_*.py", "bench_cold.py", "stream_hold.py")
 
 
 def stored_key(key: tuple, candidates: Sequence[dict], device: str) -> tune_cache.TuneKey | None:

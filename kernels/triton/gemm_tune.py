@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from .. import tune_cache
-from .bench_cold import bench_cold
+from ..bench_cold import bench_cold
 from .gemm_configs import GemmConfig
 from .gemm_operands import GemmOperands
 
@@ -39,7 +39,7 @@ class TuneResult:
 
 
 # The kernel files a tuned GEMM choice depends on (a change to any of them re-tunes).
-TUNE_SOURCES = ("triton/gemm*.py", "triton/bench_cold.py")
+TUNE_SOURCES = ("triton/gemm*.py", "bench_cold.py", "stream_hold.py")
 
 
 _CACHE: dict[tuple, TuneResult] = {}

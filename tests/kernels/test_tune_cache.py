@@ -383,15 +383,14 @@ def test_cutlass_choice_is_cached_on_disk(monkeypatch, cache):
     def prepare(a, b, config, alpha=None, options=None):
         return FakeLaunch(cands.index((config, options)) + 1)
 
-    def time_cold(launch, flush) -> float:
+    def bench_cold(launch, device) -> float:
         timed.append(launch.position)
         return fake_ms[launch.position]
 
     gpu = {"name": "Fake H200"}
     monkeypatch.setattr(cutlass_tune.build, "build_many", lambda specs: built.append(list(specs)))
     monkeypatch.setattr(cutlass_tune, "prepare_gemm", prepare)
-    monkeypatch.setattr(cutlass_tune, "_flush_buffer", lambda device: None)
-    monkeypatch.setattr(cutlass_tune, "_time_cold", time_cold)
+    monkeypatch.setattr(cutlass_tune, "bench_cold", bench_cold)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: gpu["name"])
     a, b = torch.randn(256, 128).bfloat16(), torch.randn(64, 128).bfloat16().t()
     expected = a.float() @ b.float()

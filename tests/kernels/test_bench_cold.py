@@ -1,0 +1,57 @@
+"""The tuners' cold timer: every timed launch is flushed, held until queued, and bracketed by its
+own events, as the harness timer's samples are (tests/test_stream_hold.py checks that order)."""
+
+import contextlib
+
+import torch
+from harness_kernels import bench_cold
+
+
+class _Event:
+    def __init__(self, log, enable_timing=True):
+        self.log = log
+        self.t = float(len(log))
+
+    def record(self):
+        self.t = float(len(self.log))
+        self.log.append("record")
+
+    def elapsed_time(self, other):
+        return other.t - self.t
+
+
+class _Hold:
+    def __init__(self, log):
+        self.log = log
+
+    def arm(self, i):
+        self.log.append(f"arm{i}")
+
+    def release(self, i):
+        self.log.append(f"release{i}")
+
+
+def _install(monkeypatch, log, batch):
+    monkeypatch.setattr(torch.cuda, "Event", lambda enable_timing=True: _Event(log))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: log.append("sync"))
+    monkeypatch.setattr(torch.cuda, "device", lambda d: contextlib.nullcontext())
+    flush = lambda: log.append("flush")  # noqa: E731
+    monkeypatch.setattr(bench_cold, "_device_state", lambda device: (flush, _Hold(log)))
+    monkeypatch.setattr(bench_cold, "_BATCH", batch)
+    monkeypatch.setattr(bench_cold, "_WARMUP_MS", 0)
+
+
+def test_each_timed_launch_is_flushed_then_held_until_queued(monkeypatch):
+    log: list[str] = []
+    _install(monkeypatch, log, batch=2)
+    # The 5-call estimate spans 11 log steps (2.2 "ms" a call): 7 "ms" of samples is 3 of them.
+    monkeypatch.setattr(bench_cold, "_REP_MS", 7)
+    ms = bench_cold.bench_cold(lambda: log.append("call"), torch.device("cpu"))
+    timed = log[log.index("sync", log.index("record") + 1) + 1 :]
+    timed = timed[timed.index("flush", timed.index("call") + 1) :]  # after the warm-up call
+
+    def sample(i):
+        return ["flush", f"arm{i}", "record", "call", "record", f"release{i}"]
+
+    assert timed == sample(0) + sample(1) + ["sync"] + sample(0) + ["sync"]  # batches of 2, 1
+    assert ms == 2.0  # each sample's events bracket exactly its one call
