@@ -46,7 +46,12 @@ def test_own_layer_matches_the_fp32_layer(tiny):
 
 def test_a_layer_that_skips_the_kv_append_fails_the_check(tiny):
     """Attention then reads the cache slot's old contents for the new token: caught."""
-    prepared, ref = _prepared(tiny)
+    inputs = tiny.make_inputs(0, "randn", torch.device("cpu"))
+    prepared = load_all().get("decoder_layer", "own-triton").prepare(tiny, inputs, CPU)
+    ref = tiny.reference(inputs)
+    fresh = tiny.make_inputs(0, "randn", torch.device("cpu"))
+    for cache in ("k_cache", "v_cache"):  # preparing ran the append once: undo it
+        inputs[cache].copy_(fresh[cache])
     launch = prepared.run
     launch.steps = [(name, step) for name, step in launch.steps if name != "kv_append"]
     assert not tiny.check(prepared.output(prepared.run()), ref).ok
@@ -93,3 +98,23 @@ def test_measured_layers_stand_beside_the_composed_step():
     assert pd.isna(line["composed / measured"])  # nothing composed: no GEMM rows here
     other = compose(RowIndex(rows), get_workload("llama3_8b_decode"), 32, "own", None)
     assert other.measured_layer == {}
+
+
+def test_each_gemm_is_prepared_on_the_values_its_step_reads(tiny, monkeypatch):
+    """prepare_matmul checks and times its candidates on its `a` as it is at prepare time: that
+    must already be the previous step's output, not the empty buffer it was allocated as."""
+    import harness_kernels.triton.decoder_layer as layer
+
+    seen: list[tuple[torch.Tensor, torch.Tensor]] = []  # (a itself, its values at prepare)
+    real = layer.prepare_matmul
+
+    def snapshot(a, b, *args, **kwargs):
+        seen.append((a, a.clone()))
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(layer, "prepare_matmul", snapshot)
+    prepared, _ = _prepared(tiny)
+    prepared.run()  # the chain once more: each GEMM's input now holds its step's value
+    assert len(seen) == 4  # qkv, o, gate_up, down
+    for a, at_prepare in seen:
+        assert torch.equal(at_prepare, a) and at_prepare.abs().sum() > 0

@@ -63,6 +63,12 @@ def prepare_decoder_layer(
     steps: list[tuple[str, Callable[[], Any]]] = []
 
     def add(name: str, launch: Any) -> Any:
+        # Run each step once as it is prepared: the next step's inputs are this one's outputs,
+        # allocated empty, and prepare_matmul checks and times its candidates on them. Unrun,
+        # the GEMMs were tuned on whatever the allocator held (zeros in a fresh process, so
+        # the check passed on zeros and the timing was of zeros; garbage after other work, so
+        # every candidate failed the check). Every step is idempotent: timing repeats them.
+        launch()
         steps.append((name, launch))
         return launch
 
