@@ -30,6 +30,22 @@ from harness.providers import load_all
 REPLAYS = 30
 
 
+def assign_kernels(replay: list[str], steps: list[list[str]]) -> list[int]:
+    """The step index of each kernel of a replay, given each step's kernel names when launched
+    alone, in order. A kernel no step launched alone (a graph-only node, e.g. a memset) goes to
+    the step before it (the first step if it leads)."""
+    owner, j = [], 0
+    for s, launched in enumerate(steps):
+        for kernel in launched:
+            while j < len(replay) and replay[j] != kernel:
+                owner.append(max(s - 1, 0))
+                j += 1
+            if j < len(replay):
+                owner.append(s)
+                j += 1
+    return owner + [len(steps) - 1] * (len(replay) - len(owner))
+
+
 def breakdown(batch: int) -> list[dict]:
     device = get_device("cuda")
     gpu = device.torch_device
@@ -60,7 +76,7 @@ def breakdown(batch: int) -> list[dict]:
             continue
         replays[-1].append(e)
     # The profiler can miss kernels at the edges of its window: keep the replays that show the
-    # usual number of kernels (the step count below checks that number).
+    # usual number of kernels.
     sizes = [len(r) for r in replays if r]
     per_replay = max(set(sizes), key=sizes.count)
     replays = [r for r in replays if len(r) == per_replay]
@@ -77,17 +93,8 @@ def breakdown(batch: int) -> list[dict]:
             torch.cuda.synchronize()
         launched = [e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA]
         step_names.append((name, launched))
-    owner, j = [], 0
     names = [e.name for e in replays[0]]
-    for s, (_, launched) in enumerate(step_names):
-        for kernel in launched:
-            while j < len(names) and names[j] != kernel:
-                owner.append(max(s - 1, 0))
-                j += 1
-            if j < len(names):
-                owner.append(s)
-                j += 1
-    owner += [len(step_names) - 1] * (len(names) - len(owner))
+    owner = assign_kernels(names, [launched for _, launched in step_names])
     rows = []
     for s, (name, _) in enumerate(step_names):
         mine = [k for k, o in enumerate(owner) if o == s]
