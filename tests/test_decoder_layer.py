@@ -118,3 +118,22 @@ def test_each_gemm_is_prepared_on_the_values_its_step_reads(tiny, monkeypatch):
     assert len(seen) == 4  # qkv, o, gate_up, down
     for a, at_prepare in seen:
         assert torch.equal(at_prepare, a) and at_prepare.abs().sum() > 0
+
+
+def test_the_torch_layer_matches_the_fp32_layer(tiny):
+    """The torch-eager baseline (HF Llama's ops, pages gathered for SDPA) passes the same check,
+    and appends the new token to the cache as the own layer does."""
+    inputs = tiny.make_inputs(0, "randn", torch.device("cpu"))
+    ref = tiny.reference(inputs)
+    prepared = load_all().get("decoder_layer", "torch-eager").prepare(tiny, inputs, CPU)
+    check = tiny.check(prepared.output(prepared.run()), ref)
+    assert check.ok, check.reason
+    fresh = tiny.make_inputs(0, "randn", torch.device("cpu"))
+    slots = inputs["slot_mapping"]
+    written = inputs["k_cache"].flatten(0, 1)[slots]
+    assert not torch.equal(written, fresh["k_cache"].flatten(0, 1)[slots])
+
+
+def test_torch_compile_of_the_layer_is_for_gpus(tiny):
+    provider = load_all().get("decoder_layer", "torch-compile")
+    assert "GPU" in provider.supports(tiny, CPU)

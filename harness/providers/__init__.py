@@ -19,6 +19,7 @@ PROVIDER_MODULES = (
     "harness.providers.own_cutlass",
     "harness.providers.layer_ops",
     "harness.providers.decoder_layer",
+    "harness.providers.decoder_layer_torch",
     "harness.providers.microbench",
     "harness.providers.collectives",
 )

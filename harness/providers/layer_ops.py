@@ -26,6 +26,7 @@ from harness.problems.layer_ops import (
     SiluMulProblem,
     gather_slots,
 )
+from harness.providers import hf_llama as hf
 from harness.providers.registry import Prepared, Unsupported, register
 
 Fn = Callable[[], Any]
@@ -49,60 +50,22 @@ def _output_for(problem: Any, inputs: dict) -> Callable[[Any], torch.Tensor]:
     return _joined
 
 
-# --- PyTorch, Hugging Face's formulation ----------------------------------------------------
-
-
-def _hf_rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
-    """LlamaRMSNorm.forward: fp32 variance, rounded back before the weight multiplies."""
-    xf = x.float()
-    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + RMS_EPS)
-    return weight * xf.to(x.dtype)
-
-
-def _hf_add_rms_norm(x, residual, weight):
-    r = x + residual  # the decoder layer's residual add, in the model dtype
-    return _hf_rms_norm(r, weight), r
-
-
-def _hf_silu_mul(x: torch.Tensor) -> torch.Tensor:
-    n = x.shape[1] // 2
-    return torch.nn.functional.silu(x[:, :n]) * x[:, n:]
-
-
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-def _hf_rope(q, k, positions, cos_sin):
-    """apply_rotary_pos_emb with cos/sin gathered at the positions, in the model dtype."""
-    half = cos_sin.shape[1] // 2
-    rows = cos_sin[positions]  # [m, D]
-    cos = torch.cat([rows[:, :half], rows[:, :half]], dim=-1)[:, None].to(q.dtype)
-    sin = torch.cat([rows[:, half:], rows[:, half:]], dim=-1)[:, None].to(q.dtype)
-    return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
-
-
-def _torch_kv_append(key, value, k_cache, v_cache, slots):
-    """index_copy_ into the caches viewed as [slots, Hkv, D] (vLLM's torch fallback's scatter)."""
-    k_cache.view(-1, *k_cache.shape[2:]).index_copy_(0, slots, key)
-    v_cache.view(-1, *v_cache.shape[2:]).index_copy_(0, slots, value)
-    return k_cache, v_cache
+# --- PyTorch, Hugging Face's formulation (harness/providers/hf_llama.py) ----------------------
 
 
 def _torch_call(problem: Any, inputs: dict) -> tuple[Callable[..., Any], tuple]:
     """The eager function for the problem and the arguments it is called with."""
     if isinstance(problem, AddRmsNormProblem):
-        return _hf_add_rms_norm, (inputs["x"], inputs["residual"], inputs["weight"])
+        return hf.add_rms_norm, (inputs["x"], inputs["residual"], inputs["weight"])
     if isinstance(problem, RmsNormProblem):
-        return _hf_rms_norm, (inputs["x"], inputs["weight"])
+        return hf.rms_norm, (inputs["x"], inputs["weight"])
     if isinstance(problem, SiluMulProblem):
-        return _hf_silu_mul, (inputs["x"],)
+        return hf.silu_mul, (inputs["x"],)
     if isinstance(problem, RopeProblem):
-        return _hf_rope, (inputs["q"], inputs["k"], inputs["positions"], inputs["cos_sin"])
+        return hf.rope, (inputs["q"], inputs["k"], inputs["positions"], inputs["cos_sin"])
     if isinstance(problem, KvAppendProblem):
         names = ("key", "value", "k_cache", "v_cache", "slot_mapping")
-        return _torch_kv_append, tuple(inputs[n] for n in names)
+        return hf.kv_append, tuple(inputs[n] for n in names)
     raise Unsupported(f"no torch formulation of {problem.op}")
 
 

@@ -1,0 +1,73 @@
+"""PyTorch baselines of the decoder_layer problem: the layer as Hugging Face Llama writes it,
+eager (one kernel per torch op) and through torch.compile, cut as vLLM's piecewise compile cuts
+it: the ops before attention and the ops after it are compiled graphs, the KV append and the
+attention between them run eagerly (a compiled index_copy_ into a graph input becomes a copy of
+the whole cache: 126x the own kernel on the H200, results/h200/layer_ops-r2). Torch has no paged
+attention kernel, so the attention gathers each sequence's pages into a dense copy first (as the
+sdpa-paged-gather provider does): a naive step beside the own kernels' paged split-KV decode."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from harness.device import DeviceInfo
+from harness.problems.decoder_layer import DecoderLayerProblem
+from harness.providers import hf_llama as hf
+from harness.providers.registry import Prepared, register
+
+
+def _step(problem: DecoderLayerProblem, inputs: dict, pre: Any, post: Any):
+    c = problem.config
+    pre_args = (inputs["x"], inputs["residual"], inputs["w_in"], inputs["w_qkv"],
+                inputs["positions"], inputs["cos_sin"], c.heads, c.kv_heads)  # fmt: skip
+    cache = (inputs["k_cache"], inputs["v_cache"], inputs["slot_mapping"], inputs["block_table"])
+    weights = (inputs["w_o"], inputs["w_post"], inputs["w_gate_up"], inputs["w_down"])
+
+    def step() -> tuple[torch.Tensor, torch.Tensor]:
+        q, k, v, r1 = pre(*pre_args)
+        attn = hf.layer_attention(q, k, v, *cache, problem.kv_len + 1)
+        return post(attn, r1, *weights)
+
+    return step
+
+
+def _output(outs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    return torch.cat(outs, dim=1)
+
+
+@register("torch-eager", "decoder_layer", "vendor", ("nvidia", "amd", "cpu"))
+def _torch_eager(problem: DecoderLayerProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """PyTorch eager, Hugging Face Llama's layer, pages gathered for SDPA."""
+    step = _step(problem, inputs, hf.layer_pre, hf.layer_post)
+    return Prepared(step, {"formulation": "hf-llama", "torch": torch.__version__}, _output)
+
+
+def _compiled_supports(problem: DecoderLayerProblem, device: DeviceInfo) -> str | None:
+    if not device.is_gpu:
+        return "torch.compile is measured on GPUs (on the CPU it builds C++, not the GPU kernels)"
+    return None
+
+
+@register(
+    "torch-compile", "decoder_layer", "vendor", ("nvidia", "amd"), supports=_compiled_supports
+)
+def _torch_compile(problem: DecoderLayerProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """torch.compile of the layer before and after attention (vLLM's pieces); attention eager."""
+    torch._dynamo.reset()  # one point, one compile: no recompiles piling up over a sweep
+    pre = torch.compile(hf.layer_pre, dynamic=False, fullgraph=True)
+    post = torch.compile(hf.layer_post, dynamic=False, fullgraph=True)
+    step = _step(problem, inputs, pre, post)
+    t0 = time.perf_counter()
+    step()  # Inductor generates and compiles its kernels here, outside any timing
+    torch.cuda.synchronize(device.index)
+    config = {
+        "formulation": "hf-llama",
+        "compile": "torch.compile(dynamic=False, fullgraph=True) of the pieces before and "
+        "after attention; KV append and attention eager",
+        "compile_s": round(time.perf_counter() - t0, 2),
+        "torch": torch.__version__,
+    }
+    return Prepared(step, config, _output)
