@@ -24,6 +24,7 @@ from harness_kernels.bench_cold import bench_cold
 from torch.profiler import ProfilerActivity, profile
 
 from harness.device import get_device
+from harness.measure.timer import L2Flusher
 from harness.problems.decoder_layer import DecoderLayerProblem
 from harness.providers import load_all
 
@@ -55,12 +56,11 @@ def breakdown(batch: int) -> list[dict]:
     layer = prepared.run
     alone = {name: bench_cold(step, gpu) * 1e3 for name, step in layer.steps}
     replay_us = bench_cold(layer.graph.replay, gpu) * 1e3
-    flush_buf = torch.ones(2 * (device.l2_bytes or 64 << 20) // 4, dtype=torch.float32, device=gpu)
-    sink = torch.empty((), dtype=torch.float32, device=gpu)
+    flush = L2Flusher(gpu, device.flush_bytes)  # the harness's read flush
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(REPLAYS):
-            torch.sum(flush_buf, dim=0, out=sink)
+            flush()
             layer.graph.replay()
         torch.cuda.synchronize()
     kernels = sorted(

@@ -1,4 +1,5 @@
-"""The stream hold (kernels/stream_hold.py, imported as harness_kernels.stream_hold) and the order in which the events timer uses it.
+"""The stream hold (kernels/stream_hold.py, imported as harness_kernels.stream_hold) and the order
+in which the events timer uses it.
 
 The hold kernel runs here under the Triton interpreter, synchronously: a flag set before the
 launch releases it at once, an unset one spins until its bound and reports EXPIRED.
@@ -6,6 +7,7 @@ launch releases it at once, an unset one spins until its bound and reports EXPIR
 
 import torch
 from harness_kernels.stream_hold import StreamHold
+from timing_fakes import LoggingHold
 
 from harness.measure.protocol import Protocol
 from harness.measure.timer import time_cuda_events
@@ -58,20 +60,6 @@ class _Clock:
         pass
 
 
-class _LoggingHold:
-    def __init__(self, log):
-        self.log = log
-
-    def arm(self, i):
-        self.log.append(f"arm{i}")
-
-    def release(self, i):
-        self.log.append(f"release{i}")
-
-    def expired(self, n):
-        return 1 if n > 1 else 0
-
-
 def test_events_timer_holds_before_start_and_releases_after_the_end_event():
     log = []
     p = Protocol(min_samples=3, max_samples=3, warmup_ms=0, max_time_s=5, min_time_s=0)
@@ -80,7 +68,7 @@ def test_events_timer_holds_before_start_and_releases_after_the_end_event():
         p,
         flush=lambda: log.append("flush"),
         api=_Clock(log),
-        hold=_LoggingHold(log),
+        hold=LoggingHold(log),
     )
 
     def sample(i):  # flush, hold, start event, the call, end event, then release
@@ -104,7 +92,7 @@ def test_sync_every_sample_keeps_batches_of_one():
     p = Protocol(min_samples=3, max_samples=3, warmup_ms=0, max_time_s=5, min_time_s=0)
     p.sync_every_sample = True
     time_cuda_events(
-        lambda: log.append("call"), p, flush=None, api=_Clock(log), hold=_LoggingHold(log)
+        lambda: log.append("call"), p, flush=None, api=_Clock(log), hold=LoggingHold(log)
     )
     assert [x for x in log if x.startswith("arm")] == ["arm0", "arm0", "arm0"]
 

@@ -8,7 +8,6 @@ sdpa-paged-gather provider does): a naive step beside the own kernels' paged spl
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import torch
@@ -45,29 +44,18 @@ def _torch_eager(problem: DecoderLayerProblem, inputs: dict, device: DeviceInfo)
     return Prepared(step, {"formulation": "hf-llama", "torch": torch.__version__}, _output)
 
 
-def _compiled_supports(problem: DecoderLayerProblem, device: DeviceInfo) -> str | None:
-    if not device.is_gpu:
-        return "torch.compile is measured on GPUs (on the CPU it builds C++, not the GPU kernels)"
-    return None
-
-
 @register(
-    "torch-compile", "decoder_layer", "vendor", ("nvidia", "amd"), supports=_compiled_supports
+    "torch-compile", "decoder_layer", "vendor", ("nvidia", "amd"), supports=hf.compiled_supports
 )
 def _torch_compile(problem: DecoderLayerProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """torch.compile of the layer before and after attention (vLLM's pieces); attention eager."""
-    torch._dynamo.reset()  # one point, one compile: no recompiles piling up over a sweep
-    pre = torch.compile(hf.layer_pre, dynamic=False, fullgraph=True)
-    post = torch.compile(hf.layer_post, dynamic=False, fullgraph=True)
+    pre, post = hf.compile_fns(hf.layer_pre, hf.layer_post)
     step = _step(problem, inputs, pre, post)
-    t0 = time.perf_counter()
-    step()  # Inductor generates and compiles its kernels here, outside any timing
-    torch.cuda.synchronize(device.index)
     config = {
         "formulation": "hf-llama",
-        "compile": "torch.compile(dynamic=False, fullgraph=True) of the pieces before and "
-        "after attention; KV append and attention eager",
-        "compile_s": round(time.perf_counter() - t0, 2),
+        "compile": f"{hf.COMPILE}, of the pieces before and after attention; KV append and "
+        "attention eager",
+        "compile_s": hf.warm(step, device),
         "torch": torch.__version__,
     }
     return Prepared(step, config, _output)

@@ -1,12 +1,17 @@
 """Llama's decoder-layer ops as PyTorch writes them (Hugging Face transformers' LlamaRMSNorm,
 apply_rotary_pos_emb, LlamaMLP's SiLU-and-multiply; vLLM's torch fallback for the paged KV-cache
-write): the torch-eager and torch-compile baselines of the layer_ops problems and of the
-decoder_layer problem share them."""
+write), and how they are compiled: the torch-eager and torch-compile baselines of the layer_ops
+problems and of the decoder_layer problem share both."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
+from harness.device import DeviceInfo
 from harness.problems.attention import gather_pages
 from harness.problems.layer_ops import RMS_EPS
 
@@ -80,3 +85,32 @@ def layer_post(attn, r1, w_o, w_post, w_gate_up, w_down):
     h2, r2 = add_rms_norm(torch.nn.functional.linear(attn, w_o), r1, w_post)
     act = silu_mul(torch.nn.functional.linear(h2, w_gate_up))
     return torch.nn.functional.linear(act, w_down), r2
+
+
+# --- torch.compile, as both baselines run it ------------------------------------------------
+
+COMPILE = "torch.compile(dynamic=False, fullgraph=True), default mode"
+
+
+def compiled_supports(problem: Any, device: DeviceInfo) -> str | None:
+    if not device.is_gpu:
+        return "torch.compile is measured on GPUs (on the CPU it builds C++, not the GPU kernels)"
+    return None
+
+
+def compile_fns(*fns: Callable[..., Any]) -> list[Callable[..., Any]]:
+    """Each fn through torch.compile, from a fresh Dynamo: a sweep's shapes would otherwise pile
+    up as recompiles of one function until Dynamo's recompile limit fails the rest (H200
+    layer_ops, first run)."""
+    torch._dynamo.reset()
+    return [torch.compile(fn, dynamic=False, fullgraph=True) for fn in fns]
+
+
+def warm(call: Callable[[], Any], device: DeviceInfo) -> float:
+    """Run call once, so Inductor generates and compiles its kernels outside any timing; the
+    seconds it took."""
+    t0 = time.perf_counter()
+    call()
+    if device.is_gpu:
+        torch.cuda.synchronize(device.index)
+    return round(time.perf_counter() - t0, 2)

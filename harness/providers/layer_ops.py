@@ -9,7 +9,6 @@ the layout the problem's reference has, outside the timed call.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -79,27 +78,11 @@ def _prepare_eager(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
 def _prepare_compiled(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
     """torch.compile of the Hugging Face formulation (Inductor's fused Triton kernels)."""
     fn, args = _torch_call(problem, inputs)
-    # Each point compiles from scratch: a sweep's shapes would otherwise pile up as recompiles
-    # of one function until Dynamo's recompile limit fails the rest (H200 layer_ops, first run).
-    torch._dynamo.reset()
-    compiled = torch.compile(fn, dynamic=False, fullgraph=True)
-    t0 = time.perf_counter()
-    compiled(*args)  # Inductor generates and compiles its kernels here, outside any timing
-    if device.is_gpu:
-        torch.cuda.synchronize(device.index)
-    config = {
-        "formulation": "hf-llama",
-        "compile": "torch.compile(dynamic=False, fullgraph=True), default mode",
-        "compile_s": round(time.perf_counter() - t0, 2),
-        "torch": torch.__version__,
-    }
+    (compiled,) = hf.compile_fns(fn)
+    compile_s = hf.warm(lambda: compiled(*args), device)
+    config = {"formulation": "hf-llama", "compile": hf.COMPILE, "compile_s": compile_s,
+              "torch": torch.__version__}  # fmt: skip
     return Prepared(lambda: compiled(*args), config, _output_for(problem, inputs))
-
-
-def _compiled_supports(problem: Any, device: DeviceInfo) -> str | None:
-    if not device.is_gpu:
-        return "torch.compile is measured on GPUs (on the CPU it builds C++, not the GPU kernels)"
-    return None
 
 
 # --- own Triton -----------------------------------------------------------------------------
@@ -139,4 +122,4 @@ for _op in LAYER_OP_PROBLEMS:
         _prepare_own
     )
     register("torch-eager", _op, "vendor", _ALL)(_prepare_eager)
-    register("torch-compile", _op, "vendor", _ALL, supports=_compiled_supports)(_prepare_compiled)
+    register("torch-compile", _op, "vendor", _ALL, supports=hf.compiled_supports)(_prepare_compiled)

@@ -5,6 +5,7 @@ import contextlib
 
 import torch
 from harness_kernels import bench_cold
+from timing_fakes import LoggingHold
 
 
 class _Event:
@@ -20,23 +21,12 @@ class _Event:
         return other.t - self.t
 
 
-class _Hold:
-    def __init__(self, log):
-        self.log = log
-
-    def arm(self, i):
-        self.log.append(f"arm{i}")
-
-    def release(self, i):
-        self.log.append(f"release{i}")
-
-
 def _install(monkeypatch, log, batch):
     monkeypatch.setattr(torch.cuda, "Event", lambda enable_timing=True: _Event(log))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: log.append("sync"))
     monkeypatch.setattr(torch.cuda, "device", lambda d: contextlib.nullcontext())
     flush = lambda: log.append("flush")  # noqa: E731
-    monkeypatch.setattr(bench_cold, "_device_state", lambda device: (flush, _Hold(log)))
+    monkeypatch.setattr(bench_cold, "_device_state", lambda device: (flush, LoggingHold(log)))
     monkeypatch.setattr(bench_cold, "_BATCH", batch)
     monkeypatch.setattr(bench_cold, "_WARMUP_MS", 0)
 
