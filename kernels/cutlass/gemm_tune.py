@@ -59,7 +59,17 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
         # between launches; for small N, split K across 128-row tiles instead.
         cands = [(C[f"sm90-swapab-pingpong-64x{width}"], O())]
         swap = C[f"sm90-swapab-128x{width}"]
-        cands += [(swap, heuristic), (swap, dp), (swap, O("split-k", 2)), (swap, O("split-k", 4))]
+        # Fewer 128-wide tiles than SMs: one CTA per tile (data-parallel, and the heuristic
+        # mode, which chose the same at N 10240) leaves SMs idle, and such a partial grid's time
+        # is bimodal on the H200: the 80-CTA kernel at N 10240 timed 48-51 us or 60-63 us, the
+        # 64-CTA one at N 8192 38-39 or 50-55 us, depending on the GPU's state when it ran
+        # (tuner and harness disagreed by up to 27% on it, at 1980 MHz both times). Stream-K
+        # forced runs one persistent CTA per SM instead, as the split-K candidates do.
+        if -(-n // swap.tile[0]) < sms:
+            cands += [(swap, O("stream-k"))]
+        else:
+            cands += [(swap, heuristic), (swap, dp)]
+        cands += [(swap, O("split-k", 2)), (swap, O("split-k", 4))]
         return cands + [(swap, O("split-k", 8))] if k >= 8192 else cands
     fill = [(c, O(swizzle=1)) for c in wave_fill_configs(m, n, sms)]
     if m <= 256:

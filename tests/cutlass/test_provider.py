@@ -150,6 +150,18 @@ def test_tuning_candidates_per_m_regime():
     assert first[65] == "sm90-streamk-128x128" and first[16384] == "sm90-coop-128x256"
 
 
+def test_decode_candidates_never_leave_sms_idle_with_one_cta_per_tile():
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    def modes(n: int) -> set[str]:
+        return {o.mode for c, o in sm90_candidates(4, n, 8192, "bf16") if c.streamk}
+
+    # N 10240: 80 tiles of 128 on 132 SMs; data-parallel (and the heuristic, which picks it)
+    # would run 80 CTAs, a partial grid whose time was bimodal on the H200: stream-K instead.
+    assert modes(10240) == {"stream-k", "split-k"}
+    assert modes(28672) == {"heuristic", "data-parallel", "split-k"}  # 224 tiles: full grid
+
+
 def test_wave_fill_ranks_the_widths_that_fill_the_last_wave():
     from harness_kernels.cutlass.gemm_tune import sm90_candidates, wave_fill, wave_fill_configs
 
