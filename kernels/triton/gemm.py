@@ -71,7 +71,8 @@ class MatmulLaunch:
     # variant (the rung, stored under the key "variant": rows already recorded carry that key
     # in provider_config, so the stored name stays although the code says rung),
     # tuned, candidates_tried, tune_source ("tuned" now, "cache" read from disk, "untuned") and
-    # tune_key (the disk entry's name), and tuned_ms, candidates_rejected after tuning.
+    # tune_key (the disk entry's name), and tuned_ms, candidates_rejected and candidates (each
+    # timed candidate's median ms, by its short name) after tuning.
     config: dict[str, Any]
     _grid: tuple[int, int, int]
     _args: tuple  # pointers, sizes and strides, in _gemm_kernel's order
@@ -287,5 +288,7 @@ def prepare_matmul(
     if result.timings_ms:
         launch.config["tuned_ms"] = min(result.timings_ms.values())
         launch.config["candidates_rejected"] = len(result.rejected)
+        # every candidate's tuner time, as own-cutlass records them: what the choice beat
+        launch.config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     launch.bind_compiled()  # compile now, outside any timed window
     return launch

@@ -255,6 +255,9 @@ def test_gemm_misses_for_another_gpu_or_shape_and_reads_after_a_state_reset(monk
     assert len(timed) == 3 and again.config["tune_source"] == "cache"
     assert again.config["tuned_ms"] == launch.config["tuned_ms"] == 1.0
     assert again.config["candidates_tried"] == 3 and again.config["tuned"] is True
+    # every timed candidate is recorded, and the disk entry gives back the same record
+    assert len(launch.config["candidates"]) == 3
+    assert again.config["candidates"] == launch.config["candidates"]
     other_shape = prepare_matmul(*tune_fake_gpu.operands(m=32))
     assert len(timed) == 6 and other_shape.config["tune_source"] == "tuned"
     gemm_tune.clear_cache()
