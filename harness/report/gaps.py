@@ -12,8 +12,13 @@ reference: the fastest ok vendor row of that point, named in the `reference` col
                busiest SM's, for kernels whose row records how many equal-cost work units they
                launched (GEMM tiles x splits, decode programs, non-causal prefill Q blocks);
                1.0 when every SM gets the same number of units
-    reason   = the first rule that fits a point that is behind: a tail (fill < 0.8), then the
-               regime with both kernels' fraction of the roof that bounds it
+    reason   = the first rule that fits a point that is behind: a tail (fill < 0.8); then, for
+               a compute-bound point whose own row ran at a lower median SM clock than the
+               reference row (>= 3% lower: both at the power cap, the own kernel drawing more
+               per FLOP) and is within 5% of it per cycle (reference ms x MHz / own ms x MHz),
+               the clocks and power;
+               else the regime with both kernels' fraction of its roof (and the clocks, when
+               they differ by that much but explain less than the gap)
 
 Summaries group the points by GPU, op, dtype, own provider and the own row's run, so one line is
 "gemm_llama: geomean own/vendor", the figure the issues ask for. Pandas only: no torch.
@@ -36,6 +41,11 @@ from harness.report.tables import Table, speed_rows
 
 PAR = 0.02  # |speedup - 1| below this is "on par": A/A runs of kernels > 50 us agree to 0.4%
 TAIL_FILL = 0.8  # below this the last wave's idle SMs explain more than the main loop does
+# An own row whose median SM clock is this much below the reference's ran slower clocks, not
+# only slower code: H200 gemm_llama-r5, 16384x10240x8192, own CUTLASS 1350 MHz at 691 W against
+# cuBLAS 1485 MHz at 647 W (0.895x; 0.98x per cycle). Telemetry samples clocks to 15 MHz steps.
+CLOCK_GAP = 0.03
+PER_CYCLE_PAR = 0.95  # per cycle at least this close: the clock is the reason, not the code
 WORST_SHOWN = 15  # points per GPU in the report body (the written table holds them all)
 WORST_COLUMNS = [
     "device",
@@ -140,8 +150,33 @@ class _Roof:
         return gbps / self.bw if self.bw and gbps and not math.isnan(gbps) else None
 
 
+def _num(v) -> float | None:
+    return float(v) if isinstance(v, int | float) and math.isfinite(v) and v > 0 else None
+
+
+def _clock_gap(own: dict, ref: dict) -> tuple[float, str] | None:
+    """(speedup per cycle, "own X MHz vs <ref> Y MHz at P W vs Q W") when both rows carry an
+    SM clock and the own one is CLOCK_GAP or more below the reference's; None otherwise."""
+    own_mhz, ref_mhz = _num(own.get("sm_clock_mhz")), _num(ref.get("sm_clock_mhz"))
+    if not own_mhz or not ref_mhz or own_mhz > ref_mhz * (1 - CLOCK_GAP):
+        return None
+    own_w, ref_w = _num(own.get("power_w")), _num(ref.get("power_w"))
+    watts = f" at {own_w:.0f} W vs {ref_w:.0f} W" if own_w and ref_w else ""
+    per_cycle = ref["latency_ms_median"] * ref_mhz / (own["latency_ms_median"] * own_mhz)
+    return per_cycle, f"own {own_mhz:.0f} MHz vs {ref['provider']} {ref_mhz:.0f} MHz{watts}"
+
+
 def _reason(
-    s: float, fill: float | None, units, sms, regime, own_frac, ref: dict | None, ref_frac, roof
+    s: float,
+    fill: float | None,
+    units,
+    sms,
+    regime,
+    own_frac,
+    own: dict,
+    ref: dict | None,
+    ref_frac,
+    roof,
 ) -> str:
     if ref is None:
         return "no ok vendor row at this point"
@@ -155,12 +190,16 @@ def _reason(
             f"tail: {units} units on {sms} SMs, busiest SM runs {busiest}, the mean "
             f"{units / sms:.2f} ({fill:.0%} fill)"
         )
+    clocks = _clock_gap(own, ref) if regime == "compute" else None
+    if clocks and clocks[0] >= PER_CYCLE_PAR:
+        return f"clock: {clocks[1]}; {clocks[0]:.2f}x per cycle"
     if regime is None:
         return "behind; no ceiling known for this GPU and dtype"
     what = "HBM bandwidth" if regime == "memory" else "tensor peak"
+    aside = f" ({clocks[1]}: {clocks[0]:.2f}x per cycle)" if clocks else ""
     return (
         f"{regime}-bound: own {_pct(own_frac)} vs {ref['provider']} {_pct(ref_frac)} of {what} "
-        f"({roof.source})"
+        f"({roof.source}){aside}"
     )
 
 
@@ -211,7 +250,9 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                     "units": units,
                     "sms": sms,
                     "fill": fill,
-                    "reason": _reason(s, fill, units, sms, regime, own_frac, ref, ref_frac, roof),
+                    "reason": _reason(
+                        s, fill, units, sms, regime, own_frac, r, ref, ref_frac, roof
+                    ),
                 }
             )
     frame = pd.DataFrame(lines)

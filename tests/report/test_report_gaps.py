@@ -173,3 +173,32 @@ def test_cli_prints_summary_and_worst(gap_root, capsys):
     assert "gemm_llama" in out and "worst 2 points per GPU" in out
     assert "tail: 80 units on 132 SMs" in out
     assert cli.main(["gaps", str(gap_root), "worst=0"]) == 2
+
+
+def test_a_compute_bound_point_at_a_lower_clock_says_so_with_the_per_cycle_ratio(tmp_path):
+    # H200 gemm_llama-r5, 16384x10240x8192: both at the 700 W cap, own CUTLASS 1350 MHz
+    p = {"m": 16384, "n": 10240, "k": 8192, **GEMM}
+    ven = speed_row("h200", "gemm", p, "cublas", "gemm_llama", median_ms=3.84, noise=0.001)
+    own = speed_row("h200", "gemm", p, "own-cutlass", "gemm_llama", median_ms=4.30, noise=0.001)
+    ven.update(sm_clock_mhz=1485.0, power_w=647.0)
+    own.update(sm_clock_mhz=1350.0, power_w=691.0)
+    write_run(tmp_path, "gemm_llama", [ven, own])
+    write_run(
+        tmp_path,
+        "ceilings",
+        [
+            ceiling_row("h200", m, v, "ceilings")
+            for m, v in (("hbm_read_gbps", 4300.0), ("tensor_bf16_tflops", 760.0))
+        ],
+    )
+    line = gaps.gap_frame(load([tmp_path])).iloc[0]
+    per_cycle = 3.84 * 1485 / (4.30 * 1350)
+    assert line["reason"] == (
+        f"clock: own 1350 MHz vs cublas 1485 MHz at 691 W vs 647 W; {per_cycle:.2f}x per cycle"
+    )
+    # within CLOCK_GAP the clocks explain nothing: the regime rule answers
+    assert gaps._clock_gap({**own, "sm_clock_mhz": 1455.0}, ven) is None
+    assert gaps._clock_gap({**own, "sm_clock_mhz": None}, ven) is None
+    # slower per cycle too (0.82x: the code, not the clock): the regime rule, clocks aside
+    slow = {**own, "latency_ms_median": 5.2}
+    assert gaps._clock_gap(slow, ven)[0] == pytest.approx(3.84 * 1485 / (5.2 * 1350), rel=1e-3)
