@@ -82,6 +82,8 @@ def relative_error(out: torch.Tensor, ref: torch.Tensor, rows_per_chunk: int = 4
 
 
 def _short(cfg: GemmConfig) -> str:
+    """A candidate's name in the recorded timings: unique within one candidate list (a stream-K
+    twin differs from its data-parallel config only in stream_k, so that key is named)."""
     keys = (
         "block_m",
         "block_n",
@@ -89,6 +91,7 @@ def _short(cfg: GemmConfig) -> str:
         "num_warps",
         "num_stages",
         "split_k",
+        "stream_k",
         "programs_per_sm",
         "epilogue_subtile",
         "warp_specialize",

@@ -273,6 +273,10 @@ def test_mid_m_candidates_are_diverse_and_fit_sm90(m, n, k):
     assert {c.block_k for c in cands} >= {64} and any(c.num_stages >= 5 for c in cands)
     # The old default (tune=False before) is always kept for the tuner to beat.
     assert _listed_candidates("full", m, n, k, 2, 2, H200)[0] in cands
+    # Each candidate's recorded timing has its own name: stream-K twins were recorded under
+    # their data-parallel config's name (one overwrote the other in provider_config).
+    assert any(c.stream_k for c in cands)
+    assert len({gemm_tune._short(c) for c in cands}) == len(cands)
     # A tile that covers M (<= 256 rows) reads each weight tile once.
     assert any(c.block_m >= min(m, 256) for c in cands)
     # Somewhere in the list the units fill >= 90% of their last wave of 132 SMs.
