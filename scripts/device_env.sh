@@ -4,10 +4,20 @@
 # puts on PYTHONPATH what the wheels' .pth files add (nvidia-cutlass-dsl's dsl_packages: a
 # --target install is not a site directory, so Python would not read them).
 # gather's exit 3 (parts still to carry) installs what is whole so far; 1 (a bad sum) stops.
+# A carried .cache/cutlass.tar.xz (own CUTLASS libraries: `tar cJf .cache/cutlass.tar.xz -C
+# <cache> .`; they compress 4.4x, and uncompressed no longer fit one call beside the tree) is
+# unpacked once to /tmp/cutlass-cache, which HARNESS_CUTLASS_CACHE then names.
 if [ -d .whl-parts ]; then python3 scripts/wheel_parts.py gather; [ $? -ne 1 ] || return 1; fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
   .whl/*.whl $(ls /tmp/wheel-parts/whole/*.whl 2>/dev/null) || return 1
 ln -sfn "$PWD/kernels" /tmp/site/harness_kernels
 pth=$(PYTHONPATH=/tmp/site python3 -c "import site, sys; before = set(sys.path); site.addsitedir('/tmp/site'); print(':'.join(p for p in sys.path if p not in before))")
 export PYTHONPATH="/tmp/site${pth:+:$pth}:$PWD" PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+if [ -f .cache/cutlass.tar.xz ]; then
+  if [ ! -f /tmp/cutlass-cache/.from-"$(cksum < .cache/cutlass.tar.xz | cut -d' ' -f1)" ]; then
+    rm -rf /tmp/cutlass-cache && mkdir -p /tmp/cutlass-cache && tar xJf .cache/cutlass.tar.xz -C /tmp/cutlass-cache || return 1
+    touch /tmp/cutlass-cache/.from-"$(cksum < .cache/cutlass.tar.xz | cut -d' ' -f1)"
+  fi
+  export HARNESS_CUTLASS_CACHE=/tmp/cutlass-cache
+fi
 harness() { python3 -m harness.cli "$@"; }
