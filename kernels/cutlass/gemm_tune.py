@@ -62,9 +62,11 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
         # Fewer 128-wide tiles than SMs: one CTA per tile (data-parallel, and the heuristic
         # mode, which chose the same at N 10240) leaves SMs idle, and such a partial grid's time
         # is bimodal on the H200: the 80-CTA kernel at N 10240 timed 48-51 us or 60-63 us, the
-        # 64-CTA one at N 8192 38-39 or 50-55 us, depending on the GPU's state when it ran
-        # (tuner and harness disagreed by up to 27% on it, at 1980 MHz both times). Stream-K
-        # forced runs one persistent CTA per SM instead, as the split-K candidates do.
+        # 64-CTA one at N 8192 38-39 or 50-55 us, at 1980 MHz every time: between runs, and
+        # once within one process (48.9 -> 63.5 us over ~6 s), so tuner and harness disagreed
+        # by up to 27% on it. The flush in front of it does not decide which (it held steady
+        # after either flush: scripts/partial_grid_states.py). Stream-K forced runs one
+        # persistent CTA per SM instead, as the split-K candidates do.
         if -(-n // swap.tile[0]) < sms:
             cands += [(swap, O("stream-k"))]
         else:
