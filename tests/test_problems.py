@@ -156,6 +156,35 @@ def test_paged_inputs_gather_to_the_dense_reference():
     torch.testing.assert_close(k[1, :, 36], x["k_cache"][page, slot])
 
 
+@pytest.mark.parametrize("chunk_bytes", [1 << 30, 2 * (2 * 2 * 37 * 64 * 4), 1])
+def test_paged_reference_gathers_a_slice_of_the_batch_at_a_time(chunk_bytes, monkeypatch):
+    """The paged reference gathers pages per slice of the batch (whole, two sequences of three,
+    one) and gives what the whole gather gives: batch 256 x KV 32768 ran the H100 out of memory
+    in the reference when it gathered every page at once."""
+    from harness.problems import attention
+
+    p = AttentionProblem(3, 4, 2, 2, 37, 64, True, "fp32", "paged", 16)
+    x = p.make_inputs(0, "randn", CPU)
+    whole = attention_reference(
+        x["q"],
+        gather_pages(x["k_cache"], x["block_table"], 37),
+        gather_pages(x["v_cache"], x["block_table"], 37),
+        causal=True,
+    )
+    gathered: list[int] = []
+    real_gather = attention.gather_pages
+
+    def counting_gather(cache, table, kv_len):
+        gathered.append(table.shape[0])
+        return real_gather(cache, table, kv_len)
+
+    monkeypatch.setattr(attention, "_REF_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(attention, "gather_pages", counting_gather)
+    torch.testing.assert_close(p.reference(x), whole, rtol=1e-6, atol=1e-6)
+    per_call = {1 << 30: [3, 3], 2 * (2 * 2 * 37 * 64 * 4): [2, 2, 1, 1], 1: [1] * 6}[chunk_bytes]
+    assert gathered == per_call  # K then V per slice
+
+
 @pytest.mark.parametrize("chunk_bytes", [1 << 30, 3000, 1])
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_reference_chunks_agree_with_the_plain_formula(chunk_bytes, causal, monkeypatch):
