@@ -89,12 +89,18 @@ def _layer_row(provider: str, batch: int, ms: float) -> dict:
 
 def test_measured_layers_stand_beside_the_composed_step():
     rows = pd.DataFrame(
-        [_layer_row("own-triton-graph", 16, 0.25), _layer_row("own-triton", 16, 0.4)]
+        [
+            _layer_row("own-triton-graph", 16, 0.25),
+            _layer_row("own-triton", 16, 0.4),
+            _layer_row("torch-eager", 16, 0.84),
+        ]
     )
     step = compose(RowIndex(rows), get_workload("llama3_8b_decode"), 16, "own", None)
-    assert step.measured_layer == {"own-triton-graph": 0.25, "own-triton": 0.4}
+    assert step.measured_layer == {"own-triton-graph": 0.25, "own-triton": 0.4, "torch-eager": 0.84}
     line = steps_table([step]).iloc[0]
     assert line["measured layer ms (graph)"] == 0.25 and line["measured layer ms (eager)"] == 0.4
+    # PyTorch's layer is shown beside them, never used as "measured"
+    assert line["PyTorch layer ms (eager)"] == 0.84 and line["PyTorch layer ms (compiled)"] is None
     assert pd.isna(line["composed / measured"])  # nothing composed: no GEMM rows here
     other = compose(RowIndex(rows), get_workload("llama3_8b_decode"), 32, "own", None)
     assert other.measured_layer == {}

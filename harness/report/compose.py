@@ -58,7 +58,8 @@ class Step:
     components: list[Component] = field(default_factory=list)
     bound_source: str | None = None
     # decoder_layer rows of the same model, batch and KV length: provider -> median ms of one
-    # layer measured whole (own-triton: launched one by one; own-triton-graph: a CUDA graph)
+    # layer measured whole (own-triton: launched one by one; own-triton-graph: a CUDA graph;
+    # torch-eager, torch-compile: PyTorch's layer)
     measured_layer: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -280,6 +281,10 @@ def steps_table(steps: list[Step]) -> pd.DataFrame:
                 "% of bound": bound_pct,
                 "measured layer ms (graph)": s.measured_layer.get("own-triton-graph"),
                 "measured layer ms (eager)": s.measured_layer.get("own-triton"),
+                # PyTorch's layer (HF Llama ops, pages gathered for SDPA): a reader's reference,
+                # not what the composition is held against
+                "PyTorch layer ms (eager)": s.measured_layer.get("torch-eager"),
+                "PyTorch layer ms (compiled)": s.measured_layer.get("torch-compile"),
                 "composed / measured": (
                     s.layer_ms / s.measured_layer["own-triton-graph"]
                     if s.layer_ms and "own-triton-graph" in s.measured_layer

@@ -283,6 +283,8 @@ def composed_table(frame: pd.DataFrame, stem: str, title: str, caption: str) -> 
         ("% of bound", ".1f"),
         ("measured layer ms (graph)", ".4g"),
         ("measured layer ms (eager)", ".4g"),
+        ("PyTorch layer ms (eager)", ".4g"),
+        ("PyTorch layer ms (compiled)", ".4g"),
         ("composed / measured", ".3f"),
     ):
         out[col] = [fmt(v, spec) for v in out[col]]
