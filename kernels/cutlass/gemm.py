@@ -110,6 +110,14 @@ CONFIGS: dict[str, GemmConfig] = {
             replace(_SM90, name=f"sm90-coop-128x{n}", tile=(128, n, 64), cluster=(1, 1))
             for n in WAVE_FILL_WIDTHS
         ),
+        # The same widths in 2x1 clusters: the two CTAs of a cluster own vertically adjacent
+        # tiles and TMA multicasts their shared B (weight) tile to both, halving the weight
+        # traffic out of L2. cuBLAS's nvjet kernels pair M tiles this way across the mid band
+        # (H200, results/h200/cublas_kernels: e.g. 168x128 tiles in 1x2 clusters at M 256).
+        *(
+            replace(_SM90, name=f"sm90-coop-128x{n}-c2x1", tile=(128, n, 64), cluster=(2, 1))
+            for n in WAVE_FILL_WIDTHS
+        ),
         replace(_SM90, name="sm90-streamk-128x128", streamk=True),
         replace(
             _SM90, name="sm90-streamk-128x256", tile=(128, 256, 64), cluster=(2, 1), streamk=True
@@ -119,6 +127,16 @@ CONFIGS: dict[str, GemmConfig] = {
                 _SM90, name=f"sm90-swapab-128x{n}", tile=(128, n, 128), streamk=True, swap_ab=True
             )
             for n in (16, 32, 64)
+        ),
+        # Swapped 128x64 in 1x2 clusters: the pair shares a 128-row weight tile (multicast)
+        # across two 64-token tiles; cuBLAS's choice at 256x4096x4096 and 128x8192x8192.
+        replace(
+            _SM90,
+            name="sm90-swapab-128x64-c1x2",
+            tile=(128, 64, 128),
+            cluster=(1, 2),
+            streamk=True,
+            swap_ab=True,
         ),
         *(
             replace(

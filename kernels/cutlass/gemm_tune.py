@@ -36,9 +36,12 @@ def wave_fill(m: int, n: int, tile: tuple[int, int], sms: int = HOPPER_SMS) -> f
     return tiles / (-(-tiles // sms) * sms)
 
 
-def wave_fill_configs(m: int, n: int, sms: int = HOPPER_SMS) -> list[GemmConfig]:
-    """The wave-filling 128-row configs, best fill first (ties: the wider tile, fewer tiles)."""
-    configs = [CONFIGS[f"sm90-coop-128x{w}"] for w in WAVE_FILL_WIDTHS]
+def wave_fill_configs(
+    m: int, n: int, sms: int = HOPPER_SMS, cluster: str = ""
+) -> list[GemmConfig]:
+    """The wave-filling 128-row configs, best fill first (ties: the wider tile, fewer tiles);
+    cluster "-c2x1" names their multicast twins."""
+    configs = [CONFIGS[f"sm90-coop-128x{w}{cluster}"] for w in WAVE_FILL_WIDTHS]
     return sorted(configs, key=lambda c: (-wave_fill(m, n, c.tile[:2], sms), -c.tile[1]))
 
 
@@ -74,6 +77,9 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
         cands += [(swap, O("split-k", 2)), (swap, O("split-k", 4))]
         return cands + [(swap, O("split-k", 8))] if k >= 8192 else cands
     fill = [(c, O(swizzle=1)) for c in wave_fill_configs(m, n, sms)]
+    # Two or more 128-row tiles: the 2x1-cluster twins multicast each weight tile to a pair.
+    if m > 128:
+        fill += [(c, O(swizzle=1)) for c in wave_fill_configs(m, n, sms, "-c2x1")]
     if m <= 256:
         sk = C["sm90-streamk-128x128"]
         return [
@@ -81,6 +87,7 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
             (sk, dp),
             (sk, O("split-k", 2)),
             (C["sm90-swapab-128x64"], heuristic),
+            (C["sm90-swapab-128x64-c1x2"], heuristic),
             (C["sm90-swapab-pingpong-64x64"], O()),
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
             *fill,

@@ -47,6 +47,10 @@ def get_cuda_prefill_configs(head_dim: int) -> list[dict]:
     # ping-pong scheduling within one CTA). sm_90 AOT, no spills: D128 128x64 s2 128 regs and
     # 96 KiB shared, s1 127 regs and 48 KiB; D64 128x64 s3 122 regs and 65 KiB. (128x128 tiles
     # spill under the cap; Triton 3.6's tl.range(warp_specialize=True) leaves this loop as it is.)
+    # FA3's intra-warpgroup overlap cannot be written in Triton either: a KV loop that issues
+    # the next tile's Q K^T before this tile's softmax (scores carried one iteration) compiled
+    # (3.9, sm_90 AOT, 128x64 D128) to a wgmma.wait_group 0 right after that score wgmma, so
+    # the softmax still waits for it; only an accumulator carried into its own dot stays async.
     two_per_sm = dict(maxnreg=128)
     if head_dim <= 64:
         return [

@@ -176,3 +176,23 @@ def test_wave_fill_ranks_the_widths_that_fill_the_last_wave():
         names = {c.name for c, _ in sm90_candidates(m, 10240, 8192, "bf16")}
         assert {f"sm90-coop-128x{w}" for w in (96, 160, 192)} <= names
     assert not any("128x160" in c.name for c, _ in sm90_candidates(4096, 10240, 8192, "bf16"))
+
+
+def test_mid_band_times_the_multicast_cluster_twins_where_a_pair_shares_a_weight_tile():
+    from harness_kernels.cutlass.gemm import CONFIGS
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    def names(m):
+        return {c.name for c, _ in sm90_candidates(m, 4096, 4096, "bf16")}
+
+    # Two CTAs of a 2x1 cluster own vertically adjacent tiles: at M 128 there is one tile row,
+    # so the pair would be half padding; from M 256 each pair shares its weight tile.
+    assert not any(n.endswith("-c2x1") for n in names(128))
+    for m in (256, 512, 1024):
+        assert {f"sm90-coop-128x{w}-c2x1" for w in (96, 160, 192)} <= names(m)
+    # The swapped 128x64 twin in a 1x2 cluster: cuBLAS's kernel at 256x4096x4096 on the H200.
+    assert "sm90-swapab-128x64-c1x2" in names(128) and "sm90-swapab-128x64-c1x2" in names(256)
+    twin = CONFIGS["sm90-swapab-128x64-c1x2"]
+    assert twin.swap_ab and twin.cluster == (1, 2) and twin.tile == CONFIGS["sm90-swapab-128x64"].tile
+    spec = dict(twin.spec("bf16", True).defines)
+    assert (spec["HK_CLUSTER_M"], spec["HK_CLUSTER_N"], spec["HK_SWAP_AB"]) == (1, 2, 1)
