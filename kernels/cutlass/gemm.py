@@ -118,6 +118,19 @@ CONFIGS: dict[str, GemmConfig] = {
             replace(_SM90, name=f"sm90-coop-128x{n}-c2x1", tile=(128, n, 64), cluster=(2, 1))
             for n in WAVE_FILL_WIDTHS
         ),
+        # 64-token tiles, one per consumer warpgroup (ping-pong), in 2x1 clusters: at M 128 the
+        # two tile rows share each weight tile, and N 6144 / 96 gives 2 x 64 = 128 tiles on 132
+        # SMs where 128-row tiles leave half the SMs idle (cuBLAS's 96x64 1x2 kernel there).
+        *(
+            replace(
+                _SM90,
+                name=f"sm90-pingpong-64x{n}-c2x1",
+                tile=(64, n, 64),
+                cluster=(2, 1),
+                schedule="pingpong",
+            )
+            for n in (96, 128)
+        ),
         replace(_SM90, name="sm90-streamk-128x128", streamk=True),
         replace(
             _SM90, name="sm90-streamk-128x256", tile=(128, 256, 64), cluster=(2, 1), streamk=True

@@ -88,6 +88,8 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
             (sk, O("split-k", 2)),
             (C["sm90-swapab-128x64"], heuristic),
             (C["sm90-swapab-128x64-c1x2"], heuristic),
+            (C["sm90-pingpong-64x96-c2x1"], O(swizzle=1)),
+            (C["sm90-pingpong-64x128-c2x1"], O(swizzle=1)),
             (C["sm90-swapab-pingpong-64x64"], O()),
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
             *fill,

@@ -187,11 +187,15 @@ def test_mid_band_times_the_multicast_cluster_twins_where_a_pair_shares_a_weight
 
     # Two CTAs of a 2x1 cluster own vertically adjacent tiles: at M 128 there is one tile row,
     # so the pair would be half padding; from M 256 each pair shares its weight tile.
-    assert not any(n.endswith("-c2x1") for n in names(128))
+    assert not any(n.startswith("sm90-coop-") and n.endswith("-c2x1") for n in names(128))
     for m in (256, 512, 1024):
         assert {f"sm90-coop-128x{w}-c2x1" for w in (96, 160, 192)} <= names(m)
     # The swapped 128x64 twin in a 1x2 cluster: cuBLAS's kernel at 256x4096x4096 on the H200.
     assert "sm90-swapab-128x64-c1x2" in names(128) and "sm90-swapab-128x64-c1x2" in names(256)
+    # 64-token ping-pong tiles in pairs: 2 x 64 tiles of 64x96 at 128x6144 (97% of 132 SMs)
+    assert {"sm90-pingpong-64x96-c2x1", "sm90-pingpong-64x128-c2x1"} <= names(128)
+    pair = CONFIGS["sm90-pingpong-64x96-c2x1"]
+    assert pair.schedule == "pingpong" and pair.cluster == (2, 1) and not pair.swap_ab
     twin = CONFIGS["sm90-swapab-128x64-c1x2"]
     assert twin.swap_ab and twin.cluster == (1, 2) and twin.tile == CONFIGS["sm90-swapab-128x64"].tile
     spec = dict(twin.spec("bf16", True).defines)
