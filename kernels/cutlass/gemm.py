@@ -4,10 +4,14 @@ Configs (one compiled library per config x dtype x B layout):
   sm90-coop-128x256      TMA + WGMMA, cooperative, 128x256x64 tile, cluster 2x1 (large M)
   sm90-coop-256x128      cooperative, 256x128x64, cluster 1x2
   sm90-pingpong-128x128  ping-pong (epilogue of one warp group under the other's mainloop), 2x1
+  sm90-coop-128x{96,160,192}[-c2x1]   wave-filling widths for the mid band, alone or in 2x1
+                         clusters that multicast the shared weight tile to a pair
+  sm90-pingpong-64x{96,128}-c2x1   64-token ping-pong tiles in pairs (M 65-256)
   sm90-streamk-128x128   cooperative + stream-K / split-K scheduler (fewer tiles than SMs)
   sm90-streamk-128x256   cooperative + stream-K, 2x1 (wave quantization at large M)
   sm90-swapab-128x{16,32,64}   D^T = B^T A^T: decode's small M on WGMMA's narrow N side,
                          cooperative + stream-K so a handful of N tiles still fills every SM
+                         (128x64 also in a 1x2 cluster: sm90-swapab-128x64-c1x2)
   sm90-swapab-pingpong-64x{16,32,64}   swapped, 64-row tiles, data-parallel: twice the CTAs of
                          the 128-row tiles and no split-K (no workspace flags to clear per launch)
   sm80-multistage        cp.async multistage + mma.sync, 128x256x64, 3 stages (sm_80 and sm_90)
