@@ -69,10 +69,7 @@ def main() -> None:
     ap.add_argument("--m", default="64,128,256,512,1024", help="comma-separated M values")
     args = ap.parse_args()
     rows = [
-        row
-        for m in map(int, args.m.split(","))
-        for n, k in LLAMA_NK
-        for row in kernels_of(m, n, k)
+        row for m in map(int, args.m.split(",")) for n, k in LLAMA_NK for row in kernels_of(m, n, k)
     ]
     with open(args.out, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -80,7 +77,9 @@ def main() -> None:
         writer.writerows(rows)
     print(f"{torch.cuda.get_device_name()}: {len(rows)} kernels -> {args.out}")
     for r in rows:
-        print(f"{r['m']:>5} {r['n']:>6} {r['k']:>6} {r['us']:>8} grid {r['grid']:<10} {r['kernel'][:90]}")
+        print(
+            f"{r['m']:>5} {r['n']:>6} {r['k']:>6} {r['us']:>8} grid {r['grid']:<10} {r['kernel'][:90]}"
+        )
 
 
 if __name__ == "__main__":

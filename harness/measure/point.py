@@ -29,6 +29,7 @@ import torch
 from harness.device import DeviceInfo
 from harness.measure import spread_guard
 from harness.measure import timer as timers
+from harness.measure.kernel_names import launched_kernels
 from harness.measure.protocol import Protocol
 from harness.measure.spread_guard import p90_over_p10
 from harness.measure.stats import summarize
@@ -255,11 +256,14 @@ def _check_then_time(
     with peers.step():
         check = problem.check(result, problem.reference(inputs))
     check = peers.merge(check)
+    config = dict(prepared.config)
+    if check.ok and device.type == "cuda" and provider.family == "vendor" and peers is ALONE:
+        config.update(_vendor_kernels(prepared.run))
     out.update(
         rel_err=check.rel_err,
         max_abs_err=check.max_abs_err,
         tolerance=check.tolerance,
-        provider_config=json.dumps(prepared.config, sort_keys=True, default=str),
+        provider_config=json.dumps(config, sort_keys=True, default=str),
     )
     del inputs, prepared, result
     if not check.ok:
@@ -284,6 +288,15 @@ def _check_then_time(
     tel = telemetry.stop() if telemetry else None
     out.update(timing_columns(problem, timing, tel, unstable, attempts))
     return out
+
+
+def _vendor_kernels(run) -> dict:
+    """{"kernels": [...]} for a vendor row's provider_config: what its library launched
+    (kernel_names.py); a profiler failure is recorded, never a failed point."""
+    try:
+        return {"kernels": launched_kernels(run)}
+    except Exception as e:  # CUPTI busy or missing: the row is still measured
+        return {"kernels_error": first_line(e)}
 
 
 _DEVICE_TIMERS = ("cuda-events", "cuda-graph", "xpu-events")

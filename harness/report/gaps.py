@@ -32,6 +32,7 @@ import math
 import pandas as pd
 from tabulate import tabulate
 
+from harness.measure.kernel_names import kernel_label
 from harness.measure.stats import geomean
 from harness.report.data import fmt
 from harness.report.data import ladder_rungs as rungs
@@ -58,6 +59,8 @@ WORST_COLUMNS = [
     "reference_frac",
     "units",
     "fill",
+    "own_config",
+    "reference_kernel",
     "reason",
 ]
 
@@ -113,6 +116,32 @@ def work_units(row: dict) -> int | None:
         if b and h and q:
             return b * h * math.ceil(q / int(cfg["BLOCK_M"]))
     return None
+
+
+def own_config(row: dict) -> str:
+    """The own kernel's choice in a few words: a CUTLASS config and its run options, a Triton
+    GEMM tile (with its split), an attention tile; "" when the row records none."""
+    cfg = _config(row)
+    if cfg.get("library") == "own-cutlass" and cfg.get("variant"):
+        return f"{cfg['variant']} {cfg.get('run_options', '')}".strip()
+    if "block_m" in cfg:  # own Triton GEMM
+        tile = f"{cfg['block_m']}x{cfg.get('block_n')}x{cfg.get('block_k')}"
+        split = " stream-K" if cfg.get("stream_k") else ""
+        if (cfg.get("split_k") or 1) > 1:
+            split = f" split-K {cfg['split_k']}"
+        return f"{tile} w{cfg.get('num_warps')} s{cfg.get('num_stages')}{split}"
+    if "BLOCK_M" in cfg:  # own Triton attention
+        return f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} w{cfg.get('num_warps')} s{cfg.get('num_stages')}"
+    return str(cfg.get("variant", ""))
+
+
+def reference_kernel(row: dict | None) -> str:
+    """The vendor row's kernels as it recorded them (harness.measure.kernel_names), joined by
+    " + " (a GEMM and its split-K reduce); "" for rows measured before kernels were recorded."""
+    kernels = _config(row).get("kernels") if row else None
+    if not isinstance(kernels, list):
+        return ""
+    return " + ".join(kernel_label(str(k.get("name", ""))) for k in kernels if isinstance(k, dict))
 
 
 def sm_fill(units: int | None, sms: int | None) -> float | None:
@@ -250,6 +279,8 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                     "units": units,
                     "sms": sms,
                     "fill": fill,
+                    "own_config": own_config(r),
+                    "reference_kernel": reference_kernel(ref),
                     "reason": _reason(
                         s, fill, units, sms, regime, own_frac, r, ref, ref_frac, roof
                     ),

@@ -36,9 +36,7 @@ def wave_fill(m: int, n: int, tile: tuple[int, int], sms: int = HOPPER_SMS) -> f
     return tiles / (-(-tiles // sms) * sms)
 
 
-def wave_fill_configs(
-    m: int, n: int, sms: int = HOPPER_SMS, cluster: str = ""
-) -> list[GemmConfig]:
+def wave_fill_configs(m: int, n: int, sms: int = HOPPER_SMS, cluster: str = "") -> list[GemmConfig]:
     """The wave-filling 128-row configs, best fill first (ties: the wider tile, fewer tiles);
     cluster "-c2x1" names their multicast twins."""
     configs = [CONFIGS[f"sm90-coop-128x{w}{cluster}"] for w in WAVE_FILL_WIDTHS]

@@ -197,6 +197,8 @@ def test_mid_band_times_the_multicast_cluster_twins_where_a_pair_shares_a_weight
     pair = CONFIGS["sm90-pingpong-64x96-c2x1"]
     assert pair.schedule == "pingpong" and pair.cluster == (2, 1) and not pair.swap_ab
     twin = CONFIGS["sm90-swapab-128x64-c1x2"]
-    assert twin.swap_ab and twin.cluster == (1, 2) and twin.tile == CONFIGS["sm90-swapab-128x64"].tile
+    assert (
+        twin.swap_ab and twin.cluster == (1, 2) and twin.tile == CONFIGS["sm90-swapab-128x64"].tile
+    )
     spec = dict(twin.spec("bf16", True).defines)
     assert (spec["HK_CLUSTER_M"], spec["HK_CLUSTER_N"], spec["HK_SWAP_AB"]) == (1, 2, 1)
