@@ -1,4 +1,7 @@
-"""Measure collective points: one process per device (rank = device index), all in lockstep.
+"""Measure points of several ranks: one process per device (rank = device index), in lockstep.
+
+Collectives, and any problem with world_size > 1 (a tensor-parallel decoder layer, whose
+all-reduces run inside the measured step).
 
 This module is only what is genuinely multi-process: it groups the points by (backend,
 world_size), starts world_size ranks per group with torch.multiprocessing.spawn (gloo:
@@ -43,6 +46,7 @@ from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
 from harness.plan import RunPlan
 from harness.problems import CollectiveProblem
+from harness.problems.base import world_size_of
 from harness.providers import REGISTRY, load_all
 from harness.providers.collectives import backend_of
 from harness.sweep import Point
@@ -67,8 +71,8 @@ class _Settings:
 def run_collective_points(
     plan: RunPlan, points: list[tuple[str, Point]], out=sys.stderr
 ) -> dict[str, int]:
-    """Measure (point_key, point) pairs of op 'collective' into plan.run_path; returns status
-    counts."""
+    """Measure (point_key, point) pairs of problems with world_size > 1 (collectives and
+    tensor-parallel layers) into plan.run_path; returns status counts."""
     os.environ.update(SAFE_ENV)
     run_path, run_id = plan.run_path, plan.run_id
     if plan.shard_count > 1:  # device workers of one host would each start ranks on GPUs 0..n-1
@@ -91,13 +95,14 @@ def run_collective_points(
             _write(run_path, run_id, key, point, provider, device, protocol, "skipped", why)
             statuses["skipped"] = statuses.get("skipped", 0) + 1
             continue
-        if not isinstance(point.problem, CollectiveProblem):  # callers pass op 'collective' only
-            raise TypeError(f"not a collective point: {point.problem.label()}")
-        group = (backend_of(provider), point.problem.world_size)
+        world = world_size_of(point.problem)
+        if world < 2:  # callers pass points of several ranks only
+            raise TypeError(f"not a point of several ranks: {point.problem.label()}")
+        group = (_backend(point.problem, provider, device), world)
         groups.setdefault(group, []).append((key, point))
     for (backend, world), items in groups.items():
         modules = sorted(
-            {registry.get("collective", p.provider).prepare.__module__ for _, p in items}
+            {registry.get(p.problem.op, p.provider).prepare.__module__ for _, p in items}
         )
         settings = _Settings(
             protocol,
@@ -112,6 +117,14 @@ def run_collective_points(
         for status in _run_group(backend, world, items, settings, registry, device, out):
             statuses[status] = statuses.get(status, 0) + 1
     return statuses
+
+
+def _backend(problem, provider, device: DeviceInfo) -> str:
+    """A collective's provider names its backend; other problems' ranks use the device's
+    (gloo on the CPU, NCCL or RCCL on GPUs)."""
+    if isinstance(problem, CollectiveProblem):
+        return backend_of(provider)
+    return "gloo" if device.type == "cpu" else "nccl"
 
 
 def _progress_path(run_path: Path) -> Path:

@@ -24,6 +24,7 @@ from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher
 from harness.plan import RunPlan, RunResult, device_spec
 from harness.problems import Problem
+from harness.problems.base import world_size_of
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Registry, load_all
 from harness.providers.registry import Prebuild
@@ -111,13 +112,13 @@ def _start_up(plan: RunPlan, out) -> None:
 
 
 def _isolate(plan: RunPlan) -> bool:
-    """Measure in a child? isolate=true (the default) and points left that are not collectives
-    (collectives run in rank processes of their own). Never without the overrides, which are
+    """Measure in a child? isolate=true (the default) and points left of one rank (points of
+    more ranks run in rank processes of their own). Never without the overrides, which are
     how a child is told the config: the caller asks that first."""
     if not plan.isolate:
         return False
     finished = store.finished_keys(plan.run_path, plan.done_statuses)
-    return any(p.problem.op != "collective" for k, p in plan.mine.items() if k not in finished)
+    return any(world_size_of(p.problem) == 1 for k, p in plan.mine.items() if k not in finished)
 
 
 def run_sweep(plan: RunPlan, out=None, overrides: list[str] | None = None) -> RunResult:
@@ -175,12 +176,13 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
     marker = inflight.marker_path(run_path, plan.shard_index)
     statuses: dict[str, int] = {}
     pending = len(todo)
-    # Collectives (op "collective") run as one process per device, launched by
-    # harness.collectives; rank 0 writes their rows. The rest go through the loop below.
-    if any(p.problem.op == "collective" for _, p in todo):
-        coll = [(k, p) for k, p in todo if p.problem.op == "collective"]
-        todo = [(k, p) for k, p in todo if p.problem.op != "collective"]
-        statuses.update(run_collective_points(plan, coll, out=out))
+    # Points of more than one rank (collectives, a tensor-parallel layer) run as one process per
+    # device, launched by harness.collectives; rank 0 writes their rows. The rest go through
+    # the loop below.
+    if any(world_size_of(p.problem) > 1 for _, p in todo):
+        ranked = [(k, p) for k, p in todo if world_size_of(p.problem) > 1]
+        todo = [(k, p) for k, p in todo if world_size_of(p.problem) == 1]
+        statuses.update(run_collective_points(plan, ranked, out=out))
     bar = tqdm(
         total=len(plan.mine),
         initial=len(plan.mine) - len(todo),

@@ -3,8 +3,8 @@ gaps` shows them beside the own kernel's config (harness.report.gaps)."""
 
 import json
 
-from harness.measure.kernel_names import MAX_KERNELS, kernel_label, kernels_from_trace
-from harness.report.gaps import own_config, reference_kernel
+from harness.measure.kernel_names import MAX_KERNELS, kernels_from_trace
+from harness.report.gaps import kernel_label, own_config, reference_kernel
 
 NVJET = "nvjet_sm90_tst_168x128_64x5_1x2_h_bz_TNN"
 REDUCE = (

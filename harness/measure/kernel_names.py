@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 MAX_KERNELS = 4  # a vendor call launches 1-3 kernels (a GEMM and its split-K reduce, ...)
-LABEL_CHARS = 48
 
 
 def kernels_from_trace(events: list[dict], limit: int = MAX_KERNELS) -> list[dict]:
@@ -53,12 +52,3 @@ def launched_kernels(run: Callable[[], object]) -> list[dict]:
         prof.export_chrome_trace(str(trace))
         events = json.loads(trace.read_text()).get("traceEvents", [])
     return kernels_from_trace(events)
-
-
-def kernel_label(name: str, chars: int = LABEL_CHARS) -> str:
-    """A kernel name short enough for a table: C++ template arguments and parameter lists
-    dropped (`void cublasLt::splitKreduce_kernel<32, 16, ...>(...)` -> `splitKreduce_kernel`),
-    then cut to `chars`."""
-    base = name.split("<", 1)[0].split("(", 1)[0].strip()
-    base = base.removeprefix("void ").split("::")[-1] or name
-    return base if len(base) <= chars else base[: chars - 1] + "~"

@@ -28,6 +28,7 @@ from harness.measure.point import Peers, PointFailed, PointTimeout, clip, failur
 from harness.measure.protocol import Protocol
 from harness.measure.timer import Timing
 from harness.problems import Check, CollectiveProblem, Problem
+from harness.problems.base import world_size_of
 
 _DEFAULTS = Protocol()
 
@@ -133,9 +134,12 @@ class Lockstep(Peers):
         raise e
 
     def make_inputs(self, problem: Problem, seed: int, fill: str, dev: torch.device) -> dict:
-        if not isinstance(problem, CollectiveProblem):  # only a collective's inputs differ by rank
-            raise TypeError(f"ranks in lockstep measure collectives, not {problem.label()}")
-        return problem.make_inputs(seed, fill, dev, rank=self.rank)
+        # A collective (of any world size) or a tensor-parallel problem: inputs differ by rank.
+        if not isinstance(problem, CollectiveProblem) and world_size_of(problem) < 2:
+            raise TypeError(
+                f"ranks in lockstep measure problems of several ranks, not {problem.label()}"
+            )
+        return problem.make_inputs(seed, fill, dev, rank=self.rank)  # type: ignore[call-arg]
 
     def time_once(
         self,

@@ -78,6 +78,12 @@ class Problem:
         return Check(rel, max_abs, tol, ok, None if ok else f"rel_err {rel:.3g} > tol {tol:.3g}")
 
 
+def world_size_of(problem: Problem) -> int:
+    """Processes that measure `problem` together, one per device in lockstep (collectives, a
+    tensor-parallel layer); 1 for everything measured by one process."""
+    return int(getattr(problem, "world_size", 1))
+
+
 def fill_tensor(
     shape: tuple[int, ...],
     dtype: torch.dtype,

@@ -12,6 +12,14 @@ rank (tensor parallel 1) runs, as vLLM does:
 
 and hands (out, r2) to the next layer, whose first norm adds them. Output [batch, 2 hidden] =
 [out | r2]. Model sizes come from the workload catalog (harness/workloads/models.py).
+
+Tensor parallel (tp > 1, Megatron style, as vLLM shards a Llama layer): each of tp ranks holds
+1/tp of the query and KV heads (its rows of W_qkv, its columns of W_o, its KV-cache heads) and
+1/tp of the MLP (its rows of gate and of up, its columns of W_down), so a and (silu(g) * u) are
+the rank's slices and a @ W_o^T and the down projection are partial sums: one all-reduce after
+each completes them, and every rank ends with the whole [out | r2]. The ranks run in lockstep
+(harness.collectives), each drawing the full layer from the same seed and keeping its shards;
+the check holds every rank's output against the unsharded fp32 layer.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ LAYER_TOL = {"bf16": 3e-2, "fp16": 1e-2}
 
 @dataclass(frozen=True)
 class DecoderLayerProblem(Problem):
-    """One decode step of one decoder layer of `model` (tensor parallel 1)."""
+    """One decode step of one decoder layer of `model` on `world_size` tensor-parallel ranks."""
 
     op: ClassVar[str] = "decoder_layer"
     model: str
@@ -44,6 +52,20 @@ class DecoderLayerProblem(Problem):
     kv_len: int
     page_size: int = 16
     dtype: str = "bf16"
+    # Tensor-parallel ranks, one process per device in lockstep (harness.collectives runs every
+    # problem with more than one); named as the rows' column is.
+    world_size: int = 1
+
+    @property
+    def tp(self) -> int:
+        return self.world_size
+
+    def axes(self) -> dict[str, Any]:
+        """Without world_size at 1, so points measured before tensor parallel keep their keys."""
+        axes = super().axes()
+        if self.world_size == 1:
+            del axes["world_size"]
+        return axes
 
     @property
     def phase(self) -> str:
@@ -58,14 +80,25 @@ class DecoderLayerProblem(Problem):
         require_positive(batch=self.batch, kv_len=self.kv_len)
         require_choice("page_size", self.page_size, PAGE_SIZES)
         require_choice("dtype", self.dtype, tuple(LAYER_TOL))
+        require_positive(world_size=self.world_size)
+        c = self.config
+        for name, size in (
+            ("heads", c.heads),
+            ("kv_heads", c.kv_heads),
+            ("intermediate", c.intermediate),
+        ):
+            if size % self.tp:
+                raise ValueError(
+                    f"world_size: {self.tp} does not divide {self.model}'s {name} ({size})"
+                )
 
     def _items(self):
-        items = step_items(self.config, 1, "decode", self.batch, self.kv_len, self.dtype,
+        items = step_items(self.config, self.tp, "decode", self.batch, self.kv_len, self.dtype,
                            "paged", self.page_size)  # fmt: skip
         return [i for i in items if i.per_layer]
 
     def flops(self) -> int:
-        """The per-layer kernels' work, as the composition counts it."""
+        """The per-layer kernels' work on one rank, as the composition counts it."""
         return sum(i.flops() * i.count for i in self._items())
 
     def min_bytes(self) -> int:
@@ -76,16 +109,55 @@ class DecoderLayerProblem(Problem):
         return LAYER_TOL[self.dtype]
 
     def label(self) -> str:
+        tp = f" tp{self.tp}" if self.tp > 1 else ""
         return (
             f"decoder_layer {self.model} b{self.batch} kv{self.kv_len} "
-            f"page{self.page_size} {self.dtype}"
+            f"page{self.page_size} {self.dtype}{tp}"
         )
 
     @property
     def pages_per_seq(self) -> int:
         return -(-(self.kv_len + 1) // self.page_size)
 
-    def make_inputs(self, seed: int, fill: str, device: torch.device) -> dict[str, Any]:
+    def make_inputs(
+        self, seed: int, fill: str, device: torch.device, rank: int = 0
+    ) -> dict[str, Any]:
+        """The layer's inputs; with tp > 1, rank `rank`'s shards, and under "full" the whole
+        layer's tensors (the same on every rank) that the reference reads."""
+        full = self._full_inputs(seed, fill, device)
+        if self.tp == 1:
+            return full
+        return {**full, **self.shard(full, rank), "full": full}
+
+    def shard(self, full: dict[str, Any], rank: int) -> dict[str, torch.Tensor]:
+        """Rank `rank`'s slices of the sharded tensors: its query and KV heads' rows of W_qkv,
+        its query heads' columns of W_o, its rows of gate and of up, its columns of W_down, its
+        KV heads of both caches. Other inputs are replicated."""
+        c, tp = self.config, self.tp
+        if not 0 <= rank < tp:
+            raise ValueError(f"rank: {rank}; allowed: 0..{tp - 1}")
+        D, hq, hkv, inter = c.head_dim, c.heads // tp, c.kv_heads // tp, c.intermediate // tp
+
+        def rows(w: torch.Tensor, start: int, n: int) -> torch.Tensor:
+            return w[start + rank * n : start + (rank + 1) * n]
+
+        w_qkv = full["w_qkv"]
+        q_end, k_end = c.heads * D, (c.heads + c.kv_heads) * D
+        heads = slice(rank * hkv, (rank + 1) * hkv)
+        return {
+            "w_qkv": torch.cat(
+                [rows(w_qkv, 0, hq * D), rows(w_qkv, q_end, hkv * D), rows(w_qkv, k_end, hkv * D)]
+            ),
+            "w_o": full["w_o"][:, rank * hq * D : (rank + 1) * hq * D].contiguous(),
+            "w_gate_up": torch.cat(
+                [rows(full["w_gate_up"], 0, inter), rows(full["w_gate_up"], c.intermediate, inter)]
+            ),
+            "w_down": full["w_down"][:, rank * inter : (rank + 1) * inter].contiguous(),
+            "k_cache": full["k_cache"][:, :, heads].contiguous(),
+            "v_cache": full["v_cache"][:, :, heads].contiguous(),
+        }
+
+    def _full_inputs(self, seed: int, fill: str, device: torch.device) -> dict[str, Any]:
         c, dt = self.config, get_dtype(self.dtype).torch_dtype
         gen = generator(seed, device)
         B, H, D = self.batch, c.hidden, c.head_dim
@@ -125,10 +197,14 @@ class DecoderLayerProblem(Problem):
         }
 
     def reference(self, inputs: dict[str, Any]) -> torch.Tensor:
-        """fp32 throughout; the caches are read, the appended token taken from k and v."""
+        """fp32 throughout, the whole layer (tensor parallel or not); the caches are read, the
+        appended token taken from k and v."""
+        inputs = inputs.get("full", inputs)
         c = self.config
         B, D, hq, hkv = self.batch, c.head_dim, c.heads, c.kv_heads
-        f = {k: v.float() for k, v in inputs.items() if v.is_floating_point()}
+        f = {
+            k: v.float() for k, v in inputs.items() if torch.is_tensor(v) and v.is_floating_point()
+        }
         r1 = f["x"] + f["residual"]
         h = rms_norm_reference(r1, f["w_in"])
         qkv = h @ f["w_qkv"].T

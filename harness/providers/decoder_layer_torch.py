@@ -37,16 +37,24 @@ def _output(outs: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
     return torch.cat(outs, dim=1)
 
 
-@register("torch-eager", "decoder_layer", "vendor", ("nvidia", "amd", "cpu"))
+def _tp1(problem: DecoderLayerProblem, device: DeviceInfo) -> str | None:
+    """PyTorch's layer is the reader's reference at tensor parallel 1 (the sharded layer is the
+    own one's)."""
+    return "tp 1 only (the sharded layer is own-triton's)" if problem.tp > 1 else None
+
+
+def _compiled_tp1(problem: DecoderLayerProblem, device: DeviceInfo) -> str | None:
+    return _tp1(problem, device) or hf.compiled_supports(problem, device)
+
+
+@register("torch-eager", "decoder_layer", "vendor", ("nvidia", "amd", "cpu"), supports=_tp1)
 def _torch_eager(problem: DecoderLayerProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """PyTorch eager, Hugging Face Llama's layer, pages gathered for SDPA."""
     step = _step(problem, inputs, hf.layer_pre, hf.layer_post)
     return Prepared(step, {"formulation": "hf-llama", "torch": torch.__version__}, _output)
 
 
-@register(
-    "torch-compile", "decoder_layer", "vendor", ("nvidia", "amd"), supports=hf.compiled_supports
-)
+@register("torch-compile", "decoder_layer", "vendor", ("nvidia", "amd"), supports=_compiled_tp1)
 def _torch_compile(problem: DecoderLayerProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """torch.compile of the layer before and after attention (vLLM's pieces); attention eager."""
     pre, post = hf.compile_fns(hf.layer_pre, hf.layer_post)

@@ -163,7 +163,9 @@ class RowIndex:
         if "model" in rows.columns:
             whole = rows[is_speed(rows) & (rows["op"] == "decoder_layer")]
             for r in latest(whole, [*IDENTITY, "device_name"]).to_dict("records"):
-                layer = (r["model"], int(r["batch"]), int(r["kv_len"]), r["dtype"])
+                ranks = r.get("world_size")  # absent or NaN on tensor-parallel-1 rows
+                tp = 1 if ranks is None or pd.isna(ranks) else int(ranks)
+                layer = (r["model"], int(r["batch"]), int(r["kv_len"]), r["dtype"], tp)
                 self._layers.setdefault(layer, {})[r["provider"]] = float(r["latency_ms_median"])
         ok = rows[is_speed(rows) & rows["op"].isin(["gemm", "attention", *OPTIONAL_OPS])]
         ok = latest(ok, [*IDENTITY, "device_name"])
@@ -219,9 +221,12 @@ class RowIndex:
     def measured(self, item: WorkItem) -> bool:
         return bool(self.candidates(item, "best"))
 
-    def measured_layer(self, model: str, batch: int, kv_len: int, dtype: str) -> dict[str, float]:
-        """provider -> median ms of decoder_layer rows for this model, batch and KV length."""
-        return dict(self._layers.get((model, batch, kv_len, dtype), {}))
+    def measured_layer(
+        self, model: str, batch: int, kv_len: int, dtype: str, tp: int = 1
+    ) -> dict[str, float]:
+        """provider -> median ms of decoder_layer rows for this model, batch, KV length and
+        tensor parallelism (per rank, all-reduces included)."""
+        return dict(self._layers.get((model, batch, kv_len, dtype, tp), {}))
 
 
 def compose(
@@ -234,9 +239,9 @@ def compose(
         sources = {peaks.best_source(i.problem["dtype"]) for i in items}
         source = sources.pop() if len(sources) == 1 else "datasheet"
     step = Step(workload, batch, selection, bound_source=source)
-    if workload.phase == "decode" and workload.tp == 1:
+    if workload.phase == "decode":
         step.measured_layer = index.measured_layer(
-            workload.model, batch, workload.context, workload.dtype
+            workload.model, batch, workload.context, workload.dtype, workload.tp
         )
     for item in items:
         bound = None

@@ -32,7 +32,6 @@ import math
 import pandas as pd
 from tabulate import tabulate
 
-from harness.measure.kernel_names import kernel_label
 from harness.measure.stats import geomean
 from harness.report.data import fmt
 from harness.report.data import ladder_rungs as rungs
@@ -133,6 +132,15 @@ def own_config(row: dict) -> str:
     if "BLOCK_M" in cfg:  # own Triton attention
         return f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} w{cfg.get('num_warps')} s{cfg.get('num_stages')}"
     return str(cfg.get("variant", ""))
+
+
+def kernel_label(name: str, chars: int = 48) -> str:
+    """A kernel name short enough for a table: C++ template arguments and parameter lists
+    dropped (`void cublasLt::splitKreduce_kernel<32, 16, ...>(...)` -> `splitKreduce_kernel`),
+    then cut to `chars`."""
+    base = name.split("<", 1)[0].split("(", 1)[0].strip()
+    base = base.removeprefix("void ").split("::")[-1] or name
+    return base if len(base) <= chars else base[: chars - 1] + "~"
 
 
 def reference_kernel(row: dict | None) -> str:

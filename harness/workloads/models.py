@@ -3,10 +3,16 @@
 Each entry is copied from the model's Hugging Face config.json (named above it); the fields are
 the ones that set problem shapes. Norms, rotary embeddings and activations carry no GEMM or
 attention work and are left out.
+
+HARNESS_MODELS names a JSON file of more entries, {key: {ModelConfig's fields}}, read when this
+module is imported (so by every process a run starts, rank processes included): a model outside
+the catalog, or the tests' tiny one, without editing this file.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 
 
@@ -61,6 +67,22 @@ MODELS: dict[str, ModelConfig] = {
     "mixtral_8x7b": ModelConfig("Mixtral-8x7B", "mistralai/Mixtral-8x7B-v0.1", hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=14336, layers=32, vocab=32000, experts=8, top_k=2),
 }
 # fmt: on
+
+
+def _extra_models(path: str) -> dict[str, ModelConfig]:
+    """The entries of a HARNESS_MODELS file, each validated."""
+    with open(path) as f:
+        entries = json.load(f)
+    out = {}
+    for key, fields in entries.items():
+        model = ModelConfig(**fields)
+        model.validate()
+        out[key] = model
+    return out
+
+
+if os.environ.get("HARNESS_MODELS"):
+    MODELS.update(_extra_models(os.environ["HARNESS_MODELS"]))
 
 
 def get_model(name: str) -> ModelConfig:

@@ -7,6 +7,11 @@ Every kernel is prepared (checked, tuned, compiled, its output allocated) before
 each reading the buffer the one before it writes, so a call only launches. With graph=True the
 nine launches are captured once as a CUDA graph and a call replays it: what a serving engine's
 decode step costs without the host, against the same launches issued one by one.
+
+Tensor parallel: given the rank's shards (heads and kv_heads per rank) and an `all_reduce` that
+sums a tensor in place across the ranks (torch.distributed's, NCCL on GPUs), the partial o and
+down outputs are all-reduced as steps of their own, inside the graph when there is one, as
+vLLM's TP decode step does.
 """
 
 from __future__ import annotations
@@ -52,10 +57,12 @@ def prepare_decoder_layer(
     eps: float,
     sms: int,
     graph: bool = False,
+    all_reduce: Callable[[torch.Tensor], Any] | None = None,
 ) -> DecoderLayerLaunch:
     """inputs as harness DecoderLayerProblem.make_inputs makes them (x, residual, the four
     weights [N, K], two norm weights, the paged caches, block_table, cache_seqlens (after the
-    append), slot_mapping, positions, cos_sin); heads / kv_heads of the model."""
+    append), slot_mapping, positions, cos_sin); heads / kv_heads on this rank (of the model at
+    tensor parallel 1); all_reduce: the in-place sum across ranks, None at tensor parallel 1."""
     x, residual = inputs["x"], inputs["residual"]
     batch, hidden = x.shape
     head_dim = inputs["k_cache"].shape[-1]
@@ -97,17 +104,22 @@ def prepare_decoder_layer(
     )
     attn_rows = attn.out.transpose(1, 2).reshape(batch, q_cols)  # a view: out is [B, 1, Hq, D]
     o = add("o", prepare_matmul(attn_rows, inputs["w_o"].t()))
+    if all_reduce is not None:  # this rank's heads' share of a @ W_o^T: sum the ranks' shares
+        add("all_reduce_o", lambda: all_reduce(o.out))
     norm_post = add("add_rmsnorm_post", prepare_rmsnorm(o.out, inputs["w_post"], r1, eps))
     h2, r2 = norm_post.outputs
     gate_up = add("gate_up", prepare_matmul(h2, inputs["w_gate_up"].t()))
     act = add("silu_mul", prepare_silu_mul(gate_up.out, sms))
     down = add("down", prepare_matmul(act.out, inputs["w_down"].t()))
+    if all_reduce is not None:
+        add("all_reduce_down", lambda: all_reduce(down.out))
     if attn_rows.data_ptr() != attn.out.data_ptr():
         raise RuntimeError("attention output is not laid out [B, 1, Hq, D]: o would read a copy")
     config: dict[str, Any] = {
         "kernels": [name for name, _ in steps],
         "configs": {name: dict(getattr(launch, "config", {})) for name, launch in steps},
         "graph": graph,
+        "all_reduce": all_reduce is not None,
     }
     launch = DecoderLayerLaunch(steps, (down.out, r2), config)
     if graph:

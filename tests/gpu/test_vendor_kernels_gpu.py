@@ -1,5 +1,6 @@
 """On a GPU: a vendor row records the kernels its library launched (name, grid, block), and an
-own row does not (its own config says what it ran). harness.measure.kernel_names."""
+own row does not (its own config says what it ran). harness.measure.kernel_names. Written in
+session 32 after that session's device time was spent: not yet run on a GPU."""
 
 import json
 
