@@ -13,6 +13,12 @@
 //                 epilogue overlaps the other's mainloop)
 //   HK_STREAMK    1: stream-K / split-K tile scheduler (cooperative only), for shapes with
 //                 fewer output tiles than SMs; 0: data-parallel persistent scheduler
+// WGMMA takes N in steps of 8, but CuTe's atom selector offers only N = 256, 192, 128, 96, 64,
+// 32, ... unless this is defined (before any CuTe header, common.h's included): a 128x160 tile
+// then issued five 64x32x16 wgmmas per K step instead of one 64x160x16 (the A tile re-read from
+// shared memory five times), and on the H200 ran 47% slower per tile than its width predicts
+// (gemm_llama_mid-cutlass, 256x10240x8192).
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
 #include "common.h"
 
 #include "cute/tensor.hpp"

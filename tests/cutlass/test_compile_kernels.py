@@ -19,7 +19,10 @@ def test_sm90_gemm_is_tma_wgmma_warp_specialized(kernel_builds, sass_of):
     sass = sass_of(built.path)
     assert set(sass) == {"sm_90a"}
     text = sass["sm_90a"]
-    assert count(text, r"\bHGMMA\.64x256x16\.F32\.BF16") > 0  # WGMMA, 128x256 tile
+    # WGMMA at the tile's full width: one 64x160 instruction per K step, not five 64x32 ones
+    # (CuTe picks N 160 only with CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which the .cu defines)
+    assert count(text, r"\bHGMMA\.64x160x16\.F32\.BF16") > 0
+    assert count(text, r"\bHGMMA\.64x32x16") == 0
     assert count(text, r"\bUTMALDG") > 0  # TMA loads
     assert count(text, r"\bUTMALDG\.\w+\.MULTICAST") > 0  # cluster 2x1 multicast
     assert count(text, r"\bUTMASTG") > 0  # TMA epilogue store
@@ -83,7 +86,7 @@ def test_libraries_export_the_c_abi_and_describe_themselves(kernel_builds):
         assert built.manifest["header_source"] in ("env", "submodule", "wheel")
     info = build.describe(ctypes.CDLL(str(kernel_builds["sm90_gemm"].path)))
     assert (info["tile"], info["cluster"], info["schedule"]) == (
-        "128x256x64",
+        "128x160x64",
         "2x1x1",
         "cooperative",
     )
