@@ -21,4 +21,13 @@ if [ -f .cache/cutlass.tar.xz ]; then
   fi
   export HARNESS_CUTLASS_CACHE=/tmp/cutlass-cache
 fi
+# A carried .cache/cutlass-inc.tar.xz (the CUTLASS include tree: `tar cJf .cache/cutlass-inc.tar.xz
+# -C <site-packages>/cutlass_library/source include`, 1 MB) lets the machine's nvcc build the own
+# CUTLASS libraries itself (16 cores: minutes, where this CPU box needs an hour for all of them):
+# the runner's prebuild compiles what a sweep needs before its first point.
+if [ -f .cache/cutlass-inc.tar.xz ]; then
+  [ -d /tmp/cutlass-inc/include ] || { mkdir -p /tmp/cutlass-inc && tar xJf .cache/cutlass-inc.tar.xz -C /tmp/cutlass-inc; } || return 1
+  export HARNESS_CUTLASS_INCLUDE=/tmp/cutlass-inc/include HARNESS_CUTLASS_CACHE=/tmp/cutlass-cache
+  mkdir -p /tmp/cutlass-cache
+fi
 harness() { python3 -m harness.cli "$@"; }

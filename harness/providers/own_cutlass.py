@@ -9,6 +9,11 @@ Attention:
   own-cutlass                       CuTe FMHA forward (SM80 style: cp.async, ldmatrix, mma.sync)
   own-cutlass-sm90                  the same pipeline on Hopper's wgmma (Q K^T SS, P V RS with P
                                     in registers), sm_90 only: what wgmma adds over mma.sync
+  own-cutlass-fa3                   FlashAttention-3's structure on those wgmmas: TMA producer
+                                    warpgroup, two-stage K/V pipelines, two consumer warpgroups
+                                    in ping-pong, softmax overlapped with P V; sm_90 only
+  own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap
+                                    its ladder rungs, one feature (or both) switched off
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
 every provider here declares its libraries (Provider.prebuild), which the runner builds in one
@@ -22,6 +27,7 @@ from collections.abc import Iterable
 
 import torch
 from harness_kernels.cutlass import build
+from harness_kernels.cutlass.fmha import WS_FEATURES
 from harness_kernels.cutlass.gemm import CONFIGS
 
 from harness.device import DeviceInfo
@@ -180,7 +186,9 @@ def _gemm_config(name: str) -> None:
 # ---- attention ----------------------------------------------------------------------------------
 
 
-def _attention_supports(problem: AttentionProblem, device: DeviceInfo | None) -> str | None:
+def _attention_supports(
+    problem: AttentionProblem, device: DeviceInfo | None, kernel: str = "sm80"
+) -> str | None:
     from harness_kernels.cutlass.fmha import shape_problem
 
     return shape_problem(
@@ -190,6 +198,7 @@ def _attention_supports(problem: AttentionProblem, device: DeviceInfo | None) ->
         problem.dtype,
         problem.causal,
         paged=problem.kv_layout == "paged",
+        kernel=kernel,
     )
 
 
@@ -213,11 +222,14 @@ def own_cutlass_attention(problem: AttentionProblem, inputs: dict, device: Devic
     return Prepared(launch, dict(launch.config))
 
 
-def _attention_sm90_supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
-    cc = device.compute_capability if device is not None else None
-    if cc is not None and cc[0] != 9:
-        return f"wgmma FMHA runs on sm_90 only (sm_90a code); device is sm_{cc[0]}{cc[1]}"
-    return _attention_supports(problem, device)
+def _attention_sm90_supports_for(kernel: str):
+    def supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+        cc = device.compute_capability if device is not None else None
+        if cc is not None and cc[0] != 9:
+            return f"wgmma FMHA runs on sm_90 only (sm_90a code); device is sm_{cc[0]}{cc[1]}"
+        return _attention_supports(problem, device, kernel)
+
+    return supports
 
 
 @register(
@@ -227,7 +239,7 @@ def _attention_sm90_supports(problem: AttentionProblem, device: DeviceInfo) -> s
     ("nvidia",),
     min_cc=(9, 0),
     available=_available,
-    supports=_attention_sm90_supports,
+    supports=_attention_sm90_supports_for("sm90"),
     prebuild=_prebuild_of("own-cutlass-sm90"),
 )
 def own_cutlass_attention_sm90(
@@ -240,6 +252,41 @@ def own_cutlass_attention_sm90(
         prepare_fmha, inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, kernel="sm90"
     )
     return Prepared(launch, dict(launch.config))
+
+
+def _attention_ws(kernel: str) -> None:
+    """Register own-cutlass-<kernel> for one rung of the warp-specialized FMHA (fmha_sm90_ws.cu)."""
+    from harness_kernels.cutlass.fmha import prepare_fmha
+
+    pingpong, overlap = WS_FEATURES[kernel]
+
+    def prepare(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+        launch = _load_or_skip(
+            prepare_fmha,
+            inputs["q"],
+            inputs["k"],
+            inputs["v"],
+            causal=problem.causal,
+            kernel=kernel,
+        )
+        return Prepared(launch, dict(launch.config, pingpong=bool(pingpong), overlap=bool(overlap)))
+
+    prepare.__doc__ = (
+        "Own CuTe FMHA forward, warp-specialized (TMA producer, two-stage K/V pipelines, two "
+        f"consumer warpgroups); ping-pong {'on' if pingpong else 'off'}, intra-warpgroup overlap "
+        f"{'on' if overlap else 'off'}; dense KV."
+    )
+    name = f"own-cutlass-{kernel}"
+    register(
+        name,
+        "attention",
+        "own",
+        ("nvidia",),
+        min_cc=(9, 0),
+        available=_available,
+        supports=_attention_sm90_supports_for(kernel),
+        prebuild=_prebuild_of(name),
+    )(prepare)
 
 
 # ---- prebuild -----------------------------------------------------------------------------------
@@ -263,11 +310,12 @@ def specs_for(problems: Iterable[Problem], providers: Iterable[str] | None = Non
                 if (wanted is None or f"own-cutlass-{name}" in wanted) and p.dtype in c.dtypes:
                     if b_col or p.dtype != "fp8_e4m3":
                         specs.append(c.spec(p.dtype, b_col))
-        elif isinstance(p, AttentionProblem) and _attention_supports(p, None) is None:
-            if wanted is None or "own-cutlass" in wanted:
-                specs.append(fmha_spec(p.dtype, p.head_dim))
-            if wanted is None or "own-cutlass-sm90" in wanted:
-                specs.append(fmha_spec(p.dtype, p.head_dim, "sm90"))
+        elif isinstance(p, AttentionProblem):
+            for kernel in ("sm80", "sm90", *WS_FEATURES):
+                name = "own-cutlass" if kernel == "sm80" else f"own-cutlass-{kernel}"
+                refused = _attention_supports(p, None, kernel)
+                if (wanted is None or name in wanted) and refused is None:
+                    specs.append(fmha_spec(p.dtype, p.head_dim, kernel))
     return list(dict.fromkeys(specs))
 
 
@@ -284,3 +332,6 @@ def prebuild(
 
 for _name in CONFIGS:
     _gemm_config(_name)
+
+for _kernel in WS_FEATURES:
+    _attention_ws(_kernel)

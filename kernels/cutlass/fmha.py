@@ -1,9 +1,13 @@
 """Own CuTe FMHA forward: library spec per (kernel, dtype, head_dim), and a launcher.
 
-Two kernels with one C ABI and one pipeline (cp.async K/V buffers, online softmax in registers):
-  sm80  fmha_sm80.cu  ldmatrix + mma.sync m16n8k16, 4 warps; runs on sm_80 and sm_90
-  sm90  fmha_sm90.cu  wgmma: Q K^T from shared memory (SS), P V with P in registers (RS),
-                      two warpgroups; sm_90a only
+Kernels with one C ABI (online softmax in registers):
+  sm80  fmha_sm80.cu  cp.async K/V buffers, ldmatrix + mma.sync m16n8k16, 4 warps; sm_80, sm_90
+  sm90  fmha_sm90.cu  the same pipeline on wgmma: Q K^T from shared memory (SS), P V with P in
+                      registers (RS), two warpgroups; sm_90a only
+  fa3   fmha_sm90_ws.cu  FlashAttention-3's structure on the same wgmmas: a TMA producer
+                      warpgroup, two-stage K and V pipelines, two consumer warpgroups in
+                      ping-pong, softmax overlapped with P V; sm_90a only. Its rungs drop one
+                      feature each: fa3-no-pingpong, fa3-no-overlap, fa3-no-pingpong-no-overlap
 
 launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
 out = launch()                                # [B, Hq, Sq, D], on the current stream
@@ -20,22 +24,51 @@ import torch
 from . import build
 
 BLOCK_M = 128  # query rows per CTA
-BLOCK_N = 64  # keys per KV tile
+BLOCK_N = 64  # keys per KV tile of the cp.async kernels
 HEAD_DIMS = (64, 128)
 DTYPES = {torch.bfloat16: ("bf16", 0), torch.float16: ("fp16", 1)}
 
+# The warp-specialized kernel's rungs: (ping-pong, intra-warpgroup overlap) switched on.
+WS_FEATURES = {
+    "fa3": (1, 1),
+    "fa3-no-pingpong": (0, 1),
+    "fa3-no-overlap": (1, 0),
+    "fa3-no-pingpong-no-overlap": (0, 0),
+}
+KERNELS = {
+    "sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")),
+    "sm90": ("fmha_sm90.cu", ("sm_90a",)),
+    **{name: ("fmha_sm90_ws.cu", ("sm_90a",)) for name in WS_FEATURES},
+}
 
-KERNELS = {"sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")), "sm90": ("fmha_sm90.cu", ("sm_90a",))}
+
+def head_dims(kernel: str) -> tuple[int, ...]:
+    """Head dims `kernel` is built for (the warp-specialized one also takes 256)."""
+    return (64, 128, 256) if kernel in WS_FEATURES else HEAD_DIMS
+
+
+def block_n(kernel: str, head_dim: int) -> int:
+    """Keys per KV tile: 128 for the warp-specialized kernel up to head_dim 128, where its
+    consumers' S and O accumulators fit the registers; 64 at 256 and in the cp.async kernels."""
+    return 128 if kernel in WS_FEATURES and head_dim <= 128 else BLOCK_N
 
 
 def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSpec:
-    """The library for `kernel` (sm80 | sm90), `dtype` (bf16 | fp16) and `head_dim` (64 | 128):
-    sm80 carries sm_80 and sm_90 SASS, sm90 sm_90a (wgmma) alone."""
+    """The library for `kernel` (a KERNELS name), `dtype` (bf16 | fp16) and `head_dim`
+    (head_dims(kernel)): sm80 carries sm_80 and sm_90 SASS, the others sm_90a (wgmma) alone."""
     code = {"bf16": 0, "fp16": 1}[dtype]
     source, archs = KERNELS[kernel]
+    defines: tuple[tuple[str, int], ...] = (("HK_DTYPE", code), ("HK_HEAD_DIM", head_dim))
+    if kernel in WS_FEATURES:
+        pingpong, overlap = WS_FEATURES[kernel]
+        defines += (
+            ("HK_BLOCK_N", block_n(kernel, head_dim)),
+            ("HK_PINGPONG", pingpong),
+            ("HK_OVERLAP", overlap),
+        )
     return build.KernelSpec(
         source,
-        (("HK_DTYPE", code), ("HK_HEAD_DIM", head_dim)),
+        defines,
         archs,
         f"fmha-{kernel}-{dtype}-d{head_dim}",
         # exp2 as one MUFU.EX2, reciprocal without the IEEE fix-up: softmax needs neither.
@@ -44,17 +77,24 @@ def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSp
 
 
 def shape_problem(
-    q_len: int, kv_len: int, head_dim: int, dtype: str, causal: bool, paged: bool = False
+    q_len: int,
+    kv_len: int,
+    head_dim: int,
+    dtype: str,
+    causal: bool,
+    paged: bool = False,
+    kernel: str = "sm80",
 ) -> str | None:
-    """Why the kernel cannot take this shape, or None."""
+    """Why `kernel` cannot take this shape, or None."""
     if dtype not in ("bf16", "fp16"):
         return "own CUTLASS FMHA takes bf16 or fp16"
-    if head_dim not in HEAD_DIMS:
-        return f"own CUTLASS FMHA takes head_dim {HEAD_DIMS}"
+    if head_dim not in head_dims(kernel):
+        return f"own CUTLASS FMHA ({kernel}) takes head_dim {head_dims(kernel)}"
     if paged:
         return "own CUTLASS FMHA reads dense K/V only"
-    if q_len % BLOCK_M or kv_len % BLOCK_N:
-        return f"own CUTLASS FMHA needs q_len % {BLOCK_M} == 0 and kv_len % {BLOCK_N} == 0 (no partial tiles)"
+    bn = block_n(kernel, head_dim)
+    if q_len % BLOCK_M or kv_len % bn:
+        return f"own CUTLASS FMHA ({kernel}) needs q_len % {BLOCK_M} == 0 and kv_len % {bn} == 0 (no partial tiles)"
     if causal and q_len > kv_len:
         return "causal needs q_len <= kv_len"
     return None
@@ -98,14 +138,14 @@ class FmhaLaunch:
                 f"k {tuple(k.shape)} / v {tuple(v.shape)} do not match q {tuple(q.shape)}"
             )
         dtype = DTYPES[q.dtype][0]
-        if why := shape_problem(Sq, Skv, D, dtype, causal):
+        if kernel not in KERNELS:
+            raise ValueError(f"kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
+        if why := shape_problem(Sq, Skv, D, dtype, causal, kernel=kernel):
             raise ValueError(why)
         for name, t in (("q", q), ("k", k), ("v", v)):
             if t.stride(3) != 1:
                 raise ValueError(f"{name} needs unit stride along head_dim")
         self.out = torch.empty((B, Hq, Sq, D), dtype=q.dtype, device=q.device)
-        if kernel not in KERNELS:
-            raise ValueError(f"kernel {kernel!r}; allowed: {', '.join(KERNELS)}")
         lib, manifest = build.load(fmha_spec(dtype, D, kernel))
         self._lib = _bind(lib)
         strides = [t.stride(i) for t in (q, k, v, self.out) for i in range(3)]  # batch, head, row
@@ -174,4 +214,15 @@ def prepare_fmha(
     return FmhaLaunch(q, k, v, causal, kernel)
 
 
-__all__ = ["BLOCK_M", "BLOCK_N", "HEAD_DIMS", "KERNELS", "FmhaLaunch", "fmha_spec", "prepare_fmha"]
+__all__ = [
+    "BLOCK_M",
+    "BLOCK_N",
+    "HEAD_DIMS",
+    "KERNELS",
+    "WS_FEATURES",
+    "FmhaLaunch",
+    "block_n",
+    "fmha_spec",
+    "head_dims",
+    "prepare_fmha",
+]

@@ -42,13 +42,14 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffff, x, 2);
 }
 
-// One KV tile of the online softmax. s_rc: this thread's raw scores as (rows, columns), turned
-// into unnormalised probabilities in place; o_rc: the output accumulator as (rows, columns),
-// rescaled to the new running max; row_max (quad-wide raw max) and row_sum (this thread's
-// partial sum) carry across tiles.
-template <class S, class O>
-__device__ __forceinline__ void online_softmax(S& s_rc, O& o_rc, float* row_max, float* row_sum,
-                                               float scale_log2) {
+// One KV tile of the online softmax, the score half. s_rc: this thread's raw scores as (rows,
+// columns), turned into unnormalised probabilities in place; row_max (quad-wide raw max) and
+// row_sum (this thread's partial sum) carry across tiles; correction[r] is what the output rows
+// accumulated so far must be multiplied by (rescale_rows), which a kernel may apply later: the
+// warp-specialized kernel runs this while the previous tile's P V wgmma is still in flight.
+template <class S>
+__device__ __forceinline__ void softmax_scores(S& s_rc, float* row_max, float* row_sum,
+                                               float* correction, float scale_log2) {
   CUTE_UNROLL
   for (int r = 0; r < cute::size<0>(s_rc); ++r) {
     float mx = row_max[r];
@@ -57,11 +58,9 @@ __device__ __forceinline__ void online_softmax(S& s_rc, O& o_rc, float* row_max,
     mx = quad_max(mx);
     // A row with every key masked so far keeps max -inf: use 0 so no (-inf) - (-inf) appears.
     const float max_scaled = mx == -INFINITY ? 0.f : mx * scale_log2;
-    const float correction = exp2f(row_max[r] * scale_log2 - max_scaled);
+    correction[r] = exp2f(row_max[r] * scale_log2 - max_scaled);
     row_max[r] = mx;
-    row_sum[r] *= correction;
-    CUTE_UNROLL
-    for (int c = 0; c < cute::size<1>(o_rc); ++c) o_rc(r, c) *= correction;
+    row_sum[r] *= correction[r];
     CUTE_UNROLL
     for (int c = 0; c < cute::size<1>(s_rc); ++c) {
       const float prob = exp2f(fmaf(s_rc(r, c), scale_log2, -max_scaled));
@@ -69,6 +68,25 @@ __device__ __forceinline__ void online_softmax(S& s_rc, O& o_rc, float* row_max,
       row_sum[r] += prob;
     }
   }
+}
+
+// The output half: o_rc (rows, columns) scaled row by row to the new running max.
+template <class O>
+__device__ __forceinline__ void rescale_rows(O& o_rc, const float* correction) {
+  CUTE_UNROLL
+  for (int r = 0; r < cute::size<0>(o_rc); ++r) {
+    CUTE_UNROLL
+    for (int c = 0; c < cute::size<1>(o_rc); ++c) o_rc(r, c) *= correction[r];
+  }
+}
+
+// Both halves at once, for kernels with nothing in flight on the output accumulator.
+template <class S, class O>
+__device__ __forceinline__ void online_softmax(S& s_rc, O& o_rc, float* row_max, float* row_sum,
+                                               float scale_log2) {
+  float correction[decltype(cute::size<0>(s_rc))::value];
+  softmax_scores(s_rc, row_max, row_sum, correction, scale_log2);
+  rescale_rows(o_rc, correction);
 }
 
 // The epilogue's division of each output row by its (quad-wide) probability sum.

@@ -1,7 +1,7 @@
 """Build every own-CUTLASS library a sweep may need, in parallel, before anything is timed.
 
-python -m harness_kernels.cutlass.prebuild                      # bf16 GEMM (nt, nn) + FMHA (sm80, sm90)
-python -m harness_kernels.cutlass.prebuild --gemm bf16:nt --fmha bf16:128 --fmha bf16:64
+python -m harness_kernels.cutlass.prebuild                      # bf16 GEMM (nt, nn) + every FMHA kernel
+python -m harness_kernels.cutlass.prebuild --gemm bf16:nt --fmha bf16:128 --fmha bf16:256
 HARNESS_CUTLASS_CACHE=/some/dir python -m harness_kernels.cutlass.prebuild   # a carryable cache
 """
 
@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 
 from . import build
-from .fmha import KERNELS, fmha_spec
+from .fmha import KERNELS, fmha_spec, head_dims
 from .gemm import CONFIGS
 
 DEFAULT_GEMM = ("bf16:nt", "bf16:nn")
@@ -65,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         specs += gemm_specs(dtype, layout)
     for item in args.fmha or (DEFAULT_FMHA if not args.gemm else ()):
         dtype, head_dim = item.split(":")
-        specs += [fmha_spec(dtype, int(head_dim), kernel) for kernel in KERNELS]
+        specs += [
+            fmha_spec(dtype, int(head_dim), kernel)
+            for kernel in KERNELS
+            if int(head_dim) in head_dims(kernel)  # head_dim 256: the warp-specialized kernel
+        ]
     t0 = time.perf_counter()
     report = prebuild(specs, args.jobs)
     for label, status in report.items():

@@ -72,6 +72,8 @@ def kernel_builds(session_cache: Path) -> dict:
 
     # Longest compiles first: two nvcc processes on two cores finish about together.
     specs = {
+        # FA3's structure with every feature on: TMA producer, ping-pong, intra-warpgroup overlap
+        "fmha_sm90_ws": fmha_spec("bf16", 128, "fa3"),
         # a wave-fill width in a multicast pair: one 64x160 wgmma, TMA multicast
         "sm90_gemm": CONFIGS["sm90-coop-128x160-c2x1"].spec("bf16", b_col=True),
         "fmha_sm80": fmha_spec("bf16", 128),

@@ -7,6 +7,7 @@
 
 #include "fmha_sm80.h"
 #include "fmha_sm90.h"
+#include "fmha_sm90_ws.h"
 
 using namespace cute;
 
@@ -148,6 +149,23 @@ void check90() {
   std::printf("checked sm90 head_dim %d: kBlockM %d kBlockN %d threads %d\n", D, M, N, T::kThreads);
 }
 
+// The warp-specialized kernel: its consumers' MMAs are fmha90's at its tile (checked above), and
+// V^T is read per pipeline stage over the staged K/V buffer.
+template <class T>
+void check90ws() {
+  check90<typename T::Base>();
+  constexpr int N = T::kBlockN, D = T::kHeadDim;
+  typename T::SmemLayoutKV kv;
+  typename T::SmemLayoutVt vt;
+  for (int s = 0; s < T::kStages; ++s)
+    for (int d = 0; d < D; ++d)
+      for (int j = 0; j < N; ++j) CHECK(vt(d, j, s) == kv(j, d, s), "Vt(%d,%d,%d)", d, j, s);
+  CHECK(int(sizeof(typename T::SharedStorage)) <= 227 * 1024, "shared storage %d bytes",
+        int(sizeof(typename T::SharedStorage)));
+  std::printf("checked sm90 warp-specialized head_dim %d: stages %d, %d bytes of shared memory\n", D,
+              T::kStages, int(sizeof(typename T::SharedStorage)));
+}
+
 int main() {
   check<hk::fmha::Traits<cutlass::bfloat16_t, 128>>();
   check<hk::fmha::Traits<cutlass::bfloat16_t, 64>>();
@@ -155,6 +173,9 @@ int main() {
   check90<hk::fmha90::Traits<cutlass::bfloat16_t, 128>>();
   check90<hk::fmha90::Traits<cutlass::bfloat16_t, 64>>();
   check90<hk::fmha90::Traits<cutlass::half_t, 128>>();
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 128, 128>>();
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 64, 128>>();
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 256, 64>>();
   if (failures) {
     std::printf("%d failures\n", failures);
     return 1;

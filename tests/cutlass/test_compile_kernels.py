@@ -63,6 +63,26 @@ def test_fmha_sm90_is_wgmma_with_p_from_registers(kernel_builds, sass_of):
     assert count(text, r"\b(STL|LDL)\b") == 0  # no spills
 
 
+def test_fmha_sm90_ws_is_fa3_shaped(kernel_builds, sass_of):
+    """The warp-specialized FMHA: TMA loads (Q, K, V as 4-d tensors), register reallocation
+    between the producer and the consumer warpgroups, the ping-pong token (named barriers with
+    256 threads), 64x128 wgmmas for both products at D 128, a wait that leaves one wgmma batch
+    in flight (P V still running while the softmax of the next scores starts), no spills."""
+    sass = sass_of(kernel_builds["fmha_sm90_ws"].path)
+    assert set(sass) == {"sm_90a"}
+    text = sass["sm_90a"]
+    assert count(text, r"\bUTMALDG\.4D") > 0
+    assert count(text, r"\bLDGSTS") == 0  # no cp.async: the producer loads by TMA alone
+    assert count(text, r"\bUSETMAXREG\.DEALLOC\.CTAPOOL 0x18") > 0  # producer: 24 registers
+    assert count(text, r"\bUSETMAXREG\.TRY_ALLOC\.CTAPOOL \w+, 0xf0") > 0  # consumers: 240
+    assert count(text, r"\bBAR\.ARV \w+, 0x100") > 0  # hand the token on (256 threads)
+    assert count(text, r"\bBAR\.SYNC\.DEFER_BLOCKING \w+, 0x100") > 0  # wait for it
+    assert count(text, r"\bHGMMA\.64x128x16\.F32\.BF16") > 0
+    assert count(text, r"\bWARPGROUP\.DEPBAR\.LE gsb0, 0x1") > 0  # wait<1>: P V in flight
+    assert count(text, r"\bSYNCS\.") > 0  # mbarrier pipelines
+    assert count(text, r"\b(STL|LDL)\b") == 0
+
+
 def test_fmha_register_layout_conversions_hold_for_every_thread(kernel_builds):
     output, rc = kernel_builds["layout_check"]
     assert rc == 0 and output.strip().endswith("ok"), output
@@ -74,6 +94,7 @@ def test_libraries_export_the_c_abi_and_describe_themselves(kernel_builds):
         "sm80_gemm": ("hk_gemm_plan", "hk_gemm_run", "hk_gemm_workspace", "hk_gemm_destroy"),
         "fmha_sm80": ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy"),
         "fmha_sm90": ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy"),
+        "fmha_sm90_ws": ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy"),
     }
     for name, symbols in expect.items():
         built = kernel_builds[name]

@@ -128,18 +128,24 @@ def test_tuned_provider_is_correct(problem):
         (2, 8, 2, 256, 256, 128),
         (1, 32, 8, 384, 1024, 128),
         (2, 4, 1, 256, 512, 64),
+        (1, 8, 2, 256, 768, 256),  # the warp-specialized kernel alone takes head_dim 256
     ],
 )
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("kernel", ["sm80", "sm90"])
+@pytest.mark.parametrize(
+    "kernel",
+    ["sm80", "sm90", "fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap"],
+)
 def test_fmha_matches_fp32(shape, causal, kernel):
-    if _cc() < ((9, 0) if kernel == "sm90" else (8, 0)):
+    if _cc() < ((8, 0) if kernel == "sm80" else (9, 0)):
         pytest.skip(f"needs {kernel}")
-    from harness_kernels.cutlass.fmha import fmha_spec
+    from harness_kernels.cutlass.fmha import fmha_spec, head_dims
 
     problem = AttentionProblem(*shape, causal=causal, dtype="bf16")
+    if problem.head_dim not in head_dims(kernel):
+        pytest.skip(f"{kernel} is not built for head_dim {problem.head_dim}")
     _require(fmha_spec("bf16", problem.head_dim, kernel))
-    name = "own-cutlass" if kernel == "sm80" else "own-cutlass-sm90"
+    name = "own-cutlass" if kernel == "sm80" else f"own-cutlass-{kernel}"
     provider = load_all().get("attention", name)
     device = get_device("cuda")
     assert provider.why_not(problem, device) is None

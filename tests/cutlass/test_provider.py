@@ -100,13 +100,44 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
     everything = {s.label for s in oc.specs_for(problems)}
     assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(CONFIGS)
     attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
+    ws = ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
     assert {s.label for s in oc.specs_for(attn)} == {
-        f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90") for d in (64, 128)
+        f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90", *ws) for d in (64, 128)
     }
     assert {s.label for s in oc.specs_for(attn, ["own-cutlass-sm90"])} == {
         "fmha-sm90-bf16-d64",
         "fmha-sm90-bf16-d128",
     }
+
+
+def test_warp_specialized_fmha_rungs(registry):
+    """own-cutlass-fa3 and its three rungs: sm_90 only, head_dim up to 256, 128-key tiles up to
+    head_dim 128 (64 at 256), each library built with its own feature switches."""
+    from harness_kernels.cutlass.fmha import fmha_spec
+
+    prefill = AttentionProblem(4, 32, 8, 4096, 4096, 128, causal=True)
+    wide = AttentionProblem(4, 32, 8, 4096, 4096, 256, causal=False)
+    names = ["own-cutlass-fa3", *(f"own-cutlass-fa3-{r}" for r in ("no-pingpong", "no-overlap"))]
+    names.append("own-cutlass-fa3-no-pingpong-no-overlap")
+    for name in names:
+        p = registry.get("attention", name)
+        assert p.min_cc == (9, 0) and p.family == "own"
+        assert p.supports(prefill, H200) is None and p.supports(wide, H200) is None
+        assert "sm_90 only" in p.supports(prefill, A100)
+    fa3 = registry.get("attention", "own-cutlass-fa3")
+    why = fa3.supports(AttentionProblem(1, 32, 8, 1024, 1088, 128), H200)
+    assert "kv_len % 128" in why  # 128-key tiles at D 128
+    assert fa3.supports(AttentionProblem(1, 32, 8, 1024, 1088, 256), H200) is None  # 64 at 256
+    assert "head_dim" in registry.get("attention", "own-cutlass-sm90").supports(wide, H200)
+    assert {s.label for s in oc.specs_for([wide])} == {
+        f"fmha-{k}-bf16-d256"
+        for k in ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
+    }
+    flags = {k: dict(fmha_spec("bf16", 128, k).defines) for k in ("fa3", "fa3-no-overlap")}
+    assert flags["fa3"]["HK_PINGPONG"] == 1 and flags["fa3"]["HK_OVERLAP"] == 1
+    assert flags["fa3-no-overlap"]["HK_OVERLAP"] == 0 and flags["fa3"]["HK_BLOCK_N"] == 128
+    assert dict(fmha_spec("bf16", 256, "fa3").defines)["HK_BLOCK_N"] == 64
+    assert fmha_spec("bf16", 128, "fa3").source == "fmha_sm90_ws.cu"
 
 
 def test_prebuild_needs_a_toolchain(monkeypatch):

@@ -28,7 +28,10 @@ def test_ladder_has_every_rung_and_each_runs_on_hopper():
             "cublas"
         }
     attn = {p.provider for p in pts if p.problem.op == "attention"}
-    assert attn == {_provider_name(v) for v in ATTENTION_RUNGS} | {"sdpa-cudnn"}
+    from harness_kernels.cutlass.fmha import WS_FEATURES
+
+    cute_rungs = {f"own-cutlass-{k}" for k in WS_FEATURES} | {"own-cutlass-sm90"}
+    assert attn == {_provider_name(v) for v in ATTENTION_RUNGS} | {"sdpa-cudnn"} | cute_rungs
     phases = {(p.problem.phase, p.problem.causal) for p in pts if p.problem.op == "attention"}
     assert phases == {("prefill", False), ("prefill", True), ("decode", True)}
     for p in pts:  # no rung is listed where it would only be skipped

@@ -1,0 +1,384 @@
+// FMHA forward on CuTe for Hopper, warp-specialized in FlashAttention-3's structure (sm_90a
+// only): a producer warpgroup whose one elected thread loads Q once and K, V tile by tile with
+// TMA into two-stage pipelines (mbarriers, cutlass::PipelineTmaAsync), and two consumer
+// warpgroups of 64 query rows each that compute S = Q K^T (SS wgmma), the online softmax, and
+// O += P V (RS wgmma, P from the S registers). Two features switch on by -D, so that each rung
+// of the ladder measures one of them:
+//
+//   HK_PINGPONG  1: the two consumer warpgroups take turns issuing their wgmmas (a named-barrier
+//                token passed after each issue), so one's softmax runs while the other's
+//                tensor-core work does (FA3's inter-warpgroup ping-pong)
+//   HK_OVERLAP   1: within a warpgroup, the next tile's Q K^T and this tile's P V are issued
+//                together and the softmax of the scores runs while P V is still in flight;
+//                the output is rescaled after it lands (FA3's intra-warpgroup overlap)
+//   HK_DTYPE     0 bf16, 1 fp16
+//   HK_HEAD_DIM  64, 128 or 256
+//   HK_BLOCK_N   keys per KV tile (128 at head_dim <= 128, 64 at 256: registers)
+//
+// One CTA (384 threads) owns 128 query rows of one (batch, head); causal tiles start from the
+// last query tile (it sees the most keys) and stop at the diagonal. Shapes: q_len a multiple
+// of 128, kv_len of HK_BLOCK_N, causal needs q_len <= kv_len. C ABI as fmha_sm90.cu.
+#include "common.h"
+#include "cutlass/arch/reg_reconfig.h"
+#include "fmha_common.h"
+#include "fmha_sm90_ws.h"
+
+#ifndef HK_DTYPE
+#define HK_DTYPE 0
+#endif
+#ifndef HK_HEAD_DIM
+#define HK_HEAD_DIM 128
+#endif
+#ifndef HK_BLOCK_N
+#define HK_BLOCK_N 128
+#endif
+#ifndef HK_PINGPONG
+#define HK_PINGPONG 1
+#endif
+#ifndef HK_OVERLAP
+#define HK_OVERLAP 1
+#endif
+
+namespace hk_fmha_sm90_ws {
+using namespace cute;
+#if HK_DTYPE == 0
+using Element = cutlass::bfloat16_t;
+#define HK_DTYPE_NAME "bf16"
+#else
+using Element = cutlass::half_t;
+#define HK_DTYPE_NAME "fp16"
+#endif
+using T = hk::fmha90ws::Traits<Element, HK_HEAD_DIM, HK_BLOCK_N>;
+using Params = hk::fmha90ws::Params<T>;
+using Pipeline = typename T::Pipeline;
+using PipelineState = typename Pipeline::PipelineState;
+
+// Issue acc (+)= A @ B over every k block as one committed wgmma batch; nothing waits here.
+// kZeroInit: the first k block overwrites acc. The caller waits (warpgroup_wait<N>) and then
+// fences the operands again, so the compiler keeps them live until the wgmma has read them.
+template <bool kZeroInit, class Mma, class FA, class FB, class Acc>
+__device__ __forceinline__ void wgmma_issue(Mma& mma, FA const& a, FB const& b, Acc& acc) {
+  warpgroup_fence_operand(acc);
+  warpgroup_arrive();
+  if constexpr (kZeroInit) mma.accumulate_ = GMMA::ScaleOut::Zero;
+  CUTE_UNROLL
+  for (int k = 0; k < size<2>(a); ++k) {
+    cute::gemm(mma, a(_, _, k), b(_, _, k), acc);
+    mma.accumulate_ = GMMA::ScaleOut::One;
+  }
+  warpgroup_commit_batch();
+  warpgroup_fence_operand(acc);
+}
+
+// The ping-pong token: named barrier 1 + w belongs to consumer warpgroup w; a warpgroup waits
+// on its own before issuing and hands the token to the other's after (256 threads: its 128
+// arrivals plus the other warpgroup's 128).
+__device__ __forceinline__ void turn_wait(int wg) {
+  if constexpr (HK_PINGPONG) cutlass::arch::NamedBarrier::sync(256, 1 + wg);
+}
+__device__ __forceinline__ void turn_pass(int wg) {
+  if constexpr (HK_PINGPONG) cutlass::arch::NamedBarrier::arrive(256, 1 + (1 - wg));
+}
+
+template <bool kCausal>
+__global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant__ Params p) {
+#if defined(__CUDA_ARCH__) && defined(CUTE_ARCH_MMA_SM90A_ENABLED)
+  constexpr int kBlockM = T::kBlockM, kBlockN = T::kBlockN, kHeadDim = T::kHeadDim;
+  extern __shared__ __align__(1024) char smem_raw[];
+  auto& smem = *reinterpret_cast<typename T::SharedStorage*>(smem_raw);
+  const int warp_group = cutlass::canonical_warp_group_idx();
+  const int m_block = kCausal ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
+  const int head = blockIdx.y, batch = blockIdx.z;
+  const int kv_head = head / p.group;
+
+  int n_end = p.seq_k / kBlockN;
+  if (kCausal) n_end = min(n_end, (m_block * kBlockM + kBlockM - 1 + p.causal_offset) / kBlockN + 1);
+
+  // ---- barriers: Q's (one arrival, the producer's expect-tx) and the two K / V pipelines -------
+  typename Pipeline::Params pp;
+  pp.role = warp_group == 0 ? Pipeline::ThreadCategory::Producer
+                            : Pipeline::ThreadCategory::Consumer;
+  pp.is_leader = threadIdx.x == 0;
+  pp.num_consumers = T::kConsumerThreads;
+  pp.transaction_bytes = T::kKVBytes;
+  if (threadIdx.x == 0) smem.q_full.init(1);
+  Pipeline pipe_k(smem.pipe_k, pp, Shape<_1, _1, _1>{});
+  Pipeline pipe_v(smem.pipe_v, pp, Shape<_1, _1, _1>{});
+  cutlass::arch::fence_barrier_init();
+  __syncthreads();
+
+  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename T::SmemLayoutQ{});
+  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename T::SmemLayoutKV{});
+  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename T::SmemLayoutKV{});
+  Tensor sVt = make_tensor(make_smem_ptr(smem.v.data()), typename T::SmemLayoutVt{});
+
+  if (warp_group == 0) {
+    // ---- producer: one thread issues every TMA load; the rest of the warpgroup idles --------
+    cutlass::arch::warpgroup_reg_dealloc<T::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      cute::prefetch_tma_descriptor(p.tma_q.get_tma_descriptor());
+      cute::prefetch_tma_descriptor(p.tma_k.get_tma_descriptor());
+      cute::prefetch_tma_descriptor(p.tma_v.get_tma_descriptor());
+      auto tile_q = Shape<Int<kBlockM>, Int<kHeadDim>>{};
+      auto tile_kv = Shape<Int<kBlockN>, Int<kHeadDim>>{};
+      Tensor mQ = p.tma_q.get_tma_tensor(make_shape(p.seq_q, kHeadDim, p.q_heads, p.batch));
+      Tensor mK = p.tma_k.get_tma_tensor(make_shape(p.seq_k, kHeadDim, p.kv_heads, p.batch));
+      Tensor mV = p.tma_v.get_tma_tensor(make_shape(p.seq_k, kHeadDim, p.kv_heads, p.batch));
+      Tensor gQ = local_tile(mQ(_, _, head, batch), tile_q, make_coord(m_block, 0));
+      Tensor gK = local_tile(mK(_, _, kv_head, batch), tile_kv, make_coord(_, 0));  // (N, D, n)
+      Tensor gV = local_tile(mV(_, _, kv_head, batch), tile_kv, make_coord(_, 0));
+      auto [tQgQ, tQsQ] = tma_partition(p.tma_q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
+                                        group_modes<0, 2>(gQ));
+      auto [tKgK, tKsK] = tma_partition(p.tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
+                                        group_modes<0, 2>(gK));  // (TMA, n), (TMA, stage)
+      auto [tVgV, tVsV] = tma_partition(p.tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
+                                        group_modes<0, 2>(gV));
+      smem.q_full.arrive_and_expect_tx(T::kQBytes);
+      copy(p.tma_q.with(reinterpret_cast<uint64_t&>(smem.q_full), 0), tQgQ, tQsQ);
+      PipelineState write = cutlass::make_producer_start_state<Pipeline>();
+      for (int n = 0; n < n_end; ++n) {  // K before V: the consumers need K[n] first
+        pipe_k.producer_acquire(write);
+        copy(p.tma_k.with(*pipe_k.producer_get_barrier(write), 0), tKgK(_, n),
+             tKsK(_, write.index()));
+        pipe_v.producer_acquire(write);
+        copy(p.tma_v.with(*pipe_v.producer_get_barrier(write), 0), tVgV(_, n),
+             tVsV(_, write.index()));
+        ++write;
+      }
+    }
+    return;
+  }
+
+  // ---- consumers: two warpgroups, rows 64 * wg .. 64 * wg + 63 of the query tile -------------
+  cutlass::arch::warpgroup_reg_alloc<T::kConsumerRegs>();
+  const int ctid = threadIdx.x - 128;
+  const int wg = warp_group - 1;
+  typename T::TiledMmaS mma_s;
+  typename T::TiledMmaO mma_o;
+  auto thr_s = mma_s.get_thread_slice(ctid);
+  auto thr_o = mma_o.get_thread_slice(ctid);
+  Tensor tSrQ = thr_s.make_fragment_A(thr_s.partition_A(sQ));    // [MMA, MMA_M, MMA_D]
+  Tensor tSrK = thr_s.make_fragment_B(thr_s.partition_B(sK));    // [MMA, MMA_N, MMA_D, stage]
+  Tensor tOrVt = thr_o.make_fragment_B(thr_o.partition_B(sVt));  // [MMA, MMA_D, MMA_N, stage]
+  Tensor acc_o = partition_fragment_C(mma_o, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+  clear(acc_o);
+  Tensor tScS = thr_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
+
+  Tensor o_rc = make_tensor(acc_o.data(), hk::fmha90::acc_rowcol(acc_o.layout()));
+  constexpr int kRows = decltype(size<0>(o_rc))::value;
+  float row_max[kRows], row_sum[kRows], correction[kRows];
+  CUTE_UNROLL
+  for (int r = 0; r < kRows; ++r) {
+    row_max[r] = -INFINITY;
+    row_sum[r] = 0.f;
+  }
+
+  // Keys past the diagonal only exist in the last tiles: mask those, skip the test elsewhere.
+  const int first_row = m_block * kBlockM + p.causal_offset;
+  auto mask = [&](auto& acc_s, int n) {
+    if (kCausal && (n + 1) * kBlockN - 1 > first_row) {
+      CUTE_UNROLL
+      for (int i = 0; i < size(acc_s); ++i) {
+        if (n * kBlockN + get<1>(tScS(i)) > first_row + get<0>(tScS(i))) acc_s(i) = -INFINITY;
+      }
+    }
+  };
+  // P in the input precision, in the S tile's registers' order: the register A operand of P V.
+  auto to_p = [](auto const& acc_s) {
+    Tensor p_frag = make_fragment_like<Element>(acc_s);
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
+    return p_frag;
+  };
+
+  if constexpr (HK_PINGPONG) {
+    if (wg == 0) cutlass::arch::NamedBarrier::arrive(256, 1);  // warpgroup 0 issues first
+  }
+  PipelineState read_k, read_v;
+  smem.q_full.wait(0);
+
+#if HK_OVERLAP
+  // Tile 0's scores alone, then per tile n >= 1: issue S[n] = Q K[n]^T and O += P[n-1] V[n-1]
+  // together; S[n]'s softmax runs while P V is in flight; rescale O once it has landed.
+  Tensor acc_s = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
+  pipe_k.consumer_wait(read_k);
+  turn_wait(wg);
+  wgmma_issue<true>(mma_s, tSrQ, tSrK(_, _, _, read_k.index()), acc_s);
+  turn_pass(wg);
+  warpgroup_wait<0>();
+  warpgroup_fence_operand(acc_s);
+  pipe_k.consumer_release(read_k);
+  ++read_k;
+  mask(acc_s, 0);
+  {
+    Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
+    hk::fmha::softmax_scores(s_rc, row_max, row_sum, correction, p.scale_log2);
+  }
+  Tensor p_frag = to_p(acc_s);
+  Tensor tOrP = make_tensor(p_frag.data(), hk::fmha90::acc_as_operand_a(p_frag.layout()));
+  for (int n = 1; n < n_end; ++n) {
+    pipe_k.consumer_wait(read_k);
+    turn_wait(wg);
+    wgmma_issue<true>(mma_s, tSrQ, tSrK(_, _, _, read_k.index()), acc_s);
+    pipe_v.consumer_wait(read_v);
+    warpgroup_fence_operand(tOrP);
+    wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
+    turn_pass(wg);
+    warpgroup_wait<1>();  // S[n] has landed; P V may still run
+    warpgroup_fence_operand(acc_s);
+    pipe_k.consumer_release(read_k);
+    ++read_k;
+    mask(acc_s, n);
+    Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
+    hk::fmha::softmax_scores(s_rc, row_max, row_sum, correction, p.scale_log2);
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_o);
+    warpgroup_fence_operand(tOrP);
+    pipe_v.consumer_release(read_v);
+    ++read_v;
+    hk::fmha::rescale_rows(o_rc, correction);
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
+  }
+  pipe_v.consumer_wait(read_v);
+  turn_wait(wg);
+  warpgroup_fence_operand(tOrP);
+  wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
+  turn_pass(wg);
+  warpgroup_wait<0>();
+  warpgroup_fence_operand(acc_o);
+  warpgroup_fence_operand(tOrP);
+  pipe_v.consumer_release(read_v);
+#else
+  // One tile at a time: S = Q K^T, wait, softmax (O rescaled at once), O += P V, wait.
+  for (int n = 0; n < n_end; ++n) {
+    Tensor acc_s = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
+    pipe_k.consumer_wait(read_k);
+    turn_wait(wg);
+    wgmma_issue<true>(mma_s, tSrQ, tSrK(_, _, _, read_k.index()), acc_s);
+    turn_pass(wg);
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_s);
+    pipe_k.consumer_release(read_k);
+    ++read_k;
+    mask(acc_s, n);
+    Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
+    hk::fmha::online_softmax(s_rc, o_rc, row_max, row_sum, p.scale_log2);
+    Tensor p_frag = to_p(acc_s);
+    Tensor tOrP = make_tensor(p_frag.data(), hk::fmha90::acc_as_operand_a(p_frag.layout()));
+    pipe_v.consumer_wait(read_v);
+    turn_wait(wg);
+    warpgroup_fence_operand(tOrP);
+    wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
+    turn_pass(wg);
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc_o);
+    warpgroup_fence_operand(tOrP);
+    pipe_v.consumer_release(read_v);
+    ++read_v;
+  }
+#endif
+
+  // ---- epilogue: divide by the row sums, round, store ---------------------------------------------
+  hk::fmha::normalize_rows(o_rc, row_sum);
+  Tensor mO = make_tensor(make_gmem_ptr(p.o + batch * p.o_batch + head * p.o_head),
+                          make_shape(p.seq_q, Int<kHeadDim>{}), make_stride(p.o_row, _1{}));
+  Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));
+  Tensor tOgO = thr_o.partition_C(gO);
+  CUTE_UNROLL
+  for (int i = 0; i < size(acc_o); ++i) tOgO(i) = Element(acc_o(i));
+#endif
+}
+
+struct Plan {
+  Params params;
+  dim3 grid;
+  bool causal;
+};
+
+constexpr int kSmemBytes = int(sizeof(typename T::SharedStorage));
+
+// Q, K or V as T's (row, head_dim, head, batch) global tensor.
+inline auto gmem(const void* base, int rows, int heads, int batch, const int64_t* strides) {
+  return make_tensor(make_gmem_ptr(static_cast<Element const*>(base)),
+                     make_shape(int32_t(rows), int32_t(T::kHeadDim), int32_t(heads), int32_t(batch)),
+                     make_stride(strides[2], _1{}, strides[1], strides[0]));
+}
+}  // namespace hk_fmha_sm90_ws
+using namespace hk_fmha_sm90_ws;
+
+HK_EXPORT const char* hk_describe(void) {
+  return "kernel=fmha_sm90_ws;dtype=" HK_DTYPE_NAME ";head_dim=" HK_STR(HK_HEAD_DIM)
+         ";tile=128x" HK_STR(HK_BLOCK_N) ";warps=12;schedule=tma-ws"
+#if HK_PINGPONG
+         "-pingpong"
+#endif
+#if HK_OVERLAP
+         "-overlap"
+#endif
+         ";stages=2;cutlass=" HK_CUTLASS_VERSION;
+}
+
+HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o, int B, int Hq,
+                           int Hkv, int Sq, int Skv, const int64_t* strides, float scale,
+                           int causal, void** plan_out) {
+  *plan_out = nullptr;
+  int device = 0, major = 0;
+  if (cudaError_t e = cudaGetDevice(&device)) return hk::from_cuda(e);
+  if (cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) {
+    return hk::from_cuda(e);
+  }
+  if (major != 9) return hk::from_cutlass(cutlass::Status::kErrorArchMismatch);  // wgmma: sm_90a
+  // The same checks as the cp.async kernels (TMA needs the same 16-byte alignment of base
+  // pointers and strides); their Params carry the strides and scale this plan uses.
+  hk::fmha::Params<Element> checked;
+  if (int rc = hk::fmha::make_params(checked, q, k, v, o, B, Hq, Hkv, Sq, Skv, strides, scale,
+                                     causal, T::kBlockM, T::kBlockN)) {
+    return rc;
+  }
+  Params p;
+  p.tma_q = make_tma_copy(SM90_TMA_LOAD{}, gmem(q, Sq, Hq, B, strides + 0),
+                          typename T::SmemLayoutQ{}, Shape<Int<T::kBlockM>, Int<T::kHeadDim>>{},
+                          _1{});
+  p.tma_k = make_tma_copy(SM90_TMA_LOAD{}, gmem(k, Skv, Hkv, B, strides + 3),
+                          take<0, 2>(typename T::SmemLayoutKV{}),
+                          Shape<Int<T::kBlockN>, Int<T::kHeadDim>>{}, _1{});
+  p.tma_v = make_tma_copy(SM90_TMA_LOAD{}, gmem(v, Skv, Hkv, B, strides + 6),
+                          take<0, 2>(typename T::SmemLayoutKV{}),
+                          Shape<Int<T::kBlockN>, Int<T::kHeadDim>>{}, _1{});
+  p.o = static_cast<Element*>(o);
+  p.o_batch = strides[9];
+  p.o_head = strides[10];
+  p.o_row = strides[11];
+  p.batch = B;
+  p.q_heads = Hq;
+  p.kv_heads = Hkv;
+  p.group = checked.group;
+  p.seq_q = Sq;
+  p.seq_k = Skv;
+  p.causal_offset = checked.causal_offset;
+  p.scale_log2 = checked.scale_log2;
+  for (auto kernel : {fmha_ws<false>, fmha_ws<true>}) {
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             kSmemBytes)) {
+      return hk::from_cuda(e);
+    }
+  }
+  *plan_out = new Plan{p, dim3(Sq / T::kBlockM, Hq, B), causal != 0};
+  return 0;
+}
+
+HK_EXPORT int hk_fmha_run(void* plan, void* stream) {
+  auto* pl = static_cast<Plan*>(plan);
+  auto st = static_cast<cudaStream_t>(stream);
+  if (pl->causal) {
+    fmha_ws<true><<<pl->grid, T::kThreads, kSmemBytes, st>>>(pl->params);
+  } else {
+    fmha_ws<false><<<pl->grid, T::kThreads, kSmemBytes, st>>>(pl->params);
+  }
+  return hk::from_cuda(cudaGetLastError());
+}
+
+HK_EXPORT void hk_fmha_destroy(void* plan) { delete static_cast<Plan*>(plan); }
+
+HK_EXPORT const char* hk_status_string(int code) { return hk::status_string(code); }
