@@ -20,7 +20,8 @@ def main(paths: list[str]) -> int:
         return 1
     df = df.sort_values(["problem", "provider"])
     df["status"] = [
-        s if s == "ok" else f"{s}: {str(r)[:40]}" for s, r in zip(df["status"], df["reason"])
+        s if s == "ok" else f"{s}: {str(r)[:40]}"
+        for s, r in zip(df["status"], df["reason"], strict=True)
     ]
     print(df[COLUMNS].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0

@@ -11,9 +11,10 @@ Attention:
                                     in registers), sm_90 only: what wgmma adds over mma.sync
   own-cutlass-fa3                   FlashAttention-3's structure on those wgmmas: TMA producer
                                     warpgroup, two-stage K/V pipelines, two consumer warpgroups
-                                    in ping-pong, softmax overlapped with P V; sm_90 only
-  own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap
-                                    its ladder rungs, one feature (or both) switched off
+                                    in ping-pong, softmax overlapped with P V, persistent CTAs;
+                                    sm_90 only
+  own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap, -not-persistent
+                                    its ladder rungs, features switched off
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
 every provider here declares its libraries (Provider.prebuild), which the runner builds in one
@@ -258,7 +259,7 @@ def _attention_ws(kernel: str) -> None:
     """Register own-cutlass-<kernel> for one rung of the warp-specialized FMHA (fmha_sm90_ws.cu)."""
     from harness_kernels.cutlass.fmha import prepare_fmha
 
-    pingpong, overlap = WS_FEATURES[kernel]
+    pingpong, overlap, persistent = WS_FEATURES[kernel]
 
     def prepare(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
         launch = _load_or_skip(
@@ -269,12 +270,14 @@ def _attention_ws(kernel: str) -> None:
             causal=problem.causal,
             kernel=kernel,
         )
-        return Prepared(launch, dict(launch.config, pingpong=bool(pingpong), overlap=bool(overlap)))
+        features = dict(pingpong=bool(pingpong), overlap=bool(overlap), persistent=bool(persistent))
+        return Prepared(launch, dict(launch.config, **features))
 
     prepare.__doc__ = (
         "Own CuTe FMHA forward, warp-specialized (TMA producer, two-stage K/V pipelines, two "
         f"consumer warpgroups); ping-pong {'on' if pingpong else 'off'}, intra-warpgroup overlap "
-        f"{'on' if overlap else 'off'}; dense KV."
+        f"{'on' if overlap else 'off'}, {'persistent' if persistent else 'one CTA per tile'}; "
+        "dense KV."
     )
     name = f"own-cutlass-{kernel}"
     register(

@@ -6,8 +6,9 @@ Kernels with one C ABI (online softmax in registers):
                       registers (RS), two warpgroups; sm_90a only
   fa3   fmha_sm90_ws.cu  FlashAttention-3's structure on the same wgmmas: a TMA producer
                       warpgroup, two-stage K and V pipelines, two consumer warpgroups in
-                      ping-pong, softmax overlapped with P V; sm_90a only. Its rungs drop one
-                      feature each: fa3-no-pingpong, fa3-no-overlap, fa3-no-pingpong-no-overlap
+                      ping-pong, softmax overlapped with P V, one persistent CTA per SM; sm_90a
+                      only. Its rungs drop features: fa3-no-pingpong, fa3-no-overlap,
+                      fa3-no-pingpong-no-overlap, fa3-not-persistent
 
 launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
 out = launch()                                # [B, Hq, Sq, D], on the current stream
@@ -28,12 +29,13 @@ BLOCK_N = 64  # keys per KV tile of the cp.async kernels
 HEAD_DIMS = (64, 128)
 DTYPES = {torch.bfloat16: ("bf16", 0), torch.float16: ("fp16", 1)}
 
-# The warp-specialized kernel's rungs: (ping-pong, intra-warpgroup overlap) switched on.
+# The warp-specialized kernel's rungs: (ping-pong, intra-warpgroup overlap, persistent CTAs).
 WS_FEATURES = {
-    "fa3": (1, 1),
-    "fa3-no-pingpong": (0, 1),
-    "fa3-no-overlap": (1, 0),
-    "fa3-no-pingpong-no-overlap": (0, 0),
+    "fa3": (1, 1, 1),
+    "fa3-no-pingpong": (0, 1, 1),
+    "fa3-no-overlap": (1, 0, 1),
+    "fa3-no-pingpong-no-overlap": (0, 0, 1),
+    "fa3-not-persistent": (1, 1, 0),
 }
 KERNELS = {
     "sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")),
@@ -60,11 +62,12 @@ def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSp
     source, archs = KERNELS[kernel]
     defines: tuple[tuple[str, int], ...] = (("HK_DTYPE", code), ("HK_HEAD_DIM", head_dim))
     if kernel in WS_FEATURES:
-        pingpong, overlap = WS_FEATURES[kernel]
+        pingpong, overlap, persistent = WS_FEATURES[kernel]
         defines += (
             ("HK_BLOCK_N", block_n(kernel, head_dim)),
             ("HK_PINGPONG", pingpong),
             ("HK_OVERLAP", overlap),
+            ("HK_PERSISTENT", persistent),
         )
     return build.KernelSpec(
         source,

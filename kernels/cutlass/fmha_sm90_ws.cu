@@ -11,12 +11,14 @@
 //   HK_OVERLAP   1: within a warpgroup, the next tile's Q K^T and this tile's P V are issued
 //                together and the softmax of the scores runs while P V is still in flight;
 //                the output is rescaled after it lands (FA3's intra-warpgroup overlap)
+//   HK_PERSISTENT 1: one CTA per SM loops over the tiles, so the next tile's loads overlap this
+//                tile's last P V and its stores; 0: one CTA per tile
 //   HK_DTYPE     0 bf16, 1 fp16
 //   HK_HEAD_DIM  64, 128 or 256
 //   HK_BLOCK_N   keys per KV tile (128 at head_dim <= 128, 64 at 256: registers)
 //
-// One CTA (384 threads) owns 128 query rows of one (batch, head); causal tiles start from the
-// last query tile (it sees the most keys) and stop at the diagonal. Shapes: q_len a multiple
+// A tile is 128 query rows of one (batch, head), worked on by one CTA of 384 threads; causal
+// tiles start from the last query tile (it sees the most keys) and stop at the diagonal. Shapes: q_len a multiple
 // of 128, kv_len of HK_BLOCK_N, causal needs q_len <= kv_len. C ABI as fmha_sm90.cu.
 #include "common.h"
 #include "cutlass/arch/reg_reconfig.h"
@@ -37,6 +39,9 @@
 #endif
 #ifndef HK_OVERLAP
 #define HK_OVERLAP 1
+#endif
+#ifndef HK_PERSISTENT
+#define HK_PERSISTENT 1
 #endif
 
 namespace hk_fmha_sm90_ws {
@@ -80,6 +85,33 @@ __device__ __forceinline__ void turn_pass(int wg) {
   if constexpr (HK_PINGPONG) cutlass::arch::NamedBarrier::arrive(256, 1 + (1 - wg));
 }
 
+// Tile t of the grid-stride loop as (query tile, head, batch). Heads vary fastest so that the
+// CTAs working at one time share KV heads in L2; causal tiles run from the last query tile
+// down (the last sees the most keys), so the longest tiles start first and the short ones fill
+// the tail.
+struct Tile {
+  int m_block, head, batch;
+};
+template <bool kCausal>
+__device__ __forceinline__ Tile tile_of(int t, Params const& p) {
+  const int per_m = p.q_heads * p.batch;
+  const int m = t / per_m, rest = t % per_m;
+  return {kCausal ? p.m_blocks - 1 - m : m, rest % p.q_heads, rest / p.q_heads};
+}
+
+template <bool kCausal>
+__device__ __forceinline__ int kv_tiles(int m_block, Params const& p) {
+  int n_end = p.seq_k / T::kBlockN;
+  if (kCausal) {
+    n_end = min(n_end, (m_block * T::kBlockM + T::kBlockM - 1 + p.causal_offset) / T::kBlockN + 1);
+  }
+  return n_end;
+}
+
+// Each CTA loops over tiles blockIdx.x, blockIdx.x + gridDim.x, ...: persistent when the grid
+// is one CTA per SM (HK_PERSISTENT, the default), one tile per CTA otherwise. Persistent, the
+// producer loads the next tile's Q, K and V while the consumers finish this tile's last P V and
+// store O, so no tile pays the pipeline's fill and drain alone.
 template <bool kCausal>
 __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant__ Params p) {
 #if defined(__CUDA_ARCH__) && defined(CUTE_ARCH_MMA_SM90A_ENABLED)
@@ -87,21 +119,20 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
   extern __shared__ __align__(1024) char smem_raw[];
   auto& smem = *reinterpret_cast<typename T::SharedStorage*>(smem_raw);
   const int warp_group = cutlass::canonical_warp_group_idx();
-  const int m_block = kCausal ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
-  const int head = blockIdx.y, batch = blockIdx.z;
-  const int kv_head = head / p.group;
+  const int tiles = p.m_blocks * p.q_heads * p.batch;
 
-  int n_end = p.seq_k / kBlockN;
-  if (kCausal) n_end = min(n_end, (m_block * kBlockM + kBlockM - 1 + p.causal_offset) / kBlockN + 1);
-
-  // ---- barriers: Q's (one arrival, the producer's expect-tx) and the two K / V pipelines -------
+  // ---- barriers: Q full (the producer's expect-tx) and empty (256 consumer arrivals); the two
+  // K / V pipelines ------------------------------------------------------------------------------
   typename Pipeline::Params pp;
   pp.role = warp_group == 0 ? Pipeline::ThreadCategory::Producer
                             : Pipeline::ThreadCategory::Consumer;
   pp.is_leader = threadIdx.x == 0;
   pp.num_consumers = T::kConsumerThreads;
   pp.transaction_bytes = T::kKVBytes;
-  if (threadIdx.x == 0) smem.q_full.init(1);
+  if (threadIdx.x == 0) {
+    smem.q_full.init(1);
+    smem.q_empty.init(T::kConsumerThreads);
+  }
   Pipeline pipe_k(smem.pipe_k, pp, Shape<_1, _1, _1>{});
   Pipeline pipe_v(smem.pipe_v, pp, Shape<_1, _1, _1>{});
   cutlass::arch::fence_barrier_init();
@@ -124,32 +155,39 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       Tensor mQ = p.tma_q.get_tma_tensor(make_shape(p.seq_q, kHeadDim, p.q_heads, p.batch));
       Tensor mK = p.tma_k.get_tma_tensor(make_shape(p.seq_k, kHeadDim, p.kv_heads, p.batch));
       Tensor mV = p.tma_v.get_tma_tensor(make_shape(p.seq_k, kHeadDim, p.kv_heads, p.batch));
-      Tensor gQ = local_tile(mQ(_, _, head, batch), tile_q, make_coord(m_block, 0));
-      Tensor gK = local_tile(mK(_, _, kv_head, batch), tile_kv, make_coord(_, 0));  // (N, D, n)
-      Tensor gV = local_tile(mV(_, _, kv_head, batch), tile_kv, make_coord(_, 0));
-      auto [tQgQ, tQsQ] = tma_partition(p.tma_q, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sQ),
-                                        group_modes<0, 2>(gQ));
-      auto [tKgK, tKsK] = tma_partition(p.tma_k, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sK),
-                                        group_modes<0, 2>(gK));  // (TMA, n), (TMA, stage)
-      auto [tVgV, tVsV] = tma_partition(p.tma_v, Int<0>{}, Layout<_1>{}, group_modes<0, 2>(sV),
-                                        group_modes<0, 2>(gV));
-      smem.q_full.arrive_and_expect_tx(T::kQBytes);
-      copy(p.tma_q.with(reinterpret_cast<uint64_t&>(smem.q_full), 0), tQgQ, tQsQ);
       PipelineState write = cutlass::make_producer_start_state<Pipeline>();
-      for (int n = 0; n < n_end; ++n) {  // K before V: the consumers need K[n] first
-        pipe_k.producer_acquire(write);
-        copy(p.tma_k.with(*pipe_k.producer_get_barrier(write), 0), tKgK(_, n),
-             tKsK(_, write.index()));
-        pipe_v.producer_acquire(write);
-        copy(p.tma_v.with(*pipe_v.producer_get_barrier(write), 0), tVgV(_, n),
-             tVsV(_, write.index()));
-        ++write;
+      int iter = 0;
+      for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++iter) {
+        const Tile tile = tile_of<kCausal>(t, p);
+        const int kv_head = tile.head / p.group;
+        Tensor gQ = local_tile(mQ(_, _, tile.head, tile.batch), tile_q, make_coord(tile.m_block, 0));
+        Tensor gK = local_tile(mK(_, _, kv_head, tile.batch), tile_kv, make_coord(_, 0));  // (N, D, n)
+        Tensor gV = local_tile(mV(_, _, kv_head, tile.batch), tile_kv, make_coord(_, 0));
+        auto [tQgQ, tQsQ] = tma_partition(p.tma_q, Int<0>{}, Layout<_1>{},
+                                          group_modes<0, 2>(sQ), group_modes<0, 2>(gQ));
+        auto [tKgK, tKsK] = tma_partition(p.tma_k, Int<0>{}, Layout<_1>{},
+                                          group_modes<0, 2>(sK), group_modes<0, 2>(gK));
+        auto [tVgV, tVsV] = tma_partition(p.tma_v, Int<0>{}, Layout<_1>{},
+                                          group_modes<0, 2>(sV), group_modes<0, 2>(gV));
+        if (iter > 0) smem.q_empty.wait((iter - 1) & 1);  // the previous tile's Q is read
+        smem.q_full.arrive_and_expect_tx(T::kQBytes);
+        copy(p.tma_q.with(reinterpret_cast<uint64_t&>(smem.q_full), 0), tQgQ, tQsQ);
+        const int n_end = kv_tiles<kCausal>(tile.m_block, p);
+        for (int n = 0; n < n_end; ++n) {  // K before V: the consumers need K[n] first
+          pipe_k.producer_acquire(write);
+          copy(p.tma_k.with(*pipe_k.producer_get_barrier(write), 0), tKgK(_, n),
+               tKsK(_, write.index()));
+          pipe_v.producer_acquire(write);
+          copy(p.tma_v.with(*pipe_v.producer_get_barrier(write), 0), tVgV(_, n),
+               tVsV(_, write.index()));
+          ++write;
+        }
       }
     }
     return;
   }
 
-  // ---- consumers: two warpgroups, rows 64 * wg .. 64 * wg + 63 of the query tile -------------
+  // ---- consumers: two warpgroups, rows 64 * wg .. 64 * wg + 63 of each query tile ------------
   cutlass::arch::warpgroup_reg_alloc<T::kConsumerRegs>();
   const int ctid = threadIdx.x - 128;
   const int wg = warp_group - 1;
@@ -160,98 +198,44 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
   Tensor tSrQ = thr_s.make_fragment_A(thr_s.partition_A(sQ));    // [MMA, MMA_M, MMA_D]
   Tensor tSrK = thr_s.make_fragment_B(thr_s.partition_B(sK));    // [MMA, MMA_N, MMA_D, stage]
   Tensor tOrVt = thr_o.make_fragment_B(thr_o.partition_B(sVt));  // [MMA, MMA_D, MMA_N, stage]
-  Tensor acc_o = partition_fragment_C(mma_o, Shape<Int<kBlockM>, Int<kHeadDim>>{});
-  clear(acc_o);
   Tensor tScS = thr_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
-
-  Tensor o_rc = make_tensor(acc_o.data(), hk::fmha90::acc_rowcol(acc_o.layout()));
-  constexpr int kRows = decltype(size<0>(o_rc))::value;
-  float row_max[kRows], row_sum[kRows], correction[kRows];
-  CUTE_UNROLL
-  for (int r = 0; r < kRows; ++r) {
-    row_max[r] = -INFINITY;
-    row_sum[r] = 0.f;
-  }
-
-  // Keys past the diagonal only exist in the last tiles: mask those, skip the test elsewhere.
-  const int first_row = m_block * kBlockM + p.causal_offset;
-  auto mask = [&](auto& acc_s, int n) {
-    if (kCausal && (n + 1) * kBlockN - 1 > first_row) {
-      CUTE_UNROLL
-      for (int i = 0; i < size(acc_s); ++i) {
-        if (n * kBlockN + get<1>(tScS(i)) > first_row + get<0>(tScS(i))) acc_s(i) = -INFINITY;
-      }
-    }
-  };
-  // P in the input precision, in the S tile's registers' order: the register A operand of P V.
-  auto to_p = [](auto const& acc_s) {
-    Tensor p_frag = make_fragment_like<Element>(acc_s);
-    CUTE_UNROLL
-    for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
-    return p_frag;
-  };
 
   if constexpr (HK_PINGPONG) {
     if (wg == 0) cutlass::arch::NamedBarrier::arrive(256, 1);  // warpgroup 0 issues first
   }
   PipelineState read_k, read_v;
-  smem.q_full.wait(0);
+
+  int iter = 0;
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++iter) {
+    const Tile tile = tile_of<kCausal>(t, p);
+    const int n_end = kv_tiles<kCausal>(tile.m_block, p);
+    Tensor acc_o = partition_fragment_C(mma_o, Shape<Int<kBlockM>, Int<kHeadDim>>{});
+    clear(acc_o);
+    Tensor o_rc = make_tensor(acc_o.data(), hk::fmha90::acc_rowcol(acc_o.layout()));
+    constexpr int kRows = decltype(size<0>(o_rc))::value;
+    float row_max[kRows], row_sum[kRows], correction[kRows];
+    CUTE_UNROLL
+    for (int r = 0; r < kRows; ++r) {
+      row_max[r] = -INFINITY;
+      row_sum[r] = 0.f;
+    }
+
+    // Keys past the diagonal only exist in the last tiles: mask those, skip the test elsewhere.
+    const int first_row = tile.m_block * kBlockM + p.causal_offset;
+    auto mask = [&](auto& acc_s, int n) {
+      if (kCausal && (n + 1) * kBlockN - 1 > first_row) {
+        CUTE_UNROLL
+        for (int i = 0; i < size(acc_s); ++i) {
+          if (n * kBlockN + get<1>(tScS(i)) > first_row + get<0>(tScS(i))) acc_s(i) = -INFINITY;
+        }
+      }
+    };
+
+    smem.q_full.wait(iter & 1);
 
 #if HK_OVERLAP
-  // Tile 0's scores alone, then per tile n >= 1: issue S[n] = Q K[n]^T and O += P[n-1] V[n-1]
-  // together; S[n]'s softmax runs while P V is in flight; rescale O once it has landed.
-  Tensor acc_s = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
-  pipe_k.consumer_wait(read_k);
-  turn_wait(wg);
-  wgmma_issue<true>(mma_s, tSrQ, tSrK(_, _, _, read_k.index()), acc_s);
-  turn_pass(wg);
-  warpgroup_wait<0>();
-  warpgroup_fence_operand(acc_s);
-  pipe_k.consumer_release(read_k);
-  ++read_k;
-  mask(acc_s, 0);
-  {
-    Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
-    hk::fmha::softmax_scores(s_rc, row_max, row_sum, correction, p.scale_log2);
-  }
-  Tensor p_frag = to_p(acc_s);
-  Tensor tOrP = make_tensor(p_frag.data(), hk::fmha90::acc_as_operand_a(p_frag.layout()));
-  for (int n = 1; n < n_end; ++n) {
-    pipe_k.consumer_wait(read_k);
-    turn_wait(wg);
-    wgmma_issue<true>(mma_s, tSrQ, tSrK(_, _, _, read_k.index()), acc_s);
-    pipe_v.consumer_wait(read_v);
-    warpgroup_fence_operand(tOrP);
-    wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
-    turn_pass(wg);
-    warpgroup_wait<1>();  // S[n] has landed; P V may still run
-    warpgroup_fence_operand(acc_s);
-    pipe_k.consumer_release(read_k);
-    ++read_k;
-    mask(acc_s, n);
-    Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
-    hk::fmha::softmax_scores(s_rc, row_max, row_sum, correction, p.scale_log2);
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(acc_o);
-    warpgroup_fence_operand(tOrP);
-    pipe_v.consumer_release(read_v);
-    ++read_v;
-    hk::fmha::rescale_rows(o_rc, correction);
-    CUTE_UNROLL
-    for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
-  }
-  pipe_v.consumer_wait(read_v);
-  turn_wait(wg);
-  warpgroup_fence_operand(tOrP);
-  wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
-  turn_pass(wg);
-  warpgroup_wait<0>();
-  warpgroup_fence_operand(acc_o);
-  warpgroup_fence_operand(tOrP);
-  pipe_v.consumer_release(read_v);
-#else
-  // One tile at a time: S = Q K^T, wait, softmax (O rescaled at once), O += P V, wait.
-  for (int n = 0; n < n_end; ++n) {
+    // Tile 0's scores alone, then per tile n >= 1: issue S[n] = Q K[n]^T and O += P[n-1] V[n-1]
+    // together; S[n]'s softmax runs while P V is in flight; rescale O once it has landed.
     Tensor acc_s = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
     pipe_k.consumer_wait(read_k);
     turn_wait(wg);
@@ -261,11 +245,40 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
     warpgroup_fence_operand(acc_s);
     pipe_k.consumer_release(read_k);
     ++read_k;
-    mask(acc_s, n);
-    Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
-    hk::fmha::online_softmax(s_rc, o_rc, row_max, row_sum, p.scale_log2);
-    Tensor p_frag = to_p(acc_s);
+    mask(acc_s, 0);
+    {
+      Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
+      hk::fmha::softmax_scores(s_rc, row_max, row_sum, correction, p.scale_log2);
+    }
+    Tensor p_frag = make_fragment_like<Element>(acc_s);
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
     Tensor tOrP = make_tensor(p_frag.data(), hk::fmha90::acc_as_operand_a(p_frag.layout()));
+    for (int n = 1; n < n_end; ++n) {
+      pipe_k.consumer_wait(read_k);
+      turn_wait(wg);
+      wgmma_issue<true>(mma_s, tSrQ, tSrK(_, _, _, read_k.index()), acc_s);
+      pipe_v.consumer_wait(read_v);
+      warpgroup_fence_operand(tOrP);
+      wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
+      turn_pass(wg);
+      warpgroup_wait<1>();  // S[n] has landed; P V may still run
+      warpgroup_fence_operand(acc_s);
+      pipe_k.consumer_release(read_k);
+      ++read_k;
+      mask(acc_s, n);
+      Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
+      hk::fmha::softmax_scores(s_rc, row_max, row_sum, correction, p.scale_log2);
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_o);
+      warpgroup_fence_operand(tOrP);
+      pipe_v.consumer_release(read_v);
+      ++read_v;
+      hk::fmha::rescale_rows(o_rc, correction);
+      CUTE_UNROLL
+      for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
+    }
+    smem.q_empty.arrive();  // every Q K^T of this tile has landed: the producer may load the next Q
     pipe_v.consumer_wait(read_v);
     turn_wait(wg);
     warpgroup_fence_operand(tOrP);
@@ -276,17 +289,48 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
     warpgroup_fence_operand(tOrP);
     pipe_v.consumer_release(read_v);
     ++read_v;
-  }
+#else
+    // One tile at a time: S = Q K^T, wait, softmax (O rescaled at once), O += P V, wait.
+    for (int n = 0; n < n_end; ++n) {
+      Tensor acc_s = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
+      pipe_k.consumer_wait(read_k);
+      turn_wait(wg);
+      wgmma_issue<true>(mma_s, tSrQ, tSrK(_, _, _, read_k.index()), acc_s);
+      turn_pass(wg);
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_s);
+      pipe_k.consumer_release(read_k);
+      ++read_k;
+      if (n + 1 == n_end) smem.q_empty.arrive();  // the tile's last Q K^T has landed
+      mask(acc_s, n);
+      Tensor s_rc = make_tensor(acc_s.data(), hk::fmha90::acc_rowcol(acc_s.layout()));
+      hk::fmha::online_softmax(s_rc, o_rc, row_max, row_sum, p.scale_log2);
+      Tensor p_frag = make_fragment_like<Element>(acc_s);
+      CUTE_UNROLL
+      for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
+      Tensor tOrP = make_tensor(p_frag.data(), hk::fmha90::acc_as_operand_a(p_frag.layout()));
+      pipe_v.consumer_wait(read_v);
+      turn_wait(wg);
+      warpgroup_fence_operand(tOrP);
+      wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
+      turn_pass(wg);
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_o);
+      warpgroup_fence_operand(tOrP);
+      pipe_v.consumer_release(read_v);
+      ++read_v;
+    }
 #endif
 
-  // ---- epilogue: divide by the row sums, round, store ---------------------------------------------
-  hk::fmha::normalize_rows(o_rc, row_sum);
-  Tensor mO = make_tensor(make_gmem_ptr(p.o + batch * p.o_batch + head * p.o_head),
-                          make_shape(p.seq_q, Int<kHeadDim>{}), make_stride(p.o_row, _1{}));
-  Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(m_block, 0));
-  Tensor tOgO = thr_o.partition_C(gO);
-  CUTE_UNROLL
-  for (int i = 0; i < size(acc_o); ++i) tOgO(i) = Element(acc_o(i));
+    // ---- epilogue: divide by the row sums, round, store (the next tile's loads are in flight)
+    hk::fmha::normalize_rows(o_rc, row_sum);
+    Tensor mO = make_tensor(make_gmem_ptr(p.o + tile.batch * p.o_batch + tile.head * p.o_head),
+                            make_shape(p.seq_q, Int<kHeadDim>{}), make_stride(p.o_row, _1{}));
+    Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tile.m_block, 0));
+    Tensor tOgO = thr_o.partition_C(gO);
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc_o); ++i) tOgO(i) = Element(acc_o(i));
+  }
 #endif
 }
 
@@ -315,6 +359,9 @@ HK_EXPORT const char* hk_describe(void) {
 #endif
 #if HK_OVERLAP
          "-overlap"
+#endif
+#if HK_PERSISTENT
+         "-persistent"
 #endif
          ";stages=2;cutlass=" HK_CUTLASS_VERSION;
 }
@@ -356,6 +403,7 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
   p.group = checked.group;
   p.seq_q = Sq;
   p.seq_k = Skv;
+  p.m_blocks = Sq / T::kBlockM;
   p.causal_offset = checked.causal_offset;
   p.scale_log2 = checked.scale_log2;
   for (auto kernel : {fmha_ws<false>, fmha_ws<true>}) {
@@ -364,7 +412,11 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
       return hk::from_cuda(e);
     }
   }
-  *plan_out = new Plan{p, dim3(Sq / T::kBlockM, Hq, B), causal != 0};
+  int tiles = p.m_blocks * Hq * B, sms = 0;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) {
+    return hk::from_cuda(e);
+  }
+  *plan_out = new Plan{p, dim3(HK_PERSISTENT ? std::min(tiles, sms) : tiles), causal != 0};
   return 0;
 }
 

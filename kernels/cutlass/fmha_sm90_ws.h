@@ -66,7 +66,8 @@ struct Traits {
     cute::array_aligned<Element, cosize_v<SmemLayoutKV>, 1024> v;
     typename Pipeline::SharedStorage pipe_k;
     typename Pipeline::SharedStorage pipe_v;
-    cutlass::arch::ClusterTransactionBarrier q_full;
+    cutlass::arch::ClusterTransactionBarrier q_full;  // Q of this tile landed (TMA bytes)
+    cutlass::arch::ClusterBarrier q_empty;  // every consumer thread is done reading Q
   };
 };
 
@@ -79,6 +80,7 @@ struct Params {
   typename T::Element* o;
   int64_t o_batch, o_head, o_row;
   int batch, q_heads, kv_heads, group, seq_q, seq_k;
+  int m_blocks;  // query tiles per (batch, head); tiles = m_blocks * q_heads * batch
   int causal_offset;  // seq_k - seq_q: bottom-right aligned mask keeps key j <= i + offset
   float scale_log2;   // softmax scale * log2(e)
 };

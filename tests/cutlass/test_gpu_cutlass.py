@@ -134,7 +134,15 @@ def test_tuned_provider_is_correct(problem):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize(
     "kernel",
-    ["sm80", "sm90", "fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap"],
+    [
+        "sm80",
+        "sm90",
+        "fa3",
+        "fa3-no-pingpong",
+        "fa3-no-overlap",
+        "fa3-no-pingpong-no-overlap",
+        "fa3-not-persistent",
+    ],
 )
 def test_fmha_matches_fp32(shape, causal, kernel):
     if _cc() < ((8, 0) if kernel == "sm80" else (9, 0)):

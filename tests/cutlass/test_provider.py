@@ -101,6 +101,7 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
     assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(CONFIGS)
     attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
     ws = ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
+    ws += ("fa3-not-persistent",)
     assert {s.label for s in oc.specs_for(attn)} == {
         f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90", *ws) for d in (64, 128)
     }
@@ -111,14 +112,14 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
 
 
 def test_warp_specialized_fmha_rungs(registry):
-    """own-cutlass-fa3 and its three rungs: sm_90 only, head_dim up to 256, 128-key tiles up to
+    """own-cutlass-fa3 and its four rungs: sm_90 only, head_dim up to 256, 128-key tiles up to
     head_dim 128 (64 at 256), each library built with its own feature switches."""
     from harness_kernels.cutlass.fmha import fmha_spec
 
     prefill = AttentionProblem(4, 32, 8, 4096, 4096, 128, causal=True)
     wide = AttentionProblem(4, 32, 8, 4096, 4096, 256, causal=False)
     names = ["own-cutlass-fa3", *(f"own-cutlass-fa3-{r}" for r in ("no-pingpong", "no-overlap"))]
-    names.append("own-cutlass-fa3-no-pingpong-no-overlap")
+    names += ["own-cutlass-fa3-no-pingpong-no-overlap", "own-cutlass-fa3-not-persistent"]
     for name in names:
         p = registry.get("attention", name)
         assert p.min_cc == (9, 0) and p.family == "own"
@@ -132,11 +133,14 @@ def test_warp_specialized_fmha_rungs(registry):
     assert {s.label for s in oc.specs_for([wide])} == {
         f"fmha-{k}-bf16-d256"
         for k in ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
+        + ("fa3-not-persistent",)
     }
     flags = {k: dict(fmha_spec("bf16", 128, k).defines) for k in ("fa3", "fa3-no-overlap")}
     assert flags["fa3"]["HK_PINGPONG"] == 1 and flags["fa3"]["HK_OVERLAP"] == 1
     assert flags["fa3-no-overlap"]["HK_OVERLAP"] == 0 and flags["fa3"]["HK_BLOCK_N"] == 128
     assert dict(fmha_spec("bf16", 256, "fa3").defines)["HK_BLOCK_N"] == 64
+    assert flags["fa3"]["HK_PERSISTENT"] == 1
+    assert dict(fmha_spec("bf16", 128, "fa3-not-persistent").defines)["HK_PERSISTENT"] == 0
     assert fmha_spec("bf16", 128, "fa3").source == "fmha_sm90_ws.cu"
 
 
