@@ -85,17 +85,17 @@ __device__ __forceinline__ void turn_pass(int wg) {
   if constexpr (HK_PINGPONG) cutlass::arch::NamedBarrier::arrive(256, 1 + (1 - wg));
 }
 
-// Tile t of the grid-stride loop as (query tile, head, batch). Heads vary fastest so that the
-// CTAs working at one time share KV heads in L2; causal tiles run from the last query tile
-// down (the last sees the most keys), so the longest tiles start first and the short ones fill
-// the tail.
+// Tile t of the grid-stride loop as (query tile, head, batch). Query tiles vary fastest, so the
+// CTAs working at one time read the K and V of one or two heads, which L2 then holds (heads
+// varying fastest measured 4-7% slower at 4k-16k tokens on the H200: 132 CTAs streaming 33 KV
+// heads' worth of K and V from HBM). Causal tiles run from the last query tile of a head down
+// (the last sees the most keys).
 struct Tile {
   int m_block, head, batch;
 };
 template <bool kCausal>
 __device__ __forceinline__ Tile tile_of(int t, Params const& p) {
-  const int per_m = p.q_heads * p.batch;
-  const int m = t / per_m, rest = t % per_m;
+  const int m = t % p.m_blocks, rest = t / p.m_blocks;
   return {kCausal ? p.m_blocks - 1 - m : m, rest % p.q_heads, rest / p.q_heads};
 }
 
