@@ -11,8 +11,9 @@
 //   HK_OVERLAP   1: within a warpgroup, the next tile's Q K^T and this tile's P V are issued
 //                together and the softmax of the scores runs while P V is still in flight;
 //                the output is rescaled after it lands (FA3's intra-warpgroup overlap)
-//   HK_PERSISTENT 1: one CTA per SM loops over the tiles, so the next tile's loads overlap this
-//                tile's last P V and its stores; 0: one CTA per tile
+//   HK_PERSISTENT 1: without a causal mask, one CTA per SM loops over the tiles, so the next
+//                tile's loads overlap this tile's last P V and its stores; 0 (and causal):
+//                one CTA per tile
 //   HK_DTYPE     0 bf16, 1 fp16
 //   HK_HEAD_DIM  64, 128 or 256
 //   HK_BLOCK_N   keys per KV tile (128 at head_dim <= 128, 64 at 256: registers)
@@ -86,9 +87,10 @@ __device__ __forceinline__ void turn_pass(int wg) {
 }
 
 // Tile t of the grid-stride loop as (query tile, head, batch). Query tiles vary fastest, so the
-// CTAs working at one time read the K and V of one or two heads, which L2 then holds (heads
-// varying fastest measured 4-7% slower at 4k-16k tokens on the H200: 132 CTAs streaming 33 KV
-// heads' worth of K and V from HBM). Causal tiles run from the last query tile of a head down
+// CTAs working at one time read the K and V of one or two heads, which L2 then holds. With
+// heads fastest, 132 CTAs read 33 KV heads' K and V at once (8 MB each at 16k tokens, D 128:
+// far past L2), and the H200 measured 0.955x cuDNN at D 128, 16k tokens, where one CTA per
+// tile in this order had measured 0.992x. Causal tiles run from the last query tile of a head down
 // (the last sees the most keys).
 struct Tile {
   int m_block, head, batch;
@@ -361,7 +363,7 @@ HK_EXPORT const char* hk_describe(void) {
          "-overlap"
 #endif
 #if HK_PERSISTENT
-         "-persistent"
+         "-persistent(non-causal)"
 #endif
          ";stages=2;cutlass=" HK_CUTLASS_VERSION;
 }
@@ -416,7 +418,12 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) {
     return hk::from_cuda(e);
   }
-  *plan_out = new Plan{p, dim3(HK_PERSISTENT ? std::min(tiles, sms) : tiles), causal != 0};
+  // Causal tiles differ in length (1 to all KV tiles): a static share per persistent CTA leaves
+  // some SMs idle at the end, where the hardware's block scheduler hands the next tile to
+  // whichever SM frees first (H100, head_dim 256, 16k tokens causal: 526 TFLOP/s persistent,
+  // 596 one CTA per tile). So causal launches one CTA per tile; the loop then runs once.
+  const bool persistent = HK_PERSISTENT && !causal;
+  *plan_out = new Plan{p, dim3(persistent ? std::min(tiles, sms) : tiles), causal != 0};
   return 0;
 }
 
