@@ -94,11 +94,18 @@ def smoke_reason(row: dict) -> str:
     return f"no sweep recorded; problem under {TINY_MIN_BYTES >> 20} MiB"
 
 
+# Own kernels of their own whose names extend an older provider's: the warp-specialized CuTe
+# FMHA is not a variant of 'own-cutlass' (the SM80-style FMHA) that gives something up, it is
+# a headline kernel with rungs of its own ('own-cutlass-fa3-no-pingpong').
+HEADLINE_OWN = frozenset({"own-cutlass-fa3"})
+
+
 def ladder_rungs(providers) -> set[str]:
     """Own providers that are ladder rungs or fixed variants of another own provider in the
-    rows ('own-triton-no-tma' of 'own-triton'): each gives up something on purpose."""
+    rows ('own-triton-no-tma' of 'own-triton'): each gives up something on purpose. Names in
+    HEADLINE_OWN never are."""
     names = {p for p in providers if isinstance(p, str)}
-    return {p for p in names if any(p.startswith(q + "-") for q in names if q != p)}
+    return {p for p in names - HEADLINE_OWN if any(p.startswith(q + "-") for q in names if q != p)}
 
 
 def is_speed(df: pd.DataFrame) -> pd.Series:

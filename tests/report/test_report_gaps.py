@@ -81,6 +81,9 @@ def test_rungs_are_providers_extending_another_own_provider():
         "ck-fmha-register-trick",
     }
     assert gaps.rungs(names) == {"own-triton-no-tma", "own-cutlass-sm90-coop-128x256"}
+    # The FA3-class FMHA is a headline kernel beside the SM80-style one; its rungs are rungs.
+    fmha = {"own-cutlass", "own-cutlass-fa3", "own-cutlass-fa3-no-pingpong", "own-cutlass-sm90"}
+    assert gaps.rungs(fmha) == {"own-cutlass-fa3-no-pingpong", "own-cutlass-sm90"}
 
 
 @pytest.fixture(scope="module")
