@@ -131,10 +131,12 @@ def series_colors(names) -> dict[str, tuple]:
     return {n: SERIES_COLORS[i] for i, n in enumerate(names)}
 
 
-def top_series(counts: dict[str, int], keep: int = SERIES_MAX) -> tuple[list[str], list[str]]:
+def top_series(
+    counts: dict[str, int], keep: int = SERIES_MAX, prefer: frozenset[str] = frozenset()
+) -> tuple[list[str], list[str]]:
     """(series to draw, series folded into "others"): all of them when they fit in `keep`, else
-    the keep - 1 with the most points (ties by name) and the rest."""
-    names = sorted(counts, key=lambda n: (-counts[n], n))
+    the keep - 1 with the most points (ties by name), those in `prefer` first, and the rest."""
+    names = sorted(counts, key=lambda n: (n not in prefer, -counts[n], n))
     if len(names) <= keep:
         return sorted(names), []
     return sorted(names[: keep - 1]), sorted(names[keep - 1 :])

@@ -121,8 +121,11 @@ def roofline_figure(
     ax = fig.add_subplot()
     roofs = _draw_roofs(ax, rows, peaks, dtype)
     counts = rows.groupby("provider").size().to_dict()
-    shown, others = top_series(counts)
     family = rows.drop_duplicates("provider").set_index("provider")["family"]
+    # The own kernels are what the figure is about: never folded into "others" for having
+    # fewer points than a vendor library (a new kernel measured on one sweep).
+    own = frozenset(p for p in counts if family.get(p) == "own")
+    shown, others = top_series(counts, prefer=own)
     order = sorted(shown, key=lambda p: (family.get(p) != "own", p))  # own kernels first
     colors = series_colors(order)
     series = rows["provider"].where(rows["provider"].isin(shown), "others")

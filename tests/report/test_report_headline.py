@@ -93,6 +93,13 @@ def test_at_most_eight_series_and_the_rest_named(frame):
     assert "grey 'others': vendor-00, vendor-01, vendor-02, vendor-03, vendor-04" in caption
     colours = {tuple(c.get_facecolor()[0][:3]) for c in fig.axes[0].collections}
     assert len(colours) == SERIES_MAX  # seven hues and the grey, none repeated
+    # An own kernel with the fewest points is still drawn: the own kernels come first.
+    assert (
+        top_series(
+            {"own-new": 1, **{f"v{i}": 10 for i in range(9)}}, prefer=frozenset({"own-new"})
+        )[0][0]
+        == "own-new"
+    )
 
 
 def test_ladder_rungs_have_their_own_roofline(built):
