@@ -128,4 +128,48 @@ inline int make_params(Params<Element>& p, const void* q, const void* k, const v
   return 0;
 }
 
+// ---- the C ABI's plan and launch, shared by every FMHA library -------------------------------
+
+// What hk_fmha_plan hands to hk_fmha_run: the kernel's parameters, its grid, causal or not.
+template <class P>
+struct Plan {
+  P params;
+  dim3 grid;
+  bool causal;
+};
+
+// A kernel instantiation taking P by value (the plain and the causal one of each library).
+template <class P>
+using Kernel = void (*)(P);
+
+// hk_fmha_plan's last step: let both instantiations use `smem` bytes of dynamic shared memory,
+// then hand back the plan. 0, or the status to return.
+template <class P>
+inline int finish_plan(P const& params, dim3 grid, bool causal, Kernel<P> plain,
+                       Kernel<P> masked, int smem, void** plan_out) {
+  for (Kernel<P> kernel : {plain, masked}) {
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             smem)) {
+      return from_cuda(e);
+    }
+  }
+  *plan_out = new Plan<P>{params, grid, causal};
+  return 0;
+}
+
+// hk_fmha_run's body: the plan's instantiation on its grid, on `stream`; launch only.
+template <class P>
+inline int launch(void* plan, void* stream, Kernel<P> plain, Kernel<P> masked, int threads,
+                  int smem) {
+  auto* pl = static_cast<Plan<P>*>(plan);
+  Kernel<P> kernel = pl->causal ? masked : plain;
+  kernel<<<pl->grid, threads, smem, static_cast<cudaStream_t>(stream)>>>(pl->params);
+  return from_cuda(cudaGetLastError());
+}
+
+template <class P>
+inline void destroy(void* plan) {
+  delete static_cast<Plan<P>*>(plan);
+}
+
 }  // namespace hk::fmha

@@ -184,12 +184,6 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_forward(const __grid_cons
 #endif
 }
 
-struct Plan {
-  Params params;
-  dim3 grid;
-  bool causal;
-};
-
 constexpr int kSmemBytes = int(sizeof(typename T::SharedStorage));
 }  // namespace hk_fmha_sm90
 using namespace hk_fmha_sm90;
@@ -214,27 +208,16 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
                                      T::kBlockM, T::kBlockN)) {
     return rc;
   }
-  for (auto kernel : {fmha_forward<false>, fmha_forward<true>}) {
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             kSmemBytes)) {
-      return hk::from_cuda(e);
-    }
-  }
-  *plan_out = new Plan{p, dim3(Sq / T::kBlockM, Hq, B), causal != 0};
-  return 0;
+  const dim3 grid = dim3(Sq / T::kBlockM, Hq, B);
+  return hk::fmha::finish_plan<Params>(p, grid, causal != 0, fmha_forward<false>, fmha_forward<true>,
+                                       kSmemBytes, plan_out);
 }
 
 HK_EXPORT int hk_fmha_run(void* plan, void* stream) {
-  auto* pl = static_cast<Plan*>(plan);
-  auto st = static_cast<cudaStream_t>(stream);
-  if (pl->causal) {
-    fmha_forward<true><<<pl->grid, T::kThreads, kSmemBytes, st>>>(pl->params);
-  } else {
-    fmha_forward<false><<<pl->grid, T::kThreads, kSmemBytes, st>>>(pl->params);
-  }
-  return hk::from_cuda(cudaGetLastError());
+  return hk::fmha::launch<Params>(plan, stream, fmha_forward<false>, fmha_forward<true>,
+                                  T::kThreads, kSmemBytes);
 }
 
-HK_EXPORT void hk_fmha_destroy(void* plan) { delete static_cast<Plan*>(plan); }
+HK_EXPORT void hk_fmha_destroy(void* plan) { hk::fmha::destroy<Params>(plan); }
 
 HK_EXPORT const char* hk_status_string(int code) { return hk::status_string(code); }

@@ -233,6 +233,20 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       }
     };
 
+    // O += P V on the next V tile, alone: issue, wait, release the V stage.
+    auto p_times_v = [&](auto& tOrP) {
+      pipe_v.consumer_wait(read_v);
+      turn_wait(wg);
+      warpgroup_fence_operand(tOrP);
+      wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
+      turn_pass(wg);
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc_o);
+      warpgroup_fence_operand(tOrP);
+      pipe_v.consumer_release(read_v);
+      ++read_v;
+    };
+
     smem.q_full.wait(iter & 1);
 
 #if HK_OVERLAP
@@ -281,16 +295,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
     }
     smem.q_empty.arrive();  // every Q K^T of this tile has landed: the producer may load the next Q
-    pipe_v.consumer_wait(read_v);
-    turn_wait(wg);
-    warpgroup_fence_operand(tOrP);
-    wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
-    turn_pass(wg);
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(acc_o);
-    warpgroup_fence_operand(tOrP);
-    pipe_v.consumer_release(read_v);
-    ++read_v;
+    p_times_v(tOrP);
 #else
     // One tile at a time: S = Q K^T, wait, softmax (O rescaled at once), O += P V, wait.
     for (int n = 0; n < n_end; ++n) {
@@ -311,16 +316,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       CUTE_UNROLL
       for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
       Tensor tOrP = make_tensor(p_frag.data(), hk::fmha90::acc_as_operand_a(p_frag.layout()));
-      pipe_v.consumer_wait(read_v);
-      turn_wait(wg);
-      warpgroup_fence_operand(tOrP);
-      wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
-      turn_pass(wg);
-      warpgroup_wait<0>();
-      warpgroup_fence_operand(acc_o);
-      warpgroup_fence_operand(tOrP);
-      pipe_v.consumer_release(read_v);
-      ++read_v;
+      p_times_v(tOrP);
     }
 #endif
 
@@ -335,12 +331,6 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
   }
 #endif
 }
-
-struct Plan {
-  Params params;
-  dim3 grid;
-  bool causal;
-};
 
 constexpr int kSmemBytes = int(sizeof(typename T::SharedStorage));
 
@@ -408,12 +398,6 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
   p.m_blocks = Sq / T::kBlockM;
   p.causal_offset = checked.causal_offset;
   p.scale_log2 = checked.scale_log2;
-  for (auto kernel : {fmha_ws<false>, fmha_ws<true>}) {
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             kSmemBytes)) {
-      return hk::from_cuda(e);
-    }
-  }
   int tiles = p.m_blocks * Hq * B, sms = 0;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) {
     return hk::from_cuda(e);
@@ -423,21 +407,16 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
   // whichever SM frees first (H100, head_dim 256, 16k tokens causal: 526 TFLOP/s persistent,
   // 596 one CTA per tile). So causal launches one CTA per tile; the loop then runs once.
   const bool persistent = HK_PERSISTENT && !causal;
-  *plan_out = new Plan{p, dim3(persistent ? std::min(tiles, sms) : tiles), causal != 0};
-  return 0;
+  const dim3 grid = dim3(persistent ? std::min(tiles, sms) : tiles);
+  return hk::fmha::finish_plan<Params>(p, grid, causal != 0, fmha_ws<false>, fmha_ws<true>,
+                                       kSmemBytes, plan_out);
 }
 
 HK_EXPORT int hk_fmha_run(void* plan, void* stream) {
-  auto* pl = static_cast<Plan*>(plan);
-  auto st = static_cast<cudaStream_t>(stream);
-  if (pl->causal) {
-    fmha_ws<true><<<pl->grid, T::kThreads, kSmemBytes, st>>>(pl->params);
-  } else {
-    fmha_ws<false><<<pl->grid, T::kThreads, kSmemBytes, st>>>(pl->params);
-  }
-  return hk::from_cuda(cudaGetLastError());
+  return hk::fmha::launch<Params>(plan, stream, fmha_ws<false>, fmha_ws<true>,
+                                  T::kThreads, kSmemBytes);
 }
 
-HK_EXPORT void hk_fmha_destroy(void* plan) { delete static_cast<Plan*>(plan); }
+HK_EXPORT void hk_fmha_destroy(void* plan) { hk::fmha::destroy<Params>(plan); }
 
 HK_EXPORT const char* hk_status_string(int code) { return hk::status_string(code); }
