@@ -17,6 +17,7 @@ PROVIDER_MODULES = (
     "harness.providers.ck_fmha",
     "harness.providers.own_triton",
     "harness.providers.own_cutlass",
+    "harness.providers.own_gluon",
     "harness.providers.layer_ops",
     "harness.providers.decoder_layer",
     "harness.providers.decoder_layer_torch",

@@ -96,8 +96,9 @@ def smoke_reason(row: dict) -> str:
 
 # Own kernels of their own whose names extend an older provider's: the warp-specialized CuTe
 # FMHA is not a variant of 'own-cutlass' (the SM80-style FMHA) that gives something up, it is
-# a headline kernel with rungs of its own ('own-cutlass-fa3-no-pingpong').
-HEADLINE_OWN = frozenset({"own-cutlass-fa3"})
+# a headline kernel with rungs of its own ('own-cutlass-fa3-no-pingpong'); the Gluon FMHA is to
+# 'own-triton' what the FA3-class CuTe kernel is to 'own-cutlass'.
+HEADLINE_OWN = frozenset({"own-cutlass-fa3", "own-triton-gluon"})
 
 
 def ladder_rungs(providers) -> set[str]:

@@ -92,7 +92,12 @@ def compile_for(
 ) -> dict[str, Any]:
     """Compile `fn` for `target`; return asm by stage plus n_regs, n_spills, shared (bytes) and
     the tensor-core instruction counts (`mma`: mnemonic -> count) where they can be read."""
-    src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs or {})
+    source = ASTSource
+    if getattr(fn, "is_gluon", lambda: False)():  # a Gluon kernel builds its IR its own way
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        source = GluonASTSource
+    src = source(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs or {})
     compiled = triton.compile(src, target=target, options=dict(options or {}))
     asm = {k: v for k, v in compiled.asm.items() if isinstance(v, str)}
     flavour = "ptx" if "ptx" in asm else "amdgcn"

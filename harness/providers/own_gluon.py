@@ -1,0 +1,58 @@
+"""The project's own Gluon FMHA (kernels/triton/attention_gluon_kernel.py): Triton's tile-level
+dialect, FlashAttention-3's structure (TMA producer warp, two consumer warpgroups, softmax
+overlapped with P V). sm_90 only; prefill over a dense KV cache.
+
+  own-triton-gluon              the full kernel
+  own-triton-gluon-no-overlap   its rung without the intra-warpgroup overlap
+(own-triton, the `tl` kernel, is the rung without warp specialization.)
+"""
+
+from __future__ import annotations
+
+from harness.device import DeviceInfo
+from harness.problems import AttentionProblem
+from harness.providers.registry import Prepared, Unsupported, register
+
+DECODE_MAX_Q = 8  # own_triton.DECODE_MAX_Q: shorter prompts go to the decode kernels
+
+
+def _supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+    cc = device.compute_capability if device is not None else None
+    if cc is not None and cc != (9, 0):
+        return f"the Gluon FMHA runs on sm_90 only (wgmma, setmaxnreg); device is sm_{cc[0]}{cc[1]}"
+    if problem.dtype not in ("fp16", "bf16"):
+        return "the Gluon FMHA takes fp16/bf16"
+    if problem.head_dim not in (64, 128, 256):
+        return "the Gluon FMHA takes head_dim 64, 128 or 256"
+    if problem.kv_layout != "dense":
+        return "the Gluon FMHA reads a dense KV cache (paged caches: the decode kernels)"
+    if problem.q_len <= DECODE_MAX_Q and problem.q_len < problem.kv_len:
+        return f"q_len <= {DECODE_MAX_Q} is decode: the split-KV kernels (own-triton)"
+    return None
+
+
+def _register(rung: str) -> None:
+    def prepare(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+        from harness_kernels.triton.attention_gluon import (
+            GluonUnsupported,
+            prepare_gluon_attention,
+        )
+
+        try:
+            launch = prepare_gluon_attention(
+                inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, rung=rung
+            )
+        except GluonUnsupported as e:
+            raise Unsupported(str(e)) from None
+        return Prepared(launch, dict(launch.config))
+
+    prepare.__doc__ = (
+        "Own Gluon FMHA forward (TMA producer warp, two consumer warpgroups), intra-warpgroup "
+        f"overlap {'on' if rung == 'full' else 'off'}; sm_90, dense KV."
+    )
+    name = "own-triton-gluon" if rung == "full" else f"own-triton-gluon-{rung}"
+    register(name, "attention", "own", ("nvidia",), min_cc=(9, 0), supports=_supports)(prepare)
+
+
+for _rung in ("full", "no-overlap"):
+    _register(_rung)

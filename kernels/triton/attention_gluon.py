@@ -1,0 +1,256 @@
+"""Launcher of the Gluon FMHA forward (attention_gluon_kernel.py): checks, descriptors, the
+config candidates and their tuning, and the AOT compile specs for tests and `harness inspect`.
+
+Rungs (`rung`): "full" (FA3's intra-warpgroup overlap of softmax and P V) and "no-overlap"
+(each wgmma waited on before the next step). Both keep the warp-specialized TMA producer and
+the two consumer warpgroups; attention_prefill.py's `tl` kernel is the rung without them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import triton
+
+from .attention_configs import SM90_SMEM_BYTES
+from .attention_launch import AttentionLaunch, triton_dtype_name
+from .attention_prefill import _check, _flat_rows, _tight
+from .attention_target import device_key, target_of
+from .attention_tune import stored_key
+from .attention_tune import tune as tune_configs
+
+GLUON_RUNGS = ("full", "no-overlap")
+CTA_ROWS = 128  # attention_gluon_kernel.CTA_ROWS: two consumer warpgroups of 64 rows
+HALF_ROWS = 64
+SMEM_SLACK = 1024
+
+
+class GluonUnsupported(ValueError):
+    """The problem or machine is outside what the Gluon kernel runs (a skipped row, not a bug)."""
+
+
+def gluon_problem(target: tuple[str, Any], head_dim: int) -> str | None:
+    """Why the kernel cannot run on `target` for `head_dim`, or None."""
+    if target[0] != "cuda" or target[1] != 90:
+        return (
+            f"the Gluon FMHA is sm_90 only (wgmma, TMA, setmaxnreg); target {target[0]}:{target[1]}"
+        )
+    if head_dim not in (64, 128, 256):
+        return f"the Gluon FMHA takes head_dim 64, 128 or 256, not {head_dim}"
+    return None
+
+
+def smem_bytes(head_dim: int, block_n: int, stages: int, elem_bytes: int = 2) -> int:
+    """Shared memory of one CTA: two 64-row Q halves (reused for O), STAGES K and V tiles, and
+    SMEM_SLACK for the mbarriers and alignment (the sm_90 compile reports 216 bytes over the
+    tiles at D 64/128/256)."""
+    tile = head_dim * elem_bytes
+    return CTA_ROWS * tile + 2 * stages * block_n * tile + SMEM_SLACK
+
+
+def gluon_configs(head_dim: int, rung: str) -> list[dict]:
+    """Candidates, best guess first: 128-key tiles (64 at D 256, where the fp32 O accumulator
+    alone takes 128 registers of a consumer's 240), as many stages as fit 227 KiB."""
+    block_ns = (64,) if head_dim > 128 else (128, 64)
+    cands = [
+        dict(BLOCK_N=bn, STAGES=st)
+        for bn in block_ns
+        for st in (2, 3, 4)
+        if smem_bytes(head_dim, bn, st) <= SM90_SMEM_BYTES
+    ]
+    return [dict(c, OVERLAP=rung == "full") for c in cands]
+
+
+def _descriptor(t: torch.Tensor, rows: int, block_rows: int) -> Any:
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    d = t.shape[3]
+    dtype = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[t.dtype]
+    layout = gl.NVMMASharedLayout.get_default_for([block_rows, d], dtype)
+    return TensorDescriptor(t, [rows, d], [t.stride(2), 1], [block_rows, d], layout)
+
+
+def _row_strides(t: torch.Tensor) -> tuple[int, int]:
+    """Rows of the [rows, D] view between batches and between heads."""
+    return t.stride(0) // t.stride(2), t.stride(1) // t.stride(2)
+
+
+def prepare_gluon_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    causal: bool,
+    sm_scale: float | None = None,
+    rung: str = "full",
+    tune: bool = True,
+    config: dict | None = None,
+) -> AttentionLaunch:
+    """Check shapes, allocate the output, choose (time) a config, return the launch.
+
+    q [B, Hq, Sq, D]; k, v [B, Hkv, Skv, D]; out [B, Hq, Sq, D]. `config` (one of
+    gluon_configs) pins the config untimed. Raises GluonUnsupported off sm_90 or for layouts
+    TMA cannot address."""
+    if rung not in GLUON_RUNGS:
+        raise ValueError(f"rung {rung!r} not in {GLUON_RUNGS}")
+    _check(q, k, v, causal)
+    (batch, h_q, seq_q, head_dim), h_kv, seq_kv = q.shape, k.shape[1], k.shape[2]
+    target = target_of(q.device)
+    if (why := gluon_problem(target, head_dim)) is not None:
+        raise GluonUnsupported(why)
+    sm_scale = 1.0 / math.sqrt(head_dim) if sm_scale is None else float(sm_scale)
+    out = torch.empty_like(q)
+    rows = {name: _flat_rows(t) for name, t in dict(q=q, k=k, v=v, o=out).items()}
+    if None in rows.values():
+        raise GluonUnsupported("q, k, v or out is not a [rows, D] view TMA can address")
+    cands = gluon_configs(head_dim, rung)
+    if not _tight(v) and seq_kv % min(c["BLOCK_N"] for c in cands):
+        # A ragged last KV tile reads rows past seq_kv; masked scores make them count 0 times,
+        # but 0 * NaN is NaN, and a V sliced from a longer cache may hold anything there.
+        raise GluonUnsupported("v is not packed over (B, H, S) and seq_kv is not a tile multiple")
+
+    def build(cfg: dict) -> Callable[[], object]:
+        from .attention_gluon_kernel import _fa3_fwd_kernel
+
+        bn = cfg["BLOCK_N"]
+        descs = (
+            _descriptor(q, rows["q"], HALF_ROWS),  # type: ignore[arg-type]
+            _descriptor(k, rows["k"], bn),  # type: ignore[arg-type]
+            _descriptor(v, rows["v"], bn),  # type: ignore[arg-type]
+            _descriptor(out, rows["o"], HALF_ROWS),  # type: ignore[arg-type]
+        )
+        grid = (triton.cdiv(seq_q, CTA_ROWS), batch * h_q)
+        args = (
+            *descs,
+            out,
+            h_q,
+            h_q // h_kv,
+            seq_q,
+            seq_kv,
+            sm_scale,
+            *_row_strides(q),
+            *_row_strides(k),
+            *_row_strides(out),
+            out.stride(2),
+        )
+        meta = dict(
+            HEAD_DIM=head_dim,
+            BLOCK_N=bn,
+            STAGES=cfg["STAGES"],
+            CAUSAL=causal,
+            OVERLAP=cfg["OVERLAP"],
+            num_warps=4,
+        )
+        kernel = _fa3_fwd_kernel[grid]
+        return lambda: kernel(*args, **meta)
+
+    if _row_strides(k) != _row_strides(v):
+        raise GluonUnsupported("k and v must share their batch and head strides")
+    key = (
+        "attn_prefill_gluon",
+        batch,
+        h_q,
+        h_kv,
+        seq_q,
+        seq_kv,
+        head_dim,
+        q.dtype,
+        causal,
+        rung,
+        device_key(q.device),
+    )
+    if config is not None:
+        if config not in cands:
+            raise ValueError(f"config {config} is not a candidate: {cands}")
+        cfg, info = dict(config), dict(tuned=False, tune_candidates=1, tune_source="pinned")
+    else:
+        stored = stored_key(key, cands, device_key(q.device)) if tune else None
+        cfg, info = tune_configs(key, cands, build, tune, out, stored)
+    config: dict[str, Any] = dict(
+        kernel="attn_prefill_gluon",
+        variant=rung,
+        causal=causal,
+        head_dim=head_dim,
+        dtype=str(q.dtype).removeprefix("torch."),
+        group=h_q // h_kv,
+        BLOCK_M=CTA_ROWS,
+        BLOCK_N=cfg["BLOCK_N"],
+        STAGES=cfg["STAGES"],
+        overlap=cfg["OVERLAP"],
+        warps="producer 1 (24 regs) + consumers 2 x 4 (240 regs)",
+        tma=True,
+        sm_scale=sm_scale,
+        target=f"{target[0]}:{target[1]}",
+        **info,
+    )
+    return AttentionLaunch(out, None, config, [build(cfg)])
+
+
+# ----------------------------------------------------------------------------------------------
+# Ahead-of-time compile specs (for `harness inspect` and the AOT tests)
+# ----------------------------------------------------------------------------------------------
+
+
+def aot_specs(
+    dtype: torch.dtype = torch.bfloat16,
+    head_dim: int = 128,
+    rungs: Sequence[str] = GLUON_RUNGS,
+    causal: Sequence[bool] = (True, False),
+) -> list[dict[str, Any]]:
+    """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90, each
+    rung with its first candidate; the signature is what the JIT builds for real descriptors
+    (their shared layouts are part of a Gluon descriptor's type)."""
+    from triton.experimental.gluon import language as gl
+
+    from .attention_gluon_kernel import _fa3_fwd_kernel
+
+    ty = triton_dtype_name(dtype)
+    gl_ty = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[dtype]
+    specs = []
+    for rung in rungs:
+        cfg = gluon_configs(head_dim, rung)[0]
+        descs = {}
+        for arg, block in (
+            ("q_desc", HALF_ROWS),
+            ("k_desc", cfg["BLOCK_N"]),
+            ("v_desc", cfg["BLOCK_N"]),
+            ("o_desc", HALF_ROWS),
+        ):
+            layout = gl.NVMMASharedLayout.get_default_for([block, head_dim], gl_ty)
+            descs[arg] = f"tensordesc<{ty}[{block}, {head_dim}],{layout!r}>"
+        for is_causal in causal:
+            constexprs = dict(
+                HEAD_DIM=head_dim,
+                BLOCK_N=cfg["BLOCK_N"],
+                STAGES=cfg["STAGES"],
+                CAUSAL=is_causal,
+                OVERLAP=cfg["OVERLAP"],
+            )
+            signature = {}
+            for arg in _fa3_fwd_kernel.arg_names:
+                if arg in constexprs:
+                    signature[arg] = "constexpr"
+                elif arg in descs:
+                    signature[arg] = descs[arg]
+                else:
+                    signature[arg] = {"o_ptr": f"*{ty}", "sm_scale": "fp32"}.get(arg, "i32")
+            attrs = {
+                (i,): [["tt.divisibility", 16]] for i, a in enumerate(signature) if a == "o_ptr"
+            }
+            name = f"attn_prefill_gluon_{rung}_{'causal' if is_causal else 'full'}_d{head_dim}"
+            specs.append(
+                dict(
+                    name=name,
+                    fn=_fa3_fwd_kernel,
+                    signature=signature,
+                    constexprs=constexprs,
+                    attrs=attrs,
+                    options=dict(num_warps=4),
+                    gluon=True,
+                )
+            )
+    return specs

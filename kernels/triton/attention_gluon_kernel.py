@@ -1,0 +1,322 @@
+"""FMHA forward (prefill) in Gluon, Triton's tile-level dialect, in FlashAttention-3's structure.
+
+Why a second Triton attention kernel: `tl` attention (attention_prefill.py) leaves the schedule to
+Triton's pipeliner, which on sm_90 serialises each tile's softmax behind its wgmma (the H200
+measured it at 0.83x cuDNN at D 128). Gluon exposes what FA3 schedules by hand: warp
+specialization, mbarriers, TMA and asynchronous wgmma with explicit waits.
+
+One CTA owns 128 query rows of one (batch, query head) and runs three partitions:
+  producer    one warp (24 registers): TMA loads of Q (two 64-row halves) and of K and V tiles
+              into STAGES shared-memory stages; a stage is refilled once both consumers
+              released it (kv_empty, two arrivals); K and V have separate ready barriers, so
+              the score wgmma starts before V has landed.
+  consumer 0  the default partition (4 warps, one warpgroup): rows [0, 64) of the tile.
+  consumer 1  a worker partition (4 warps, 240 registers): rows [64, 128).
+Each consumer runs S = Q K^T (both operands in shared memory), the online softmax in registers
+(exp2, log2(e) folded into the scale) and O += P V with P taken from the S registers (no shared
+memory round trip). The two consumers never wait for each other, so one's softmax overlaps the
+other's wgmma (FA3 adds an explicit ping-pong order; here the warp schedulers interleave them).
+
+OVERLAP (FA3's intra-warpgroup overlap): tile i's Q K^T and tile i-1's P V are issued together;
+the consumer waits only for the scores (wgmma.wait_group 1) and runs tile i's softmax while
+P V is still in flight, then rescales O. Without it, every wgmma is waited on before the softmax.
+
+Causal masking is bottom-right aligned (row i sees keys j <= i + Skv - Sq). Per consumer, KV tiles
+split into unmasked ones, masked ones (the diagonal and the ragged tail) and, for consumer 0, tiles
+past its diagonal that the producer loaded for consumer 1: it waits for them and releases them
+without computing (releasing unseen would let a stage's phase complete with one consumer's two
+arrivals). GQA: query head h reads KV head h // GROUP. sm_90 only (wgmma, TMA, setmaxnreg).
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+# Triton 3.6 names the TMA copies async_copy_global_to_shared / async_copy_shared_to_global;
+# 3.9 renamed them async_load / async_store and made the old names raise.
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+
+# Query rows per CTA: two consumer warpgroups of 64 (wgmma m64).
+CTA_ROWS = 128
+# Registers per thread of the producer warp and of the worker consumer (setmaxnreg); the
+# default consumer gets what remains of the 64K register file.
+PRODUCER_REGS = gl.constexpr(24)
+CONSUMER_REGS = gl.constexpr(240)
+
+
+# fmt: off
+# Kernel argument lists are grouped by kind under comment headers, as in attention_prefill.py.
+
+@gluon.jit
+def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+              q_ready, k_ready, v_ready, kv_empty,
+              q_row, kv_row, n_tiles,
+              BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
+    """One warp: Q once, then K and V of every KV tile the CTA visits, STAGES ahead."""
+    for half in gl.static_range(2):
+        mbarrier.expect(q_ready.index(half), q_desc.block_type.nbytes)
+        _tma_load(q_desc, [q_row + half * 64, 0], q_ready.index(half), q_smem.index(half))
+    for i in range(n_tiles):
+        stage = i % STAGES
+        # a fresh barrier's "previous phase" (parity 1) counts as complete: the first
+        # STAGES fills do not wait
+        mbarrier.wait(kv_empty.index(stage), ((i // STAGES) & 1) ^ 1)
+        mbarrier.expect(k_ready.index(stage), k_desc.block_type.nbytes)
+        _tma_load(k_desc, [kv_row + i * BLOCK_N, 0], k_ready.index(stage), k_smem.index(stage))
+        mbarrier.expect(v_ready.index(stage), v_desc.block_type.nbytes)
+        _tma_load(v_desc, [kv_row + i * BLOCK_N, 0], v_ready.index(stage), v_smem.index(stage))
+
+
+@gluon.jit
+def _scores(q, k_smem, k_ready, i, STAGES: gl.constexpr, s_layout: gl.constexpr,
+            BLOCK_N: gl.constexpr):
+    """Issue S = Q K_i^T (asynchronous) once K_i has landed."""
+    stage = i % STAGES
+    mbarrier.wait(k_ready.index(stage), (i // STAGES) & 1)
+    zero = gl.zeros([64, BLOCK_N], gl.float32, s_layout)
+    return warpgroup_mma(q, k_smem.index(stage).permute((1, 0)), zero, use_acc=False,
+                         is_async=True)
+
+
+@gluon.jit
+def _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
+             MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
+             s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
+             P_DTYPE: gl.constexpr):
+    """Online softmax of one score tile: (P as the P V operand, new max, new sum, O's factor)."""
+    if MASK:
+        cols = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+        keep = gl.expand_dims(cols < seq_kv, 0)
+        if CAUSAL:
+            keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(rows + causal_shift, 1))
+        s = gl.where(keep, s * qk_scale, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, 1))
+        s = s - gl.expand_dims(m_new, 1)
+    else:
+        m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+        s = s * qk_scale - gl.expand_dims(m_new, 1)
+    p = gl.exp2(s)
+    alpha = gl.exp2(m_i - m_new)
+    l_new = l_i * alpha + gl.sum(p, 1)
+    p_op = gl.convert_layout(p.to(P_DTYPE), p_layout)
+    alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))
+    return p_op, m_new, l_new, alpha_o
+
+
+@gluon.jit
+def _release(kv_empty, i, STAGES: gl.constexpr):
+    mbarrier.arrive(kv_empty.index(i % STAGES), count=1)
+
+
+@gluon.jit
+def _pv(p_op, o, v_smem, v_ready, i, STAGES: gl.constexpr):
+    """Issue O += P V_i (asynchronous) once V_i has landed."""
+    stage = i % STAGES
+    mbarrier.wait(v_ready.index(stage), (i // STAGES) & 1)
+    return warpgroup_mma(p_op, v_smem.index(stage), o, is_async=True)
+
+
+@gluon.jit
+def _tile_serial(q, o, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready, kv_empty,
+                 rows, seq_kv, causal_shift, qk_scale,
+                 MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
+                 STAGES: gl.constexpr, s_layout: gl.constexpr, p_layout: gl.constexpr,
+                 o_layout: gl.constexpr):
+    """One KV tile, every wgmma waited on before the next step (the no-overlap rung)."""
+    s = _scores(q, k_smem, k_ready, i, STAGES, s_layout, BLOCK_N)
+    s = warpgroup_mma_wait(0, deps=(s, ))
+    p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
+                                       MASK, CAUSAL, BLOCK_N, s_layout, p_layout, o_layout,
+                                       v_smem.dtype)
+    o = o * gl.expand_dims(alpha_o, 1)
+    o = _pv(p_op, o, v_smem, v_ready, i, STAGES)
+    o, p_op = warpgroup_mma_wait(0, deps=(o, p_op))
+    _release(kv_empty, i, STAGES)
+    return o, m_i, l_i
+
+
+@gluon.jit
+def _tile_overlapped(q, o, p_prev, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready, kv_empty,
+                     rows, seq_kv, causal_shift, qk_scale,
+                     MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
+                     STAGES: gl.constexpr, s_layout: gl.constexpr, p_layout: gl.constexpr,
+                     o_layout: gl.constexpr):
+    """Tile i's scores and tile i-1's P V in flight together; tile i's softmax under P V."""
+    s = _scores(q, k_smem, k_ready, i, STAGES, s_layout, BLOCK_N)
+    o = _pv(p_prev, o, v_smem, v_ready, i - 1, STAGES)
+    s = warpgroup_mma_wait(1, deps=(s, ))  # the scores (issued first) are done; P V may not be
+    p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
+                                       MASK, CAUSAL, BLOCK_N, s_layout, p_layout, o_layout,
+                                       v_smem.dtype)
+    # p_prev in deps: its registers are read by the wgmma in flight and must stay untouched
+    o, p_prev = warpgroup_mma_wait(0, deps=(o, p_prev))
+    _release(kv_empty, i - 1, STAGES)
+    o = o * gl.expand_dims(alpha_o, 1)
+    return o, p_op, m_i, l_i
+
+
+@gluon.jit
+def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
+              o_desc, o_ptr, o_row, stride_om,
+              m0, seq_q, seq_kv, causal_shift, qk_scale, n_tiles,
+              HALF: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
+              STAGES: gl.constexpr, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):
+    """Rows [m0 + 64 HALF, m0 + 64 HALF + 64) of the tile: the KV loop and the epilogue."""
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16])
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, HEAD_DIM, 16])
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+
+    r0 = m0 + HALF * 64
+    rows = r0 + gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
+    # Tiles [0, n_full) are visible to all 64 rows; [n_full, n_mine) hold this half's diagonal
+    # or the ragged tail; [n_mine, n_tiles) were loaded for the other half only.
+    if CAUSAL:
+        n_mine = gl.cdiv(gl.minimum(seq_kv, r0 + 64 + causal_shift), BLOCK_N)
+        n_full = gl.minimum(seq_kv, r0 + causal_shift + 1) // BLOCK_N
+    else:
+        n_mine = n_tiles
+        n_full = seq_kv // BLOCK_N
+    n_full = gl.minimum(n_full, n_mine)
+
+    m_i = gl.full([64], float("-inf"), gl.float32, layout=gl.SliceLayout(1, s_layout))
+    l_i = gl.zeros([64], gl.float32, layout=gl.SliceLayout(1, s_layout))
+    o = gl.zeros([64, HEAD_DIM], gl.float32, layout=o_layout)
+    mbarrier.wait(q_ready.index(HALF), 0)
+    q = q_smem.index(HALF)
+
+    if OVERLAP:
+        # prologue: tile 0's scores alone (rows all see key 0, so the running max is finite
+        # after it and later fully masked rows of a tile keep it)
+        s = _scores(q, k_smem, k_ready, 0, STAGES, s_layout, BLOCK_N)
+        s = warpgroup_mma_wait(0, deps=(s, ))
+        if n_full > 0:
+            p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, 0, rows, seq_kv, causal_shift,
+                                               qk_scale, False, CAUSAL, BLOCK_N, s_layout,
+                                               p_layout, o_layout, v_smem.dtype)
+        else:
+            p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, 0, rows, seq_kv, causal_shift,
+                                               qk_scale, True, CAUSAL, BLOCK_N, s_layout,
+                                               p_layout, o_layout, v_smem.dtype)
+        for i in range(1, n_full):
+            o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, k_smem, v_smem,
+                                                 k_ready, v_ready, kv_empty, rows, seq_kv,
+                                                 causal_shift, qk_scale, False, CAUSAL, BLOCK_N,
+                                                 STAGES, s_layout, p_layout, o_layout)
+        for i in range(gl.maximum(n_full, 1), n_mine):
+            o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, k_smem, v_smem,
+                                                 k_ready, v_ready, kv_empty, rows, seq_kv,
+                                                 causal_shift, qk_scale, True, CAUSAL, BLOCK_N,
+                                                 STAGES, s_layout, p_layout, o_layout)
+        # epilogue: the last tile's P V
+        o = _pv(p_op, o, v_smem, v_ready, n_mine - 1, STAGES)
+        o, p_op = warpgroup_mma_wait(0, deps=(o, p_op))
+        _release(kv_empty, n_mine - 1, STAGES)
+    else:
+        for i in range(0, n_full):
+            o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready,
+                                       kv_empty, rows, seq_kv, causal_shift, qk_scale, False,
+                                       CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout)
+        for i in range(n_full, n_mine):
+            o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready,
+                                       kv_empty, rows, seq_kv, causal_shift, qk_scale, True,
+                                       CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout)
+    # tiles past this half's diagonal: wait until they landed (so this release belongs to
+    # their fill), then release them unread
+    for i in range(n_mine, n_tiles):
+        mbarrier.wait(v_ready.index(i % STAGES), (i // STAGES) & 1)
+        mbarrier.wait(k_ready.index(i % STAGES), (i // STAGES) & 1)
+        _release(kv_empty, i, STAGES)
+
+    # epilogue: every real row saw key 0, so l_i > 0; the guard only covers padding rows
+    l_i = gl.where(l_i > 0.0, l_i, 1.0)
+    out = (o / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1))
+    out = out.to(o_desc.dtype)
+    if r0 + 64 <= seq_q:
+        # a whole half-tile leaves by TMA, through Q's buffer (Q is no longer read)
+        q.store(out)
+        fence_async_shared()
+        _tma_store(o_desc, [o_row + r0, 0], q)
+        tma.store_wait(0)
+    else:
+        # a ragged half must not write its padding rows into the next head's output
+        offs_m = r0 + gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
+        offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
+        ptrs = (o_ptr + (o_row + gl.expand_dims(offs_m, 1)).to(gl.int64) * stride_om
+                + gl.expand_dims(offs_d, 0))
+        gl.store(ptrs, out, mask=gl.expand_dims(offs_m < seq_q, 1))
+
+
+@gluon.jit
+def _fa3_fwd_kernel(
+    # TMA descriptors over the [rows, HEAD_DIM] views: Q and O in 64-row boxes, K and V in
+    # BLOCK_N-row boxes
+    q_desc, k_desc, v_desc, o_desc, o_ptr,
+    # sizes
+    H_Q, GROUP, seq_q, seq_kv, sm_scale,
+    # rows of the [rows, D] views between batches and heads (stride // row stride)
+    q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b, o_rows_h, stride_om,
+    # meta-parameters
+    HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+    CAUSAL: gl.constexpr, OVERLAP: gl.constexpr,
+):
+    """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for 128 query rows of one head."""
+    pid_m = gl.program_id(0)  # query tiles fastest: concurrent CTAs share a head's K/V in L2
+    pid_bh = gl.program_id(1)
+    if CAUSAL:
+        # Longest (bottom) tiles first: the last wave holds the cheap tiles.
+        pid_m = gl.num_programs(0) - 1 - pid_m
+    off_b = pid_bh // H_Q
+    off_h = pid_bh % H_Q
+    off_hkv = off_h // GROUP
+    m0 = pid_m * 128
+    q_row = off_b * q_rows_b + off_h * q_rows_h + m0
+    kv_row = off_b * kv_rows_b + off_hkv * kv_rows_h
+    o_row = off_b * o_rows_b + off_h * o_rows_h
+
+    causal_shift = seq_kv - seq_q  # >= 0 when causal (checked on the host)
+    if CAUSAL:
+        n_tiles = gl.cdiv(gl.minimum(seq_kv, m0 + 128 + causal_shift), BLOCK_N)
+    else:
+        n_tiles = gl.cdiv(seq_kv, BLOCK_N)
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp2 is the native SFU op
+
+    dtype: gl.constexpr = q_desc.dtype
+    q_smem = gl.allocate_shared_memory(dtype, [2, 64, HEAD_DIM], q_desc.layout)
+    k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
+    v_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
+    q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for half in gl.static_range(2):
+        mbarrier.init(q_ready.index(half), count=1)
+    for stage in gl.static_range(STAGES):
+        mbarrier.init(k_ready.index(stage), count=1)
+        mbarrier.init(v_ready.index(stage), count=1)
+        mbarrier.init(kv_empty.index(stage), count=2)  # one arrival per consumer
+    fence_async_shared()  # the initialised barriers are visible to the TMA unit
+
+    gl.warp_specialize([
+        (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
+                     o_desc, o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
+                     n_tiles, 0, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
+        (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
+                     o_desc, o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
+                     n_tiles, 1, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
+        (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+                     q_ready, k_ready, v_ready, kv_empty, q_row, kv_row, n_tiles,
+                     BLOCK_N, STAGES)),
+    ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
+
+# fmt: on
