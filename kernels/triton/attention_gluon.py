@@ -23,8 +23,7 @@ from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
 GLUON_RUNGS = ("full", "no-overlap")
-CTA_ROWS = 128  # attention_gluon_kernel.CTA_ROWS: two consumer warpgroups of 64 rows
-HALF_ROWS = 64
+SLICE_ROWS = 64  # query rows per consumer warpgroup (attention_gluon_kernel.SLICE_ROWS)
 SMEM_SLACK = 1024
 
 
@@ -43,23 +42,31 @@ def gluon_problem(target: tuple[str, Any], head_dim: int) -> str | None:
     return None
 
 
-def smem_bytes(head_dim: int, block_n: int, stages: int, elem_bytes: int = 2) -> int:
-    """Shared memory of one CTA: two 64-row Q halves (reused for O), STAGES K and V tiles, and
+def smem_bytes(
+    head_dim: int, block_n: int, stages: int, consumers: int = 2, elem_bytes: int = 2
+) -> int:
+    """Shared memory of one CTA: a 64-row Q slice per consumer (reused for O), STAGES K and V
+    tiles, and
     SMEM_SLACK for the mbarriers and alignment (the sm_90 compile reports 216 bytes over the
     tiles at D 64/128/256)."""
     tile = head_dim * elem_bytes
-    return CTA_ROWS * tile + 2 * stages * block_n * tile + SMEM_SLACK
+    return consumers * SLICE_ROWS * tile + 2 * stages * block_n * tile + SMEM_SLACK
 
 
-def gluon_configs(head_dim: int, rung: str) -> list[dict]:
-    """Candidates, best guess first: 128-key tiles (64 at D 256, where the fp32 O accumulator
-    alone takes 128 registers of a consumer's 240), as many stages as fit 227 KiB."""
+def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
+    """Candidates, best guess first: two consumers with 128-key tiles (64 at D 256, where the
+    fp32 O accumulator alone takes 128 registers of a consumer's 240), as many stages as fit
+    227 KiB; at D 64 also three consumers (160 registers each), except causal with the
+    overlap, where the mask arithmetic beside two live score tiles spilled (sm_90 AOT)."""
     block_ns = (64,) if head_dim > 128 else (128, 64)
+    three = head_dim <= 64 and not (causal and rung == "full")
+    consumers = (2, 3) if three else (2,)
     cands = [
-        dict(BLOCK_N=bn, STAGES=st)
+        dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c)
+        for c in consumers
         for bn in block_ns
         for st in (2, 3, 4)
-        if smem_bytes(head_dim, bn, st) <= SM90_SMEM_BYTES
+        if smem_bytes(head_dim, bn, st, c) <= SM90_SMEM_BYTES
     ]
     return [dict(c, OVERLAP=rung == "full") for c in cands]
 
@@ -107,7 +114,7 @@ def prepare_gluon_attention(
     rows = {name: _flat_rows(t) for name, t in dict(q=q, k=k, v=v, o=out).items()}
     if None in rows.values():
         raise GluonUnsupported("q, k, v or out is not a [rows, D] view TMA can address")
-    cands = gluon_configs(head_dim, rung)
+    cands = gluon_configs(head_dim, rung, causal)
     if not _tight(v) and seq_kv % min(c["BLOCK_N"] for c in cands):
         # A ragged last KV tile reads rows past seq_kv; masked scores make them count 0 times,
         # but 0 * NaN is NaN, and a V sliced from a longer cache may hold anything there.
@@ -118,12 +125,12 @@ def prepare_gluon_attention(
 
         bn = cfg["BLOCK_N"]
         descs = (
-            _descriptor(q, rows["q"], HALF_ROWS),  # type: ignore[arg-type]
+            _descriptor(q, rows["q"], SLICE_ROWS),  # type: ignore[arg-type]
             _descriptor(k, rows["k"], bn),  # type: ignore[arg-type]
             _descriptor(v, rows["v"], bn),  # type: ignore[arg-type]
-            _descriptor(out, rows["o"], HALF_ROWS),  # type: ignore[arg-type]
+            _descriptor(out, rows["o"], SLICE_ROWS),  # type: ignore[arg-type]
         )
-        grid = (triton.cdiv(seq_q, CTA_ROWS), batch * h_q)
+        grid = (triton.cdiv(seq_q, SLICE_ROWS * cfg["CONSUMERS"]), batch * h_q)
         args = (
             *descs,
             out,
@@ -143,6 +150,7 @@ def prepare_gluon_attention(
             STAGES=cfg["STAGES"],
             CAUSAL=causal,
             OVERLAP=cfg["OVERLAP"],
+            CONSUMERS=cfg["CONSUMERS"],
             num_warps=4,
         )
         kernel = _fa3_fwd_kernel[grid]
@@ -177,11 +185,12 @@ def prepare_gluon_attention(
         head_dim=head_dim,
         dtype=str(q.dtype).removeprefix("torch."),
         group=h_q // h_kv,
-        BLOCK_M=CTA_ROWS,
+        BLOCK_M=SLICE_ROWS * cfg["CONSUMERS"],
         BLOCK_N=cfg["BLOCK_N"],
         STAGES=cfg["STAGES"],
         overlap=cfg["OVERLAP"],
-        warps="producer 1 (24 regs) + consumers 2 x 4 (240 regs)",
+        consumers=cfg["CONSUMERS"],
+        warps=f"producer 1 (24 regs) + consumers {cfg['CONSUMERS']} x 4 warps",
         tma=True,
         sm_scale=sm_scale,
         target=f"{target[0]}:{target[1]}",
@@ -201,9 +210,9 @@ def aot_specs(
     rungs: Sequence[str] = GLUON_RUNGS,
     causal: Sequence[bool] = (True, False),
 ) -> list[dict[str, Any]]:
-    """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90, each
-    rung with its first candidate; the signature is what the JIT builds for real descriptors
-    (their shared layouts are part of a Gluon descriptor's type)."""
+    """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: each
+    rung's first candidate per consumer count; the signature is what the JIT builds for real
+    descriptors (their shared layouts are part of a Gluon descriptor's type)."""
     from triton.experimental.gluon import language as gl
 
     from .attention_gluon_kernel import _fa3_fwd_kernel
@@ -211,46 +220,50 @@ def aot_specs(
     ty = triton_dtype_name(dtype)
     gl_ty = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[dtype]
     specs = []
-    for rung in rungs:
-        cfg = gluon_configs(head_dim, rung)[0]
+    picks = [  # each rung's first candidate per consumer count
+        (r, c, cfg)
+        for r in rungs
+        for c in causal
+        for cfg in {x["CONSUMERS"]: x for x in reversed(gluon_configs(head_dim, r, c))}.values()
+    ]
+    for rung, is_causal, cfg in picks:
         descs = {}
         for arg, block in (
-            ("q_desc", HALF_ROWS),
+            ("q_desc", SLICE_ROWS),
             ("k_desc", cfg["BLOCK_N"]),
             ("v_desc", cfg["BLOCK_N"]),
-            ("o_desc", HALF_ROWS),
+            ("o_desc", SLICE_ROWS),
         ):
             layout = gl.NVMMASharedLayout.get_default_for([block, head_dim], gl_ty)
             descs[arg] = f"tensordesc<{ty}[{block}, {head_dim}],{layout!r}>"
-        for is_causal in causal:
-            constexprs = dict(
-                HEAD_DIM=head_dim,
-                BLOCK_N=cfg["BLOCK_N"],
-                STAGES=cfg["STAGES"],
-                CAUSAL=is_causal,
-                OVERLAP=cfg["OVERLAP"],
+        constexprs = dict(
+            HEAD_DIM=head_dim,
+            BLOCK_N=cfg["BLOCK_N"],
+            STAGES=cfg["STAGES"],
+            CAUSAL=is_causal,
+            OVERLAP=cfg["OVERLAP"],
+            CONSUMERS=cfg["CONSUMERS"],
+        )
+        signature = {}
+        for arg in _fa3_fwd_kernel.arg_names:
+            if arg in constexprs:
+                signature[arg] = "constexpr"
+            elif arg in descs:
+                signature[arg] = descs[arg]
+            else:
+                signature[arg] = {"o_ptr": f"*{ty}", "sm_scale": "fp32"}.get(arg, "i32")
+        attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(signature) if a == "o_ptr"}
+        mask = "causal" if is_causal else "full"
+        name = f"attn_prefill_gluon_{rung}_{mask}_d{head_dim}_c{cfg['CONSUMERS']}"
+        specs.append(
+            dict(
+                name=name,
+                fn=_fa3_fwd_kernel,
+                signature=signature,
+                constexprs=constexprs,
+                attrs=attrs,
+                options=dict(num_warps=4),
+                gluon=True,
             )
-            signature = {}
-            for arg in _fa3_fwd_kernel.arg_names:
-                if arg in constexprs:
-                    signature[arg] = "constexpr"
-                elif arg in descs:
-                    signature[arg] = descs[arg]
-                else:
-                    signature[arg] = {"o_ptr": f"*{ty}", "sm_scale": "fp32"}.get(arg, "i32")
-            attrs = {
-                (i,): [["tt.divisibility", 16]] for i, a in enumerate(signature) if a == "o_ptr"
-            }
-            name = f"attn_prefill_gluon_{rung}_{'causal' if is_causal else 'full'}_d{head_dim}"
-            specs.append(
-                dict(
-                    name=name,
-                    fn=_fa3_fwd_kernel,
-                    signature=signature,
-                    constexprs=constexprs,
-                    attrs=attrs,
-                    options=dict(num_warps=4),
-                    gluon=True,
-                )
-            )
+        )
     return specs

@@ -5,13 +5,16 @@ Triton's pipeliner, which on sm_90 serialises each tile's softmax behind its wgm
 measured it at 0.83x cuDNN at D 128). Gluon exposes what FA3 schedules by hand: warp
 specialization, mbarriers, TMA and asynchronous wgmma with explicit waits.
 
-One CTA owns 128 query rows of one (batch, query head) and runs three partitions:
-  producer    one warp (24 registers): TMA loads of Q (two 64-row halves) and of K and V tiles
-              into STAGES shared-memory stages; a stage is refilled once both consumers
-              released it (kv_empty, two arrivals); K and V have separate ready barriers, so
-              the score wgmma starts before V has landed.
+One CTA owns 64 x CONSUMERS query rows of one (batch, query head) and runs these partitions:
+  producer    one warp (24 registers): TMA loads of Q (one 64-row slice per consumer) and of K
+              and V tiles into STAGES shared-memory stages; a stage is refilled once every
+              consumer released it (kv_empty, one arrival each); K and V have separate ready
+              barriers, so the score wgmma starts before V has landed.
   consumer 0  the default partition (4 warps, one warpgroup): rows [0, 64) of the tile.
-  consumer 1  a worker partition (4 warps, 240 registers): rows [64, 128).
+  consumer c  worker partitions (4 warps each; 240 registers with two consumers, 160 with
+              three): rows [64 c, 64 c + 64).
+Two consumers suit D 128 and 256 (FA3's choice); three suit D 64, where a tile's softmax costs
+as much as its wgmmas and a third warpgroup keeps the tensor cores fed while two do softmax.
 Each consumer runs S = Q K^T (both operands in shared memory), the online softmax in registers
 (exp2, log2(e) folded into the scale) and O += P V with P taken from the S registers (no shared
 memory round trip). The two consumers never wait for each other, so one's softmax overlaps the
@@ -45,12 +48,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 _tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
 
-# Query rows per CTA: two consumer warpgroups of 64 (wgmma m64).
-CTA_ROWS = 128
-# Registers per thread of the producer warp and of the worker consumer (setmaxnreg); the
-# default consumer gets what remains of the 64K register file.
+# Query rows per consumer warpgroup (wgmma m64).
+SLICE_ROWS = 64
+# Registers per thread of the producer warp and of the worker consumers (setmaxnreg), with two
+# and with three consumers; the default consumer gets what remains of the 64K register file.
 PRODUCER_REGS = gl.constexpr(24)
-CONSUMER_REGS = gl.constexpr(240)
+CONSUMER_REGS_2 = gl.constexpr(240)
+CONSUMER_REGS_3 = gl.constexpr(160)
 
 
 # fmt: off
@@ -60,11 +64,11 @@ CONSUMER_REGS = gl.constexpr(240)
 def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
               q_ready, k_ready, v_ready, kv_empty,
               q_row, kv_row, n_tiles,
-              BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
+              BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr):
     """One warp: Q once, then K and V of every KV tile the CTA visits, STAGES ahead."""
-    for half in gl.static_range(2):
-        mbarrier.expect(q_ready.index(half), q_desc.block_type.nbytes)
-        _tma_load(q_desc, [q_row + half * 64, 0], q_ready.index(half), q_smem.index(half))
+    for c in gl.static_range(CONSUMERS):
+        mbarrier.expect(q_ready.index(c), q_desc.block_type.nbytes)
+        _tma_load(q_desc, [q_row + c * 64, 0], q_ready.index(c), q_smem.index(c))
     for i in range(n_tiles):
         stage = i % STAGES
         # a fresh barrier's "previous phase" (parity 1) counts as complete: the first
@@ -168,19 +172,19 @@ def _tile_overlapped(q, o, p_prev, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready
 def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
               o_desc, o_ptr, o_row, stride_om,
               m0, seq_q, seq_kv, causal_shift, qk_scale, n_tiles,
-              HALF: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
+              SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
               STAGES: gl.constexpr, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):
-    """Rows [m0 + 64 HALF, m0 + 64 HALF + 64) of the tile: the KV loop and the epilogue."""
+    """Rows [m0 + 64 SLICE, m0 + 64 SLICE + 64) of the tile: the KV loop and the epilogue."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16])
     o_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, HEAD_DIM, 16])
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
 
-    r0 = m0 + HALF * 64
+    r0 = m0 + SLICE * 64
     rows = r0 + gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
-    # Tiles [0, n_full) are visible to all 64 rows; [n_full, n_mine) hold this half's diagonal
-    # or the ragged tail; [n_mine, n_tiles) were loaded for the other half only.
+    # Tiles [0, n_full) are visible to all 64 rows; [n_full, n_mine) hold this slice's diagonal
+    # or the ragged tail; [n_mine, n_tiles) were loaded for later slices only.
     if CAUSAL:
         n_mine = gl.cdiv(gl.minimum(seq_kv, r0 + 64 + causal_shift), BLOCK_N)
         n_full = gl.minimum(seq_kv, r0 + causal_shift + 1) // BLOCK_N
@@ -192,8 +196,8 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
     m_i = gl.full([64], float("-inf"), gl.float32, layout=gl.SliceLayout(1, s_layout))
     l_i = gl.zeros([64], gl.float32, layout=gl.SliceLayout(1, s_layout))
     o = gl.zeros([64, HEAD_DIM], gl.float32, layout=o_layout)
-    mbarrier.wait(q_ready.index(HALF), 0)
-    q = q_smem.index(HALF)
+    mbarrier.wait(q_ready.index(SLICE), 0)
+    q = q_smem.index(SLICE)
 
     if OVERLAP:
         # prologue: tile 0's scores alone (rows all see key 0, so the running max is finite
@@ -231,7 +235,7 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
             o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready,
                                        kv_empty, rows, seq_kv, causal_shift, qk_scale, True,
                                        CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout)
-    # tiles past this half's diagonal: wait until they landed (so this release belongs to
+    # tiles past this slice's diagonal: wait until they landed (so this release belongs to
     # their fill), then release them unread
     for i in range(n_mine, n_tiles):
         mbarrier.wait(v_ready.index(i % STAGES), (i // STAGES) & 1)
@@ -243,13 +247,13 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
     out = (o / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1))
     out = out.to(o_desc.dtype)
     if r0 + 64 <= seq_q:
-        # a whole half-tile leaves by TMA, through Q's buffer (Q is no longer read)
+        # a whole slice leaves by TMA, through Q's buffer (Q is no longer read)
         q.store(out)
         fence_async_shared()
         _tma_store(o_desc, [o_row + r0, 0], q)
         tma.store_wait(0)
     else:
-        # a ragged half must not write its padding rows into the next head's output
+        # a ragged slice must not write its padding rows into the next head's output
         offs_m = r0 + gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
         offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
         ptrs = (o_ptr + (o_row + gl.expand_dims(offs_m, 1)).to(gl.int64) * stride_om
@@ -268,9 +272,9 @@ def _fa3_fwd_kernel(
     q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b, o_rows_h, stride_om,
     # meta-parameters
     HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
-    CAUSAL: gl.constexpr, OVERLAP: gl.constexpr,
+    CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMERS: gl.constexpr,
 ):
-    """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for 128 query rows of one head."""
+    """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for 64 x CONSUMERS query rows of a head."""
     pid_m = gl.program_id(0)  # query tiles fastest: concurrent CTAs share a head's K/V in L2
     pid_bh = gl.program_id(1)
     if CAUSAL:
@@ -279,44 +283,60 @@ def _fa3_fwd_kernel(
     off_b = pid_bh // H_Q
     off_h = pid_bh % H_Q
     off_hkv = off_h // GROUP
-    m0 = pid_m * 128
+    m0 = pid_m * (64 * CONSUMERS)
     q_row = off_b * q_rows_b + off_h * q_rows_h + m0
     kv_row = off_b * kv_rows_b + off_hkv * kv_rows_h
     o_row = off_b * o_rows_b + off_h * o_rows_h
 
     causal_shift = seq_kv - seq_q  # >= 0 when causal (checked on the host)
     if CAUSAL:
-        n_tiles = gl.cdiv(gl.minimum(seq_kv, m0 + 128 + causal_shift), BLOCK_N)
+        n_tiles = gl.cdiv(gl.minimum(seq_kv, m0 + 64 * CONSUMERS + causal_shift), BLOCK_N)
     else:
         n_tiles = gl.cdiv(seq_kv, BLOCK_N)
     qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp2 is the native SFU op
 
     dtype: gl.constexpr = q_desc.dtype
-    q_smem = gl.allocate_shared_memory(dtype, [2, 64, HEAD_DIM], q_desc.layout)
+    q_smem = gl.allocate_shared_memory(dtype, [CONSUMERS, 64, HEAD_DIM], q_desc.layout)
     k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
     v_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
-    q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    q_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    for half in gl.static_range(2):
-        mbarrier.init(q_ready.index(half), count=1)
+    for c in gl.static_range(CONSUMERS):
+        mbarrier.init(q_ready.index(c), count=1)
     for stage in gl.static_range(STAGES):
         mbarrier.init(k_ready.index(stage), count=1)
         mbarrier.init(v_ready.index(stage), count=1)
-        mbarrier.init(kv_empty.index(stage), count=2)  # one arrival per consumer
+        mbarrier.init(kv_empty.index(stage), count=CONSUMERS)  # one arrival each
     fence_async_shared()  # the initialised barriers are visible to the TMA unit
 
-    gl.warp_specialize([
-        (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
-                     o_desc, o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
-                     n_tiles, 0, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
-        (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
-                     o_desc, o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
-                     n_tiles, 1, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
-        (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
-                     q_ready, k_ready, v_ready, kv_empty, q_row, kv_row, n_tiles,
-                     BLOCK_N, STAGES)),
-    ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
+    # One call per consumer count: the partition list is static. Worker arguments are the same
+    # tuple for every consumer but its slice index.
+    if CONSUMERS == 3:
+        gl.warp_specialize([
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
+                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
+                         n_tiles, 0, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
+                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
+                         n_tiles, 1, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
+                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
+                         n_tiles, 2, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
+            (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, k_ready,
+                         v_ready, kv_empty, q_row, kv_row, n_tiles, BLOCK_N, STAGES, CONSUMERS)),
+        ], [4, 4, 1], [CONSUMER_REGS_3, CONSUMER_REGS_3, PRODUCER_REGS])
+    else:
+        gl.warp_specialize([
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
+                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
+                         n_tiles, 0, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
+                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
+                         n_tiles, 1, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
+            (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, k_ready,
+                         v_ready, kv_empty, q_row, kv_row, n_tiles, BLOCK_N, STAGES, CONSUMERS)),
+        ], [4, 1], [CONSUMER_REGS_2, PRODUCER_REGS])
 
 # fmt: on

@@ -62,7 +62,7 @@ def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
     )
     ref = _reference(q, k, v, causal)
     scale = max(1.0, ref.abs().max().item())
-    for cfg in gluon_configs(head_dim, rung):  # every candidate the tuner may pick
+    for cfg in gluon_configs(head_dim, rung, causal):  # every candidate the tuner may pick
         launch = prepare_gluon_attention(q, k, v, causal=causal, rung=rung, config=cfg)
         for _ in range(2):  # a second launch reuses nothing stale
             out = launch()

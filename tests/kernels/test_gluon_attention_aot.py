@@ -1,0 +1,89 @@
+"""The Gluon FMHA (kernels/triton/attention_gluon_kernel.py) compiled ahead of time for sm_90,
+without a GPU: every rung, head dim, mask and consumer count compiles to the structure the
+kernel claims (TMA loads and stores, wgmma of the right shapes, setmaxnreg 24 for the producer
+and 240 / 160 for the consumers, one mbarrier arrival per consumer, wgmma.wait_group 1 only with
+the overlap), without spills and inside the shared memory the launcher budgets for.
+Runs in a child process: the test session imports Triton under the interpreter."""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+
+from tests.kernels.aot_child import compile_in_child  # noqa: E402
+
+SM90_SMEM_BYTES = 232448
+
+_SCRIPT = textwrap.dedent(
+    """
+    import json, re
+    import torch
+    from triton.backends.compiler import GPUTarget
+    from harness_kernels.triton import aot
+    from harness_kernels.triton import attention_gluon as G
+
+    target = GPUTarget("cuda", 90, 32)
+    report = {}
+    specs = [s for d in (64, 128, 256) for s in G.aot_specs(torch.bfloat16, d)]
+    specs += [dict(s, name=s["name"] + "_fp16") for s in G.aot_specs(torch.float16, 128)]
+    for spec in specs:
+        c = spec["constexprs"]
+        try:
+            info = aot.compile_for(spec["fn"], target, spec["signature"], c, spec["attrs"],
+                                   spec["options"])
+        except Exception as exc:
+            report[spec["name"]] = dict(error=f"{type(exc).__name__}: {exc}"[:2000])
+            continue
+        ptx = info["asm"]["ptx"]
+        report[spec["name"]] = dict(
+            shared=info["shared"],
+            budget=G.smem_bytes(c["HEAD_DIM"], c["BLOCK_N"], c["STAGES"], c["CONSUMERS"]),
+            consumers=c["CONSUMERS"], overlap=c["OVERLAP"], head_dim=c["HEAD_DIM"],
+            block_n=c["BLOCK_N"], spills=info.get("n_spills", -1), mma=info["mma"],
+            # the load's state space reads shared::cluster under Triton 3.6, shared::cta under 3.9
+            tma_loads=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
+            tma_stores=ptx.count("cp.async.bulk.tensor.2d.global.shared"),
+            setmaxnreg=sorted(set(re.findall(r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", ptx))),
+            wait1=len(re.findall(r"wgmma\\.wait_group\\.sync\\.aligned 1;", ptx)),
+            arrives=re.findall(r"(@%p\\d+ )?mbarrier\\.arrive\\.shared::cta\\.b64", ptx),
+        )
+    print(json.dumps(report))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, dict]:
+    return compile_in_child(_SCRIPT)
+
+
+def test_every_spec_compiles(report: dict) -> None:
+    errors = {n: f["error"] for n, f in report.items() if "error" in f}
+    assert not errors, errors
+    # 2 rungs x 2 masks x D 64/128/256, three consumers at D 64 where allowed, fp16 at D 128
+    assert len(report) >= 16
+
+
+def test_structure(report: dict) -> None:
+    for name, f in report.items():
+        d, bn = f["head_dim"], f["block_n"]
+        assert f["spills"] == 0, name
+        assert f["shared"] <= SM90_SMEM_BYTES and f["shared"] <= f["budget"], name
+        # S = Q K^T: m64 x BLOCK_N; O += P V: m64 x D (one instruction shape when they match)
+        shapes = {re.sub(r"\.f32.*", "", k) for k in f["mma"]}
+        assert shapes == {f"wgmma.mma_async.sync.aligned.m64n{n}k16" for n in {bn, d}}, name
+        assert f["tma_loads"] >= 3 and f["tma_stores"] >= 1, name  # Q, K, V in; O out
+        consumer_regs = "240" if f["consumers"] == 2 else "160"
+        assert ["dec", "24"] in f["setmaxnreg"], name
+        assert ["inc", consumer_regs] in f["setmaxnreg"] or [
+            "dec",
+            consumer_regs,
+        ] in f["setmaxnreg"], name
+        # releases are single-thread arrivals (a predicate), never one per thread
+        assert f["arrives"] and all(p for p in f["arrives"]), name
+        assert (f["wait1"] > 0) == f["overlap"], name

@@ -1,0 +1,82 @@
+"""The Gluon FMHA's providers and launcher on the CPU: what they accept, what they refuse with a
+reason, and the config space the tuner times (every candidate fits sm_90's shared memory). Its
+numerics are checked on an sm_90 GPU (tests/gpu/test_gluon_attention_gpu.py) and its compiled
+structure ahead of time (tests/kernels/test_gluon_attention_aot.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from harness_kernels.triton.attention_configs import SM90_SMEM_BYTES
+from harness_kernels.triton.attention_gluon import (
+    GluonUnsupported,
+    gluon_configs,
+    prepare_gluon_attention,
+    smem_bytes,
+)
+
+from harness.device import DeviceInfo
+from harness.problems import AttentionProblem
+from harness.providers import load_all
+from harness.providers.registry import Unsupported
+
+H200 = DeviceInfo(
+    "cuda", 0, "nvidia", "NVIDIA H200", None, "sm_90", (9, 0), 132, 50 << 20, 141 << 30, None, None
+)
+B200 = DeviceInfo(
+    "cuda",
+    0,
+    "nvidia",
+    "NVIDIA B200",
+    None,
+    "sm_100",
+    (10, 0),
+    148,
+    126 << 20,
+    180 << 30,
+    None,
+    None,
+)
+
+
+def test_providers_accept_prefill_on_sm90_only() -> None:
+    registry = load_all()
+    prefill = AttentionProblem(4, 32, 8, 4096, 4096, 128, causal=True)
+    for name in ("own-triton-gluon", "own-triton-gluon-no-overlap"):
+        p = registry.get("attention", name)
+        assert p.min_cc == (9, 0) and p.vendors == ("nvidia",)
+        assert p.supports(prefill, H200) is None
+        assert "sm_90 only" in p.supports(prefill, B200)
+        assert "head_dim" in p.supports(AttentionProblem(1, 8, 8, 128, 128, 96), H200)
+        paged = AttentionProblem(1, 8, 8, 128, 256, 128, kv_layout="paged", page_size=64)
+        assert "dense" in p.supports(paged, H200)
+        assert "decode" in p.supports(AttentionProblem(16, 32, 8, 1, 4096, 128), H200)
+
+
+def test_prepare_off_sm90_is_a_skip_not_an_error() -> None:
+    q = torch.zeros(1, 4, 64, 128, dtype=torch.bfloat16)
+    k = torch.zeros(1, 2, 64, 128, dtype=torch.bfloat16)
+    with pytest.raises(GluonUnsupported, match="sm_90 only"):
+        prepare_gluon_attention(q, k, k, causal=False)
+    provider = load_all().get("attention", "own-triton-gluon")
+    with pytest.raises(Unsupported, match="sm_90 only"):
+        provider.prepare(AttentionProblem(1, 4, 2, 64, 64, 128), dict(q=q, k=k, v=k), H200)
+    with pytest.raises(ValueError, match="rung"):
+        prepare_gluon_attention(q, k, k, causal=False, rung="no-tma")
+
+
+@pytest.mark.parametrize("head_dim", [64, 128, 256])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("rung", ["full", "no-overlap"])
+def test_config_space(head_dim: int, causal: bool, rung: str) -> None:
+    cands = gluon_configs(head_dim, rung, causal)
+    assert cands and len({tuple(sorted(c.items())) for c in cands}) == len(cands)
+    for c in cands:
+        assert smem_bytes(head_dim, c["BLOCK_N"], c["STAGES"], c["CONSUMERS"]) <= SM90_SMEM_BYTES
+        assert c["OVERLAP"] == (rung == "full")
+        # the fp32 O accumulator of a 64-row slice is 128 registers at D 256: 64-key tiles
+        assert c["BLOCK_N"] == 64 if head_dim == 256 else c["BLOCK_N"] in (64, 128)
+    three = {c["CONSUMERS"] for c in cands} == {2, 3}
+    # three consumers at D 64 only, and not causal with the overlap (it spilled there)
+    assert three == (head_dim == 64 and not (causal and rung == "full"))
+    assert cands[0]["CONSUMERS"] == 2 and cands[0]["STAGES"] == 2
