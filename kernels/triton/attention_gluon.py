@@ -56,17 +56,18 @@ def smem_bytes(
 def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
     """Candidates, best guess first: two consumers with 128-key tiles (64 at D 256, where the
     fp32 O accumulator alone takes 128 registers of a consumer's 240), as many stages as fit
-    227 KiB; at D 64 also three consumers (160 registers each), except causal with the
-    overlap, where the mask arithmetic beside two live score tiles spilled (sm_90 AOT)."""
+    227 KiB; at D 64 also three consumers (160 registers each), with 64-key tiles only when
+    causal with the overlap: 128-key tiles spilled there (sm_90 AOT, Triton 3.6 and 3.9; the
+    mask arithmetic beside two live score tiles)."""
     block_ns = (64,) if head_dim > 128 else (128, 64)
-    three = head_dim <= 64 and not (causal and rung == "full")
-    consumers = (2, 3) if three else (2,)
+    consumers = (2, 3) if head_dim <= 64 else (2,)
     cands = [
         dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c)
         for c in consumers
         for bn in block_ns
         for st in (2, 3, 4)
         if smem_bytes(head_dim, bn, st, c) <= SM90_SMEM_BYTES
+        and not (c == 3 and bn > 64 and causal and rung == "full")
     ]
     return [dict(c, OVERLAP=rung == "full") for c in cands]
 

@@ -76,7 +76,8 @@ def test_config_space(head_dim: int, causal: bool, rung: str) -> None:
         assert c["OVERLAP"] == (rung == "full")
         # the fp32 O accumulator of a 64-row slice is 128 registers at D 256: 64-key tiles
         assert c["BLOCK_N"] == 64 if head_dim == 256 else c["BLOCK_N"] in (64, 128)
-    three = {c["CONSUMERS"] for c in cands} == {2, 3}
-    # three consumers at D 64 only, and not causal with the overlap (it spilled there)
-    assert three == (head_dim == 64 and not (causal and rung == "full"))
+    three = [c for c in cands if c["CONSUMERS"] == 3]
+    assert bool(three) == (head_dim == 64)  # three consumers at D 64 only
+    if causal and rung == "full":  # 128-key tiles spilled there
+        assert all(c["BLOCK_N"] == 64 for c in three)
     assert cands[0]["CONSUMERS"] == 2 and cands[0]["STAGES"] == 2
