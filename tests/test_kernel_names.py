@@ -56,9 +56,11 @@ def test_gaps_columns_name_both_sides():
     triton = {"block_m": 128, "block_n": 128, "block_k": 64, "num_warps": 4, "num_stages": 3,
               "split_k": 3, "stream_k": False}  # fmt: skip
     attention = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
-    rows = [{"provider_config": json.dumps(c)} for c in (cutlass, triton, attention)]
+    gluon = {"BLOCK_M": 192, "BLOCK_N": 128, "STAGES": 3, "consumers": 3}
+    rows = [{"provider_config": json.dumps(c)} for c in (cutlass, triton, attention, gluon)]
     assert [own_config(r) for r in rows] == [
         "sm90-coop-128x192 heuristic/sw1",
         "128x128x64 w4 s3 split-K 3",
         "128x64 w8 s2",
+        "192x128 3 consumers s3",
     ]

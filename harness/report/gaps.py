@@ -129,6 +129,8 @@ def own_config(row: dict) -> str:
         if (cfg.get("split_k") or 1) > 1:
             split = f" split-K {cfg['split_k']}"
         return f"{tile} w{cfg.get('num_warps')} s{cfg.get('num_stages')}{split}"
+    if "consumers" in cfg:  # own Gluon attention: warp-specialized, no num_warps/num_stages
+        return f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} {cfg['consumers']} consumers s{cfg.get('STAGES')}"
     if "BLOCK_M" in cfg:  # own Triton attention
         return f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} w{cfg.get('num_warps')} s{cfg.get('num_stages')}"
     return str(cfg.get("variant", ""))

@@ -179,7 +179,7 @@ def prepare_gluon_attention(
     else:
         stored = stored_key(key, cands, device_key(q.device)) if tune else None
         cfg, info = tune_configs(key, cands, build, tune, out, stored)
-    config: dict[str, Any] = dict(
+    record: dict[str, Any] = dict(
         kernel="attn_prefill_gluon",
         variant=rung,
         causal=causal,
@@ -197,7 +197,7 @@ def prepare_gluon_attention(
         target=f"{target[0]}:{target[1]}",
         **info,
     )
-    return AttentionLaunch(out, None, config, [build(cfg)])
+    return AttentionLaunch(out, None, record, [build(cfg)])
 
 
 # ----------------------------------------------------------------------------------------------
