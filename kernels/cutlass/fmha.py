@@ -55,6 +55,13 @@ def block_n(kernel: str, head_dim: int) -> int:
     return 128 if kernel in WS_FEATURES and head_dim <= 128 else BLOCK_N
 
 
+def stages(kernel: str, head_dim: int) -> int:
+    """K/V pipeline stages of the warp-specialized kernel: three up to head_dim 128 (224 KiB of
+    shared memory with Q at D 128; the Gluon FMHA's tuner picked three there on the H200), two
+    at 256, where a third does not fit beside the 64 KiB Q tile."""
+    return 3 if kernel in WS_FEATURES and head_dim <= 128 else 2
+
+
 def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSpec:
     """The library for `kernel` (a KERNELS name), `dtype` (bf16 | fp16) and `head_dim`
     (head_dims(kernel)): sm80 carries sm_80 and sm_90 SASS, the others sm_90a (wgmma) alone."""
@@ -65,6 +72,7 @@ def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSp
         pingpong, overlap, persistent = WS_FEATURES[kernel]
         defines += (
             ("HK_BLOCK_N", block_n(kernel, head_dim)),
+            ("HK_STAGES", stages(kernel, head_dim)),
             ("HK_PINGPONG", pingpong),
             ("HK_OVERLAP", overlap),
             ("HK_PERSISTENT", persistent),

@@ -54,7 +54,10 @@ using Element = cutlass::bfloat16_t;
 using Element = cutlass::half_t;
 #define HK_DTYPE_NAME "fp16"
 #endif
-using T = hk::fmha90ws::Traits<Element, HK_HEAD_DIM, HK_BLOCK_N>;
+#ifndef HK_STAGES
+#define HK_STAGES 2
+#endif
+using T = hk::fmha90ws::Traits<Element, HK_HEAD_DIM, HK_BLOCK_N, HK_STAGES>;
 using Params = hk::fmha90ws::Params<T>;
 using Pipeline = typename T::Pipeline;
 using PipelineState = typename Pipeline::PipelineState;
@@ -355,7 +358,7 @@ HK_EXPORT const char* hk_describe(void) {
 #if HK_PERSISTENT
          "-persistent(non-causal)"
 #endif
-         ";stages=2;cutlass=" HK_CUTLASS_VERSION;
+         ";stages=" HK_STR(HK_STAGES) ";cutlass=" HK_CUTLASS_VERSION;
 }
 
 HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o, int B, int Hq,

@@ -173,8 +173,8 @@ int main() {
   check90<hk::fmha90::Traits<cutlass::bfloat16_t, 128>>();
   check90<hk::fmha90::Traits<cutlass::bfloat16_t, 64>>();
   check90<hk::fmha90::Traits<cutlass::half_t, 128>>();
-  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 128, 128>>();
-  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 64, 128>>();
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 128, 128, 3>>();  // fmha.stages()
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 64, 128, 3>>();
   check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 256, 64>>();
   if (failures) {
     std::printf("%d failures\n", failures);
