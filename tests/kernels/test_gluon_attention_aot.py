@@ -14,8 +14,7 @@ import textwrap
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import pytest  # noqa: E402
-
-from tests.kernels.aot_child import compile_in_child  # noqa: E402
+from aot_child import compile_in_child  # noqa: E402
 
 SM90_SMEM_BYTES = 232448
 
