@@ -28,6 +28,9 @@ from .stream_hold import StreamHold
 # Short timing windows: candidates differ by >>1%, and a Llama sweep tunes hundreds of shapes.
 _WARMUP_MS = 5
 _REP_MS = 25
+# ...but never fewer samples than this: a 7 ms FMHA (D 128, 16k tokens) got three in 25 ms, and
+# on an H100 two configs 10% apart swapped ranks between two runs (results/h100/README.md).
+_MIN_SAMPLES = 10
 _FLUSH_BYTES = 256 << 20  # as do_bench: > 4x the H200's 60 MB L2 (= MI300X's Infinity Cache)
 _BATCH = 64  # samples queued between synchronisations, each behind its own hold slot
 _FLUSH: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -49,7 +52,7 @@ def _device_state(device: torch.device) -> tuple[Callable[[], None], StreamHold]
 
 
 def bench_cold(fn: Callable[[], Any], device: torch.device) -> float:
-    """Median ms of fn() over ~_REP_MS of launches, each after reading _FLUSH_BYTES (clean
+    """Median ms of fn() over ~_REP_MS of launches (at least _MIN_SAMPLES), each after reading _FLUSH_BYTES (clean
     eviction of the L2) and behind a stream hold; otherwise do_bench's schedule (5-call
     estimate, warm-up, CUDA events around each call alone)."""
     with torch.cuda.device(device):
@@ -67,7 +70,7 @@ def bench_cold(fn: Callable[[], Any], device: torch.device) -> float:
         for _ in range(max(1, int(_WARMUP_MS / estimate_ms))):
             fn()
         samples: list[float] = []
-        remaining = max(1, int(_REP_MS / estimate_ms))
+        remaining = max(_MIN_SAMPLES, int(_REP_MS / estimate_ms))
         while remaining > 0:
             events = [
                 (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))

@@ -36,6 +36,7 @@ def test_each_timed_launch_is_flushed_then_held_until_queued(monkeypatch):
     _install(monkeypatch, log, batch=2)
     # The 5-call estimate spans 11 log steps (2.2 "ms" a call): 7 "ms" of samples is 3 of them.
     monkeypatch.setattr(bench_cold, "_REP_MS", 7)
+    monkeypatch.setattr(bench_cold, "_MIN_SAMPLES", 1)
     ms = bench_cold.bench_cold(lambda: log.append("call"), torch.device("cpu"))
     timed = log[log.index("sync", log.index("record") + 1) + 1 :]
     timed = timed[timed.index("flush", timed.index("call") + 1) :]  # after the warm-up call
@@ -45,3 +46,14 @@ def test_each_timed_launch_is_flushed_then_held_until_queued(monkeypatch):
 
     assert timed == sample(0) + sample(1) + ["sync"] + sample(0) + ["sync"]  # batches of 2, 1
     assert ms == 2.0  # each sample's events bracket exactly its one call
+
+
+def test_a_long_kernel_still_gets_the_minimum_samples(monkeypatch):
+    log: list[str] = []
+    _install(monkeypatch, log, batch=64)
+    # 25 "ms" of samples at 2.2 "ms" a call would be 11; a 1 "ms" window would be none
+    monkeypatch.setattr(bench_cold, "_REP_MS", 1)
+    bench_cold.bench_cold(lambda: log.append("call"), torch.device("cpu"))
+    timed = log[log.index("sync", log.index("record") + 1) + 1 :]
+    timed = timed[timed.index("flush", timed.index("call") + 1) :]  # after the warm-up call
+    assert timed.count("call") == bench_cold._MIN_SAMPLES == 10
