@@ -14,6 +14,11 @@ from harness.problems import AttentionProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 DECODE_MAX_Q = 8  # own_triton.DECODE_MAX_Q: shorter prompts go to the decode kernels
+RUNGS = ("full", "no-overlap")
+
+
+def provider_name(rung: str) -> str:
+    return "own-triton-gluon" if rung == "full" else f"own-triton-gluon-{rung}"
 
 
 def _supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
@@ -50,9 +55,10 @@ def _register(rung: str) -> None:
         "Own Gluon FMHA forward (TMA producer warp, two consumer warpgroups), intra-warpgroup "
         f"overlap {'on' if rung == 'full' else 'off'}; sm_90, dense KV."
     )
-    name = "own-triton-gluon" if rung == "full" else f"own-triton-gluon-{rung}"
-    register(name, "attention", "own", ("nvidia",), min_cc=(9, 0), supports=_supports)(prepare)
+    register(
+        provider_name(rung), "attention", "own", ("nvidia",), min_cc=(9, 0), supports=_supports
+    )(prepare)
 
 
-for _rung in ("full", "no-overlap"):
+for _rung in RUNGS:
     _register(_rung)

@@ -30,8 +30,13 @@ def test_ladder_has_every_rung_and_each_runs_on_hopper():
     attn = {p.provider for p in pts if p.problem.op == "attention"}
     from harness_kernels.cutlass.fmha import WS_FEATURES
 
+    from harness.providers.own_gluon import RUNGS as GLUON_RUNGS
+    from harness.providers.own_gluon import provider_name as gluon_name
+
     cute_rungs = {f"own-cutlass-{k}" for k in WS_FEATURES} | {"own-cutlass-sm90"}
-    assert attn == {_provider_name(v) for v in ATTENTION_RUNGS} | {"sdpa-cudnn"} | cute_rungs
+    gluon_rungs = {gluon_name(r) for r in GLUON_RUNGS}
+    own_rungs = {_provider_name(v) for v in ATTENTION_RUNGS} | cute_rungs | gluon_rungs
+    assert attn == own_rungs | {"sdpa-cudnn"}
     phases = {(p.problem.phase, p.problem.causal) for p in pts if p.problem.op == "attention"}
     assert phases == {("prefill", False), ("prefill", True), ("decode", True)}
     for p in pts:  # no rung is listed where it would only be skipped
