@@ -29,6 +29,13 @@ def pytest_unconfigure(config):
         shutil.rmtree(config._tune_cache, ignore_errors=True)
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts): one worker per core, but one for `pytest -m gpu`, whose
+    tests share one GPU and run one at a time, as without xdist."""
+    markexpr = config.getoption("markexpr", "")
+    return 1 if "gpu" in markexpr and "not gpu" not in markexpr else None
+
+
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
         return

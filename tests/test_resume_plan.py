@@ -2,6 +2,7 @@
 allow_mixed=true; run.json keeps the run's plan and a history of invocations (issue 17.6)."""
 
 import json
+import shutil
 
 import pytest
 
@@ -21,10 +22,18 @@ def _meta(tmp_path, name="run.json", run_id="r"):
     return json.loads((tmp_path / run_id / name).read_text())
 
 
+@pytest.fixture(scope="module")
+def measured_once(tmp_path_factory):
+    """An 8-point run r, measured once for the module (each test gets a copy)."""
+    root = tmp_path_factory.mktemp("measured")
+    assert _run(root, MINE) == 0
+    return root / "r"
+
+
 @pytest.fixture
-def measured(tmp_path, capsys):
-    """An 8-point run r; (its rows' mtimes, run.json as text)."""
-    assert _run(tmp_path, MINE) == 0
+def measured(measured_once, tmp_path, capsys):
+    """A copy of the 8-point run r in tmp_path; (its rows' mtimes, run.json as text)."""
+    shutil.copytree(measured_once, tmp_path / "r")
     capsys.readouterr()
     rows = {p: p.stat().st_mtime_ns for p in (tmp_path / "r" / "rows").glob("*.parquet")}
     return rows, (tmp_path / "r" / "run.json").read_text()
