@@ -209,6 +209,12 @@ def _caption(w: Workload, steps: list[Step], measured: int, total: int) -> tuple
             f"Stars and crosses: one layer of own kernels measured whole (decoder_layer rows: "
             f"a CUDA graph, and launched one by one) at batch {_batches(whole)}"
         )
+    if w.tp > 1:  # why a composed TP step sits above the measured one at small batch
+        parts.append(
+            "The all-reduces come from the collectives sweep, each NCCL call timed on its own "
+            "with its host launch (a floor of tens of microseconds at small messages), which a "
+            "step replayed as a CUDA graph does not pay"
+        )
     if omitted:
         parts.append(
             f"Parts without rows ({', '.join(omitted)}) are left out of every sum: those "
@@ -255,9 +261,12 @@ def workload_reports(
             caption, has_throughput = _caption(w, steps, len(measured), len(items))
             breakdown = any(s.by_category() and not s.omitted for s in steps)
             if has_throughput and breakdown:
+                parts = "GEMMs, attention, norms and elementwise, " + (
+                    "all-reduce, " if w.tp > 1 else ""
+                )
                 caption += (
-                    " Third panel: the composed step (fastest rows) split into GEMMs, attention, "
-                    "norms and elementwise, and the LM head, as shares of the step per batch."
+                    f" Third panel: the composed step (fastest rows) split into {parts}and the "
+                    "LM head, as shares of the step per batch."
                 )
                 fig = new_figure(
                     15.5, 4.4, left=0.05, right=0.99, top=0.9, bottom=0.12, wspace=0.25

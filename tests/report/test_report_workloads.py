@@ -187,3 +187,21 @@ def test_an_all_reduce_between_measured_sizes_is_interpolated_and_otherwise_left
     assert (c.provider, c.median_ms) == ("nccl (interpolated)", pytest.approx(0.02))
     step = compose(index, w, 32, "best", None)  # 512 KiB: beyond the measured sizes
     assert "all_reduce" in [i.name for i in step.omitted]
+
+
+def test_a_tensor_parallel_caption_says_where_its_all_reduces_come_from():
+    """A TP step's caption says its all-reduces were timed alone, host launch included (on the
+    2xH200 the composed TP-2 layer sat 1.26x over the one measured as a CUDA graph for that)."""
+    import pandas as pd
+
+    from harness import store
+    from harness.report.compose import RowIndex, compose
+    from harness.report.latency import _caption
+    from harness.workloads.presets import get_workload
+
+    empty = RowIndex(pd.DataFrame(columns=store.COLUMNS))
+    for name, says in (("llama3_70b_tp2_decode", True), ("llama3_8b_decode", False)):
+        w = get_workload(name)
+        steps = [compose(empty, w, b, "best", None) for b in w.batches]
+        caption, _ = _caption(w, steps, 0, 1)
+        assert ("timed on its own with its host launch" in caption) is says, name
