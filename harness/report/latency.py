@@ -261,11 +261,11 @@ def workload_reports(
             caption, has_throughput = _caption(w, steps, len(measured), len(items))
             breakdown = any(s.by_category() and not s.omitted for s in steps)
             if has_throughput and breakdown:
-                parts = "GEMMs, attention, norms and elementwise, " + (
+                categories = "GEMMs, attention, norms and elementwise, " + (
                     "all-reduce, " if w.tp > 1 else ""
                 )
                 caption += (
-                    f" Third panel: the composed step (fastest rows) split into {parts}and the "
+                    f" Third panel: the composed step (fastest rows) split into {categories}and the "
                     "LM head, as shares of the step per batch."
                 )
                 fig = new_figure(
