@@ -1,16 +1,19 @@
-"""The project's own Gluon FMHA (kernels/triton/attention_gluon_kernel.py): Triton's tile-level
-dialect, FlashAttention-3's structure (TMA producer warp, two consumer warpgroups, softmax
-overlapped with P V). sm_90 only; prefill over a dense KV cache.
+"""The project's own Gluon kernels, in Triton's tile-level dialect; sm_90 only.
 
+Attention (kernels/triton/attention_gluon_kernel.py): FlashAttention-3's structure (TMA producer
+warp, two consumer warpgroups, softmax overlapped with P V); prefill over a dense KV cache.
   own-triton-gluon              the full kernel
   own-triton-gluon-no-overlap   its rung without the intra-warpgroup overlap
-(own-triton, the `tl` kernel, is the rung without warp specialization.)
+GEMM (kernels/triton/gemm_gluon_kernel.py): CUTLASS's warp-specialized cooperative structure
+(TMA producer warp, two consumer warpgroups, persistent) with tile widths fitted to the SM count.
+  own-triton-gluon              bf16 / fp16
+(own-triton, the `tl` kernels, are the rungs without warp specialization.)
 """
 
 from __future__ import annotations
 
 from harness.device import DeviceInfo
-from harness.problems import AttentionProblem
+from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 DECODE_MAX_Q = 8  # own_triton.DECODE_MAX_Q: shorter prompts go to the decode kernels
@@ -62,3 +65,27 @@ def _register(rung: str) -> None:
 
 for _rung in RUNGS:
     _register(_rung)
+
+
+def _gemm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
+    cc = device.compute_capability if device is not None else None
+    if cc is not None and cc != (9, 0):
+        return f"the Gluon GEMM runs on sm_90 only (wgmma, setmaxnreg); device is sm_{cc[0]}{cc[1]}"
+    if problem.dtype not in ("fp16", "bf16"):
+        return "the Gluon GEMM takes fp16/bf16 (fp8 and tf32: own-triton)"
+    if problem.batch != 1:
+        return "batched GEMM is not implemented in the Gluon GEMM"
+    return None
+
+
+@register("own-triton-gluon", "gemm", "own", ("nvidia",), min_cc=(9, 0), supports=_gemm_supports)
+def _prepare_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """Own Gluon GEMM: TMA producer warp, two consumer warpgroups, persistent, tile widths
+    of two power-of-two parts fitted to the SM count; sm_90, bf16/fp16."""
+    from harness_kernels.triton.gemm_gluon import GluonGemmUnsupported, prepare_gluon_matmul
+
+    try:
+        launch = prepare_gluon_matmul(inputs["a"], inputs["b"])
+    except GluonGemmUnsupported as e:
+        raise Unsupported(str(e)) from None
+    return Prepared(launch, dict(launch.config))

@@ -43,10 +43,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-# Triton 3.6 names the TMA copies async_copy_global_to_shared / async_copy_shared_to_global;
-# 3.9 renamed them async_load / async_store and made the old names raise.
-_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
-_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+from .gluon_compat import tma_load as _tma_load
+from .gluon_compat import tma_store as _tma_store
 
 # Query rows per consumer warpgroup (wgmma m64).
 SLICE_ROWS = 64

@@ -1,0 +1,300 @@
+"""Launcher of the Gluon GEMM (gemm_gluon_kernel.py): operand checks, the tile candidates fitted
+to the SM count, descriptors, tuning, and the AOT compile specs for tests and `harness inspect`.
+
+Tile choice: a tile is (2 x SLICE_M) x (BN0 + BN1). Candidates are every legal tile (at most 128
+fp32 accumulators per consumer thread, as many stages as fit shared memory), ranked by modelled
+time: the waves of tiles the grid runs (a partial last wave costs a whole one) times a tile's
+work, with a small penalty for the operand bytes a tile loads per multiply-add (narrow tiles
+reread A and B more often). The best few are timed on the GPU (the attention tuner's cold-L2
+timer, a wrong output never wins) and the choice is stored on disk like the other tuners'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import triton
+
+from .. import tune_cache
+from .attention_configs import SM90_SMEM_BYTES
+from .attention_launch import AttentionLaunch
+from .attention_target import device_key, target_of
+from .attention_tune import tune as tune_configs
+
+# (BN0, BN1): tile widths 256, 192, 160, 128, 96 and 64 from power-of-two parts
+N_PARTS = ((256, 0), (128, 64), (128, 32), (128, 0), (64, 32), (64, 0))
+SLICES = (64, 128)  # rows per consumer warpgroup: tiles of 128 or 256 rows
+CONSUMERS = 2
+MAX_ACC_REGS = 128  # fp32 accumulators per consumer thread (of its 240 registers)
+MAX_STAGES = 6
+MAX_CANDIDATES = 6
+GROUP_M = 8
+SMEM_SLACK = 1024  # mbarriers and alignment
+# The kernel files a tuned choice depends on (a change to any of them re-tunes).
+TUNE_SOURCES = ("triton/gemm_gluon*.py", "triton/gluon_compat.py", "bench_cold.py")
+DTYPES = (torch.bfloat16, torch.float16)
+
+
+class GluonGemmUnsupported(ValueError):
+    """The problem or machine is outside what the Gluon GEMM runs (a skipped row, not a bug)."""
+
+
+def smem_bytes(slice_m: int, bn: int, bk: int, stages: int, in_bytes: int, out_bytes: int) -> int:
+    """Shared memory of one CTA: STAGES of A (both slices) and B, a C buffer per consumer."""
+    bm = CONSUMERS * slice_m
+    return stages * (bm + bn) * bk * in_bytes + bm * bn * out_bytes + SMEM_SLACK
+
+
+def modelled_cost(m: int, n: int, slice_m: int, bn: int, num_sms: int) -> float:
+    """Relative time of one tile shape: whole waves of tiles (a partial last wave costs a full
+    one) times a tile's multiply-adds per K step, times 1 + 8 x operand elements loaded per
+    multiply-add (128x256: 1.09, 128x128: 1.13, 128x64: 1.19). Only ranks candidates."""
+    bm = CONSUMERS * slice_m
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    waves = triton.cdiv(tiles, num_sms)
+    return waves * bm * bn * (1.0 + 8.0 * (bm + bn) / (bm * bn))
+
+
+def gluon_gemm_configs(
+    m: int, n: int, k: int, in_bytes: int, out_bytes: int, num_sms: int
+) -> list[dict[str, Any]]:
+    """Candidates, modelled best first (at most MAX_CANDIDATES, distinct tile shapes)."""
+    bk = 128 // in_bytes  # 128-byte rows: the widest TMA swizzle
+    ranked = []
+    for slice_m in SLICES:
+        if slice_m == 128 and m <= 128:
+            continue  # half of every tile would be padding rows
+        for bn0, bn1 in N_PARTS:
+            bn = bn0 + bn1
+            if slice_m * bn // 128 > MAX_ACC_REGS:
+                continue
+            fits = [
+                s
+                for s in range(2, MAX_STAGES + 1)
+                if smem_bytes(slice_m, bn, bk, s, in_bytes, out_bytes) <= SM90_SMEM_BYTES
+            ]
+            if not fits:
+                continue
+            cfg = dict(
+                BLOCK_M=CONSUMERS * slice_m,
+                BLOCK_N=bn,
+                SLICE_M=slice_m,
+                BN0=bn0,
+                BN1=bn1,
+                BK=bk,
+                STAGES=max(fits),
+                GROUP_M=GROUP_M,
+            )
+            ranked.append((modelled_cost(m, n, slice_m, bn, num_sms), cfg))
+    ranked.sort(key=lambda tc: tc[0])
+    return [cfg for _, cfg in ranked[:MAX_CANDIDATES]]
+
+
+def _descriptor(t: torch.Tensor, block: list[int]) -> Any:
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    dtype = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[t.dtype]
+    layout = gl.NVMMASharedLayout.get_default_for(block, dtype)
+    return TensorDescriptor(t, list(t.shape), [t.stride(0), 1], block, layout)
+
+
+def _check(a: torch.Tensor, b: torch.Tensor, a_scale: Any, b_scale: Any) -> bool:
+    """Validate operands; return whether B is K-major (b = w.t(), w [N, K] row-major)."""
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"need a [M, K] and b [K, N]; got {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.dtype != b.dtype or a.dtype not in DTYPES:
+        raise GluonGemmUnsupported(f"the Gluon GEMM takes bf16 or fp16, not {a.dtype}")
+    if a_scale is not None or b_scale is not None:
+        raise GluonGemmUnsupported("the Gluon GEMM has no fp8 path yet (scales given)")
+    if a.stride(1) != 1:
+        raise GluonGemmUnsupported(f"a must be row-major; strides {a.stride()}")
+    b_is_nk = b.stride(0) == 1 and b.stride(1) != 1
+    if not b_is_nk and b.stride(1) != 1:
+        raise GluonGemmUnsupported(f"b must be row- or column-major; strides {b.stride()}")
+    elem = a.element_size()
+    for name, t in (("a", a), ("b", b)):
+        row_stride = max(t.stride()) * elem
+        if t.data_ptr() % 16 or row_stride % 16:
+            raise GluonGemmUnsupported(f"TMA needs 16-byte aligned {name} (base and row stride)")
+    if (b.shape[1] * elem) % 16:
+        raise GluonGemmUnsupported("TMA stores need N * elem % 16 == 0 for C's rows")
+    return b_is_nk
+
+
+def prepare_gluon_matmul(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    *,
+    a_scale: torch.Tensor | None = None,
+    b_scale: torch.Tensor | None = None,
+    tune: bool = True,
+    config: dict | None = None,
+) -> AttentionLaunch:
+    """Check operands, allocate C, choose (time) a tile, return the launch (calling it only
+    launches). a [M, K] row-major; b [K, N] row-major or column-major. `config` (one of
+    gluon_gemm_configs) pins the tile untimed. Raises GluonGemmUnsupported off sm_90."""
+    b_is_nk = _check(a, b, a_scale, b_scale)
+    target = target_of(a.device)
+    if target[0] != "cuda" or target[1] != 90:
+        raise GluonGemmUnsupported(
+            f"the Gluon GEMM is sm_90 only (wgmma, TMA, setmaxnreg); target {target[0]}:{target[1]}"
+        )
+    (m, k), n = a.shape, b.shape[1]
+    out = torch.empty((m, n), device=a.device, dtype=a.dtype)
+    num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    elem = a.element_size()
+    cands = gluon_gemm_configs(m, n, k, elem, elem, num_sms)
+    w = b.t() if b_is_nk else b  # the row-major tensor TMA describes: [N, K] or [K, N]
+
+    def build(cfg: dict) -> Callable[[], object]:
+        from .gemm_gluon_kernel import _gemm_ws_kernel
+
+        slice_m, bn0, bn1, bk = cfg["SLICE_M"], cfg["BN0"], cfg["BN1"], cfg["BK"]
+        bn1_or_0 = bn1 or bn0  # no second part: its descriptors repeat part 0's
+        b_box = [[bn0, bk], [bn1_or_0, bk]] if b_is_nk else [[bk, bn0], [bk, bn1_or_0]]
+        descs = (
+            _descriptor(a, [slice_m, bk]),
+            _descriptor(w, b_box[0]),
+            _descriptor(w, b_box[1]),
+            _descriptor(out, [slice_m, bn0]),
+            _descriptor(out, [slice_m, bn1_or_0]),
+        )
+        tiles = triton.cdiv(m, CONSUMERS * slice_m) * triton.cdiv(n, bn0 + bn1)
+        grid = (min(tiles, num_sms),)
+        args = (*descs, a, a, m, n, k)  # scale pointers unread without HAS_SCALE
+        meta = dict(
+            SLICE_M=slice_m,
+            CONSUMERS=CONSUMERS,
+            BN0=bn0,
+            BN1=bn1,
+            BK=bk,
+            STAGES=cfg["STAGES"],
+            GROUP_M=cfg["GROUP_M"],
+            B_IS_NK=b_is_nk,
+            HAS_SCALE=False,
+            num_warps=4,
+        )
+        kernel = _gemm_ws_kernel[grid]
+        return lambda: kernel(*args, **meta)
+
+    key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device))
+    if config is not None:
+        if config not in cands:
+            raise ValueError(f"config {config} is not a candidate: {cands}")
+        cfg, info = dict(config), dict(tuned=False, tune_candidates=1, tune_source="pinned")
+    else:
+        stored = (
+            tune_cache.make_key(
+                "triton-gemm-gluon",
+                device_key(a.device),
+                key,
+                cands,
+                toolchain=tune_cache.triton_toolchain(),
+                sources=TUNE_SOURCES,
+            )
+            if tune
+            else None
+        )
+        cfg, info = tune_configs(key, cands, build, tune, out, stored)
+    tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
+    record: dict[str, Any] = dict(
+        kernel="gemm_gluon_ws",
+        block_m=cfg["BLOCK_M"],
+        block_n=cfg["BLOCK_N"],
+        block_k=cfg["BK"],
+        n_parts=[cfg["BN0"], cfg["BN1"]] if cfg["BN1"] else [cfg["BN0"]],
+        num_stages=cfg["STAGES"],
+        group_m=cfg["GROUP_M"],
+        tiles=tiles,
+        num_programs=min(tiles, num_sms),
+        wave_fill=round(tiles / (triton.cdiv(tiles, num_sms) * num_sms), 3),
+        warps="producer 1 (24 regs) + consumers 2 x 4 warps (240 regs), cooperative",
+        persistent=True,
+        tma=True,
+        b_layout="col" if b_is_nk else "row",
+        candidates=[f"{c['BLOCK_M']}x{c['BLOCK_N']}s{c['STAGES']}" for c in cands],
+        target=f"{target[0]}:{target[1]}",
+        device_name=torch.cuda.get_device_name(a.device),
+        **info,
+    )
+    return AttentionLaunch(out, None, record, [build(cfg)])
+
+
+# ----------------------------------------------------------------------------------------------
+# Ahead-of-time compile specs (for `harness inspect` and the AOT tests)
+# ----------------------------------------------------------------------------------------------
+
+
+def aot_specs(
+    dtype: torch.dtype = torch.bfloat16,
+    b_is_nk: bool = True,
+    shapes: tuple[tuple[int, int, int], ...] = ((256, 10240, 8192), (8192, 8192, 8192)),
+) -> list[dict[str, Any]]:
+    """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every
+    candidate tile of `shapes` on 132 SMs; the signature is what the JIT builds for real
+    descriptors (their shared layouts are part of a Gluon descriptor's type)."""
+    from triton.experimental.gluon import language as gl
+
+    from .attention_launch import triton_dtype_name
+    from .gemm_gluon_kernel import _gemm_ws_kernel
+
+    ty = triton_dtype_name(dtype)
+    gl_ty = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[dtype]
+    elem = torch.empty((), dtype=dtype).element_size()
+    cfgs = {
+        (c["SLICE_M"], c["BN0"], c["BN1"]): c
+        for m, n, k in shapes
+        for c in gluon_gemm_configs(m, n, k, elem, elem, 132)
+    }
+    specs = []
+    for cfg in cfgs.values():
+        slice_m, bn0, bn1, bk = cfg["SLICE_M"], cfg["BN0"], cfg["BN1"], cfg["BK"]
+        bn1_or_0 = bn1 or bn0
+        boxes = dict(
+            a_desc=[slice_m, bk],
+            b0_desc=[bn0, bk] if b_is_nk else [bk, bn0],
+            b1_desc=[bn1_or_0, bk] if b_is_nk else [bk, bn1_or_0],
+            c0_desc=[slice_m, bn0],
+            c1_desc=[slice_m, bn1_or_0],
+        )
+        descs = {
+            arg: f"tensordesc<{ty}{box},{gl.NVMMASharedLayout.get_default_for(box, gl_ty)!r}>"
+            for arg, box in boxes.items()
+        }
+        constexprs = dict(
+            SLICE_M=slice_m,
+            CONSUMERS=CONSUMERS,
+            BN0=bn0,
+            BN1=bn1,
+            BK=bk,
+            STAGES=cfg["STAGES"],
+            GROUP_M=cfg["GROUP_M"],
+            B_IS_NK=b_is_nk,
+            HAS_SCALE=False,
+        )
+        signature = {}
+        for arg in _gemm_ws_kernel.arg_names:
+            if arg in constexprs:
+                signature[arg] = "constexpr"
+            elif arg in descs:
+                signature[arg] = descs[arg]
+            else:
+                signature[arg] = {"a_scale_ptr": f"*{ty}", "b_scale_ptr": f"*{ty}"}.get(arg, "i32")
+        attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(signature) if "ptr" in a}
+        layout = "nk" if b_is_nk else "kn"
+        name = f"gemm_gluon_{layout}_{ty}_{cfg['BLOCK_M']}x{cfg['BLOCK_N']}_s{cfg['STAGES']}"
+        specs.append(
+            dict(
+                name=name,
+                fn=_gemm_ws_kernel,
+                signature=signature,
+                constexprs=constexprs,
+                attrs=attrs,
+                options=dict(num_warps=4),
+                gluon=True,
+            )
+        )
+    return specs

@@ -1,0 +1,213 @@
+"""GEMM in Gluon, Triton's tile-level dialect, in the structure of CUTLASS's warp-specialized
+sm_90 kernels: C[M, N] = scale * A[M, K] @ B[K, N], fp32 accumulation, a persistent grid.
+
+Why a second Triton GEMM: the `tl` kernel (gemm_kernel.py) leaves the schedule to Triton's
+pipeliner and takes power-of-two tiles only. On LLM shapes of M 128-1024 that leaves SMs idle
+(M 256, N 10240: 80 tiles of 128x256 on 132 SMs) and the H200 measured it at 0.74x cuBLAS there;
+cuBLAS ran 122 tiles of 128x168. Gluon exposes what that takes:
+  - a tile N of two power-of-two parts (BN0 + BN1: 128 + 32 = 160, 128 + 64 = 192), each its own
+    TMA box, wgmma and accumulator, so the tile count can be fitted to the SM count;
+  - a producer warp (24 registers) that loads A and B tiles by TMA into STAGES stages, running
+    ahead into the next tile while the consumers store this one;
+  - two consumer warpgroups (240 registers each) that own SLICE_M rows each of a
+    (2 x SLICE_M) x BN tile (CUTLASS's "cooperative" schedule) and keep one wgmma group in flight:
+    step k's wgmma is issued before step k-1's is waited on, then k-1's stage is released.
+The tile loop is persistent (one CTA per SM, tiles in grouped order so that the CTAs running at
+once share B's columns in L2); C leaves through shared memory by TMA stores, which clip the
+ragged edges. sm_90 only (wgmma, TMA, setmaxnreg).
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from .gluon_compat import tma_load, tma_store
+
+PRODUCER_REGS = gl.constexpr(24)
+CONSUMER_REGS = gl.constexpr(240)
+
+
+# fmt: off
+# Kernel argument lists are grouped by kind under comment headers, as in attention_gluon_kernel.
+
+@gluon.jit
+def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr):
+    """Grouped order: GROUP_M consecutive tile rows walk N together, so B stays in L2."""
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
+    group_size_m = gl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (tile_id % num_pid_in_group) % group_size_m
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+@gluon.jit
+def _b_operand(b_smem, stage, B_IS_NK: gl.constexpr):
+    """Stage `stage` of a B buffer as wgmma's [BK, BN] operand: a K-major [BN, BK] tile (B is
+    w.t() with w [N, K]) is read through a transposed view, as the FMHA reads K."""
+    b = b_smem.index(stage)
+    if B_IS_NK:
+        b = b.permute((1, 0))
+    return b
+
+
+@gluon.jit
+def _producer(a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
+              SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr,
+              BN1: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
+              GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr):
+    """One warp: for every tile of this CTA, every K step's A slices and B parts, STAGES ahead."""
+    BM: gl.constexpr = SLICE_M * CONSUMERS
+    num_pid_m = gl.cdiv(M, BM)
+    num_pid_n = gl.cdiv(N, BN0 + BN1)
+    k_tiles = gl.cdiv(K, BK)
+    # bytes one stage receives: both A slices and both B parts
+    NBYTES: gl.constexpr = (BM + BN0 + BN1) * BK * a_desc.dtype.primitive_bitwidth // 8
+    it = 0
+    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
+        pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        off_m = pid_m * BM
+        off_n = pid_n * (BN0 + BN1)
+        for ki in range(k_tiles):
+            s = it % STAGES
+            # a fresh barrier's "previous phase" (parity 1) counts as complete: the first
+            # STAGES fills do not wait
+            mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
+            # TMA counts a box's full bytes even where it reads past M, N or K (zero-filled)
+            mbarrier.expect(ready.index(s), NBYTES)
+            k0 = ki * BK
+            for c in gl.static_range(CONSUMERS):
+                tma_load(a_desc, [off_m + c * SLICE_M, k0], ready.index(s),
+                         a_smem.index(s * CONSUMERS + c))
+            if B_IS_NK:
+                tma_load(b0_desc, [off_n, k0], ready.index(s), b0_smem.index(s))
+                if BN1 > 0:
+                    tma_load(b1_desc, [off_n + BN0, k0], ready.index(s), b1_smem.index(s))
+            else:
+                tma_load(b0_desc, [k0, off_n], ready.index(s), b0_smem.index(s))
+                if BN1 > 0:
+                    tma_load(b1_desc, [k0, off_n + BN0], ready.index(s), b1_smem.index(s))
+            it += 1
+
+
+@gluon.jit
+def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
+              a_scale_ptr, b_scale_ptr, M, N, K,
+              SLICE: gl.constexpr, SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr,
+              BN0: gl.constexpr, BN1: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
+              GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr):
+    """Rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA."""
+    BM: gl.constexpr = SLICE_M * CONSUMERS
+    acc0_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN0, 16])
+    acc1_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN1 if BN1 > 0 else 8, 16])
+    num_pid_m = gl.cdiv(M, BM)
+    num_pid_n = gl.cdiv(N, BN0 + BN1)
+    k_tiles = gl.cdiv(K, BK)
+    scale = 1.0
+    if HAS_SCALE:
+        scale = gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
+    c0 = c0_smem.index(SLICE)
+    c1 = c1_smem.index(SLICE)
+    it = 0
+    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
+        pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+        acc0 = gl.zeros([SLICE_M, BN0], gl.float32, acc0_layout)
+        acc1 = gl.zeros([SLICE_M, BN1 if BN1 > 0 else 8], gl.float32, acc1_layout)
+        for ki in range(k_tiles):
+            s = it % STAGES
+            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            a = a_smem.index(s * CONSUMERS + SLICE)
+            acc0 = warpgroup_mma(a, _b_operand(b0_smem, s, B_IS_NK), acc0, is_async=True)
+            if BN1 > 0:
+                acc1 = warpgroup_mma(a, _b_operand(b1_smem, s, B_IS_NK), acc1, is_async=True)
+                # step ki's two wgmma groups may still run; step ki-1's are done
+                acc0, acc1 = warpgroup_mma_wait(2, deps=(acc0, acc1))
+            else:
+                acc0 = warpgroup_mma_wait(1, deps=(acc0, ))
+            if ki > 0:
+                mbarrier.arrive(empty.index((it - 1) % STAGES), count=1)
+            it += 1
+        if BN1 > 0:
+            acc0, acc1 = warpgroup_mma_wait(0, deps=(acc0, acc1))
+        else:
+            acc0 = warpgroup_mma_wait(0, deps=(acc0, ))
+        mbarrier.arrive(empty.index((it - 1) % STAGES), count=1)
+
+        # epilogue: the producer is already loading the next tile's stages
+        if HAS_SCALE:
+            acc0 = acc0 * scale
+            acc1 = acc1 * scale
+        off_m = pid_m * BM + SLICE * SLICE_M
+        off_n = pid_n * (BN0 + BN1)
+        tma.store_wait(0)  # the previous tile's stores have read this consumer's C buffers
+        c0.store(acc0.to(c0_desc.dtype))
+        if BN1 > 0:
+            c1.store(acc1.to(c1_desc.dtype))
+        fence_async_shared()
+        tma_store(c0_desc, [off_m, off_n], c0)
+        if BN1 > 0:
+            tma_store(c1_desc, [off_m, off_n + BN0], c1)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def _gemm_ws_kernel(
+    # TMA descriptors: A in [SLICE_M, BK] boxes, B's two parts in [BN0|BN1, BK] boxes ([BK,
+    # BN0|BN1] for a row-major B), C's in [SLICE_M, BN0|BN1] boxes (BN1 = 0: part 0's again)
+    a_desc, b0_desc, b1_desc, c0_desc, c1_desc,
+    # per-tensor scales (fp32 scalars; read only with HAS_SCALE)
+    a_scale_ptr, b_scale_ptr,
+    # sizes
+    M, N, K,
+    # meta-parameters
+    SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr, BN1: gl.constexpr,
+    BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr,
+    HAS_SCALE: gl.constexpr,
+):
+    """C = scale * A @ B over a persistent grid of at most one CTA per SM."""
+    dtype: gl.constexpr = a_desc.dtype
+    a_smem = gl.allocate_shared_memory(dtype, [STAGES * CONSUMERS, SLICE_M, BK], a_desc.layout)
+    if B_IS_NK:
+        b0_smem = gl.allocate_shared_memory(dtype, [STAGES, BN0, BK], b0_desc.layout)
+    else:
+        b0_smem = gl.allocate_shared_memory(dtype, [STAGES, BK, BN0], b0_desc.layout)
+    c0_smem = gl.allocate_shared_memory(c0_desc.dtype, [CONSUMERS, SLICE_M, BN0], c0_desc.layout)
+    if BN1 > 0:
+        if B_IS_NK:
+            b1_smem = gl.allocate_shared_memory(dtype, [STAGES, BN1, BK], b1_desc.layout)
+        else:
+            b1_smem = gl.allocate_shared_memory(dtype, [STAGES, BK, BN1], b1_desc.layout)
+        c1_smem = gl.allocate_shared_memory(c1_desc.dtype, [CONSUMERS, SLICE_M, BN1],
+                                            c1_desc.layout)
+    else:  # no second part: its operands alias part 0's and are never touched
+        b1_smem = b0_smem
+        c1_smem = c0_smem
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for s in gl.static_range(STAGES):
+        mbarrier.init(ready.index(s), count=1)
+        mbarrier.init(empty.index(s), count=CONSUMERS)  # one arrival per consumer
+    fence_async_shared()  # the initialised barriers are visible to the TMA unit
+
+    gl.warp_specialize([
+        (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
+                     a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS, BN0, BN1, BK,
+                     STAGES, GROUP_M, B_IS_NK, HAS_SCALE)),
+        (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
+                     a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS, BN0, BN1, BK,
+                     STAGES, GROUP_M, B_IS_NK, HAS_SCALE)),
+        (_producer, (a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
+                     SLICE_M, CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK)),
+    ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
+
+# fmt: on

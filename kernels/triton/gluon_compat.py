@@ -1,0 +1,11 @@
+"""Names the Gluon kernels need that moved between Triton releases (3.6 on the lent GPU
+machines, 3.9 from pip today), resolved once here so each kernel imports them by one name."""
+
+from __future__ import annotations
+
+from triton.experimental.gluon.language.nvidia.hopper import tma
+
+# Triton 3.6 names the TMA copies async_copy_global_to_shared / async_copy_shared_to_global;
+# 3.9 renamed them async_load / async_store and made the old names raise.
+tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global

@@ -1,0 +1,66 @@
+"""GPU correctness of the Gluon GEMM (kernels/triton/gemm_gluon_kernel.py) against an fp32
+reference, on sm_90: every candidate tile (one and two N parts, 128- and 256-row tiles) with B
+row- and column-major, ragged M, N and K (TMA zero-fills the loads and clips the stores), more
+tiles than SMs (the persistent loop and its barrier phases across tiles), and a launch repeated.
+Run with `pytest -m gpu` on a Hopper GPU."""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.gpu
+
+TOL = {torch.float16: 5e-3, torch.bfloat16: 2e-2}
+
+
+def _sm90() -> bool:
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+def _operands(m: int, n: int, k: int, b_is_nk: bool, dtype: torch.dtype):
+    gen = torch.Generator(device="cuda").manual_seed(zlib.crc32(repr((m, n, k, b_is_nk)).encode()))
+    a = torch.randn(m, k, device="cuda", generator=gen).to(dtype)
+    if b_is_nk:
+        b = torch.randn(n, k, device="cuda", generator=gen).to(dtype).t()
+    else:
+        b = torch.randn(k, n, device="cuda", generator=gen).to(dtype)
+    return a, b
+
+
+def _check(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    ref = a.float() @ b.float()
+    err = ((out.float() - ref).norm() / ref.norm()).item()
+    assert err < TOL[a.dtype], f"relative error {err:.3g}"
+
+
+# (M, N, K): the mid-band shape the kernel exists for, ragged edges, many tiles
+SHAPES = [(256, 10240, 1024), (200, 1000, 520), (1000, 4096, 4096), (2048, 2048, 256), (77, 96, 64)]
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
+@pytest.mark.parametrize("b_is_nk", [True, False], ids=["b_col", "b_row"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_every_candidate_matches_reference(shape: tuple, b_is_nk: bool) -> None:
+    from harness_kernels.triton.gemm_gluon import gluon_gemm_configs, prepare_gluon_matmul
+
+    a, b = _operands(*shape, b_is_nk, torch.bfloat16)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for cfg in gluon_gemm_configs(*shape, 2, 2, sms):
+        launch = prepare_gluon_matmul(a, b, config=cfg)
+        launch.out.fill_(float("nan"))
+        _check(launch(), a, b)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
+def test_tuned_fp16_and_repeated_launch() -> None:
+    from harness_kernels.triton.gemm_gluon import prepare_gluon_matmul
+
+    a, b = _operands(512, 6144, 4096, True, torch.float16)
+    launch = prepare_gluon_matmul(a, b)
+    assert launch.config["tune_source"] in ("tuned", "cache")
+    for _ in range(3):
+        launch.out.zero_()
+        _check(launch(), a, b)
