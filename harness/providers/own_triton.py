@@ -1,8 +1,8 @@
 """The project's own Triton kernels and their ladder rungs (each rung removes one feature).
 
 GEMM rungs (kernels/triton/gemm.py documents what each removes):
-  own-triton, own-triton-no-tma, own-triton-no-pipeline, own-triton-not-persistent,
-  own-triton-no-splitk, own-triton-no-tensor-cores
+  own-triton, own-triton-no-gluon, own-triton-no-tma, own-triton-no-pipeline,
+  own-triton-not-persistent, own-triton-no-splitk, own-triton-no-tensor-cores
 Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
   own-triton, own-triton-q-reload, own-triton-no-pipeline, own-triton-no-tma,
   own-triton-reg-stage (prefill only: the study's register trick), own-triton-no-split (decode
@@ -20,7 +20,15 @@ from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 VENDORS = ("nvidia", "amd", "cpu")
-GEMM_RUNGS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
+GEMM_RUNGS = (
+    "full",
+    "no-gluon",
+    "no-tma",
+    "no-pipeline",
+    "not-persistent",
+    "no-splitk",
+    "no-tensor-cores",
+)
 ATTENTION_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma", "reg-stage", "no-split")
 DECODE_MAX_Q = 8
 

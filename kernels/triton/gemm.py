@@ -9,6 +9,11 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 | rung            | removes                  | why it matters on hardware                      |
 |-----------------|--------------------------|-------------------------------------------------|
 | full            | nothing (`own-triton`)   | reference rung                                  |
+| no-gluon        | the Gluon kernel         | sm_90 bf16/fp16: "full" also tunes the warp-    |
+|                 | (gemm_gluon_kernel.py)   | specialized Gluon GEMM and runs it where its    |
+|                 |                          | tuned time beats the `tl` kernel's (tile widths |
+|                 |                          | like 160 that fill the SMs; config["kernel"]    |
+|                 |                          | says which ran); this rung is `tl` alone        |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
 |                 |                          | no address registers; pointer loads (cp.async)  |
 |                 |                          | spend registers and issue slots on addresses    |
@@ -46,6 +51,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from ..launch import Launch
 from .gemm_candidates import candidate_configs, interpreter_pick
 from .gemm_configs import RUNGS, GemmConfig
 from .gemm_kernel import _gemm_kernel
@@ -55,6 +61,10 @@ from .gemm_target import KernelTarget, interpreting, kernel_target
 from .gemm_tune import reference, remember, stored_key, tune_or_lookup
 
 __all__ = ["RUNGS", "MatmulLaunch", "build_launch", "prepare_matmul"]
+
+# Decode-sized M streams the weights through few output tiles: the `tl` kernel splits K for it,
+# the Gluon kernel does not, so at M <= 64 it is not timed (it could only lose).
+GLUON_MIN_M = 64
 
 
 @dataclass
@@ -241,8 +251,9 @@ def prepare_matmul(
     b_scale: torch.Tensor | None = None,
     fp32_precision: str = "tf32",
     tune: bool = True,
-) -> MatmulLaunch:
-    """Choose (on a GPU: time) and compile a config for a @ b; return the launch closure.
+) -> Launch:
+    """Choose (on a GPU: time) and compile a config for a @ b; return the launch closure
+    (a MatmulLaunch; on sm_90 with rung "full" the Gluon kernel's launch where it is faster).
 
     a: [M, K] row-major. b: [K, N] row-major, or column-major (b = w.t(), w [N, K] contiguous).
     fp8 e4m3 inputs need per-tensor float32 scales; their output is bf16 (a@b)*a_scale*b_scale.
@@ -255,17 +266,19 @@ def prepare_matmul(
     dev = kernel_target(None if interpreting() else a.device)
     p = check_operands(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
     m, n, k = p.mnk
+    # "no-gluon" times the `tl` configs "full" times (and shares their tuning decisions)
+    tl_rung = "full" if rung == "no-gluon" else rung
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
-    key: tuple = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, rung, dev.name)
+    key: tuple = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, tl_rung, dev.name)
     key += (aligned, "tuned" if tune and dev.backend != "interpreter" else "untuned")
     if dev.backend == "interpreter":
-        result = remember(key, interpreter_pick(rung, m, n, k, a.element_size()))
+        result = remember(key, interpreter_pick(tl_rung, m, n, k, a.element_size()))
     else:
-        cands = candidate_configs(rung, m, n, k, a.element_size(), p.out_bytes, dev)
-        if transposes_b(p, dev, rung):
+        cands = candidate_configs(tl_rung, m, n, k, a.element_size(), p.out_bytes, dev)
+        if transposes_b(p, dev, tl_rung):
             # the top two configs again with B copied K-major, and the product swapped (C^T =
             # B^T A^T: B read in place as wgmma's register operand), tiled for [N, M]
-            swapped = candidate_configs(rung, n, m, k, a.element_size(), p.out_bytes, dev)
+            swapped = candidate_configs(tl_rung, n, m, k, a.element_size(), p.out_bytes, dev)
             cands = cands + [replace(c, transpose_b=True) for c in cands[:2]]
             cands = cands + [replace(c, swap_ab=True, tma=False) for c in swapped[:3]]
         if not tune:
@@ -291,4 +304,37 @@ def prepare_matmul(
         # every candidate's tuner time, as own-cutlass records them: what the choice beat
         launch.config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     launch.bind_compiled()  # compile now, outside any timed window
+    if rung == "full" and tune:
+        return _gluon_if_faster(launch, p, dev)
+    return launch
+
+
+def _gluon_if_faster(launch: MatmulLaunch, p: GemmOperands, dev: KernelTarget) -> Launch:
+    """On sm_90 with bf16/fp16 operands, also tune the Gluon GEMM (gemm_gluon.py) and return it
+    where its tuned time beats the `tl` kernel's. Both tuners time their candidates with
+    bench_cold (read flush, stream hold) on the same tensors, so the two minima compare; each
+    side's time and choice is recorded in the winner's config."""
+    same_out = p.out_dtype == p.a.dtype and p.a_scale is None
+    if not (dev.backend == "cuda" and dev.capability == 90 and same_out):
+        return launch
+    if p.a.dtype not in (torch.bfloat16, torch.float16) or "tuned_ms" not in launch.config:
+        return launch
+    if p.mnk[0] <= GLUON_MIN_M:
+        return launch
+    from .gemm_gluon import GluonGemmUnsupported, prepare_gluon_matmul
+
+    tl_ms = launch.config["tuned_ms"]
+    tl_tile = f"{launch.config['block_m']}x{launch.config['block_n']}"
+    try:
+        gluon = prepare_gluon_matmul(p.a, p.b)
+    except GluonGemmUnsupported as e:
+        launch.config.update(kernel="tl", gluon=f"not run: {e}")
+        return launch
+    gluon_ms = gluon.config.get("tune_ms")
+    gluon_tile = f"{gluon.config['block_m']}x{gluon.config['block_n']}"
+    both = dict(tl_tuned_ms=tl_ms, gluon_tuned_ms=gluon_ms, tl_tile=tl_tile, gluon_tile=gluon_tile)
+    if gluon_ms is not None and gluon_ms < tl_ms:
+        gluon.config.update(kernel="gluon-ws", variant="full", **both)
+        return gluon
+    launch.config.update(kernel="tl", **both)
     return launch

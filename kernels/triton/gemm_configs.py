@@ -12,7 +12,17 @@ from dataclasses import asdict, dataclass, replace
 
 from .gemm_target import KernelTarget
 
-RUNGS = ("full", "no-tma", "no-pipeline", "not-persistent", "no-splitk", "no-tensor-cores")
+# "no-gluon" leaves the configs as "full" does: it only keeps prepare_matmul from also timing the
+# Gluon kernel (gemm.py)
+RUNGS = (
+    "full",
+    "no-gluon",
+    "no-tma",
+    "no-pipeline",
+    "not-persistent",
+    "no-splitk",
+    "no-tensor-cores",
+)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ import triton
 
 from .. import tune_cache
 from .attention_configs import SM90_SMEM_BYTES
-from .attention_launch import AttentionLaunch
 from .attention_target import device_key, target_of
 from .attention_tune import tune as tune_configs
 
@@ -35,6 +34,20 @@ SMEM_SLACK = 1024  # mbarriers and alignment
 # The kernel files a tuned choice depends on (a change to any of them re-tunes).
 TUNE_SOURCES = ("triton/gemm_gluon*.py", "triton/gluon_compat.py", "bench_cold.py")
 DTYPES = (torch.bfloat16, torch.float16)
+
+
+class GluonMatmulLaunch:
+    """A prepared Gluon GEMM: C allocated, tile chosen and compiled; calling it only launches.
+    It satisfies harness_kernels.launch.Launch."""
+
+    def __init__(self, out: torch.Tensor, config: dict[str, Any], fn: Callable[[], object]):
+        self.out = out  # [M, N]
+        self.config = config
+        self._fn = fn
+
+    def __call__(self) -> torch.Tensor:
+        self._fn()
+        return self.out
 
 
 class GluonGemmUnsupported(ValueError):
@@ -132,7 +145,7 @@ def prepare_gluon_matmul(
     b_scale: torch.Tensor | None = None,
     tune: bool = True,
     config: dict | None = None,
-) -> AttentionLaunch:
+) -> GluonMatmulLaunch:
     """Check operands, allocate C, choose (time) a tile, return the launch (calling it only
     launches). a [M, K] row-major; b [K, N] row-major or column-major. `config` (one of
     gluon_gemm_configs) pins the tile untimed. Raises GluonGemmUnsupported off sm_90."""
@@ -220,7 +233,9 @@ def prepare_gluon_matmul(
         device_name=torch.cuda.get_device_name(a.device),
         **info,
     )
-    return AttentionLaunch(out, None, record, [build(cfg)])
+    fn = build(cfg)
+    fn()  # compile now, outside any timed window (a pinned config was never launched)
+    return GluonMatmulLaunch(out, record, fn)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -64,3 +64,19 @@ def test_tuned_fp16_and_repeated_launch() -> None:
     for _ in range(3):
         launch.out.zero_()
         _check(launch(), a, b)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
+def test_own_triton_full_runs_the_faster_kernel_and_says_which() -> None:
+    from harness_kernels.triton.gemm import prepare_matmul
+
+    a, b = _operands(256, 10240, 1024, True, torch.bfloat16)
+    launch = prepare_matmul(a, b)
+    c = launch.config
+    assert c["kernel"] in ("tl", "gluon-ws")
+    faster = "gluon-ws" if c["gluon_tuned_ms"] < c["tl_tuned_ms"] else "tl"
+    assert c["kernel"] == faster
+    _check(launch(), a, b)
+    tl_only = prepare_matmul(a, b, rung="no-gluon")
+    assert "kernel" not in tl_only.config  # the rung never times the Gluon kernel
+    _check(tl_only(), a, b)

@@ -81,3 +81,56 @@ def test_config_space(head_dim: int, causal: bool, rung: str) -> None:
     if causal and rung == "full":  # 128-key tiles spilled there
         assert all(c["BLOCK_N"] == 64 for c in three)
     assert cands[0]["CONSUMERS"] == 2 and cands[0]["STAGES"] == 2
+
+
+# --- the Gluon GEMM --------------------------------------------------------------------------
+
+
+def test_gemm_provider_accepts_bf16_fp16_on_sm90_only() -> None:
+    from harness.problems import GemmProblem
+
+    p = load_all().get("gemm", "own-triton-gluon")
+    assert p.min_cc == (9, 0) and p.vendors == ("nvidia",)
+    assert p.supports(GemmProblem(256, 10240, 8192, dtype="bf16"), H200) is None
+    assert p.supports(GemmProblem(256, 4096, 4096, dtype="fp16"), H200) is None
+    assert "sm_90 only" in p.supports(GemmProblem(256, 4096, 4096, dtype="bf16"), B200)
+    assert "fp8" in p.supports(GemmProblem(256, 4096, 4096, dtype="fp8"), H200)
+
+
+def test_gemm_prepare_off_sm90_is_a_skip() -> None:
+    from harness_kernels.triton.gemm_gluon import GluonGemmUnsupported, prepare_gluon_matmul
+
+    a = torch.zeros(128, 64, dtype=torch.bfloat16)
+    with pytest.raises(GluonGemmUnsupported, match="sm_90 only"):
+        prepare_gluon_matmul(a, torch.zeros(64, 128, dtype=torch.bfloat16))
+    with pytest.raises(GluonGemmUnsupported, match="bf16 or fp16"):
+        prepare_gluon_matmul(a.float(), torch.zeros(64, 128))
+
+
+@pytest.mark.parametrize(
+    "shape", [(256, 10240, 8192), (512, 6144, 4096), (128, 4096, 4096), (8192, 8192, 8192)]
+)
+def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
+    from harness_kernels.triton.gemm_gluon import (
+        MAX_ACC_REGS,
+        gluon_gemm_configs,
+        modelled_cost,
+        smem_bytes,
+    )
+
+    m, n, k = shape
+    cands = gluon_gemm_configs(m, n, k, 2, 2, 132)
+    assert 1 <= len(cands) <= 6
+    assert len({(c["BLOCK_M"], c["BLOCK_N"]) for c in cands}) == len(cands)
+    for c in cands:
+        assert c["BLOCK_N"] == c["BN0"] + c["BN1"] and c["BLOCK_M"] == 2 * c["SLICE_M"]
+        assert c["SLICE_M"] * c["BLOCK_N"] // 128 <= MAX_ACC_REGS  # fp32 per consumer thread
+        assert smem_bytes(c["SLICE_M"], c["BLOCK_N"], c["BK"], c["STAGES"], 2, 2) <= (
+            SM90_SMEM_BYTES
+        )
+        assert m > 128 or c["BLOCK_M"] == 128  # 256-row tiles only where M fills them
+    costs = [modelled_cost(m, n, c["SLICE_M"], c["BLOCK_N"], 132) for c in cands]
+    assert costs == sorted(costs)
+    if shape == (256, 10240, 8192):
+        # 128 tiles of 128x160 on 132 SMs (cuBLAS ran 122 of 128x168); 128x256 leaves 52 idle
+        assert (cands[0]["BLOCK_M"], cands[0]["BLOCK_N"]) == (128, 160)

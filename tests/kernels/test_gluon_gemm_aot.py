@@ -1,0 +1,85 @@
+"""The Gluon GEMM (kernels/triton/gemm_gluon_kernel.py) compiled ahead of time for sm_90, without
+a GPU: every candidate tile of a mid-band and a large shape, B column- and row-major, compiles
+to the structure the kernel claims (TMA loads and stores, one wgmma shape per N part, setmaxnreg
+24 for the producer and 240 for the consumers, one wgmma group per part left in flight, single-
+thread stage releases), without spills and inside the shared memory the launcher budgets for.
+Runs in a child process: the test session imports Triton under the interpreter."""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+from aot_child import compile_in_child  # noqa: E402
+
+SM90_SMEM_BYTES = 232448
+
+_SCRIPT = textwrap.dedent(
+    """
+    import json, re
+    import torch
+    from triton.backends.compiler import GPUTarget
+    from harness_kernels.triton import aot
+    from harness_kernels.triton import gemm_gluon as G
+
+    target = GPUTarget("cuda", 90, 32)
+    report = {}
+    specs = G.aot_specs(torch.bfloat16, True) + G.aot_specs(torch.bfloat16, False)
+    specs += [dict(s, name=s["name"] + "_fp16") for s in G.aot_specs(torch.float16, True)[:2]]
+    for spec in specs:
+        c = spec["constexprs"]
+        try:
+            info = aot.compile_for(spec["fn"], target, spec["signature"], c, spec["attrs"],
+                                   spec["options"])
+        except Exception as exc:
+            report[spec["name"]] = dict(error=f"{type(exc).__name__}: {exc}"[:2000])
+            continue
+        ptx = info["asm"]["ptx"]
+        bk = c["BK"]
+        report[spec["name"]] = dict(
+            shared=info["shared"],
+            budget=G.smem_bytes(c["SLICE_M"], c["BN0"] + c["BN1"], bk, c["STAGES"], 2, 2),
+            bn0=c["BN0"], bn1=c["BN1"], spills=info.get("n_spills", -1), mma=info["mma"],
+            tma_loads=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
+            tma_stores=ptx.count("cp.async.bulk.tensor.2d.global.shared"),
+            setmaxnreg=sorted(set(re.findall(r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", ptx))),
+            waits=sorted(set(re.findall(r"wgmma\\.wait_group\\.sync\\.aligned (\\d+);", ptx))),
+            arrives=re.findall(r"(@%p\\d+ )?mbarrier\\.arrive\\.shared::cta\\.b64", ptx),
+        )
+    print(json.dumps(report))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, dict]:
+    return compile_in_child(_SCRIPT)
+
+
+def test_every_spec_compiles(report: dict) -> None:
+    errors = {n: f["error"] for n, f in report.items() if "error" in f}
+    assert not errors, errors
+    # both B layouts of the candidate tiles (160 and 192 wide among them), and fp16
+    assert len(report) >= 10
+    assert any(f["bn1"] == 32 for f in report.values())  # 128 + 32 = 160
+    assert any(f["bn1"] == 64 for f in report.values())  # 128 + 64 = 192
+
+
+def test_structure(report: dict) -> None:
+    for name, f in report.items():
+        assert f["spills"] == 0, name
+        assert f["shared"] <= SM90_SMEM_BYTES and f["shared"] <= f["budget"], name
+        parts = {f["bn0"], f["bn1"]} - {0}
+        shapes = {re.sub(r"\.f32.*", "", k) for k in f["mma"]}
+        assert shapes == {f"wgmma.mma_async.sync.aligned.m64n{n}k16" for n in parts}, name
+        # A (one box per consumer) and each B part in; each C part out
+        assert f["tma_loads"] >= 2 + len(parts) and f["tma_stores"] >= len(parts), name
+        assert ["dec", "24"] in f["setmaxnreg"], name
+        assert ["inc", "240"] in f["setmaxnreg"] or ["dec", "240"] in f["setmaxnreg"], name
+        # the main loop leaves one group per N part in flight; the tile's end drains to 0
+        assert f["waits"] == sorted({"0", str(len(parts))}), name
+        assert f["arrives"] and all(p for p in f["arrives"]), name
