@@ -28,6 +28,7 @@ SLICES = (64, 128)  # rows per consumer warpgroup: tiles of 128 or 256 rows
 CONSUMERS = 2
 MAX_ACC_REGS = 128  # fp32 accumulators per consumer thread (of its 240 registers)
 MAX_STAGES = 6
+MIN_STAGES = 4  # below this, C's staging buffers give way to a pipeline stage
 MAX_CANDIDATES = 6
 GROUP_M = 8
 SMEM_SLACK = 1024  # mbarriers and alignment
@@ -54,10 +55,35 @@ class GluonGemmUnsupported(ValueError):
     """The problem or machine is outside what the Gluon GEMM runs (a skipped row, not a bug)."""
 
 
-def smem_bytes(slice_m: int, bn: int, bk: int, stages: int, in_bytes: int, out_bytes: int) -> int:
-    """Shared memory of one CTA: STAGES of A (both slices) and B, a C buffer per consumer."""
+def smem_bytes(
+    slice_m: int, bn: int, bk: int, stages: int, in_bytes: int, out_bytes: int, c_smem: bool = True
+) -> int:
+    """Shared memory of one CTA: STAGES of A (both slices) and B, and with `c_smem` a C staging
+    buffer per consumer."""
     bm = CONSUMERS * slice_m
-    return stages * (bm + bn) * bk * in_bytes + bm * bn * out_bytes + SMEM_SLACK
+    c = bm * bn * out_bytes if c_smem else 0
+    return stages * (bm + bn) * bk * in_bytes + c + SMEM_SLACK
+
+
+def stages_and_epilogue(
+    slice_m: int, bn: int, bk: int, in_bytes: int, out_bytes: int
+) -> tuple[int, bool] | None:
+    """(stages, C staged in shared memory for TMA stores): the most stages that fit with C
+    staged, unless that leaves fewer than MIN_STAGES and storing C from registers buys one
+    (128x256: three stages staged, four not). None if not even two stages fit."""
+
+    def most(c_smem: bool) -> int:
+        fit = [
+            s
+            for s in range(2, MAX_STAGES + 1)
+            if smem_bytes(slice_m, bn, bk, s, in_bytes, out_bytes, c_smem) <= SM90_SMEM_BYTES
+        ]
+        return max(fit, default=0)
+
+    staged, direct = most(True), most(False)
+    if staged < MIN_STAGES and direct > staged:
+        return direct, False
+    return (staged, True) if staged else None
 
 
 def modelled_cost(m: int, n: int, slice_m: int, bn: int, num_sms: int) -> float:
@@ -83,12 +109,8 @@ def gluon_gemm_configs(
             bn = bn0 + bn1
             if slice_m * bn // 128 > MAX_ACC_REGS:
                 continue
-            fits = [
-                s
-                for s in range(2, MAX_STAGES + 1)
-                if smem_bytes(slice_m, bn, bk, s, in_bytes, out_bytes) <= SM90_SMEM_BYTES
-            ]
-            if not fits:
+            plan = stages_and_epilogue(slice_m, bn, bk, in_bytes, out_bytes)
+            if plan is None:
                 continue
             cfg = dict(
                 BLOCK_M=CONSUMERS * slice_m,
@@ -97,7 +119,8 @@ def gluon_gemm_configs(
                 BN0=bn0,
                 BN1=bn1,
                 BK=bk,
-                STAGES=max(fits),
+                STAGES=plan[0],
+                C_SMEM=plan[1],
                 GROUP_M=GROUP_M,
             )
             ranked.append((modelled_cost(m, n, slice_m, bn, num_sms), cfg))
@@ -177,7 +200,7 @@ def prepare_gluon_matmul(
         )
         tiles = triton.cdiv(m, CONSUMERS * slice_m) * triton.cdiv(n, bn0 + bn1)
         grid = (min(tiles, num_sms),)
-        args = (*descs, a, a, m, n, k)  # scale pointers unread without HAS_SCALE
+        args = (*descs, out, out.stride(0), a, a, m, n, k)  # scales unread without HAS_SCALE
         meta = dict(
             SLICE_M=slice_m,
             CONSUMERS=CONSUMERS,
@@ -188,6 +211,7 @@ def prepare_gluon_matmul(
             GROUP_M=cfg["GROUP_M"],
             B_IS_NK=b_is_nk,
             HAS_SCALE=False,
+            C_SMEM=cfg["C_SMEM"],
             num_warps=4,
         )
         kernel = _gemm_ws_kernel[grid]
@@ -220,6 +244,7 @@ def prepare_gluon_matmul(
         block_k=cfg["BK"],
         n_parts=[cfg["BN0"], cfg["BN1"]] if cfg["BN1"] else [cfg["BN0"]],
         num_stages=cfg["STAGES"],
+        epilogue="TMA store via shared memory" if cfg["C_SMEM"] else "stores from registers",
         group_m=cfg["GROUP_M"],
         tiles=tiles,
         num_programs=min(tiles, num_sms),
@@ -289,6 +314,7 @@ def aot_specs(
             GROUP_M=cfg["GROUP_M"],
             B_IS_NK=b_is_nk,
             HAS_SCALE=False,
+            C_SMEM=cfg["C_SMEM"],
         )
         signature = {}
         for arg in _gemm_ws_kernel.arg_names:
@@ -297,7 +323,8 @@ def aot_specs(
             elif arg in descs:
                 signature[arg] = descs[arg]
             else:
-                signature[arg] = {"a_scale_ptr": f"*{ty}", "b_scale_ptr": f"*{ty}"}.get(arg, "i32")
+                ptrs = {"a_scale_ptr": f"*{ty}", "b_scale_ptr": f"*{ty}", "c_ptr": f"*{ty}"}
+                signature[arg] = ptrs.get(arg, "i32")
         attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(signature) if "ptr" in a}
         layout = "nk" if b_is_nk else "kn"
         name = f"gemm_gluon_{layout}_{ty}_{cfg['BLOCK_M']}x{cfg['BLOCK_N']}_s{cfg['STAGES']}"

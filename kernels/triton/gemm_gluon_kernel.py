@@ -13,8 +13,10 @@ cuBLAS ran 122 tiles of 128x168. Gluon exposes what that takes:
     (2 x SLICE_M) x BN tile (CUTLASS's "cooperative" schedule) and keep one wgmma group in flight:
     step k's wgmma is issued before step k-1's is waited on, then k-1's stage is released.
 The tile loop is persistent (one CTA per SM, tiles in grouped order so that the CTAs running at
-once share B's columns in L2); C leaves through shared memory by TMA stores, which clip the
-ragged edges. sm_90 only (wgmma, TMA, setmaxnreg).
+once share B's columns in L2). C leaves through shared memory by TMA stores, which clip the
+ragged edges (C_SMEM), or, where its staging buffers would cost a pipeline stage (128x256 tiles:
+three stages with them, four without), by masked stores straight from the accumulators.
+sm_90 only (wgmma, TMA, setmaxnreg).
 """
 
 from __future__ import annotations
@@ -99,11 +101,22 @@ def _producer(a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, 
 
 
 @gluon.jit
+def _store_part(c_ptr, stride_cm, acc, off_m, off_n, M, N, acc_layout: gl.constexpr):
+    """Store one accumulator part straight from registers (masked at the ragged edges)."""
+    rows = off_m + gl.arange(0, acc.shape[0], layout=gl.SliceLayout(1, acc_layout))
+    cols = off_n + gl.arange(0, acc.shape[1], layout=gl.SliceLayout(0, acc_layout))
+    mask = (gl.expand_dims(rows, 1) < M) & (gl.expand_dims(cols, 0) < N)
+    ptrs = c_ptr + gl.expand_dims(rows.to(gl.int64) * stride_cm, 1) + gl.expand_dims(cols, 0)
+    gl.store(ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@gluon.jit
 def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
-              a_scale_ptr, b_scale_ptr, M, N, K,
+              c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K,
               SLICE: gl.constexpr, SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr,
               BN0: gl.constexpr, BN1: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
-              GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr):
+              GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr,
+              C_SMEM: gl.constexpr):
     """Rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA."""
     BM: gl.constexpr = SLICE_M * CONSUMERS
     acc0_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -116,8 +129,6 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc,
     scale = 1.0
     if HAS_SCALE:
         scale = gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
-    c0 = c0_smem.index(SLICE)
-    c1 = c1_smem.index(SLICE)
     it = 0
     for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
         pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
@@ -149,15 +160,23 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc,
             acc1 = acc1 * scale
         off_m = pid_m * BM + SLICE * SLICE_M
         off_n = pid_n * (BN0 + BN1)
-        tma.store_wait(0)  # the previous tile's stores have read this consumer's C buffers
-        c0.store(acc0.to(c0_desc.dtype))
-        if BN1 > 0:
-            c1.store(acc1.to(c1_desc.dtype))
-        fence_async_shared()
-        tma_store(c0_desc, [off_m, off_n], c0)
-        if BN1 > 0:
-            tma_store(c1_desc, [off_m, off_n + BN0], c1)
-    tma.store_wait(0)
+        if C_SMEM:
+            c0 = c0_smem.index(SLICE)
+            c1 = c1_smem.index(SLICE)
+            tma.store_wait(0)  # the previous tile's stores have read this consumer's C buffers
+            c0.store(acc0.to(c0_desc.dtype))
+            if BN1 > 0:
+                c1.store(acc1.to(c1_desc.dtype))
+            fence_async_shared()
+            tma_store(c0_desc, [off_m, off_n], c0)
+            if BN1 > 0:
+                tma_store(c1_desc, [off_m, off_n + BN0], c1)
+        else:
+            _store_part(c_ptr, stride_cm, acc0, off_m, off_n, M, N, acc0_layout)
+            if BN1 > 0:
+                _store_part(c_ptr, stride_cm, acc1, off_m, off_n + BN0, M, N, acc1_layout)
+    if C_SMEM:
+        tma.store_wait(0)
 
 
 @gluon.jit
@@ -165,6 +184,8 @@ def _gemm_ws_kernel(
     # TMA descriptors: A in [SLICE_M, BK] boxes, B's two parts in [BN0|BN1, BK] boxes ([BK,
     # BN0|BN1] for a row-major B), C's in [SLICE_M, BN0|BN1] boxes (BN1 = 0: part 0's again)
     a_desc, b0_desc, b1_desc, c0_desc, c1_desc,
+    # C itself and its row stride (the stores from registers, without C_SMEM)
+    c_ptr, stride_cm,
     # per-tensor scales (fp32 scalars; read only with HAS_SCALE)
     a_scale_ptr, b_scale_ptr,
     # sizes
@@ -172,7 +193,7 @@ def _gemm_ws_kernel(
     # meta-parameters
     SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr, BN1: gl.constexpr,
     BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr,
-    HAS_SCALE: gl.constexpr,
+    HAS_SCALE: gl.constexpr, C_SMEM: gl.constexpr,
 ):
     """C = scale * A @ B over a persistent grid of at most one CTA per SM."""
     dtype: gl.constexpr = a_desc.dtype
@@ -181,17 +202,23 @@ def _gemm_ws_kernel(
         b0_smem = gl.allocate_shared_memory(dtype, [STAGES, BN0, BK], b0_desc.layout)
     else:
         b0_smem = gl.allocate_shared_memory(dtype, [STAGES, BK, BN0], b0_desc.layout)
-    c0_smem = gl.allocate_shared_memory(c0_desc.dtype, [CONSUMERS, SLICE_M, BN0], c0_desc.layout)
     if BN1 > 0:
         if B_IS_NK:
             b1_smem = gl.allocate_shared_memory(dtype, [STAGES, BN1, BK], b1_desc.layout)
         else:
             b1_smem = gl.allocate_shared_memory(dtype, [STAGES, BK, BN1], b1_desc.layout)
-        c1_smem = gl.allocate_shared_memory(c1_desc.dtype, [CONSUMERS, SLICE_M, BN1],
-                                            c1_desc.layout)
     else:  # no second part: its operands alias part 0's and are never touched
         b1_smem = b0_smem
+    if C_SMEM:
+        c0_smem = gl.allocate_shared_memory(c0_desc.dtype, [CONSUMERS, SLICE_M, BN0],
+                                            c0_desc.layout)
         c1_smem = c0_smem
+        if BN1 > 0:
+            c1_smem = gl.allocate_shared_memory(c1_desc.dtype, [CONSUMERS, SLICE_M, BN1],
+                                                c1_desc.layout)
+    else:  # C leaves from registers: no staging buffers (their bytes went to a stage)
+        c0_smem = a_smem
+        c1_smem = a_smem
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for s in gl.static_range(STAGES):
@@ -201,11 +228,11 @@ def _gemm_ws_kernel(
 
     gl.warp_specialize([
         (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
-                     a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS, BN0, BN1, BK,
-                     STAGES, GROUP_M, B_IS_NK, HAS_SCALE)),
+                     c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS,
+                     BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM)),
         (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
-                     a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS, BN0, BN1, BK,
-                     STAGES, GROUP_M, B_IS_NK, HAS_SCALE)),
+                     c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS,
+                     BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM)),
         (_producer, (a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
                      SLICE_M, CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK)),
     ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
