@@ -51,9 +51,9 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-from ..launch import Launch
 from .gemm_candidates import candidate_configs, interpreter_pick
 from .gemm_configs import RUNGS, GemmConfig
+from .gemm_gluon import GluonMatmulLaunch
 from .gemm_kernel import _gemm_kernel
 from .gemm_operands import GemmOperands, check_operands, tma_support, transposes_b
 from .gemm_split import StreamKPlan, splitk_reduce_rows, stream_k_plan
@@ -251,7 +251,7 @@ def prepare_matmul(
     b_scale: torch.Tensor | None = None,
     fp32_precision: str = "tf32",
     tune: bool = True,
-) -> Launch:
+) -> MatmulLaunch | GluonMatmulLaunch:
     """Choose (on a GPU: time) and compile a config for a @ b; return the launch closure
     (a MatmulLaunch; on sm_90 with rung "full" the Gluon kernel's launch where it is faster).
 
@@ -309,7 +309,9 @@ def prepare_matmul(
     return launch
 
 
-def _gluon_if_faster(launch: MatmulLaunch, p: GemmOperands, dev: KernelTarget) -> Launch:
+def _gluon_if_faster(
+    launch: MatmulLaunch, p: GemmOperands, dev: KernelTarget
+) -> MatmulLaunch | GluonMatmulLaunch:
     """On sm_90 with bf16/fp16 operands, also tune the Gluon GEMM (gemm_gluon.py) and return it
     where its tuned time beats the `tl` kernel's. Both tuners time their candidates with
     bench_cold (read flush, stream hold) on the same tensors, so the two minima compare; each

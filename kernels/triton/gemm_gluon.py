@@ -41,8 +41,11 @@ class GluonMatmulLaunch:
     """A prepared Gluon GEMM: C allocated, tile chosen and compiled; calling it only launches.
     It satisfies harness_kernels.launch.Launch."""
 
+    out: torch.Tensor  # [M, N]
+    config: dict[str, Any]
+
     def __init__(self, out: torch.Tensor, config: dict[str, Any], fn: Callable[[], object]):
-        self.out = out  # [M, N]
+        self.out = out
         self.config = config
         self._fn = fn
 

@@ -20,10 +20,12 @@ from harness_kernels.triton.attention_decode import prepare_decode  # noqa: E402
 from harness_kernels.triton.attention_launch import AttentionLaunch  # noqa: E402
 from harness_kernels.triton.attention_prefill import prepare_attention  # noqa: E402
 from harness_kernels.triton.gemm import MatmulLaunch, prepare_matmul  # noqa: E402
+from harness_kernels.triton.gemm_gluon import GluonMatmulLaunch  # noqa: E402
 
-# The five public launchers and the launch class each returns.
+# The five public launchers and the launch class each returns (prepare_matmul: the `tl` kernel's,
+# or on sm_90 the Gluon kernel's where it tuned faster).
 LAUNCHERS = {
-    prepare_matmul: MatmulLaunch,
+    prepare_matmul: MatmulLaunch | GluonMatmulLaunch,
     prepare_attention: AttentionLaunch,
     prepare_decode: AttentionLaunch,
     prepare_gemm: GemmLaunch,
@@ -37,10 +39,13 @@ needs_interpreter = pytest.mark.skipif(
 
 @pytest.mark.parametrize("launcher", LAUNCHERS, ids=lambda f: f.__name__)
 def test_each_launcher_returns_its_launch_class(launcher) -> None:
-    assert typing.get_type_hints(launcher)["return"] is LAUNCHERS[launcher]
+    assert typing.get_type_hints(launcher)["return"] == LAUNCHERS[launcher]
 
 
-@pytest.mark.parametrize("cls", sorted(set(LAUNCHERS.values()), key=lambda c: c.__name__))
+CLASSES = {c for v in LAUNCHERS.values() for c in typing.get_args(v) or (v,)}
+
+
+@pytest.mark.parametrize("cls", sorted(CLASSES, key=lambda c: c.__name__))
 def test_each_launch_class_declares_the_protocol(cls) -> None:
     hints = typing.get_type_hints(cls)
     for name, annotation in typing.get_type_hints(Launch).items():

@@ -612,4 +612,4 @@ def test_swap_ab_is_tuned_beside_the_copy_for_tf32_row_major_b():
     from harness_kernels.triton import gemm
 
     source = inspect.getsource(gemm.prepare_matmul)
-    assert "swap_ab=True" in source and "candidate_configs(rung, n, m, k" in source
+    assert "swap_ab=True" in source and "candidate_configs(tl_rung, n, m, k" in source
