@@ -24,10 +24,17 @@ def provider_name(rung: str) -> str:
     return "own-triton-gluon" if rung == "full" else f"own-triton-gluon-{rung}"
 
 
-def _supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+def _off_sm90(kernel: str, device: DeviceInfo) -> str | None:
+    """Why `kernel` cannot run on `device` (not sm_90), or None."""
     cc = device.compute_capability if device is not None else None
     if cc is not None and cc != (9, 0):
-        return f"the Gluon FMHA runs on sm_90 only (wgmma, setmaxnreg); device is sm_{cc[0]}{cc[1]}"
+        return f"the Gluon {kernel} runs on sm_90 only (wgmma, setmaxnreg); device is sm_{cc[0]}{cc[1]}"
+    return None
+
+
+def _supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
+    if (why := _off_sm90("FMHA", device)) is not None:
+        return why
     if problem.dtype not in ("fp16", "bf16"):
         return "the Gluon FMHA takes fp16/bf16"
     if problem.head_dim not in (64, 128, 256):
@@ -68,9 +75,8 @@ for _rung in RUNGS:
 
 
 def _gemm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
-    cc = device.compute_capability if device is not None else None
-    if cc is not None and cc != (9, 0):
-        return f"the Gluon GEMM runs on sm_90 only (wgmma, setmaxnreg); device is sm_{cc[0]}{cc[1]}"
+    if (why := _off_sm90("GEMM", device)) is not None:
+        return why
     if problem.dtype not in ("fp16", "bf16"):
         return "the Gluon GEMM takes fp16/bf16 (fp8 and tf32: own-triton)"
     if problem.batch != 1:

@@ -15,20 +15,14 @@ from __future__ import annotations
 
 import os
 
+# the GEMM kernel's own rung list (gemm_configs imports no triton.jit kernel)
+from harness_kernels.triton.gemm_configs import RUNGS as GEMM_RUNGS
+
 from harness.device import DeviceInfo
 from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 VENDORS = ("nvidia", "amd", "cpu")
-GEMM_RUNGS = (
-    "full",
-    "no-gluon",
-    "no-tma",
-    "no-pipeline",
-    "not-persistent",
-    "no-splitk",
-    "no-tensor-cores",
-)
 ATTENTION_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma", "reg-stage", "no-split")
 DECODE_MAX_Q = 8
 

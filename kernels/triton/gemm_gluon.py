@@ -131,6 +131,36 @@ def gluon_gemm_configs(
     return [cfg for _, cfg in ranked[:MAX_CANDIDATES]]
 
 
+def _boxes(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, list[int]]:
+    """The TMA box of each descriptor argument of _gemm_ws_kernel, in argument order (without a
+    second N part, part 1's descriptors repeat part 0's and are never used)."""
+    slice_m, bn0, bk = cfg["SLICE_M"], cfg["BN0"], cfg["BK"]
+    bn1 = cfg["BN1"] or bn0
+    return dict(
+        a_desc=[slice_m, bk],
+        b0_desc=[bn0, bk] if b_is_nk else [bk, bn0],
+        b1_desc=[bn1, bk] if b_is_nk else [bk, bn1],
+        c0_desc=[slice_m, bn0],
+        c1_desc=[slice_m, bn1],
+    )
+
+
+def _constexprs(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, Any]:
+    """_gemm_ws_kernel's meta-parameters for one candidate (bf16/fp16, no scales)."""
+    return dict(
+        SLICE_M=cfg["SLICE_M"],
+        CONSUMERS=CONSUMERS,
+        BN0=cfg["BN0"],
+        BN1=cfg["BN1"],
+        BK=cfg["BK"],
+        STAGES=cfg["STAGES"],
+        GROUP_M=cfg["GROUP_M"],
+        B_IS_NK=b_is_nk,
+        HAS_SCALE=False,
+        C_SMEM=cfg["C_SMEM"],
+    )
+
+
 def _descriptor(t: torch.Tensor, block: list[int]) -> Any:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
@@ -191,34 +221,14 @@ def prepare_gluon_matmul(
     def build(cfg: dict) -> Callable[[], object]:
         from .gemm_gluon_kernel import _gemm_ws_kernel
 
-        slice_m, bn0, bn1, bk = cfg["SLICE_M"], cfg["BN0"], cfg["BN1"], cfg["BK"]
-        bn1_or_0 = bn1 or bn0  # no second part: its descriptors repeat part 0's
-        b_box = [[bn0, bk], [bn1_or_0, bk]] if b_is_nk else [[bk, bn0], [bk, bn1_or_0]]
-        descs = (
-            _descriptor(a, [slice_m, bk]),
-            _descriptor(w, b_box[0]),
-            _descriptor(w, b_box[1]),
-            _descriptor(out, [slice_m, bn0]),
-            _descriptor(out, [slice_m, bn1_or_0]),
-        )
-        tiles = triton.cdiv(m, CONSUMERS * slice_m) * triton.cdiv(n, bn0 + bn1)
+        sources = dict(a_desc=a, b0_desc=w, b1_desc=w, c0_desc=out, c1_desc=out)
+        descs = [_descriptor(sources[arg], box) for arg, box in _boxes(cfg, b_is_nk).items()]
+        tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
         grid = (min(tiles, num_sms),)
         args = (*descs, out, out.stride(0), a, a, m, n, k)  # scales unread without HAS_SCALE
-        meta = dict(
-            SLICE_M=slice_m,
-            CONSUMERS=CONSUMERS,
-            BN0=bn0,
-            BN1=bn1,
-            BK=bk,
-            STAGES=cfg["STAGES"],
-            GROUP_M=cfg["GROUP_M"],
-            B_IS_NK=b_is_nk,
-            HAS_SCALE=False,
-            C_SMEM=cfg["C_SMEM"],
-            num_warps=4,
-        )
         kernel = _gemm_ws_kernel[grid]
-        return lambda: kernel(*args, **meta)
+        meta = _constexprs(cfg, b_is_nk)
+        return lambda: kernel(*args, **meta, num_warps=4)
 
     key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device))
     if config is not None:
@@ -281,7 +291,7 @@ def aot_specs(
     descriptors (their shared layouts are part of a Gluon descriptor's type)."""
     from triton.experimental.gluon import language as gl
 
-    from .attention_launch import triton_dtype_name
+    from .attention_launch import aot_spec, triton_dtype_name
     from .gemm_gluon_kernel import _gemm_ws_kernel
 
     ty = triton_dtype_name(dtype)
@@ -294,52 +304,13 @@ def aot_specs(
     }
     specs = []
     for cfg in cfgs.values():
-        slice_m, bn0, bn1, bk = cfg["SLICE_M"], cfg["BN0"], cfg["BN1"], cfg["BK"]
-        bn1_or_0 = bn1 or bn0
-        boxes = dict(
-            a_desc=[slice_m, bk],
-            b0_desc=[bn0, bk] if b_is_nk else [bk, bn0],
-            b1_desc=[bn1_or_0, bk] if b_is_nk else [bk, bn1_or_0],
-            c0_desc=[slice_m, bn0],
-            c1_desc=[slice_m, bn1_or_0],
-        )
-        descs = {
+        types = {
             arg: f"tensordesc<{ty}{box},{gl.NVMMASharedLayout.get_default_for(box, gl_ty)!r}>"
-            for arg, box in boxes.items()
+            for arg, box in _boxes(cfg, b_is_nk).items()
         }
-        constexprs = dict(
-            SLICE_M=slice_m,
-            CONSUMERS=CONSUMERS,
-            BN0=bn0,
-            BN1=bn1,
-            BK=bk,
-            STAGES=cfg["STAGES"],
-            GROUP_M=cfg["GROUP_M"],
-            B_IS_NK=b_is_nk,
-            HAS_SCALE=False,
-            C_SMEM=cfg["C_SMEM"],
-        )
-        signature = {}
-        for arg in _gemm_ws_kernel.arg_names:
-            if arg in constexprs:
-                signature[arg] = "constexpr"
-            elif arg in descs:
-                signature[arg] = descs[arg]
-            else:
-                ptrs = {"a_scale_ptr": f"*{ty}", "b_scale_ptr": f"*{ty}", "c_ptr": f"*{ty}"}
-                signature[arg] = ptrs.get(arg, "i32")
-        attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(signature) if "ptr" in a}
+        types |= {arg: f"*{ty}" for arg in ("c_ptr", "a_scale_ptr", "b_scale_ptr")}
         layout = "nk" if b_is_nk else "kn"
         name = f"gemm_gluon_{layout}_{ty}_{cfg['BLOCK_M']}x{cfg['BLOCK_N']}_s{cfg['STAGES']}"
-        specs.append(
-            dict(
-                name=name,
-                fn=_gemm_ws_kernel,
-                signature=signature,
-                constexprs=constexprs,
-                attrs=attrs,
-                options=dict(num_warps=4),
-                gluon=True,
-            )
-        )
+        spec = aot_spec(name, _gemm_ws_kernel, types, _constexprs(cfg, b_is_nk), {"num_warps": 4})
+        specs.append(dict(spec, gluon=True))
     return specs
