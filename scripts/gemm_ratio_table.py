@@ -22,6 +22,8 @@ def _tile(cfg: str) -> str:
         tile += f"/sk{c['split_k']}"
     if c.get("stream_k"):
         tile += "/streamK"
+    if c.get("kernel") == "gluon-ws":  # own-triton ran its Gluon GEMM: which schedule
+        tile += "/gl-pp" if c.get("schedule") == "ping-pong" else "/gl-coop"
     return tile
 
 
@@ -32,6 +34,7 @@ def main(paths: list[str]) -> int:
     base = ok[ok.provider == "cublas"].set_index(["m", "n", "k"]).latency_ms_median
     own = sorted(p for p in ok.provider.unique() if p != "cublas")
     ratios: dict[str, list[tuple[int, float]]] = {p: [] for p in own}
+    worst: dict[str, list[tuple[float, str]]] = {p: [] for p in own}
     print("m n k | cublas_us | " + " | ".join(own))
     for (m, n, k), t in base.sort_index().items():
         cells = []
@@ -42,6 +45,7 @@ def main(paths: list[str]) -> int:
                 continue
             ratio = t / r.latency_ms_median.iloc[0]
             ratios[p].append((m, ratio))
+            worst[p].append((ratio, f"{m}x{n}x{k}"))
             cells.append(f"{ratio:.3f} {_tile(r.provider_config.iloc[0])}")
         print(f"{m} {n} {k} | {t * 1e3:.1f} | " + " | ".join(cells))
     for p in own:
@@ -53,6 +57,14 @@ def main(paths: list[str]) -> int:
         if all_r:
             geo = np.exp(np.mean(np.log(all_r)))
             print(f"{p}: geomean {geo:.3f} min {min(all_r):.3f} ({len(all_r)} pts) {per_m}")
+            bands = {"M1-64": (1, 64), "M128-1024": (128, 1024), "M>=2048": (2048, 1 << 40)}
+            band_geo = {
+                name: np.exp(np.mean(np.log([r for m, r in ratios[p] if lo <= m <= hi])))
+                for name, (lo, hi) in bands.items()
+                if any(lo <= m <= hi for m, _ in ratios[p])
+            }
+            print("  bands: " + " ".join(f"{k} {v:.3f}" for k, v in band_geo.items()))
+            print("  worst: " + " ".join(f"{s} {r:.3f}" for r, s in sorted(worst[p])[:10]))
     bad = df[df.status != "ok"]
     for _, row in bad.iterrows():
         print(f"NOT OK {row.provider} {row.m}x{row.n}x{row.k}: {row.status}")

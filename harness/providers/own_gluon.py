@@ -4,8 +4,9 @@ Attention (kernels/triton/attention_gluon_kernel.py): FlashAttention-3's structu
 warp, two consumer warpgroups, softmax overlapped with P V); prefill over a dense KV cache.
   own-triton-gluon              the full kernel
   own-triton-gluon-no-overlap   its rung without the intra-warpgroup overlap
-GEMM (kernels/triton/gemm_gluon_kernel.py): CUTLASS's warp-specialized cooperative structure
-(TMA producer warp, two consumer warpgroups, persistent) with tile widths fitted to the SM count.
+GEMM (kernels/triton/gemm_gluon_kernel.py): CUTLASS's warp-specialized structure (TMA producer
+warp, two consumer warpgroups in the cooperative or the ping-pong schedule, whichever tunes
+faster; persistent) with tile widths fitted to the SM count.
   own-triton-gluon              bf16 / fp16
 (own-triton, the `tl` kernels, are the rungs without warp specialization.)
 """

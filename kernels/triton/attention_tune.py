@@ -39,13 +39,16 @@ def tune(
     enabled: bool,
     output: torch.Tensor | None = None,
     stored: tune_cache.TuneKey | None = None,
+    label: Callable[[dict], str] | None = None,
 ) -> tuple[dict, dict[str, Any]]:
     """Pick the fastest candidate by timing build(c)() with a cold L2 (bench_cold: a read
     flush before every launch, as the harness times; do_bench's zero_() flush taxes the
     HBM-bound decode candidates with write-backs and mis-ranked them on the H200).
 
     Returns (config, info); info has tuned, tune_candidates, tune_ms, tune_failed, tune_source
-    ("tuned" timed now, "cache" read from disk, "untuned") and tune_key (the disk entry's name).
+    ("tuned" timed now, "cache" read from disk, "untuned") and tune_key (the disk entry's name);
+    given `label` (a candidate's name), also tune_timings_ms: every timed candidate's time, what
+    the choice beat (kept on disk with the decision, so a cache hit reports them too).
     Results are cached in-process by `key` and on disk under `stored` (when given; a stored
     decision is reused untimed); with enabled False the first candidate is taken untimed.
     Candidates that fail to compile or run (e.g. out of shared memory) are dropped, and so are
@@ -68,10 +71,14 @@ def tune(
             tune_source="cache",
             tune_key=stored.digest,
         )
+        if label is not None and "tune_timings_ms" in found.record:
+            info["tune_timings_ms"] = dict(found.record["tune_timings_ms"])
         _TUNE_CACHE[key] = dict(config=dict(candidates[found.index]), info=info)
         return dict(candidates[found.index]), dict(info, tune_cache_hit=True)
 
     best_ms, best, failed, first = math.inf, None, [], None
+    timings: dict[str, float] = {}
+    name = label or _short
     for i, cand in enumerate(candidates):
         try:
             fn = build(cand)
@@ -83,16 +90,17 @@ def tune(
                 else:
                     err = (output.float() - first).abs().max().item()
                     if not err <= 2e-2 * max(1.0, first.abs().max().item()):
-                        failed.append(f"{_short(cand)}: output differs by {err:.3g}")
+                        failed.append(f"{name(cand)}: output differs by {err:.3g}")
                         continue
             ms = bench_cold(fn, output.device if output is not None else torch.device("cuda"))
         except Exception as exc:  # noqa: BLE001 - a failed candidate is just not chosen
-            failed.append(f"{_short(cand)}: {type(exc).__name__}")
+            failed.append(f"{name(cand)}: {type(exc).__name__}")
             continue
+        timings[name(cand)] = round(ms, 5)
         if ms < best_ms:
             best_ms, best = ms, i
     if best is None:
-        raise RuntimeError(f"no attention config compiled and ran: {failed}")
+        raise RuntimeError(f"no candidate config compiled and ran: {failed}")
     info = dict(
         tuned=True,
         tune_candidates=len(candidates),
@@ -101,8 +109,11 @@ def tune(
         tune_source="tuned",
         tune_key=stored.digest if stored is not None else "",
     )
+    record: dict[str, Any] = dict(tune_failed=failed, tune_timings_ms=timings)
+    if label is not None:
+        info["tune_timings_ms"] = timings
     _TUNE_CACHE[key] = dict(config=dict(candidates[best]), info=info)
-    tune_cache.save(stored, candidates, best, best_ms, dict(tune_failed=failed))
+    tune_cache.save(stored, candidates, best, best_ms, record)
     return dict(candidates[best]), dict(info, tune_cache_hit=False)
 
 

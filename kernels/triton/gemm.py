@@ -53,7 +53,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .gemm_candidates import candidate_configs, interpreter_pick
 from .gemm_configs import RUNGS, GemmConfig
-from .gemm_gluon import GluonMatmulLaunch
+from .gemm_gluon import GluonGemmUnsupported, GluonMatmulLaunch, prepare_gluon_matmul
 from .gemm_kernel import _gemm_kernel
 from .gemm_operands import GemmOperands, check_operands, tma_support, transposes_b
 from .gemm_split import StreamKPlan, splitk_reduce_rows, stream_k_plan
@@ -323,8 +323,6 @@ def _gluon_if_faster(
         return launch
     if p.mnk[0] <= GLUON_MIN_M:
         return launch
-    from .gemm_gluon import GluonGemmUnsupported, prepare_gluon_matmul
-
     tl_ms = launch.config["tuned_ms"]
     tl_tile = f"{launch.config['block_m']}x{launch.config['block_n']}"
     try:
@@ -334,7 +332,15 @@ def _gluon_if_faster(
         return launch
     gluon_ms = gluon.config.get("tune_ms")
     gluon_tile = f"{gluon.config['block_m']}x{gluon.config['block_n']}"
-    both = dict(tl_tuned_ms=tl_ms, gluon_tuned_ms=gluon_ms, tl_tile=tl_tile, gluon_tile=gluon_tile)
+    both = dict(
+        tl_tuned_ms=tl_ms,
+        gluon_tuned_ms=gluon_ms,
+        tl_tile=tl_tile,
+        gluon_tile=gluon_tile,
+        gluon_schedule=gluon.config["schedule"],
+        # every Gluon candidate's tuned time (both schedules): what ping-pong vs cooperative did
+        gluon_timings_ms=gluon.config.get("tune_timings_ms", {}),
+    )
     if gluon_ms is not None and gluon_ms < tl_ms:
         gluon.config.update(kernel="gluon-ws", variant="full", **both)
         return gluon

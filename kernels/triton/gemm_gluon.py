@@ -1,12 +1,17 @@
 """Launcher of the Gluon GEMM (gemm_gluon_kernel.py): operand checks, the tile candidates fitted
 to the SM count, descriptors, tuning, and the AOT compile specs for tests and `harness inspect`.
 
-Tile choice: a tile is (2 x SLICE_M) x (BN0 + BN1). Candidates are every legal tile (at most 128
-fp32 accumulators per consumer thread, as many stages as fit shared memory), ranked by modelled
-time: the waves of tiles the grid runs (a partial last wave costs a whole one) times a tile's
-work, with a small penalty for the operand bytes a tile loads per multiply-add (narrow tiles
-reread A and B more often). The best few are timed on the GPU (the attention tuner's cold-L2
-timer, a wrong output never wins) and the choice is stored on disk like the other tuners'.
+Schedules (CUTLASS's two warp-specialized ones): "cooperative", both consumer warpgroups on one
+(2 x SLICE_M) x (BN0 + BN1) tile, SLICE_M rows each; "ping-pong", each consumer on its own
+SLICE_M x (BN0 + BN1) tile, their main loops taking turns so that one's epilogue runs under the
+other's wgmmas. Candidates are every legal tile of each schedule (at most MAX_ACC_REGS fp32
+accumulators per consumer thread, as many stages as fit shared memory), ranked by modelled time: the waves of
+tiles the grid runs (a partial last wave costs a whole one) times a tile's work, with a small
+penalty for the operand bytes a tile loads per multiply-add (narrow tiles reread A and B more
+often). The model does not know what the epilogue costs or how fast one warpgroup alone drives
+the tensor cores, so it ranks within a schedule only: the best few of each are timed on the GPU
+(the attention tuner's cold-L2 timer, a wrong output never wins) and the choice is stored on
+disk like the other tuners'.
 """
 
 from __future__ import annotations
@@ -24,12 +29,16 @@ from .attention_tune import tune as tune_configs
 
 # (BN0, BN1): tile widths 256, 192, 160, 128, 96 and 64 from power-of-two parts
 N_PARTS = ((256, 0), (128, 64), (128, 32), (128, 0), (64, 32), (64, 0))
-SLICES = (64, 128)  # rows per consumer warpgroup: tiles of 128 or 256 rows
+SLICES = (64, 128)  # rows per consumer warpgroup
+SCHEDULES = ("cooperative", "pingpong")
 CONSUMERS = 2
-MAX_ACC_REGS = 128  # fp32 accumulators per consumer thread (of its 240 registers)
+# fp32 accumulators per consumer thread (of its 240 registers): a cooperative consumer keeps one
+# wgmma group per part in flight while the next stage's operands are addressed; ping-pong's
+# 128x192 (192) compiles without spills too (ptxas, sm_90) and makes 128-row tiles wider
+MAX_ACC_REGS = {"cooperative": 128, "pingpong": 192}
 MAX_STAGES = 6
 MIN_STAGES = 4  # below this, C's staging buffers give way to a pipeline stage
-MAX_CANDIDATES = 6
+MAX_CANDIDATES = 4  # timed per schedule
 GROUP_M = 8
 SMEM_SLACK = 1024  # mbarriers and alignment
 # The kernel files a tuned choice depends on (a change to any of them re-tunes).
@@ -58,18 +67,29 @@ class GluonGemmUnsupported(ValueError):
     """The problem or machine is outside what the Gluon GEMM runs (a skipped row, not a bug)."""
 
 
+def tile_rows(slice_m: int, pingpong: bool) -> int:
+    """Rows of one tile: a consumer's SLICE_M (ping-pong) or both consumers' (cooperative)."""
+    return slice_m if pingpong else CONSUMERS * slice_m
+
+
 def smem_bytes(
-    slice_m: int, bn: int, bk: int, stages: int, in_bytes: int, out_bytes: int, c_smem: bool = True
+    slice_m: int,
+    bn: int,
+    bk: int,
+    stages: int,
+    in_bytes: int,
+    out_bytes: int,
+    c_smem: bool = True,
+    pingpong: bool = False,
 ) -> int:
-    """Shared memory of one CTA: STAGES of A (both slices) and B, and with `c_smem` a C staging
-    buffer per consumer."""
-    bm = CONSUMERS * slice_m
-    c = bm * bn * out_bytes if c_smem else 0
-    return stages * (bm + bn) * bk * in_bytes + c + SMEM_SLACK
+    """Shared memory of one CTA: STAGES of A (a tile's rows) and B, and with `c_smem` a C staging
+    buffer per consumer (SLICE_M x BN each, in both schedules)."""
+    c = CONSUMERS * slice_m * bn * out_bytes if c_smem else 0
+    return stages * (tile_rows(slice_m, pingpong) + bn) * bk * in_bytes + c + SMEM_SLACK
 
 
 def stages_and_epilogue(
-    slice_m: int, bn: int, bk: int, in_bytes: int, out_bytes: int
+    slice_m: int, bn: int, bk: int, in_bytes: int, out_bytes: int, pingpong: bool = False
 ) -> tuple[int, bool] | None:
     """(stages, C staged in shared memory for TMA stores): the most stages that fit with C
     staged, unless that leaves fewer than MIN_STAGES and storing C from registers buys one
@@ -79,7 +99,8 @@ def stages_and_epilogue(
         fit = [
             s
             for s in range(2, MAX_STAGES + 1)
-            if smem_bytes(slice_m, bn, bk, s, in_bytes, out_bytes, c_smem) <= SM90_SMEM_BYTES
+            if smem_bytes(slice_m, bn, bk, s, in_bytes, out_bytes, c_smem, pingpong)
+            <= SM90_SMEM_BYTES
         ]
         return max(fit, default=0)
 
@@ -89,11 +110,12 @@ def stages_and_epilogue(
     return (staged, True) if staged else None
 
 
-def modelled_cost(m: int, n: int, slice_m: int, bn: int, num_sms: int) -> float:
-    """Relative time of one tile shape: whole waves of tiles (a partial last wave costs a full
-    one) times a tile's multiply-adds per K step, times 1 + 8 x operand elements loaded per
-    multiply-add (128x256: 1.09, 128x128: 1.13, 128x64: 1.19). Only ranks candidates."""
-    bm = CONSUMERS * slice_m
+def modelled_cost(m: int, n: int, bm: int, bn: int, num_sms: int) -> float:
+    """Relative time of one bm x bn tile shape: whole waves of tiles (a partial last wave costs a
+    full one) times a tile's multiply-adds per K step, times 1 + 8 x operand elements loaded per
+    multiply-add (128x256: 1.09, 128x128: 1.13, 128x64: 1.19). Only ranks candidates of one
+    schedule (a ping-pong CTA's two tiles share the tensor cores: its tiles run one after the
+    other, like a cooperative CTA's)."""
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     waves = triton.cdiv(tiles, num_sms)
     return waves * bm * bn * (1.0 + 8.0 * (bm + bn) / (bm * bn))
@@ -102,33 +124,46 @@ def modelled_cost(m: int, n: int, slice_m: int, bn: int, num_sms: int) -> float:
 def gluon_gemm_configs(
     m: int, n: int, k: int, in_bytes: int, out_bytes: int, num_sms: int
 ) -> list[dict[str, Any]]:
-    """Candidates, modelled best first (at most MAX_CANDIDATES, distinct tile shapes)."""
+    """Candidates: per schedule the MAX_CANDIDATES best modelled (distinct tile shapes),
+    cooperative first."""
     bk = 128 // in_bytes  # 128-byte rows: the widest TMA swizzle
-    ranked = []
-    for slice_m in SLICES:
-        if slice_m == 128 and m <= 128:
-            continue  # half of every tile would be padding rows
-        for bn0, bn1 in N_PARTS:
-            bn = bn0 + bn1
-            if slice_m * bn // 128 > MAX_ACC_REGS:
-                continue
-            plan = stages_and_epilogue(slice_m, bn, bk, in_bytes, out_bytes)
-            if plan is None:
-                continue
-            cfg = dict(
-                BLOCK_M=CONSUMERS * slice_m,
-                BLOCK_N=bn,
-                SLICE_M=slice_m,
-                BN0=bn0,
-                BN1=bn1,
-                BK=bk,
-                STAGES=plan[0],
-                C_SMEM=plan[1],
-                GROUP_M=GROUP_M,
-            )
-            ranked.append((modelled_cost(m, n, slice_m, bn, num_sms), cfg))
-    ranked.sort(key=lambda tc: tc[0])
-    return [cfg for _, cfg in ranked[:MAX_CANDIDATES]]
+    out = []
+    for schedule in SCHEDULES:
+        pingpong = schedule == "pingpong"
+        ranked = []
+        for slice_m in SLICES:
+            bm = tile_rows(slice_m, pingpong)
+            if bm >= 256 and m <= 128:
+                continue  # half of every tile would be padding rows
+            for bn0, bn1 in N_PARTS:
+                bn = bn0 + bn1
+                if slice_m * bn // 128 > MAX_ACC_REGS[schedule]:
+                    continue
+                plan = stages_and_epilogue(slice_m, bn, bk, in_bytes, out_bytes, pingpong)
+                if plan is None:
+                    continue
+                cfg = dict(
+                    BLOCK_M=bm,
+                    BLOCK_N=bn,
+                    SLICE_M=slice_m,
+                    BN0=bn0,
+                    BN1=bn1,
+                    BK=bk,
+                    STAGES=plan[0],
+                    C_SMEM=plan[1],
+                    GROUP_M=GROUP_M,
+                    PINGPONG=pingpong,
+                )
+                ranked.append((modelled_cost(m, n, bm, bn, num_sms), cfg))
+        ranked.sort(key=lambda tc: tc[0])
+        out += [cfg for _, cfg in ranked[:MAX_CANDIDATES]]
+    return out
+
+
+def config_name(cfg: dict[str, Any]) -> str:
+    """A candidate as provider_config lists it: 128x160s4 (cooperative), 64x256s4pp (ping-pong)."""
+    pp = "pp" if cfg["PINGPONG"] else ""
+    return f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}s{cfg['STAGES']}{pp}"
 
 
 def _boxes(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, list[int]]:
@@ -158,6 +193,7 @@ def _constexprs(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, Any]:
         B_IS_NK=b_is_nk,
         HAS_SCALE=False,
         C_SMEM=cfg["C_SMEM"],
+        PINGPONG=cfg["PINGPONG"],
     )
 
 
@@ -248,7 +284,7 @@ def prepare_gluon_matmul(
             if tune
             else None
         )
-        cfg, info = tune_configs(key, cands, build, tune, out, stored)
+        cfg, info = tune_configs(key, cands, build, tune, out, stored, label=config_name)
     tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
     record: dict[str, Any] = dict(
         kernel="gemm_gluon_ws",
@@ -262,11 +298,12 @@ def prepare_gluon_matmul(
         tiles=tiles,
         num_programs=min(tiles, num_sms),
         wave_fill=round(tiles / (triton.cdiv(tiles, num_sms) * num_sms), 3),
-        warps="producer 1 (24 regs) + consumers 2 x 4 warps (240 regs), cooperative",
+        schedule="ping-pong" if cfg["PINGPONG"] else "cooperative",
+        warps="producer 1 (24 regs) + consumers 2 x 4 warps (240 regs)",
         persistent=True,
         tma=True,
         b_layout="col" if b_is_nk else "row",
-        candidates=[f"{c['BLOCK_M']}x{c['BLOCK_N']}s{c['STAGES']}" for c in cands],
+        candidates=[config_name(c) for c in cands],  # tune_timings_ms: what each took
         target=f"{target[0]}:{target[1]}",
         device_name=torch.cuda.get_device_name(a.device),
         **info,
@@ -298,7 +335,7 @@ def aot_specs(
     gl_ty = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[dtype]
     elem = torch.empty((), dtype=dtype).element_size()
     cfgs = {
-        (c["SLICE_M"], c["BN0"], c["BN1"]): c
+        (c["SLICE_M"], c["BN0"], c["BN1"], c["PINGPONG"]): c
         for m, n, k in shapes
         for c in gluon_gemm_configs(m, n, k, elem, elem, 132)
     }
@@ -310,7 +347,7 @@ def aot_specs(
         }
         types |= {arg: f"*{ty}" for arg in ("c_ptr", "a_scale_ptr", "b_scale_ptr")}
         layout = "nk" if b_is_nk else "kn"
-        name = f"gemm_gluon_{layout}_{ty}_{cfg['BLOCK_M']}x{cfg['BLOCK_N']}_s{cfg['STAGES']}"
+        name = f"gemm_gluon_{layout}_{ty}_{config_name(cfg)}"
         spec = aot_spec(name, _gemm_ws_kernel, types, _constexprs(cfg, b_is_nk), {"num_warps": 4})
         specs.append(dict(spec, gluon=True))
     return specs

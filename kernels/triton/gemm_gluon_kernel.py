@@ -65,9 +65,12 @@ def _b_operand(b_smem, stage, B_IS_NK: gl.constexpr):
 def _producer(a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
               SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr,
               BN1: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
-              GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr):
-    """One warp: for every tile of this CTA, every K step's A slices and B parts, STAGES ahead."""
-    BM: gl.constexpr = SLICE_M * CONSUMERS
+              GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, PINGPONG: gl.constexpr):
+    """One warp: for every tile of this CTA, every K step's A slices and B parts, STAGES ahead
+    (in tile order: with PINGPONG the consumers take alternate tiles, so this order is also the
+    order in which their main loops take turns)."""
+    A_SLICES: gl.constexpr = 1 if PINGPONG else CONSUMERS
+    BM: gl.constexpr = SLICE_M * A_SLICES
     num_pid_m = gl.cdiv(M, BM)
     num_pid_n = gl.cdiv(N, BN0 + BN1)
     k_tiles = gl.cdiv(K, BK)
@@ -86,9 +89,9 @@ def _producer(a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, 
             # TMA counts a box's full bytes even where it reads past M, N or K (zero-filled)
             mbarrier.expect(ready.index(s), NBYTES)
             k0 = ki * BK
-            for c in gl.static_range(CONSUMERS):
+            for c in gl.static_range(A_SLICES):
                 tma_load(a_desc, [off_m + c * SLICE_M, k0], ready.index(s),
-                         a_smem.index(s * CONSUMERS + c))
+                         a_smem.index(s * A_SLICES + c))
             if B_IS_NK:
                 tma_load(b0_desc, [off_n, k0], ready.index(s), b0_smem.index(s))
                 if BN1 > 0:
@@ -111,14 +114,26 @@ def _store_part(c_ptr, stride_cm, acc, off_m, off_n, M, N, acc_layout: gl.conste
 
 
 @gluon.jit
-def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
+def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc, c1_desc,
               c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K,
               SLICE: gl.constexpr, SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr,
               BN0: gl.constexpr, BN1: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
               GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr,
-              C_SMEM: gl.constexpr):
-    """Rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA."""
-    BM: gl.constexpr = SLICE_M * CONSUMERS
+              C_SMEM: gl.constexpr, PINGPONG: gl.constexpr):
+    """Cooperative: rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA.
+    PINGPONG: every CONSUMERS-th tile of this CTA whole, starting at its SLICE-th; its epilogue
+    runs while the other consumer's main loop keeps the tensor cores busy. The main loops take
+    turns through the `order` barriers (CUTLASS's math order barrier): consumer SLICE starts a
+    tile's main loop once the other has passed every stage wait of its previous tile. Without
+    that, a consumer could wait on a stage two fills ahead of the one it needs, and the barrier's
+    parity from the older fill would let it read a stage not loaded yet."""
+    A_SLICES: gl.constexpr = 1 if PINGPONG else CONSUMERS
+    A_SLICE: gl.constexpr = 0 if PINGPONG else SLICE
+    BM: gl.constexpr = SLICE_M * A_SLICES
+    # the CTA's tiles this consumer takes, and the stages it skips between them (the producer
+    # fills stages for every tile of the CTA in order)
+    FIRST: gl.constexpr = SLICE if PINGPONG else 0
+    STRIDE: gl.constexpr = CONSUMERS if PINGPONG else 1
     acc0_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN0, 16])
     acc1_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -129,15 +144,22 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc,
     scale = 1.0
     if HAS_SCALE:
         scale = gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
-    it = 0
-    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
+    it = FIRST * k_tiles
+    t = 0  # tiles this consumer has taken
+    for tile in range(gl.program_id(0) + FIRST * gl.num_programs(0), num_pid_m * num_pid_n,
+                      STRIDE * gl.num_programs(0)):
         pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
         acc0 = gl.zeros([SLICE_M, BN0], gl.float32, acc0_layout)
         acc1 = gl.zeros([SLICE_M, BN1 if BN1 > 0 else 8], gl.float32, acc1_layout)
+        if PINGPONG:
+            # consumer 1's t-th turn follows consumer 0's t-th; consumer 0's t-th (t > 0)
+            # follows consumer 1's (t-1)-th
+            if SLICE > 0 or t > 0:
+                mbarrier.wait(order.index(SLICE), (t - 1 + SLICE) & 1)
         for ki in range(k_tiles):
             s = it % STAGES
             mbarrier.wait(ready.index(s), (it // STAGES) & 1)
-            a = a_smem.index(s * CONSUMERS + SLICE)
+            a = a_smem.index(s * A_SLICES + A_SLICE)
             acc0 = warpgroup_mma(a, _b_operand(b0_smem, s, B_IS_NK), acc0, is_async=True)
             if BN1 > 0:
                 acc1 = warpgroup_mma(a, _b_operand(b1_smem, s, B_IS_NK), acc1, is_async=True)
@@ -148,17 +170,21 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc,
             if ki > 0:
                 mbarrier.arrive(empty.index((it - 1) % STAGES), count=1)
             it += 1
+        if PINGPONG:  # every stage wait of this tile passed: the other consumer's turn
+            mbarrier.arrive(order.index((SLICE + 1) % CONSUMERS), count=1)
+        t += 1
         if BN1 > 0:
             acc0, acc1 = warpgroup_mma_wait(0, deps=(acc0, acc1))
         else:
             acc0 = warpgroup_mma_wait(0, deps=(acc0, ))
         mbarrier.arrive(empty.index((it - 1) % STAGES), count=1)
+        it += (STRIDE - 1) * k_tiles  # the other consumer's tiles
 
         # epilogue: the producer is already loading the next tile's stages
         if HAS_SCALE:
             acc0 = acc0 * scale
             acc1 = acc1 * scale
-        off_m = pid_m * BM + SLICE * SLICE_M
+        off_m = pid_m * BM + A_SLICE * SLICE_M
         off_n = pid_n * (BN0 + BN1)
         if C_SMEM:
             c0 = c0_smem.index(SLICE)
@@ -193,11 +219,13 @@ def _gemm_ws_kernel(
     # meta-parameters
     SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr, BN1: gl.constexpr,
     BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr,
-    HAS_SCALE: gl.constexpr, C_SMEM: gl.constexpr,
+    HAS_SCALE: gl.constexpr, C_SMEM: gl.constexpr, PINGPONG: gl.constexpr,
 ):
-    """C = scale * A @ B over a persistent grid of at most one CTA per SM."""
+    """C = scale * A @ B over a persistent grid of at most one CTA per SM. Tiles are
+    (CONSUMERS x SLICE_M) x (BN0 + BN1), or SLICE_M x (BN0 + BN1) with PINGPONG."""
     dtype: gl.constexpr = a_desc.dtype
-    a_smem = gl.allocate_shared_memory(dtype, [STAGES * CONSUMERS, SLICE_M, BK], a_desc.layout)
+    A_SLICES: gl.constexpr = 1 if PINGPONG else CONSUMERS
+    a_smem = gl.allocate_shared_memory(dtype, [STAGES * A_SLICES, SLICE_M, BK], a_desc.layout)
     if B_IS_NK:
         b0_smem = gl.allocate_shared_memory(dtype, [STAGES, BN0, BK], b0_desc.layout)
     else:
@@ -223,18 +251,22 @@ def _gemm_ws_kernel(
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for s in gl.static_range(STAGES):
         mbarrier.init(ready.index(s), count=1)
-        mbarrier.init(empty.index(s), count=CONSUMERS)  # one arrival per consumer
+        # one arrival per consumer reading the stage: both (cooperative) or one (ping-pong)
+        mbarrier.init(empty.index(s), count=A_SLICES)
+    order = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], mbarrier.MBarrierLayout())
+    for c in gl.static_range(CONSUMERS):
+        mbarrier.init(order.index(c), count=1)
     fence_async_shared()  # the initialised barriers are visible to the TMA unit
 
     gl.warp_specialize([
-        (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
-                     c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS,
-                     BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM)),
-        (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, c0_desc, c1_desc,
-                     c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS,
-                     BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM)),
+        (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc,
+                     c1_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M,
+                     CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG)),
+        (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc,
+                     c1_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M,
+                     CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG)),
         (_producer, (a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
-                     SLICE_M, CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK)),
+                     SLICE_M, CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, PINGPONG)),
     ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
 
 # fmt: on

@@ -55,6 +55,33 @@ def test_every_candidate_matches_reference(shape: tuple, b_is_nk: bool) -> None:
 
 
 @pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
+@pytest.mark.parametrize("tiles_per_cta", [1, 2, 3, 5])
+def test_pingpong_turns_with_any_tile_count(tiles_per_cta: int) -> None:
+    """Ping-pong consumers take alternate tiles of a CTA and their main loops take turns: a CTA
+    with an odd tile count leaves consumer 1 a turn short, and K of many more steps than stages
+    is where a consumer running ahead would pass a stage barrier on an older fill's parity."""
+    import triton
+    from harness_kernels.triton.gemm_gluon import gluon_gemm_configs, prepare_gluon_matmul
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    n, k = 512, 4096 + 64 * 3  # 67 K steps
+    m = 64 * triton.cdiv(sms * tiles_per_cta, n // 128) - 17  # ragged last row of tiles
+    a, b = _operands(m, n, k, True, torch.bfloat16)
+    pinned = [
+        c
+        for c in gluon_gemm_configs(m, n, k, 2, 2, sms)
+        if c["PINGPONG"] and (c["BLOCK_M"], c["BLOCK_N"]) == (64, 128)
+    ]
+    if not pinned:
+        pytest.skip("64x128 ping-pong is not a candidate of this shape")
+    launch = prepare_gluon_matmul(a, b, config=pinned[0])
+    assert launch.config["schedule"] == "ping-pong"
+    for _ in range(2):
+        launch.out.fill_(float("nan"))
+        _check(launch(), a, b)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
 def test_tuned_fp16_and_repeated_launch() -> None:
     from harness_kernels.triton.gemm_gluon import prepare_gluon_matmul
 
@@ -76,6 +103,11 @@ def test_own_triton_full_runs_the_faster_kernel_and_says_which() -> None:
     assert c["kernel"] in ("tl", "gluon-ws")
     faster = "gluon-ws" if c["gluon_tuned_ms"] < c["tl_tuned_ms"] else "tl"
     assert c["kernel"] == faster
+    # both schedules were timed, and the Gluon choice is the fastest of them
+    timings = c["gluon_timings_ms"]
+    assert any(name.endswith("pp") for name in timings)
+    assert any(not name.endswith("pp") for name in timings)
+    assert min(timings.values()) == pytest.approx(c["gluon_tuned_ms"], rel=1e-3)
     _check(launch(), a, b)
     tl_only = prepare_matmul(a, b, rung="no-gluon")
     assert "kernel" not in tl_only.config  # the rung never times the Gluon kernel

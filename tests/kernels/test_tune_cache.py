@@ -414,3 +414,28 @@ def test_cutlass_choice_is_cached_on_disk(monkeypatch, cache):
     gpu["name"] = "Fake H100"
     third = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 2))
     assert third.source == "tuned" and len(timed) == 6 and third.cache_key != first.cache_key
+
+
+def test_a_labelled_tune_reports_every_candidates_time_then_reads_them_back(monkeypatch):
+    """The Gluon GEMM's tuner names its candidates: provider_config then shows what the choice
+    beat (cooperative vs ping-pong), from a fresh tuning and from the disk entry alike."""
+    monkeypatch.setattr(attention_tune, "bench_cold", lambda fn, device: fn())
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+
+    def build(cfg):
+        return lambda: 1.0 / cfg["BLOCK_N"]  # the "time" a launch returns: widest wins
+
+    def label(cfg):
+        return f"n{cfg['BLOCK_N']}"
+
+    stored = _key()
+    cfg, info = attention_tune.tune(("p", 1), CANDS, build, True, None, stored, label=label)
+    assert cfg == {"BLOCK_N": 64} and info["tune_source"] == "tuned"
+    assert info["tune_timings_ms"] == {"n16": 0.0625, "n32": 0.03125, "n64": 0.01562}
+    attention_tune._TUNE_CACHE.clear()  # as a fresh process
+    cfg2, info2 = attention_tune.tune(("p", 1), CANDS, build, True, None, stored, label=label)
+    assert cfg2 == cfg and info2["tune_source"] == "cache"
+    assert info2["tune_timings_ms"] == info["tune_timings_ms"]
+    attention_tune._TUNE_CACHE.clear()
+    _, unlabelled = attention_tune.tune(("p", 1), CANDS, build, True, None, stored)
+    assert "tune_timings_ms" not in unlabelled  # attention rows keep their config as it was

@@ -113,6 +113,7 @@ def test_gemm_prepare_off_sm90_is_a_skip() -> None:
 def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
     from harness_kernels.triton.gemm_gluon import (
         MAX_ACC_REGS,
+        MAX_CANDIDATES,
         gluon_gemm_configs,
         modelled_cost,
         smem_bytes,
@@ -120,17 +121,23 @@ def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
 
     m, n, k = shape
     cands = gluon_gemm_configs(m, n, k, 2, 2, 132)
-    assert 1 <= len(cands) <= 6
-    assert len({(c["BLOCK_M"], c["BLOCK_N"]) for c in cands}) == len(cands)
-    for c in cands:
-        assert c["BLOCK_N"] == c["BN0"] + c["BN1"] and c["BLOCK_M"] == 2 * c["SLICE_M"]
-        assert c["SLICE_M"] * c["BLOCK_N"] // 128 <= MAX_ACC_REGS  # fp32 per consumer thread
-        smem = smem_bytes(c["SLICE_M"], c["BLOCK_N"], c["BK"], c["STAGES"], 2, 2, c["C_SMEM"])
-        assert smem <= SM90_SMEM_BYTES
-        assert c["STAGES"] >= 4 or c["C_SMEM"]  # C's staging never costs the 4th stage
-        assert m > 128 or c["BLOCK_M"] == 128  # 256-row tiles only where M fills them
-    costs = [modelled_cost(m, n, c["SLICE_M"], c["BLOCK_N"], 132) for c in cands]
-    assert costs == sorted(costs)
+    by_schedule = {pp: [c for c in cands if c["PINGPONG"] is pp] for pp in (False, True)}
+    for pp, listed in by_schedule.items():
+        schedule = "pingpong" if pp else "cooperative"
+        assert 1 <= len(listed) <= MAX_CANDIDATES
+        assert len({(c["BLOCK_M"], c["BLOCK_N"]) for c in listed}) == len(listed)
+        for c in listed:
+            assert c["BLOCK_N"] == c["BN0"] + c["BN1"]
+            # cooperative tiles are both consumers' slices; a ping-pong tile is one consumer's
+            assert c["BLOCK_M"] == (1 if pp else 2) * c["SLICE_M"]
+            acc = c["SLICE_M"] * c["BLOCK_N"] // 128  # fp32 per consumer thread
+            assert acc <= MAX_ACC_REGS[schedule]
+            args = (c["SLICE_M"], c["BLOCK_N"], c["BK"], c["STAGES"], 2, 2, c["C_SMEM"], pp)
+            assert smem_bytes(*args) <= SM90_SMEM_BYTES
+            assert c["STAGES"] >= 4 or c["C_SMEM"]  # C's staging never costs the 4th stage
+            assert m > 128 or c["BLOCK_M"] == 128 or pp  # 256-row tiles only where M fills them
+        costs = [modelled_cost(m, n, c["BLOCK_M"], c["BLOCK_N"], 132) for c in listed]
+        assert costs == sorted(costs)
     if shape == (256, 10240, 8192):
         # 128 tiles of 128x160 on 132 SMs (cuBLAS ran 122 of 128x168); 128x256 leaves 52 idle
         assert (cands[0]["BLOCK_M"], cands[0]["BLOCK_N"]) == (128, 160)
