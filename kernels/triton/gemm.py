@@ -51,8 +51,11 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from . import gemm_tune
 from .gemm_candidates import candidate_configs, interpreter_pick
+from .gemm_choice import choose
 from .gemm_configs import RUNGS, GemmConfig
+from .gemm_gluon import TUNE_SOURCES as GLUON_TUNE_SOURCES
 from .gemm_gluon import GluonGemmUnsupported, GluonMatmulLaunch, prepare_gluon_matmul
 from .gemm_kernel import _gemm_kernel
 from .gemm_operands import GemmOperands, check_operands, tma_support, transposes_b
@@ -313,9 +316,9 @@ def _gluon_if_faster(
     launch: MatmulLaunch, p: GemmOperands, dev: KernelTarget
 ) -> MatmulLaunch | GluonMatmulLaunch:
     """On sm_90 with bf16/fp16 operands, also tune the Gluon GEMM (gemm_gluon.py) and return it
-    where its tuned time beats the `tl` kernel's. Both tuners time their candidates with
-    bench_cold (read flush, stream hold) on the same tensors, so the two minima compare; each
-    side's time and choice is recorded in the winner's config."""
+    where it is faster than the tuned `tl` kernel: the two winners are re-timed interleaved
+    (gemm_choice.py; the tuners' minima come from bursts in different clock states). Each
+    side's tuned and re-timed ms and its choice are recorded in the winner's config."""
     same_out = p.out_dtype == p.a.dtype and p.a_scale is None
     if not (dev.backend == "cuda" and dev.capability == 90 and same_out):
         return launch
@@ -332,6 +335,19 @@ def _gluon_if_faster(
         return launch
     gluon_ms = gluon.config.get("tune_ms")
     gluon_tile = f"{gluon.config['block_m']}x{gluon.config['block_n']}"
+    gluon_pick = f"{gluon_tile} {gluon.config['schedule']}"
+    choice = choose(
+        launch,
+        gluon,
+        (
+            f"tl {launch.config.get('tune_key', '')} {tl_tile}",
+            f"gluon {gluon.config.get('tune_key', '')} {gluon_pick}",
+        ),
+        (p.mnk, str(p.a.dtype), p.b_is_nk),
+        p.a.device,
+        dev.name,
+        gemm_tune.TUNE_SOURCES + GLUON_TUNE_SOURCES,
+    )
     both = dict(
         tl_tuned_ms=tl_ms,
         gluon_tuned_ms=gluon_ms,
@@ -340,8 +356,12 @@ def _gluon_if_faster(
         gluon_schedule=gluon.config["schedule"],
         # every Gluon candidate's tuned time (both schedules): what ping-pong vs cooperative did
         gluon_timings_ms=gluon.config.get("tune_timings_ms", {}),
+        # the deciding re-time of the two winners, interleaved (gemm_choice.py)
+        choice_tl_ms=choice.tl_ms,
+        choice_gluon_ms=choice.gluon_ms,
+        choice_source=choice.source,
     )
-    if gluon_ms is not None and gluon_ms < tl_ms:
+    if choice.kernel == "gluon-ws":
         gluon.config.update(kernel="gluon-ws", variant="full", **both)
         return gluon
     launch.config.update(kernel="tl", **both)

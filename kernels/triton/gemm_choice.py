@@ -1,0 +1,83 @@
+"""Which of own-triton's two sm_90 GEMMs runs a problem: the `tl` kernel or the Gluon one.
+
+Each tuner's minimum is taken in its own burst of short timings, the `tl` candidates first. The
+GPU's clock in a burst depends on what ran just before it (measured on an H200, 4096x10240x8192:
+the `tl` kernel timed 865 us in its tuning burst and 1,005-1,021 us sustained at the 700 W cap),
+so comparing the two minima compares two clock states as well as two kernels. The two winners
+are therefore re-timed against each other, interleaved tl, Gluon, Gluon, tl (a drift in clock
+over the four cancels to first order), with the same cold-L2 timer, and the mean of each pair
+decides. The decision is kept on disk like the tuners' own (tune_cache.py), so a second sweep
+re-times nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .. import tune_cache
+from ..bench_cold import bench_cold
+
+FAMILY = "triton-gemm-choice"
+_DECIDED: dict[str, Choice] = {}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The kernel that runs, each side's re-timed ms, and whether timed now or read from disk."""
+
+    kernel: str  # "tl" | "gluon-ws"
+    tl_ms: float
+    gluon_ms: float
+    source: str  # "timed" | "cache"
+
+
+def choose(
+    tl: Callable[[], object],
+    gluon: Callable[[], object],
+    sides: tuple[str, str],
+    problem: tuple,
+    device: torch.device,
+    device_name: str,
+    sources: tuple[str, ...],
+) -> Choice:
+    """Re-time the two tuned launches interleaved and return the faster. `sides` names each
+    side's tuned choice (its tile and schedule): the stored decision is reused only for the same
+    two choices, GPU, driver, toolchain and kernel sources."""
+    memo = repr((problem, sides, device_name))
+    if memo in _DECIDED:
+        return _DECIDED[memo]
+    stored = tune_cache.make_key(
+        FAMILY,
+        device_name,
+        problem,
+        list(sides),
+        toolchain=tune_cache.triton_toolchain(),
+        sources=sources,
+    )
+    found = tune_cache.load(stored, list(sides))
+    if found is not None:
+        rec = found.record
+        choice = Choice(_KERNELS[found.index], rec["tl_ms"], rec["gluon_ms"], "cache")
+    else:
+        times: dict[str, list[float]] = {"tl": [], "gluon-ws": []}
+        for kernel in ("tl", "gluon-ws", "gluon-ws", "tl"):
+            times[kernel].append(bench_cold(tl if kernel == "tl" else gluon, device))
+        tl_ms, gluon_ms = (sum(t) / len(t) for t in times.values())
+        index = 1 if gluon_ms < tl_ms else 0
+        choice = Choice(_KERNELS[index], tl_ms, gluon_ms, "timed")
+        record: dict[str, Any] = dict(tl_ms=tl_ms, gluon_ms=gluon_ms, samples_ms=times)
+        tune_cache.save(stored, list(sides), index, min(tl_ms, gluon_ms), record)
+    _DECIDED[memo] = choice
+    return choice
+
+
+_KERNELS = ("tl", "gluon-ws")
+
+
+def clear_cache() -> None:
+    """Forget this process's decisions (tests)."""
+    _DECIDED.clear()
