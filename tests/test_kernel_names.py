@@ -57,10 +57,14 @@ def test_gaps_columns_name_both_sides():
               "split_k": 3, "stream_k": False}  # fmt: skip
     attention = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2}
     gluon = {"BLOCK_M": 192, "BLOCK_N": 128, "STAGES": 3, "consumers": 3}
-    rows = [{"provider_config": json.dumps(c)} for c in (cutlass, triton, attention, gluon)]
+    gluon_gemm = {"kernel": "gluon-ws", "block_m": 128, "block_n": 192, "block_k": 64,
+                  "num_stages": 5, "schedule": "ping-pong"}  # fmt: skip
+    configs = (cutlass, triton, attention, gluon, gluon_gemm)
+    rows = [{"provider_config": json.dumps(c)} for c in configs]
     assert [own_config(r) for r in rows] == [
         "sm90-coop-128x192 heuristic/sw1",
         "128x128x64 w4 s3 split-K 3",
         "128x64 w8 s2",
         "192x128 3 consumers s3",
+        "128x192x64 Gluon ping-pong s5",
     ]

@@ -123,6 +123,9 @@ def own_config(row: dict) -> str:
     cfg = _config(row)
     if cfg.get("library") == "own-cutlass" and cfg.get("variant"):
         return f"{cfg['variant']} {cfg.get('run_options', '')}".strip()
+    if cfg.get("kernel") in ("gemm_gluon_ws", "gluon-ws"):  # own Gluon GEMM (warp-specialized)
+        tile = f"{cfg['block_m']}x{cfg.get('block_n')}x{cfg.get('block_k')}"
+        return f"{tile} Gluon {cfg.get('schedule', 'cooperative')} s{cfg.get('num_stages')}"
     if "block_m" in cfg:  # own Triton GEMM
         tile = f"{cfg['block_m']}x{cfg.get('block_n')}x{cfg.get('block_k')}"
         split = " stream-K" if cfg.get("stream_k") else ""
