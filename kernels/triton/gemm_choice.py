@@ -22,6 +22,7 @@ from .. import tune_cache
 from ..bench_cold import bench_cold
 
 FAMILY = "triton-gemm-choice"
+_KERNELS = ("tl", "gluon-ws")  # a stored decision's index names one of these
 _DECIDED: dict[str, Choice] = {}
 
 
@@ -73,9 +74,6 @@ def choose(
         tune_cache.save(stored, list(sides), index, min(tl_ms, gluon_ms), record)
     _DECIDED[memo] = choice
     return choice
-
-
-_KERNELS = ("tl", "gluon-ws")
 
 
 def clear_cache() -> None:

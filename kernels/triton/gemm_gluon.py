@@ -5,13 +5,13 @@ Schedules (CUTLASS's two warp-specialized ones): "cooperative", both consumer wa
 (2 x SLICE_M) x (BN0 + BN1) tile, SLICE_M rows each; "ping-pong", each consumer on its own
 SLICE_M x (BN0 + BN1) tile, their main loops taking turns so that one's epilogue runs under the
 other's wgmmas. Candidates are every legal tile of each schedule (at most MAX_ACC_REGS fp32
-accumulators per consumer thread, as many stages as fit shared memory), ranked by modelled time: the waves of
-tiles the grid runs (a partial last wave costs a whole one) times a tile's work, with a small
-penalty for the operand bytes a tile loads per multiply-add (narrow tiles reread A and B more
-often). The model does not know what the epilogue costs or how fast one warpgroup alone drives
-the tensor cores, so it ranks within a schedule only: the best few of each are timed on the GPU
-(the attention tuner's cold-L2 timer, a wrong output never wins) and the choice is stored on
-disk like the other tuners'.
+accumulators per consumer thread, as many stages as fit shared memory), ranked by modelled
+time: the waves of tiles the grid runs (a partial last wave costs a whole one) times a tile's
+work, with a small penalty for the operand bytes a tile loads per multiply-add (narrow tiles
+reread A and B more often). The model does not know what the epilogue costs or how fast one
+warpgroup alone drives the tensor cores, so it ranks within a schedule only: the best few of
+each are timed on the GPU (the attention tuner's cold-L2 timer, a wrong output never wins) and
+the choice is stored on disk like the other tuners'.
 """
 
 from __future__ import annotations

@@ -261,10 +261,12 @@ def _gemm_ws_kernel(
     gl.warp_specialize([
         (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc,
                      c1_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M,
-                     CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG)),
+                     CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM,
+                     PINGPONG)),
         (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc,
                      c1_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M,
-                     CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG)),
+                     CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM,
+                     PINGPONG)),
         (_producer, (a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
                      SLICE_M, CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, PINGPONG)),
     ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
