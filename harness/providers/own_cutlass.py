@@ -2,7 +2,9 @@
 
 GEMM:
   own-cutlass                       SM90 TMA + WGMMA warp-specialized, config and scheduler
-                                    chosen per shape by timing candidates (kernels/cutlass/gemm_tune.py)
+                                    chosen per shape by timing candidates (kernels/cutlass/gemm_tune.py);
+                                    bf16, fp16, fp8 e4m3 (nt) and tf32 (nt, and nn through
+                                    CUTLASS's register-A mainloop)
   own-cutlass-sm90-<config>         one fixed SM90 config (tile, cluster, schedule in the name)
   own-cutlass-sm80-multistage       the Ampere rung: cp.async multistage + mma.sync
 Attention:
@@ -35,7 +37,7 @@ from harness.device import DeviceInfo
 from harness.problems import AttentionProblem, GemmProblem, Problem
 from harness.providers.registry import Prebuild, Prepared, Unsupported, register
 
-GEMM_DTYPES = ("bf16", "fp16", "fp8_e4m3")
+GEMM_DTYPES = ("bf16", "fp16", "fp8_e4m3", "tf32")
 
 
 def _available() -> str | None:

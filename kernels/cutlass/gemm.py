@@ -35,14 +35,16 @@ DTYPES = {
     torch.bfloat16: ("bf16", 0),
     torch.float16: ("fp16", 1),
     torch.float8_e4m3fn: ("fp8_e4m3", 2),
+    torch.float32: ("tf32", 3),  # fp32 in and out, TF32 tensor cores (the harness's "tf32")
 }
-ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3": 1}
+ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3": 1, "tf32": 4}
 MODES = {"heuristic": 0, "data-parallel": 1, "split-k": 2, "stream-k": 3}
 
 
 @dataclass(frozen=True)
 class GemmConfig:
-    """One kernel configuration; `tile` K is in 16-bit elements (fp8 doubles it: same bytes)."""
+    """One kernel configuration; `tile` K is in 16-bit elements (fp8 doubles it and tf32 halves
+    it: the same bytes per stage)."""
 
     name: str
     kernel: str  # sm90 | sm80
@@ -60,7 +62,7 @@ class GemmConfig:
 
     @property
     def dtypes(self) -> tuple[str, ...]:
-        return ("bf16", "fp16", "fp8_e4m3") if self.kernel == "sm90" else ("bf16", "fp16")
+        return ("bf16", "fp16", "fp8_e4m3", "tf32") if self.kernel == "sm90" else ("bf16", "fp16")
 
     def tile_for(self, dtype: str) -> tuple[int, int, int]:
         m, n, k = self.tile
@@ -68,7 +70,7 @@ class GemmConfig:
 
     def spec(self, dtype: str, b_col: bool) -> build.KernelSpec:
         """The library to build for inputs of `dtype` and B column-major (nt) or row-major (nn)."""
-        code = {"bf16": 0, "fp16": 1, "fp8_e4m3": 2}[dtype]
+        code = {name: code for name, code in DTYPES.values()}[dtype]
         tm, tn, tk = self.tile_for(dtype)
         defines: list[tuple[str, int | str]] = [
             ("HK_DTYPE", code),
@@ -238,7 +240,9 @@ class GemmLaunch:
         options: RunOptions = RunOptions(),
     ):
         if a.dtype not in DTYPES or b.dtype != a.dtype:
-            raise ValueError(f"dtype {a.dtype} / {b.dtype}: need bf16, fp16 or fp8 e4m3 pairs")
+            raise ValueError(
+                f"dtype {a.dtype} / {b.dtype}: need bf16, fp16, fp8 e4m3 or fp32 pairs"
+            )
         dtype = DTYPES[a.dtype][0]
         if dtype not in config.dtypes:
             raise ValueError(f"{config.name} does not take {dtype}")
@@ -324,10 +328,11 @@ class GemmLaunch:
 def alignment_problem(m: int, n: int, k: int, dtype: str, b_col: bool) -> str | None:
     """Why TMA / cp.async cannot take this shape (16-byte aligned rows), or None."""
     elems = 16 // ELEMENT_BYTES[dtype]
+    out_elems = 4 if dtype == "tf32" else 8  # fp32 out for tf32, 16-bit out otherwise
     if k % elems:
         return f"K={k} must be a multiple of {elems} (16-byte rows of A)"
-    if n % 8:
-        return f"N={n} must be a multiple of 8 (16-byte rows of the 16-bit output)"
+    if n % out_elems:
+        return f"N={n} must be a multiple of {out_elems} (16-byte rows of the output)"
     if not b_col and n % elems:
         return f"N={n} must be a multiple of {elems} (16-byte rows of row-major B)"
     return None

@@ -19,7 +19,7 @@ from .. import tune_cache
 from ..bench_cold import bench_cold
 from . import build
 from .build import KernelError
-from .gemm import CONFIGS, WAVE_FILL_WIDTHS, GemmConfig, RunOptions, prepare_gemm
+from .gemm import CONFIGS, DTYPES, WAVE_FILL_WIDTHS, GemmConfig, RunOptions, prepare_gemm
 
 _TOLERANCE = 3e-2  # relative Frobenius error vs torch.matmul in the same precision
 
@@ -193,7 +193,7 @@ def tune(
         _CACHE[key] = result
         return result
     expected = reference()
-    dtype = {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(a.dtype, "fp8_e4m3")
+    dtype = DTYPES[a.dtype][0]
     b_col = b.stride(0) == 1 and b.shape[1] > 1
     build.build_many(c.spec(dtype, b_col) for c, _ in candidates)  # parallel nvcc, once
     timings: dict[str, float] = {}

@@ -2,8 +2,12 @@
 // (one producer warp group issues TMA, consumer warp groups issue WGMMA), persistent CTAs.
 //
 // One library = one configuration, chosen at compile time:
-//   HK_DTYPE      0 bf16, 1 fp16, 2 fp8 e4m3 (bf16 output, fast accumulation)
-//   HK_B_COL      1: B column-major (layout nt, y = x W^T); 0: B row-major (layout nn)
+//   HK_DTYPE      0 bf16, 1 fp16, 2 fp8 e4m3 (bf16 output, fast accumulation), 3 tf32 (fp32 in
+//                 and out, TF32 tensor cores)
+//   HK_B_COL      1: B column-major (layout nt, y = x W^T); 0: B row-major (layout nn). wgmma
+//                 reads 32-bit operands from shared memory K-major only, so for tf32 nn
+//                 CUTLASS's builder picks its register-A mainloop: it swaps the operands and
+//                 reads the MN-major one into registers through a transposing shared-memory copy
 //   HK_SWAP_AB    1: compute D^T = B^T A^T, so the small M of decode lands on WGMMA's N (which
 //                 may be 8..256) and the large N on the 64-row granularity of the M side
 //   HK_TILE_M/N/K CTA tile (of the swapped problem when HK_SWAP_AB)
@@ -79,10 +83,15 @@ using ElementOut = cutlass::bfloat16_t;
 using ElementIn = cutlass::half_t;
 using ElementOut = cutlass::half_t;
 #define HK_DTYPE_NAME "fp16"
-#else
+#elif HK_DTYPE == 2
 using ElementIn = cutlass::float_e4m3_t;
 using ElementOut = cutlass::bfloat16_t;
 #define HK_DTYPE_NAME "fp8_e4m3"
+#else
+// float operands: the collective builder maps them to tf32 wgmma (inputs rounded by the MMA).
+using ElementIn = float;
+using ElementOut = float;
+#define HK_DTYPE_NAME "tf32"
 #endif
 using ElementAcc = float;
 

@@ -71,6 +71,39 @@ def test_gemm_config_matches_fp32(name, layout, mnk):
         assert _rel(out, ref) < 1e-2, (name, options)
 
 
+def _tf32_configs() -> list[str]:
+    """The configs a tf32 tuning of the gemm_llama_lowp shapes can pick (M 128, 1024, 8192)."""
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    names = {c.name for m in (128, 1024, 8192) for c, _ in sm90_candidates(m, 4096, 4096, "tf32")}
+    return sorted(names)
+
+
+@pytest.mark.parametrize("name", _tf32_configs())
+@pytest.mark.parametrize("layout", ["nt", "nn"])
+@pytest.mark.parametrize("mnk", [(37, 776, 1032), (300, 1024, 2048)])
+def test_tf32_gemm_config_matches_fp32(name, layout, mnk):
+    """fp32 in and out on TF32 tensor cores; nn runs CUTLASS's register-A mainloop."""
+    from harness_kernels.cutlass.gemm import CONFIGS, RunOptions, prepare_gemm
+
+    if _cc() < (9, 0):
+        pytest.skip("needs sm_90")
+    config = CONFIGS[name]
+    _require(config.spec("tf32", layout == "nt"))
+    m, n, k = mnk
+    problem = GemmProblem(m=m, n=n, k=k, dtype="tf32", layout=layout)
+    inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
+    ref = problem.reference(inputs)
+    options = [RunOptions(), *([RunOptions("split-k", 3)] if config.streamk else [])]
+    for option in options:
+        launch = prepare_gemm(inputs["a"], inputs["b"], config, options=option)
+        for _ in range(3):
+            out = launch()
+        torch.cuda.synchronize()
+        assert out.dtype == torch.float32
+        assert _rel(out, ref) < 5e-3, (name, option)  # tf32's 10-bit mantissa, fp32 sums
+
+
 def test_gemm_replays_in_a_cuda_graph():
     from harness_kernels.cutlass.gemm import CONFIGS, RunOptions, prepare_gemm
 
@@ -100,6 +133,8 @@ def test_gemm_replays_in_a_cuda_graph():
         GemmProblem(m=128, n=6144, k=4096, dtype="bf16", layout="nt"),
         GemmProblem(m=4096, n=4096, k=4096, dtype="fp16", layout="nn"),
         GemmProblem(m=256, n=4096, k=4096, dtype="fp8_e4m3", layout="nt"),
+        GemmProblem(m=128, n=4096, k=4096, dtype="tf32", layout="nn"),
+        GemmProblem(m=1024, n=4096, k=4096, dtype="tf32", layout="nt"),
     ],
     ids=lambda p: p.label(),
 )

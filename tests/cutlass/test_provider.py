@@ -71,6 +71,15 @@ def test_gemm_supports_reasons(registry):
     assert "layout nt" in own.supports(fp8_nn, H200)
     sm80 = registry.get("gemm", "own-cutlass-sm80-multistage")
     assert sm80.supports(GemmProblem(m=64, n=64, k=64, dtype="fp8_e4m3", layout="nt"), A100)
+    # tf32 takes both layouts (nn through CUTLASS's register-A mainloop) and fp32 rows of 4
+    for layout in ("nt", "nn"):
+        assert (
+            own.supports(GemmProblem(m=128, n=6144, k=4096, dtype="tf32", layout=layout), H200)
+            is None
+        )
+    assert own.supports(GemmProblem(m=64, n=36, k=64, dtype="tf32"), H200) is None
+    assert "N=34" in own.supports(GemmProblem(m=64, n=34, k=64, dtype="tf32"), H200)
+    assert sm80.supports(GemmProblem(m=64, n=64, k=64, dtype="tf32"), A100).startswith("takes")
 
 
 def test_attention_supports_reasons(registry):
@@ -155,6 +164,9 @@ def test_config_specs_pick_targets_and_defines():
     assert dict(sm90.defines)["HK_CLUSTER_M"] == 2
     fp8 = CONFIGS["sm90-coop-128x256"].spec("fp8_e4m3", b_col=True)
     assert dict(fp8.defines)["HK_TILE_K"] == 128  # same 128 bytes of K per stage
+    tf32 = CONFIGS["sm90-coop-128x256"].spec("tf32", b_col=False)
+    assert dict(tf32.defines)["HK_TILE_K"] == 32 and dict(tf32.defines)["HK_DTYPE"] == 3
+    assert tf32.label == "gemm-sm90-coop-128x256-tf32-nn"
     sm80 = CONFIGS["sm80-multistage"].spec("fp16", b_col=False)
     assert sm80.archs == ("sm_80", "sm_90") and dict(sm80.defines)["HK_B_COL"] == 0
     assert Path(build.SOURCE_DIR / sm80.source).is_file()
