@@ -109,7 +109,19 @@ using LayoutD = ColMajor;
 #else
 using LayoutA = RowMajor;
 using LayoutB = LayoutBIn;
+#if HK_DTYPE == 3 && !HK_B_COL
+// tf32 nn, not swapped here: CUTLASS's builder swaps the operands itself (A K-major, B MN-major:
+// detail::is_swapAB), so the kernel runs the (N, M) problem and its epilogue writes D^T through
+// D's strides. Described column-major, D^T lands where row-major D belongs (with D row-major
+// every output came out transposed: H200, rel. error 1.4 at 37x776x1032).
+#define HK_BUILDER_SWAPS 1
+using LayoutD = ColMajor;
+#else
 using LayoutD = RowMajor;
+#endif
+#endif
+#ifndef HK_BUILDER_SWAPS
+#define HK_BUILDER_SWAPS 0
 #endif
 // TMA needs 16-byte aligned global strides and boxes.
 constexpr int kAlignIn = 16 / sizeof(ElementIn);
@@ -160,6 +172,9 @@ using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder
     cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
         sizeof(typename CollectiveEpilogue::SharedStorage))>,
     MainloopSchedule>::CollectiveOp;
+
+static_assert(cutlass::gemm::kernel::detail::Has_SwapAB_v<CollectiveMainloop> == HK_BUILDER_SWAPS,
+              "the output layout assumes the builder swaps A and B exactly when HK_BUILDER_SWAPS");
 
 using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
                                                         CollectiveMainloop, CollectiveEpilogue,
