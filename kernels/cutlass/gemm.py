@@ -68,6 +68,13 @@ class GemmConfig:
         m, n, k = self.tile
         return (m, n, k * 2 // ELEMENT_BYTES[dtype])
 
+    def swaps(self, dtype: str, b_col: bool) -> bool:
+        """Whether the library computes D^T = B^T A^T: the swap_ab configs, and every tf32 nn
+        build. wgmma reads a 32-bit B only K-major, so a row-major B has to come from registers,
+        which only the A operand can: swapped, B^T is that operand (sm90_gemm.cu says why the
+        CUTLASS builder's own swap is not used)."""
+        return self.swap_ab or (dtype == "tf32" and not b_col and self.kernel == "sm90")
+
     def spec(self, dtype: str, b_col: bool) -> build.KernelSpec:
         """The library to build for inputs of `dtype` and B column-major (nt) or row-major (nn)."""
         code = {name: code for name, code in DTYPES.values()}[dtype]
@@ -88,7 +95,7 @@ class GemmConfig:
             # sm_80 SASS for Ampere and sm_90 SASS for Hopper (sm_80 SASS does not run on 9.x).
             return build.KernelSpec("sm80_gemm.cu", tuple(defines), ("sm_80", "sm_90"), label)
         defines += [
-            ("HK_SWAP_AB", int(self.swap_ab)),
+            ("HK_SWAP_AB", int(self.swaps(dtype, b_col))),
             ("HK_CLUSTER_M", self.cluster[0]),
             ("HK_CLUSTER_N", self.cluster[1]),
             ("HK_SCHEDULE", 0 if self.schedule == "cooperative" else 1),
@@ -290,7 +297,7 @@ class GemmLaunch:
             "cluster": "x".join(map(str, config.cluster)),
             "schedule": info.get("schedule"),
             "scheduler": info.get("scheduler"),
-            "swap_ab": config.swap_ab,
+            "swap_ab": config.swaps(dtype, b_col),
             "stages": int(self._lib.hk_gemm_stages()),
             "run_options": str(options),
             "workspace_bytes": int(ws),

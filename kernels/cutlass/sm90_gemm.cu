@@ -5,9 +5,10 @@
 //   HK_DTYPE      0 bf16, 1 fp16, 2 fp8 e4m3 (bf16 output, fast accumulation), 3 tf32 (fp32 in
 //                 and out, TF32 tensor cores)
 //   HK_B_COL      1: B column-major (layout nt, y = x W^T); 0: B row-major (layout nn). wgmma
-//                 reads 32-bit operands from shared memory K-major only, so for tf32 nn
-//                 CUTLASS's builder picks its register-A mainloop: it swaps the operands and
-//                 reads the MN-major one into registers through a transposing shared-memory copy
+//                 reads 32-bit operands from shared memory K-major only, so
+//                 tf32 nn is built swapped (HK_SWAP_AB=1): A' = B^T is then the MN-major operand,
+//                 which CUTLASS's register-A mainloop reads into registers through a
+//                 transposing shared-memory copy
 //   HK_SWAP_AB    1: compute D^T = B^T A^T, so the small M of decode lands on WGMMA's N (which
 //                 may be 8..256) and the large N on the 64-row granularity of the M side
 //   HK_TILE_M/N/K CTA tile (of the swapped problem when HK_SWAP_AB)
@@ -109,19 +110,7 @@ using LayoutD = ColMajor;
 #else
 using LayoutA = RowMajor;
 using LayoutB = LayoutBIn;
-#if HK_DTYPE == 3 && !HK_B_COL
-// tf32 nn, not swapped here: CUTLASS's builder swaps the operands itself (A K-major, B MN-major:
-// detail::is_swapAB), so the kernel runs the (N, M) problem and its epilogue writes D^T through
-// D's strides. Described column-major, D^T lands where row-major D belongs (with D row-major
-// every output came out transposed: H200, rel. error 1.4 at 37x776x1032).
-#define HK_BUILDER_SWAPS 1
-using LayoutD = ColMajor;
-#else
 using LayoutD = RowMajor;
-#endif
-#endif
-#ifndef HK_BUILDER_SWAPS
-#define HK_BUILDER_SWAPS 0
 #endif
 // TMA needs 16-byte aligned global strides and boxes.
 constexpr int kAlignIn = 16 / sizeof(ElementIn);
@@ -173,8 +162,13 @@ using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder
         sizeof(typename CollectiveEpilogue::SharedStorage))>,
     MainloopSchedule>::CollectiveOp;
 
-static_assert(cutlass::gemm::kernel::detail::Has_SwapAB_v<CollectiveMainloop> == HK_BUILDER_SWAPS,
-              "the output layout assumes the builder swaps A and B exactly when HK_BUILDER_SWAPS");
+// For tf32 with A K-major and B MN-major CUTLASS's builder would swap A and B itself, but its
+// kernel then hands the epilogue the unswapped problem shape while storing tiles of the swapped
+// one (every output came out transposed on the H200, and with D described column-major TMA
+// stores ran out of bounds). gemm.py builds tf32 nn with HK_SWAP_AB instead, so A' is the
+// MN-major operand and the builder reads it into registers without a swap of its own.
+static_assert(!cutlass::gemm::kernel::detail::Has_SwapAB_v<CollectiveMainloop>,
+              "tf32 nn must be built with HK_SWAP_AB=1 (see above)");
 
 using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
                                                         CollectiveMainloop, CollectiveEpilogue,

@@ -31,10 +31,10 @@ def test_sm90_gemm_is_tma_wgmma_warp_specialized(kernel_builds, sass_of):
 
 
 def test_sm90_tf32_nn_gemm_reads_b_through_registers(kernel_builds, sass_of):
-    """wgmma reads 32-bit operands from shared memory only K-major, so with B row-major the
-    builder swaps the operands and feeds the MN-major one from registers: the A operand of every
-    TF32 HGMMA is a register, loaded from shared memory by LDS (the transposing read), and the
-    K-major one still arrives by TMA and is read by descriptor."""
+    """wgmma reads 32-bit operands from shared memory only K-major, so tf32 nn is built swapped
+    and CUTLASS's register-A mainloop feeds B^T (the MN-major operand) from registers: the A
+    operand of every TF32 HGMMA is a register, loaded from shared memory by LDS (the transposing
+    read), and the K-major one still arrives by TMA and is read by descriptor."""
     text = sass_of(kernel_builds["sm90_gemm_tf32_nn"].path)["sm_90a"]
     assert count(text, r"\bHGMMA\.64x256x8\.F32\.TF32 R\d+, R\d+, gdesc") > 0
     assert count(text, r"\bHGMMA\.\S+ R\d+, gdesc") == 0  # no shared-memory-only form

@@ -167,6 +167,10 @@ def test_config_specs_pick_targets_and_defines():
     tf32 = CONFIGS["sm90-coop-128x256"].spec("tf32", b_col=False)
     assert dict(tf32.defines)["HK_TILE_K"] == 32 and dict(tf32.defines)["HK_DTYPE"] == 3
     assert tf32.label == "gemm-sm90-coop-128x256-tf32-nn"
+    # tf32 nn always runs swapped (B^T the register operand); nt and bf16 nn do not
+    assert dict(tf32.defines)["HK_SWAP_AB"] == 1
+    assert dict(CONFIGS["sm90-coop-128x256"].spec("tf32", b_col=True).defines)["HK_SWAP_AB"] == 0
+    assert dict(CONFIGS["sm90-coop-128x256"].spec("bf16", b_col=False).defines)["HK_SWAP_AB"] == 0
     sm80 = CONFIGS["sm80-multistage"].spec("fp16", b_col=False)
     assert sm80.archs == ("sm_80", "sm_90") and dict(sm80.defines)["HK_B_COL"] == 0
     assert Path(build.SOURCE_DIR / sm80.source).is_file()
