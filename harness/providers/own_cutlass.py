@@ -31,13 +31,13 @@ from collections.abc import Iterable
 import torch
 from harness_kernels.cutlass import build
 from harness_kernels.cutlass.fmha import WS_FEATURES
-from harness_kernels.cutlass.gemm import CONFIGS
+from harness_kernels.cutlass.gemm import CONFIGS, ELEMENT_BYTES
 
 from harness.device import DeviceInfo
 from harness.problems import AttentionProblem, GemmProblem, Problem
 from harness.providers.registry import Prebuild, Prepared, Unsupported, register
 
-GEMM_DTYPES = ("bf16", "fp16", "fp8_e4m3", "tf32")
+GEMM_DTYPES = tuple(ELEMENT_BYTES)  # bf16, fp16, fp8_e4m3, tf32
 
 
 def _available() -> str | None:

@@ -37,7 +37,8 @@ DTYPES = {
     torch.float8_e4m3fn: ("fp8_e4m3", 2),
     torch.float32: ("tf32", 3),  # fp32 in and out, TF32 tensor cores (the harness's "tf32")
 }
-ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3": 1, "tf32": 4}
+DTYPE_CODES = dict(DTYPES.values())  # name -> HK_DTYPE
+ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3": 1, "tf32": 4}  # every SM90 input dtype
 MODES = {"heuristic": 0, "data-parallel": 1, "split-k": 2, "stream-k": 3}
 
 
@@ -62,7 +63,7 @@ class GemmConfig:
 
     @property
     def dtypes(self) -> tuple[str, ...]:
-        return ("bf16", "fp16", "fp8_e4m3", "tf32") if self.kernel == "sm90" else ("bf16", "fp16")
+        return tuple(ELEMENT_BYTES) if self.kernel == "sm90" else ("bf16", "fp16")
 
     def tile_for(self, dtype: str) -> tuple[int, int, int]:
         m, n, k = self.tile
@@ -77,7 +78,7 @@ class GemmConfig:
 
     def spec(self, dtype: str, b_col: bool) -> build.KernelSpec:
         """The library to build for inputs of `dtype` and B column-major (nt) or row-major (nn)."""
-        code = {name: code for name, code in DTYPES.values()}[dtype]
+        code = DTYPE_CODES[dtype]
         tm, tn, tk = self.tile_for(dtype)
         defines: list[tuple[str, int | str]] = [
             ("HK_DTYPE", code),

@@ -76,7 +76,7 @@ def kernel_builds(session_cache: Path) -> dict:
         "fmha_sm90_ws": fmha_spec("bf16", 128, "fa3"),
         # a wave-fill width in a multicast pair: one 64x160 wgmma, TMA multicast
         "sm90_gemm": CONFIGS["sm90-coop-128x160-c2x1"].spec("bf16", b_col=True),
-        # tf32 with a row-major B: the register-A mainloop CUTLASS's builder picks for it
+        # tf32 with a row-major B: built swapped, B^T through CUTLASS's register-A mainloop
         "sm90_gemm_tf32_nn": CONFIGS["sm90-coop-128x256"].spec("tf32", b_col=False),
         "fmha_sm80": fmha_spec("bf16", 128),
         "fmha_sm90": fmha_spec("bf16", 128, "sm90"),
