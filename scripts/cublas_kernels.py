@@ -5,7 +5,10 @@ and sm90_xmma names carry the tile, the cluster and the split) say what it does 
 the own candidate lists do not. torch.profiler records each launch's name, grid and block;
 timings here are the profiler's, warm L2, one call: for reading shapes, not for citing.
 
-    python3 scripts/cublas_kernels.py OUT.csv [--m 64,128,256,512,1024]
+    python3 scripts/cublas_kernels.py OUT.csv [--m 64,128,256,512,1024] [--dtype bf16|fp8]
+
+--dtype fp8 profiles torch._scaled_mm on e4m3 inputs with per-tensor scales, bf16 out and fast
+accumulation (the cublaslt-fp8-fastaccum provider's call).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import csv
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -32,15 +36,27 @@ LLAMA_NK = [
 ]
 
 
-def kernels_of(m: int, n: int, k: int) -> list[dict]:
-    """The GPU kernels of one bf16 x @ w^T (w [N, K], layout nt, as gemm_llama runs it)."""
+def _product(m: int, n: int, k: int, dtype: str) -> Callable[[], torch.Tensor]:
+    """x @ w^T (w [N, K], layout nt, as gemm_llama and gemm_llama_lowp run it)."""
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    if dtype == "bf16":
+        return lambda: x @ w.t()
+    x8, w8 = x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+    one = torch.ones((), device="cuda")
+    return lambda: torch._scaled_mm(
+        x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True
+    )
+
+
+def kernels_of(m: int, n: int, k: int, dtype: str = "bf16") -> list[dict]:
+    """The GPU kernels of one x @ w^T in `dtype` (bf16, or fp8 e4m3 through _scaled_mm)."""
+    run = _product(m, n, k, dtype)
     for _ in range(3):  # cuBLAS picks its algorithm (and loads its module) on the first call
-        x @ w.t()
+        run()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        x @ w.t()
+        run()
         torch.cuda.synchronize()
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "trace.json"
@@ -48,6 +64,7 @@ def kernels_of(m: int, n: int, k: int) -> list[dict]:
         events = json.loads(trace.read_text())["traceEvents"]
     return [
         {
+            "dtype": dtype,
             "m": m,
             "n": n,
             "k": k,
@@ -67,10 +84,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="CSV to write")
     ap.add_argument("--m", default="64,128,256,512,1024", help="comma-separated M values")
+    ap.add_argument("--dtype", default="bf16", choices=("bf16", "fp8"))
     args = ap.parse_args()
-    rows = [
-        row for m in map(int, args.m.split(",")) for n, k in LLAMA_NK for row in kernels_of(m, n, k)
-    ]
+    ms = map(int, args.m.split(","))
+    rows = [row for m in ms for n, k in LLAMA_NK for row in kernels_of(m, n, k, args.dtype)]
     with open(args.out, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
