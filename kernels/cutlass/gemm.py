@@ -145,6 +145,9 @@ CONFIGS: dict[str, GemmConfig] = {
             )
             for n in (96, 128)
         ),
+        # Ping-pong 128x128 pairs sharing the activation tile (1x2: the two CTAs own tiles side
+        # by side along N). fp8 at M 128-256 only (gemm_tune says where it won).
+        replace(_SM90, name="sm90-pingpong-128x128-c1x2", cluster=(1, 2), schedule="pingpong"),
         replace(_SM90, name="sm90-streamk-128x128", streamk=True),
         replace(
             _SM90, name="sm90-streamk-128x256", tile=(128, 256, 64), cluster=(2, 1), streamk=True
@@ -153,6 +156,12 @@ CONFIGS: dict[str, GemmConfig] = {
             replace(
                 _SM90, name=f"sm90-swapab-128x{n}", tile=(128, n, 128), streamk=True, swap_ab=True
             )
+            for n in (16, 32, 64)
+        ),
+        # The swapped tiles on the plain persistent scheduler: one CTA per weight tile, no
+        # stream-K or split-K machinery (fp8 decode: gemm_tune says why).
+        *(
+            replace(_SM90, name=f"sm90-swapab-dp-128x{n}", tile=(128, n, 128), swap_ab=True)
             for n in (16, 32, 64)
         ),
         # Swapped 128x64 in 1x2 clusters: the pair shares a 128-row weight tile (multicast)

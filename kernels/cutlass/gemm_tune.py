@@ -70,6 +70,12 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
         # persistent CTA per SM instead, as the split-K candidates do.
         if -(-n // swap.tile[0]) < sms:
             cands += [(swap, O("stream-k"))]
+            if dtype == "fp8_e4m3":
+                # fp8 weights stream in half the time, so stream-K's partial-tile fix-up weighs
+                # double; cuBLASLt runs one CTA per tile there (80 CTAs of 128x8 at N 10240).
+                # H200, 1x10240x8192: 25.1 us one CTA per tile, 28.7 stream-K, cuBLASLt 24.4
+                # (results/h200/_logs/fp8-explore). bf16 keeps stream-K only, as timed above.
+                cands += [(C[f"sm90-swapab-dp-128x{width}"], O())]
         else:
             cands += [(swap, heuristic), (swap, dp)]
         cands += [(swap, O("split-k", 2)), (swap, O("split-k", 4))]
@@ -80,6 +86,9 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
         fill += [(c, O(swizzle=1)) for c in wave_fill_configs(m, n, sms, "-c2x1")]
     if m <= 256:
         sk = C["sm90-streamk-128x128"]
+        # fp8: ping-pong pairs sharing the activation tile; H200 128x28672x4096: 35.3 us against
+        # 36.9 for the best of the rest (cuBLASLt 35.7; results/h200/_logs/fp8-explore).
+        pairs = [(C["sm90-pingpong-128x128-c1x2"], O())] if dtype == "fp8_e4m3" else []
         return [
             (sk, heuristic),
             (sk, dp),
@@ -90,6 +99,7 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
             (C["sm90-pingpong-64x128-c2x1"], O(swizzle=1)),
             (C["sm90-swapab-pingpong-64x64"], O()),
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
+            *pairs,
             *fill,
         ]
     if m <= 1024:

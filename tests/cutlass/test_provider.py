@@ -213,6 +213,24 @@ def test_decode_candidates_never_leave_sms_idle_with_one_cta_per_tile():
     assert modes(28672) == {"heuristic", "data-parallel", "split-k"}  # 224 tiles: full grid
 
 
+def test_fp8_decode_also_times_one_cta_per_tile_where_tiles_are_fewer_than_sms():
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    def names(m: int, n: int, dtype: str) -> list[str]:
+        return [c.name for c, _ in sm90_candidates(m, n, 8192, dtype)]
+
+    # cuBLASLt's fp8 decode kernel at N 10240 runs 80 CTAs of 128-row tiles; the own plain
+    # persistent twin is timed beside stream-K there, for fp8 only, and only on partial grids.
+    assert "sm90-swapab-dp-128x16" in names(1, 10240, "fp8_e4m3")
+    assert "sm90-swapab-dp-128x32" in names(32, 10240, "fp8_e4m3")
+    assert not any("-dp-" in n for n in names(1, 10240, "bf16") + names(1, 28672, "fp8_e4m3"))
+    dp = CONFIGS["sm90-swapab-dp-128x16"]
+    assert dp.swap_ab and not dp.streamk and dp.tile == CONFIGS["sm90-swapab-128x16"].tile
+    # fp8 at M 128-256: ping-pong pairs that share the activation tile (1x2)
+    assert "sm90-pingpong-128x128-c1x2" in names(128, 28672, "fp8_e4m3")
+    assert "sm90-pingpong-128x128-c1x2" not in names(128, 28672, "bf16")
+
+
 def test_wave_fill_ranks_the_widths_that_fill_the_last_wave():
     from harness_kernels.cutlass.gemm_tune import sm90_candidates, wave_fill, wave_fill_configs
 
