@@ -1,6 +1,10 @@
-"""Print a GEMM run as one line per shape: cuBLAS's median and each own provider's ratio to it
-(cuBLAS time / own time: above 1 is faster), with the tile each own provider chose, then the
-geomean per provider and M. The last thing a lent-GPU GEMM call prints.
+"""Print a GEMM run as one line per shape: the fastest vendor row's median and each own
+provider's ratio to it (vendor time / own time: above 1 is faster), with the tile each own
+provider chose, then the geomean per provider, M band and M, and the worst 10. One table per
+dtype and layout. The last thing a lent-GPU GEMM call prints.
+
+The reference of a point is its fastest ok vendor row, as `harness gaps` takes it: cuBLAS for
+bf16 and tf32, the faster of cuBLASLt's two `_scaled_mm` rows (fast accumulation or not) for fp8.
 
 python3 scripts/gemm_ratio_table.py results/_scratch/h200/<run_id> [more runs...]
 """
@@ -11,12 +15,18 @@ import json
 import sys
 
 import numpy as np
+import pandas as pd
 
 from harness.store import read_rows
+
+BANDS = {"M1-64": (1, 64), "M128-1024": (128, 1024), "M>=2048": (2048, 1 << 40)}
+SHAPE = ["m", "n", "k"]
 
 
 def _tile(cfg: str) -> str:
     c = json.loads(cfg or "{}")
+    if c.get("library") == "own-cutlass":  # the config by name, and its scheduler options
+        return f"{c.get('variant', '?')}:{c.get('run_options', '?')}"
     tile = f"{c.get('block_m', '?')}x{c.get('block_n', '?')}"
     if c.get("split_k", 1) > 1:
         tile += f"/sk{c['split_k']}"
@@ -27,45 +37,60 @@ def _tile(cfg: str) -> str:
     return tile
 
 
-def main(paths: list[str]) -> int:
-    cols = ["provider", "m", "n", "k", "status", "latency_ms_median", "provider_config"]
-    df = read_rows(*paths, columns=cols)
-    ok = df[df.status == "ok"]
-    base = ok[ok.provider == "cublas"].set_index(["m", "n", "k"]).latency_ms_median
-    own = sorted(p for p in ok.provider.unique() if p != "cublas")
-    ratios: dict[str, list[tuple[int, float]]] = {p: [] for p in own}
-    worst: dict[str, list[tuple[float, str]]] = {p: [] for p in own}
-    print("m n k | cublas_us | " + " | ".join(own))
-    for (m, n, k), t in base.sort_index().items():
+def _geomean(values) -> float:
+    return float(np.exp(np.mean(np.log(np.asarray(values, dtype=float)))))
+
+
+def ratio_table(ok: pd.DataFrame) -> list[str]:
+    """The lines for one dtype and layout's ok rows (columns provider, family, m, n, k,
+    latency_ms_median, provider_config)."""
+    vendor = ok[ok.family == "vendor"]
+    if vendor.empty:
+        return ["no vendor row: nothing to compare with"]
+    fastest = vendor.loc[vendor.groupby(SHAPE).latency_ms_median.idxmin()].set_index(SHAPE)
+    own_rows = ok[ok.family == "own"].set_index(SHAPE)
+    own = sorted(own_rows.provider.unique())
+    lines = ["m n k | vendor_us (fastest row) | " + " | ".join(own)]
+    ratios: dict[str, pd.Series] = {}
+    for p in own:
+        mine = own_rows[own_rows.provider == p]
+        ratios[p] = (fastest.latency_ms_median / mine.latency_ms_median).dropna()
+    for shape, ref in fastest.sort_index().iterrows():
         cells = []
         for p in own:
-            r = ok[(ok.provider == p) & (ok.m == m) & (ok.n == n) & (ok.k == k)]
-            if r.empty:
+            if shape not in ratios[p].index:
                 cells.append("-")
                 continue
-            ratio = t / r.latency_ms_median.iloc[0]
-            ratios[p].append((m, ratio))
-            worst[p].append((ratio, f"{m}x{n}x{k}"))
-            cells.append(f"{ratio:.3f} {_tile(r.provider_config.iloc[0])}")
-        print(f"{m} {n} {k} | {t * 1e3:.1f} | " + " | ".join(cells))
+            cfg = own_rows[own_rows.provider == p].loc[[shape]].provider_config.iloc[0]
+            cells.append(f"{ratios[p][shape]:.3f} {_tile(cfg)}")
+        m, n, k = shape
+        us = ref.latency_ms_median * 1e3
+        lines.append(f"{m} {n} {k} | {us:.1f} ({ref.provider}) | " + " | ".join(cells))
     for p in own:
-        by_m: dict[int, list[float]] = {}
-        for m, r in ratios[p]:
-            by_m.setdefault(m, []).append(r)
-        per_m = " ".join(f"M{m}:{np.exp(np.mean(np.log(v))):.3f}" for m, v in sorted(by_m.items()))
-        all_r = [r for _, r in ratios[p]]
-        if all_r:
-            geo = np.exp(np.mean(np.log(all_r)))
-            print(f"{p}: geomean {geo:.3f} min {min(all_r):.3f} ({len(all_r)} pts) {per_m}")
-            bands = {"M1-64": (1, 64), "M128-1024": (128, 1024), "M>=2048": (2048, 1 << 40)}
-            band_geo = {
-                name: np.exp(np.mean(np.log([r for m, r in ratios[p] if lo <= m <= hi])))
-                for name, (lo, hi) in bands.items()
-                if any(lo <= m <= hi for m, _ in ratios[p])
-            }
-            print("  bands: " + " ".join(f"{k} {v:.3f}" for k, v in band_geo.items()))
-            print("  worst: " + " ".join(f"{s} {r:.3f}" for r, s in sorted(worst[p])[:10]))
-    bad = df[df.status != "ok"]
+        r = ratios[p]
+        if r.empty:
+            continue
+        ms = r.index.get_level_values("m")
+        per_m = " ".join(f"M{m}:{_geomean(r[ms == m]):.3f}" for m in sorted(set(ms)))
+        lines.append(f"{p}: geomean {_geomean(r):.3f} min {r.min():.3f} ({len(r)} pts) {per_m}")
+        bands = {name: r[(ms >= lo) & (ms <= hi)] for name, (lo, hi) in BANDS.items()}
+        lines.append(
+            "  bands: " + " ".join(f"{b} {_geomean(v):.3f}" for b, v in bands.items() if len(v))
+        )
+        below = f"{int((r < 0.90).sum())} below 0.90, {int((r < 0.95).sum())} below 0.95"
+        worst = " ".join(f"{m}x{n}x{k} {v:.3f}" for (m, n, k), v in r.sort_values()[:10].items())
+        lines.append(f"  {below}; worst: {worst}")
+    return lines
+
+
+def main(paths: list[str]) -> int:
+    cols = ["provider", "family", *SHAPE, "dtype", "layout", "status", "latency_ms_median"]
+    df = read_rows(*paths, columns=[*cols, "provider_config"])
+    ok = df[df.status == "ok"]
+    for (dtype, layout), group in ok.groupby(["dtype", "layout"]):
+        print(f"== {dtype} {layout}")
+        print("\n".join(ratio_table(group)))
+    bad = df[(df.status != "ok") & (df.status != "skipped")]
     for _, row in bad.iterrows():
         print(f"NOT OK {row.provider} {row.m}x{row.n}x{row.k}: {row.status}")
     return 0

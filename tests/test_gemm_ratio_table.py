@@ -1,0 +1,63 @@
+"""scripts/gemm_ratio_table.py: each own GEMM against the fastest vendor row of its point (the
+faster of cuBLASLt's two fp8 rows), per M band, with the worst points and the chosen configs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pandas as pd
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ratio_table.py"
+spec = importlib.util.spec_from_file_location("gemm_ratio_table", SCRIPT)
+table = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(table)
+
+CUTLASS = json.dumps(
+    {"library": "own-cutlass", "variant": "sm90-swapab-dp-128x16", "run_options": "heuristic/sw1"}
+)
+TRITON = json.dumps({"block_m": 64, "block_n": 128, "split_k": 4})
+
+
+def _row(provider: str, family: str, m: int, ms: float, cfg: str = "{}") -> dict:
+    return dict(
+        provider=provider,
+        family=family,
+        m=m,
+        n=4096,
+        k=4096,
+        latency_ms_median=ms,
+        provider_config=cfg,
+    )
+
+
+def test_reference_is_the_fastest_vendor_row_and_bands_split_by_m():
+    rows = pd.DataFrame(
+        [
+            _row("cublaslt-fp8", "vendor", 1, 0.010),
+            _row("cublaslt-fp8-fastaccum", "vendor", 1, 0.011),
+            _row("own-cutlass", "own", 1, 0.008, CUTLASS),
+            _row("own-triton", "own", 1, 0.020, TRITON),
+            _row("cublaslt-fp8", "vendor", 4096, 0.300),
+            _row("cublaslt-fp8-fastaccum", "vendor", 4096, 0.200),
+            _row("own-cutlass", "own", 4096, 0.250, CUTLASS),
+        ]
+    )
+    lines = table.ratio_table(rows)
+    text = "\n".join(lines)
+    # M 1: the default-accumulation row is the faster reference (10 us), own CUTLASS 1.25x
+    assert "1 4096 4096 | 10.0 (cublaslt-fp8) | 1.250 sm90-swapab-dp-128x16:heuristic/sw1" in text
+    assert "0.500 64x128/sk4" in text  # own Triton's tile, half the vendor's speed
+    # M 4096: fast accumulation is the reference; own Triton has no row there
+    assert "4096 4096 4096 | 200.0 (cublaslt-fp8-fastaccum) | 0.800 " in text and "| -" in text
+    cutlass = next(line for line in lines if line.startswith("own-cutlass:"))
+    assert "geomean 1.000" in cutlass and "min 0.800 (2 pts)" in cutlass  # sqrt(1.25 * 0.8)
+    bands = lines[lines.index(cutlass) + 1]
+    assert bands.strip() == "bands: M1-64 1.250 M>=2048 0.800"
+    assert "1 below 0.90, 1 below 0.95; worst: 4096x4096x4096 0.800 1x4096x4096 1.250" in text
+
+
+def test_no_vendor_row_says_so():
+    rows = pd.DataFrame([_row("own-cutlass", "own", 1, 0.008, CUTLASS)])
+    assert table.ratio_table(rows) == ["no vendor row: nothing to compare with"]
