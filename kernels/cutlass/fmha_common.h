@@ -42,6 +42,17 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffff, x, 2);
 }
 
+// exp2 on the SFU with results below 2^-126 flushed to zero: ex2.approx.ftz.f32, what exp2f
+// becomes under --use_fast_math (FlashAttention-3 builds with it). Plain exp2f wraps every
+// MUFU.EX2 in a range check and two predicated multiplies (sm_90a SASS: FSETP -126, FMUL 0.5,
+// FMUL), three more instructions per score on the softmax's critical path. What the flush
+// drops is a probability under 2^-126 of its row's largest (1): nothing a bf16 or fp16 P keeps.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // One KV tile of the online softmax, the score half. s_rc: this thread's raw scores as (rows,
 // columns), turned into unnormalised probabilities in place; row_max (quad-wide raw max) and
 // row_sum (this thread's partial sum) carry across tiles; correction[r] is what the output rows
@@ -58,12 +69,12 @@ __device__ __forceinline__ void softmax_scores(S& s_rc, float* row_max, float* r
     mx = quad_max(mx);
     // A row with every key masked so far keeps max -inf: use 0 so no (-inf) - (-inf) appears.
     const float max_scaled = mx == -INFINITY ? 0.f : mx * scale_log2;
-    correction[r] = exp2f(row_max[r] * scale_log2 - max_scaled);
+    correction[r] = exp2_ftz(row_max[r] * scale_log2 - max_scaled);
     row_max[r] = mx;
     row_sum[r] *= correction[r];
     CUTE_UNROLL
     for (int c = 0; c < cute::size<1>(s_rc); ++c) {
-      const float prob = exp2f(fmaf(s_rc(r, c), scale_log2, -max_scaled));
+      const float prob = exp2_ftz(fmaf(s_rc(r, c), scale_log2, -max_scaled));
       s_rc(r, c) = prob;
       row_sum[r] += prob;
     }

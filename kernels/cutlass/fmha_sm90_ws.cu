@@ -253,8 +253,13 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
     smem.q_full.wait(iter & 1);
 
 #if HK_OVERLAP
-    // Tile 0's scores alone, then per tile n >= 1: issue S[n] = Q K[n]^T and O += P[n-1] V[n-1]
-    // together; S[n]'s softmax runs while P V is in flight; rescale O once it has landed.
+    // Tile 0's scores alone, then per tile n >= 1: issue S[n] = Q K[n]^T, bring O (through
+    // P[n-2]) to S[n-1]'s running max while S[n] runs, issue O += P[n-1] V[n-1]; S[n]'s softmax
+    // runs while P V is in flight. FA3's order: the rescale sits under the Q K^T wgmma, not
+    // between P V's landing and the next issue. What ptxas (CUDA 13.0) makes of it: the wait
+    // for P V lands right after the row max (WARPGROUP.DEPBAR.LE gsb0, 0x0 before the first
+    // MUFU.EX2), so only the max overlaps P V, not the exponentials; the Gluon FMHA's SASS
+    // shows the same (0-2 MUFU between its two waits).
     Tensor acc_s = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
     pipe_k.consumer_wait(read_k);
     turn_wait(wg);
@@ -277,6 +282,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       pipe_k.consumer_wait(read_k);
       turn_wait(wg);
       wgmma_issue<true>(mma_s, tSrQ, tSrK(_, _, _, read_k.index()), acc_s);
+      hk::fmha::rescale_rows(o_rc, correction);  // S[n-1]'s correction (n = 1: O is 0)
       pipe_v.consumer_wait(read_v);
       warpgroup_fence_operand(tOrP);
       wgmma_issue<false>(mma_o, tOrP, tOrVt(_, _, _, read_v.index()), acc_o);
@@ -293,11 +299,11 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       warpgroup_fence_operand(tOrP);
       pipe_v.consumer_release(read_v);
       ++read_v;
-      hk::fmha::rescale_rows(o_rc, correction);
       CUTE_UNROLL
       for (int i = 0; i < size(acc_s); ++i) p_frag(i) = Element(acc_s(i));
     }
     smem.q_empty.arrive();  // every Q K^T of this tile has landed: the producer may load the next Q
+    hk::fmha::rescale_rows(o_rc, correction);  // the last tile's correction, before its P V
     p_times_v(tOrP);
 #else
     // One tile at a time: S = Q K^T, wait, softmax (O rescaled at once), O += P V, wait.
