@@ -259,7 +259,9 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
     // between P V's landing and the next issue. What ptxas (CUDA 13.0) makes of it: the wait
     // for P V lands right after the row max (WARPGROUP.DEPBAR.LE gsb0, 0x0 before the first
     // MUFU.EX2), so only the max overlaps P V, not the exponentials; the Gluon FMHA's SASS
-    // shows the same (0-2 MUFU between its two waits).
+    // shows the same (0-2 MUFU between its two waits). Not the cause, by experiment: the V
+    // release, the max's shuffles, the P conversion after the wait (each removed, the wait stayed
+    // put); a double-buffered P spilled and serialized the wgmmas.
     Tensor acc_s = partition_fragment_C(mma_s, Shape<Int<kBlockM>, Int<kBlockN>>{});
     pipe_k.consumer_wait(read_k);
     turn_wait(wg);
