@@ -12,6 +12,8 @@ Configs (one compiled library per config x dtype x B layout):
   sm90-swapab-128x{16,32,64}   D^T = B^T A^T: decode's small M on WGMMA's narrow N side,
                          cooperative + stream-K so a handful of N tiles still fills every SM
                          (128x64 also in a 1x2 cluster: sm90-swapab-128x64-c1x2)
+  sm90-swapab-dp-128x{16,32,64}[-c2x1,-c4x1]   swapped, one CTA per weight tile (no stream-K),
+                         alone or in clusters that multicast the token tile
   sm90-swapab-pingpong-64x{16,32,64}   swapped, 64-row tiles, data-parallel: twice the CTAs of
                          the 128-row tiles and no split-K (no workspace flags to clear per launch)
   sm80-multistage        cp.async multistage + mma.sync, 128x256x64, 3 stages (sm_80 and sm_90)
@@ -163,6 +165,22 @@ CONFIGS: dict[str, GemmConfig] = {
         *(
             replace(_SM90, name=f"sm90-swapab-dp-128x{n}", tile=(128, n, 128), swap_ab=True)
             for n in (16, 32, 64)
+        ),
+        # The same in 2x1 and 4x1 clusters: the CTAs of a cluster own adjacent weight tiles and
+        # TMA multicasts the token tile (B of the swapped problem) to all of them, so the L2
+        # serves it once per cluster instead of once per CTA. cuBLAS's bf16 decode kernels are
+        # swapped one-CTA-per-tile kernels in 4x1 clusters (H200, M 64: nvjet_sm90_tst_112x64
+        # _64x9_4x1 at N 10240, 80x64 4x1 at N 8192; results/h200/cublas_kernels).
+        *(
+            replace(
+                _SM90,
+                name=f"sm90-swapab-dp-128x{n}-c{c}x1",
+                tile=(128, n, 128),
+                cluster=(c, 1),
+                swap_ab=True,
+            )
+            for n in (16, 32, 64)
+            for c in (2, 4)
         ),
         # Swapped 128x64 in 1x2 clusters: the pair shares a 128-row weight tile (multicast)
         # across two 64-token tiles; cuBLAS's choice at 256x4096x4096 and 128x8192x8192.

@@ -68,16 +68,19 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
         # by up to 27% on it. The flush in front of it does not decide which (it held steady
         # after either flush: scripts/partial_grid_states.py). Stream-K forced runs one
         # persistent CTA per SM instead, as the split-K candidates do.
+        # Yet the vendor libraries run decode one CTA per weight tile: cuBLASLt's fp8 kernel at
+        # N 10240 is 80 CTAs of 128x8 (H200, 1x10240x8192: 25.1 us one CTA per tile, 28.7
+        # stream-K, cuBLASLt 24.4; results/h200/_logs/fp8-explore), cuBLAS's bf16 kernels are
+        # swapped tiles in 4x1 clusters that multicast the token tile. So those are timed too,
+        # alone and clustered, beside stream-K; a bimodal partial grid is the sweep's spread
+        # guard's to flag.
+        one_per_tile = [
+            (C[f"sm90-swapab-dp-128x{width}{cluster}"], O()) for cluster in ("", "-c2x1", "-c4x1")
+        ]
         if -(-n // swap.tile[0]) < sms:
-            cands += [(swap, O("stream-k"))]
-            if dtype == "fp8_e4m3":
-                # fp8 weights stream in half the time, so stream-K's partial-tile fix-up weighs
-                # double; cuBLASLt runs one CTA per tile there (80 CTAs of 128x8 at N 10240).
-                # H200, 1x10240x8192: 25.1 us one CTA per tile, 28.7 stream-K, cuBLASLt 24.4
-                # (results/h200/_logs/fp8-explore). bf16 keeps stream-K only, as timed above.
-                cands += [(C[f"sm90-swapab-dp-128x{width}"], O())]
+            cands += [(swap, O("stream-k")), *one_per_tile]
         else:
-            cands += [(swap, heuristic), (swap, dp)]
+            cands += [(swap, heuristic), (swap, dp), *one_per_tile[1:]]
         cands += [(swap, O("split-k", 2)), (swap, O("split-k", 4))]
         return cands + [(swap, O("split-k", 8))] if k >= 8192 else cands
     fill = [(c, O(swizzle=1)) for c in wave_fill_configs(m, n, sms)]

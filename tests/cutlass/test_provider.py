@@ -213,19 +213,28 @@ def test_decode_candidates_never_leave_sms_idle_with_one_cta_per_tile():
     assert modes(28672) == {"heuristic", "data-parallel", "split-k"}  # 224 tiles: full grid
 
 
-def test_fp8_decode_also_times_one_cta_per_tile_where_tiles_are_fewer_than_sms():
+def test_decode_also_times_one_cta_per_tile_alone_and_in_token_multicast_clusters():
     from harness_kernels.cutlass.gemm_tune import sm90_candidates
 
     def names(m: int, n: int, dtype: str) -> list[str]:
         return [c.name for c, _ in sm90_candidates(m, n, 8192, dtype)]
 
-    # cuBLASLt's fp8 decode kernel at N 10240 runs 80 CTAs of 128-row tiles; the own plain
-    # persistent twin is timed beside stream-K there, for fp8 only, and only on partial grids.
-    assert "sm90-swapab-dp-128x16" in names(1, 10240, "fp8_e4m3")
-    assert "sm90-swapab-dp-128x32" in names(32, 10240, "fp8_e4m3")
-    assert not any("-dp-" in n for n in names(1, 10240, "bf16") + names(1, 28672, "fp8_e4m3"))
+    # cuBLASLt's fp8 decode kernel at N 10240 runs 80 CTAs of 128-row tiles, cuBLAS's bf16 ones
+    # swapped tiles in 4x1 clusters: the own plain persistent twins are timed beside stream-K,
+    # for both dtypes; where the tiles fill the SMs (N 28672: 224) only the clustered ones.
+    for dtype in ("bf16", "fp8_e4m3"):
+        for m, w in ((1, 16), (32, 32), (64, 64)):
+            found = names(m, 10240, dtype)
+            assert {f"sm90-swapab-dp-128x{w}{c}" for c in ("", "-c2x1", "-c4x1")} <= set(found)
+            assert f"sm90-swapab-128x{w}" in found  # stream-K stays a candidate
+        full = names(1, 28672, dtype)
+        assert "sm90-swapab-dp-128x16" not in full and "sm90-swapab-dp-128x16-c4x1" in full
     dp = CONFIGS["sm90-swapab-dp-128x16"]
     assert dp.swap_ab and not dp.streamk and dp.tile == CONFIGS["sm90-swapab-128x16"].tile
+    for c in (2, 4):  # the cluster runs along the weight tiles (M of the swapped problem)
+        clustered = CONFIGS[f"sm90-swapab-dp-128x64-c{c}x1"]
+        assert clustered.cluster == (c, 1) and clustered.swap_ab and not clustered.streamk
+        assert ("HK_CLUSTER_M", c) in clustered.spec("bf16", True).defines
     # fp8 at M 128-256: ping-pong pairs that share the activation tile (1x2)
     assert "sm90-pingpong-128x128-c1x2" in names(128, 28672, "fp8_e4m3")
     assert "sm90-pingpong-128x128-c1x2" not in names(128, 28672, "bf16")
