@@ -24,6 +24,7 @@ from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
 from harness.measure.lockstep import check_protocol
 from harness.measure.protocol import Protocol
+from harness.problems import CollectiveProblem
 from harness.problems.base import world_size_of
 from harness.providers import load_all
 from harness.store import run_dir
@@ -103,8 +104,10 @@ def _expand(cfg: DictConfig, device_spec: str) -> tuple[list[Point], DeviceInfo,
         raise ValueError(f"sweep.groups: a {type(groups).__name__}; allowed: a list of groups")
     only = list(cfg.providers) if cfg.providers is not None else None
     points = expand(groups, load_all(), only)
-    if any(world_size_of(p.problem) > 1 for p in points):
-        check_protocol(protocol, device.type)  # what lockstep timing cannot honour is refused
+    ranked = [p for p in points if world_size_of(p.problem) > 1]
+    if ranked:  # what lockstep timing cannot honour is refused
+        plain = all(isinstance(p.problem, CollectiveProblem) for p in ranked)
+        check_protocol(protocol, device.type, collectives_only=plain)
     limit = cfg.max_points or cfg.sweep.max_points
     if len(points) > limit:
         raise ValueError(

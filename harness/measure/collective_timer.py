@@ -5,6 +5,14 @@ so rank 0 alone decides when warm-up ends and when sampling stops (its StopRule,
 every rank shares) and broadcasts the decision after each batch. A sample is the time of one call
 as the slowest rank saw it (MAX over ranks of each call's time, as nccl-tests reports the slowest
 rank): a collective is done when its last rank is.
+
+time_collective_graph is the form a tensor-parallel step replayed as a CUDA graph sees: the
+calls captured back to back in one graph on every rank, a sample being one replay's time over
+its calls (the slowest rank's). Eager per-call timing carries each call's host launch and the
+ranks' host skew (the ranks line up on the host, then each records its start event; the
+collective waits on the GPU for the last rank to arrive): on an H200 pair every NCCL
+all-reduce up to 4 MB timed 35-38 us that way, where a graph of the whole TP-2 layer left no
+room for more than a few microseconds each (results/h200x2/README.md, session 35).
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ Closure = Callable[[], object]
 _BATCH_TARGET_MS = 50.0  # calls between decisions, as in time_cuda_events
 _MAX_BATCH = 100
 _STOPS = (None, "converged", "time_cap", "max_samples")
+_GRAPH_REPLAY_TARGET_MS = 1.0  # work per replay, so the replay's own launch is amortised
+_MAX_GRAPH_CALLS = 64
 
 
 def _sync(device: DeviceInfo) -> None:
@@ -78,6 +88,24 @@ def _batch_times(fn: Closure, n: int, device: DeviceInfo) -> list[float]:
     return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
 
 
+def _sample(fn: Closure, p: Protocol, device: DeviceInfo, calls: int = 1):
+    """Sample fn (which holds `calls` collective calls) until rank 0's StopRule says stop:
+    (per-call samples, the slowest rank's, and why sampling stopped)."""
+    is_root = dist.get_rank() == 0
+    rule, batch = StopRule(p), 1
+    samples: list[float] = []
+    while True:
+        code = _STOPS.index(rule.reason(samples)) if is_root else 0
+        why = _STOPS[decide(code, device)]
+        if why is not None:
+            return samples, why
+        n = min(batch, p.max_samples - len(samples))
+        new = [t / calls for t in _max_over_ranks(_batch_times(fn, n, device), device)]
+        samples.extend(new)
+        per = max(sorted(new)[len(new) // 2] * calls, 1e-3)  # the same on every rank
+        batch = 1 if p.sync_every_sample else int(min(_MAX_BATCH, max(1, _BATCH_TARGET_MS / per)))
+
+
 def time_collective(
     fn: Closure, p: Protocol, device: DeviceInfo, on_start: Callable[[], None] = lambda: None
 ) -> Timing:
@@ -86,20 +114,45 @@ def time_collective(
     ranks lined up after each). The L2 is hot (buffers are reused, as in nccl-tests): a flush
     between calls would also let ranks drift apart (measure.lockstep.check_protocol refuses
     the protocol values this cannot honour)."""
-    is_root = dist.get_rank() == 0
     warm = _warm_up(fn, p, device)
     on_start()
-    rule, batch = StopRule(p), 1
-    samples: list[float] = []
-    while True:
-        code = _STOPS.index(rule.reason(samples)) if is_root else 0
-        why = _STOPS[decide(code, device)]
-        if why is not None:
-            break
-        n = min(batch, p.max_samples - len(samples))
-        new = _max_over_ranks(_batch_times(fn, n, device), device)
-        samples.extend(new)
-        per = max(sorted(new)[len(new) // 2], 1e-3)  # the same on every rank
-        batch = 1 if p.sync_every_sample else int(min(_MAX_BATCH, max(1, _BATCH_TARGET_MS / per)))
+    samples, why = _sample(fn, p, device)
     timer = "cuda-events" if device.type == "cuda" else "host"
     return Timing(samples, timer, "hot" if device.is_gpu else "n/a", why, 1, warm)
+
+
+def _calls_per_replay(fn: Closure, device: DeviceInfo) -> int:
+    """Rank 0's choice, on every rank: enough calls for about _GRAPH_REPLAY_TARGET_MS per
+    replay, from five eager calls (an over-estimate of the graph's per-call time, so at most
+    the target)."""
+    times = _max_over_ranks(_batch_times(fn, 5, device), device)
+    per = max(sorted(times)[len(times) // 2], 1e-3)
+    return decide(int(min(_MAX_GRAPH_CALLS, max(1, _GRAPH_REPLAY_TARGET_MS // per))), device)
+
+
+def _capture(fn: Closure, calls: int, device: DeviceInfo) -> torch.cuda.CUDAGraph:
+    """`calls` calls of fn captured back to back into one graph (the collective is already
+    warm: the check and _calls_per_replay ran it, so its communicator exists)."""
+    _sync(device)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    _sync(device)
+    return graph
+
+
+def time_collective_graph(
+    fn: Closure, p: Protocol, device: DeviceInfo, on_start: Callable[[], None] = lambda: None
+) -> Timing:
+    """Capture calls of fn into one CUDA graph on every rank, warm up by replays, then sample
+    replays until rank 0's StopRule says stop; a sample is the slowest rank's replay time over
+    the calls it holds (L2 hot, buffers reused, as time_collective)."""
+    if device.type != "cuda":
+        raise ValueError(f"collectives are captured in CUDA graphs on NVIDIA GPUs, not {device}")
+    calls = _calls_per_replay(fn, device)
+    graph = _capture(fn, calls, device)
+    warm = _warm_up(graph.replay, p, device)
+    on_start()
+    samples, why = _sample(graph.replay, p, device, calls)
+    return Timing(samples, "cuda-graph", "hot", why, calls, warm * calls)

@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from harness.device import DeviceInfo
-from harness.measure.collective_timer import time_collective
+from harness.measure.collective_timer import time_collective, time_collective_graph
 from harness.measure.point import Peers, PointFailed, PointTimeout, clip, failure_of
 from harness.measure.protocol import Protocol
 from harness.measure.timer import Timing
@@ -33,17 +33,24 @@ from harness.problems.base import world_size_of
 _DEFAULTS = Protocol()
 
 
-def check_protocol(protocol: Protocol, device_type: str) -> None:
+def check_protocol(protocol: Protocol, device_type: str, collectives_only: bool = False) -> None:
     """Refuse the protocol values collectives cannot honour (they enter the point key or the
     rows, so measuring something else would record one protocol and measure another): a
-    collective is timed per call with an event pair (the host clock on the CPU), back to back
-    on the same buffers (L2 hot: nothing flushed, no input sets rotated), on the communication
-    library's stream, which no kernel of ours holds. Raises ValueError naming the key."""
-    timer = "cuda-events" if device_type == "cuda" else "host"
-    if protocol.resolved_timer(device_type) != timer:
+    collective is timed per call with an event pair (the host clock on the CPU), or, on a GPU
+    and for collective problems only (`collectives_only`), as calls captured in a CUDA graph
+    and replayed (collective_timer.time_collective_graph); always back to back on the same
+    buffers (L2 hot: nothing flushed, no input sets rotated), on the communication library's
+    stream, which no kernel of ours holds. Raises ValueError naming the key."""
+    timers = ["cuda-events"] if device_type == "cuda" else ["host"]
+    if device_type == "cuda" and collectives_only:
+        # A tensor-parallel layer's graph provider replays its own graph; a graph of those
+        # replays is not what a serving engine runs, so only plain collectives are captured.
+        timers.append("cuda-graph")
+    if protocol.resolved_timer(device_type) not in timers:
         raise ValueError(
-            f"protocol.timer: '{protocol.timer}' does not apply to collectives on {device_type}; "
-            f"allowed: auto, {timer}"
+            f"protocol.timer: '{protocol.timer}' does not apply to "
+            f"{'collectives' if collectives_only else 'points of several ranks'} on "
+            f"{device_type}; allowed: auto, {', '.join(timers)}"
         )
     if protocol.l2 != "hot":
         raise ValueError(
@@ -151,4 +158,6 @@ class Lockstep(Peers):
         on_start: Callable[[], None],
         flusher,
     ) -> Timing:
+        if timer_name == "cuda-graph":
+            return time_collective_graph(closures[0], protocol, device, on_start)
         return time_collective(closures[0], protocol, device, on_start)

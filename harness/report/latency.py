@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.report.compose import SELECTIONS, RowIndex, Step, compose, steps_table
+from harness.report.compose import GRAPH_TIMER, SELECTIONS, RowIndex, Step, compose, steps_table
 from harness.report.data import device_of
 from harness.report.figures import FigureFile, log_axes, new_figure, save, slug, widen_log_y
 from harness.report.peaks import Peaks
@@ -209,12 +209,19 @@ def _caption(w: Workload, steps: list[Step], measured: int, total: int) -> tuple
             f"Stars and crosses: one layer of own kernels measured whole (decoder_layer rows: "
             f"a CUDA graph, and launched one by one) at batch {_batches(whole)}"
         )
-    if w.tp > 1:  # why a composed TP step sits above the measured one at small batch
-        parts.append(
-            "The all-reduces come from the collectives sweep, each NCCL call timed on its own "
-            "with its host launch (a floor of tens of microseconds at small messages), which a "
-            "step replayed as a CUDA graph does not pay"
-        )
+    if w.tp > 1:
+        chosen = {c.provider for s in best for c in s.components if c.item.op == "collective"}
+        if any(p and GRAPH_TIMER in p for p in chosen):
+            parts.append(
+                "The all-reduces come from the collectives sweep replayed from a CUDA graph "
+                "(`harness run sweep=collectives_graph`), as a step's graph runs them"
+            )
+        else:  # why a composed TP step sits above the measured one at small batch
+            parts.append(
+                "The all-reduces come from the collectives sweep, each NCCL call timed on its "
+                "own with its host launch (a floor of tens of microseconds at small messages), "
+                "which a step replayed as a CUDA graph does not pay"
+            )
     if omitted:
         parts.append(
             f"Parts without rows ({', '.join(omitted)}) are left out of every sum: those "

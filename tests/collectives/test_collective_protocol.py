@@ -80,11 +80,15 @@ def test_fields_collectives_honour_are_accepted(override):
     assert main([*BASE, override]) == 0
 
 
-def test_a_gpu_collective_is_timed_by_events_only():
-    """On a GPU: graph replay (and the default cold L2, stream hold) are refused too."""
+def test_a_gpu_collective_is_timed_by_events_or_graph_replay_a_tp_layer_by_events_only():
+    """On a GPU: graph replay is taken for collectives only (a TP layer's graph provider replays
+    a graph of its own); the default cold L2 and the stream hold are refused."""
     hot = Protocol(l2="hot", stream_hold=False)
     check_protocol(hot, "cuda")
     check_protocol(dataclasses.replace(hot, timer="cuda-events"), "cuda")
+    check_protocol(dataclasses.replace(hot, timer="cuda-graph"), "cuda", collectives_only=True)
+    with pytest.raises(ValueError, match="allowed: auto, host$"):
+        check_protocol(dataclasses.replace(hot, timer="cuda-graph"), "cpu", collectives_only=True)
     for bad, key in [
         ({"timer": "cuda-graph"}, "protocol.timer: 'cuda-graph' .* allowed: auto, cuda-events$"),
         ({"l2": "cold"}, "protocol.l2: 'cold' .* allowed: hot$"),

@@ -205,3 +205,39 @@ def test_a_tensor_parallel_caption_says_where_its_all_reduces_come_from():
         steps = [compose(empty, w, b, "best", None) for b in w.batches]
         caption, _ = _caption(w, steps, 0, 1)
         assert ("timed on its own with its host launch" in caption) is says, name
+
+
+def test_graph_replayed_all_reduces_are_a_curve_of_their_own_and_the_caption_names_them():
+    """Rows of `collectives_graph` (timer cuda-graph) are never interpolated with the eager
+    per-call rows; the faster curve is the step's, and the caption says which was used."""
+    import pandas as pd
+
+    from harness import store
+    from harness.report.compose import RowIndex, compose
+    from harness.report.latency import _caption
+    from harness.workloads.presets import get_workload
+
+    def row(size, ms, timer):
+        r = {c: None for c in store.COLUMNS}
+        r.update(op="collective", provider="nccl", family="vendor", status="ok",
+                 collective="all_reduce", message_bytes=size, world_size=2, dtype="bf16",
+                 latency_ms_median=ms, problem=f"all_reduce {size}", timer=timer,
+                 l2="hot", fill="randn", seed=0, device_name="NVIDIA H100 80GB HBM3",
+                 device_type="cuda", timestamp="2026-11-25T00:00:00+00:00")  # fmt: skip
+        return r
+
+    w = get_workload("llama3_70b_tp2_decode")
+    eager = [row(65536, 0.036, "cuda-events"), row(262144, 0.070, "cuda-events")]
+    graph = [row(65536, 0.008, "cuda-graph"), row(262144, 0.012, "cuda-graph")]
+    (ar,) = [i for i in w.items(8) if i.op == "collective"]  # 128 KiB: between the sizes
+    cands = RowIndex(pd.DataFrame(eager + graph)).candidates(ar, "best")
+    by = {c["provider"]: c["latency_ms_median"] for c in cands}
+    assert by["nccl (interpolated)"] == pytest.approx((0.036 * 0.070) ** 0.5)
+    assert by["nccl (cuda-graph) (interpolated)"] == pytest.approx((0.008 * 0.012) ** 0.5)
+    steps = [compose(RowIndex(pd.DataFrame(eager + graph)), w, 8, "best", None)]
+    (c,) = [c for c in steps[0].components if c.item.op == "collective"]
+    assert c.provider == "nccl (cuda-graph) (interpolated)"
+    caption, _ = _caption(w, steps, 1, 1)
+    assert "replayed from a CUDA graph" in caption and "host launch" not in caption
+    eager_only = [compose(RowIndex(pd.DataFrame(eager)), w, 8, "best", None)]
+    assert "timed on its own with its host launch" in _caption(w, eager_only, 1, 1)[0]
