@@ -34,6 +34,11 @@ INSTEAD = {
         "CUDA-graph replay needs a GPU: the planner refuses it on a CPU even as a dry run, so "
         "the line is composed (preset and protocol group exist, overrides valid) and not planned",
     ),
+    "harness run sweep=collectives_graph": (
+        "harness run --cfg job sweep=collectives_graph",
+        "its protocol replays CUDA graphs, which the planner refuses on a CPU even as a dry run, "
+        "so the line is composed",
+    ),
     "harness run sweep=gemm_llama devices=all": (
         "harness run --cfg job sweep=gemm_llama devices=all",
         "devices=all needs GPUs: without one the planner refuses it, so the line is composed",
@@ -216,19 +221,37 @@ def test_results_readmes_give_commands():
         assert gpu_measure_commands(readme.read_text()), f"{readme}: no gpu_measure.sh call"
 
 
+def gpu_timer_preset(command: str) -> bool:
+    """Whether the command's preset names a GPU timer in its protocol (collectives_graph:
+    cuda-graph), which the planner refuses on a CPU even as a dry run."""
+    import yaml
+
+    found = re.search(r"\bsweep=([\w-]+)", command)
+    if not found:
+        return False
+    preset = yaml.safe_load((REPO / "sweeps" / f"{found.group(1)}.yaml").read_text())
+    return (preset.get("protocol") or {}).get("timer") in ("cuda-events", "cuda-graph")
+
+
 @pytest.mark.parametrize("command", results_commands())
 def test_results_command_plans(command, tmp_path, capsys, monkeypatch):
     """A committed run's command, planned on the CPU as a dry run: its preset, overrides and
     point limit are valid today (device and devices are the lent machine's, left out here).
-    Planned in this process through harness.cli.main (the README lines above go through the
-    console script; a subprocess per command here cost CI ~4 minutes of interpreter starts)."""
+    A preset whose protocol names a GPU timer is composed instead (`run --cfg job`). Planned in
+    this process through harness.cli.main (the README lines above go through the console
+    script; a subprocess per command here cost CI ~4 minutes of interpreter starts)."""
     from harness.cli import main
 
     monkeypatch.chdir(REPO)
     tokens = shlex.split(command)
-    argv = [*tokens[1:], f"results_dir={tmp_path}", "device=cpu", "dry_run=true"]
+    composed = gpu_timer_preset(command)
+    where = [f"results_dir={tmp_path}"] + ([] if composed else ["device=cpu", "dry_run=true"])
+    argv = [tokens[1], *(["--cfg", "job"] if composed else []), *tokens[2:], *where]
     rc = main(argv)
     out = capsys.readouterr()
     shown = f"harness {shlex.join(argv)}\n{out.out[-2000:]}\n{out.err[-2000:]}"
     assert rc == 0, shown
-    assert " points on cpu:" in out.out.splitlines()[-1], shown
+    if composed:
+        assert "\nprotocol:\n" in out.out and "timer: cuda-" in out.out, shown
+    else:
+        assert " points on cpu:" in out.out.splitlines()[-1], shown
