@@ -47,7 +47,7 @@ INSTEAD = {
         "harness compare results/h200/gemm_square-vendor-a results/h200/gemm_square-vendor-b",
         "results/a and results/b stand for any two runs: two committed runs of one sweep",
     ),
-    "harness report results/h100 results/h200 results/h200x2 out=reports/hopper": (
+    "harness report results/h100 results/h200 results/h200x2 results/h100x2 out=reports/hopper": (
         "harness report results/h100/ceilings results/h200/ceilings results/h200x2 out={tmp}/report",
         "all of the committed runs take over a minute to render on a CPU; their ceilings stand in",
     ),
