@@ -10,9 +10,9 @@ time_collective_graph is the form a tensor-parallel step replayed as a CUDA grap
 calls captured back to back in one graph on every rank, a sample being one replay's time over
 its calls (the slowest rank's). Eager per-call timing carries each call's host launch and the
 ranks' host skew (the ranks line up on the host, then each records its start event; the
-collective waits on the GPU for the last rank to arrive): on an H200 pair every NCCL
-all-reduce up to 4 MB timed 35-38 us that way, where a graph of the whole TP-2 layer left no
-room for more than a few microseconds each (results/h200x2/README.md, session 35).
+collective waits on the GPU for the last rank to arrive): every NCCL all-reduce up to
+4 MB timed 35-72 us that way on an H200 pair, up to 16 MiB 77-88 us on an H100 pair, where
+graph replay gives 9-11 us up to 256 KiB (results/h200x2, results/h100x2).
 """
 
 from __future__ import annotations
