@@ -10,24 +10,29 @@ from harness.measure.point import deadline
 pytestmark = pytest.mark.gpu
 
 
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
-def test_two_gpu_collectives_are_ok_rows_with_busbw(tmp_path):
+def _run(tmp_path, sweep: str, sizes: str, run_id: str):
+    """`harness run` of a collectives preset on this host's GPUs, short sampling; its rows."""
     provider = "rccl" if torch.version.hip else "nccl"
     args = [
         "run",
-        "sweep=collectives",
+        f"sweep={sweep}",
         f"providers=[{provider}]",
         "progress=false",
-        "sweep.groups.0.product.message_bytes=[4096,16777216]",
+        f"sweep.groups.0.product.message_bytes={sizes}",
         "protocol.max_time_s=0.5",
         "protocol.min_time_s=0.1",
         "protocol.warmup_ms=50",
         f"results_dir={tmp_path}",
-        "run_id=gpu",
+        f"run_id={run_id}",
     ]
     with deadline(300):
         assert main(args) == 0
-    df = store.read_rows(tmp_path / "gpu")
+    return store.read_rows(tmp_path / run_id)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
+def test_two_gpu_collectives_are_ok_rows_with_busbw(tmp_path):
+    df = _run(tmp_path, "collectives", "[4096,16777216]", "gpu")
     assert len(df) == 8 and set(df.status) == {"ok"}, df[["problem", "status", "reason"]]
     assert (df.timer == "cuda-events").all() and (df.device_index == 0).all()
     big = df[df.message_bytes == 16777216]
@@ -36,22 +41,7 @@ def test_two_gpu_collectives_are_ok_rows_with_busbw(tmp_path):
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_graph_replayed_all_reduce_is_ok_and_says_how_many_calls_a_replay_held(tmp_path):
-    provider = "rccl" if torch.version.hip else "nccl"
-    args = [
-        "run",
-        "sweep=collectives_graph",
-        f"providers=[{provider}]",
-        "progress=false",
-        "sweep.groups.0.product.message_bytes=[16384,16777216]",
-        "protocol.max_time_s=0.5",
-        "protocol.min_time_s=0.1",
-        "protocol.warmup_ms=50",
-        f"results_dir={tmp_path}",
-        "run_id=graph",
-    ]
-    with deadline(300):
-        assert main(args) == 0
-    df = store.read_rows(tmp_path / "graph")
+    df = _run(tmp_path, "collectives_graph", "[16384,16777216]", "graph")
     assert len(df) == 2 and set(df.status) == {"ok"}, df[["problem", "status", "reason"]]
     assert (df.timer == "cuda-graph").all() and (df.l2 == "hot").all()
     small = df[df.message_bytes == 16384].iloc[0]
