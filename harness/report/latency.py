@@ -210,13 +210,19 @@ def _caption(w: Workload, steps: list[Step], measured: int, total: int) -> tuple
             f"a CUDA graph, and launched one by one) at batch {_batches(whole)}"
         )
     if w.tp > 1:
-        chosen = {c.provider for s in best for c in s.components if c.item.op == "collective"}
-        if any(p and GRAPH_TIMER in p for p in chosen):
+        # providers of the all-reduce rows used; none measured: "Parts without rows" names it
+        chosen = {
+            c.provider
+            for s in best
+            for c in s.components
+            if c.item.op == "collective" and c.provider
+        }
+        if any(GRAPH_TIMER in p for p in chosen):
             parts.append(
                 "The all-reduces come from the collectives sweep replayed from a CUDA graph "
                 "(`harness run sweep=collectives_graph`), as a step's graph runs them"
             )
-        else:  # why a composed TP step sits above the measured one at small batch
+        elif chosen:  # why a composed TP step sits above the measured one at small batch
             parts.append(
                 "The all-reduces come from the collectives sweep, each NCCL call timed on its "
                 "own with its host launch (a floor of tens of microseconds at small messages), "
