@@ -1,5 +1,8 @@
 """Bus bandwidth versus message size for collectives (op "collective"), one figure per host
-and world size, one line per collective and provider: the nccl-tests view of the interconnect."""
+and world size, one line per collective, provider and timer: the nccl-tests view of the
+interconnect, and (dashed) the same calls replayed from a CUDA graph, as a tensor-parallel
+step's graph runs them (`sweep=collectives_graph`), where small messages lose the per-call host
+launch and the ranks' skew."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.report.compose import GRAPH_TIMER
 from harness.report.data import IDENTITY, device_of, is_speed, latest
 from harness.report.figures import FigureFile, new_figure, save, slug
 
@@ -33,14 +37,19 @@ def collective_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
         device = device_of({"device_name": name, "device_type": kind})
         fig = new_figure(7.0, 4.2, right=0.72)
         ax = fig.subplots()
-        for (collective, provider), line in g.groupby(["collective", "provider"], sort=True):
+        g = g.assign(replayed=g["timer"] == GRAPH_TIMER)  # never one line across two timers
+        for (collective, provider, replayed), line in g.groupby(
+            ["collective", "provider", "replayed"], sort=True
+        ):
             line = line.sort_values("message_bytes")
+            how = ", graph replay" if replayed else ""
             ax.plot(
                 line["message_bytes"],
                 line["busbw_gbps"],
                 marker=_MARKERS.get(collective, "."),
                 markersize=4,
-                label=f"{collective} ({provider})",
+                ls="--" if replayed else "-",
+                label=f"{collective} ({provider}{how})",
             )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -54,5 +63,10 @@ def collective_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
             "nccl-tests factor: 2(n-1)/n for all_reduce, (n-1)/n otherwise) against message "
             "size; each point the median of per-call times, the slowest rank's per call."
         )
+        if g["replayed"].any():
+            caption += (
+                " Dashed: the calls captured back to back in one CUDA graph per rank and "
+                "replayed, a sample being the slowest rank's replay over its calls."
+            )
         files.append(save(fig, out_dir, f"collectives-{slug(device)}-{int(world)}ranks", caption))
     return files

@@ -5,12 +5,12 @@ import pandas as pd
 from harness.report.collectives import collective_figures, collective_rows
 
 
-def _row(collective, size, busbw, status="ok", world=2):
+def _row(collective, size, busbw, status="ok", world=2, timer="cuda-events"):
     return {
         "op": "collective",
         "provider": "nccl",
         "problem": f"{collective} {size} x{world}",
-        "timer": "cuda-events",
+        "timer": timer,
         "l2": "hot",
         "fill": "randn",
         "seed": 0,
@@ -48,3 +48,18 @@ def test_one_figure_per_device_and_world_size(tmp_path):
 def test_no_collectives_no_figure(tmp_path):
     rows = pd.DataFrame([{"op": "gemm", "status": "ok", "latency_ms_median": 1.0}])
     assert collective_figures(rows, tmp_path) == []
+
+
+def test_graph_replayed_rows_are_a_line_of_their_own(tmp_path):
+    """Eager and graph-replayed rows of one collective are two lines (dashed: graph), never
+    one line zigzagging between the two timers; the caption says what the dashed line is."""
+    rows = pd.DataFrame(
+        [_row("all_reduce", s, s / 1e6) for s in (1024, 1 << 20)]
+        + [_row("all_reduce", s, s / 1e5, timer="cuda-graph") for s in (1024, 1 << 20)]
+    )
+    (fig,) = collective_figures(rows, tmp_path)
+    assert "Dashed: the calls captured back to back in one CUDA graph" in fig.caption
+    legend = fig.svg.read_text()  # text stays text in the SVG (svg.fonttype none)
+    assert "all_reduce (nccl)" in legend and "all_reduce (nccl, graph replay)" in legend
+    (eager,) = collective_figures(rows[rows.timer == "cuda-events"], tmp_path / "eager")
+    assert "Dashed" not in eager.caption
