@@ -51,10 +51,21 @@ def _device_state(device: torch.device) -> tuple[Callable[[], None], StreamHold]
     return flush, _HOLD[device]
 
 
-def bench_cold(fn: Callable[[], Any], device: torch.device) -> float:
-    """Median ms of fn() over ~_REP_MS of launches (at least _MIN_SAMPLES), each after reading _FLUSH_BYTES (clean
-    eviction of the L2) and behind a stream hold; otherwise do_bench's schedule (5-call
-    estimate, warm-up, CUDA events around each call alone)."""
+# At the power cap (bench_capped): long enough a warm-up for the limiter to settle on this
+# kernel's power, with the GPU already hot from the candidate before it, as in a sweep.
+CAPPED_WARMUP_MS = 150
+CAPPED_REP_MS = 100
+
+
+def bench_cold(
+    fn: Callable[[], Any],
+    device: torch.device,
+    warmup_ms: float = _WARMUP_MS,
+    rep_ms: float = _REP_MS,
+) -> float:
+    """Median ms of fn() over ~rep_ms of launches (at least _MIN_SAMPLES), each after reading
+    _FLUSH_BYTES (clean eviction of the L2) and behind a stream hold; otherwise do_bench's
+    schedule (5-call estimate, warm-up_ms of calls, CUDA events around each call alone)."""
     with torch.cuda.device(device):
         flush, hold = _device_state(device)
         fn()
@@ -67,10 +78,10 @@ def bench_cold(fn: Callable[[], Any], device: torch.device) -> float:
         end.record()
         torch.cuda.synchronize()
         estimate_ms = max(start.elapsed_time(end) / 5, 1e-3)
-        for _ in range(max(1, int(_WARMUP_MS / estimate_ms))):
+        for _ in range(max(1, int(warmup_ms / estimate_ms))):
             fn()
         samples: list[float] = []
-        remaining = max(_MIN_SAMPLES, int(_REP_MS / estimate_ms))
+        remaining = max(_MIN_SAMPLES, int(rep_ms / estimate_ms))
         while remaining > 0:
             events = [
                 (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -87,3 +98,10 @@ def bench_cold(fn: Callable[[], Any], device: torch.device) -> float:
             samples += [begin.elapsed_time(finish) for begin, finish in events]
             remaining -= len(events)
     return statistics.median(samples)
+
+
+def bench_capped(fn: Callable[[], Any], device: torch.device) -> float:
+    """bench_cold with a warm-up and a window long enough for the power limiter: a heavy GEMM's
+    25 ms burst runs at the top clock before the limiter engages, while the sweep times it over
+    >= 0.5 s at the cap, where the ranking of candidates can flip (capped_retime.py)."""
+    return bench_cold(fn, device, CAPPED_WARMUP_MS, CAPPED_REP_MS)

@@ -158,6 +158,8 @@ def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> 
         tune_key=result.cache_key,
     )
     config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
+    if result.capped_ms:  # the contenders re-timed at the power cap, which decided
+        config["capped"] = {k: round(v, 5) for k, v in result.capped_ms.items()}
     if result.rejected:
         config["rejected"] = result.rejected
     return Prepared(launch, config)

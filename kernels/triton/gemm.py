@@ -51,6 +51,7 @@ import torch
 import triton
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from .. import capped_retime
 from . import gemm_tune
 from .gemm_candidates import candidate_configs, interpreter_pick
 from .gemm_choice import choose
@@ -302,7 +303,11 @@ def prepare_matmul(
     # tune_source: "tuned" (timed now), "cache" (a decision read from disk), "untuned"
     launch.config.update(tune_source=result.source, tune_key=result.cache_key)
     if result.timings_ms:
-        launch.config["tuned_ms"] = min(result.timings_ms.values())
+        # the chosen config's time: at the power cap where the contenders were re-timed there
+        capped = result.capped_ms
+        launch.config["tuned_ms"] = min((capped or result.timings_ms).values())
+        if capped:
+            launch.config["capped"] = {k: round(v, 5) for k, v in capped.items()}
         launch.config["candidates_rejected"] = len(result.rejected)
         # every candidate's tuner time, as own-cutlass records them: what the choice beat
         launch.config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
@@ -347,6 +352,7 @@ def _gluon_if_faster(
         p.a.device,
         dev.name,
         gemm_tune.TUNE_SOURCES + GLUON_TUNE_SOURCES,
+        capped=tl_ms >= capped_retime.MIN_MS,
     )
     both = dict(
         tl_tuned_ms=tl_ms,

@@ -6,8 +6,9 @@ the `tl` kernel timed 865 us in its tuning burst and 1,005-1,021 us sustained at
 so comparing the two minima compares two clock states as well as two kernels. The two winners
 are therefore re-timed against each other, interleaved tl, Gluon, Gluon, tl (a drift in clock
 over the four cancels to first order), with the same cold-L2 timer, and the mean of each pair
-decides. The decision is kept on disk like the tuners' own (tune_cache.py), so a second sweep
-re-times nothing.
+decides. Where the `tl` winner takes capped_retime.MIN_MS or more, the re-time runs at the
+power cap (bench_capped), as the sweep will time the pair. The decision is kept on disk like the
+tuners' own (tune_cache.py), so a second sweep re-times nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import torch
 
 from .. import tune_cache
-from ..bench_cold import bench_cold
+from ..bench_cold import bench_capped, bench_cold
 
 FAMILY = "triton-gemm-choice"
 _KERNELS = ("tl", "gluon-ws")  # a stored decision's index names one of these
@@ -44,10 +45,11 @@ def choose(
     device: torch.device,
     device_name: str,
     sources: tuple[str, ...],
+    capped: bool = False,
 ) -> Choice:
     """Re-time the two tuned launches interleaved and return the faster. `sides` names each
     side's tuned choice (its tile and schedule): the stored decision is reused only for the same
-    two choices, GPU, driver, toolchain and kernel sources."""
+    two choices, GPU, driver, toolchain and kernel sources. `capped`: time at the power cap."""
     memo = repr((problem, sides, device_name))
     if memo in _DECIDED:
         return _DECIDED[memo]
@@ -65,8 +67,9 @@ def choose(
         choice = Choice(_KERNELS[found.index], rec["tl_ms"], rec["gluon_ms"], "cache")
     else:
         times: dict[str, list[float]] = {"tl": [], "gluon-ws": []}
+        bench = bench_capped if capped else bench_cold
         for kernel in ("tl", "gluon-ws", "gluon-ws", "tl"):
-            times[kernel].append(bench_cold(tl if kernel == "tl" else gluon, device))
+            times[kernel].append(bench(tl if kernel == "tl" else gluon, device))
         tl_ms, gluon_ms = (sum(t) / len(t) for t in times.values())
         index = 1 if gluon_ms < tl_ms else 0
         choice = Choice(_KERNELS[index], tl_ms, gluon_ms, "timed")

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from .. import tune_cache
+from .. import capped_retime, tune_cache
 from ..bench_cold import bench_cold
 from .gemm_configs import GemmConfig
 from .gemm_operands import GemmOperands
@@ -36,11 +36,19 @@ class TuneResult:
     rejected: dict[str, str] = field(default_factory=dict)  # str(config) -> reason
     source: str = "untuned"  # "tuned" (timed in this process) | "cache" (read from disk)
     cache_key: str = ""  # tune_cache.TuneKey.digest of the disk entry, when there is one
+    # the contenders re-timed at the power cap (capped_retime.py) -> mean ms; they decided
+    capped_ms: dict[str, float] = field(default_factory=dict)
 
 
 # The kernel files a tuned GEMM choice depends on (a change to any of them re-tunes).
 # (Not the Gluon GEMM's files, gemm_gluon*.py: its own tuner keys on those.)
-TUNE_SOURCES = ("triton/gemm.py", "triton/gemm_[!g]*.py", "bench_cold.py", "stream_hold.py")
+TUNE_SOURCES = (
+    "triton/gemm.py",
+    "triton/gemm_[!g]*.py",
+    "bench_cold.py",
+    "capped_retime.py",
+    "stream_hold.py",
+)
 
 
 _CACHE: dict[tuple, TuneResult] = {}
@@ -130,6 +138,7 @@ def tune_or_lookup(
             dict(rec.get("rejected", {})),
             "cache",
             stored.digest,
+            dict(rec.get("capped_ms", {})),
         )
         _CACHE[key] = hit
         return hit
@@ -163,6 +172,13 @@ def tune_or_lookup(
         warnings.warn(
             f"GEMM tuning rejected {len(rejected)} config(s) for {key}: {rejected}", stacklevel=3
         )
+    capped: dict[str, float] = {}
+    if names := capped_retime.contenders(timings):
+        index_of = {_short(cfg): i for i, cfg in enumerate(candidates)}
+        launches = {name: build(candidates[index_of[name]]) for name in names}
+        capped = capped_retime.retime(launches, next(iter(launches.values())).out.device)
+        winner = min(capped, key=capped.__getitem__)
+        best = (capped[winner], index_of[winner])
     result = TuneResult(
         candidates[best[1]],
         True,
@@ -171,11 +187,11 @@ def tune_or_lookup(
         rejected,
         "tuned",
         stored.digest if stored is not None else "",
+        capped,
     )
     _CACHE[key] = result
-    tune_cache.save(
-        stored, candidates, best[1], best[0], dict(timings_ms=timings, rejected=rejected)
-    )
+    record = dict(timings_ms=timings, capped_ms=capped, rejected=rejected)
+    tune_cache.save(stored, candidates, best[1], best[0], record)
     return result
 
 
