@@ -12,7 +12,7 @@ import pyarrow as pa
 
 # Bumped on every change of SCHEMA's columns, each with an entry in harness/schema_history.py
 # (tests/test_schema_history.py checks both): rows of every version stay readable side by side.
-SCHEMA_VERSION = 3  # 3: the model column (decoder_layer rows); 2: spread guard, stream hold, flush
+SCHEMA_VERSION = 4  # 4: power_settle_s; 3: the model column (decoder_layer rows); 2: spread guard, stream hold, flush
 
 _STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(
@@ -102,6 +102,9 @@ SCHEMA = pa.schema(
         ("max_spread", _F64),
         ("warmup_ms", _F64),
         ("warmup_calls", _I64),
+        # seconds the call ran before its warm-up until the power limiter settled (point.py's
+        # settle_power); null where telemetry could not tell or the timer is not cuda-events
+        ("power_settle_s", _F64),
         ("rse_target", _F64),
         ("max_time_s", _F64),
         ("min_time_s", _F64),

@@ -147,6 +147,15 @@ HISTORY: tuple[ColumnSet, ...] = (
         ("model",),
         "the model of a decoder_layer row (issue 23, 2026-11-24); no committed rows yet",
     ),
+    ColumnSet(
+        "4",
+        4,
+        113,
+        "09f9149a3288af09cae15e7c032ef0d0d5fb5be5162f42bb6a466ed6cab14617",
+        ("power_settle_s",),
+        "seconds a point's call ran before its warm-up until the power limiter settled "
+        "(protocol.power_settle_ms, issue 20, 2026-11-25)",
+    ),
 )
 _BY_FINGERPRINT = {c.fingerprint: c for c in HISTORY}
 

@@ -44,6 +44,12 @@ class Protocol:
     # Sample for at least this long: a power-capped GPU's clock oscillates over tenths of a
     # second, and a median taken inside one swing differed by 3% between identical runs.
     min_time_s: float = 0.5  # capped at max_time_s
+    # Before the warm-up, on NVIDIA GPUs: run the call (with its flush) until the power limiter
+    # has settled (telemetry.Telemetry.power_unsettled), at most this long. A heavy kernel timed
+    # right after an idle spell runs on the budget the idle left: on an H100 cuBLAS, always
+    # timed first in its point, ran 4-9% faster at large M than in a sustained loop, while the
+    # own GEMMs, timed right after their tuning at the cap, did not. 0 turns it off.
+    power_settle_ms: float = 2000.0
     l2_flush: str = "read"  # read | write (nvbench's cold mode: a memset)
     stream_hold: bool = True  # a blocking kernel before each start event (CUDA and ROCm)
     # cuda-events queues up to 100 samples between host syncs; nvbench's cold mode syncs after
@@ -80,7 +86,13 @@ class Protocol:
         ):
             if getattr(self, key) <= 0:
                 raise ValueError(f"protocol.{key}: {getattr(self, key)} must be > 0; allowed: > 0")
-        for key in ("warmup_ms", "min_time_s", "spread_floor_us", "l2_rotation_factor"):
+        for key in (
+            "warmup_ms",
+            "min_time_s",
+            "spread_floor_us",
+            "l2_rotation_factor",
+            "power_settle_ms",
+        ):
             if getattr(self, key) < 0:
                 raise ValueError(f"protocol.{key}: {getattr(self, key)} is negative; allowed: >= 0")
         if self.max_spread < 1.0:

@@ -80,6 +80,9 @@ class _NvmlReader:
             throttle=lambda: nv.nvmlDeviceGetCurrentClocksEventReasons(h),
         )
 
+    def power_limit_w(self) -> float:
+        return self.nv.nvmlDeviceGetEnforcedPowerLimit(self.h) / 1000.0
+
 
 def amdsmi_handle(amdsmi, index: int):
     """The amdsmi handle of HIP device `index`: matched by PCI bus id when torch reports one
@@ -163,6 +166,14 @@ class _Reader(typing.Protocol):
     def read(self) -> dict: ...
 
 
+# The power limiter counts as settled once the board's reported power is within this share of
+# the enforced limit (NVML reports an average over about a second: on an H100, cuBLAS rows timed
+# right after an idle spell read 600-650 W under sw_power_cap while the same kernels ran at
+# 697 W once the average caught up, and at 4-9% higher clocks than the rows timed after them).
+SETTLED_POWER_SHARE = 0.97
+_POWER_CAP_BIT = 0x4
+
+
 _READERS: dict[str, Callable[[int], _Reader]] = {"nvidia": _NvmlReader, "amd": _AmdSmiReader}
 
 
@@ -197,6 +208,21 @@ class Telemetry:
     @property
     def available(self) -> bool:
         return self._reader is not None
+
+    def power_unsettled(self) -> bool:
+        """Whether the power limiter is engaged (sw_power_cap) while the board's averaged power
+        is still below SETTLED_POWER_SHARE of the enforced limit: a kernel timed now still runs
+        on the budget the idle time before it left, at clocks it will not keep. False where
+        the reader has no power limit (AMD, Intel, no NVML) or a read fails."""
+        limit = getattr(self._reader, "power_limit_w", None)
+        if self._reader is None or limit is None:
+            return False
+        try:
+            r, cap = self._reader.read(), limit()
+        except Exception:
+            return False
+        capped = int(r.get("throttle", 0)) & _POWER_CAP_BIT
+        return bool(capped) and r.get("power", cap) < SETTLED_POWER_SHARE * cap
 
     @property
     def source(self) -> str:
