@@ -21,7 +21,8 @@ class FakeTelemetry:
         return self.left >= 0
 
 
-def _settle(tel, protocol=Protocol()):
+def _settle(tel, protocol: Protocol | None = None):
+    protocol = protocol or Protocol()
     calls: list[str] = []
     spent = point.settle_power(
         lambda: calls.append("run"), lambda: calls.append("flush"), protocol, tel, lambda: None
@@ -34,6 +35,21 @@ def test_settle_runs_slices_until_the_limiter_settles():
     spent, calls = _settle(tel)
     assert tel.checks == 3 and spent is not None and spent > 0
     assert calls[:2] == ["flush", "run"] and calls.count("flush") == calls.count("run")
+
+
+def test_the_settle_waits_for_its_calls_every_few_launches():
+    """Launches return at once: the slice must sync as it goes, or a slice of host time queues
+    seconds of a long kernel."""
+    events: list[str] = []
+    point.settle_power(
+        lambda: events.append("run"),
+        None,
+        Protocol(),
+        FakeTelemetry(0),
+        lambda: events.append("sync"),
+    )
+    runs_between = [len(chunk) for chunk in "".join(e[0] for e in events).split("s") if chunk]
+    assert runs_between and max(runs_between) <= point._SETTLE_CALLS_PER_SYNC
 
 
 def test_a_light_kernel_costs_one_slice_and_the_limit_bounds_a_heavy_one():
