@@ -26,7 +26,6 @@ import csv
 import time
 from collections.abc import Callable
 
-import pynvml
 import torch
 from harness_kernels.cutlass import build as cutlass_build
 from harness_kernels.cutlass import gemm as cutlass_gemm
@@ -49,6 +48,8 @@ def parse_options(text: str) -> cutlass_gemm.RunOptions:
 
 def nvml_handle(index: int):
     """The NVML handle of torch device `index`, matched by UUID (NVML counts every GPU)."""
+    import pynvml  # GPU machines only: this module's helpers are tested without it
+
     pynvml.nvmlInit()
     try:
         uuid = str(torch.cuda.get_device_properties(index).uuid)
@@ -72,6 +73,8 @@ def sustained(
     torch.cuda.synchronize()
     calls = max(3, int(seconds / est))
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    import pynvml
+
     tele.start()
     e0 = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
     start.record()

@@ -68,6 +68,25 @@ def _unstable_note(ra: dict, rb: dict) -> str:
     return "; ".join(parts)
 
 
+def _settled(row: dict) -> bool:
+    """Whether the row's point ran until the power limiter settled before its warm-up
+    (power_settle_s, schema 4; null in older rows and where telemetry could not tell)."""
+    v = row.get("power_settle_s")
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def _settle_note(ra: dict, rb: dict) -> str:
+    """A power-capped point timed with the limiter settled on one side only: the unsettled
+    side's speed depends on what ran before it (an H100's cuBLAS rows ran 4-9% faster after an
+    idle spell than settled, results/h100/README.md session 41), so the ratio mixes that in."""
+    if _settled(ra) == _settled(rb):
+        return ""
+    if not any("sw_power_cap" in str(r.get("throttle_reasons") or "") for r in (ra, rb)):
+        return ""
+    settled = "A" if _settled(ra) else "B"
+    return f"power-capped; only {settled} settled the limiter first"
+
+
 def compare_runs(
     a: pd.DataFrame,
     b: pd.DataFrame,
@@ -113,7 +132,7 @@ def compare_runs(
             else:
                 lo, r, hi = bootstrap_median_ratio(list(sa), list(sb), n_boot=n_boot, seed=seed)
                 line.update(ratio=r, lo=lo, hi=hi, verdict=verdict(lo, hi, threshold))
-            line["note"] = _unstable_note(ra, rb)
+            line["note"] = "; ".join(n for n in (_unstable_note(ra, rb), _settle_note(ra, rb)) if n)
         lines.append(line)
     return pd.DataFrame(lines)
 
@@ -203,7 +222,13 @@ def summary(result: pd.DataFrame) -> str:
     gm = f"; geomean B/A {geomean(speed):.4f}" if len(speed) else ""
     flagged = int(result["note"].str.contains("unstable:", regex=False).sum())
     unstable = f"; {flagged} with unstable samples (see note)" if flagged else ""
-    return f"{len(result)} points: " + ", ".join(parts) + gm + unstable
+    one_sided = int(result["note"].str.contains("settled the limiter", regex=False).sum())
+    settle = (
+        f"; {one_sided} power-capped with the limiter settled on one side only (see note)"
+        if one_sided
+        else ""
+    )
+    return f"{len(result)} points: " + ", ".join(parts) + gm + unstable + settle
 
 
 def by_device(result: pd.DataFrame, threshold: float) -> pd.DataFrame:

@@ -5,7 +5,14 @@ import pytest
 from report_fixtures import speed_row, write_run
 
 from harness.cli import main
-from harness.report.compare import by_device, compare_runs, noise_floor, split_halves, verdict
+from harness.report.compare import (
+    by_device,
+    compare_runs,
+    noise_floor,
+    split_halves,
+    summary,
+    verdict,
+)
 from harness.report.data import load
 
 GEMM = {"n": 4096, "k": 4096, "dtype": "bf16", "layout": "nt", "batch": 1}
@@ -153,3 +160,28 @@ def test_by_device_splits_a_sharded_run(tmp_path, capsys):
     assert main(["compare", str(ra), str(rb), "threshold=0.03", "n_boot=300"]) == 0
     out = capsys.readouterr().out
     assert "by GPU:" in out and "cuda:1 GPU-x2-1" in out and "within +-3%" in out
+
+
+def test_a_capped_point_settled_on_one_side_only_is_noted(tmp_path):
+    """A power-capped point timed with the limiter settled in B (schema 4) but not in A (an
+    older row) gets a note and a count in the summary; light points and points settled on both
+    sides do not."""
+    a, b = [], []
+    for m, capped, settled_a in ((8192, True, False), (16384, True, True), (16, False, False)):
+        p = {"m": m, **GEMM}
+        reasons = "sw_power_cap" if capped else ""
+        ra = speed_row("h100", "gemm", p, "cublas", "A", median_ms=1.0, noise=0.002, n=50)
+        rb = speed_row("h100", "gemm", p, "cublas", "B", median_ms=1.0, noise=0.002, n=50)
+        ra.update(throttle_reasons=reasons, power_settle_s=1.2 if settled_a else None)
+        rb.update(throttle_reasons=reasons, power_settle_s=1.3)
+        a.append(ra)
+        b.append(rb)
+    result = compare_runs(
+        load([write_run(tmp_path, "A", a)]), load([write_run(tmp_path, "B", b)]), n_boot=200
+    )
+    notes = dict(
+        zip(result["problem"].str.extract(r"(\d+)x")[0].astype(int), result["note"], strict=True)
+    )
+    assert notes[8192] == "power-capped; only B settled the limiter first"
+    assert notes[16384] == "" and notes[16] == ""
+    assert "1 power-capped with the limiter settled on one side only" in summary(result)

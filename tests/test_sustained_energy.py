@@ -1,0 +1,31 @@
+"""scripts/sustained_energy.py on the CPU: how its --extra candidates are read and joined to the
+tuner's own list (the timing itself needs a GPU and NVML)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from harness_kernels.cutlass.gemm import CONFIGS, RunOptions
+from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "sustained_energy.py"
+spec = importlib.util.spec_from_file_location("sustained_energy", SCRIPT)
+probe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(probe)
+
+
+def test_options_read_back_from_their_printed_form():
+    for options in (RunOptions(), RunOptions("data-parallel", 1, 8), RunOptions("split-k", 4, 2)):
+        assert probe.parse_options(str(options)) == options
+
+
+def test_extra_candidates_follow_the_tuners_own():
+    extra = ["sm90-coop-128x256:heuristic/sw8", "sm90-streamk-128x256:data-parallel/sw4"]
+    got = probe.cutlass_candidates(16384, 10240, 8192, extra)
+    own = sm90_candidates(16384, 10240, 8192, "bf16")
+    assert got[: len(own)] == own
+    assert got[len(own) :] == [
+        (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=8)),
+        (CONFIGS["sm90-streamk-128x256"], RunOptions("data-parallel", 1, 4)),
+    ]
