@@ -60,12 +60,16 @@ CAPPED_REP_MS = 100
 def bench_cold(
     fn: Callable[[], Any],
     device: torch.device,
-    warmup_ms: float = _WARMUP_MS,
-    rep_ms: float = _REP_MS,
+    warmup_ms: float | None = None,
+    rep_ms: float | None = None,
 ) -> float:
     """Median ms of fn() over ~rep_ms of launches (at least _MIN_SAMPLES), each after reading
     _FLUSH_BYTES (clean eviction of the L2) and behind a stream hold; otherwise do_bench's
-    schedule (5-call estimate, warm-up_ms of calls, CUDA events around each call alone)."""
+    schedule (5-call estimate, warmup_ms of calls, CUDA events around each call alone).
+    Without windows given, the tuners' burst: _WARMUP_MS and _REP_MS."""
+    # the burst windows are read here, not bound as defaults, so tests can shrink them
+    warmup_ms = _WARMUP_MS if warmup_ms is None else warmup_ms
+    rep_ms = _REP_MS if rep_ms is None else rep_ms
     with torch.cuda.device(device):
         flush, hold = _device_state(device)
         fn()

@@ -16,7 +16,12 @@ spec.loader.exec_module(probe)
 
 
 def test_options_read_back_from_their_printed_form():
-    for options in (RunOptions(), RunOptions("data-parallel", 1, 8), RunOptions("split-k", 4, 2)):
+    for options in (
+        RunOptions(),
+        RunOptions("data-parallel", 1, 8),
+        RunOptions("split-k", 4, 2),
+        RunOptions(swizzle=4, raster="along-n"),
+    ):
         assert probe.parse_options(str(options)) == options
 
 

@@ -42,6 +42,7 @@ DTYPES = {
 DTYPE_CODES = dict(DTYPES.values())  # name -> HK_DTYPE
 ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3": 1, "tf32": 4}  # every SM90 input dtype
 MODES = {"heuristic": 0, "data-parallel": 1, "split-k": 2, "stream-k": 3}
+RASTERS = {"heuristic": 0, "along-m": 1, "along-n": 2}  # sm90_gemm.cu's raster codes
 
 
 @dataclass(frozen=True)
@@ -214,10 +215,20 @@ class RunOptions:
     mode: str = "heuristic"  # heuristic | data-parallel | split-k | stream-k
     splits: int = 1
     swizzle: int = 1  # group up to this many tiles along the raster (1, 2, 4, 8)
+    # the persistent scheduler's raster: CUTLASS's heuristic, or along the kernel's M or N
+    # (cuBLAS's nvjet names say h or v per shape at large M: results/h100/_logs/session41)
+    raster: str = "heuristic"  # heuristic | along-m | along-n
 
     def __str__(self) -> str:
         split = f"x{self.splits}" if self.mode == "split-k" else ""
-        return f"{self.mode}{split}/sw{self.swizzle}"
+        raster = "" if self.raster == "heuristic" else f"/{self.raster}"  # names kept as they were
+        return f"{self.mode}{split}/sw{self.swizzle}{raster}"
+
+    @property
+    def packed_swizzle(self) -> int:
+        """The swizzle argument of hk_gemm_plan / hk_gemm_workspace: the raster order's code
+        (RASTERS) above the swizzle's low byte."""
+        return self.swizzle | RASTERS[self.raster] << 8
 
 
 def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
@@ -293,7 +304,8 @@ class GemmLaunch:
         self._keep = (a, b, alpha)  # the plan holds raw pointers into these
         handle = ctypes.c_void_p()
         with torch.cuda.device(a.device):
-            ws = self._lib.hk_gemm_workspace(m, n, k, mode, options.splits, options.swizzle)
+            swizzle = options.packed_swizzle
+            ws = self._lib.hk_gemm_workspace(m, n, k, mode, options.splits, swizzle)
             self.workspace = torch.empty(max(ws, 1), dtype=torch.uint8, device=a.device)
             rc = self._lib.hk_gemm_plan(
                 a.data_ptr(),
@@ -308,7 +320,7 @@ class GemmLaunch:
                 n,
                 mode,
                 options.splits,
-                options.swizzle,
+                swizzle,
                 self.workspace.data_ptr() if ws > 0 else None,
                 ctypes.byref(handle),
             )

@@ -266,6 +266,14 @@ Arguments make_arguments(const void* A, const void* B, void* D, const float* alp
   int device = 0;
   cudaGetDevice(&device);
   args.hw_info = cutlass::KernelHardwareInfo::make_kernel_hardware_info<GemmKernel>(device);
+  // `swizzle` carries the raster order above its low byte (gemm.py, RunOptions.packed_swizzle):
+  // 0 CUTLASS's heuristic, 1 along M, 2 along N, in the kernel's own M / N (swapped under
+  // HK_SWAP_AB). Which operand's panels stay in L2 between neighbouring tiles follows from it.
+  using RasterOrder = cutlass::gemm::kernel::detail::RasterOrderOptions;
+  const RasterOrder rasters[] = {RasterOrder::Heuristic, RasterOrder::AlongM, RasterOrder::AlongN};
+  const int raster = (swizzle >> 8) & 0xff;
+  args.scheduler.raster_order = rasters[raster < 3 ? raster : 0];
+  swizzle &= 0xff;
   // Grouping up to `swizzle` tiles along the raster keeps neighbouring CTAs on shared A/B
   // panels, which then hit in L2.
   args.scheduler.max_swizzle_size = swizzle > 0 ? swizzle : 1;

@@ -62,6 +62,8 @@ def test_gemm_config_matches_fp32(name, layout, mnk):
     modes = [RunOptions()]
     if config.streamk:
         modes += [RunOptions("split-k", 3), RunOptions("stream-k"), RunOptions("data-parallel")]
+    if config.kernel == "sm90":  # the persistent scheduler's raster orders, with a swizzle
+        modes += [RunOptions(swizzle=4, raster="along-m"), RunOptions(swizzle=2, raster="along-n")]
     for options in modes:
         launch = prepare_gemm(inputs["a"], inputs["b"], config, options=options)
         assert isinstance(launch, Launch)  # the one launch protocol (harness_kernels.launch)
