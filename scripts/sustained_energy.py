@@ -140,7 +140,10 @@ def main() -> None:
     ap.add_argument("--extra", default="", help="config:options,... timed beside the candidates")
     args = ap.parse_args()
     extra = [e for e in args.extra.split(",") if e]
-    handle, tele = nvml_handle(0), Telemetry("nvidia", 0)
+    import pynvml
+
+    handle = nvml_handle(0)
+    tele = Telemetry("nvidia", pynvml.nvmlDeviceGetIndex(handle))  # the same GPU as the energy
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
     # every library first, in parallel (nvcc on all cores), not one by one at its first plan
     specs = {c.spec("bf16", True) for s in shapes for c, _ in cutlass_candidates(*s, extra)}

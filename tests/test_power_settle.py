@@ -1,68 +1,83 @@
-"""The power settle before a point's warm-up (point.settle_power) and the telemetry reading that
-ends it (Telemetry.power_unsettled), with the GPU and NVML faked. No timing is asserted."""
+"""The power settle before a point's warm-up (point.settle_power) and the limiter reading that
+ends it (telemetry.PowerState), with the GPU and NVML faked. No timing is asserted."""
 
 from __future__ import annotations
 
+import time
+
 from harness.measure import point, telemetry
 from harness.measure.protocol import Protocol
+from harness.measure.telemetry import PowerState
 
 
 class FakeTelemetry:
-    """Reports the limiter unsettled for the first `unsettled` checks."""
+    """Replays limiter readings (the first is the idle reading before the settle runs)."""
 
     available = True
 
-    def __init__(self, unsettled: int):
-        self.left, self.checks = unsettled, 0
+    def __init__(self, states: list[PowerState | None]):
+        self.states, self.reads = list(states), 0
 
-    def power_unsettled(self) -> bool:
-        self.checks += 1
-        self.left -= 1
-        return self.left >= 0
+    def power_state(self) -> PowerState | None:
+        self.reads += 1
+        return self.states.pop(0) if len(self.states) > 1 else self.states[0]
 
 
-def _settle(tel, protocol: Protocol | None = None):
+IDLE, CREDIT, CAP = (
+    PowerState(False, 90, 700),
+    PowerState(True, 620, 700),
+    PowerState(True, 697, 700),
+)
+
+
+def _settle(tel, protocol: Protocol | None = None, run=None):
     protocol = protocol or Protocol()
-    calls: list[str] = []
-    spent = point.settle_power(
-        lambda: calls.append("run"), lambda: calls.append("flush"), protocol, tel, lambda: None
-    )
-    return spent, calls
-
-
-def test_settle_runs_slices_until_the_limiter_settles():
-    tel = FakeTelemetry(unsettled=2)
-    spent, calls = _settle(tel)
-    assert tel.checks == 3 and spent is not None and spent > 0
-    assert calls[:2] == ["flush", "run"] and calls.count("flush") == calls.count("run")
-
-
-def test_the_settle_waits_for_its_calls_every_few_launches():
-    """Launches return at once: the slice must sync as it goes, or a slice of host time queues
-    seconds of a long kernel."""
     events: list[str] = []
-    point.settle_power(
-        lambda: events.append("run"),
-        None,
-        Protocol(),
-        FakeTelemetry(0),
+    spent = point.settle_power(
+        run or (lambda: events.append("run")),
+        lambda: events.append("flush"),
+        protocol,
+        tel,
         lambda: events.append("sync"),
     )
-    runs_between = [len(chunk) for chunk in "".join(e[0] for e in events).split("s") if chunk]
-    assert runs_between and max(runs_between) <= point._SETTLE_CALLS_PER_SYNC
+    return spent, events
 
 
-def test_a_light_kernel_costs_one_slice_and_the_limit_bounds_a_heavy_one():
-    light = FakeTelemetry(unsettled=0)
-    assert _settle(light)[0] is not None and light.checks == 1
-    never = FakeTelemetry(unsettled=10**9)
+def test_a_heavy_kernel_runs_until_the_averaged_power_reaches_the_limit():
+    tel = FakeTelemetry([IDLE, CREDIT, CREDIT, CAP])
+    spent, events = _settle(tel)
+    assert tel.reads == 4 and spent is not None and spent > 0  # idle, then three slices
+    assert events[:3] == ["flush", "run", "sync"] and events.count("flush") == events.count("run")
+
+
+def test_a_light_kernel_stops_once_its_power_stops_climbing():
+    light, more = PowerState(False, 180, 700), PowerState(False, 185, 700)
+    tel = FakeTelemetry([IDLE, light, more])
+    _settle(tel)
+    assert tel.reads == 3  # 90 -> 180 W is still climbing; 180 -> 185 W is not
+
+
+def test_the_limit_bounds_the_settle_and_no_power_limit_runs_nothing():
+    never = FakeTelemetry([IDLE, CREDIT])
     spent, _ = _settle(never, Protocol(power_settle_ms=1.0))
-    assert never.checks == 0 and spent is not None  # past the limit after the first slice
-
-
-def test_no_telemetry_or_turned_off_runs_nothing():
+    assert never.reads == 2 and spent is not None  # past the limit after the first slice
     assert _settle(None) == (None, [])
-    assert _settle(FakeTelemetry(5), Protocol(power_settle_ms=0)) == (None, [])
+    assert _settle(FakeTelemetry([None])) == (None, [])  # AMD, Intel, NVML without a limit
+    assert _settle(FakeTelemetry([IDLE, CAP]), Protocol(power_settle_ms=0)) == (None, [])
+
+
+def test_calls_are_waited_for_often_and_a_slow_call_is_not_batched():
+    _, events = _settle(FakeTelemetry([IDLE, CAP]))
+    runs_between = [len(c) for c in "".join(e[0] for e in events if e != "flush").split("s") if c]
+    assert runs_between and max(runs_between) <= point._SETTLE_MAX_CALLS_PER_SYNC
+    slow: list[str] = []
+
+    def slow_call() -> None:
+        time.sleep(0.03)  # 30 ms a call: more than the ~10 ms between waits
+        slow.append("run")
+
+    _, events = _settle(FakeTelemetry([IDLE, CAP]), run=slow_call)
+    assert events.count("sync") == len(slow)  # every call waited for
 
 
 class FakeReader:
@@ -83,9 +98,10 @@ def _tel(reader) -> telemetry.Telemetry:
     return t
 
 
-def test_unsettled_means_capped_while_the_averaged_power_is_still_below_the_limit():
-    assert _tel(FakeReader(620.0, 0x4)).power_unsettled()  # on the idle spell's budget
-    assert not _tel(FakeReader(697.0, 0x4)).power_unsettled()  # at the cap: settled
-    assert not _tel(FakeReader(400.0, 0x0)).power_unsettled()  # a light kernel: no limiter
-    assert not _tel(FakeReader(400.0, 0x4, limit=None)).power_unsettled()  # no limit to read
-    assert not _tel(None).power_unsettled()
+def test_the_reading_and_what_counts_as_unsettled():
+    assert _tel(FakeReader(620.0, 0x4)).power_state() == CREDIT
+    assert _tel(FakeReader(400.0, 0x4, limit=None)).power_state() is None
+    assert _tel(None).power_state() is None
+    assert CREDIT.unsettled(90) and not CAP.unsettled(620)  # capped: by the limit alone
+    assert PowerState(False, 400, 700).unsettled(90)  # uncapped, still climbing
+    assert not PowerState(False, 400, 700).unsettled(390) and not IDLE.unsettled(None)

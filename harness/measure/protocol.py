@@ -45,7 +45,7 @@ class Protocol:
     # second, and a median taken inside one swing differed by 3% between identical runs.
     min_time_s: float = 0.5  # capped at max_time_s
     # Before the warm-up, on NVIDIA GPUs: run the call (with its flush) until the power limiter
-    # has settled (telemetry.Telemetry.power_unsettled), at most this long. A heavy kernel timed
+    # has settled (telemetry.PowerState.unsettled), at most this long. A heavy kernel timed
     # right after an idle spell runs on the budget the idle left: on an H100 cuBLAS, always
     # timed first in its point, ran 4-9% faster at large M than in a sustained loop, while the
     # own GEMMs, timed right after their tuning at the cap, did not. 0 turns it off.

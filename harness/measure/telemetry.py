@@ -171,7 +171,29 @@ class _Reader(typing.Protocol):
 # right after an idle spell read 600-650 W under sw_power_cap while the same kernels ran at
 # 697 W once the average caught up, and at 4-9% higher clocks than the rows timed after them).
 SETTLED_POWER_SHARE = 0.97
+# Uncapped but still climbing: the averaged power rose by more than this share of the limit
+# since the previous reading (a heavy kernel's first slice after idle may not be capped yet).
+CLIMBING_POWER_SHARE = 0.05
 _POWER_CAP_BIT = 0x4
+
+
+@dataclass(frozen=True)
+class PowerState:
+    """The power limiter as NVML reports it: engaged (sw_power_cap), averaged power, limit."""
+
+    capped: bool
+    power_w: float
+    limit_w: float
+
+    def unsettled(self, before_w: float | None) -> bool:
+        """Whether a kernel timed now would not yet run as a sustained stream of it does:
+        capped with the averaged power still under SETTLED_POWER_SHARE of the limit (running
+        on the budget an idle spell left), or uncapped with the power still climbing since
+        `before_w` (the previous reading)."""
+        if self.capped:
+            return self.power_w < SETTLED_POWER_SHARE * self.limit_w
+        rise = self.power_w - before_w if before_w is not None else 0.0
+        return rise > CLIMBING_POWER_SHARE * self.limit_w
 
 
 _READERS: dict[str, Callable[[int], _Reader]] = {"nvidia": _NvmlReader, "amd": _AmdSmiReader}
@@ -209,20 +231,19 @@ class Telemetry:
     def available(self) -> bool:
         return self._reader is not None
 
-    def power_unsettled(self) -> bool:
-        """Whether the power limiter is engaged (sw_power_cap) while the board's averaged power
-        is still below SETTLED_POWER_SHARE of the enforced limit: a kernel timed now still runs
-        on the budget the idle time before it left, at clocks it will not keep. False where
-        the reader has no power limit (AMD, Intel, no NVML) or a read fails."""
+    def power_state(self) -> PowerState | None:
+        """One reading of the board's power limiter: None where the reader has no enforced
+        power limit (AMD, Intel, no NVML) or a read fails: the settle then cannot tell."""
         limit = getattr(self._reader, "power_limit_w", None)
         if self._reader is None or limit is None:
-            return False
+            return None
         try:
-            r, cap = self._reader.read(), limit()
+            r, cap = self._reader.read(), float(limit())
         except Exception:
-            return False
-        capped = int(r.get("throttle", 0)) & _POWER_CAP_BIT
-        return bool(capped) and r.get("power", cap) < SETTLED_POWER_SHARE * cap
+            return None
+        if "power" not in r or not cap > 0:
+            return None
+        return PowerState(bool(int(r.get("throttle", 0)) & _POWER_CAP_BIT), r["power"], cap)
 
     @property
     def source(self) -> str:

@@ -4,9 +4,10 @@
 // and exports the same plain C entry points, so one ctypes loader serves them all:
 //
 //   const char* hk_describe(void)              "key=value;..." of the compiled configuration
-//   int64_t     hk_gemm_workspace(M, N, K, mode, splits)      device bytes the plan needs
-//   int         hk_gemm_plan(A, B, D, alpha, M, N, K, lda, ldb, ldd, mode, splits, workspace,
-//                            &plan)         all host work (params, TMA descriptors, attributes)
+//   int64_t     hk_gemm_workspace(M, N, K, mode, splits, swizzle)   device bytes the plan needs
+//   int         hk_gemm_plan(A, B, D, alpha, M, N, K, lda, ldb, ldd, mode, splits, swizzle,
+//                            workspace, &plan)  all host work (params, TMA descriptors, attributes)
+//   (swizzle: its low byte the raster group size, the next the raster order; gemm.py RunOptions)
 //   int         hk_gemm_run(plan, stream)   launch only: what the timer measures
 //   void        hk_gemm_destroy(plan)
 //   const char* hk_status_string(code)

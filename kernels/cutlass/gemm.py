@@ -219,6 +219,13 @@ class RunOptions:
     # (cuBLAS's nvjet names say h or v per shape at large M: results/h100/_logs/session41)
     raster: str = "heuristic"  # heuristic | along-m | along-n
 
+    def __post_init__(self) -> None:
+        # packed_swizzle gives the swizzle one byte and the raster the next
+        if not 1 <= self.swizzle <= 255:
+            raise ValueError(f"swizzle {self.swizzle}; allowed: 1..255")
+        if self.raster not in RASTERS:
+            raise ValueError(f"raster {self.raster!r}; allowed: {', '.join(RASTERS)}")
+
     def __str__(self) -> str:
         split = f"x{self.splits}" if self.mode == "split-k" else ""
         raster = "" if self.raster == "heuristic" else f"/{self.raster}"  # names kept as they were

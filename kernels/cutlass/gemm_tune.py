@@ -249,12 +249,17 @@ def tune(
     capped: dict[str, float] = {}
     if names := capped_retime.contenders(timings):
         by_name = {f"{c.name}:{o}": (c, o) for c, o in candidates}
-        launches = {
-            name: prepare_gemm(a, b, by_name[name][0], alpha=alpha, options=by_name[name][1])
-            for name in names
-        }
-        capped = capped_retime.retime(launches, a.device)
-        best = by_name[min(capped, key=capped.__getitem__)]
+        try:
+            launches = {
+                name: prepare_gemm(a, b, by_name[name][0], alpha=alpha, options=by_name[name][1])
+                for name in names
+            }
+            capped = capped_retime.retime(launches, a.device)
+        except (KernelError, ValueError, torch.OutOfMemoryError) as e:  # the burst decides
+            rejected["capped re-time"] = str(e).splitlines()[0]
+            capped = {}
+        else:
+            best = by_name[min(capped, key=capped.__getitem__)]
     digest = stored.digest if stored else ""
     result = TuneResult(best[0], best[1], timings, capped, rejected, "tuned", digest)
     _CACHE[key] = result

@@ -146,6 +146,9 @@ def tune_or_lookup(
     timings: dict[str, float] = {}
     rejected: dict[str, str] = {}
     best: tuple[float, int] | None = None  # (ms, index into candidates)
+    # burst ms of each candidate that passed both checks, by index: names (_short) can repeat
+    # (prepare_matmul's transpose_b twins), so the re-time at the cap goes by index
+    passed: dict[int, float] = {}
     for i, cfg in enumerate(candidates):
         name = _short(cfg)
         try:
@@ -164,6 +167,7 @@ def tune_or_lookup(
             rejected[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
             continue
         timings[name] = ms
+        passed[i] = ms
         if math.isfinite(ms) and (best is None or ms < best[0]):
             best = (ms, i)
     if best is None:
@@ -173,12 +177,16 @@ def tune_or_lookup(
             f"GEMM tuning rejected {len(rejected)} config(s) for {key}: {rejected}", stacklevel=3
         )
     capped: dict[str, float] = {}
-    if names := capped_retime.contenders(timings):
-        index_of = {_short(cfg): i for i, cfg in enumerate(candidates)}
-        launches = {name: build(candidates[index_of[name]]) for name in names}
-        capped = capped_retime.retime(launches, next(iter(launches.values())).out.device)
-        winner = min(capped, key=capped.__getitem__)
-        best = (capped[winner], index_of[winner])
+    if picks := capped_retime.contenders({str(i): ms for i, ms in passed.items()}):
+        try:
+            launches = {p: build(candidates[int(p)]) for p in picks}
+            by_index = capped_retime.retime(launches, next(iter(launches.values())).out.device)
+        except Exception as exc:  # out of memory with four launches alive: the burst decides
+            rejected["capped re-time"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        else:
+            winner = min(by_index, key=by_index.__getitem__)
+            best = (by_index[winner], int(winner))
+            capped = {_short(candidates[int(p)]): ms for p, ms in by_index.items()}
     result = TuneResult(
         candidates[best[1]],
         True,

@@ -119,3 +119,70 @@ def test_triton_tuner_lets_the_capped_retime_pick(monkeypatch):
     result = triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3)
     assert result.config.block_n == 192
     assert sorted(result.capped_ms.values()) == [0.55, 0.58]
+
+
+def test_triton_retime_goes_by_index_so_a_rejected_twin_never_wins(monkeypatch):
+    """prepare_matmul adds transpose_b twins whose recorded names repeat the original's: the
+    re-time must build the candidate that passed the check, not the last one of that name."""
+    from dataclasses import replace
+
+    c0, c1 = (TritonConfig(block_m=128, block_n=n, block_k=64) for n in (128, 256))
+    twin = replace(c0, transpose_b=True)
+    ref = torch.ones(2, 2)
+    built: list[TritonConfig] = []
+
+    class FakeLaunch:
+        def __init__(self, cfg):
+            self.cfg, self.out = cfg, torch.empty(2, 2)
+            built.append(cfg)
+
+        def __call__(self) -> torch.Tensor:
+            return ref * 3 if self.cfg.transpose_b else ref  # the twin is wrong
+
+    monkeypatch.setattr(triton_tune, "bench_cold", lambda fn, device: 0.50)
+    cap = {128: 0.40, 256: 0.55}
+    monkeypatch.setattr(
+        capped_retime.retime,
+        "__defaults__",
+        (lambda fn, device: 9.0 if fn.cfg.transpose_b else cap[fn.cfg.block_n],),
+    )
+    with pytest.warns(UserWarning, match="rejected 1 config"):
+        result = triton_tune.tune_or_lookup(("k2",), [c0, c1, twin], FakeLaunch, lambda: ref, 1e-3)
+    assert result.config == c0 and not result.config.transpose_b
+    assert twin not in built[3:]  # the re-time built c0 and c1 only
+    assert "wrong result" in next(iter(result.rejected.values()))
+
+
+def test_cutlass_capped_times_read_back_from_the_disk_entry(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", str(tmp_path))
+    cands = [
+        (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=1)),
+        (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=8)),
+    ]
+    burst, cap = {0: 1.00, 1: 1.05}, {0: 1.20, 1: 1.10}
+    a, b = torch.randn(256, 128).bfloat16(), torch.randn(64, 128).bfloat16().t()
+    expected = a.float() @ b.float()
+
+    class FakeLaunch:
+        def __init__(self, index: int):
+            self.index = index
+
+        def __call__(self) -> torch.Tensor:
+            return expected
+
+    monkeypatch.setattr(cutlass_tune.build, "build_many", lambda specs: list(specs))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Fake H100")
+    monkeypatch.setattr(
+        cutlass_tune,
+        "prepare_gemm",
+        lambda a, b, config, alpha=None, options=None: FakeLaunch(cands.index((config, options))),
+    )
+    monkeypatch.setattr(cutlass_tune, "bench_cold", lambda launch, device: burst[launch.index])
+    monkeypatch.setattr(
+        capped_retime.retime, "__defaults__", (lambda launch, device: cap[launch.index],)
+    )
+    first = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 1))
+    cutlass_tune.clear_cache()  # as a fresh process
+    second = cutlass_tune.tune(a, b, cands, lambda: pytest.fail("no reference"), ("k", 1))
+    assert second.source == "cache" and second.options == RunOptions(swizzle=8)
+    assert second.capped_ms == first.capped_ms and cutlass_tune.best_ms(second) == 1.10
