@@ -25,7 +25,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from harness.measure.stats import bootstrap_median_ratio, geomean
-from harness.report.data import IDENTITY, fmt, latest
+from harness.report.data import IDENTITY, fmt, latest, settled_side
 
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
 DEFAULT_THRESHOLD = 0.02
@@ -68,23 +68,11 @@ def _unstable_note(ra: dict, rb: dict) -> str:
     return "; ".join(parts)
 
 
-def _settled(row: dict) -> bool:
-    """Whether the row's point ran until the power limiter settled before its warm-up
-    (power_settle_s, schema 4; null in older rows and where telemetry could not tell)."""
-    v = row.get("power_settle_s")
-    return v is not None and not (isinstance(v, float) and math.isnan(v))
-
-
 def _settle_note(ra: dict, rb: dict) -> str:
-    """A power-capped point timed with the limiter settled on one side only: the unsettled
-    side's speed depends on what ran before it (an H100's cuBLAS rows ran 4-9% faster after an
-    idle spell than settled, results/h100/README.md session 41), so the ratio mixes that in."""
-    if _settled(ra) == _settled(rb):
-        return ""
-    if not any("sw_power_cap" in str(r.get("throttle_reasons") or "") for r in (ra, rb)):
-        return ""
-    settled = "A" if _settled(ra) else "B"
-    return f"power-capped; only {settled} settled the limiter first"
+    """A power-capped point timed with the limiter settled on one side only (data.settled_side):
+    the ratio mixes the other side's limiter state in."""
+    side = settled_side(ra, rb)
+    return f"power-capped; only {side} settled the limiter first" if side else ""
 
 
 def compare_runs(

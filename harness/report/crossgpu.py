@@ -27,7 +27,7 @@ import pandas as pd
 
 from harness import store
 from harness.measure.stats import bootstrap_median_ratio
-from harness.report.data import SPEED_OPS, is_speed
+from harness.report.data import SPEED_OPS, is_speed, settled_side
 from harness.report.peaks import Peaks, device_peaks
 
 POINT = ("op", "provider", "problem")
@@ -117,6 +117,8 @@ class Pairing:
     protocol: dict  # the protocol columns of the most common paired protocol
     git_a: list[str]
     git_b: list[str]
+    # paired points timed power-capped with the limiter settled on one GPU's side only
+    settled_one_side: int = 0
 
     @property
     def label(self) -> str:
@@ -266,6 +268,7 @@ def pair_rows(rows_a: pd.DataFrame, rows_b: pd.DataFrame, n_boot: int = N_BOOT) 
         dict(zip(PROTOCOL_COLUMNS, protocol or (), strict=False)),
         shas([x for x, _ in pairs]),
         shas([y for _, y in pairs]),
+        sum(settled_side(x, y) is not None for x, y in pairs),
     )
 
 

@@ -114,6 +114,25 @@ def is_speed(df: pd.DataFrame) -> pd.Series:
     return (df["status"] == "ok") & df["latency_ms_median"].notna()
 
 
+def settled(row: dict) -> bool:
+    """Whether the row's point ran until the power limiter settled before its warm-up
+    (power_settle_s, schema 4; null in older rows and where telemetry could not tell)."""
+    v = row.get("power_settle_s")
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def settled_side(ra: dict, rb: dict) -> str | None:
+    """ "A" or "B" when a power-capped point (sw_power_cap on either side) was timed with the
+    limiter settled on that side only: the other side's speed then depends on what ran just
+    before it (an H100's cuBLAS rows ran 4-9% faster after an idle spell than settled,
+    results/h100/README.md, session 41). None otherwise."""
+    if settled(ra) == settled(rb):
+        return None
+    if not any("sw_power_cap" in str(r.get("throttle_reasons") or "") for r in (ra, rb)):
+        return None
+    return "A" if settled(ra) else "B"
+
+
 def latest(df: pd.DataFrame, keys: tuple[str, ...] | list[str]) -> pd.DataFrame:
     """The latest row (by timestamp) of each group of `keys`."""
     if df.empty:

@@ -314,3 +314,17 @@ def test_committed_h100_and_h200_runs(capsys):
     paired = int(head.split(": ")[1].split(" points paired")[0])
     assert paired > 0, head
     assert "Llama-3-8B decode" in out and "Llama-3-70B decode" in out
+
+
+def test_a_caution_where_capped_points_were_settled_on_one_gpu_only(tmp_path):
+    """The H200's compute-bound row settled the power limiter (schema 4), the H100's did not:
+    the findings say so; the memory-bound pair, never capped, does not count."""
+    capped = dict(throttle_reasons="sw_power_cap")
+    a = [_row("h100", M_COMPUTE, **capped), _row("h100", M_MEMORY)]
+    b = [_row("h200", M_COMPUTE, power_settle_s=1.1, **capped), _row("h200", M_MEMORY)]
+    for dev, rows in (("h100", a), ("h200", b)):
+        write_run(tmp_path / dev, "main", rows)
+        write_run(tmp_path / dev, f"{dev}-ceilings", _ceilings(dev))
+    x = build(load([tmp_path / "h100"]), load([tmp_path / "h200"]), n_boot=0)
+    assert x.pairing.settled_one_side == 1
+    assert any(f.startswith("1 of 2 paired points ran power-capped") for f in x.findings)
