@@ -53,16 +53,10 @@ def test_retime_interleaves_forward_then_backward_and_averages():
     assert got == pytest.approx({"a": 1.1, "b": 1.1})
 
 
-def test_cutlass_tuner_lets_the_capped_retime_pick_and_records_both(monkeypatch):
-    """The burst winner (stream-K, 3.80 ms) loses at the cap to swizzle 8, as measured at
-    16384x10240x8192 on an H100; the result keeps every burst time and the capped means."""
-    cands = [
-        (CONFIGS["sm90-streamk-128x256"], RunOptions()),
-        (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=8)),
-        (CONFIGS["sm90-coop-256x128"], RunOptions(swizzle=1)),
-    ]
-    burst = {0: 3.80, 1: 3.95, 2: 4.60}
-    cap = {0: 4.17, 1: 3.96}
+def _fake_cutlass_tune(monkeypatch, cands, burst: dict, cap: dict):
+    """Fake building, burst and capped timing for cutlass_tune.tune: a launch is its candidate's
+    index, burst / cap map an index to its time. Returns the operands, the expected output and
+    the indices bench_capped was called with, in order."""
     a, b = torch.randn(256, 128).bfloat16(), torch.randn(64, 128).bfloat16().t()
     expected = a.float() @ b.float()
     capped_calls: list[int] = []
@@ -74,6 +68,10 @@ def test_cutlass_tuner_lets_the_capped_retime_pick_and_records_both(monkeypatch)
         def __call__(self) -> torch.Tensor:
             return expected
 
+    def bench_capped(launch, device):
+        capped_calls.append(launch.index)
+        return cap[launch.index]
+
     monkeypatch.setattr(cutlass_tune.build, "build_many", lambda specs: list(specs))
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Fake H100")
     monkeypatch.setattr(
@@ -82,13 +80,20 @@ def test_cutlass_tuner_lets_the_capped_retime_pick_and_records_both(monkeypatch)
         lambda a, b, config, alpha=None, options=None: FakeLaunch(cands.index((config, options))),
     )
     monkeypatch.setattr(cutlass_tune, "bench_cold", lambda launch, device: burst[launch.index])
-
-    def bench_capped(launch, device):
-        capped_calls.append(launch.index)
-        return cap[launch.index]
-
     monkeypatch.setattr(capped_retime, "bench_capped", bench_capped)
-    monkeypatch.setattr(capped_retime.retime, "__defaults__", (bench_capped,))
+    return a, b, expected, capped_calls
+
+
+def test_cutlass_tuner_lets_the_capped_retime_pick_and_records_both(monkeypatch):
+    """The burst winner (stream-K, 3.80 ms) loses at the cap to swizzle 8, as measured at
+    16384x10240x8192 on an H100; the result keeps every burst time and the capped means."""
+    cands = [
+        (CONFIGS["sm90-streamk-128x256"], RunOptions()),
+        (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=8)),
+        (CONFIGS["sm90-coop-256x128"], RunOptions(swizzle=1)),
+    ]
+    burst, cap = {0: 3.80, 1: 3.95, 2: 4.60}, {0: 4.17, 1: 3.96}
+    a, b, expected, capped_calls = _fake_cutlass_tune(monkeypatch, cands, burst, cap)
     result = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 0))
     assert (result.config.name, result.options) == ("sm90-coop-128x256", RunOptions(swizzle=8))
     assert capped_calls == [0, 1, 1, 0]  # the third is 21% behind in the burst: not re-timed
@@ -113,9 +118,7 @@ def test_triton_tuner_lets_the_capped_retime_pick(monkeypatch):
             return ref
 
     monkeypatch.setattr(triton_tune, "bench_cold", lambda fn, device: burst[fn.cfg.block_n])
-    monkeypatch.setattr(
-        capped_retime.retime, "__defaults__", (lambda fn, device: cap[fn.cfg.block_n],)
-    )
+    monkeypatch.setattr(capped_retime, "bench_capped", lambda fn, device: cap[fn.cfg.block_n])
     result = triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3)
     assert result.config.block_n == 192
     assert sorted(result.capped_ms.values()) == [0.55, 0.58]
@@ -142,9 +145,9 @@ def test_triton_retime_goes_by_index_so_a_rejected_twin_never_wins(monkeypatch):
     monkeypatch.setattr(triton_tune, "bench_cold", lambda fn, device: 0.50)
     cap = {128: 0.40, 256: 0.55}
     monkeypatch.setattr(
-        capped_retime.retime,
-        "__defaults__",
-        (lambda fn, device: 9.0 if fn.cfg.transpose_b else cap[fn.cfg.block_n],),
+        capped_retime,
+        "bench_capped",
+        lambda fn, device: 9.0 if fn.cfg.transpose_b else cap[fn.cfg.block_n],
     )
     with pytest.warns(UserWarning, match="rejected 1 config"):
         result = triton_tune.tune_or_lookup(("k2",), [c0, c1, twin], FakeLaunch, lambda: ref, 1e-3)
@@ -160,29 +163,10 @@ def test_cutlass_capped_times_read_back_from_the_disk_entry(monkeypatch, tmp_pat
         (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=8)),
     ]
     burst, cap = {0: 1.00, 1: 1.05}, {0: 1.20, 1: 1.10}
-    a, b = torch.randn(256, 128).bfloat16(), torch.randn(64, 128).bfloat16().t()
-    expected = a.float() @ b.float()
-
-    class FakeLaunch:
-        def __init__(self, index: int):
-            self.index = index
-
-        def __call__(self) -> torch.Tensor:
-            return expected
-
-    monkeypatch.setattr(cutlass_tune.build, "build_many", lambda specs: list(specs))
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Fake H100")
-    monkeypatch.setattr(
-        cutlass_tune,
-        "prepare_gemm",
-        lambda a, b, config, alpha=None, options=None: FakeLaunch(cands.index((config, options))),
-    )
-    monkeypatch.setattr(cutlass_tune, "bench_cold", lambda launch, device: burst[launch.index])
-    monkeypatch.setattr(
-        capped_retime.retime, "__defaults__", (lambda launch, device: cap[launch.index],)
-    )
+    a, b, expected, capped_calls = _fake_cutlass_tune(monkeypatch, cands, burst, cap)
     first = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 1))
     cutlass_tune.clear_cache()  # as a fresh process
     second = cutlass_tune.tune(a, b, cands, lambda: pytest.fail("no reference"), ("k", 1))
     assert second.source == "cache" and second.options == RunOptions(swizzle=8)
     assert second.capped_ms == first.capped_ms and cutlass_tune.best_ms(second) == 1.10
+    assert len(capped_calls) == 4  # the second tune read the entry: nothing re-timed
