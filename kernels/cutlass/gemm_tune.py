@@ -43,6 +43,22 @@ def wave_fill_configs(m: int, n: int, sms: int = HOPPER_SMS, cluster: str = "") 
     return sorted(configs, key=lambda c: (-wave_fill(m, n, c.tile[:2], sms), -c.tile[1]))
 
 
+def heuristic_raster(m: int, n: int, config: GemmConfig) -> str:
+    """The raster CUTLASS's persistent scheduler picks under its heuristic (the SM90 tile
+    scheduler's get_rasterization_order): along M when the grid has more tile columns than
+    rows, counted in whole clusters; else along N."""
+    tm, tn = config.tile[0], config.tile[1]
+    cm, cn = config.cluster
+    rows = math.ceil(math.ceil(m / tm) / cm) * cm
+    cols = math.ceil(math.ceil(n / tn) / cn) * cn
+    return "along-m" if cols > rows else "along-n"
+
+
+def flipped_raster(m: int, n: int, config: GemmConfig) -> str:
+    """The raster the heuristic passes over (the other one of the two)."""
+    return "along-n" if heuristic_raster(m, n, config) == "along-m" else "along-m"
+
+
 def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -> list[Candidate]:
     """Candidate (config, options) for an SM90 GEMM with M rows, most promising first.
 
@@ -116,9 +132,13 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
     # Large M runs at the power cap, where wider raster groups win (less HBM traffic per GEMM,
     # so a higher clock: capped_retime.py): every big tile at swizzle 1, 4 and 8. The ping-pong
     # 128x128 never came within 7% here (H100 gemm_llama-pp, and 14-20% behind at the cap).
+    # cuBLAS's large-M nvjet kernels raster either way per shape (h / v in their names:
+    # results/h100/_logs/session41/cublas_kernels_large.txt), where CUTLASS's heuristic always
+    # rasters along the longer side: the widest swizzle of each big tile is timed the other way too.
+    coop = (C["sm90-coop-128x256"], C["sm90-coop-256x128"])
     return [
-        *((C["sm90-coop-128x256"], O(swizzle=s)) for s in (1, 4, 8)),
-        *((C["sm90-coop-256x128"], O(swizzle=s)) for s in (1, 4, 8)),
+        *((c, O(swizzle=s)) for c in coop for s in (1, 4, 8)),
+        *((c, O(swizzle=8, raster=flipped_raster(m, n, c))) for c in coop),
         (C["sm90-streamk-128x256"], heuristic),
         (C["sm90-streamk-128x256"], O(swizzle=4)),
     ]

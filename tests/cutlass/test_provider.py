@@ -201,6 +201,33 @@ def test_tuning_candidates_per_m_regime():
     assert first[65] == "sm90-streamk-128x128" and first[16384] == "sm90-coop-128x256"
 
 
+def test_large_m_times_each_big_tile_against_the_raster_its_heuristic_passes_over():
+    from harness_kernels.cutlass.gemm_tune import heuristic_raster, sm90_candidates
+
+    coop = CONFIGS["sm90-coop-128x256"]  # 2x1 clusters
+    # CUTLASS rasters along M when the grid has more tile columns than rows (in whole clusters)
+    assert heuristic_raster(16384, 10240, coop) == "along-n"  # 128 rows, 40 columns
+    assert heuristic_raster(2048, 57344, coop) == "along-m"  # 16 rows, 224 columns
+    assert heuristic_raster(256, 512, coop) == "along-n"  # 2 rows, 2 columns: a tie goes to N
+    assert heuristic_raster(128, 512, coop) == "along-n"  # 1 row rounds up to a 2-row cluster
+    for m, n in ((16384, 10240), (2048, 57344)):
+        flipped = {
+            (c.name, o.swizzle, o.raster)
+            for c, o in sm90_candidates(m, n, 8192, "bf16")
+            if o.raster != "heuristic"
+        }
+        assert flipped == {
+            (
+                name,
+                8,
+                "along-m" if heuristic_raster(m, n, CONFIGS[name]) == "along-n" else "along-n",
+            )
+            for name in ("sm90-coop-128x256", "sm90-coop-256x128")
+        }
+    # below M 2048 the heuristic's raster stands
+    assert all(o.raster == "heuristic" for _, o in sm90_candidates(1024, 10240, 8192, "bf16"))
+
+
 def test_decode_candidates_never_leave_sms_idle_with_one_cta_per_tile():
     from harness_kernels.cutlass.gemm_tune import sm90_candidates
 
