@@ -9,7 +9,7 @@ export $(cat .cache/gitid)
 R=results/_scratch/gpu; L=$R/_logs; mkdir -p $L
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee $L/call1-gpu.txt
 T=tests/cutlass/test_gpu_cutlass.py::test_gemm_config_matches_fp32
-timeout 200 python3 -m pytest -q -p no:xdist -m gpu $(for i in 0 1 2 3; do for c in 128x256 256x128; do echo "$T[mnk$i-nt-sm90-coop-$c]"; done; done) > $L/raster_gpu_tests.txt 2>&1
+timeout 200 python3 -m pytest -q -n 0 -m gpu $(for i in 0 1 2 3; do for c in 128x256 256x128; do echo "$T[mnk$i-nt-sm90-coop-$c]"; done; done) > $L/raster_gpu_tests.txt 2>&1
 rc=$?; echo "raster tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 $L/raster_gpu_tests.txt)"
 [ $rc -eq 0 ] || { tail -30 $L/raster_gpu_tests.txt; exit 1; }
 timeout -s INT $(( 560 - ($(date +%s) - t0) )) python3 -m harness.cli run sweep=gemm_llama 'sweep.groups.0.providers=[cublas,own-cutlass,own-triton]' \
