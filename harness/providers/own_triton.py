@@ -4,9 +4,10 @@ GEMM rungs (kernels/triton/gemm.py documents what each removes):
   own-triton, own-triton-no-gluon, own-triton-no-tma, own-triton-no-pipeline,
   own-triton-not-persistent, own-triton-no-splitk, own-triton-no-tensor-cores
 Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
-  own-triton, own-triton-q-reload, own-triton-no-pipeline, own-triton-no-tma,
-  own-triton-reg-stage (prefill only: the study's register trick), own-triton-no-split (decode
-  only)
+  own-triton, own-triton-no-gluon (prefill only: the `tl` kernel alone, where own-triton on
+  sm_90 also tunes the Gluon FMHA and runs the faster: attention_choice.py), own-triton-q-reload,
+  own-triton-no-pipeline, own-triton-no-tma, own-triton-reg-stage (prefill only: the study's
+  register trick), own-triton-no-split (decode only)
 On the CPU the kernels run under the Triton interpreter, which must be switched on before the
 kernel modules are imported (the CLI does so for device=cpu).
 """
@@ -23,7 +24,8 @@ from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 VENDORS = ("nvidia", "amd", "cpu")
-ATTENTION_RUNGS = ("full", "q-reload", "no-pipeline", "no-tma", "reg-stage", "no-split")
+ATTENTION_RUNGS = ("full", "no-gluon", "q-reload", "no-pipeline", "no-tma", "reg-stage", "no-split")
+PREFILL_ONLY = ("no-gluon", "q-reload", "reg-stage")
 DECODE_MAX_Q = 8
 
 
@@ -76,7 +78,7 @@ def _attention_supports_for(rung: str):
             return f"paged caches go through the decode kernel (q_len <= {DECODE_MAX_Q})"
         if rung == "no-split" and not decode:
             return "no-split is a decode rung"
-        if rung in ("q-reload", "reg-stage") and decode:
+        if rung in PREFILL_ONLY and decode:
             return f"{rung} is a prefill rung"
         return None
 
@@ -99,12 +101,21 @@ def _attention_rung(rung: str) -> None:
                 causal=problem.causal,
                 rung=rung,
             )
+        elif rung == "full":
+            from harness_kernels.triton.attention_choice import prepare_best_attention
+
+            launch = prepare_best_attention(
+                inputs["q"], inputs["k"], inputs["v"], causal=problem.causal
+            )
         else:
             from harness_kernels.triton.attention_prefill import prepare_attention
 
+            # no-gluon is the full `tl` kernel without the Gluon alternative
+            tl_rung = "full" if rung == "no-gluon" else rung
             launch = prepare_attention(
-                inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, rung=rung
+                inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, rung=tl_rung
             )
+            launch.config["variant"] = rung
         return Prepared(launch, dict(launch.config))
 
     prepare.__doc__ = f"Own Triton attention (prefill FMHA / split-KV decode), rung '{rung}'."

@@ -54,7 +54,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 from .. import capped_retime
 from . import gemm_tune
 from .gemm_candidates import candidate_configs, interpreter_pick
-from .gemm_choice import choose
+from .kernel_choice import choose
 from .gemm_configs import RUNGS, GemmConfig
 from .gemm_gluon import TUNE_SOURCES as GLUON_TUNE_SOURCES
 from .gemm_gluon import GluonGemmUnsupported, GluonMatmulLaunch, prepare_gluon_matmul
@@ -322,7 +322,7 @@ def _gluon_if_faster(
 ) -> MatmulLaunch | GluonMatmulLaunch:
     """On sm_90 with bf16/fp16 operands, also tune the Gluon GEMM (gemm_gluon.py) and return it
     where it is faster than the tuned `tl` kernel: the two winners are re-timed interleaved
-    (gemm_choice.py; the tuners' minima come from bursts in different clock states). Each
+    (kernel_choice.py; the tuners' minima come from bursts in different clock states). Each
     side's tuned and re-timed ms and its choice are recorded in the winner's config."""
     same_out = p.out_dtype == p.a.dtype and p.a_scale is None
     if not (dev.backend == "cuda" and dev.capability == 90 and same_out):
@@ -362,7 +362,7 @@ def _gluon_if_faster(
         gluon_schedule=gluon.config["schedule"],
         # every Gluon candidate's tuned time (both schedules): what ping-pong vs cooperative did
         gluon_timings_ms=gluon.config.get("tune_timings_ms", {}),
-        # the deciding re-time of the two winners, interleaved (gemm_choice.py)
+        # the deciding re-time of the two winners, interleaved (kernel_choice.py)
         choice_tl_ms=choice.tl_ms,
         choice_gluon_ms=choice.gluon_ms,
         choice_source=choice.source,

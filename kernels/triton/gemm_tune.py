@@ -45,6 +45,7 @@ class TuneResult:
 TUNE_SOURCES = (
     "triton/gemm.py",
     "triton/gemm_[!g]*.py",
+    "triton/kernel_choice.py",  # the tl / Gluon decision
     "bench_cold.py",
     "capped_retime.py",
     "stream_hold.py",

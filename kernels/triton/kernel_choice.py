@@ -1,4 +1,5 @@
-"""Which of own-triton's two sm_90 GEMMs runs a problem: the `tl` kernel or the Gluon one.
+"""Which of own-triton's two sm_90 kernels runs a problem: the `tl` kernel or the Gluon one (the
+GEMMs, gemm.py, and the prefill FMHAs, attention_choice.py).
 
 Each tuner's minimum is taken in its own burst of short timings, the `tl` candidates first. The
 GPU's clock in a burst depends on what ran just before it (measured on an H200, 4096x10240x8192:
@@ -22,7 +23,8 @@ import torch
 from .. import tune_cache
 from ..bench_cold import bench_capped, bench_cold
 
-FAMILY = "triton-gemm-choice"
+GEMM_FAMILY = "triton-gemm-choice"  # the disk cache's family per op
+ATTENTION_FAMILY = "triton-attention-choice"
 _KERNELS = ("tl", "gluon-ws")  # a stored decision's index names one of these
 _DECIDED: dict[str, Choice] = {}
 
@@ -46,15 +48,17 @@ def choose(
     device_name: str,
     sources: tuple[str, ...],
     capped: bool = False,
+    family: str = GEMM_FAMILY,
 ) -> Choice:
     """Re-time the two tuned launches interleaved and return the faster. `sides` names each
     side's tuned choice (its tile and schedule): the stored decision is reused only for the same
-    two choices, GPU, driver, toolchain and kernel sources. `capped`: time at the power cap."""
-    memo = repr((problem, sides, device_name))
+    two choices, GPU, driver, toolchain and kernel sources. `capped`: time at the power cap.
+    `family`: the op (GEMM_FAMILY, ATTENTION_FAMILY), which keeps their decisions apart."""
+    memo = repr((family, problem, sides, device_name))
     if memo in _DECIDED:
         return _DECIDED[memo]
     stored = tune_cache.make_key(
-        FAMILY,
+        family,
         device_name,
         problem,
         list(sides),

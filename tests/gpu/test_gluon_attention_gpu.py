@@ -87,3 +87,22 @@ def test_gluon_fmha_tunes_and_records_config() -> None:
     cfg = launch.config
     assert cfg["kernel"] == "attn_prefill_gluon" and cfg["overlap"] is True
     assert cfg["tuned"] is True and cfg["tune_candidates"] >= 2
+
+
+@pytest.mark.skipif(not _sm90(), reason="needs sm_90")
+def test_own_triton_prefill_runs_the_faster_of_tl_and_gluon_and_records_both() -> None:
+    from harness_kernels.triton.attention_choice import prepare_best_attention
+
+    q = torch.randn(2, 16, 2048, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(2, 4, 2048, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    launch = prepare_best_attention(q, k, v, causal=False)
+    out = launch()
+    torch.cuda.synchronize()
+    ref = _reference(q, k, v, False)
+    assert (out.float() - ref).abs().max().item() <= TOL[torch.bfloat16] * ref.abs().max().item()
+    cfg = launch.config
+    assert cfg["choice"] in ("tl", "gluon") and cfg["choice_source"] in ("timed", "cache")
+    assert cfg["kernel"] == ("attn_prefill_gluon" if cfg["choice"] == "gluon" else "attn_prefill")
+    faster = min(cfg["choice_tl_ms"], cfg["choice_gluon_ms"])
+    assert cfg["choice_gluon_ms" if cfg["choice"] == "gluon" else "choice_tl_ms"] == faster

@@ -101,7 +101,7 @@ def test_own_triton_full_runs_the_faster_kernel_and_says_which() -> None:
     launch = prepare_matmul(a, b)
     c = launch.config
     assert c["kernel"] in ("tl", "gluon-ws")
-    # the interleaved re-time of the two winners decides (gemm_choice.py)
+    # the interleaved re-time of the two winners decides (kernel_choice.py)
     faster = "gluon-ws" if c["choice_gluon_ms"] < c["choice_tl_ms"] else "tl"
     assert c["kernel"] == faster and c["choice_source"] in ("timed", "cache")
     # both schedules were timed, and the Gluon choice is the fastest of them

@@ -442,10 +442,10 @@ def test_a_labelled_tune_reports_every_candidates_time_then_reads_them_back(monk
 
 
 def test_the_tl_or_gluon_choice_is_retimed_interleaved_then_read_from_disk(monkeypatch):
-    """gemm_choice re-times the two tuned winners tl, Gluon, Gluon, tl and keeps the faster
+    """kernel_choice re-times the two tuned winners tl, Gluon, Gluon, tl and keeps the faster
     mean; a fresh process reads the decision instead of timing, and another pair of tuned
     choices (a re-tuned tile) misses."""
-    from harness_kernels.triton import gemm_choice
+    from harness_kernels.triton import kernel_choice
 
     order: list[str] = []
     speed = {"tl": [1.0, 1.3], "gluon-ws": [1.1, 1.1]}  # tl drifts slower: mean 1.15 vs 1.10
@@ -459,20 +459,20 @@ def test_the_tl_or_gluon_choice_is_retimed_interleaved_then_read_from_disk(monke
     def gluon() -> None: ...
 
     tl.__name__, gluon.__name__ = "tl", "gluon-ws"
-    monkeypatch.setattr(gemm_choice, "bench_cold", bench_cold)
-    gemm_choice.clear_cache()
+    monkeypatch.setattr(kernel_choice, "bench_cold", bench_cold)
+    kernel_choice.clear_cache()
     args = (tl, gluon, ("tl k1 128x256", "gluon k2 128x192 cooperative"), ((512, 6144, 4096),))
     rest = (torch.device("cpu"), "Fake GPU", ("triton/gemm*.py",))
-    first = gemm_choice.choose(*args, *rest)
+    first = kernel_choice.choose(*args, *rest)
     assert order == ["tl", "gluon-ws", "gluon-ws", "tl"]
     assert first.kernel == "gluon-ws" and first.source == "timed"
     assert first.tl_ms == pytest.approx(1.15) and first.gluon_ms == pytest.approx(1.1)
-    gemm_choice.clear_cache()  # as a fresh process
-    second = gemm_choice.choose(*args, *rest)
+    kernel_choice.clear_cache()  # as a fresh process
+    second = kernel_choice.choose(*args, *rest)
     assert len(order) == 4 and second.source == "cache" and second.kernel == "gluon-ws"
     assert second.tl_ms == pytest.approx(1.15)
-    gemm_choice.clear_cache()
+    kernel_choice.clear_cache()
     speed.update({"tl": [1.0, 1.0], "gluon-ws": [2.0, 2.0]})
     other = (tl, gluon, ("tl k1 128x256", "gluon k3 64x256 ping-pong"), args[3])
-    assert gemm_choice.choose(*other, *rest).kernel == "tl" and len(order) == 8
-    gemm_choice.clear_cache()
+    assert kernel_choice.choose(*other, *rest).kernel == "tl" and len(order) == 8
+    kernel_choice.clear_cache()
