@@ -1,7 +1,8 @@
 """Print a GEMM run as one line per shape: the fastest vendor row's median and each own
 provider's ratio to it (vendor time / own time: above 1 is faster), with the tile each own
-provider chose, then the geomean per provider, M band and M, and the worst 10. One table per
-dtype and layout. The last thing a lent-GPU GEMM call prints.
+provider chose, then the geomean per provider, M band and M, and the worst 10; where there are
+several vendor rows (fp8), each one's geomean too; where several own providers, the best own row
+per point. One table per dtype and layout. The last thing a lent-GPU GEMM call prints.
 
 The reference of a point is its fastest ok vendor row, as `harness gaps` takes it: cuBLAS for
 bf16 and tf32, the faster of cuBLASLt's two `_scaled_mm` rows (fast accumulation or not) for fp8.
@@ -80,7 +81,33 @@ def ratio_table(ok: pd.DataFrame) -> list[str]:
         below = f"{int((r < 0.90).sum())} below 0.90, {int((r < 0.95).sum())} below 0.95"
         worst = " ".join(f"{m}x{n}x{k} {v:.3f}" for (m, n, k), v in r.sort_values()[:10].items())
         lines.append(f"  {below}; worst: {worst}")
+        if vendor.provider.nunique() > 1:  # e.g. fp8: with and without fast accumulation
+            mine = own_rows[own_rows.provider == p].latency_ms_median
+            each = []
+            for v, rows in vendor.groupby("provider"):
+                rv = (rows.set_index(SHAPE).latency_ms_median / mine).dropna()
+                if len(rv):
+                    each.append(f"{v} {_geomean(rv):.3f}")
+            lines.append("  against each vendor row: " + " ".join(each))
+    if len(own) > 1:
+        lines += _best_of(fastest, own_rows, own)
     return lines
+
+
+def _best_of(fastest: pd.DataFrame, own_rows: pd.DataFrame, own: list[str]) -> list[str]:
+    """The fastest own row per point (points where every own provider has one) against the
+    fastest vendor row: what the project's best kernel reaches."""
+    times = own_rows.pivot_table(index=SHAPE, columns="provider", values="latency_ms_median")
+    best = times[own].dropna().min(axis=1)
+    r = (fastest.latency_ms_median.reindex(best.index) / best).dropna()
+    if r.empty:
+        return []
+    ms = r.index.get_level_values("m")
+    bands = {name: r[(ms >= lo) & (ms <= hi)] for name, (lo, hi) in BANDS.items()}
+    return [
+        f"best of {', '.join(own)}: geomean {_geomean(r):.3f} min {r.min():.3f} ({len(r)} pts)",
+        "  bands: " + " ".join(f"{b} {_geomean(v):.3f}" for b, v in bands.items() if len(v)),
+    ]
 
 
 def main(paths: list[str]) -> int:

@@ -56,6 +56,12 @@ def test_reference_is_the_fastest_vendor_row_and_bands_split_by_m():
     bands = lines[lines.index(cutlass) + 1]
     assert bands.strip() == "bands: M1-64 1.250 M>=2048 0.800"
     assert "1 below 0.90, 1 below 0.95; worst: 4096x4096x4096 0.800 1x4096x4096 1.250" in text
+    # each cuBLASLt row apart: 10/8 and 300/250 against the plain row, 11/8 and 200/250 fast
+    each = lines[lines.index(cutlass) + 3]
+    assert each == "  against each vendor row: cublaslt-fp8 1.225 cublaslt-fp8-fastaccum 1.049"
+    # the best own row per point, where both own providers have one (M 1 only): own CUTLASS
+    assert "best of own-cutlass, own-triton: geomean 1.250 min 1.250 (1 pts)" in text
+    assert lines[-1].strip() == "bands: M1-64 1.250"
 
 
 def test_no_vendor_row_says_so():
