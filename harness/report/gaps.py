@@ -12,7 +12,11 @@ reference: the fastest ok vendor row of that point, named in the `reference` col
                busiest SM's, for kernels whose row records how many equal-cost work units they
                launched (GEMM tiles x splits, decode programs, non-causal prefill Q blocks);
                1.0 when every SM gets the same number of units
-    reason   = the first rule that fits a point that is behind: a tail (fill < 0.8); then, for
+    reason   = the first rule that fits a point that is behind: for a row not power-capped, the
+               tuner's own timing of the chosen kernel (provider_config; cold L2 and stream hold,
+               as the sweep's) at par with the reference and >= 5% below the sweep's median (the
+               kernel ran in another state when the sweep timed it: partial grids on Hopper are
+               bimodal); a tail (fill < 0.8); then, for
                a compute-bound point whose own row ran at a lower median SM clock than the
                reference row (>= 3% lower: both at the power cap, the own kernel drawing more
                per FLOP) and is within 5% of it per cycle (reference ms x MHz / own ms x MHz),
@@ -46,6 +50,10 @@ TAIL_FILL = 0.8  # below this the last wave's idle SMs explain more than the mai
 # cuBLAS 1485 MHz at 647 W (0.895x; 0.98x per cycle). Telemetry samples clocks to 15 MHz steps.
 CLOCK_GAP = 0.03
 PER_CYCLE_PAR = 0.95  # per cycle at least this close: the clock is the reason, not the code
+# The tuner timed the chosen kernel this much faster than the sweep did: H200 gemm_llama-settled,
+# 1x28672x4096, own CUTLASS tuned 59.3 us (cuBLAS 58.9 in the sweep), timed 65.9 us with p90/p10
+# 1.03; the partial-grid states of gemm_tune.py's decode comment.
+STATE_GAP = 0.05
 WORST_SHOWN = 15  # points per GPU in the report body (the written table holds them all)
 WORST_COLUMNS = [
     "device",
@@ -208,6 +216,37 @@ def _clock_gap(own: dict, ref: dict) -> tuple[float, str] | None:
     return per_cycle, f"own {own_mhz:.0f} MHz vs {ref['provider']} {ref_mhz:.0f} MHz{watts}"
 
 
+def tuned_ms(cfg: dict) -> float | None:
+    """The tuner's own time of the kernel that ran, from provider_config: the interleaved
+    re-time where own Triton chose between its `tl` and Gluon kernels (the faster side is the
+    one that ran), else the tuner's time of its winner (own CUTLASS and own Triton's GEMM
+    `tuned_ms`, the attention tuners' `tune_ms`)."""
+    sides = [_num(cfg.get(k)) for k in ("choice_tl_ms", "choice_gluon_ms")]
+    if all(sides):
+        return min(sides)  # type: ignore[type-var]
+    return _num(cfg.get("tuned_ms")) or _num(cfg.get("tune_ms"))
+
+
+def _state_gap(own: dict, ref: dict) -> str | None:
+    """ "state: ..." when the tuner timed the own kernel at par with the reference and STATE_GAP
+    or more below the sweep's median, the sweep's row not power-capped (there the clock rules
+    speak: the tuner's short windows run on a fresher power budget than the sweep's sustained
+    one); None otherwise."""
+    if "sw_power_cap" in str(own.get("throttle_reasons") or ""):
+        return None
+    tuned = tuned_ms(_config(own))
+    timed = own["latency_ms_median"]
+    if tuned is None or tuned > timed * (1 - STATE_GAP):
+        return None
+    if tuned > ref["latency_ms_median"] * (1 + PAR):
+        return None
+    return (
+        f"state: tuned {tuned * 1e3:.1f} us (vs {ref['provider']} "
+        f"{ref['latency_ms_median'] * 1e3:.1f} us), timed {timed * 1e3:.1f} us: the kernel ran "
+        "in another state when the sweep timed it"
+    )
+
+
 def _reason(
     s: float,
     fill: float | None,
@@ -226,6 +265,8 @@ def _reason(
         return "faster than the vendor"
     if s > 1 - PAR:
         return f"on par (within {PAR:.0%})"
+    if (state := _state_gap(own, ref)) is not None:
+        return state
     if fill is not None and fill < TAIL_FILL:
         busiest = math.ceil(units / sms)
         return (

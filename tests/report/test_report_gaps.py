@@ -205,3 +205,32 @@ def test_a_compute_bound_point_at_a_lower_clock_says_so_with_the_per_cycle_ratio
     # slower per cycle too (0.82x: the code, not the clock): the regime rule, clocks aside
     slow = {**own, "latency_ms_median": 5.2}
     assert gaps._clock_gap(slow, ven)[0] == pytest.approx(3.84 * 1485 / (5.2 * 1350), rel=1e-3)
+
+
+def test_a_kernel_the_tuner_timed_at_par_but_the_sweep_slower_is_put_down_to_its_state(tmp_path):
+    # H200 gemm_llama-settled, 1x28672x4096: own CUTLASS tuned 59.3 us, timed 65.9 (p90/p10
+    # 1.03), cuBLAS 58.9 us; neither row power-capped
+    p = {"m": 1, "n": 28672, "k": 4096, **GEMM}
+    ven = speed_row("h200", "gemm", p, "cublas", "gemm_llama", median_ms=0.0589, noise=0.001)
+    own = speed_row("h200", "gemm", p, "own-cutlass", "gemm_llama", median_ms=0.0659, noise=0.001)
+    own["provider_config"] = json.dumps({"library": "own-cutlass", "tuned_ms": 0.0593})
+    write_run(tmp_path, "gemm_llama", [ven, own])
+    line = gaps.gap_frame(load([tmp_path])).iloc[0]
+    assert line["reason"] == (
+        "state: tuned 59.3 us (vs cublas 58.9 us), timed 65.9 us: the kernel ran in another "
+        "state when the sweep timed it"
+    )
+    # at the power cap the tuner's shorter window is a better power state: not this rule
+    assert gaps._state_gap({**own, "throttle_reasons": "sw_power_cap"}, ven) is None
+    # tuned within 5% of the sweep's time, or tuned behind the vendor: the other rules answer
+    near = {**own, "provider_config": json.dumps({"tuned_ms": 0.0630})}
+    behind = {**own, "provider_config": json.dumps({"tuned_ms": 0.0610})}
+    assert gaps._state_gap(near, ven) is None and gaps._state_gap(behind, ven) is None
+
+
+def test_the_tuned_time_is_the_deciding_re_time_where_own_triton_chose_a_kernel():
+    chose = {"tuned_ms": 0.080, "choice_tl_ms": 0.075, "choice_gluon_ms": 0.071}
+    assert gaps.tuned_ms(chose) == 0.071  # the faster side ran
+    assert gaps.tuned_ms({"tuned_ms": 0.080}) == 0.080  # own CUTLASS, own Triton's GEMM
+    assert gaps.tuned_ms({"tune_ms": 1.27}) == 1.27  # the attention tuners
+    assert gaps.tuned_ms({"tuned": False}) is None
