@@ -54,7 +54,6 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 from .. import capped_retime
 from . import gemm_tune
 from .gemm_candidates import candidate_configs, interpreter_pick
-from .kernel_choice import choose
 from .gemm_configs import RUNGS, GemmConfig
 from .gemm_gluon import TUNE_SOURCES as GLUON_TUNE_SOURCES
 from .gemm_gluon import GluonGemmUnsupported, GluonMatmulLaunch, prepare_gluon_matmul
@@ -63,6 +62,7 @@ from .gemm_operands import GemmOperands, check_operands, tma_support, transposes
 from .gemm_split import StreamKPlan, splitk_reduce_rows, stream_k_plan
 from .gemm_target import KernelTarget, interpreting, kernel_target
 from .gemm_tune import reference, remember, stored_key, tune_or_lookup
+from .kernel_choice import choose
 
 __all__ = ["RUNGS", "MatmulLaunch", "build_launch", "prepare_matmul"]
 
