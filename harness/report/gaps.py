@@ -12,11 +12,11 @@ reference: the fastest ok vendor row of that point, named in the `reference` col
                busiest SM's, for kernels whose row records how many equal-cost work units they
                launched (GEMM tiles x splits, decode programs, non-causal prefill Q blocks);
                1.0 when every SM gets the same number of units
-    reason   = the first rule that fits a point that is behind: for a row not power-capped, the
-               tuner's own timing of the chosen kernel (provider_config; cold L2 and stream hold,
-               as the sweep's) at par with the reference and >= 5% below the sweep's median (the
-               kernel ran in another state when the sweep timed it: partial grids on Hopper are
-               bimodal); a tail (fill < 0.8); then, for
+    reason   = the first rule that fits a point that is behind: a tail (fill < 0.8); for a row
+               not power-capped, the tuner's own timing of the chosen kernel, taken in the
+               row's process (provider_config; cold L2 and stream hold, as the sweep's), at par
+               with the reference and >= 5% below the sweep's median (the kernel ran in another
+               state when the sweep timed it: partial grids on Hopper are bimodal); then, for
                a compute-bound point whose own row ran at a lower median SM clock than the
                reference row (>= 3% lower: both at the power cap, the own kernel drawing more
                per FLOP) and is within 5% of it per cycle (reference ms x MHz / own ms x MHz),
@@ -118,7 +118,9 @@ def work_units(row: dict) -> int | None:
         return _cutlass_units(row, cfg)
     if cfg.get("kernel") == "attn_decode" and cfg.get("programs"):
         return int(cfg["programs"])
-    if cfg.get("kernel") == "attn_prefill" and cfg.get("BLOCK_M") and not row.get("causal"):
+    # non-causal prefill, `tl` or Gluon (neither persistent): one program per Q block and head
+    prefill = cfg.get("kernel") in ("attn_prefill", "attn_prefill_gluon")
+    if prefill and cfg.get("BLOCK_M") and not row.get("causal"):
         b, h, q = _int(row.get("batch")), _int(row.get("q_heads")), _int(row.get("q_len"))
         if b and h and q:
             return b * h * math.ceil(q / int(cfg["BLOCK_M"]))
@@ -227,6 +229,14 @@ def tuned_ms(cfg: dict) -> float | None:
     return _num(cfg.get("tuned_ms")) or _num(cfg.get("tune_ms"))
 
 
+def _timed_in_this_process(cfg: dict) -> bool:
+    """Whether the tuner's times were measured by the process that wrote the row, not read from
+    the disk cache (which another process, or machine of the same GPU name, may have filled)."""
+    return (
+        cfg.get("tune_source", "tuned") == "tuned" and cfg.get("choice_source", "timed") == "timed"
+    )
+
+
 def _state_gap(own: dict, ref: dict) -> str | None:
     """ "state: ..." when the tuner timed the own kernel at par with the reference and STATE_GAP
     or more below the sweep's median, the sweep's row not power-capped (there the clock rules
@@ -234,7 +244,10 @@ def _state_gap(own: dict, ref: dict) -> str | None:
     one); None otherwise."""
     if "sw_power_cap" in str(own.get("throttle_reasons") or ""):
         return None
-    tuned = tuned_ms(_config(own))
+    cfg = _config(own)
+    if not _timed_in_this_process(cfg):
+        return None
+    tuned = tuned_ms(cfg)
     timed = own["latency_ms_median"]
     if tuned is None or tuned > timed * (1 - STATE_GAP):
         return None
@@ -265,14 +278,14 @@ def _reason(
         return "faster than the vendor"
     if s > 1 - PAR:
         return f"on par (within {PAR:.0%})"
-    if (state := _state_gap(own, ref)) is not None:
-        return state
     if fill is not None and fill < TAIL_FILL:
         busiest = math.ceil(units / sms)
         return (
             f"tail: {units} units on {sms} SMs, busiest SM runs {busiest}, the mean "
             f"{units / sms:.2f} ({fill:.0%} fill)"
         )
+    if (state := _state_gap(own, ref)) is not None:
+        return state
     clocks = _clock_gap(own, ref) if regime == "compute" else None
     if clocks and clocks[0] >= PER_CYCLE_PAR:
         return f"clock: {clocks[1]}; {clocks[0]:.2f}x per cycle"

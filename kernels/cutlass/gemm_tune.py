@@ -43,20 +43,32 @@ def wave_fill_configs(m: int, n: int, sms: int = HOPPER_SMS, cluster: str = "") 
     return sorted(configs, key=lambda c: (-wave_fill(m, n, c.tile[:2], sms), -c.tile[1]))
 
 
-def heuristic_raster(m: int, n: int, config: GemmConfig) -> str:
-    """The raster CUTLASS's persistent scheduler picks under its heuristic (the SM90 tile
-    scheduler's get_rasterization_order): along M when the grid has more tile columns than
-    rows, counted in whole clusters; else along N."""
-    tm, tn = config.tile[0], config.tile[1]
+def heuristic_raster(m: int, n: int, config: GemmConfig, swizzle: int = 1) -> str:
+    """The raster CUTLASS's persistent scheduler picks under its heuristic (CUTLASS 4.2,
+    PersistentTileSchedulerSm90Params: initialize, get_log_swizzle_size and
+    get_rasterization_order): tile counts rounded up to whole clusters, then to whole swizzle
+    groups of clusters, and along M when the grid then has more tile columns than rows, else
+    along N."""
     cm, cn = config.cluster
-    rows = math.ceil(math.ceil(m / tm) / cm) * cm
-    cols = math.ceil(math.ceil(n / tn) / cn) * cn
+    rows = math.ceil(math.ceil(m / config.tile[0]) / cm) * cm
+    cols = math.ceil(math.ceil(n / config.tile[1]) / cn) * cn
+    short = min(rows, cols)
+    log = next(
+        (
+            g
+            for g, (sw, d) in ((3, (8, 6)), (2, (4, 3)), (1, (2, 2)))
+            if swizzle >= sw and short >= d
+        ),
+        0,
+    )
+    rows = math.ceil(rows / ((1 << log) * cm)) * (1 << log) * cm
+    cols = math.ceil(cols / ((1 << log) * cn)) * (1 << log) * cn
     return "along-m" if cols > rows else "along-n"
 
 
-def flipped_raster(m: int, n: int, config: GemmConfig) -> str:
-    """The raster the heuristic passes over (the other one of the two)."""
-    return "along-n" if heuristic_raster(m, n, config) == "along-m" else "along-m"
+def flipped_raster(m: int, n: int, config: GemmConfig, swizzle: int = 1) -> str:
+    """The raster the heuristic passes over at this swizzle (the other one of the two)."""
+    return "along-n" if heuristic_raster(m, n, config, swizzle) == "along-m" else "along-m"
 
 
 def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -> list[Candidate]:
@@ -138,7 +150,7 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
     coop = (C["sm90-coop-128x256"], C["sm90-coop-256x128"])
     return [
         *((c, O(swizzle=s)) for c in coop for s in (1, 4, 8)),
-        *((c, O(swizzle=8, raster=flipped_raster(m, n, c))) for c in coop),
+        *((c, O(swizzle=8, raster=flipped_raster(m, n, c, swizzle=8))) for c in coop),
         (C["sm90-streamk-128x256"], heuristic),
         (C["sm90-streamk-128x256"], O(swizzle=4)),
     ]

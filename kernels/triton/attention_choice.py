@@ -3,10 +3,11 @@
 
 The GEMM does the same (gemm.py, _gluon_if_faster): each kernel is tuned on its own, then the
 two winners are re-timed against each other, interleaved (kernel_choice.py), at the power cap
-where the `tl` winner takes capped_retime.MIN_MS or more, as the sweep will time them. Each
-side's tuned and re-timed ms go into the winner's config. Off sm_90, for dtypes or layouts the
-Gluon kernel does not take, or when the caller needs the log-sum-exp (the Gluon kernel writes
-none), the `tl` kernel runs alone, and its config says why.
+where the winners take capped_retime.MIN_MS or more, as the sweep will time them. Each side's
+tuned and re-timed ms go into the winner's config. Off sm_90, for dtypes or layouts the Gluon
+kernel does not take, or where none of its candidates builds and runs, the `tl` kernel runs
+alone, and its config says why. (Callers that need the log-sum-exp call prepare_attention: the
+Gluon kernel writes none.)
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ def prepare_best_attention(
         gluon = prepare_gluon_attention(q, k, v, causal=causal)
     except GluonUnsupported as e:
         tl.config.update(choice="tl", gluon=f"not run: {e}")
+        return tl
+    except Exception as e:  # noqa: BLE001 - no Gluon candidate built and ran: the tl kernel
+        tl.config.update(choice="tl", gluon=f"failed: {type(e).__name__}: {e}"[:300])
         return tl
     # the tuned ms of either side (a single-candidate tuner times nothing) says which timer
     tl_ms, gluon_ms = tl.config.get("tune_ms"), gluon.config.get("tune_ms")

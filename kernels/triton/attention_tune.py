@@ -17,7 +17,13 @@ from ..bench_cold import bench_cold
 # Tuning results, keyed by (kernel, shapes, dtype, rung, ..., device), in this process.
 _TUNE_CACHE: dict[tuple, dict[str, Any]] = {}
 # The kernel files a tuned attention choice depends on (a change to any of them re-tunes).
-TUNE_SOURCES = ("triton/attention_*.py", "bench_cold.py", "stream_hold.py")
+# the Gluon FMHA imports gluon_compat.py: a change there re-tunes it too
+TUNE_SOURCES = (
+    "triton/attention_*.py",
+    "triton/gluon_compat.py",
+    "bench_cold.py",
+    "stream_hold.py",
+)
 
 
 def stored_key(key: tuple, candidates: Sequence[dict], device: str) -> tune_cache.TuneKey | None:

@@ -210,20 +210,33 @@ def test_large_m_times_each_big_tile_against_the_raster_its_heuristic_passes_ove
     assert heuristic_raster(2048, 57344, coop) == "along-m"  # 16 rows, 224 columns
     assert heuristic_raster(256, 512, coop) == "along-n"  # 2 rows, 2 columns: a tie goes to N
     assert heuristic_raster(128, 512, coop) == "along-n"  # 1 row rounds up to a 2-row cluster
-    for m, n in ((16384, 10240), (2048, 57344)):
-        flipped = {
-            (c.name, o.swizzle, o.raster)
-            for c, o in sm90_candidates(m, n, 8192, "bf16")
+    # ...and then to whole swizzle groups of clusters: at 2176x6144, 18 rows against 24
+    # columns, but at swizzle 8 (groups of 8 clusters: 16 rows, 8 columns) 32 against 24
+    assert heuristic_raster(2176, 6144, coop) == "along-m"
+    assert heuristic_raster(2176, 6144, coop, swizzle=8) == "along-n"
+
+    def flipped(m: int, n: int) -> dict[str, tuple[int, str]]:
+        return {
+            c.name: (o.swizzle, o.raster)
+            for c, o in sm90_candidates(m, n, 4096, "bf16")
             if o.raster != "heuristic"
         }
-        assert flipped == {
-            (
-                name,
-                8,
-                "along-m" if heuristic_raster(m, n, CONFIGS[name]) == "along-n" else "along-n",
-            )
-            for name in ("sm90-coop-128x256", "sm90-coop-256x128")
-        }
+
+    # 256x128 in 1x2 clusters at 2176x6144: 9 -> 16 rows, 48 columns at swizzle 8: along M
+    assert flipped(2176, 6144) == {
+        "sm90-coop-128x256": (8, "along-m"),
+        "sm90-coop-256x128": (8, "along-n"),
+    }
+    # 16384x10240: 128 rows, 40 columns of 128x256; 64 rows, 80 columns of 256x128
+    assert flipped(16384, 10240) == {
+        "sm90-coop-128x256": (8, "along-m"),
+        "sm90-coop-256x128": (8, "along-n"),
+    }
+    # 2048x57344: 16 rows, 224 columns of 128x256; 8 rows, 448 columns of 256x128
+    assert flipped(2048, 57344) == {
+        "sm90-coop-128x256": (8, "along-n"),
+        "sm90-coop-256x128": (8, "along-n"),
+    }
     # below M 2048 the heuristic's raster stands
     assert all(o.raster == "heuristic" for _, o in sm90_candidates(1024, 10240, 8192, "bf16"))
 

@@ -125,3 +125,45 @@ def test_on_the_cpu_interpreter_the_tl_kernel_runs_alone_and_is_correct():
     kk, vv = (t.float().repeat_interleave(2, dim=1) for t in (k, v))
     ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk, vv, is_causal=True)
     assert torch.allclose(out.float(), ref, atol=4e-3, rtol=0)
+
+
+def test_the_providers_route_prefill_through_the_choice_and_no_gluon_around_it(monkeypatch):
+    from harness_kernels.triton import attention_prefill
+
+    from harness.device import get_device
+    from harness.problems import AttentionProblem
+    from harness.providers import load_all
+
+    calls: list[tuple] = []
+
+    def best(q, k, v, *, causal):
+        calls.append(("best", causal))
+        return _launch("attn_prefill_gluon", (128, 128), 1.0)
+
+    def tl_only(q, k, v, *, causal, rung):
+        calls.append(("tl", rung))
+        return _launch("attn_prefill", (128, 64), 1.0)
+
+    monkeypatch.setattr(attention_choice, "prepare_best_attention", best)
+    monkeypatch.setattr(attention_prefill, "prepare_attention", tl_only)
+    registry, cpu = load_all(), get_device("cpu")
+    problem = AttentionProblem(
+        batch=1, q_heads=2, kv_heads=1, q_len=40, kv_len=40, head_dim=64, causal=True
+    )
+    inputs = problem.make_inputs(0, "randn", torch.device("cpu"))
+    registry.get("attention", "own-triton").prepare(problem, inputs, cpu)
+    no_gluon = registry.get("attention", "own-triton-no-gluon").prepare(problem, inputs, cpu)
+    assert calls == [("best", True), ("tl", "full")]  # no-gluon: the full `tl` kernel alone
+    assert no_gluon.config["variant"] == "no-gluon"
+    decode = AttentionProblem(
+        batch=1, q_heads=2, kv_heads=1, q_len=1, kv_len=40, head_dim=64, causal=True
+    )
+    assert "prefill rung" in registry.get("attention", "own-triton-no-gluon").why_not(decode, cpu)
+
+
+def test_a_gluon_tuner_that_finds_nothing_that_runs_leaves_the_tl_kernel(fakes):
+    made, seen = fakes
+    made["gluon"] = RuntimeError("no candidate config compiled and ran: [...]")
+    launch = _prepare()
+    assert launch is made["tl"] and launch.config["choice"] == "tl"
+    assert launch.config["gluon"].startswith("failed: RuntimeError: no candidate config")

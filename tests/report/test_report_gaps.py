@@ -55,6 +55,11 @@ def _row(cfg: dict, **axes) -> dict:
         ),  # stream-K balances the SMs itself
         ({"units": 80, "stream_k": True}, {}, None),  # stream-K: equal shares, no tail
         ({"kernel": "attn_decode", "programs": 120}, {}, 120),
+        (  # own-triton's prefill that chose its Gluon kernel: one program per Q block and head
+            {"kernel": "attn_prefill_gluon", "BLOCK_M": 128},
+            {"batch": 2, "q_heads": 32, "q_len": 1000, "causal": False},
+            2 * 32 * 8,
+        ),
         (
             {"kernel": "attn_prefill", "BLOCK_M": 128},
             {"batch": 2, "q_heads": 32, "q_len": 1000, "causal": False},
@@ -226,6 +231,10 @@ def test_a_kernel_the_tuner_timed_at_par_but_the_sweep_slower_is_put_down_to_its
     near = {**own, "provider_config": json.dumps({"tuned_ms": 0.0630})}
     behind = {**own, "provider_config": json.dumps({"tuned_ms": 0.0610})}
     assert gaps._state_gap(near, ven) is None and gaps._state_gap(behind, ven) is None
+    # a decision read from the disk cache was timed by another process (or machine): not this rule
+    for cached in ({"tune_source": "cache"}, {"choice_source": "cache"}):
+        cfg = {"tuned_ms": 0.0593, **cached}
+        assert gaps._state_gap({**own, "provider_config": json.dumps(cfg)}, ven) is None
 
 
 def test_the_tuned_time_is_the_deciding_re_time_where_own_triton_chose_a_kernel():
