@@ -72,19 +72,25 @@ def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
             assert err <= TOL[dtype] * scale, (cfg, err)
 
 
+def _prepared_matches_reference(prepare, batch: int, heads: tuple[int, int], causal: bool) -> dict:
+    """Prepare a bf16 D 128 prefill of 2048 tokens with `prepare`, check its output against the
+    fp32 reference, and return its config."""
+    q = torch.randn(batch, heads[0], 2048, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(batch, heads[1], 2048, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    launch = prepare(q, k, v, causal=causal)
+    out = launch()
+    torch.cuda.synchronize()
+    ref = _reference(q, k, v, causal)
+    assert (out.float() - ref).abs().max().item() <= TOL[torch.bfloat16] * ref.abs().max().item()
+    return launch.config
+
+
 @pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
 def test_gluon_fmha_tunes_and_records_config() -> None:
     from harness_kernels.triton.attention_gluon import prepare_gluon_attention
 
-    q = torch.randn(1, 8, 2048, 128, device="cuda", dtype=torch.bfloat16)
-    k = torch.randn(1, 2, 2048, 128, device="cuda", dtype=torch.bfloat16)
-    v = torch.randn_like(k)
-    launch = prepare_gluon_attention(q, k, v, causal=True)
-    out = launch()
-    torch.cuda.synchronize()
-    ref = _reference(q, k, v, True)
-    assert (out.float() - ref).abs().max().item() <= TOL[torch.bfloat16] * ref.abs().max().item()
-    cfg = launch.config
+    cfg = _prepared_matches_reference(prepare_gluon_attention, 1, (8, 2), causal=True)
     assert cfg["kernel"] == "attn_prefill_gluon" and cfg["overlap"] is True
     assert cfg["tuned"] is True and cfg["tune_candidates"] >= 2
 
@@ -93,15 +99,7 @@ def test_gluon_fmha_tunes_and_records_config() -> None:
 def test_own_triton_prefill_runs_the_faster_of_tl_and_gluon_and_records_both() -> None:
     from harness_kernels.triton.attention_choice import prepare_best_attention
 
-    q = torch.randn(2, 16, 2048, 128, device="cuda", dtype=torch.bfloat16)
-    k = torch.randn(2, 4, 2048, 128, device="cuda", dtype=torch.bfloat16)
-    v = torch.randn_like(k)
-    launch = prepare_best_attention(q, k, v, causal=False)
-    out = launch()
-    torch.cuda.synchronize()
-    ref = _reference(q, k, v, False)
-    assert (out.float() - ref).abs().max().item() <= TOL[torch.bfloat16] * ref.abs().max().item()
-    cfg = launch.config
+    cfg = _prepared_matches_reference(prepare_best_attention, 2, (16, 4), causal=False)
     assert cfg["choice"] in ("tl", "gluon") and cfg["choice_source"] in ("timed", "cache")
     assert cfg["kernel"] == ("attn_prefill_gluon" if cfg["choice"] == "gluon" else "attn_prefill")
     faster = min(cfg["choice_tl_ms"], cfg["choice_gluon_ms"])
