@@ -115,7 +115,8 @@ def _attention_rung(rung: str) -> None:
             launch = prepare_attention(
                 inputs["q"], inputs["k"], inputs["v"], causal=problem.causal, rung=tl_rung
             )
-            launch.config["variant"] = rung
+            if rung == "no-gluon":
+                launch.config["variant"] = rung
         return Prepared(launch, dict(launch.config))
 
     prepare.__doc__ = f"Own Triton attention (prefill FMHA / split-KV decode), rung '{rung}'."

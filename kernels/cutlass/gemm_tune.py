@@ -53,16 +53,16 @@ def heuristic_raster(m: int, n: int, config: GemmConfig, swizzle: int = 1) -> st
     rows = math.ceil(math.ceil(m / config.tile[0]) / cm) * cm
     cols = math.ceil(math.ceil(n / config.tile[1]) / cn) * cn
     short = min(rows, cols)
-    log = next(
-        (
-            g
-            for g, (sw, d) in ((3, (8, 6)), (2, (4, 3)), (1, (2, 2)))
-            if swizzle >= sw and short >= d
-        ),
-        0,
-    )
-    rows = math.ceil(rows / ((1 << log) * cm)) * (1 << log) * cm
-    cols = math.ceil(cols / ((1 << log) * cn)) * (1 << log) * cn
+    if swizzle >= 8 and short >= 6:
+        group = 8
+    elif swizzle >= 4 and short >= 3:
+        group = 4
+    elif swizzle >= 2 and short >= 2:
+        group = 2
+    else:
+        group = 1
+    rows = math.ceil(rows / (group * cm)) * group * cm
+    cols = math.ceil(cols / (group * cn)) * group * cn
     return "along-m" if cols > rows else "along-n"
 
 
