@@ -175,10 +175,18 @@ def expand(
                 if key not in seen:
                     seen.add(key)
                     points.append(Point(problem, name))
-    if not points and only_providers is not None:  # it kept none of the sweep's providers
+    if only_providers is not None:
         offered = sorted({n for g in groups for n in g.get("providers") or []})
-        raise ValueError(
-            f"providers: {list(only_providers or [])} leaves no point of this sweep (would "
-            f"measure nothing); allowed: {', '.join(offered)}"
-        )
+        if not points:  # it kept none of the sweep's providers
+            raise ValueError(
+                f"providers: {list(only_providers)} leaves no point of this sweep (would "
+                f"measure nothing); allowed: {', '.join(offered)}"
+            )
+        # a name in no group would be dropped without a word (session 43 lost a run's rung so)
+        if absent := [n for n in only_providers if n not in offered]:
+            raise ValueError(
+                f"providers: {', '.join(absent)} in no group of this sweep (would measure "
+                f"nothing); allowed: {', '.join(offered)}, or add it to a group with "
+                "'sweep.groups.0.providers=[...]'"
+            )
     return points

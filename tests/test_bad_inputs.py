@@ -42,6 +42,10 @@ BAD = [
         "providers: ['sdpa-flash'] leaves no point of this sweep (would measure nothing); "
         "allowed: cublas",
     ),
+    (
+        [*RUN, "sweep=gemm_square", "providers=[cublas,sdpa-flash]"],
+        "providers: sdpa-flash in no group of this sweep (would measure nothing); allowed: ",
+    ),
     # keys Hydra lets through: added with +/++, removed with ~
     ([*RUN, "+no_such_key=1"], "no_such_key: unknown key; allowed: sweep, protocol, "),
     ([*RUN, "++protocol.zzz=1"], "protocol.zzz: unknown key; allowed: timer, l2, fill"),

@@ -131,5 +131,9 @@ def combined_source(*infos: dict[str, Any]) -> str:
 
 
 def _short(cfg: dict) -> str:
+    """A candidate's name in tune_failed and tune_timings_ms: the `tl` kernels' tile shorthand, or
+    every key=value for other kernels' configs (the Gluon FMHA's have no BLOCK_M or num_warps)."""
+    if not {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"} <= cfg.keys():
+        return ",".join(f"{k}={v}" for k, v in sorted(cfg.items()))
     splits = f"x{cfg['num_splits']}" if "num_splits" in cfg else ""
     return "m{BLOCK_M}n{BLOCK_N}w{num_warps}s{num_stages}".format(**cfg) + splits

@@ -306,6 +306,37 @@ def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -
     assert cfg3 == cands[0] and not info3["tuned"]
 
 
+def test_tune_names_gluon_candidates_that_have_no_tl_tile_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Gluon FMHA's candidates (BLOCK_N, STAGES, CONSUMERS, OVERLAP: no BLOCK_M, no
+    num_warps) go through the same tuner: each timed or failed one is named by its keys. Until
+    session 43 naming them raised KeyError on the GPU, so every Gluon tune failed and own-triton
+    fell back to its `tl` kernel."""
+    from harness_kernels.triton import attention_tune
+    from harness_kernels.triton.attention_gluon import gluon_configs
+
+    cands = gluon_configs(128, "full")
+    assert len(cands) > 1 and all("BLOCK_M" not in c for c in cands)
+    out = torch.zeros(2)
+
+    def build(cfg: dict):
+        def run() -> None:
+            if cfg is cands[0]:
+                raise RuntimeError("out of shared memory")
+            out.fill_(1.0)
+
+        run.ms = 1.0 if cfg is cands[-1] else 2.0
+        return run
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(attention_tune, "bench_cold", lambda fn, device: fn.ms)
+    key = ("test-gluon-names", 1)
+    cfg, info = attention_tune.tune(key, cands, build, enabled=True, output=out)
+    attention_tune._TUNE_CACHE.pop(key)
+    assert cfg == cands[-1] and info["tune_ms"] == 1.0
+    first = ",".join(f"{k}={v}" for k, v in sorted(cands[0].items()))
+    assert info["tune_failed"] == [f"{first}: RuntimeError"]
+
+
 def test_split_candidates_fill_the_gpu_at_batch_one():
     """Batch 1, 8 KV heads (64 programs), KV 4k in 128-wide tiles: the 4-tile floor stops at 8
     splits (64 programs on 132 SMs); the shorter-split candidates reach a full wave."""
