@@ -24,7 +24,9 @@ def main() -> None:
     rows = read_rows(a.run_dir)
     rows = rows[(rows["op"] == "attention") & (rows["status"] == "ok")]
     key = ["head_dim", "q_len", "kv_len", "batch", "causal"]
-    ms = {(r.provider, *(getattr(r, k) for k in key)): r.latency_ms_median for r in rows.itertuples()}
+    ms = {
+        (r.provider, *(getattr(r, k) for k in key)): r.latency_ms_median for r in rows.itertuples()
+    }
     ratios: dict[tuple[str, int, bool], list[float]] = defaultdict(list)
     for (prov, d, ql, kl, b, c), t in ms.items():
         v = ms.get((a.vendor, d, ql, kl, b, c))
@@ -40,7 +42,9 @@ def main() -> None:
         allx = ratios[(prov, d, True)]
         g = math.exp(sum(map(math.log, xs)) / len(xs))
         ga = math.exp(sum(map(math.log, allx)) / len(allx))
-        print(f"{prov:24s} D {d:3d}: {g:.3f}x (n={len(xs)}, min {min(xs):.3f}) | {ga:.3f}x (n={len(allx)})")
+        print(
+            f"{prov:24s} D {d:3d}: {g:.3f}x (n={len(xs)}, min {min(xs):.3f}) | {ga:.3f}x (n={len(allx)})"
+        )
 
 
 if __name__ == "__main__":

@@ -306,7 +306,9 @@ def test_tune_picks_fastest_correct_candidate(monkeypatch: pytest.MonkeyPatch) -
     assert cfg3 == cands[0] and not info3["tuned"]
 
 
-def test_tune_names_gluon_candidates_that_have_no_tl_tile_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tune_names_gluon_candidates_that_have_no_tl_tile_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The Gluon FMHA's candidates (BLOCK_N, STAGES, CONSUMERS, OVERLAP: no BLOCK_M, no
     num_warps) go through the same tuner: each timed or failed one is named by its keys. Until
     session 43 naming them raised KeyError on the GPU, so every Gluon tune failed and own-triton
