@@ -30,6 +30,7 @@ from harness.providers import Provider, Registry, load_all
 from harness.providers.registry import Prebuild
 from harness.shard import run_on_devices, supervise
 from harness.sweep import Point
+from harness.tune_pass import tune_first
 
 
 def bind_device(device: DeviceInfo) -> None:
@@ -192,6 +193,9 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
         unit="pt",
     )
     try:
+        tune_first(
+            todo, registry, device, protocol, run_path, plan.shard_index, out, plan.point_timeout_s
+        )
         for key, point in todo:
             bar.set_postfix_str(point.label(), refresh=True)
             inflight.write_marker(run_path, plan.shard_index, key, point.label())

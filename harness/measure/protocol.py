@@ -50,6 +50,10 @@ class Protocol:
     # timed first in its point, ran 4-9% faster at large M than in a sustained loop, while the
     # own GEMMs, timed right after their tuning at the cap, did not. 0 turns it off.
     power_settle_ms: float = 2000.0
+    # Before the first timed point, prepare every own point once (harness/tune_pass.py), so no
+    # point is timed right after its own tuning: on an H100 own CUTLASS ran 2% slower (1,485
+    # against 1,515 MHz at the same 700 W) when its tuner had just run. false: tune in the point.
+    tune_first: bool = True
     l2_flush: str = "read"  # read | write (nvbench's cold mode: a memset)
     stream_hold: bool = True  # a blocking kernel before each start event (CUDA and ROCm)
     # cuda-events queues up to 100 samples between host syncs; nvbench's cold mode syncs after

@@ -1,0 +1,87 @@
+"""The tune pass: before the first timed point, prepare every pending own point once, so the own
+tuners (which time their candidates at full load for seconds, and re-time the best at the cap)
+all run before any point is timed, never just before their own point's timing.
+
+Why (session 43, one H100, gemm_llama's eight M 4096 shapes, cuBLAS and own CUTLASS, power settle
+on): own CUTLASS timed right after its own tuning ran at a median 1,485 MHz, timed with its
+tuning read from disk at 1,515 MHz, both at the 700 W cap. Own / cuBLAS was 0.961x and 0.964x in
+the two runs that tuned, 0.978x, 0.979x and 0.980x in the three that did not (cuBLAS at 1,530 -
+1,560 MHz in all five). The settle (point.settle_power) did not see it: after tuning the board is
+already at its power limit, so the settle ended after one slice, but the clock the limiter
+allows there is lower. With this pass every timed point follows the same history: its inputs,
+its check, the settle, the warm-up.
+
+The pass runs in the measuring process, after the libraries are built (runner.prebuild): the
+tuners' choices stay in their in-process caches (and on disk), so the timed pass re-tunes
+nothing. Each prepare writes the in-flight marker, so a crash costs that point only; any other
+failure is left for the point itself to report. protocol.tune_first=false turns it off.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from pathlib import Path
+
+import torch
+
+from harness import inflight
+from harness.device import DeviceInfo
+from harness.measure.point import deadline
+from harness.measure.protocol import Protocol
+from harness.providers import Registry
+from harness.sweep import Point
+
+
+def own_points(todo: list[tuple[str, Point]], registry: Registry, device: DeviceInfo) -> list:
+    """The pending points of own providers that can run here (the ones whose prepare may tune)."""
+    chosen = []
+    for key, point in todo:
+        provider = registry.get(point.problem.op, point.provider)
+        if provider.family == "own" and provider.why_not(point.problem, device) is None:
+            chosen.append((key, point))
+    return chosen
+
+
+def tune_first(
+    todo: list[tuple[str, Point]],
+    registry: Registry,
+    device: DeviceInfo,
+    protocol: Protocol,
+    run_path: Path,
+    shard_index: int,
+    out,
+    timeout_s: float | None = None,
+) -> int:
+    """Prepare each pending own point once on the inputs its correctness check will draw; the
+    number prepared. Nothing on the CPU (no tuner times there) or with tune_first off."""
+    if not protocol.tune_first or not device.is_gpu:
+        return 0
+    chosen = own_points(todo, registry, device)
+    if not chosen:
+        return 0
+    started, failed = time.perf_counter(), 0
+    check_fill = "randn" if protocol.fill == "zeros" else protocol.fill  # as point.py's check
+    for key, point in chosen:
+        inflight.write_marker(run_path, shard_index, key, point.label())
+        provider = registry.get(point.problem.op, point.provider)
+        try:
+            with deadline(timeout_s):
+                inputs = point.problem.make_inputs(
+                    protocol.seed * 1000 + 1, check_fill, device.torch_device
+                )
+                provider.prepare(point.problem, inputs, device)
+        except Exception:  # noqa: BLE001 - the point is measured anyway and says why it fails
+            failed += 1
+        finally:
+            inputs = None
+            gc.collect()
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+    print(
+        f"harness: tune pass: {len(chosen)} own points prepared in "
+        f"{time.perf_counter() - started:.0f} s before the first timed point"
+        + (f" ({failed} failed; their points will say why)" if failed else ""),
+        file=out,
+    )
+    return len(chosen)

@@ -1,0 +1,102 @@
+"""The tune pass (harness/tune_pass.py): on a GPU, every pending own point that can run is
+prepared once, on its check inputs, before the first timed point, each under the in-flight marker;
+vendor points, points the provider cannot run, CPU sweeps and protocol.tune_first=false prepare
+nothing; a failing prepare is counted and left to its point. The runner calls it before it times
+anything."""
+
+import io
+import json
+
+import pytest
+
+from harness import inflight, runner
+from harness.cli import main
+from harness.device import DeviceInfo
+from harness.measure.protocol import Protocol
+from harness.problems import GemmProblem
+from harness.providers import Provider, Registry
+from harness.sweep import Point
+from harness.tune_pass import tune_first
+
+GPU = DeviceInfo("cuda", 0, "nvidia", "H100", None, "sm_90", (9, 0), 132, 1, 1, None, None)
+CPU = DeviceInfo("cpu", 0, "cpu", "cpu", None, "x86_64", None, 2, None, None, None, None)
+P1, P2 = GemmProblem(16, 4096, 4096, "bf16", "nt"), GemmProblem(32, 4096, 4096, "bf16", "nt")
+
+
+def _setup(monkeypatch: pytest.MonkeyPatch, prepared: list) -> tuple[Registry, list]:
+    seeds: list = []
+
+    def make_inputs(self, seed, fill, dev):
+        seeds.append((seed, fill, str(dev)))
+        return {"m": self.m}
+
+    monkeypatch.setattr(GemmProblem, "make_inputs", make_inputs)
+
+    def prepare(problem, inputs, device):
+        prepared.append(inputs["m"])
+        if problem.m == 32:
+            raise RuntimeError("no candidate ran")
+
+    registry = Registry()
+    registry.add(Provider("own-a", "gemm", "own", ("nvidia",), prepare))
+    registry.add(Provider("vendor", "gemm", "vendor", ("nvidia",), prepare))
+    registry.add(Provider("own-amd", "gemm", "own", ("amd",), prepare))  # cannot run here
+    return registry, seeds
+
+
+def test_own_points_are_prepared_once_before_timing(monkeypatch, tmp_path):
+    prepared: list = []
+    registry, seeds = _setup(monkeypatch, prepared)
+    marks: list = []
+    real_mark = inflight.write_marker
+
+    def mark(run_path, shard, key, label):
+        marks.append(key)
+        return real_mark(run_path, shard, key, label)
+
+    monkeypatch.setattr(inflight, "write_marker", mark)
+    todo = [
+        ("k1", Point(P1, "own-a")),
+        ("k2", Point(P1, "vendor")),
+        ("k3", Point(P2, "own-a")),
+        ("k4", Point(P1, "own-amd")),
+    ]
+    out = io.StringIO()
+    protocol = Protocol(seed=3)
+    assert tune_first(todo, registry, GPU, protocol, tmp_path, 0, out) == 2
+    assert prepared == [16, 32] and marks == ["k1", "k3"]
+    # the inputs the point's correctness check draws (point.py: seed * 1000 + 1)
+    assert seeds == [(3001, "randn", "cuda:0")] * 2
+    assert "2 own points prepared" in out.getvalue() and "1 failed" in out.getvalue()
+    # the marker names the last point prepared: a crash there costs that point only
+    assert json.loads(inflight.marker_path(tmp_path, 0).read_text())["point_key"] == "k3"
+
+
+def test_nothing_is_prepared_on_the_cpu_or_when_turned_off(monkeypatch, tmp_path):
+    prepared: list = []
+    registry, _ = _setup(monkeypatch, prepared)
+    todo = [("k1", Point(P1, "own-a"))]
+    out = io.StringIO()
+    assert tune_first(todo, registry, CPU, Protocol(), tmp_path, 0, out) == 0
+    assert tune_first(todo, registry, GPU, Protocol(tune_first=False), tmp_path, 0, out) == 0
+    assert prepared == [] and out.getvalue() == ""
+
+
+def test_the_runner_runs_the_pass_before_the_first_timed_point(monkeypatch, tmp_path):
+    calls: list = []
+    real_measure = runner.measure_point
+
+    def tune(todo, *args, **kwargs):
+        calls.append(("tune", len(todo)))
+        return 0
+
+    def measure(problem, provider, *args, **kwargs):
+        calls.append(("measure", provider.name))
+        return real_measure(problem, provider, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "tune_first", tune)
+    monkeypatch.setattr(runner, "measure_point", measure)
+    args = ["sweep=smoke", "device=cpu", "providers=[torch-cpu]", "progress=false"]
+    assert main(["run", *args, "isolate=false", f"results_dir={tmp_path}", "run_id=t"]) == 0
+    assert calls[0][0] == "tune" and calls[0][1] == len(calls) - 1 > 0
+    assert {c[0] for c in calls[1:]} == {"measure"}
