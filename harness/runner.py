@@ -30,6 +30,7 @@ from harness.providers import Provider, Registry, load_all
 from harness.providers.registry import Prebuild
 from harness.shard import run_on_devices, supervise
 from harness.sweep import Point
+from harness.tune_pass import mark as mark_pretuned
 from harness.tune_pass import tune_first
 
 
@@ -193,7 +194,7 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
         unit="pt",
     )
     try:
-        tune_first(
+        pretuned = tune_first(
             todo, registry, device, protocol, run_path, plan.shard_index, out, plan.point_timeout_s
         )
         for key, point in todo:
@@ -209,7 +210,7 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
                 timeout_s=plan.point_timeout_s,
             )
             row.update(run_id=plan.run_id, point_key=key)
-            store.write_row(run_path, row)
+            store.write_row(run_path, mark_pretuned(row) if key in pretuned else row)
             statuses[row["status"]] = statuses.get(row["status"], 0) + 1
             bar.update(1)
     finally:  # only a process that dies leaves its marker: an exception or a signal is no crash

@@ -15,11 +15,14 @@ The pass runs in the measuring process, after the libraries are built (runner.pr
 tuners' choices stay in their in-process caches (and on disk), so the timed pass re-tunes
 nothing. Each prepare writes the in-flight marker, so a crash costs that point only; any other
 failure is left for the point itself to report. protocol.tune_first=false turns it off.
+Each row of a point prepared here says so in its provider_config (`"tune_pass": true`, see
+mark), so `harness compare` can tell a run that tuned inside its points from one that did not.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import time
 from pathlib import Path
 
@@ -52,15 +55,15 @@ def tune_first(
     shard_index: int,
     out,
     timeout_s: float | None = None,
-) -> int:
+) -> set[str]:
     """Prepare each pending own point once on the inputs its correctness check will draw; the
-    number prepared. Nothing on the CPU (no tuner times there) or with tune_first off."""
+    keys whose prepare succeeded (a failed one tunes again inside its point). Nothing on the CPU (no tuner times there) or with tune_first off."""
     if not protocol.tune_first or not device.is_gpu:
-        return 0
+        return set()
     chosen = own_points(todo, registry, device)
     if not chosen:
-        return 0
-    started, failed = time.perf_counter(), 0
+        return set()
+    started, prepared = time.perf_counter(), set()
     check_fill = "randn" if protocol.fill == "zeros" else protocol.fill  # as point.py's check
     for key, point in chosen:
         inflight.write_marker(run_path, shard_index, key, point.label())
@@ -71,17 +74,28 @@ def tune_first(
                     protocol.seed * 1000 + 1, check_fill, device.torch_device
                 )
                 provider.prepare(point.problem, inputs, device)
+            prepared.add(key)
         except Exception:  # noqa: BLE001 - the point is measured anyway and says why it fails
-            failed += 1
+            pass
         finally:
             inputs = None
             gc.collect()
             if device.type == "cuda":
                 torch.cuda.empty_cache()
+    failed = len(chosen) - len(prepared)
     print(
         f"harness: tune pass: {len(chosen)} own points prepared in "
         f"{time.perf_counter() - started:.0f} s before the first timed point"
         + (f" ({failed} failed; their points will say why)" if failed else ""),
         file=out,
     )
-    return len(chosen)
+    return prepared
+
+
+def mark(row: dict) -> dict:
+    """`row` with `"tune_pass": true` in its provider_config (a row that has one)."""
+    if row.get("provider_config"):
+        config = json.loads(row["provider_config"])
+        config["tune_pass"] = True
+        row["provider_config"] = json.dumps(config, sort_keys=True, default=str)
+    return row

@@ -9,14 +9,14 @@ import json
 
 import pytest
 
-from harness import inflight, runner
+from harness import inflight, runner, store
 from harness.cli import main
 from harness.device import DeviceInfo
 from harness.measure.protocol import Protocol
 from harness.problems import GemmProblem
 from harness.providers import Provider, Registry
 from harness.sweep import Point
-from harness.tune_pass import tune_first
+from harness.tune_pass import mark, tune_first
 
 GPU = DeviceInfo("cuda", 0, "nvidia", "H100", None, "sm_90", (9, 0), 132, 1, 1, None, None)
 CPU = DeviceInfo("cpu", 0, "cpu", "cpu", None, "x86_64", None, 2, None, None, None, None)
@@ -63,7 +63,8 @@ def test_own_points_are_prepared_once_before_timing(monkeypatch, tmp_path):
     ]
     out = io.StringIO()
     protocol = Protocol(seed=3)
-    assert tune_first(todo, registry, GPU, protocol, tmp_path, 0, out) == 2
+    # k3's prepare failed: it tunes again inside its point, so its row is not marked
+    assert tune_first(todo, registry, GPU, protocol, tmp_path, 0, out) == {"k1"}
     assert prepared == [16, 32] and marks == ["k1", "k3"]
     # the inputs the point's correctness check draws (point.py: seed * 1000 + 1)
     assert seeds == [(3001, "randn", "cuda:0")] * 2
@@ -77,8 +78,8 @@ def test_nothing_is_prepared_on_the_cpu_or_when_turned_off(monkeypatch, tmp_path
     registry, _ = _setup(monkeypatch, prepared)
     todo = [("k1", Point(P1, "own-a"))]
     out = io.StringIO()
-    assert tune_first(todo, registry, CPU, Protocol(), tmp_path, 0, out) == 0
-    assert tune_first(todo, registry, GPU, Protocol(tune_first=False), tmp_path, 0, out) == 0
+    assert tune_first(todo, registry, CPU, Protocol(), tmp_path, 0, out) == set()
+    assert tune_first(todo, registry, GPU, Protocol(tune_first=False), tmp_path, 0, out) == set()
     assert prepared == [] and out.getvalue() == ""
 
 
@@ -88,7 +89,7 @@ def test_the_runner_runs_the_pass_before_the_first_timed_point(monkeypatch, tmp_
 
     def tune(todo, *args, **kwargs):
         calls.append(("tune", len(todo)))
-        return 0
+        return {todo[0][0]}  # as if the first point had been prepared by the pass
 
     def measure(problem, provider, *args, **kwargs):
         calls.append(("measure", provider.name))
@@ -100,3 +101,17 @@ def test_the_runner_runs_the_pass_before_the_first_timed_point(monkeypatch, tmp_
     assert main(["run", *args, "isolate=false", f"results_dir={tmp_path}", "run_id=t"]) == 0
     assert calls[0][0] == "tune" and calls[0][1] == len(calls) - 1 > 0
     assert {c[0] for c in calls[1:]} == {"measure"}
+    # the rows say which points the pass prepared, so compare can tell the two apart
+    rows = store.read_rows(tmp_path / "t")
+    marked = [json.loads(c).get("tune_pass", False) for c in rows.provider_config]
+    assert sorted(marked) == [False] * (len(marked) - 1) + [True]
+
+
+def test_mark_adds_the_flag_to_provider_config_only_where_there_is_one():
+    row = mark({"provider_config": json.dumps({"tile": "128x256", "tune_source": "tuned"})})
+    assert json.loads(row["provider_config"]) == {
+        "tile": "128x256",
+        "tune_source": "tuned",
+        "tune_pass": True,
+    }
+    assert mark({"provider_config": None}) == {"provider_config": None}

@@ -25,7 +25,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from harness.measure.stats import bootstrap_median_ratio, geomean
-from harness.report.data import IDENTITY, fmt, latest, settled_side
+from harness.report.data import IDENTITY, fmt, latest, settled_side, tuned_in_point
 
 VERDICTS = ("SAME", "FASTER", "SLOWER", "UNCLEAR")
 DEFAULT_THRESHOLD = 0.02
@@ -75,6 +75,13 @@ def _settle_note(ra: dict, rb: dict) -> str:
     return f"power-capped; only {side} settled the limiter first" if side else ""
 
 
+def _tune_note(ra: dict, rb: dict) -> str:
+    """An own kernel tuned inside its point on one side only (data.tuned_in_point): that side
+    was timed right after its tuner ran at full load, and read slower for it."""
+    a, b = tuned_in_point(ra), tuned_in_point(rb)
+    return f"only {'A' if a else 'B'} tuned inside the point" if a != b else ""
+
+
 def compare_runs(
     a: pd.DataFrame,
     b: pd.DataFrame,
@@ -120,7 +127,8 @@ def compare_runs(
             else:
                 lo, r, hi = bootstrap_median_ratio(list(sa), list(sb), n_boot=n_boot, seed=seed)
                 line.update(ratio=r, lo=lo, hi=hi, verdict=verdict(lo, hi, threshold))
-            line["note"] = "; ".join(n for n in (_unstable_note(ra, rb), _settle_note(ra, rb)) if n)
+            notes = (_unstable_note(ra, rb), _settle_note(ra, rb), _tune_note(ra, rb))
+            line["note"] = "; ".join(n for n in notes if n)
         lines.append(line)
     return pd.DataFrame(lines)
 

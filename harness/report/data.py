@@ -8,6 +8,7 @@ and the protocol fields that change what is measured. Where one point appears in
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,20 @@ def settled_side(ra: dict, rb: dict) -> str | None:
     if not any("sw_power_cap" in str(r.get("throttle_reasons") or "") for r in (ra, rb)):
         return None
     return "A" if settled(ra) else "B"
+
+
+def tuned_in_point(row: dict) -> bool:
+    """Whether the row's own kernel was tuned inside its point, just before its timing: tuned in
+    this process (tune_source "tuned", not an in-process hit) and not by the tune pass
+    (harness/tune_pass.py). Such a GEMM ran 2-3% slower at M >= 4096 on an H100 than one tuned
+    before the first timed point (results/h100/README.md, session 43)."""
+    try:
+        config = json.loads(row.get("provider_config") or "{}")
+    except (TypeError, ValueError):
+        return False
+    if not isinstance(config, dict) or config.get("tune_source") != "tuned":
+        return False
+    return not config.get("tune_pass") and not config.get("tune_cache_hit")
 
 
 def latest(df: pd.DataFrame, keys: tuple[str, ...] | list[str]) -> pd.DataFrame:

@@ -1,6 +1,8 @@
 """Compare verdicts on synthetic samples with known differences, matching across devices, rows
 that are not ok, the A/A noise floor, and the CLI with its markdown output."""
 
+import json
+
 import pytest
 from report_fixtures import speed_row, write_run
 
@@ -185,3 +187,34 @@ def test_a_capped_point_settled_on_one_side_only_is_noted(tmp_path):
     assert notes[8192] == "power-capped; only B settled the limiter first"
     assert notes[16384] == "" and notes[16] == ""
     assert "1 power-capped with the limiter settled on one side only" in summary(result)
+
+
+def test_an_own_kernel_tuned_inside_its_point_on_one_side_only_is_noted(tmp_path):
+    """A tuned inside the point (tune_source "tuned", no tune pass), B in the tune pass (session
+    43: the first reads 2-3% slower at large M): noted, as is a disk read against a tune in the
+    point. Both sides tuned in the point, or neither (a disk read against an in-process hit): no
+    note."""
+    cases = {
+        8192: ({"tune_source": "tuned"}, {"tune_source": "tuned", "tune_pass": True}),
+        4096: ({"tune_source": "tuned"}, {"tune_source": "tuned"}),
+        2048: ({"tune_source": "cache"}, {"tune_source": "tuned", "tune_cache_hit": True}),
+        1024: ({"tune_source": "cache"}, {"tune_source": "tuned"}),
+    }
+    a, b = [], []
+    for m, (ca, cb) in cases.items():
+        p = {"m": m, **GEMM}
+        ra = speed_row("h100", "gemm", p, "own-cutlass", "A", median_ms=1.0, noise=0.002, n=50)
+        rb = speed_row("h100", "gemm", p, "own-cutlass", "B", median_ms=1.0, noise=0.002, n=50)
+        ra.update(provider_config=json.dumps(ca))
+        rb.update(provider_config=json.dumps(cb))
+        a.append(ra)
+        b.append(rb)
+    result = compare_runs(
+        load([write_run(tmp_path, "A", a)]), load([write_run(tmp_path, "B", b)]), n_boot=200
+    )
+    notes = dict(
+        zip(result["problem"].str.extract(r"(\d+)x")[0].astype(int), result["note"], strict=True)
+    )
+    assert notes[8192] == "only A tuned inside the point"
+    assert notes[4096] == "" and notes[2048] == ""
+    assert notes[1024] == "only B tuned inside the point"
