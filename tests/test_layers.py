@@ -45,6 +45,7 @@ LAYER_OF = {
     "harness.sweep": "run",
     "harness.plan": "run",
     "harness.runner": "run",
+    "harness.tune_pass": "run",
     "harness.shard": "run",
     "harness.collectives": "run",
     "harness.inflight": "run",
