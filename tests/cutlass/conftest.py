@@ -15,11 +15,19 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import triton
 from harness_kernels.cutlass import build
 
-CUOBJDUMP = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 TEST_DIR = Path(__file__).resolve().parent
+
+
+def _cuobjdump() -> Path:
+    # triton is imported here, not at the top: pytest loads this conftest before the root one's
+    # pytest_configure sets TRITON_INTERPRET, and `import triton` decorates triton.language's own
+    # @jit helpers then, so the interpreter tests that ran later in the same process failed
+    # ("Cannot call @triton.jit'd outside of the scope of a kernel").
+    import triton
+
+    return Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 
 
 def _need_nvcc() -> None:
@@ -118,7 +126,7 @@ def sass_of():
 def sass_by_arch(lib: Path) -> dict[str, str]:
     """{'sm_90a': sass text, ...} from cuobjdump on a built library."""
     text = subprocess.run(
-        [str(CUOBJDUMP), "-sass", str(lib)], capture_output=True, text=True, check=True
+        [str(_cuobjdump()), "-sass", str(lib)], capture_output=True, text=True, check=True
     ).stdout
     sections: dict[str, str] = {}
     arch = None
