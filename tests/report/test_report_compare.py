@@ -164,26 +164,36 @@ def test_by_device_splits_a_sharded_run(tmp_path, capsys):
     assert "by GPU:" in out and "cuda:1 GPU-x2-1" in out and "within +-3%" in out
 
 
-def test_a_capped_point_settled_on_one_side_only_is_noted(tmp_path):
-    """A power-capped point timed with the limiter settled in B (schema 4) but not in A (an
-    older row) gets a note and a count in the summary; light points and points settled on both
-    sides do not."""
+def _compare_pairs(tmp_path, provider: str, sides: dict) -> tuple:
+    """Compare runs A and B of one equal-speed GEMM point per M, each side's row updated with
+    sides[m] = (A's fields, B's fields); the result and its notes by M."""
     a, b = [], []
-    for m, capped, settled_a in ((8192, True, False), (16384, True, True), (16, False, False)):
+    for m, (fields_a, fields_b) in sides.items():
         p = {"m": m, **GEMM}
-        reasons = "sw_power_cap" if capped else ""
-        ra = speed_row("h100", "gemm", p, "cublas", "A", median_ms=1.0, noise=0.002, n=50)
-        rb = speed_row("h100", "gemm", p, "cublas", "B", median_ms=1.0, noise=0.002, n=50)
-        ra.update(throttle_reasons=reasons, power_settle_s=1.2 if settled_a else None)
-        rb.update(throttle_reasons=reasons, power_settle_s=1.3)
-        a.append(ra)
-        b.append(rb)
+        for rows, run, fields in ((a, "A", fields_a), (b, "B", fields_b)):
+            row = speed_row("h100", "gemm", p, provider, run, median_ms=1.0, noise=0.002, n=50)
+            rows.append({**row, **fields})
     result = compare_runs(
         load([write_run(tmp_path, "A", a)]), load([write_run(tmp_path, "B", b)]), n_boot=200
     )
     notes = dict(
         zip(result["problem"].str.extract(r"(\d+)x")[0].astype(int), result["note"], strict=True)
     )
+    return result, notes
+
+
+def test_a_capped_point_settled_on_one_side_only_is_noted(tmp_path):
+    """A power-capped point timed with the limiter settled in B (schema 4) but not in A (an
+    older row) gets a note and a count in the summary; light points and points settled on both
+    sides do not."""
+    sides = {}
+    for m, capped, settled_a in ((8192, True, False), (16384, True, True), (16, False, False)):
+        reasons = "sw_power_cap" if capped else ""
+        sides[m] = (
+            {"throttle_reasons": reasons, "power_settle_s": 1.2 if settled_a else None},
+            {"throttle_reasons": reasons, "power_settle_s": 1.3},
+        )
+    result, notes = _compare_pairs(tmp_path, "cublas", sides)
     assert notes[8192] == "power-capped; only B settled the limiter first"
     assert notes[16384] == "" and notes[16] == ""
     assert "1 power-capped with the limiter settled on one side only" in summary(result)
@@ -194,27 +204,17 @@ def test_an_own_kernel_tuned_inside_its_point_on_one_side_only_is_noted(tmp_path
     43: the first reads 2-3% slower at large M): noted, as is a disk read against a tune in the
     point. Both sides tuned in the point, or neither (a disk read against an in-process hit): no
     note."""
-    cases = {
+    configs = {
         8192: ({"tune_source": "tuned"}, {"tune_source": "tuned", "tune_pass": True}),
         4096: ({"tune_source": "tuned"}, {"tune_source": "tuned"}),
         2048: ({"tune_source": "cache"}, {"tune_source": "tuned", "tune_cache_hit": True}),
         1024: ({"tune_source": "cache"}, {"tune_source": "tuned"}),
     }
-    a, b = [], []
-    for m, (ca, cb) in cases.items():
-        p = {"m": m, **GEMM}
-        ra = speed_row("h100", "gemm", p, "own-cutlass", "A", median_ms=1.0, noise=0.002, n=50)
-        rb = speed_row("h100", "gemm", p, "own-cutlass", "B", median_ms=1.0, noise=0.002, n=50)
-        ra.update(provider_config=json.dumps(ca))
-        rb.update(provider_config=json.dumps(cb))
-        a.append(ra)
-        b.append(rb)
-    result = compare_runs(
-        load([write_run(tmp_path, "A", a)]), load([write_run(tmp_path, "B", b)]), n_boot=200
-    )
-    notes = dict(
-        zip(result["problem"].str.extract(r"(\d+)x")[0].astype(int), result["note"], strict=True)
-    )
+    sides = {
+        m: ({"provider_config": json.dumps(ca)}, {"provider_config": json.dumps(cb)})
+        for m, (ca, cb) in configs.items()
+    }
+    _, notes = _compare_pairs(tmp_path, "own-cutlass", sides)
     assert notes[8192] == "only A tuned inside the point"
     assert notes[4096] == "" and notes[2048] == ""
     assert notes[1024] == "only B tuned inside the point"
