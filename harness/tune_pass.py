@@ -21,16 +21,13 @@ mark), so `harness compare` can tell a run that tuned inside its points from one
 
 from __future__ import annotations
 
-import gc
 import json
 import time
 from pathlib import Path
 
-import torch
-
 from harness import inflight
 from harness.device import DeviceInfo
-from harness.measure.point import deadline
+from harness.measure.point import check_inputs, deadline, release_memory
 from harness.measure.protocol import Protocol
 from harness.providers import Registry
 from harness.sweep import Point
@@ -57,31 +54,27 @@ def tune_first(
     timeout_s: float | None = None,
 ) -> set[str]:
     """Prepare each pending own point once on the inputs its correctness check will draw; the
-    keys whose prepare succeeded (a failed one tunes again inside its point). Nothing on the CPU (no tuner times there) or with tune_first off."""
+    keys whose prepare succeeded (a failed one tunes again inside its point). Nothing on the
+    CPU (no tuner times there) or with tune_first off."""
     if not protocol.tune_first or not device.is_gpu:
         return set()
     chosen = own_points(todo, registry, device)
     if not chosen:
         return set()
     started, prepared = time.perf_counter(), set()
-    check_fill = "randn" if protocol.fill == "zeros" else protocol.fill  # as point.py's check
     for key, point in chosen:
         inflight.write_marker(run_path, shard_index, key, point.label())
         provider = registry.get(point.problem.op, point.provider)
         try:
             with deadline(timeout_s):
-                inputs = point.problem.make_inputs(
-                    protocol.seed * 1000 + 1, check_fill, device.torch_device
-                )
+                inputs = point.problem.make_inputs(*check_inputs(protocol), device.torch_device)
                 provider.prepare(point.problem, inputs, device)
             prepared.add(key)
         except Exception:  # noqa: BLE001 - the point is measured anyway and says why it fails
             pass
         finally:
             inputs = None
-            gc.collect()
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
+            release_memory(device)
     failed = len(chosen) - len(prepared)
     print(
         f"harness: tune pass: {len(chosen)} own points prepared in "

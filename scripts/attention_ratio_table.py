@@ -9,9 +9,9 @@ A ratio above 1 means the own kernel is faster (vendor time / own time, same poi
 from __future__ import annotations
 
 import argparse
-import math
 from collections import defaultdict
 
+from harness.measure.stats import geomean
 from harness.store import read_rows
 
 
@@ -27,23 +27,21 @@ def main() -> None:
     ms = {
         (r.provider, *(getattr(r, k) for k in key)): r.latency_ms_median for r in rows.itertuples()
     }
-    ratios: dict[tuple[str, int, bool], list[float]] = defaultdict(list)
+    every: dict[tuple[str, int], list[float]] = defaultdict(list)  # all points
+    long: dict[tuple[str, int], list[float]] = defaultdict(list)  # q_len >= min_len
     for (prov, d, ql, kl, b, c), t in ms.items():
         v = ms.get((a.vendor, d, ql, kl, b, c))
         if prov == a.vendor or v is None:
             continue
-        ratios[(prov, int(d), True)].append(v / t)
+        every[(prov, int(d))].append(v / t)
         if ql >= a.min_len:
-            ratios[(prov, int(d), False)].append(v / t)
+            long[(prov, int(d))].append(v / t)
     print(f"vendor time / own time against {a.vendor} (geomean; S >= {a.min_len} | all points)")
-    for (prov, d, every), xs in sorted(ratios.items()):
-        if every:
-            continue
-        allx = ratios[(prov, d, True)]
-        g = math.exp(sum(map(math.log, xs)) / len(xs))
-        ga = math.exp(sum(map(math.log, allx)) / len(allx))
+    for (prov, d), xs in sorted(long.items()):
+        allx = every[(prov, d)]
         print(
-            f"{prov:24s} D {d:3d}: {g:.3f}x (n={len(xs)}, min {min(xs):.3f}) | {ga:.3f}x (n={len(allx)})"
+            f"{prov:24s} D {d:3d}: {geomean(xs):.3f}x (n={len(xs)}, min {min(xs):.3f}) | "
+            f"{geomean(allx):.3f}x (n={len(allx)})"
         )
 
 

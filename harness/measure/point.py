@@ -196,6 +196,21 @@ class Peers:
 ALONE = Peers()
 
 
+def check_inputs(protocol: Protocol) -> tuple[int, str]:
+    """(seed, fill) of the inputs a point's correctness check draws: never zeros, which hide
+    output a kernel never wrote."""
+    return protocol.seed * 1000 + 1, "randn" if protocol.fill == "zeros" else protocol.fill
+
+
+def release_memory(device: DeviceInfo) -> None:
+    """Free what a point left behind (its inputs, its prepared launch) before the next one."""
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    elif device.type == "xpu":
+        torch.xpu.empty_cache()
+
+
 def measure_point(
     problem: Problem,
     provider: Provider,
@@ -229,11 +244,7 @@ def measure_point(
         status, reason = peers.stray(e)
         row.update(status=status, reason=reason)
     finally:
-        gc.collect()
-        if device.type == "cuda":
-            torch.cuda.empty_cache()
-        elif device.type == "xpu":
-            torch.xpu.empty_cache()
+        release_memory(device)
     row["elapsed_s"] = time.perf_counter() - t0
     return row
 
@@ -244,9 +255,8 @@ def _check_then_time(
     dev = device.torch_device
     out: dict = {}
     # 1. correctness on inputs drawn only for the check (never zeros: they hide unwritten output)
-    check_fill = "randn" if protocol.fill == "zeros" else protocol.fill
     with peers.step():
-        inputs = peers.make_inputs(problem, protocol.seed * 1000 + 1, check_fill, dev)
+        inputs = peers.make_inputs(problem, *check_inputs(protocol), dev)
         prepared = provider.prepare(problem, inputs, device)
     if prepared.external is not None:
         del inputs
