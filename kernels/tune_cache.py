@@ -14,7 +14,7 @@ Key (TuneKey): the tuner family, GPU name, driver version, toolchain (Triton, or
 nvcc), a hash of the kernel files the choice depends on, the problem (shape, dtype, layout, rung:
 the tuner's own key) and a hash of the candidate list. Value: which candidate won (its index,
 checked against the candidate itself on read), its median ms, how many were tried, the tuner's
-per-candidate record, and when and where it was tuned. An entry that cannot be read, parsed or
+per-candidate record, and when and where it was tuned (host, and the GPU's UUID: tuned_on). An entry that cannot be read, parsed or
 matched to its key is ignored with a warning and re-tuned (then overwritten), never fatal.
 
 $HARNESS_TUNE_CACHE: unset -> $HARNESS_CACHE_DIR/tune, else ~/.cache/kernel-harness/tune (beside
@@ -41,6 +41,13 @@ from typing import Any
 
 KERNELS_DIR = Path(__file__).resolve().parent
 SCHEMA = 1  # bump when the entry format changes: older entries then miss
+# The GPU each decision this process used was timed on, by entry digest (TuneKey.digest): this
+# GPU's UUID for one tuned here, the entry's for one read from disk ("" where unknown: entries
+# written before it was recorded, or no GPU). A provider copies it into provider_config
+# (`tuned_on`), so a reader can tell a tuner's time taken by an earlier process on the same GPU
+# from one taken on another machine of the same name (H200, session 44: one own CUTLASS config
+# timed 58.7-66.4 us over eight processes on one machine).
+_ORIGIN: dict[str, str] = {}
 
 
 def mode() -> str:
@@ -88,6 +95,34 @@ def driver_version() -> str:
     import torch
 
     return f"hip {torch.version.hip}" if torch.version.hip else "none"
+
+
+def gpu_uuid() -> str:
+    """The current GPU's UUID as the harness writes it in device_uuid ("GPU-..." on NVIDIA, the
+    bare UUID on ROCm), or "" without one."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return ""
+        return _uuid_of(torch.cuda.current_device())
+    except Exception:  # noqa: BLE001 - a provenance detail, never worth failing a tune for
+        return ""
+
+
+@functools.cache
+def _uuid_of(index: int) -> str:
+    import torch
+
+    uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
+    if uuid is None:
+        return ""
+    return str(uuid) if torch.version.hip else f"GPU-{uuid}"
+
+
+def tuned_on(digest: str | None) -> str:
+    """The UUID of the GPU that timed the decision named `digest` (see _ORIGIN), or ""."""
+    return _ORIGIN.get(digest or "", "")
 
 
 def triton_toolchain() -> str:
@@ -173,6 +208,7 @@ class Decision:
     record: dict[str, Any] = field(default_factory=dict)  # the tuner's own (timings, rejects)
     tuned_at: str = ""
     host: str = ""
+    gpu_uuid: str = ""  # of the GPU that timed it ("" in entries older than the field)
 
 
 def load(key: TuneKey | None, candidates: Sequence[Any]) -> Decision | None:
@@ -195,17 +231,20 @@ def load(key: TuneKey | None, candidates: Sequence[Any]) -> Decision | None:
         index = int(entry["choice_index"])
         if not 0 <= index < len(candidates) or describe(candidates[index]) != entry["choice"]:
             raise ValueError("the chosen config is not this point's candidate")
-        return Decision(
+        found = Decision(
             index,
             float(entry["tuned_ms"]),
             int(entry["candidates_tried"]),
             dict(entry.get("record") or {}),
             str(entry.get("tuned_at", "")),
             str(entry.get("host", "")),
+            str(entry.get("gpu_uuid", "")),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         warnings.warn(f"tune cache: ignoring {path} ({e}); re-tuning", stacklevel=3)
         return None
+    _ORIGIN[key.digest] = found.gpu_uuid
+    return found
 
 
 def save(
@@ -215,8 +254,12 @@ def save(
     tuned_ms: float,
     record: dict[str, Any] | None = None,
 ) -> None:
-    """Store the decision (atomically: temporary file, then rename); a failed write warns only."""
-    if key is None or mode() == "off":
+    """Store the decision (atomically: temporary file, then rename); a failed write warns only.
+    Either way this process knows the decision was timed on this GPU (tuned_on)."""
+    if key is None:
+        return
+    _ORIGIN[key.digest] = gpu_uuid()
+    if mode() == "off":
         return
     entry = {
         "schema": SCHEMA,
@@ -228,6 +271,7 @@ def save(
         "record": _plain(record or {}),
         "tuned_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "host": socket.gethostname(),
+        "gpu_uuid": _ORIGIN[key.digest],
     }
     path = key.path
     tmp = None

@@ -62,3 +62,37 @@ def test_supports_gives_reasons():
     assert "layout nt" in fp8.supports(GemmProblem(16, 16, 16, "fp8_e4m3", "nn"), cpu)
     assert fp8.supports(GemmProblem(16, 16, 16, "fp8_e4m3", "nt"), cpu) is None
     assert "fp8" in reg.get("gemm", "cublas").supports(GemmProblem(16, 16, 16, "fp8_e4m3"), cpu)
+
+
+def test_an_own_row_names_the_gpu_that_timed_its_tuners_decision(tmp_path, monkeypatch):
+    """An own provider's config that names a tune-cache entry gets `tuned_on`: the GPU UUID the
+    entry was timed on, as this process knows it (tuned here, or read back from disk); a vendor
+    provider's config, or one without a tune_key, is left as it was."""
+    from harness_kernels import tune_cache
+
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", str(tmp_path))
+    monkeypatch.setattr(tune_cache, "_ORIGIN", {})
+    monkeypatch.setattr(tune_cache, "gpu_uuid", lambda: "GPU-tuner")
+    key = tune_cache.make_key(
+        "test", "Fake GPU", ("p",), [1, 2], toolchain="t", sources=("bench_cold.py",)
+    )
+    tune_cache.save(key, [1, 2], 0, 0.1)  # tuned on GPU-tuner
+    monkeypatch.setattr(tune_cache, "_ORIGIN", {})  # a later process
+    tune_cache.load(key, [1, 2])
+
+    def tuned(problem, inputs, device):
+        return Prepared(lambda: None, {"tune_key": key.digest, "tune_source": "cache"})
+
+    def untuned(problem, inputs, device):
+        return Prepared(lambda: None, {"variant": "full"})
+
+    reg = Registry()
+    register("own-tuned", "gemm", "own", ("cpu",), registry=reg)(tuned)
+    register("own-untuned", "gemm", "own", ("cpu",), registry=reg)(untuned)
+    register("vendor-tuned", "gemm", "vendor", ("cpu",), registry=reg)(tuned)
+    problem, device = GemmProblem(m=8, n=8, k=8, dtype="fp32"), get_device("cpu")
+    prepare = lambda name: reg.get("gemm", name).prepare(problem, {}, device).config  # noqa: E731
+    assert prepare("own-tuned")["tuned_on"] == "GPU-tuner"
+    assert "tuned_on" not in prepare("own-untuned")
+    assert "tuned_on" not in prepare("vendor-tuned")
+    assert reg.get("gemm", "own-tuned").prepare.__name__ == "tuned"  # functools.wraps

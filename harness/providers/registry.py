@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -150,6 +151,27 @@ class Registry:
 REGISTRY = Registry()
 
 
+def _recording_tune_origin(prepare: PrepareFn[P]) -> PrepareFn[P]:
+    """`prepare`, with the UUID of the GPU that timed its tuner's decision added to the config
+    (`tuned_on`, from harness_kernels.tune_cache; "" where unknown) wherever the config names a
+    tune-cache entry (`tune_key`). With the tune pass on, nearly every own row reads its
+    decision back from disk; harness gaps compares the tuner's time with the sweep's only where
+    this GPU took it (an H200 in session 44 ran one own config 58.7-66.4 us over eight
+    processes: a state of this GPU, where a machine apart would be a different GPU)."""
+
+    @functools.wraps(prepare)
+    def prepare_and_record(problem: P, inputs: dict, device: DeviceInfo) -> Prepared:
+        prepared = prepare(problem, inputs, device)
+        key = prepared.config.get("tune_key")
+        if key and "tuned_on" not in prepared.config:
+            from harness_kernels import tune_cache
+
+            prepared.config["tuned_on"] = tune_cache.tuned_on(key)
+        return prepared
+
+    return prepare_and_record
+
+
 def register(
     name: str,
     op: str,
@@ -172,7 +194,7 @@ def register(
                 op,
                 family,
                 vendors,
-                prepare,
+                _recording_tune_origin(prepare) if family == "own" else prepare,
                 min_cc,
                 available,
                 supports,

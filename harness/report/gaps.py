@@ -229,12 +229,23 @@ def tuned_ms(cfg: dict) -> float | None:
     return _num(cfg.get("tuned_ms")) or _num(cfg.get("tune_ms"))
 
 
-def _timed_in_this_process(cfg: dict) -> bool:
-    """Whether the tuner's times were measured by the process that wrote the row, not read from
-    the disk cache (which another process, or machine of the same GPU name, may have filled)."""
-    return (
-        cfg.get("tune_source", "tuned") == "tuned" and cfg.get("choice_source", "timed") == "timed"
-    )
+def _tuned_where(cfg: dict, row: dict) -> str | None:
+    """Where the tuner's time was taken, if on the GPU that wrote the row: "" in the process that
+    wrote it, " in an earlier process on this GPU" for a decision read from the disk cache that
+    this GPU's UUID wrote (provider_config `tuned_on`, recorded since session 44: with the tune
+    pass on, nearly every row reads its decision back); None where another machine of the same
+    GPU name may have timed it, or nothing says which GPU did (a machine apart is no state)."""
+    if (choice := cfg.get("choice_source")) is not None:
+        # own Triton's tl / Gluon choice: its re-time is the tuner's time (tuned_ms), taken in
+        # this process or read from disk with no GPU of its own
+        return "" if choice == "timed" else None
+    source = cfg.get("tune_source", "tuned")
+    if source == "tuned":
+        return ""
+    uuid = row.get("device_uuid")
+    if source == "cache" and uuid and cfg.get("tuned_on") == uuid:
+        return " in an earlier process on this GPU"
+    return None
 
 
 def _state_gap(own: dict, ref: dict) -> str | None:
@@ -245,7 +256,7 @@ def _state_gap(own: dict, ref: dict) -> str | None:
     if "sw_power_cap" in str(own.get("throttle_reasons") or ""):
         return None
     cfg = _config(own)
-    if not _timed_in_this_process(cfg):
+    if (where := _tuned_where(cfg, own)) is None:
         return None
     tuned = tuned_ms(cfg)
     timed = own["latency_ms_median"]
@@ -254,7 +265,7 @@ def _state_gap(own: dict, ref: dict) -> str | None:
     if tuned > ref["latency_ms_median"] * (1 + PAR):
         return None
     return (
-        f"state: tuned {tuned * 1e3:.1f} us (vs {ref['provider']} "
+        f"state: tuned {tuned * 1e3:.1f} us{where} (vs {ref['provider']} "
         f"{ref['latency_ms_median'] * 1e3:.1f} us), timed {timed * 1e3:.1f} us: the kernel ran "
         "in another state when the sweep timed it"
     )

@@ -156,6 +156,11 @@ def test_tuned_provider_is_correct(problem):
     torch.cuda.synchronize()
     assert problem.check(out, problem.reference(inputs)).ok, prepared.config
     assert prepared.config["variant"].startswith("sm90-")
+    # the GPU that timed the tuner's choice (this one where it tuned here; a carried tune cache
+    # may name another machine's, or none): harness gaps reads it to tell a state of this GPU from
+    # another machine's
+    if prepared.config["tune_source"] == "tuned":
+        assert prepared.config["tuned_on"] == device.uuid, prepared.config
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,33 @@ def test_a_saved_decision_reads_back_from_one_file_per_key(cache):
     assert entry["key"]["toolchain"] == "triton 0" and len(entry["key"]["source_hash"]) == 16
 
 
+def test_a_decision_says_which_gpu_timed_it(cache, monkeypatch):
+    """tuned_on: this GPU's UUID for a decision timed here, the entry's for one read from disk
+    (another process, or another machine of the same GPU name), "" for an entry that predates
+    the field."""
+    key = _key()
+    monkeypatch.setattr(tune_cache, "gpu_uuid", lambda: "GPU-first")
+    tune_cache.save(key, CANDS, 0, 0.5)
+    assert tune_cache.tuned_on(key.digest) == "GPU-first"
+    path = cache / "test" / f"{key.digest}.json"
+    assert json.loads(path.read_text())["gpu_uuid"] == "GPU-first"
+    monkeypatch.setattr(tune_cache, "_ORIGIN", {})  # a fresh process, on another GPU
+    monkeypatch.setattr(tune_cache, "gpu_uuid", lambda: "GPU-second")
+    assert tune_cache.tuned_on(key.digest) == ""
+    assert tune_cache.load(key, CANDS).gpu_uuid == "GPU-first"
+    assert tune_cache.tuned_on(key.digest) == "GPU-first"
+    entry = json.loads(path.read_text())
+    del entry["gpu_uuid"]
+    path.write_text(json.dumps(entry))
+    assert tune_cache.load(key, CANDS).gpu_uuid == "" and tune_cache.tuned_on(key.digest) == ""
+    assert tune_cache.tuned_on(None) == ""
+
+
+def test_gpu_uuid_is_empty_without_a_gpu():
+    if not torch.cuda.is_available():
+        assert tune_cache.gpu_uuid() == ""
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -220,8 +247,10 @@ def test_concurrent_writers_never_leave_a_torn_entry(cache):
 @needs_interpreter
 def test_gemm_tunes_once_then_a_fresh_process_reads_the_entry(cache, monkeypatch):
     timed = tune_fake_gpu.install(monkeypatch.setattr)
+    monkeypatch.setattr(tune_cache, "gpu_uuid", lambda: "GPU-tuner")
     first = tune_fake_gpu.summary(prepare_matmul(*tune_fake_gpu.operands()), timed)
     assert first["timed"] == 3 and first["tune_source"] == "tuned"
+    assert first["tuned_on"] == "GPU-tuner"
     assert (first["block_m"], first["split_k"]) == (16, 2)  # the fake timer's fastest
     assert (cache / "triton-gemm" / f"{first['tune_key']}.json").is_file()
     # The next run's child process: nothing in memory, the decision on disk, no timing.
@@ -240,6 +269,7 @@ def test_gemm_tunes_once_then_a_fresh_process_reads_the_entry(cache, monkeypatch
         check=True,
     )
     second = json.loads(out.stdout.strip().splitlines()[-1])
+    # the child has no GPU UUID of its own: tuned_on is the entry's, the GPU that timed it
     assert second == dict(first, timed=0, tune_source="cache")
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from harness_kernels import tune_cache
 from harness_kernels.triton import gemm, gemm_tune
 from harness_kernels.triton.gemm_configs import GemmConfig
 from harness_kernels.triton.gemm_target import KernelTarget
@@ -61,6 +62,7 @@ def summary(launch: gemm.MatmulLaunch, timed: list[str]) -> dict[str, Any]:
         block_m=c["block_m"],
         split_k=c["split_k"],
         tuned_ms=c.get("tuned_ms"),
+        tuned_on=tune_cache.tuned_on(c["tune_key"]),  # the GPU that timed the decision
     )
 
 

@@ -231,10 +231,34 @@ def test_a_kernel_the_tuner_timed_at_par_but_the_sweep_slower_is_put_down_to_its
     near = {**own, "provider_config": json.dumps({"tuned_ms": 0.0630})}
     behind = {**own, "provider_config": json.dumps({"tuned_ms": 0.0610})}
     assert gaps._state_gap(near, ven) is None and gaps._state_gap(behind, ven) is None
-    # a decision read from the disk cache was timed by another process (or machine): not this rule
-    for cached in ({"tune_source": "cache"}, {"choice_source": "cache"}):
+    # a decision read from the disk cache that nothing ties to this GPU (written before tuned_on,
+    # or on another machine of the same GPU name), or own Triton's tl / Gluon choice read from
+    # disk: a machine apart is no state, so not this rule
+    for cached in (
+        {"tune_source": "cache"},
+        {"tune_source": "cache", "tuned_on": "GPU-another-h200"},
+        {"tune_source": "cache", "tuned_on": ""},
+        {"choice_source": "cache", "tuned_on": "GPU-h200"},
+    ):
         cfg = {"tuned_ms": 0.0593, **cached}
         assert gaps._state_gap({**own, "provider_config": json.dumps(cfg)}, ven) is None
+
+
+def test_a_decision_this_gpu_timed_in_an_earlier_process_still_names_the_state(tmp_path):
+    # H200 gemm_llama-tunepass (session 44), 4x28672x4096: the tune pass read own CUTLASS's
+    # decision from the tune cache that an earlier process on the same GPU wrote (59.1 us),
+    # the sweep timed 67.3 us, cuBLAS 58.2; eight fresh processes later ran it at 58.7-66.4 us
+    p = {"m": 4, "n": 28672, "k": 4096, **GEMM}
+    ven = speed_row("h200", "gemm", p, "cublas", "gemm_llama", median_ms=0.0582, noise=0.001)
+    own = speed_row("h200", "gemm", p, "own-cutlass", "gemm_llama", median_ms=0.0673, noise=0.001)
+    cfg = {"tuned_ms": 0.0591, "tune_source": "cache", "tuned_on": own["device_uuid"]}
+    own["provider_config"] = json.dumps(cfg)
+    write_run(tmp_path, "gemm_llama", [ven, own])
+    line = gaps.gap_frame(load([tmp_path])).iloc[0]
+    assert line["reason"] == (
+        "state: tuned 59.1 us in an earlier process on this GPU (vs cublas 58.2 us), timed "
+        "67.3 us: the kernel ran in another state when the sweep timed it"
+    )
 
 
 def test_the_tuned_time_is_the_deciding_re_time_where_own_triton_chose_a_kernel():
