@@ -38,6 +38,9 @@ commands:
                                           a finding per kernel family, decode latency vs batch
   gaps <results path...> [worst=N]        own kernels vs the fastest vendor row per point:
                                           geomean per run, and why the worst points are behind
+  spread <run> <run> [<run>...]           the same points over several runs (processes): the
+                                          range of their medians against one run's p90/p10,
+                                          and how far each own / vendor ratio moves
   compact <run path...> [level=19]        fold each run's row files into one parquet
                                           (<run>/rows.parquet); readers and resume use it
   crosscheck [key=value ...]              a few points timed by the harness and by nvbench
@@ -63,6 +66,7 @@ COMMANDS = (
     "compare",
     "crossgpu",
     "gaps",
+    "spread",
     "compact",
     "crosscheck",
 )
