@@ -38,7 +38,8 @@ def main(args: list[str]) -> int:
     print(f"{df['run_id'].nunique()} runs\n")
     print(spread.summary(lines).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     widest = lines.sort_values("between", ascending=False).head(ns.worst)
-    columns = ["device", "problem", "provider", "runs", "min_us", "median_us", "max_us"]
+    columns = ["device", "problem", "provider", "runs", "machines", "min_us", "median_us"]
+    columns.append("max_us")
     print(f"\nwidest {len(widest)} between-run spreads (us; between = max / min of the medians):")
     print(
         tabulate(

@@ -33,7 +33,8 @@ def _ok_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def spread_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """One line per point and provider measured ok by two runs or more: `runs`, the median,
+    """One line per point and provider measured ok by two runs or more: `runs`, `machines`
+    (distinct GPU UUIDs among them), the median,
     lowest and highest of the runs' medians (us), `between` (highest / lowest), `within` (the
     widest p90/p10 inside one run) and `process` (between exceeds within by more than WIDER:
     what moves the number is set per process, not per sample)."""
@@ -55,6 +56,8 @@ def spread_frame(df: pd.DataFrame) -> pd.DataFrame:
                 "provider": point["provider"],
                 "family": g["family"].iloc[0],
                 "runs": int(g["run_id"].nunique()),
+                # runs on several machines of one GPU name add the machines' difference
+                "machines": int(g["device_uuid"].fillna("").nunique()),
                 "median_us": float(us.median()),
                 "min_us": float(us.min()),
                 "max_us": float(us.max()),

@@ -32,7 +32,7 @@ def test_the_spread_between_processes_is_set_against_the_spread_inside_one(tmp_p
     _runs(tmp_path)
     lines = spread.spread_frame(load([tmp_path])).set_index("provider")
     own, ven = lines.loc["own-cutlass"], lines.loc["cublas"]
-    assert own["runs"] == ven["runs"] == 8
+    assert own["runs"] == ven["runs"] == 8 and own["machines"] == 1
     assert own["min_us"] == pytest.approx(58.7, rel=2e-3)
     assert own["max_us"] == pytest.approx(66.4, rel=2e-3)
     assert own["between"] == pytest.approx(66.4 / 58.7, rel=4e-3)
