@@ -62,9 +62,11 @@ def tune_first(
     if not chosen:
         return set()
     started, prepared = time.perf_counter(), set()
+    spent: dict[str, float] = {}  # seconds per provider: where a long pass goes
     for key, point in chosen:
         inflight.write_marker(run_path, shard_index, key, point.label())
         provider = registry.get(point.problem.op, point.provider)
+        began = time.perf_counter()
         try:
             with deadline(timeout_s):
                 inputs = point.problem.make_inputs(*check_inputs(protocol), device.torch_device)
@@ -75,11 +77,13 @@ def tune_first(
         finally:
             inputs = None
             release_memory(device)
+            spent[point.provider] = spent.get(point.provider, 0.0) + time.perf_counter() - began
     failed = len(chosen) - len(prepared)
+    by_provider = ", ".join(f"{name} {s:.0f} s" for name, s in sorted(spent.items()))
     print(
         f"harness: tune pass: {len(chosen)} own points prepared in "
-        f"{time.perf_counter() - started:.0f} s before the first timed point"
-        + (f" ({failed} failed; their points will say why)" if failed else ""),
+        f"{time.perf_counter() - started:.0f} s before the first timed point ({by_provider})"
+        + (f"; {failed} failed, their points will say why" if failed else ""),
         file=out,
     )
     return prepared
