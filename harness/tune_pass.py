@@ -77,7 +77,8 @@ def tune_first(
         finally:
             inputs = None
             release_memory(device)
-            spent[point.provider] = spent.get(point.provider, 0.0) + time.perf_counter() - began
+            name = f"{point.provider} {point.problem.op}"  # own-triton tunes GEMM and attention
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - began
     failed = len(chosen) - len(prepared)
     by_provider = ", ".join(f"{name} {s:.0f} s" for name, s in sorted(spent.items()))
     print(

@@ -14,8 +14,9 @@ Key (TuneKey): the tuner family, GPU name, driver version, toolchain (Triton, or
 nvcc), a hash of the kernel files the choice depends on, the problem (shape, dtype, layout, rung:
 the tuner's own key) and a hash of the candidate list. Value: which candidate won (its index,
 checked against the candidate itself on read), its median ms, how many were tried, the tuner's
-per-candidate record, and when and where it was tuned (host, and the GPU's UUID: tuned_on). An entry that cannot be read, parsed or
-matched to its key is ignored with a warning and re-tuned (then overwritten), never fatal.
+per-candidate record, and when and where it was tuned (`host`, and `gpu_uuid`: the GPU that timed
+it, which providers report as `tuned_on`). An entry that cannot be read, parsed or matched to its
+key is ignored with a warning and re-tuned (then overwritten), never fatal.
 
 $HARNESS_TUNE_CACHE: unset -> $HARNESS_CACHE_DIR/tune, else ~/.cache/kernel-harness/tune (beside
 the CUTLASS build cache); a path -> that folder; "off" -> neither read nor written; "refresh" ->
@@ -121,8 +122,11 @@ def _uuid_of(index: int) -> str:
 
 
 def tuned_on(digest: str | None) -> str:
-    """The UUID of the GPU that timed the decision named `digest` (see _ORIGIN), or ""."""
-    return _ORIGIN.get(digest or "", "")
+    """The UUID of the GPU that timed the decision named `digest` (see _ORIGIN), or "". A
+    choice made in stages names each stage's entry, comma-separated (own Triton's split-KV
+    decode: its tile and its split): their GPU if all name the same one, else ""."""
+    origins = {_ORIGIN.get(part, "") for part in (digest or "").split(",")}
+    return origins.pop() if len(origins) == 1 else ""
 
 
 def triton_toolchain() -> str:

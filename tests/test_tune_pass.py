@@ -69,7 +69,7 @@ def test_own_points_are_prepared_once_before_timing(monkeypatch, tmp_path):
     # the inputs the point's correctness check draws (point.py: seed * 1000 + 1)
     assert seeds == [(3001, "randn", "cuda:0")] * 2
     assert "2 own points prepared" in out.getvalue() and "1 failed" in out.getvalue()
-    assert "s before the first timed point (own-a " in out.getvalue()  # time per provider
+    assert "s before the first timed point (own-a gemm " in out.getvalue()  # time per provider
     # the marker names the last point prepared: a crash there costs that point only
     assert json.loads(inflight.marker_path(tmp_path, 0).read_text())["point_key"] == "k3"
 

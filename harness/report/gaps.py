@@ -236,8 +236,9 @@ def _tuned_where(cfg: dict, row: dict) -> str | None:
     pass on, nearly every row reads its decision back); None where another machine of the same
     GPU name may have timed it, or nothing says which GPU did (a machine apart is no state)."""
     if (choice := cfg.get("choice_source")) is not None:
-        # own Triton's tl / Gluon choice: its re-time is the tuner's time (tuned_ms), taken in
-        # this process or read from disk with no GPU of its own
+        # own Triton's tl / Gluon choice: its interleaved re-time is the tuner's time (tuned_ms).
+        # Timed in this process, it counts; read from disk, `tuned_on` names the GPU of the tile
+        # tuner's entry, not of the choice's, so nothing ties the re-time to this GPU
         return "" if choice == "timed" else None
     source = cfg.get("tune_source", "tuned")
     if source == "tuned":

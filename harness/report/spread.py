@@ -22,7 +22,8 @@ from harness.report.reference import fastest
 # A point's runs must share its measuring protocol to be compared (as `harness compare` meets
 # points); `run_id` then tells the processes apart.
 POINT = ("device", "op", "problem", "timer", "l2", "fill", "seed")
-WIDER = 1.02  # between-run max/min this much above the widest in-run p90/p10: "process"
+PROTOCOL = ("timer", "l2", "fill", "seed")  # shown only where the runs given differ in them
+WIDER = 1.02  # between-run max/min this much above the widest in-run p90/p10: "wider"
 
 
 def _ok_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -32,12 +33,19 @@ def _ok_rows(df: pd.DataFrame) -> pd.DataFrame:
     return latest(rows, ["run_id", *POINT, "provider"])
 
 
+def _machines(uuids: pd.Series) -> int | None:
+    """Distinct GPUs among a point's rows, or None where a row does not say (no UUID)."""
+    return None if uuids.isna().any() else int(uuids.nunique())
+
+
 def spread_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """One line per point and provider measured ok by two runs or more: `runs`, `machines`
-    (distinct GPU UUIDs among them), the median,
-    lowest and highest of the runs' medians (us), `between` (highest / lowest), `within` (the
-    widest p90/p10 inside one run) and `process` (between exceeds within by more than WIDER:
-    what moves the number is set per process, not per sample)."""
+    """One line per point and provider measured ok by two runs or more (the protocol keys of
+    POINT kept apart): `runs`, `machines` (distinct GPU UUIDs among them; None where a row has
+    none), the median, lowest and highest of the runs' medians (us), `between` (highest /
+    lowest), `within` (the widest p90/p10 inside one run; NaN where no row says), `wider`
+    (between exceeds within by more than WIDER) and `process` (wider, on one machine: what
+    moves the number is set per process, not per sample; on several machines their difference
+    is in it too, so it is not said)."""
     rows = _ok_rows(df)
     lines = []
     for key, g in rows.groupby([*POINT, "provider"], sort=True, dropna=False):
@@ -48,25 +56,30 @@ def spread_frame(df: pd.DataFrame) -> pd.DataFrame:
         ratio = g["latency_p90_over_p10"].astype(float)
         within = float(ratio.fillna(g["latency_ms_p90"] / g["latency_ms_p10"]).max())
         between = float(us.max() / us.min())
+        wider = bool(between > within * WIDER)  # False where within is NaN: not known
+        machines = _machines(g["device_uuid"])
         point = dict(zip([*POINT, "provider"], key, strict=True))
         lines.append(
             {
-                "device": point["device"],
-                "problem": point["problem"],
-                "provider": point["provider"],
+                **{k: point[k] for k in ("device", "problem", "provider", *PROTOCOL)},
                 "family": g["family"].iloc[0],
                 "runs": int(g["run_id"].nunique()),
-                # runs on several machines of one GPU name add the machines' difference
-                "machines": int(g["device_uuid"].fillna("").nunique()),
+                "machines": machines,
                 "median_us": float(us.median()),
                 "min_us": float(us.min()),
                 "max_us": float(us.max()),
                 "between": between,
                 "within": within,
-                "process": between > within * WIDER,
+                "wider": wider,
+                "process": wider and machines == 1,
             }
         )
     return pd.DataFrame(lines)
+
+
+def varying(frame: pd.DataFrame) -> list[str]:
+    """The protocol columns of `frame` that take more than one value (the rest say nothing)."""
+    return [c for c in PROTOCOL if c in frame and frame[c].astype(str).nunique() > 1]
 
 
 def ratio_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -82,8 +95,7 @@ def ratio_frame(df: pd.DataFrame) -> pd.DataFrame:
         for own in (r for r in records if r.get("family") == "own"):
             per_run.append(
                 {
-                    "device": point[0],
-                    "problem": point[2],
+                    **dict(zip(POINT, point, strict=True)),
                     "provider": own["provider"],
                     "run_id": run,
                     "speedup": ref["latency_ms_median"] / own["latency_ms_median"],
@@ -91,15 +103,20 @@ def ratio_frame(df: pd.DataFrame) -> pd.DataFrame:
             )
     if not per_run:
         return pd.DataFrame()
-    frame = pd.DataFrame(per_run)
-    grouped = frame.groupby(["device", "problem", "provider"], sort=True)["speedup"]
-    out = grouped.agg(runs="count", lowest="min", median="median", highest="max").reset_index()
+    keys = ["device", "problem", "provider", *PROTOCOL]
+    grouped = pd.DataFrame(per_run).groupby(keys, sort=True, dropna=False)
+    out = grouped.agg(
+        runs=("run_id", "nunique"),
+        lowest=("speedup", "min"),
+        median=("speedup", "median"),
+        highest=("speedup", "max"),
+    ).reset_index()
     return out[out["runs"] >= 2].reset_index(drop=True)
 
 
 def summary(spread: pd.DataFrame) -> pd.DataFrame:
     """Per device and provider: points, the geomean and largest between-run max/min, and how
-    many points move more between processes than inside one (`process`)."""
+    many points move more between runs than inside one (`wider`), on one machine (`process`)."""
     return (
         spread.groupby(["device", "provider"], sort=True)
         .agg(
@@ -107,6 +124,7 @@ def summary(spread: pd.DataFrame) -> pd.DataFrame:
             between_geomean=("between", lambda s: geomean(list(s))),
             between_max=("between", "max"),
             within_max=("within", "max"),
+            wider=("wider", "sum"),
             process=("process", "sum"),
         )
         .reset_index()

@@ -26,3 +26,13 @@ def test_smoke_on_gpu(tmp_path, protocol):
     assert (ok.device_vendor == "nvidia").all() and ok.device_uuid.notna().all()
     assert ok.sm_clock_mhz.notna().all() and ok.power_w.notna().all()
     assert set(ok.timer) == {"cuda-graph" if protocol == "graph" else "cuda-events"}
+
+
+def test_the_tune_cache_names_this_gpu_as_the_rows_do():
+    """tuned_on (the tune cache's gpu_uuid) must be spelled as a row's device_uuid, or harness
+    gaps never finds a decision of this GPU: both come from torch's device properties."""
+    from harness_kernels import tune_cache
+
+    from harness.device import get_device
+
+    assert tune_cache.gpu_uuid() == get_device("cuda").uuid != ""

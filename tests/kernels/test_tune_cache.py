@@ -104,6 +104,14 @@ def test_a_decision_says_which_gpu_timed_it(cache, monkeypatch):
     assert tune_cache.tuned_on(None) == ""
 
 
+def test_a_choice_made_in_stages_names_their_gpu_when_they_agree(monkeypatch):
+    """Own Triton's split-KV decode names its tile and split entries in one tune_key, "a,b"."""
+    monkeypatch.setattr(tune_cache, "_ORIGIN", {"a": "GPU-1", "b": "GPU-1", "c": "GPU-2"})
+    assert tune_cache.tuned_on("a,b") == "GPU-1"
+    assert tune_cache.tuned_on("a,c") == ""  # two GPUs: neither is the choice's
+    assert tune_cache.tuned_on("a,unknown") == ""
+
+
 def test_gpu_uuid_is_empty_without_a_gpu():
     if not torch.cuda.is_available():
         assert tune_cache.gpu_uuid() == ""

@@ -16,7 +16,7 @@ OWN_US = (64.1, 66.4, 66.4, 63.4, 62.2, 59.4, 59.8, 58.7)
 CUBLAS_US = (57.8, 58.1, 58.7, 58.7, 58.5, 58.2, 58.5, 58.7)
 
 
-def _runs(root, own_us=OWN_US, cublas_us=CUBLAS_US):
+def _runs(root, own_us=OWN_US, cublas_us=CUBLAS_US, uuids=None, **protocol):
     for i, (own, ven) in enumerate(zip(own_us, cublas_us, strict=True)):
         run = f"bimodal-{i + 1}"
         rows = [
@@ -24,7 +24,9 @@ def _runs(root, own_us=OWN_US, cublas_us=CUBLAS_US):
             speed_row("h200", "gemm", P, "own-cutlass", run, median_ms=own / 1e3, noise=0.005),
         ]
         for r in rows:
-            r["latency_p90_over_p10"] = 1.038
+            r.update(latency_p90_over_p10=1.038, **protocol)
+            if uuids is not None:
+                r["device_uuid"] = uuids[i]
         write_run(root, run, rows)
 
 
@@ -64,7 +66,7 @@ def test_the_command_prints_the_summary_the_widest_and_the_ratios(tmp_path, caps
     assert cli.main(["spread", str(tmp_path), "worst=1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("8 runs")
-    assert "widest 1 between-run spreads" in out and "own / fastest vendor speedup" in out
+    assert "widest 1 between-run spreads" in out and "1 lowest own speedups" in out
     assert "gemm 4x28672x4096 bf16 nt" in out
 
 
@@ -72,3 +74,30 @@ def test_the_command_needs_two_runs(tmp_path, capsys):
     _runs(tmp_path, OWN_US[:1], CUBLAS_US[:1])
     assert cli.main(["spread", str(tmp_path)]) == 2
     assert "runs: 1 found; allowed: >= 2" in capsys.readouterr().err
+
+
+def test_runs_on_several_machines_are_wider_but_not_called_a_process_spread(tmp_path):
+    _runs(tmp_path, (66.4, 58.7), CUBLAS_US[:2], uuids=["GPU-a", "GPU-b"])
+    own = spread.spread_frame(load([tmp_path])).set_index("provider").loc["own-cutlass"]
+    assert own["machines"] == 2 and bool(own["wider"]) and not bool(own["process"])
+
+
+def test_a_run_without_a_gpu_uuid_leaves_the_machines_unknown(tmp_path):
+    _runs(tmp_path, (66.4, 58.7), CUBLAS_US[:2], uuids=["GPU-a", None])
+    own = spread.spread_frame(load([tmp_path])).set_index("provider").loc["own-cutlass"]
+    assert own["machines"] is None or own["machines"] != own["machines"]  # None or NaN
+    assert bool(own["wider"]) and not bool(own["process"])
+
+
+def test_points_under_other_protocols_stay_apart(tmp_path):
+    # the same runs hold the point timed with a cold and with a warm L2: two lines each, never
+    # one line whose range is the cold / warm difference
+    _runs(tmp_path / "cold", OWN_US[:2], CUBLAS_US[:2], l2="cold")
+    _runs(tmp_path / "warm", [u / 2 for u in OWN_US[:2]], CUBLAS_US[:2], l2="warm")
+    df = load([tmp_path])
+    lines = spread.spread_frame(df)
+    assert sorted(lines["l2"]) == ["cold", "cold", "warm", "warm"]
+    assert (lines["runs"] == 2).all() and spread.varying(lines) == ["l2"]
+    ratios = spread.ratio_frame(df).set_index("l2")
+    assert (ratios["runs"] == 2).all()
+    assert ratios.loc["warm", "lowest"] > 1.5 > ratios.loc["cold", "highest"]
