@@ -16,19 +16,18 @@ from __future__ import annotations
 import pandas as pd
 
 from harness.measure.stats import geomean
-from harness.report.data import device_of, latest
+from harness.report.data import latest, with_device
 from harness.report.reference import fastest
 
 # A point's runs must share its measuring protocol to be compared (as `harness compare` meets
 # points); `run_id` then tells the processes apart.
-POINT = ("device", "op", "problem", "timer", "l2", "fill", "seed")
 PROTOCOL = ("timer", "l2", "fill", "seed")  # shown only where the runs given differ in them
+POINT = ("device", "op", "problem", *PROTOCOL)
 WIDER = 1.02  # between-run max/min this much above the widest in-run p90/p10: "wider"
 
 
 def _ok_rows(df: pd.DataFrame) -> pd.DataFrame:
-    rows = df[(df["op"] != "ceiling") & (df["status"] == "ok")].copy()
-    rows["device"] = [device_of(r) for r in rows.to_dict("records")]
+    rows = with_device(df[(df["op"] != "ceiling") & (df["status"] == "ok")])
     # one row per (run, point, provider): the latest, as a resumed run keeps a re-measured point
     return latest(rows, ["run_id", *POINT, "provider"])
 
