@@ -87,6 +87,11 @@ def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -
         # 64-row tiles: N/64 CTAs stream the weights with no split-K and nothing to clear
         # between launches; for small N, split K across 128-row tiles instead.
         cands = [(C[f"sm90-swapab-pingpong-64x{width}"], O())]
+        if m > 16 and 2 * -(-n // 64) <= sms:
+            # Half-width token tiles: two rows of them double the CTAs while they still fit one
+            # wave (N 4096: 128 CTAs where 64 leave half the SMs idle). cuBLAS runs 64x32
+            # swapped tiles at M 64, N 4096 (H200 13.7 us against our 64x64's 14.5).
+            cands.append((C[f"sm90-swapab-pingpong-64x{width // 2}"], O()))
         swap = C[f"sm90-swapab-128x{width}"]
         # Fewer 128-wide tiles than SMs: one CTA per tile (data-parallel, and the heuristic
         # mode, which chose the same at N 10240) leaves SMs idle, and such a partial grid's time

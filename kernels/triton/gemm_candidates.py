@@ -20,6 +20,7 @@ from .gemm_configs import (
     get_hip_configs,
     interpreter_config,
     keep_config,
+    shared_mem_bytes,
 )
 from .gemm_cost_model import ACC_REGS, estimate_seconds, fits_sm, uses_mid_model
 from .gemm_split import offers_stream_k, split_k_choices
@@ -28,6 +29,9 @@ from .gemm_target import KernelTarget, kernel_target
 # Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
 MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
+DEEP_CANDIDATES = 2  # one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES)
+MAX_DEEP_STAGES = 16
+DEEP_MAX_M = 512
 
 
 def candidate_configs(
@@ -40,8 +44,70 @@ def candidate_configs(
     if rung not in RUNGS:
         raise ValueError(f"unknown rung {rung!r}; expected one of {RUNGS}")
     if rung != "no-tensor-cores" and uses_mid_model(m, dev):
-        return list(_mid_candidates(rung, m, n, k, in_bytes, out_bytes, dev))
-    return _listed_candidates(rung, m, n, k, in_bytes, out_bytes, dev)
+        out = list(_mid_candidates(rung, m, n, k, in_bytes, out_bytes, dev))
+    else:
+        out = _listed_candidates(rung, m, n, k, in_bytes, out_bytes, dev)
+    return out + [c for c in deep_configs(rung, m, n, k, in_bytes, out_bytes, dev) if c not in out]
+
+
+def deep_configs(
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> list[GemmConfig]:
+    """Hopper, M <= DEEP_MAX_M: cuBLAS's shape for few tiles, which our lists lacked.
+
+    cuBLAS's nvjet kernels at small M run one CTA per SM on a tile small enough that the tiles
+    (times their split-K) fill at most one wave, with 10-16 pipeline stages (the stage count is
+    in the kernel name: H200 32x6144x4096 is 96 CTAs of 64x32 with 16 stages, 128x4096x4096 is
+    128 CTAs of 64x64 with 13; results/h200/gemm_llama-tunepass). Our lists put two programs on
+    an SM at 4-5 stages, and a tile count just above a wave leaves some SMs with two programs
+    and the rest with one: H200 32x6144x4096 own Triton 0.823x cuBLAS. So: among power-of-two
+    tiles (BLOCK_M 16-128 within M, BLOCK_N 32-128) with a split-K that keeps the units within
+    one wave, the whole-K tile and the split one that fill it best (ties: fewer bytes read
+    per wave), one program per SM, as many stages as shared memory holds (at most MAX_DEEP_STAGES, and no more
+    than the K tiles of one split)."""
+    if dev.backend != "cuda" or dev.capability // 10 != 9 or m > DEEP_MAX_M:
+        return []
+    if rung in ("no-tensor-cores", "no-pipeline"):
+        return []  # the rung's own list is the measurement; deep stages are a pipeline feature
+    bk0 = max(128 // in_bytes, 16)
+    m_cap = max(16, 1 << max(m - 1, 0).bit_length())
+    ranked: list[tuple[tuple[float, float], GemmConfig]] = []
+    for bm in (16, 32, 64, 128):
+        for bn in (32, 64, 128):
+            if bm > min(m_cap, 128) or bn > max(32, 1 << max(n - 1, 0).bit_length()):
+                continue
+            tiles = -(-m // bm) * -(-n // bn)
+            if tiles > dev.num_sms:
+                continue
+            bk = bk0 if bm >= 64 else 2 * bk0  # 128-row-byte K tiles for the wgmma shapes
+            k_tiles = -(-k // bk)
+            split = 1
+            while rung != "no-splitk" and 2 * split * tiles <= dev.num_sms and 4 * split <= k_tiles:
+                split *= 2
+            units = tiles * split
+            if 2 * units < dev.num_sms:
+                continue
+            cfg = GemmConfig(bm, bn, bk, 4, 1, split_k=split, programs_per_sm=1)
+            cfg = apply_rung(cfg, rung)
+            stages = 1
+            for s in range(2, min(MAX_DEEP_STAGES, -(-k_tiles // split)) + 1):
+                if (
+                    shared_mem_bytes(replace(cfg, num_stages=s), in_bytes, out_bytes)
+                    > dev.max_shared_mem
+                ):
+                    break
+                stages = s
+            cfg = replace(cfg, num_stages=stages)
+            if stages < 3 or not keep_config(cfg, m, n, k, in_bytes, out_bytes, dev):
+                continue
+            read = units * (bm + bn) * k / split  # operand elements read by the wave
+            ranked.append(((-units / dev.num_sms, read), cfg))
+    ranked.sort(key=lambda rc: rc[0])
+    # The best whole-K tile, then the best split one: split-K's partial sums cost a reduction
+    # that the fill and the bytes read do not price, so each kind gets its own place.
+    whole = [c for _, c in ranked if c.split_k == 1][:1]
+    split = [c for _, c in ranked if c.split_k > 1][: DEEP_CANDIDATES - len(whole)]
+    return whole + split
 
 
 def _listed_candidates(

@@ -19,10 +19,12 @@ from harness_kernels.triton.gemm import (  # noqa: E402
     prepare_matmul,
 )
 from harness_kernels.triton.gemm_candidates import (  # noqa: E402
+    DEEP_CANDIDATES,
     MAX_CANDIDATES,
     STREAM_K_CANDIDATES,
     _listed_candidates,
     candidate_configs,
+    deep_configs,
 )
 from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes  # noqa: E402
 from harness_kernels.triton.gemm_cost_model import estimate_seconds, uses_mid_model  # noqa: E402
@@ -36,7 +38,8 @@ from harness_kernels.triton.gemm_split import (  # noqa: E402
 )
 from harness_kernels.triton.gemm_target import KernelTarget, kernel_target  # noqa: E402
 
-MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES  # stream-K twins ride beyond the cap
+# stream-K twins and one-wave deep configs ride beyond the cap
+MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES + DEEP_CANDIDATES
 
 FP8 = torch.float8_e4m3fn
 # Relative Frobenius error allowed per input dtype: output rounding (bf16 8 bits, fp16 11 bits),
@@ -218,7 +221,8 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
     for rung in RUNGS:
         cands = candidate_configs(rung, m, 8192, 8192, in_bytes, out_bytes, dev)
         assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
-        assert len([c for c in cands if not c.stream_k]) <= MAX_CANDIDATES
+        deep = deep_configs(rung, m, 8192, 8192, in_bytes, out_bytes, dev)
+        assert len([c for c in cands if not c.stream_k and c not in deep]) <= MAX_CANDIDATES
         for cfg in cands:
             assert shared_mem_bytes(cfg, in_bytes, out_bytes, dev.backend) <= dev.max_shared_mem
             assert cfg.tma == (dev.capability >= 90 and rung != "no-tma")
@@ -313,7 +317,52 @@ def test_decode_large_m_and_other_vendors_keep_the_fixed_lists(target, m):
     assert not uses_mid_model(m, dev) and not uses_mid_model(128, _pretend("sm_80"))
     for rung in RUNGS:
         listed = _listed_candidates(rung, m, 4096, 4096, 2, 2, dev)
-        assert candidate_configs(rung, m, 4096, 4096, 2, 2, dev) == listed
+        deep = [c for c in deep_configs(rung, m, 4096, 4096, 2, 2, dev) if c not in listed]
+        assert candidate_configs(rung, m, 4096, 4096, 2, 2, dev) == listed + deep
+        assert bool(deep) == (target == "sm_90" and m <= 32 and rung in DEEP_RUNGS)
+
+
+DEEP_RUNGS = ("full", "no-gluon", "no-tma", "not-persistent", "no-splitk")
+
+
+# (M, N, K) -> the (BLOCK_M, BLOCK_N) of cuBLAS's nvjet kernel there (its name, transposed), at
+# 10-16 stages, one CTA per SM (results/h200/gemm_llama-tunepass).
+CUBLAS_DEEP_TILES = {
+    (32, 6144, 4096): (32, 64),
+    (64, 4096, 4096): (32, 64),
+    (64, 6144, 4096): (64, 64),
+    (128, 4096, 4096): (64, 64),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(CUBLAS_DEEP_TILES))
+def test_deep_configs_offer_cublas_one_wave_shape(shape):
+    m, n, k = shape
+    deep = deep_configs("full", m, n, k, 2, 2, H200)
+    assert deep and deep[0].split_k == 1
+    assert (deep[0].block_m, deep[0].block_n) == CUBLAS_DEEP_TILES[shape]
+    for cfg in deep:
+        units = -(-m // cfg.block_m) * -(-n // cfg.block_n) * cfg.split_k
+        assert H200.num_sms // 2 <= units <= H200.num_sms and cfg.programs_per_sm == 1
+        assert cfg.num_stages >= 5 and shared_mem_bytes(cfg, 2, 2) <= H200.max_shared_mem
+        # One stage more would not fit (or would outrun the split's K tiles).
+        deeper = replace(cfg, num_stages=cfg.num_stages + 1)
+        k_tiles = -(-k // cfg.block_k) // cfg.split_k
+        assert shared_mem_bytes(deeper, 2, 2) > H200.max_shared_mem or deeper.num_stages > k_tiles
+    assert deep[0] in candidate_configs("full", m, n, k, 2, 2, H200)
+
+
+def test_deep_configs_follow_the_rungs_and_stay_on_hopper():
+    assert deep_configs("full", 32, 6144, 4096, 2, 2, _pretend("sm_80")) == []
+    assert deep_configs("full", 32, 6144, 4096, 2, 2, _pretend("gfx942")) == []
+    assert deep_configs("full", 1024, 6144, 4096, 2, 2, H200) == []  # M above DEEP_MAX_M
+    for rung in ("no-pipeline", "no-tensor-cores"):
+        assert deep_configs(rung, 32, 6144, 4096, 2, 2, H200) == []
+    assert all(c.split_k == 1 for c in deep_configs("no-splitk", 1, 4096, 4096, 2, 2, H200))
+    assert all(not c.tma for c in deep_configs("no-tma", 1, 4096, 4096, 2, 2, H200))
+    # N 4096 at M 1: whole-K 16x32 tiles (128 units) and a split twin both fill a wave.
+    whole, split = deep_configs("full", 1, 4096, 4096, 2, 2, H200)
+    assert whole.split_k == 1 and split.split_k > 1
 
 
 @pytest.mark.parametrize("rung", RUNGS)
