@@ -1,0 +1,79 @@
+"""Launch cuBLAS and chosen own Triton GEMM configs on one shape, for Nsight Compute to compare.
+
+Why does one own config stream the weights slower than cuBLAS at the same tile count? ncu's
+per-kernel counters (DRAM bytes and throughput, SM activity, stall reasons) say; the harness's
+timer cannot. Each label launches twice (the first compiles); ncu reports the launches in order,
+and this script prints that order with each label's grid so the report can be read back.
+
+    ncu --csv --page raw --metrics <list> python3 scripts/gemm_ncu_compare.py 32 6144 4096 \
+        32x128x128s5k2 32x64x128s9 16x64x128s5p2
+
+A config is BMxBNxBK then s<stages>, and optionally k<split_k>, p<programs per SM>, w<warps>.
+Inputs are randn bf16 (never zeros: they time faster); B is column-major as in gemm_llama (nt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import torch
+from harness_kernels.triton.gemm import build_launch
+from harness_kernels.triton.gemm_configs import GemmConfig
+from harness_kernels.triton.gemm_operands import check_operands
+from harness_kernels.triton.gemm_target import kernel_target
+
+CONFIG = re.compile(r"(\d+)x(\d+)x(\d+)s(\d+)(?:k(\d+))?(?:p(\d+))?(?:w(\d+))?$")
+
+
+def parse_config(text: str) -> GemmConfig:
+    """'32x128x128s5k2p1' -> GemmConfig(32, 128, 128, num_stages=5, split_k=2, ...)."""
+    found = CONFIG.match(text)
+    if found is None:
+        raise ValueError(
+            f"bad config {text!r}: want BMxBNxBKs<stages>[k<split>][p<per SM>][w<warps>]"
+        )
+    bm, bn, bk, stages, split, per_sm, warps = found.groups()
+    return GemmConfig(
+        int(bm),
+        int(bn),
+        int(bk),
+        num_warps=int(warps or 4),
+        num_stages=int(stages),
+        split_k=int(split or 1),
+        programs_per_sm=int(per_sm or 1),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("m", type=int)
+    parser.add_argument("n", type=int)
+    parser.add_argument("k", type=int)
+    parser.add_argument("configs", nargs="*", help="own Triton configs, e.g. 32x64x128s9")
+    args = parser.parse_args(argv)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(args.m, args.k, device="cuda", dtype=torch.bfloat16, generator=gen)
+    w = torch.randn(args.n, args.k, device="cuda", dtype=torch.bfloat16, generator=gen)
+    ref = a.float() @ w.float().t()
+    dev = kernel_target(a.device)
+    p = check_operands(a, w.t(), None, None, None, "tf32", dev)
+    order = []
+    for _ in range(2):
+        out = torch.matmul(a, w.t())
+    order.append(("cublas", "torch.matmul", out))
+    for text in args.configs:
+        launch = build_launch(p, parse_config(text), dev)
+        for _ in range(2):
+            out = launch()
+        grid = f"{launch.config.get('num_programs')} programs, {launch.config.get('units')} units"
+        order.append((text, grid, out))
+    torch.cuda.synchronize()
+    print(f"{args.m}x{args.n}x{args.k} bf16 nt; each label launched twice, in this order:")
+    for label, how, out in order:
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        print(f"  {label:24s} {how:32s} rel err {err:.2e}")
+
+
+if __name__ == "__main__":
+    main()
