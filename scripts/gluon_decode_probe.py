@@ -24,7 +24,7 @@ import statistics
 
 import torch
 from harness_kernels.bench_cold import bench_cold
-from harness_kernels.triton import gemm_gluon
+from harness_kernels.triton import attention_tune, gemm_gluon
 from harness_kernels.triton.gemm import prepare_matmul
 
 ROUNDS = 3
@@ -50,6 +50,8 @@ def probe(m: int, n: int, k: int, stage_caps: list[int]) -> dict[str, tuple[floa
     try:
         for cap in stage_caps:
             gemm_gluon.MAX_STAGES = cap
+            # the Gluon tuner's in-process cache is keyed by the problem, not the candidates
+            attention_tune._TUNE_CACHE.clear()
             g = gemm_gluon.prepare_gluon_matmul(a, b)
             gc = g.config
             kernels[f"gluon<=s{cap}"] = (
