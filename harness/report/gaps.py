@@ -12,7 +12,9 @@ reference: the fastest ok vendor row of that point, named in the `reference` col
                busiest SM's, for kernels whose row records how many equal-cost work units they
                launched (GEMM tiles x splits, decode programs, non-causal prefill Q blocks);
                1.0 when every SM gets the same number of units
-    reason   = the first rule that fits a point that is behind: a tail (fill < 0.8); for a row
+    reason   = the first rule that fits a point that is behind: a tail (fill < 0.8, unless the
+               reference's main kernel launches no more CTAs than the own units, in one wave:
+               then it leaves as many SMs idle and the fill is named beside the next rule); for a row
                not power-capped, the tuner's own timing of the chosen kernel, taken in the
                row's process (provider_config; cold L2 and stream hold, as the sweep's), at par
                with the reference and >= 5% below the sweep's median (the kernel ran in another
@@ -167,6 +169,20 @@ def reference_kernel(row: dict | None) -> str:
     return " + ".join(kernel_label(str(k.get("name", ""))) for k in kernels if isinstance(k, dict))
 
 
+def reference_ctas(row: dict | None) -> int | None:
+    """CTAs of the vendor row's main kernel (the first recorded one that is not a split-K
+    reduce): the product of its grid ("4x24x1" -> 96); None where no grid was recorded."""
+    kernels = _config(row).get("kernels") if row else None
+    for k in kernels if isinstance(kernels, list) else []:
+        if not isinstance(k, dict) or "reduce" in str(k.get("name", "")).lower():
+            continue
+        try:
+            return math.prod(int(x) for x in str(k.get("grid", "")).split("x"))
+        except ValueError:
+            return None
+    return None
+
+
 def sm_fill(units: int | None, sms: int | None) -> float | None:
     """Mean SM's share over the busiest SM's: (units / SMs) / ceil(units / SMs)."""
     if not units or not sms:
@@ -290,7 +306,12 @@ def _reason(
         return "faster than the vendor"
     if s > 1 - PAR:
         return f"on par (within {PAR:.0%})"
-    if fill is not None and fill < TAIL_FILL:
+    # A vendor kernel that launches no more CTAs than the own kernel has units, all in one
+    # wave, leaves as many SMs idle: the fill cannot be what it does better (H200 32x6144x4096:
+    # own Triton's 96 units and cuBLAS's 96 CTAs, 0.88x). The rules below speak instead.
+    ref_ctas = reference_ctas(ref)
+    same_fill = units is not None and ref_ctas is not None and ref_ctas <= units <= (sms or 0)
+    if fill is not None and fill < TAIL_FILL and not same_fill:
         busiest = math.ceil(units / sms)
         return (
             f"tail: {units} units on {sms} SMs, busiest SM runs {busiest}, the mean "
@@ -305,6 +326,8 @@ def _reason(
         return "behind; no ceiling known for this GPU and dtype"
     what = "HBM bandwidth" if regime == "memory" else "tensor peak"
     aside = f" ({clocks[1]}: {clocks[0]:.2f}x per cycle)" if clocks else ""
+    if same_fill and fill is not None and fill < TAIL_FILL:
+        aside += f"; {ref['provider']} runs {ref_ctas} CTAs, so the {fill:.0%} fill is shared"
     return (
         f"{regime}-bound: own {_pct(own_frac)} vs {ref['provider']} {_pct(ref_frac)} of {what} "
         f"({roof.source}){aside}"

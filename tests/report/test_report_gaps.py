@@ -77,6 +77,50 @@ def test_work_units_from_recorded_config(cfg, axes, units):
     assert gaps.work_units(_row(cfg, **axes)) == units
 
 
+def _vendor(*grids: tuple[str, str]) -> dict:
+    kernels = [{"name": name, "grid": grid, "block": "384x1x1"} for name, grid in grids]
+    return {"provider": "cublas", "latency_ms_median": 0.0174, **_row({"kernels": kernels})}
+
+
+NVJET = "nvjet_sm90_tst_64x32_64x16_4x1_v_bz_TNT"
+REDUCE = "void cublasLt::splitKreduce_kernel<32, 16, int, float>(...)"
+
+
+def test_reference_ctas_reads_the_main_kernels_grid():
+    assert gaps.reference_ctas(_vendor((NVJET, "4x24x1"))) == 96
+    # a split-K reduce is not the main kernel, wherever it is listed
+    assert gaps.reference_ctas(_vendor((REDUCE, "128x1x1"), (NVJET, "2x64x1"))) == 128
+    assert gaps.reference_ctas(_vendor((NVJET, "?"))) is None
+    assert gaps.reference_ctas(_row({})) is None and gaps.reference_ctas(None) is None
+
+
+@pytest.mark.parametrize(("grid", "tail"), [("4x24x1", False), ("2x64x1", True)])
+def test_tail_is_no_reason_when_the_vendor_leaves_as_many_sms_idle(grid, tail):
+    """H200 32x6144x4096: own Triton's 96 units against cuBLAS's 96 CTAs (4x24 grid) is not a
+    tail the vendor avoids; against a 128-CTA grid it is."""
+    from types import SimpleNamespace
+
+    own = {"provider": "own-triton", "latency_ms_median": 0.0198, **_row({"units": 96})}
+    fill = gaps.sm_fill(96, 132)
+    reason = gaps._reason(
+        0.879,
+        fill,
+        96,
+        132,
+        "memory",
+        0.54,
+        own,
+        _vendor((NVJET, grid)),
+        0.61,
+        SimpleNamespace(source="datasheet"),
+    )
+    if tail:
+        assert reason.startswith("tail: 96 units on 132 SMs")
+    else:
+        assert reason.startswith("memory-bound: own 54% vs cublas 61%")
+        assert reason.endswith("cublas runs 96 CTAs, so the 73% fill is shared")
+
+
 def test_rungs_are_providers_extending_another_own_provider():
     names = {
         "own-triton",

@@ -1,0 +1,32 @@
+"""scripts/gemm_ncu_compare.py: the config spelling its command line takes (the launches need a
+GPU; the names must mean the configs the tuner records)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ncu_compare.py"
+spec = importlib.util.spec_from_file_location("gemm_ncu_compare", SCRIPT)
+ncu = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ncu)
+
+
+def test_config_names_parse_to_the_tuners_configs():
+    from harness_kernels.triton.gemm_configs import GemmConfig
+
+    assert ncu.parse_config("32x128x128s5k2") == GemmConfig(
+        32, 128, 128, num_warps=4, num_stages=5, split_k=2, programs_per_sm=1
+    )
+    assert ncu.parse_config("16x64x128s5p2") == GemmConfig(
+        16, 64, 128, num_stages=5, programs_per_sm=2
+    )
+    assert ncu.parse_config("128x128x64s4w8").num_warps == 8
+
+
+@pytest.mark.parametrize("text", ["32x64s9", "32x64x128", "32x64x128s9q2", "a"])
+def test_bad_config_names_are_refused(text):
+    with pytest.raises(ValueError, match="bad config"):
+        ncu.parse_config(text)
