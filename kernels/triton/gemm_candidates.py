@@ -62,9 +62,14 @@ def deep_configs(
     an SM at 4-5 stages, and a tile count just above a wave leaves some SMs with two programs
     and the rest with one: H200 32x6144x4096 own Triton 0.823x cuBLAS. So: among power-of-two
     tiles (BLOCK_M 16-128 within M, BLOCK_N 32-128) with a split-K that keeps the units within
-    one wave, the whole-K tile and the split one that fill it best (ties: fewer bytes read
-    per wave), one program per SM, as many stages as shared memory holds (at most MAX_DEEP_STAGES, and no more
-    than the K tiles of one split)."""
+    one wave, the whole-K tile and the split one that fill it best (ties: fewer bytes read per
+    wave), one program per SM, as many stages as shared memory holds (at most MAX_DEEP_STAGES,
+    and no more than the K tiles of one split).
+
+    Measured (session 45, results/h200/gemm_llama-deep): fastest at 6 of 49 H200 points, five
+    of them the split ones (32x10240x8192 by 12.7%). The whole-K tiles, cuBLAS's own, stream
+    slower than cuBLAS does (H100 ncu: 56% of peak against 67.5% at the same 96 CTAs;
+    results/h100/README.md, session 45)."""
     if dev.backend != "cuda" or dev.capability // 10 != 9 or m > DEEP_MAX_M:
         return []
     if rung in ("no-tensor-cores", "no-pipeline"):
@@ -79,7 +84,9 @@ def deep_configs(
             tiles = -(-m // bm) * -(-n // bn)
             if tiles > dev.num_sms:
                 continue
-            bk = bk0 if bm >= 64 else 2 * bk0  # 128-row-byte K tiles for the wgmma shapes
+            # 128-byte K rows (the widest TMA swizzle) for wgmma's 64+ rows; 256-byte ones at
+            # 16-32 rows, as the decode list has (cuBLAS keeps 64-wide K tiles there: untested)
+            bk = bk0 if bm >= 64 else 2 * bk0
             k_tiles = -(-k // bk)
             split = 1
             while rung != "no-splitk" and 2 * split * tiles <= dev.num_sms and 4 * split <= k_tiles:
