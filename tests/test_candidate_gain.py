@@ -42,3 +42,51 @@ def test_gain_is_the_best_of_all_over_the_best_without_the_family():
     assert gain.summary(gain.gains(rows.iloc[2:], "-dp-")) == [
         "no row timed candidates of the family beside others"
     ]
+
+
+def test_winners_are_labelled_shortly_for_both_tuners():
+    assert gain._label("sm90-swapab-pingpong-64x32:heuristic/sw1") == "sm90-swapab-pingpong-64x32"
+    name = (
+        "block_m=16/block_n=64/block_k=128/num_warps=4/num_stages=5/split_k=2/stream_k=False/"
+        "programs_per_sm=2/epilogue_subtile=False/warp_specialize=False"
+    )
+    assert gain._label(name) == "16x64x128 s5 k2 p2"
+    assert gain._label(name.replace("stream_k=False", "stream_k=True")).endswith("stream-K")
+
+
+def test_deep_family_names_the_deep_configs_of_each_shape():
+    from harness_kernels.triton.aot import TARGETS
+    from harness_kernels.triton.gemm_candidates import deep_configs
+    from harness_kernels.triton.gemm_tune import _short
+
+    deep = deep_configs("full", 32, 6144, 4096, 2, 2, TARGETS["sm_90"][1])
+    assert deep and all(gain.deep_family(32, 6144, 4096, _short(c)) for c in deep)
+    listed = _short(deep[0]).replace("programs_per_sm=1", "programs_per_sm=2")
+    assert not gain.deep_family(32, 6144, 4096, listed)
+    assert not gain.deep_family(4096, 6144, 4096, _short(deep[0]))  # none above DEEP_MAX_M
+
+
+def test_main_filters_provider_and_m(monkeypatch, capsys):
+    rows = pd.DataFrame(
+        [
+            dict(provider="own-triton", status="ok", **_row(1, {"fam:x": 0.05, "old:y": 0.06})),
+            dict(provider="own-triton", status="ok", **_row(64, {"fam:x": 0.05, "old:y": 0.10})),
+            dict(provider="own-cutlass", status="ok", **_row(1, {"fam:x": 0.05, "old:y": 0.20})),
+            # own Triton's Gluon rows list candidate names without times: left out
+            dict(
+                provider="own-triton",
+                status="ok",
+                m=2,
+                n=1,
+                k=1,
+                provider_config='{"candidates": ["a"]}',
+            ),
+        ]
+    )
+    monkeypatch.setattr(gain, "read_rows", lambda run, columns: rows)
+    assert gain.main(["run", "fam", "provider=own-triton", "m=1-32"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 points:") and "max 1.200" in out
+    assert gain.main(["run", "fam", "provider=own-triton"]) == 0
+    assert capsys.readouterr().out.startswith("2 points:")
+    assert gain.main(["run", "fam", "bogus=1"]) == 2 and gain.main(["run"]) == 2
