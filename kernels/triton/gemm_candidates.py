@@ -113,8 +113,8 @@ def deep_configs(
     # The best whole-K tile, then the best split one: split-K's partial sums cost a reduction
     # that the fill and the bytes read do not price, so each kind gets its own place.
     whole = [c for _, c in ranked if c.split_k == 1][:1]
-    split = [c for _, c in ranked if c.split_k > 1][: DEEP_CANDIDATES - len(whole)]
-    return whole + split
+    parted = [c for _, c in ranked if c.split_k > 1][: DEEP_CANDIDATES - len(whole)]
+    return whole + parted
 
 
 def _listed_candidates(
