@@ -5,7 +5,7 @@ tile issues its own TMA loads. On the H100 under ncu (results/h100/_logs/session
 96 CTAs each at 32x6144x4096, cuBLAS's warp-specialized nvjet kernel read HBM at 67.5% of peak
 and the `tl` kernel at 56-60%, even with 9 stages in flight. The Gluon GEMM has cuBLAS's
 structure (a producer warp issuing TMA, consumer warpgroups issuing wgmma); this script times
-it there, with its usual stage cap (gemm_gluon.MAX_STAGES) and with a deeper one, beside the
+it there, with its usual stage cap (gemm_gluon.MAX_STAGES) and with deeper ones (`max_stages`), beside the
 tuned `tl` kernel and cuBLAS.
 
 Each kernel is tuned by its own tuner (a fresh tune cache: set HARNESS_CACHE_DIR), checked
@@ -24,7 +24,7 @@ import statistics
 
 import torch
 from harness_kernels.bench_cold import bench_cold
-from harness_kernels.triton import attention_tune, gemm_gluon
+from harness_kernels.triton import gemm_gluon
 from harness_kernels.triton.gemm import prepare_matmul
 
 ROUNDS = 3
@@ -46,20 +46,13 @@ def probe(m: int, n: int, k: int, stage_caps: list[int]) -> dict[str, tuple[floa
     cfg = tl.config
     tile = f"{cfg['block_m']}x{cfg['block_n']}x{cfg['block_k']} s{cfg['num_stages']}"
     kernels["tl"] = (tl, f"{tile} k{cfg.get('split_k')} p{cfg.get('programs_per_sm')}")
-    default_cap = gemm_gluon.MAX_STAGES
-    try:
-        for cap in stage_caps:
-            gemm_gluon.MAX_STAGES = cap
-            # the Gluon tuner's in-process cache is keyed by the problem, not the candidates
-            attention_tune._TUNE_CACHE.clear()
-            g = gemm_gluon.prepare_gluon_matmul(a, b)
-            gc = g.config
-            kernels[f"gluon<=s{cap}"] = (
-                g,
-                f"{gc['block_m']}x{gc['block_n']} s{gc['num_stages']} {gc['schedule']}",
-            )
-    finally:
-        gemm_gluon.MAX_STAGES = default_cap
+    for cap in stage_caps:
+        g = gemm_gluon.prepare_gluon_matmul(a, b, max_stages=cap)
+        gc = g.config
+        kernels[f"gluon<=s{cap}"] = (
+            g,
+            f"{gc['block_m']}x{gc['block_n']} s{gc['num_stages']} {gc['schedule']}",
+        )
     for name, (fn, _) in kernels.items():
         err = _err(fn(), ref)
         assert err < 3e-2, f"{name} wrong at {m}x{n}x{k}: rel err {err:.3g}"

@@ -89,7 +89,13 @@ def smem_bytes(
 
 
 def stages_and_epilogue(
-    slice_m: int, bn: int, bk: int, in_bytes: int, out_bytes: int, pingpong: bool = False
+    slice_m: int,
+    bn: int,
+    bk: int,
+    in_bytes: int,
+    out_bytes: int,
+    pingpong: bool = False,
+    max_stages: int = MAX_STAGES,
 ) -> tuple[int, bool] | None:
     """(stages, C staged in shared memory for TMA stores): the most stages that fit with C
     staged, unless that leaves fewer than MIN_STAGES and storing C from registers buys one
@@ -98,7 +104,7 @@ def stages_and_epilogue(
     def most(c_smem: bool) -> int:
         fit = [
             s
-            for s in range(2, MAX_STAGES + 1)
+            for s in range(2, max_stages + 1)
             if smem_bytes(slice_m, bn, bk, s, in_bytes, out_bytes, c_smem, pingpong)
             <= SM90_SMEM_BYTES
         ]
@@ -122,10 +128,16 @@ def modelled_cost(m: int, n: int, bm: int, bn: int, num_sms: int) -> float:
 
 
 def gluon_gemm_configs(
-    m: int, n: int, k: int, in_bytes: int, out_bytes: int, num_sms: int
+    m: int,
+    n: int,
+    k: int,
+    in_bytes: int,
+    out_bytes: int,
+    num_sms: int,
+    max_stages: int = MAX_STAGES,
 ) -> list[dict[str, Any]]:
     """Candidates: per schedule the MAX_CANDIDATES best modelled (distinct tile shapes),
-    cooperative first."""
+    cooperative first; each with the most stages that fit, up to `max_stages`."""
     bk = 128 // in_bytes  # 128-byte rows: the widest TMA swizzle
     out = []
     for schedule in SCHEDULES:
@@ -139,7 +151,9 @@ def gluon_gemm_configs(
                 bn = bn0 + bn1
                 if slice_m * bn // 128 > MAX_ACC_REGS[schedule]:
                     continue
-                plan = stages_and_epilogue(slice_m, bn, bk, in_bytes, out_bytes, pingpong)
+                plan = stages_and_epilogue(
+                    slice_m, bn, bk, in_bytes, out_bytes, pingpong, max_stages
+                )
                 if plan is None:
                     continue
                 cfg = dict(
@@ -237,10 +251,12 @@ def prepare_gluon_matmul(
     b_scale: torch.Tensor | None = None,
     tune: bool = True,
     config: dict | None = None,
+    max_stages: int = MAX_STAGES,
 ) -> GluonMatmulLaunch:
     """Check operands, allocate C, choose (time) a tile, return the launch (calling it only
     launches). a [M, K] row-major; b [K, N] row-major or column-major. `config` (one of
-    gluon_gemm_configs) pins the tile untimed. Raises GluonGemmUnsupported off sm_90."""
+    gluon_gemm_configs) pins the tile untimed. `max_stages` caps the pipeline (deeper ones are
+    a probe's: scripts/gluon_decode_probe.py). Raises GluonGemmUnsupported off sm_90."""
     b_is_nk = _check(a, b, a_scale, b_scale)
     target = target_of(a.device)
     if target[0] != "cuda" or target[1] != 90:
@@ -251,7 +267,7 @@ def prepare_gluon_matmul(
     out = torch.empty((m, n), device=a.device, dtype=a.dtype)
     num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     elem = a.element_size()
-    cands = gluon_gemm_configs(m, n, k, elem, elem, num_sms)
+    cands = gluon_gemm_configs(m, n, k, elem, elem, num_sms, max_stages)
     w = b.t() if b_is_nk else b  # the row-major tensor TMA describes: [N, K] or [K, N]
 
     def build(cfg: dict) -> Callable[[], object]:
@@ -266,7 +282,8 @@ def prepare_gluon_matmul(
         meta = _constexprs(cfg, b_is_nk)
         return lambda: kernel(*args, **meta, num_warps=4)
 
-    key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device))
+    # the stage cap picks the candidates: decisions under two caps must not share a key
+    key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages)
     if config is not None:
         if config not in cands:
             raise ValueError(f"config {config} is not a candidate: {cands}")

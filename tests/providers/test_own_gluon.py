@@ -107,6 +107,28 @@ def test_gemm_prepare_off_sm90_is_a_skip() -> None:
         prepare_gluon_matmul(a.float(), torch.zeros(64, 128))
 
 
+def test_gemm_stage_cap_deepens_small_tiles_only_as_far_as_they_fit() -> None:
+    """max_stages (the decode probe's deeper pipelines): 64x64 ping-pong takes 12 stages of 16 KB
+    where the default cap holds it at 6; a tile whose stages are already bounded by shared memory
+    keeps its count."""
+    from harness_kernels.triton.gemm_gluon import MAX_STAGES, gluon_gemm_configs, smem_bytes
+
+    def stages(cands: list[dict]) -> dict:
+        return {(c["BLOCK_M"], c["BLOCK_N"], c["PINGPONG"]): c["STAGES"] for c in cands}
+
+    default = stages(gluon_gemm_configs(64, 4096, 4096, 2, 2, 132))
+    deep = gluon_gemm_configs(64, 4096, 4096, 2, 2, 132, max_stages=12)
+    assert max(default.values()) <= MAX_STAGES == 6 and stages(deep)[(64, 64, True)] == 12
+    for c in deep:
+        args = (c["SLICE_M"], c["BLOCK_N"], c["BK"], c["STAGES"], 2, 2, c["C_SMEM"], c["PINGPONG"])
+        assert smem_bytes(*args) <= SM90_SMEM_BYTES
+    wide = stages(gluon_gemm_configs(8192, 8192, 8192, 2, 2, 132, max_stages=12))
+    assert (
+        wide[(128, 256, False)]
+        == stages(gluon_gemm_configs(8192, 8192, 8192, 2, 2, 132))[(128, 256, False)]
+    )
+
+
 @pytest.mark.parametrize(
     "shape", [(256, 10240, 8192), (512, 6144, 4096), (128, 4096, 4096), (8192, 8192, 8192)]
 )
