@@ -29,9 +29,7 @@ from .gemm_target import KernelTarget, kernel_target
 # Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
 MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
-# One-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES): a whole-K and a split
-# one, each at 16-32 rows also with cuBLAS's 64-wide K tile.
-DEEP_CANDIDATES = 4
+DEEP_CANDIDATES = 2  # one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES)
 MAX_DEEP_STAGES = 16
 DEEP_MAX_M = 512
 
@@ -66,7 +64,7 @@ def deep_configs(
     tiles (BLOCK_M 16-128 within M, BLOCK_N 32-128) with a split-K that keeps the units within
     one wave, the whole-K tile and the split one that fill it best (ties: fewer bytes read per
     wave), one program per SM, as many stages as shared memory holds (at most MAX_DEEP_STAGES,
-    and no more than the K tiles of one split); at 16-32 rows each also with a 64-wide K tile.
+    and no more than the K tiles of one split).
 
     Measured (session 45, results/h200/gemm_llama-deep): fastest at 6 of 49 H200 points, five
     of them the split ones (32x10240x8192 by 12.7%). The whole-K tiles, cuBLAS's own, stream
@@ -87,7 +85,9 @@ def deep_configs(
             if tiles > dev.num_sms:
                 continue
             # 128-byte K rows (the widest TMA swizzle) for wgmma's 64+ rows; 256-byte ones at
-            # 16-32 rows, as the decode list has (their 128-byte twins are added below)
+            # 16-32 rows, as the decode list has. cuBLAS keeps 64-wide K tiles there, but twins
+            # of ours with them (more stages in the same bytes) ran 7% slower than these over 66
+            # pairs and won none of 36 points (session 46, results/h100/gemm_llama-narrowk).
             bk = bk0 if bm >= 64 else 2 * bk0
             k_tiles = -(-k // bk)
             split = 1
@@ -96,15 +96,18 @@ def deep_configs(
             units = tiles * split
             if 2 * units < dev.num_sms:
                 continue
-            cfg = _deepest(
-                GemmConfig(bm, bn, bk, 4, 1, split_k=split, programs_per_sm=1),
-                rung,
-                k,
-                in_bytes,
-                out_bytes,
-                dev,
-            )
-            if cfg is None or not keep_config(cfg, m, n, k, in_bytes, out_bytes, dev):
+            cfg = GemmConfig(bm, bn, bk, 4, 1, split_k=split, programs_per_sm=1)
+            cfg = apply_rung(cfg, rung)
+            stages = 1
+            for s in range(2, min(MAX_DEEP_STAGES, -(-k_tiles // split)) + 1):
+                if (
+                    shared_mem_bytes(replace(cfg, num_stages=s), in_bytes, out_bytes)
+                    > dev.max_shared_mem
+                ):
+                    break
+                stages = s
+            cfg = replace(cfg, num_stages=stages)
+            if stages < 3 or not keep_config(cfg, m, n, k, in_bytes, out_bytes, dev):
                 continue
             read = units * (bm + bn) * k / split  # operand elements read by the wave
             ranked.append(((-units / dev.num_sms, read), cfg))
@@ -112,34 +115,8 @@ def deep_configs(
     # The best whole-K tile, then the best split one: split-K's partial sums cost a reduction
     # that the fill and the bytes read do not price, so each kind gets its own place.
     whole = [c for _, c in ranked if c.split_k == 1][:1]
-    picked = whole + [c for _, c in ranked if c.split_k > 1][:1]
-    # cuBLAS keeps a 64-wide K tile (128-byte rows) at 16-32 rows where ours takes 256-byte rows
-    # (ncu, H100 32x6144x4096: its 64x32 tile streams at 67.5% of DRAM peak, our deep 32x64x128
-    # at 56%), so those get a narrow-K twin with the stages its smaller tiles allow.
-    twins = [
-        _deepest(replace(c, block_k=bk0), rung, k, in_bytes, out_bytes, dev)
-        for c in picked
-        if c.block_k != bk0
-    ]
-    twins = [
-        t for t in twins if t is not None and keep_config(t, m, n, k, in_bytes, out_bytes, dev)
-    ]
-    return (picked + [t for t in twins if t not in picked])[:DEEP_CANDIDATES]
-
-
-def _deepest(
-    cfg: GemmConfig, rung: str, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
-) -> GemmConfig | None:
-    """cfg under the rung with as many stages as shared memory holds (at most MAX_DEEP_STAGES
-    and the K tiles of one split), or None below three stages (no deep pipeline then)."""
-    cfg = apply_rung(cfg, rung)
-    k_tiles = -(-k // cfg.block_k)
-    stages = 1
-    for s in range(2, min(MAX_DEEP_STAGES, -(-k_tiles // cfg.split_k)) + 1):
-        if shared_mem_bytes(replace(cfg, num_stages=s), in_bytes, out_bytes) > dev.max_shared_mem:
-            break
-        stages = s
-    return replace(cfg, num_stages=stages) if stages >= 3 else None
+    parted = [c for _, c in ranked if c.split_k > 1][: DEEP_CANDIDATES - len(whole)]
+    return whole + parted
 
 
 def _listed_candidates(
