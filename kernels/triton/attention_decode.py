@@ -80,6 +80,7 @@ def prepare_decode(
     rung: str = "full",
     num_splits: int | None = None,
     tune: bool = True,
+    configs: list[dict] | None = None,
 ) -> AttentionLaunch:
     """Check shapes, allocate output and split buffers, choose splits/config, return the launch.
 
@@ -87,6 +88,8 @@ def prepare_decode(
     with block_table [B, max_pages] int32; cache_seqlens [B] int32 (KV length per sequence,
     >= Sq when causal); out [B, Hq, Sq, D]. cache_seqlens is read once here (host sync) to size
     the splits; launches read it on device, so it may change between calls within capacity.
+    `configs` (dicts as attention_configs._cfg makes, without BLOCK_M) replaces the candidate
+    list, for probes of configs the lists lack (scripts/decode_probe.py).
     """
     if rung not in DECODE_RUNGS:
         raise ValueError(f"rung {rung!r} not in {DECODE_RUNGS}")
@@ -127,7 +130,10 @@ def prepare_decode(
             return [max(1, int(num_splits))]
         return split_candidates(programs, max_kv, block_n, sms)
 
-    cands = decode_configs(target, head_dim, q.element_size(), rung, block_m, page_size)
+    if configs is None:
+        cands = decode_configs(target, head_dim, q.element_size(), rung, block_m, page_size)
+    else:
+        cands = [dict(c, BLOCK_M=block_m) for c in configs]
     # split buffers sized once for the largest split count any candidate may use
     most = max(s for c in cands for s in splits_for(c["BLOCK_N"]))
     o_part = lse_part = None
@@ -202,7 +208,7 @@ def prepare_decode(
         next_pow2(max_kv),
         num_splits,
         device_key(q.device),
-    )
+    ) + ((repr(configs),) if configs is not None else ())
     first = [dict(c, num_splits=splits_for(c["BLOCK_N"])[0]) for c in cands]
     dev = device_key(q.device)
 

@@ -251,6 +251,22 @@ def test_decode_cache_seqlens_read_at_launch() -> None:
     _assert_close(launch(), reference(q, k, v, True, 0.125, kv_lens=[40])[0], torch.float16)
 
 
+def test_decode_takes_a_given_candidate_list() -> None:
+    """configs= replaces the candidate list (scripts/decode_probe.py times configs the lists
+    lack): the launch runs the one given, records it, and is still correct."""
+    from harness_kernels.triton.attention_configs import _cfg
+
+    gen = torch.Generator().manual_seed(12)
+    q = _randn(2, 4, 1, 64, dtype=torch.float16, gen=gen)
+    k = _randn(2, 2, 64, 64, dtype=torch.float16, gen=gen)
+    v = _randn(2, 2, 64, 64, dtype=torch.float16, gen=gen)
+    lens = torch.tensor([64, 37], dtype=torch.int32)
+    given = _cfg(16, 16, 4, 1)
+    launch = prepare_decode(q, k, v, cache_seqlens=lens, configs=[given], num_splits=3)
+    assert (launch.config["BLOCK_N"], launch.config["num_splits"]) == (16, 3)
+    _assert_close(launch(), reference(q, k, v, True, 0.125, kv_lens=[64, 37])[0], torch.float16)
+
+
 def test_decode_rejects_bad_input() -> None:
     q = torch.randn(2, 4, 2, 64, dtype=torch.float16)
     k = torch.randn(2, 2, 32, 64, dtype=torch.float16)

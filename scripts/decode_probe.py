@@ -1,0 +1,116 @@
+"""Which (tile, stages, warps, KV splits) streams a paged decode fastest? A probe.
+
+Own Triton's decode tuner picks a tile from a short list at its heuristic split count, then the
+split count for that tile. At batch 16, KV 4k (128 programs of 8 KV heads) it reached 77-80% of
+the HBM read ceiling on the H200 and 86-88% on the H100 (results/*/fmha_decode_paged-r2), and
+FlashAttention-4 ran 6% ahead at pages of 256 on the H200. This script times a wider grid of
+configs x splits at given points with the tuner's timer (kernels/bench_cold.py: a 256 MB read
+flush and a stream hold before every launch), checks every one against the fp32 reference, and
+prints the tuner's own pick beside the best of the grid.
+
+Short bursts, not the sweep's protocol: for choosing what the tuner should offer, not for
+citing as a sweep result.
+
+    python3 scripts/decode_probe.py b16:kv4096:p256 b64:kv16384:p16 [--ceiling 4650] [--top 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+
+import torch
+from harness_kernels.bench_cold import bench_cold
+from harness_kernels.triton.attention_configs import SM90_SMEM_BYTES, _cfg
+from harness_kernels.triton.attention_decode import prepare_decode
+
+from harness.problems.attention import AttentionProblem
+
+BLOCK_NS = (32, 64, 128)
+STAGES = (2, 3, 4, 6, 8)
+WARPS = (4, 8)
+SPLITS = (1, 2, 3, 4, 6, 8, 16)
+
+
+def problem_of(spec: str) -> AttentionProblem:
+    """b16:kv4096:p256 -> the fmha_decode_paged point (32/8 heads, D 128, q_len 1, causal)."""
+    f = {part[:1] if part[0] != "k" else "kv": int(part.lstrip("bkvp")) for part in spec.split(":")}
+    return AttentionProblem(
+        batch=f["b"],
+        q_heads=32,
+        kv_heads=8,
+        q_len=1,
+        kv_len=f["kv"],
+        head_dim=128,
+        causal=True,
+        kv_layout="paged",
+        page_size=f["p"],
+    )
+
+
+def grid() -> list[dict]:
+    """Every config whose pipelined K/V tiles fit shared memory beside Q (D 128, bf16)."""
+    out = []
+    for bn, st, w in itertools.product(BLOCK_NS, STAGES, WARPS):
+        if (16 + 2 * st * bn) * 128 * 2 <= SM90_SMEM_BYTES:
+            out.append(_cfg(16, bn, w, st))
+    return out
+
+
+def probe(problem: AttentionProblem, top: int, ceiling: float | None) -> list[str]:
+    device = torch.device("cuda")
+    inputs = problem.make_inputs(0, "randn", device)
+    ref = problem.reference(inputs)
+    args = (inputs["q"], inputs["k_cache"], inputs["v_cache"])
+    kw = dict(cache_seqlens=inputs["cache_seqlens"], block_table=inputs["block_table"])
+    gbps = problem.min_bytes() / 1e6  # GB/s = bytes / (ms * 1e6)
+
+    def timed(launch) -> tuple[float, bool]:
+        ok = problem.check(launch(), ref).ok
+        return bench_cold(launch, device), ok
+
+    tuned = prepare_decode(*args, **kw)
+    t_tuned, ok_tuned = timed(tuned)
+    c = tuned.config
+    lines = [
+        f"{problem.label()}: tuner's pick {c['BLOCK_N']} s{c['num_stages']} w{c['num_warps']} "
+        f"split {c['num_splits']}: {gbps / t_tuned:,.0f} GB/s"
+        + ("" if ok_tuned else " WRONG")
+        + (f" ({gbps / t_tuned / ceiling:.1%} of {ceiling:,.0f})" if ceiling else "")
+    ]
+    results = []
+    for cfg, splits in itertools.product(grid(), SPLITS):
+        if splits > 1 and problem.kv_len // splits < cfg["BLOCK_N"]:
+            continue
+        try:
+            launch = prepare_decode(*args, **kw, configs=[cfg], num_splits=splits, tune=False)
+            t, ok = timed(launch)
+        except Exception as exc:  # a config that does not compile or launch is reported
+            lines.append(
+                f"  {cfg['BLOCK_N']} s{cfg['num_stages']} w{cfg['num_warps']}: {exc!r}"[:160]
+            )
+            continue
+        results.append((t, ok, cfg, splits))
+    wrong = [r for r in results if not r[1]]
+    results = sorted(r for r in results if r[1])
+    for t, _, cfg, splits in results[:top]:
+        lines.append(
+            f"  {cfg['BLOCK_N']:>3} s{cfg['num_stages']} w{cfg['num_warps']} split {splits:>2}: "
+            f"{gbps / t:,.0f} GB/s, {t_tuned / t:.3f}x the tuner's pick"
+        )
+    lines.append(f"  {len(results)} configs ok, {len(wrong)} wrong")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("points", nargs="+", help="b<batch>:kv<kv_len>:p<page_size>")
+    ap.add_argument("--top", type=int, default=6)
+    ap.add_argument("--ceiling", type=float, default=None, help="HBM read ceiling, GB/s")
+    a = ap.parse_args()
+    for spec in a.points:
+        print("\n".join(probe(problem_of(spec), a.top, a.ceiling)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
