@@ -92,7 +92,7 @@ def probe(problem: AttentionProblem, top: int, ceiling: float | None) -> list[st
             continue
         results.append((t, ok, cfg, splits))
     wrong = [r for r in results if not r[1]]
-    results = sorted(r for r in results if r[1])
+    results = sorted((r for r in results if r[1]), key=lambda r: r[0])
     for t, _, cfg, splits in results[:top]:
         lines.append(
             f"  {cfg['BLOCK_N']:>3} s{cfg['num_stages']} w{cfg['num_warps']} split {splits:>2}: "
