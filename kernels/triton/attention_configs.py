@@ -194,7 +194,16 @@ def get_cuda_decode_configs(head_dim: int) -> list[dict]:
     flight per SM, i.e. BLOCK_N x stages x CTAs per SM; 4 warps keep register use low so two or
     more CTAs fit per SM. BLOCK_M is set per problem from the GQA group size."""
     if head_dim <= 128:
-        return [_cfg(16, 64, 4, 3), _cfg(16, 64, 4, 4), _cfg(16, 128, 4, 2), _cfg(16, 32, 4, 4)]
+        # 64 x 6 stages (one CTA per SM) was the fastest of a 154-config grid at batch 16, KV 4k,
+        # pages of 256 on two H100s, 1.3-1.9% ahead of the tuner's pick from the other four
+        # (scripts/decode_probe.py; results/h100/_logs/session46/decode_probe*.txt).
+        return [
+            _cfg(16, 64, 4, 3),
+            _cfg(16, 64, 4, 4),
+            _cfg(16, 128, 4, 2),
+            _cfg(16, 32, 4, 4),
+            _cfg(16, 64, 4, 6),
+        ]
     return [_cfg(16, 64, 4, 2), _cfg(16, 32, 4, 3), _cfg(16, 64, 8, 3)]
 
 
@@ -265,13 +274,18 @@ def split_candidates(programs: int, max_kv_len: int, block_n: int, sms: int) -> 
     (occupancy is only known after compiling), then the same with a floor of 2 and 1 KV tiles
     per split for 2 and 1 CTAs: at small batch the 4-tile floor can cap the splits below one
     wave (batch 1, 8 KV heads, KV 4k in 128-wide tiles: 8 splits, 64 programs on 132 SMs, and
-    own decode at 0.84x FlashInfer on the H200), where shorter splits fill the GPU."""
+    own decode at 0.84x FlashInfer on the H200), where shorter splits fill the GPU; then each
+    of those half again."""
     picks = [choose_num_splits(programs, max_kv_len, block_n, sms, c) for c in (2, 1, 4, 8)]
     picks += [
         choose_num_splits(programs, max_kv_len, block_n, sms, c, min_tiles_per_split=t)
         for t in (2, 1)
         for c in (2, 1)
     ]
+    # Half again each split count (2 -> 3, 4 -> 6): at batch 16, KV 4k, pages of 16, 6 splits
+    # beat the tuner's 2 by 1.5-2.2% on two H100s (scripts/decode_probe.py, session 46).
+    tiles = max(1, max_kv_len // block_n)
+    picks += [p + p // 2 for p in picks if p >= 2 and p + p // 2 <= min(64, tiles)]
     return list(dict.fromkeys(picks))
 
 

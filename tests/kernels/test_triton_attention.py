@@ -365,3 +365,23 @@ def test_split_candidates_fill_the_gpu_at_batch_one():
     assert cands[0] == 8 and max(8 * s for s in cands) >= 132
     assert len(cands) == len(set(cands))
     assert split_candidates(512, 4096, 64, 132)[0] == 1  # a big batch needs no split first
+
+
+def test_split_candidates_add_half_again_within_the_kv_tiles():
+    """Batch 16, 8 KV heads (128 programs): 2, 4 and 8 splits, and 3, 6 and 12 beside them
+    (6 splits won at KV 4k, pages of 16, on two H100s); never more splits than KV tiles."""
+    from harness_kernels.triton.attention_configs import split_candidates
+
+    cands = split_candidates(128, 4096, 128, 132)
+    assert cands[0] == 2 and {1, 2, 3, 4, 6, 8, 12} <= set(cands)
+    assert len(cands) == len(set(cands))
+    assert max(split_candidates(8, 1024, 128, 132)) <= 1024 // 128
+
+
+def test_cuda_decode_list_offers_the_deep_64_wide_tile():
+    """The probe's winner at batch 16, KV 4k, pages of 256 (64 x 6 stages, one CTA per SM) is a
+    candidate at D 128 and fits shared memory beside Q."""
+    from harness_kernels.triton.attention_configs import decode_configs
+
+    cands = decode_configs(("cuda", 90), 128, 2, "full", 16, 256)
+    assert any((c["BLOCK_N"], c["num_stages"]) == (64, 6) for c in cands)
