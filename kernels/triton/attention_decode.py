@@ -28,7 +28,7 @@ from .attention_configs import decode_configs, next_pow2, split_candidates
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
-from .attention_tune import combined_source, stored_key
+from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_decode's `rung` keyword.
@@ -192,7 +192,7 @@ def prepare_decode(
 
         return launch
 
-    # Tune the tile shape at the first split candidate, then the split count at that shape.
+    # The tuning key: what the choice depends on.
     tune_on = tune and target[0] != "interpret"
     key = (
         "attn_decode",
@@ -209,23 +209,23 @@ def prepare_decode(
         num_splits,
         device_key(q.device),
     ) + ((repr(configs),) if configs is not None else ())
-    first = [dict(c, num_splits=splits_for(c["BLOCK_N"])[0]) for c in cands]
-    dev = device_key(q.device)
-
-    def tune_stage(stage_key: tuple, stage_cands: list[dict]) -> tuple[dict, dict]:
-        stored = stored_key(stage_key, stage_cands, dev) if tune_on else None
-        return tune_configs(stage_key, stage_cands, build, tune_on, out, stored)
-
-    cfg, info = tune_stage(key + ("tile",), first)
-    split_cands = [dict(cfg, num_splits=s) for s in splits_for(cfg["BLOCK_N"])]
-    cfg, split_info = tune_stage(key + ("splits", cfg["BLOCK_N"]), split_cands)
+    # Tiles and split counts are timed together: tuned in two stages (the tile at the first split
+    # candidate, then the splits for that tile) the tuner missed the pair that won by 4-5% at
+    # batch 16, KV 4k on an H100 (a 64x6-stage tile whole beat 64x3 in 2 splits; session 46,
+    # results/h100/_logs/session46/call9-decode_probe.txt). The list is small (about 35 pairs).
+    joint = [dict(c, num_splits=s) for c in cands for s in splits_for(c["BLOCK_N"])]
+    stored = stored_key(key + ("joint",), joint, device_key(q.device)) if tune_on else None
+    cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored)
+    split_cands = [c for c in joint if c["BLOCK_N"] == cfg["BLOCK_N"]]
+    split_cands = [c for c in split_cands if c["num_stages"] == cfg["num_stages"]]
+    split_cands = [c for c in split_cands if c["num_warps"] == cfg["num_warps"]]
     # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
     source = (
         "variant"
         if rung == "no-split"
         else "user"
         if num_splits is not None
-        else ("tuned" if split_info["tuned"] else "heuristic")
+        else ("tuned" if info["tuned"] else "heuristic")
     )
     page_path = None
     if paged:
@@ -258,11 +258,11 @@ def prepare_decode(
         tma_reason="decode has no TMA path: the no-tma rung equals full",
         sm_scale=sm_scale,
         target=f"{target[0]}:{target[1]}",
-        tuned=bool(info["tuned"] or split_info["tuned"]),
-        tune_candidates=info["tune_candidates"] + split_info["tune_candidates"],
-        tune_ms=split_info.get("tune_ms", info.get("tune_ms")),
-        tune_source=combined_source(info, split_info),
-        tune_key=",".join(i["tune_key"] for i in (info, split_info) if i.get("tune_key")),
+        tuned=bool(info["tuned"]),
+        tune_candidates=info["tune_candidates"],
+        tune_ms=info.get("tune_ms"),
+        tune_source=info["tune_source"],
+        tune_key=info.get("tune_key", ""),
     )
     return AttentionLaunch(out, None, config, [build(cfg)])
 
