@@ -194,7 +194,7 @@ def get_cuda_decode_configs(head_dim: int) -> list[dict]:
     flight per SM, i.e. BLOCK_N x stages x CTAs per SM; 4 warps keep register use low so two or
     more CTAs fit per SM. BLOCK_M is set per problem from the GQA group size."""
     if head_dim <= 128:
-        # 64 x 6 stages (one CTA per SM) was the fastest of a 154-config grid at batch 16, KV 4k,
+        # 64 x 6 stages was the fastest of a 154-config grid at batch 16, KV 4k,
         # pages of 256 on two H100s, 1.3-1.9% ahead of the tuner's pick from the other four
         # (scripts/decode_probe.py; results/h100/_logs/session46/decode_probe*.txt).
         return [

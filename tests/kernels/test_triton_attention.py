@@ -379,7 +379,7 @@ def test_split_candidates_add_half_again_within_the_kv_tiles():
 
 
 def test_cuda_decode_list_offers_the_deep_64_wide_tile():
-    """The probe's winner at batch 16, KV 4k, pages of 256 (64 x 6 stages, one CTA per SM) is a
+    """The probe's winner at batch 16, KV 4k, pages of 256 (64 x 6 stages) is a
     candidate at D 128 and fits shared memory beside Q."""
     from harness_kernels.triton.attention_configs import decode_configs
 
