@@ -212,13 +212,12 @@ def prepare_decode(
     # Tiles and split counts are timed together: tuned in two stages (the tile at the first split
     # candidate, then the splits for that tile) the tuner missed the pair that won by 4-5% at
     # batch 16, KV 4k on an H100 (a 64x6-stage tile whole beat 64x3 in 2 splits; session 46,
-    # results/h100/_logs/session46/call9-decode_probe.txt). The list is small (about 35 pairs).
+    # results/h100/_logs/session46/call9-decode_probe.txt). 35-42 pairs at batch 16, 5-6 at 256.
     joint = [dict(c, num_splits=s) for c in cands for s in splits_for(c["BLOCK_N"])]
     stored = stored_key(key + ("joint",), joint, device_key(q.device)) if tune_on else None
     cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored)
-    split_cands = [c for c in joint if c["BLOCK_N"] == cfg["BLOCK_N"]]
-    split_cands = [c for c in split_cands if c["num_stages"] == cfg["num_stages"]]
-    split_cands = [c for c in split_cands if c["num_warps"] == cfg["num_warps"]]
+    # the split counts offered with the chosen tile, for provider_config
+    split_cands = [c for c in joint if dict(c, num_splits=0) == dict(cfg, num_splits=0)]
     # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
     source = (
         "variant"
