@@ -12,6 +12,7 @@ from typing import Any
 
 # Largest dynamic shared memory one CTA may use on sm_90 (H100/H200): 227 KiB.
 SM90_SMEM_BYTES = 232448
+MAX_SPLITS = 64  # KV splits per (sequence, KV head) at most
 # LDS per workgroup on CDNA3 (MI300): 64 KiB.
 GFX942_LDS_BYTES = 65536
 
@@ -194,7 +195,7 @@ def get_cuda_decode_configs(head_dim: int) -> list[dict]:
     flight per SM, i.e. BLOCK_N x stages x CTAs per SM; 4 warps keep register use low so two or
     more CTAs fit per SM. BLOCK_M is set per problem from the GQA group size."""
     if head_dim <= 128:
-        # 64 x 6 stages was the fastest of a 154-config grid at batch 16, KV 4k,
+        # 64 x 6 stages was the fastest of 154 (config, split count) pairs at batch 16, KV 4k,
         # pages of 256 on two H100s, 1.3-1.9% ahead of the tuner's pick from the other four
         # (scripts/decode_probe.py; results/h100/_logs/session46/decode_probe*.txt).
         return [
@@ -284,8 +285,12 @@ def split_candidates(programs: int, max_kv_len: int, block_n: int, sms: int) -> 
     ]
     # Half again each split count (2 -> 3, 4 -> 6): at batch 16, KV 4k, pages of 16, 6 splits
     # beat the tuner's 2 by 1.5-2.2% on two H100s (scripts/decode_probe.py, session 46).
+    # Kept only where every split gets work: 6 splits of 8 tiles are 4 of 2 tiles and 2 empty.
     tiles = max(1, max_kv_len // block_n)
-    picks += [p + p // 2 for p in picks if p >= 2 and p + p // 2 <= min(64, tiles)]
+    half_again = [p + p // 2 for p in picks if p >= 2]
+    picks += [
+        s for s in half_again if s <= min(MAX_SPLITS, tiles) and -(-tiles // -(-tiles // s)) == s
+    ]
     return list(dict.fromkeys(picks))
 
 
@@ -295,7 +300,7 @@ def choose_num_splits(
     block_n: int,
     sms: int,
     ctas_per_sm: int = 2,
-    max_splits: int = 64,
+    max_splits: int = MAX_SPLITS,
     min_tiles_per_split: int = 4,
 ) -> int:
     """KV splits for a decode grid of `programs` (batch x kv heads x M blocks) programs.

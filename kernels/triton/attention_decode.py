@@ -89,7 +89,8 @@ def prepare_decode(
     >= Sq when causal); out [B, Hq, Sq, D]. cache_seqlens is read once here (host sync) to size
     the splits; launches read it on device, so it may change between calls within capacity.
     `configs` (dicts as attention_configs._cfg makes, without BLOCK_M) replaces the candidate
-    list, for probes of configs the lists lack (scripts/decode_probe.py).
+    list, for probes of configs the lists lack (scripts/decode_probe.py); taken as given: the
+    rung's stage count and the shared-memory pruning are not applied to them.
     """
     if rung not in DECODE_RUNGS:
         raise ValueError(f"rung {rung!r} not in {DECODE_RUNGS}")
@@ -216,6 +217,7 @@ def prepare_decode(
     joint = [dict(c, num_splits=s) for c in cands for s in splits_for(c["BLOCK_N"])]
     stored = stored_key(key + ("joint",), joint, device_key(q.device)) if tune_on else None
     cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored)
+    assert cfg["num_splits"] <= max(most, 1), (cfg, most)  # the split buffers hold it
     # the split counts offered with the chosen tile, for provider_config
     split_cands = [c for c in joint if dict(c, num_splits=0) == dict(cfg, num_splits=0)]
     # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
@@ -224,7 +226,7 @@ def prepare_decode(
         if rung == "no-split"
         else "user"
         if num_splits is not None
-        else ("tuned" if info["tuned"] else "heuristic")
+        else ("tuned" if info["tuned"] and len(split_cands) > 1 else "heuristic")
     )
     page_path = None
     if paged:

@@ -64,8 +64,11 @@ def tune(
     if not enabled or len(candidates) == 1:
         untuned = dict(tuned=False, tune_candidates=len(candidates), tune_source="untuned")
         return dict(candidates[0]), untuned
-    if key in _TUNE_CACHE:
-        hit = _TUNE_CACHE[key]
+    # A hit counts only if its config is still a candidate: a key may leave out what the list
+    # depends on (decode keys hold next_pow2(max_kv_len), its split counts the exact length), and
+    # a split count from another list could outrun this call's split buffers.
+    hit = _TUNE_CACHE.get(key)
+    if hit is not None and hit["config"] in candidates:
         return dict(hit["config"]), dict(hit["info"], tune_cache_hit=True)
     if (found := tune_cache.load(stored, candidates)) is not None:
         assert stored is not None  # load() finds nothing without a key
@@ -121,13 +124,6 @@ def tune(
     _TUNE_CACHE[key] = dict(config=dict(candidates[best]), info=info)
     tune_cache.save(stored, candidates, best, best_ms, record)
     return dict(candidates[best]), dict(info, tune_cache_hit=False)
-
-
-def combined_source(*infos: dict[str, Any]) -> str:
-    """One tune_source for a choice made in stages: "tuned" if any stage timed now, else "cache"
-    if any stage read a stored decision, else "untuned"."""
-    sources = {i.get("tune_source", "untuned") for i in infos}
-    return "tuned" if "tuned" in sources else "cache" if "cache" in sources else "untuned"
 
 
 def _short(cfg: dict) -> str:

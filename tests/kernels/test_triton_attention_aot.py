@@ -56,6 +56,8 @@ _SCRIPT = textwrap.dedent(
             spec = D.aot_specs(torch.bfloat16, 128, backend, page_size=256,
                                config=dict(cfg, BLOCK_M=16))[1]
             specs.append(dict(spec, name=f"dcand{i}_{spec['name']}"))
+            whole = dict(spec["constexprs"], SPLIT=False)  # one split: the final output
+            specs.append(dict(spec, name=f"dcand{i}_whole_{spec['name']}", constexprs=whole))
     specs += [dict(s, name=s["name"] + "_g8q4") for s in
               D.aot_specs(torch.float16, 64, backend, group=8, seq_q=4, page_size=64)[:2]]
 
@@ -147,15 +149,15 @@ def test_sm90_decode_uses_tensor_cores(aot_reports: dict) -> None:
 
 
 def test_sm90_decode_candidates_fit_without_spills(aot_reports: dict) -> None:
-    """Every candidate the decode tuner may time on Hopper (D 128, pages of 256) compiles, fits
-    shared memory and keeps its registers. (Triton buffers fewer stages than num_stages here:
-    with Triton 3.9, 64-wide tiles take 39 KB at 3 or 4 stages and 72 KB at 6, where
-    keep_decode_config prices 2 x stages K/V tiles, 104-201 KB.)"""
+    """Every candidate the decode tuner may time on Hopper (D 128, pages of 256), split and
+    whole, compiles, fits shared memory and keeps its registers. (Triton buffers fewer stages
+    than num_stages here: with Triton 3.9, 64-wide tiles take 39 KB at 3 or 4 stages and 72 KB
+    at 6, where keep_decode_config prices 2 x stages K/V tiles beside Q, 102-201 KB.)"""
     from harness_kernels.triton.attention_configs import get_cuda_decode_configs
 
     report = aot_reports["cuda"]
     cands = {n: f for n, f in report.items() if n.startswith("dcand")}
-    assert len(cands) == len(get_cuda_decode_configs(128))
+    assert len(cands) == 2 * len(get_cuda_decode_configs(128))
     for name, facts in cands.items():
         assert "error" not in facts, (name, facts)
         assert facts["cp_async"] > 0, name

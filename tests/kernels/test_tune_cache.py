@@ -326,14 +326,21 @@ def test_gemm_with_the_cache_off_tunes_every_fresh_process(cache, monkeypatch):
 # ---- the Triton attention kernels ----------------------------------------------------------------
 
 
-def _fake_attention_gpu(monkeypatch, module, configs_name: str, cands: list[dict]) -> list[dict]:
+def _widest_tile_ms(cfg: dict) -> float:
+    return 1.0 / cfg["BLOCK_N"] + cfg.get("num_splits", 1) * 1e-3
+
+
+def _fake_attention_gpu(
+    monkeypatch, module, configs_name: str, cands: list[dict], ms=_widest_tile_ms
+) -> list[dict]:
     """Tuning on for `module`'s prepare (a pretend sm_90), `cands` as its candidates, a fake
-    timer (ms = 1 / BLOCK_N: the widest tile wins); returns the timed configs."""
+    timer (`ms` of the config; by default 1 / BLOCK_N: the widest tile wins); returns the timed
+    configs."""
     timed: list[dict] = []
 
     def bench_cold(fn, device) -> float:
         timed.append(fn.cfg)
-        return 1.0 / fn.cfg["BLOCK_N"] + fn.cfg.get("num_splits", 1) * 1e-3
+        return ms(fn.cfg)
 
     def configs(*args, **kwargs) -> list[dict]:
         return [
@@ -380,7 +387,34 @@ def test_prefill_tunes_once_and_reads_the_entry_after_a_state_reset(monkeypatch,
 
 
 @needs_interpreter
-def test_decode_caches_both_stages(monkeypatch, cache):
+def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
+    """The winner is the narrow tile at its last split count: a search that timed each tile at
+    its first split count, then the splits of the tile it kept, would miss it (it did, on an
+    H100 in session 46)."""
+    from harness_kernels.triton.attention_configs import split_candidates
+    from harness_kernels.triton.attention_target import num_sms
+
+    cands = [_cfg(16, 32, 4, 1), _cfg(16, 16, 4, 1)]
+    q = torch.randn(2, 4, 1, 64, generator=torch.Generator().manual_seed(1)).half()
+    k = torch.randn(2, 2, 256, 64, generator=torch.Generator().manual_seed(2)).half()
+    seqlens = torch.tensor([256, 256], dtype=torch.int32)
+    narrow = split_candidates(4, 256, 16, num_sms(q.device))
+    assert len(narrow) > 1
+
+    def ms(cfg: dict) -> float:
+        return 0.5 if (cfg["BLOCK_N"], cfg["num_splits"]) == (16, narrow[-1]) else 1.0
+
+    timed = _fake_attention_gpu(monkeypatch, attention_decode, "decode_configs", cands, ms)
+    launch = attention_decode.prepare_decode(q, k, k, cache_seqlens=seqlens)
+    wide = split_candidates(4, 256, 32, num_sms(q.device))
+    assert len(timed) == len(wide) + len(narrow) == launch.config["tune_candidates"]
+    assert (launch.config["BLOCK_N"], launch.config["num_splits"]) == (16, narrow[-1])
+    assert launch.config["num_splits_source"] == "tuned"
+    assert launch.config["split_candidates"] == narrow
+
+
+@needs_interpreter
+def test_decode_caches_its_choice(monkeypatch, cache):
     cands = [_cfg(16, 16, 4, 1), _cfg(16, 32, 4, 1)]
     timed = _fake_attention_gpu(monkeypatch, attention_decode, "decode_configs", cands)
     gen = torch.Generator().manual_seed(0)

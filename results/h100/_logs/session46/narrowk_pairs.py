@@ -15,16 +15,15 @@ rows = read_rows(
 rows = rows[(rows.provider == "own-triton") & (rows.m <= 32)]
 ONE_PER_SM = "programs_per_sm=1"
 pairs, won = [], []
-for m, n, k, cfg in zip(rows.m, rows.n, rows.k, rows.provider_config, strict=True):
+for cfg in rows.provider_config:
     timed = json.loads(cfg).get("candidates") or {}
     if not isinstance(timed, dict):
         continue
     narrow = {
         c: t
         for c, t in timed.items()
-        if re.match(r"block_m=(16|32)/.*block_k=64/.*num_stages=1\d/", c) or (
-            re.match(r"block_m=(16|32)/.*block_k=64/", c) and ONE_PER_SM in c
-        )
+        if re.match(r"block_m=(16|32)/.*block_k=64/.*num_stages=1\d/", c)
+        or (re.match(r"block_m=(16|32)/.*block_k=64/", c) and ONE_PER_SM in c)
     }
     for c, t in narrow.items():
         head = c.split("/num_warps")[0].replace("block_k=64", "block_k=128")
@@ -38,5 +37,7 @@ for m, n, k, cfg in zip(rows.m, rows.n, rows.k, rows.provider_config, strict=Tru
             pairs.append(twin[0] / t)
     if narrow:
         won.append(min(narrow.values()) <= min(timed.values()))
-print(f"{len(pairs)} pairs: 128-wide time / 64-wide time, geomean {np.exp(np.mean(np.log(pairs))):.3f}")
+print(
+    f"{len(pairs)} pairs: 128-wide time / 64-wide time, geomean {np.exp(np.mean(np.log(pairs))):.3f}"
+)
 print(f"{len(won)} points offered the 64-wide twins; they won at {sum(won)}")
