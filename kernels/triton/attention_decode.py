@@ -264,6 +264,9 @@ def prepare_decode(
         tune_ms=info.get("tune_ms"),
         tune_source=info["tune_source"],
         tune_key=info.get("tune_key", ""),
+        # an in-process hit keeps the first tuning's "tuned": this tells the report it was not
+        # tuned inside this point (harness/report/data.py tuned_in_point), as prefill's **info does
+        tune_cache_hit=bool(info.get("tune_cache_hit", False)),
     )
     return AttentionLaunch(out, None, config, [build(cfg)])
 

@@ -411,6 +411,17 @@ def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
     assert (launch.config["BLOCK_N"], launch.config["num_splits"]) == (16, narrow[-1])
     assert launch.config["num_splits_source"] == "tuned"
     assert launch.config["split_candidates"] == narrow
+    assert not launch.config["tune_cache_hit"]
+    # The same problem again in this process: an in-process hit, not tuned inside its point.
+    from harness.report.data import tuned_in_point
+
+    again = attention_decode.prepare_decode(q, k, k, cache_seqlens=seqlens)
+    assert again.config["tune_source"] == "tuned" and again.config["tune_cache_hit"]
+    assert len(timed) == len(wide) + len(narrow)
+    row = {"provider_config": json.dumps(again.config)}
+    assert not tuned_in_point(row) and tuned_in_point(
+        {"provider_config": json.dumps(launch.config)}
+    )
 
 
 @needs_interpreter
