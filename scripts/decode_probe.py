@@ -14,6 +14,7 @@ Short bursts, not the sweep's protocol: for choosing what the tuner should offer
 citing as a sweep result.
 
     python3 scripts/decode_probe.py b16:kv4096:p256 b64:kv16384:p16 [--ceiling 4650] [--top 6]
+        [--beyond-model]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from harness.problems.attention import AttentionProblem
 
 BLOCK_NS = (32, 64, 128)
 STAGES = (2, 3, 4, 6, 8)
+DEEP_STAGES = (10, 12, 16)  # with --beyond-model only
 WARPS = (4, 8)
 SPLITS = (1, 2, 3, 4, 6, 8, 16)
 
@@ -56,17 +58,24 @@ def problem_of(spec: str) -> AttentionProblem:
     )
 
 
-def grid(page_size: int) -> list[dict]:
+def grid(page_size: int, beyond_model: bool = False) -> list[dict]:
     """Every config that keep_decode_config's shared-memory model admits (D 128, bf16): 2 x
-    stages K/V tiles beside Q. Triton buffers fewer (tests/kernels/test_triton_attention_aot.py),
-    so deeper configs than these would fit too; the probe keeps to what the tuner may offer."""
-    cfgs = [_cfg(16, bn, w, st) for bn, st, w in itertools.product(BLOCK_NS, STAGES, WARPS)]
-    return [
-        c for c in cfgs if keep_decode_config(c | {"BLOCK_M": 16}, ("cuda", 90), 128, 2, page_size)
+    stages K/V tiles beside Q. Triton buffers fewer (tests/kernels/test_triton_attention_aot.py:
+    72 KB for a 64-wide tile at 6 stages, where the model prices 201 KB), so deeper configs fit
+    too: `beyond_model` adds the ones the model rejects (those Triton cannot fit fail to compile
+    and are reported), to see whether the model keeps the tuner from something faster."""
+    stages = STAGES + (DEEP_STAGES if beyond_model else ())
+    cfgs = [_cfg(16, bn, w, st) for bn, st, w in itertools.product(BLOCK_NS, stages, WARPS)]
+    target = ("cuda", 90)
+    admitted = [
+        c for c in cfgs if keep_decode_config(c | {"BLOCK_M": 16}, target, 128, 2, page_size)
     ]
+    return cfgs if beyond_model else admitted
 
 
-def probe(problem: AttentionProblem, top: int, ceiling: float | None) -> list[str]:
+def probe(
+    problem: AttentionProblem, top: int, ceiling: float | None, beyond_model: bool = False
+) -> list[str]:
     device = torch.device("cuda")
     inputs = problem.make_inputs(0, "randn", device)
     ref = problem.reference(inputs)
@@ -88,7 +97,7 @@ def probe(problem: AttentionProblem, top: int, ceiling: float | None) -> list[st
         + (f" ({gbps / t_tuned / ceiling:.1%} of {ceiling:,.0f})" if ceiling else "")
     ]
     results = []
-    for cfg, splits in itertools.product(grid(problem.page_size), SPLITS):
+    for cfg, splits in itertools.product(grid(problem.page_size, beyond_model), SPLITS):
         if splits > 1 and problem.kv_len // splits < cfg["BLOCK_N"]:
             continue
         try:
@@ -126,9 +135,14 @@ def main() -> None:
     ap.add_argument("points", nargs="+", help="b<batch>:kv<kv_len>:p<page_size>")
     ap.add_argument("--top", type=int, default=6)
     ap.add_argument("--ceiling", type=float, default=None, help="HBM read ceiling, GB/s")
+    ap.add_argument(
+        "--beyond-model",
+        action="store_true",
+        help="also configs the tuner's shared-memory model rejects (deeper stages, wider tiles)",
+    )
     a = ap.parse_args()
     for spec in a.points:
-        print("\n".join(probe(problem_of(spec), a.top, a.ceiling)), flush=True)
+        print("\n".join(probe(problem_of(spec), a.top, a.ceiling, a.beyond_model)), flush=True)
 
 
 if __name__ == "__main__":
