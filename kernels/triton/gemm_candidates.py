@@ -58,7 +58,7 @@ def deep_configs(
     cuBLAS's nvjet kernels at small M run one CTA per SM on a tile small enough that the tiles
     (times their split-K) fill at most one wave, with 10-16 pipeline stages (the stage count is
     in the kernel name: H200 32x6144x4096 is 96 CTAs of 64x32 with 16 stages, 128x4096x4096 is
-    128 CTAs of 64x64 with 13; results/h200/gemm_llama-tunepass). Our lists put two programs on
+    128 CTAs of 64x64 with 13; results/h200/gemm_llama-deep). Our lists put two programs on
     an SM at 4-5 stages, and a tile count just above a wave leaves some SMs with two programs
     and the rest with one: H200 32x6144x4096 own Triton 0.823x cuBLAS. So: among power-of-two
     tiles (BLOCK_M 16-128 within M, BLOCK_N 32-128) with a split-K that keeps the units within
