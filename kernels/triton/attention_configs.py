@@ -197,13 +197,17 @@ def get_cuda_decode_configs(head_dim: int) -> list[dict]:
     if head_dim <= 128:
         # 64 x 6 stages was the fastest of 154 (config, split count) pairs at batch 16, KV 4k,
         # pages of 256 on two H100s, 1.3-1.9% ahead of the tuner's pick from the other four
-        # (scripts/decode_probe.py; results/h100/_logs/session46/decode_probe*.txt).
+        # (scripts/decode_probe.py; results/h100/_logs/session46/decode_probe*.txt). On an
+        # H200 there, with deeper configs in the grid, 128 x 6 and 64 x 10 (whole KV) were
+        # 6.0% and 5.1% ahead of the joint search's pick (results/h200/_logs/session47).
         return [
             _cfg(16, 64, 4, 3),
             _cfg(16, 64, 4, 4),
             _cfg(16, 128, 4, 2),
             _cfg(16, 32, 4, 4),
             _cfg(16, 64, 4, 6),
+            _cfg(16, 128, 4, 6),
+            _cfg(16, 64, 4, 10),
         ]
     return [_cfg(16, 64, 4, 2), _cfg(16, 32, 4, 3), _cfg(16, 64, 8, 3)]
 
@@ -219,6 +223,23 @@ def get_interpret_decode_configs(head_dim: int) -> list[dict]:
     return [_cfg(16, 32, 4, 1)]
 
 
+def sm90_decode_smem_bytes(cfg: dict, head_dim: int, elem_bytes: int) -> int:
+    """What the tuner prices a Hopper decode config's shared memory at: Q, max(num_stages - 1,
+    2) K/V tiles and 8 KB.
+
+    Triton's pipeliner keeps fewer K/V tiles than 2 x num_stages. Compiled for sm_90 (D 128,
+    bf16), Triton 3.6 and 3.9 both take max(num_stages - 2, 2) tiles of BLOCK_N rows plus 6-8 KB:
+    Triton 3.6 a 128-wide tile at 270 KB at 10 stages, 336 KB at 12, 467 KB at 16, a 64-wide one
+    at 236 KB at 16 (the compile errors of an H200 probe, results/h200/_logs/session47);
+    Triton 3.9 a 64-wide tile at 39 KB at 3-4 stages, 72 KB at 6, 137 KB at 10, a 128-wide one at
+    74 KB at 2 stages and 139 KB at 6. This price bounds both with a tile to spare (a test
+    compiles every candidate and checks it); the old price of 2 x num_stages tiles beside Q
+    kept the tuner from the fastest pairs at batch 16, KV 4k on the H200 (128 x 6 and 64 x 10
+    whole, 5-6% ahead of its pick)."""
+    tiles = max(cfg["num_stages"] - 1, 2)
+    return (cfg["BLOCK_M"] + tiles * cfg["BLOCK_N"]) * head_dim * elem_bytes + 8192
+
+
 def keep_decode_config(
     cfg: dict, target: tuple[str, Any], head_dim: int, elem_bytes: int, page_size: int | None
 ) -> bool:
@@ -226,11 +247,10 @@ def keep_decode_config(
     backend = target[0]
     if backend == "interpret":
         return True
-    tile = head_dim * elem_bytes
     if backend == "hip":  # Q in VGPRs, num_stages - 1 K/V buffers in LDS
+        tile = head_dim * elem_bytes
         return 2 * max(1, cfg["num_stages"] - 1) * cfg["BLOCK_N"] * tile <= GFX942_LDS_BYTES
-    smem = (cfg["BLOCK_M"] + 2 * cfg["num_stages"] * cfg["BLOCK_N"]) * tile
-    return smem <= SM90_SMEM_BYTES
+    return sm90_decode_smem_bytes(cfg, head_dim, elem_bytes) <= SM90_SMEM_BYTES
 
 
 def decode_configs(

@@ -150,18 +150,26 @@ def test_sm90_decode_uses_tensor_cores(aot_reports: dict) -> None:
 
 def test_sm90_decode_candidates_fit_without_spills(aot_reports: dict) -> None:
     """Every candidate the decode tuner may time on Hopper (D 128, pages of 256), split and
-    whole, compiles, fits shared memory and keeps its registers. (Triton buffers fewer stages
-    than num_stages here: with Triton 3.9, 64-wide tiles take 39 KB at 3 or 4 stages and 72 KB
-    at 6, where keep_decode_config prices 2 x stages K/V tiles beside Q, 102-201 KB.)"""
-    from harness_kernels.triton.attention_configs import get_cuda_decode_configs
+    whole, compiles, fits shared memory and keeps its registers; and keep_decode_config's price
+    bounds what Triton allocates, so the tuner's model never admits a config that cannot fit.
+    (Triton buffers fewer K/V tiles than 2 x num_stages: 3.6 and 3.9 take max(num_stages - 2,
+    2) tiles plus 6-8 KB.)"""
+    from harness_kernels.triton.attention_configs import (
+        get_cuda_decode_configs,
+        sm90_decode_smem_bytes,
+    )
 
     report = aot_reports["cuda"]
     cands = {n: f for n, f in report.items() if n.startswith("dcand")}
-    assert len(cands) == 2 * len(get_cuda_decode_configs(128))
+    configs = get_cuda_decode_configs(128)
+    assert len(cands) == 2 * len(configs)
     for name, facts in cands.items():
         assert "error" not in facts, (name, facts)
         assert facts["cp_async"] > 0, name
         assert facts["shared"] <= SM90_SMEM_BYTES and facts["spills"] == 0, (name, facts)
+        cfg = configs[int(name.split("_")[0].removeprefix("dcand"))]
+        price = sm90_decode_smem_bytes(dict(cfg, BLOCK_M=16), 128, 2)
+        assert facts["shared"] <= price <= SM90_SMEM_BYTES, (name, facts["shared"], price)
 
 
 def test_gfx942_compiles_to_mfma(aot_reports: dict) -> None:
