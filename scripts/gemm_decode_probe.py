@@ -1,0 +1,175 @@
+"""Which tile, K depth, stages, split-K and programs per SM stream a decode GEMM fastest? A probe.
+
+Own Triton's fp8 decode (M 1-32) ran at 0.93x cuBLASLt's fast-accumulation `_scaled_mm` on the
+H100 (results/h100/gemm_llama_lowp-fp8-grid; worst 16x4096x4096 0.799x), where own CUTLASS is
+at 1.00x. The tuner times at most a dozen configs from fixed lists. This script times a wider
+grid of `tl` configs at given shapes (the sweep's operands: randn, per-tensor e4m3 scales, B
+column-major), with the tuner's timer (kernels/bench_cold.py: a read flush of 2x L2 and a stream
+hold before every launch). It checks every config against the fp32 reference, then re-times the
+best few beside the tuner's own pick and the vendor interleaved, ROUNDS rounds, median of the
+rounds, so that a gain is read within one burst.
+
+Short bursts, not the sweep's protocol: for choosing what the tuner should offer, not for
+citing as a sweep result. The grid is walked best-filling first, and each shape stops
+compiling new configs after --seconds.
+
+    python3 scripts/gemm_decode_probe.py 1x4096x4096 16x4096x4096 [--dtype fp8|bf16] [--top 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import time
+
+import torch
+from harness_kernels.bench_cold import bench_cold
+from harness_kernels.triton.gemm import build_launch, prepare_matmul
+from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes
+from harness_kernels.triton.gemm_operands import check_operands
+from harness_kernels.triton.gemm_target import kernel_target
+
+from harness.problems.gemm import GemmProblem
+
+ROUNDS = 3
+BLOCK_MS = (16, 32, 64)
+BLOCK_NS = (32, 64, 128, 256)
+STAGES = (4, 6, 8, 12, 16)
+SPLITS = (1, 2, 4, 8)
+PROGRAMS_PER_SM = (1, 2)
+
+
+def parse_shape(spec: str) -> tuple[int, int, int]:
+    """'16x4096x4096' -> (16, 4096, 4096)."""
+    parts = spec.split("x")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise SystemExit(f"{spec!r}: expected MxNxK, e.g. 16x4096x4096")
+    m, n, k = (int(p) for p in parts)
+    return m, n, k
+
+
+def grid(m: int, n: int, k: int, in_bytes: int, num_sms: int, max_smem: int) -> list[GemmConfig]:
+    """Persistent 4-warp TMA configs whose units (tiles x split) fill between half a wave and
+    two programs per SM, that fit shared memory (per program at two per SM), with at least two
+    K tiles per split; best-filling first (then fewer bytes read per unit)."""
+    block_ks = (64, 128, 256) if in_bytes == 2 else (128, 256, 512)
+    m_cap = max(16, 1 << max(m - 1, 0).bit_length())
+    ranked = []
+    for bm, bn, bk, st, split, pps in itertools.product(
+        BLOCK_MS, BLOCK_NS, block_ks, STAGES, SPLITS, PROGRAMS_PER_SM
+    ):
+        if bm > min(m_cap, 64):
+            continue
+        k_tiles = -(-k // bk)
+        units = -(-m // bm) * -(-n // bn) * split
+        if split > 1 and k_tiles < 2 * split or st > -(-k_tiles // split):
+            continue
+        if not num_sms // 2 <= units <= num_sms * pps:
+            continue
+        cfg = GemmConfig(bm, bn, bk, 4, st, split_k=split, programs_per_sm=pps)
+        if shared_mem_bytes(cfg, in_bytes, 2) * pps > max_smem:
+            continue
+        fill = units / (num_sms * pps)
+        ranked.append(((-min(fill, 1.0), (bm + bn) * k / split, -st), cfg))
+    ranked.sort(key=lambda rc: rc[0])
+    return [c for _, c in ranked]
+
+
+def _name(cfg: GemmConfig) -> str:
+    return (
+        f"{cfg.block_m}x{cfg.block_n}x{cfg.block_k} s{cfg.num_stages} "
+        f"k{cfg.split_k} p{cfg.programs_per_sm}"
+    )
+
+
+def probe(m: int, n: int, k: int, dtype: str, top: int, seconds: float) -> list[str]:
+    """The report lines for one shape."""
+    device = torch.device("cuda")
+    problem = GemmProblem(m=m, n=n, k=k, dtype=dtype, layout="nt")
+    inputs = problem.make_inputs(seed=0, fill="randn", device=device)
+    a, b = inputs["a"], inputs["b"]
+    sa, sb = inputs.get("a_scale"), inputs.get("b_scale")
+    ref = problem.reference(inputs)
+    tol = problem.tolerance()
+
+    def err(out: torch.Tensor) -> float:
+        return ((out.float() - ref).norm() / ref.norm()).item()
+
+    if dtype == "fp8_e4m3":
+        out = torch.empty((m, n), dtype=torch.bfloat16, device=device)
+
+        def vendor() -> torch.Tensor:
+            return torch._scaled_mm(
+                a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, out=out, use_fast_accum=True
+            )
+
+        vendor_name = "cuBLASLt fast-accum"
+    else:
+
+        def vendor() -> torch.Tensor:
+            return torch.matmul(a, b)
+
+        vendor_name = "cuBLAS"
+    pick = prepare_matmul(a, b, a_scale=sa, b_scale=sb)
+    pick_cfg = GemmConfig(
+        **{f: pick.config[f] for f in GemmConfig.__dataclass_fields__ if f in pick.config}
+    )
+    dev = kernel_target(device)
+    ops = check_operands(a, b, None, sa, sb, "tf32", dev)
+    cfgs = grid(m, n, k, a.element_size(), dev.num_sms, dev.max_shared_mem)
+    timed: dict[GemmConfig, float] = {}
+    failed, wrong, t0 = 0, 0, time.monotonic()
+    for cfg in cfgs:
+        if time.monotonic() - t0 > seconds:
+            break
+        try:
+            launch = build_launch(ops, cfg, dev)
+            launch.bind_compiled()  # as the tuner's pick is: direct launches
+            e = err(launch())
+        except Exception:  # noqa: BLE001 - a config that does not compile is just not timed
+            failed += 1
+            continue
+        if e > tol:
+            wrong += 1
+            continue
+        timed[cfg] = bench_cold(launch, device) * 1e3
+    best = sorted(timed, key=timed.get)[:top]
+    contenders = {"pick " + _name(pick_cfg): pick, vendor_name: vendor}
+    for cfg in best:
+        if cfg != pick_cfg:
+            contenders[_name(cfg)] = launch = build_launch(ops, cfg, dev)
+            launch.bind_compiled()
+    for name, fn in contenders.items():
+        assert err(fn()) <= tol, f"{name} wrong at {m}x{n}x{k}"
+    rounds: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(ROUNDS):
+        for name, fn in contenders.items():
+            rounds[name].append(bench_cold(fn, device) * 1e3)
+    us = {name: statistics.median(t) for name, t in rounds.items()}
+    lines = [
+        f"{m}x{n}x{k} {dtype}: {len(timed)} of {len(cfgs)} configs timed in {seconds:.0f} s "
+        f"({failed} failed to build or run, {wrong} wrong); us, median of {ROUNDS} rounds:"
+    ]
+    for name in sorted(us, key=us.get):
+        lines.append(f"  {name:32s} {us[name]:8.2f}  ({us[vendor_name] / us[name]:.3f}x vendor)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("shapes", nargs="+", help="MxNxK (B column-major, nt)")
+    parser.add_argument("--dtype", choices=("fp8", "bf16"), default="fp8")
+    parser.add_argument("--top", type=int, default=4, help="grid configs re-timed beside the pick")
+    parser.add_argument("--seconds", type=float, default=120, help="per shape, for the grid")
+    a = parser.parse_args(argv)
+    dtype = "fp8_e4m3" if a.dtype == "fp8" else "bf16"
+    shapes = [parse_shape(s) for s in a.shapes]
+    props = torch.cuda.get_device_properties(0)
+    print(f"{props.name}, {props.multi_processor_count} SMs", flush=True)
+    for m, n, k in shapes:
+        print("\n".join(probe(m, n, k, dtype, a.top, a.seconds)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

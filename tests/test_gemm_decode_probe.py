@@ -1,0 +1,46 @@
+"""scripts/gemm_decode_probe.py without a GPU: the shapes it takes and the grid it times."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gemm_decode_probe.py"
+spec = importlib.util.spec_from_file_location("gemm_decode_probe", SCRIPT)
+probe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(probe)
+
+H100 = dict(num_sms=132, max_smem=232448)
+
+
+def test_shapes_are_m_by_n_by_k():
+    assert probe.parse_shape("16x4096x4096") == (16, 4096, 4096)
+    for bad in ("16x4096", "0x4096x4096", "16x4096x4096x2", "ax4096x4096"):
+        with pytest.raises(SystemExit):
+            probe.parse_shape(bad)
+
+
+@pytest.mark.parametrize("in_bytes", [1, 2])
+def test_grid_fills_the_gpu_within_shared_memory(in_bytes):
+    m, n, k = 16, 4096, 4096
+    cfgs = probe.grid(m, n, k, in_bytes, **H100)
+    assert len(cfgs) == len(set(cfgs)) > 20
+    for c in cfgs:
+        units = -(-m // c.block_m) * -(-n // c.block_n) * c.split_k
+        assert 66 <= units <= 132 * c.programs_per_sm, c
+        assert shared_mem_bytes(c, in_bytes, 2) * c.programs_per_sm <= H100["max_smem"], c
+        assert c.num_stages <= -(-k // c.block_k) // c.split_k + 1, c
+    # the tuner's fp8 deep config at this shape (whole K, one 16x32 tile per SM, 16 stages) and
+    # its list's pick (results/h100/gemm_llama_lowp-fp8-grid) are in the grid
+    if in_bytes == 1:
+        assert GemmConfig(16, 32, 256, 4, 16, split_k=1, programs_per_sm=1) in cfgs
+        assert GemmConfig(16, 64, 256, 4, 4, split_k=4, programs_per_sm=2) in cfgs
+
+
+def test_grid_walks_best_filling_first():
+    cfgs = probe.grid(1, 4096, 4096, 1, **H100)
+    fills = [min(1.0, -(-4096 // c.block_n) * c.split_k / (132 * c.programs_per_sm)) for c in cfgs]
+    assert fills == sorted(fills, reverse=True)
