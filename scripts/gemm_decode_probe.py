@@ -83,7 +83,9 @@ def _name(cfg: GemmConfig) -> str:
     )
 
 
-def probe(m: int, n: int, k: int, dtype: str, top: int, seconds: float) -> list[str]:
+def probe(
+    m: int, n: int, k: int, dtype: str, top: int, seconds: float, every: bool = False
+) -> list[str]:
     """The report lines for one shape."""
     device = torch.device("cuda")
     problem = GemmProblem(m=m, n=n, k=k, dtype=dtype, layout="nt")
@@ -148,11 +150,15 @@ def probe(m: int, n: int, k: int, dtype: str, top: int, seconds: float) -> list[
             rounds[name].append(bench_cold(fn, device) * 1e3)
     us = {name: statistics.median(t) for name, t in rounds.items()}
     lines = [
-        f"{m}x{n}x{k} {dtype}: {len(timed)} of {len(cfgs)} configs timed in {seconds:.0f} s "
-        f"({failed} failed to build or run, {wrong} wrong); us, median of {ROUNDS} rounds:"
+        f"{m}x{n}x{k} {dtype}: {len(timed)} of {len(cfgs)} configs timed in "
+        f"{time.monotonic() - t0:.0f} s ({failed} failed to build or run, {wrong} wrong); "
+        f"us, median of {ROUNDS} rounds:"
     ]
     for name in sorted(us, key=us.get):
         lines.append(f"  {name:32s} {us[name]:8.2f}  ({us[vendor_name] / us[name]:.3f}x vendor)")
+    if every:  # the grid's single burst per config, fastest first
+        lines.append("  every config timed, one burst each:")
+        lines += [f"    {_name(c):30s} {timed[c]:8.2f}" for c in sorted(timed, key=timed.get)]
     return lines
 
 
@@ -162,13 +168,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dtype", choices=("fp8", "bf16"), default="fp8")
     parser.add_argument("--top", type=int, default=4, help="grid configs re-timed beside the pick")
     parser.add_argument("--seconds", type=float, default=120, help="per shape, for the grid")
+    parser.add_argument("--every", action="store_true", help="also list every config's time")
     a = parser.parse_args(argv)
     dtype = "fp8_e4m3" if a.dtype == "fp8" else "bf16"
     shapes = [parse_shape(s) for s in a.shapes]
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, {props.multi_processor_count} SMs", flush=True)
     for m, n, k in shapes:
-        print("\n".join(probe(m, n, k, dtype, a.top, a.seconds)), flush=True)
+        print("\n".join(probe(m, n, k, dtype, a.top, a.seconds, a.every)), flush=True)
 
 
 if __name__ == "__main__":
