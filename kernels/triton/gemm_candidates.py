@@ -31,6 +31,12 @@ MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
 DEEP_CANDIDATES = 2  # one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES)
 MAX_DEEP_STAGES = 16
+# fp8 at 16-32 rows (mma.sync, 256-wide K tiles): fewer stages stream faster. Over ten decode
+# shapes on an H100 (scripts/gemm_decode_probe.py, results/h100/_logs/session47) the tile's
+# 4-stage config beat its deeper ones at every tile timed: 16x128x256 at 16x10240x8192 took
+# 34.9 us at 4 stages, 39.1 at 6; 16x32x256 at 16x4096x4096 13.4 / 14.1 / 14.4 / 14.7 / 15.5 us
+# at 4 / 6 / 8 / 12 / 16. (bf16 is the other way: results/h200/gemm_llama-deep.)
+MAX_DEEP_STAGES_FP8_NARROW = 4
 DEEP_MAX_M = 512
 
 
@@ -64,7 +70,7 @@ def deep_configs(
     tiles (BLOCK_M 16-128 within M, BLOCK_N 32-128) with a split-K that keeps the units within
     one wave, the whole-K tile and the split one that fill it best (ties: fewer bytes read per
     wave), one program per SM, as many stages as shared memory holds (at most MAX_DEEP_STAGES,
-    and no more than the K tiles of one split).
+    4 for fp8 tiles of 16-32 rows, and no more than the K tiles of one split).
 
     Measured (session 45, results/h200/gemm_llama-deep): fastest at 6 of 49 H200 points, five
     of them the split ones (32x10240x8192 by 12.7%). The whole-K tiles, cuBLAS's own, stream
@@ -98,8 +104,9 @@ def deep_configs(
                 continue
             cfg = GemmConfig(bm, bn, bk, 4, 1, split_k=split, programs_per_sm=1)
             cfg = apply_rung(cfg, rung)
+            most = MAX_DEEP_STAGES_FP8_NARROW if in_bytes == 1 and bm < 64 else MAX_DEEP_STAGES
             stages = 1
-            for s in range(2, min(MAX_DEEP_STAGES, -(-k_tiles // split)) + 1):
+            for s in range(2, min(most, -(-k_tiles // split)) + 1):
                 if (
                     shared_mem_bytes(replace(cfg, num_stages=s), in_bytes, out_bytes)
                     > dev.max_shared_mem
