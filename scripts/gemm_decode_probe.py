@@ -49,17 +49,27 @@ def parse_shape(spec: str) -> tuple[int, int, int]:
     return m, n, k
 
 
-def grid(m: int, n: int, k: int, in_bytes: int, num_sms: int, max_smem: int) -> list[GemmConfig]:
+def grid(
+    m: int,
+    n: int,
+    k: int,
+    in_bytes: int,
+    num_sms: int,
+    max_smem: int,
+    block_ms: tuple[int, ...] = BLOCK_MS,
+    block_ns: tuple[int, ...] = BLOCK_NS,
+) -> list[GemmConfig]:
     """Persistent 4-warp TMA configs whose units (tiles x split) fill between half a wave and
     two programs per SM, that fit shared memory (per program at two per SM), with at least two
-    K tiles per split; best-filling first (then fewer bytes read per unit)."""
+    K tiles per split; best-filling first (then fewer bytes read per unit). BLOCK_M stays within
+    M (rounded up to a power of two), except the smallest of `block_ms`."""
     block_ks = (64, 128, 256) if in_bytes == 2 else (128, 256, 512)
     m_cap = max(16, 1 << max(m - 1, 0).bit_length())
     ranked = []
     for bm, bn, bk, st, split, pps in itertools.product(
-        BLOCK_MS, BLOCK_NS, block_ks, STAGES, SPLITS, PROGRAMS_PER_SM
+        block_ms, block_ns, block_ks, STAGES, SPLITS, PROGRAMS_PER_SM
     ):
-        if bm > min(m_cap, 64):
+        if bm > m_cap and bm > min(block_ms):
             continue
         k_tiles = -(-k // bk)
         units = -(-m // bm) * -(-n // bn) * split
@@ -83,8 +93,36 @@ def _name(cfg: GemmConfig) -> str:
     )
 
 
+def _time_grid(ops, cfgs, dev, is_wrong, seconds):
+    """({config: ms} of one burst each, configs that failed, ones wrong, start time)."""
+    timed: dict[GemmConfig, float] = {}
+    failed, wrong, t0 = 0, 0, time.monotonic()
+    for cfg in cfgs:
+        if time.monotonic() - t0 > seconds:
+            break
+        try:
+            launch = build_launch(ops, cfg, dev)
+            launch.bind_compiled()  # as the tuner's pick is: direct launches
+            bad = is_wrong(launch())
+        except Exception:  # noqa: BLE001 - a config that does not compile is just not timed
+            failed += 1
+            continue
+        if bad:
+            wrong += 1
+            continue
+        timed[cfg] = bench_cold(launch, ops.a.device) * 1e3
+    return timed, failed, wrong, t0
+
+
 def probe(
-    m: int, n: int, k: int, dtype: str, top: int, seconds: float, every: bool = False
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    top: int,
+    seconds: float,
+    every: bool = False,
+    swapped: bool = False,
 ) -> list[str]:
     """The report lines for one shape."""
     device = torch.device("cuda")
@@ -120,30 +158,33 @@ def probe(
     dev = kernel_target(device)
     ops = check_operands(a, b, None, sa, sb, "tf32", dev)
     cfgs = grid(m, n, k, a.element_size(), dev.num_sms, dev.max_shared_mem)
-    timed: dict[GemmConfig, float] = {}
-    failed, wrong, t0 = 0, 0, time.monotonic()
-    for cfg in cfgs:
-        if time.monotonic() - t0 > seconds:
-            break
-        try:
-            launch = build_launch(ops, cfg, dev)
-            launch.bind_compiled()  # as the tuner's pick is: direct launches
-            e = err(launch())
-        except Exception:  # noqa: BLE001 - a config that does not compile is just not timed
-            failed += 1
-            continue
-        if e > tol:
-            wrong += 1
-            continue
-        timed[cfg] = bench_cold(launch, device) * 1e3
+    timed, failed, wrong, t0 = _time_grid(ops, cfgs, dev, lambda out: err(out) > tol, seconds)
     best = sorted(timed, key=timed.get)[:top]
     contenders = {"pick " + _name(pick_cfg): pick, vendor_name: vendor}
     for cfg in best:
         if cfg != pick_cfg:
             contenders[_name(cfg)] = launch = build_launch(ops, cfg, dev)
             launch.bind_compiled()
+    swap_note = ""
+    if swapped:
+        # C^T = W A^T: the weight's rows fill wgmma's 64-row tiles, the tokens are its N (both
+        # operands K-major, so TMA reads both). Written here as a contiguous [N, M]: an upper
+        # bound for a kernel that stores C^T into C's layout.
+        w = b.t()
+        ops_t = check_operands(w, a.t(), None, sb, sa, "tf32", dev)
+        cfgs_t = grid(
+            n, m, k, a.element_size(), dev.num_sms, dev.max_shared_mem, (64, 128), (16, 32)
+        )
+        timed_t, f_t, w_t, _ = _time_grid(
+            ops_t, cfgs_t, dev, lambda out: err(out.t()) > tol, seconds
+        )
+        swap_note = f"; swapped: {len(timed_t)} of {len(cfgs_t)} ({f_t} failed, {w_t} wrong)"
+        for cfg in sorted(timed_t, key=timed_t.get)[:top]:
+            contenders["swap " + _name(cfg)] = launch = build_launch(ops_t, cfg, dev)
+            launch.bind_compiled()
     for name, fn in contenders.items():
-        assert err(fn()) <= tol, f"{name} wrong at {m}x{n}x{k}"
+        out = fn()
+        assert err(out.t() if name.startswith("swap") else out) <= tol, f"{name} wrong"
     rounds: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(ROUNDS):
         for name, fn in contenders.items():
@@ -151,8 +192,8 @@ def probe(
     us = {name: statistics.median(t) for name, t in rounds.items()}
     lines = [
         f"{m}x{n}x{k} {dtype}: {len(timed)} of {len(cfgs)} configs timed in "
-        f"{time.monotonic() - t0:.0f} s ({failed} failed to build or run, {wrong} wrong); "
-        f"us, median of {ROUNDS} rounds:"
+        f"{time.monotonic() - t0:.0f} s ({failed} failed to build or run, {wrong} wrong)"
+        f"{swap_note}; us, median of {ROUNDS} rounds:"
     ]
     for name in sorted(us, key=us.get):
         lines.append(f"  {name:32s} {us[name]:8.2f}  ({us[vendor_name] / us[name]:.3f}x vendor)")
@@ -169,13 +210,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--top", type=int, default=4, help="grid configs re-timed beside the pick")
     parser.add_argument("--seconds", type=float, default=120, help="per shape, for the grid")
     parser.add_argument("--every", action="store_true", help="also list every config's time")
+    parser.add_argument("--swapped", action="store_true", help="also time C^T = W A^T's grid")
     a = parser.parse_args(argv)
     dtype = "fp8_e4m3" if a.dtype == "fp8" else "bf16"
     shapes = [parse_shape(s) for s in a.shapes]
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, {props.multi_processor_count} SMs", flush=True)
     for m, n, k in shapes:
-        print("\n".join(probe(m, n, k, dtype, a.top, a.seconds, a.every)), flush=True)
+        print("\n".join(probe(m, n, k, dtype, a.top, a.seconds, a.every, a.swapped)), flush=True)
 
 
 if __name__ == "__main__":
