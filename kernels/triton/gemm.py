@@ -53,7 +53,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .. import capped_retime
 from . import gemm_tune
-from .gemm_candidates import candidate_configs, interpreter_pick
+from .gemm_candidates import candidate_configs, decode_swap_configs, interpreter_pick
 from .gemm_configs import RUNGS, GemmConfig
 from .gemm_gluon import TUNE_SOURCES as GLUON_TUNE_SOURCES
 from .gemm_gluon import GluonGemmUnsupported, GluonMatmulLaunch, prepare_gluon_matmul
@@ -124,12 +124,20 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
     """Allocate the output (and split-K workspace), make descriptors and fix the grid for `cfg`."""
     prologue = None
     result: torch.Tensor | None = None  # swap_ab: the [M, N] output the kernel writes as C^T
-    if cfg.swap_ab and not p.b_is_nk:
+    swapped_layout = ""
+    if cfg.swap_ab:
         m0, n0, _ = p.mnk
         result = torch.empty((m0, n0), device=p.a.device, dtype=p.out_dtype)
-        # A' = B^T [N, K] (N contiguous), B' = A^T [K, M] (K contiguous: "nk"), C' = C^T
-        p = replace(p, a=p.b.t(), b=p.a.t(), b_is_nk=True)
-        cfg = replace(cfg, tma=False, epilogue_subtile=False)
+        if p.b_is_nk:
+            # A' = W [N, K] and B' = A^T [K, M], both K-major (TMA reads both); C' = C^T
+            p = replace(p, a=p.b.t(), b=p.a.t(), a_scale=p.b_scale, b_scale=p.a_scale)
+            cfg = replace(cfg, epilogue_subtile=False)
+            swapped_layout = "col, the weight as wgmma's A operand (C^T = W A^T)"
+        else:
+            swapped_layout = "row, as wgmma's A operand (C^T = B^T A^T)"
+            # A' = B^T [N, K] (N contiguous), B' = A^T [K, M] (K contiguous: "nk"), C' = C^T
+            p = replace(p, a=p.b.t(), b=p.a.t(), b_is_nk=True)
+            cfg = replace(cfg, tma=False, epilogue_subtile=False)
     m, n, k = p.mnk
     if cfg.transpose_b and not p.b_is_nk:
         # wgmma reads 32-bit (tf32) B only K-major; a row-major B would be re-laid out in shared
@@ -147,8 +155,9 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
     tma_load, tma_store, tma_reason = tma_support(p, cfg, dev)
     if cfg.stream_k and (cfg.split_k != 1 or not cfg.persistent):
         raise ValueError(f"stream_k needs a persistent config with split_k=1; got {cfg}")
-    # The partial-tile reduction (split-K, stream-K) writes C by pointers.
-    tma_store = tma_store and cfg.split_k == 1 and not cfg.stream_k
+    # The partial-tile reduction (split-K, stream-K) writes C by pointers, as does a swapped
+    # product (C^T into C's layout: unit stride down its rows).
+    tma_store = tma_store and cfg.split_k == 1 and not cfg.stream_k and result is None
     subtile = cfg.epilogue_subtile and tma_store
     a_arg, b_arg, c_arg = a, b, out
     if tma_load:
@@ -233,7 +242,7 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         "b_layout": (
             "row, copied K-major per call"
             if prologue
-            else "row, as wgmma's A operand (C^T = B^T A^T)"
+            else swapped_layout
             if result is not None
             else ("col" if p.b_is_nk else "row")
         ),
@@ -285,6 +294,9 @@ def prepare_matmul(
             swapped = candidate_configs(tl_rung, n, m, k, a.element_size(), p.out_bytes, dev)
             cands = cands + [replace(c, transpose_b=True) for c in cands[:2]]
             cands = cands + [replace(c, swap_ab=True, tma=False) for c in swapped[:3]]
+        if p.b_is_nk:
+            swaps = decode_swap_configs(tl_rung, m, n, k, a.element_size(), p.out_bytes, dev)
+            cands = cands + [c for c in swaps if c not in cands]
         if not tune:
             result = remember(key, cands[0])
         else:

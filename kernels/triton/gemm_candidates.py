@@ -126,6 +126,45 @@ def deep_configs(
     return whole + parted
 
 
+SWAP_DECODE_MAX_M = 32
+SWAP_DECODE_STAGES = 4
+
+
+def decode_swap_configs(
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> list[GemmConfig]:
+    """Hopper, fp8, B the transpose of a row-major weight (nt), M <= SWAP_DECODE_MAX_M: configs
+    of C^T = W A^T (swap_ab), tiled for [N, M].
+
+    At decode our tiles put the few tokens on BLOCK_M (16 rows: mma.sync), and no config of
+    them came within 12% of cuBLASLt at 16x4096x4096. cuBLASLt's kernel there tiles the weight's
+    rows (nvjet 64x8: 64 CTAs). Swapped, the weight's rows fill wgmma's 64-row tiles and the
+    tokens are its N; both operands stay K-major, so TMA reads both (the kernel stores C^T into
+    C's layout by pointers, a few KB). In an H100 probe (scripts/gemm_decode_probe.py --swapped,
+    results/h100/_logs/session47) the best swapped config beat the tuner's pick by 5.6-8.8% at
+    1 and 16x4096x4096, 16x8192x8192 and 32x6144x4096. Offered: 64-row weight tiles, the tokens
+    in one 16- or 32-wide tile (and 32 where 16 holds them), 256- and 512-wide K tiles at 4
+    stages, split-K as deep_configs splits (units within one wave)."""
+    if dev.backend != "cuda" or dev.capability // 10 != 9 or in_bytes != 1:
+        return []
+    if m > SWAP_DECODE_MAX_M or rung not in ("full", "no-gluon"):
+        return []
+    out: list[GemmConfig] = []
+    tokens = max(16, 1 << max(m - 1, 0).bit_length())
+    for bn in sorted({tokens, 32}):
+        for bk in (256, 512):
+            k_tiles = -(-k // bk)
+            tiles = -(-n // 64) * -(-m // bn)
+            split = 1
+            while 2 * split * tiles <= dev.num_sms and 4 * split <= k_tiles:
+                split *= 2
+            stages = min(SWAP_DECODE_STAGES, -(-k_tiles // split))
+            cfg = GemmConfig(64, bn, bk, 4, stages, split_k=split, swap_ab=True)
+            if shared_mem_bytes(cfg, in_bytes, out_bytes) <= dev.max_shared_mem:
+                out.append(cfg)
+    return out
+
+
 def _listed_candidates(
     rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:

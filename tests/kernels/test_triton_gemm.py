@@ -24,6 +24,7 @@ from harness_kernels.triton.gemm_candidates import (  # noqa: E402
     STREAM_K_CANDIDATES,
     _listed_candidates,
     candidate_configs,
+    decode_swap_configs,
     deep_configs,
 )
 from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes  # noqa: E402
@@ -674,3 +675,43 @@ def test_fp8_deep_configs_keep_four_stages_at_decode(m):
     if m <= 16:
         assert GemmConfig(16, 128, 256, 4, 4, split_k=1, programs_per_sm=1) in deep
     assert any(c.num_stages > 4 for c in deep_configs("full", m, 10240, 8192, 2, 2, H200))
+
+
+@pytest.mark.parametrize("split", [1, 2])
+def test_swap_ab_with_a_column_major_b_stores_c_in_place(split):
+    """nt decode swapped: C^T = W A^T with both operands K-major, C^T written into C's [M, N]
+    row-major layout by pointers (split-K too)."""
+    a, b, _ = _operands(5, 96, 64, torch.float32, b_col=True)
+    p = check_operands(a, b, None, None, None, "ieee", kernel_target(None))
+    cfg = GemmConfig(64, 16, 16, swap_ab=True, split_k=split, group_m=2)
+    launch = build_launch(p, cfg, kernel_target(None))
+    assert launch.config["b_layout"].startswith("col, the weight as wgmma's A operand")
+    assert not launch.config["tma_store"]
+    out = _run(launch)
+    assert out.shape == (5, 96) and out.stride() == (96, 1)
+    assert _rel_err(out, _reference(a, b, {})) < TOL["ieee"]
+
+
+def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
+    """The swapped fp8 decode candidates: 64 weight rows, the tokens in one 16- or 32-wide tile,
+    256- and 512-wide K at 4 stages, split-K within one wave (the H100 probe's winners: 64x16x256
+    in 2 splits at 16x4096x4096, 64x32x256 whole at 16x8192x8192, 64x32x512 at 32x6144x4096);
+    none for bf16, M > 32, other rungs or other GPUs."""
+    tiles = lambda m, n, k: {  # noqa: E731
+        (c.block_m, c.block_n, c.block_k, c.num_stages, c.split_k)
+        for c in decode_swap_configs("full", m, n, k, 1, 2, H200)
+    }
+    assert (64, 16, 256, 4, 2) in tiles(16, 4096, 4096)
+    assert (64, 16, 256, 4, 2) in tiles(1, 4096, 4096)
+    assert (64, 32, 256, 4, 1) in tiles(16, 8192, 8192)
+    assert (64, 32, 512, 4, 1) in tiles(32, 6144, 4096)
+    assert {bn for _, bn, *_ in tiles(32, 6144, 4096)} == {32}
+    for m, n, k in ((1, 4096, 4096), (32, 57344, 8192)):
+        for c in decode_swap_configs("full", m, n, k, 1, 2, H200):
+            units = -(-n // c.block_m) * -(-m // c.block_n) * c.split_k
+            assert c.swap_ab and units <= H200.num_sms or c.split_k == 1
+            assert shared_mem_bytes(c, 1, 2) <= H200.max_shared_mem
+    assert decode_swap_configs("full", 16, 4096, 4096, 2, 2, H200) == []
+    assert decode_swap_configs("full", 64, 4096, 4096, 1, 2, H200) == []
+    assert decode_swap_configs("no-tma", 16, 4096, 4096, 1, 2, H200) == []
+    assert decode_swap_configs("full", 16, 4096, 4096, 1, 2, _pretend("sm_80")) == []

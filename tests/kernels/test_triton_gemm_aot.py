@@ -24,6 +24,8 @@ mid_2progs = next(c for c in mid if c.block_m >= 128 and c.programs_per_sm == 2)
 # Stream-K at the worst gemm_llama shape (80 tiles of 128x256 on 132 SMs).
 weak = candidate_configs("full", 256, 10240, 8192, 2, 2, TARGETS["sm_90"][1])
 mid_sk = next(c for c in weak if c.stream_k and (c.block_m, c.block_n) == (128, 256))
+from harness_kernels.triton.gemm_candidates import decode_swap_configs
+swap_decode = decode_swap_configs("full", 16, 4096, 4096, 1, 2, TARGETS["sm_90"][1])[0]
 cases = {
     ("sm_90", "full"): gemm_cases()["full-bf16-8192"],
     ("sm_90", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
@@ -43,6 +45,9 @@ cases = {
     ("sm_90", "tf32-nn-swapped"): GemmCase(128, 57344, 8192, torch.float32, b_col_major=False,
                                            config=GemmConfig(128, 64, 32, 4, 4, persistent=False,
                                                              swap_ab=True)),
+    # fp8 decode, swapped (C^T = W A^T): the weight's rows on wgmma's 64-row tiles
+    ("sm_90", "fp8-decode-swapped"): GemmCase(16, 4096, 4096, torch.float8_e4m3fn,
+                                              config=swap_decode),
     ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
     ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
 }
@@ -72,7 +77,7 @@ for (target, name), case in cases.items():
     info["ld_shared"] = text.count("ld.shared")
     info["loop_st_shared"] = loop_st_shared(asm.get("ptx", ""))
     if case.config is not None and target == "sm_90":
-        info["smem_estimate"] = shared_mem_bytes(case.config, 2, 2)
+        info["smem_estimate"] = shared_mem_bytes(case.config, case.dtype.itemsize, 2)
     out[f"{target}/{name}"] = info
 print(json.dumps(out, default=str))
 """
@@ -170,3 +175,16 @@ def test_tf32_swapped_product_reads_b_in_place_without_a_shared_memory_relayout(
     assert swapped["has"]["wgmma"] and swapped["n_spills"] == 0
     assert nn["loop_st_shared"] > 0 and swapped["loop_st_shared"] == 0
     assert swapped["config"]["b_layout"].startswith("row, as wgmma's A operand")
+
+
+def test_fp8_decode_swapped_reads_both_operands_by_tma_into_wgmma(compiled):
+    """The swapped fp8 decode candidate (C^T = W A^T, 64 weight rows x 16 tokens, split-K 2):
+    e4m3 wgmma (the tokens are its N), TMA loads of both K-major operands, the split-K atomics,
+    pointer stores of C^T into C, no spills, shared memory within the search's estimate."""
+    info = compiled["sm_90/fp8-decode-swapped"]
+    cfg = info["config"]
+    assert (cfg["block_m"], cfg["block_n"], cfg["split_k"]) == (64, 16, 2)
+    assert cfg["tma"] and not cfg["tma_store"] and cfg["b_layout"].startswith("col, the weight")
+    assert info["has"]["wgmma"] and any("e4m3" in op for op in info["mma"])
+    assert info["has"]["cp.async.bulk.tensor"] and info["has"]["atom.global"]
+    assert info["n_spills"] == 0 and info["shared"] <= info["smem_estimate"] <= 232448
