@@ -98,16 +98,19 @@ def probe(
         + (f" ({gbps / t_tuned / ceiling:.1%} of {ceiling:,.0f})" if ceiling else "")
     ]
     results = []
+    failed: set[tuple] = set()  # configs that did not build: reported once, not per split count
     for cfg, splits in itertools.product(grid(problem.page_size, beyond_model), SPLITS):
         if splits > 1 and problem.kv_len // splits < cfg["BLOCK_N"]:
+            continue
+        name = (cfg["BLOCK_N"], cfg["num_stages"], cfg["num_warps"])
+        if name in failed:
             continue
         try:
             launch = prepare_decode(*args, **kw, configs=[cfg], num_splits=splits, tune=False)
             t, ok = timed(launch)
         except Exception as exc:  # a config that does not compile or launch is reported
-            lines.append(
-                f"  {cfg['BLOCK_N']} s{cfg['num_stages']} w{cfg['num_warps']}: {exc!r}"[:160]
-            )
+            failed.add(name)
+            lines.append(f"  {name[0]} s{name[1]} w{name[2]}: {exc!r}"[:160])
             continue
         results.append((t, ok, cfg, splits))
     wrong = [r for r in results if not r[1]]
