@@ -61,8 +61,8 @@ def problem_of(spec: str) -> AttentionProblem:
 
 
 def grid(page_size: int, beyond_model: bool = False) -> list[dict]:
-    """Every config that keep_decode_config's shared-memory model admits (D 128, bf16: Q,
-    max(stages - 1, 2) K/V tiles and 8 KB, a bound of what Triton 3.6 and 3.9 allocate);
+    """Every config that keep_decode_config's shared-memory model admits (D 128, bf16, 16 rows:
+    sm90_decode_smem_bytes, a bound of what Triton 3.6 and 3.9 allocate);
     `beyond_model` adds the ones it rejects (those Triton cannot fit fail to compile and are
     reported), to see whether the model keeps the tuner from something faster."""
     stages = STAGES + (DEEP_STAGES if beyond_model else ())
@@ -102,7 +102,8 @@ def probe(
     for cfg, splits in itertools.product(grid(problem.page_size, beyond_model), SPLITS):
         if splits > 1 and problem.kv_len // splits < cfg["BLOCK_N"]:
             continue
-        name = (cfg["BLOCK_N"], cfg["num_stages"], cfg["num_warps"])
+        # the split kernel and the whole-KV one are separate builds (SPLIT is a constexpr)
+        name = (cfg["BLOCK_N"], cfg["num_stages"], cfg["num_warps"], splits > 1)
         if name in failed:
             continue
         try:
@@ -110,7 +111,8 @@ def probe(
             t, ok = timed(launch)
         except Exception as exc:  # a config that does not compile or launch is reported
             failed.add(name)
-            lines.append(f"  {name[0]} s{name[1]} w{name[2]}: {exc!r}"[:160])
+            kind = "split" if name[3] else "whole"
+            lines.append(f"  {name[0]} s{name[1]} w{name[2]} {kind}: {exc!r}"[:160])
             continue
         results.append((t, ok, cfg, splits))
     wrong = [r for r in results if not r[1]]

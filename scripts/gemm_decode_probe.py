@@ -2,7 +2,7 @@
 
 Own Triton's fp8 decode (M 1-32) ran at 0.93x cuBLASLt's fast-accumulation `_scaled_mm` on the
 H100 (results/h100/gemm_llama_lowp-fp8-grid; worst 16x4096x4096 0.799x), where own CUTLASS is
-at 1.00x. The tuner times at most a dozen configs from fixed lists. This script times a wider
+at 1.00x. The tuner times a dozen or so configs from fixed lists. This script times a wider
 grid of `tl` configs at given shapes (the sweep's operands: randn, per-tensor e4m3 scales, B
 column-major), with the tuner's timer (kernels/bench_cold.py: a read flush of 2x L2 and a stream
 hold before every launch). It checks every config against the fp32 reference, then re-times the
@@ -88,8 +88,8 @@ def grid(
 
 def _name(cfg: GemmConfig) -> str:
     return (
-        f"{cfg.block_m}x{cfg.block_n}x{cfg.block_k} s{cfg.num_stages} "
-        f"k{cfg.split_k} p{cfg.programs_per_sm}"
+        f"{'swap ' if cfg.swap_ab else ''}{cfg.block_m}x{cfg.block_n}x{cfg.block_k} "
+        f"s{cfg.num_stages} k{cfg.split_k} p{cfg.programs_per_sm}"
     )
 
 
@@ -180,7 +180,7 @@ def probe(
         )
         swap_note = f"; swapped: {len(timed_t)} of {len(cfgs_t)} ({f_t} failed, {w_t} wrong)"
         for cfg in sorted(timed_t, key=timed_t.get)[:top]:
-            contenders["swap " + _name(cfg)] = launch = build_launch(ops_t, cfg, dev)
+            contenders["swap C^T " + _name(cfg)] = launch = build_launch(ops_t, cfg, dev)
             launch.bind_compiled()
     for name, fn in contenders.items():
         out = fn()

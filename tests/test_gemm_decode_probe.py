@@ -33,11 +33,12 @@ def test_grid_fills_the_gpu_within_shared_memory(in_bytes):
         assert 66 <= units <= 132 * c.programs_per_sm, c
         assert shared_mem_bytes(c, in_bytes, 2) * c.programs_per_sm <= H100["max_smem"], c
         assert c.num_stages <= -(-k // c.block_k) // c.split_k + 1, c
-    # the tuner's fp8 deep config at this shape (whole K, one 16x32 tile per SM, 16 stages) and
-    # its list's pick (results/h100/gemm_llama_lowp-fp8-grid) are in the grid
+    # the tuner's fp8 deep configs at this shape (whole K at one 16x32 tile per SM, and 16x128
+    # in 4 splits, both at 4 stages) are in the grid, with deeper twins of the first
     if in_bytes == 1:
+        assert GemmConfig(16, 32, 256, 4, 4, split_k=1, programs_per_sm=1) in cfgs
+        assert GemmConfig(16, 128, 256, 4, 4, split_k=4, programs_per_sm=1) in cfgs
         assert GemmConfig(16, 32, 256, 4, 16, split_k=1, programs_per_sm=1) in cfgs
-        assert GemmConfig(16, 64, 256, 4, 4, split_k=4, programs_per_sm=2) in cfgs
 
 
 def test_grid_walks_best_filling_first():

@@ -59,7 +59,9 @@ def test_gaps_columns_name_both_sides():
     gluon = {"BLOCK_M": 192, "BLOCK_N": 128, "STAGES": 3, "consumers": 3}
     gluon_gemm = {"kernel": "gluon-ws", "block_m": 128, "block_n": 192, "block_k": 64,
                   "num_stages": 5, "schedule": "ping-pong"}  # fmt: skip
-    configs = (cutlass, triton, attention, gluon, gluon_gemm)
+    swapped = {"block_m": 64, "block_n": 16, "block_k": 256, "num_warps": 4, "num_stages": 4,
+               "split_k": 2, "swap_ab": True}  # fmt: skip
+    configs = (cutlass, triton, attention, gluon, gluon_gemm, swapped)
     rows = [{"provider_config": json.dumps(c)} for c in configs]
     assert [own_config(r) for r in rows] == [
         "sm90-coop-128x192 heuristic/sw1",
@@ -67,4 +69,5 @@ def test_gaps_columns_name_both_sides():
         "128x64 w8 s2",
         "192x128 3 consumers s3",
         "128x192x64 Gluon ping-pong s5",
+        "64x16x256 w4 s4 split-K 2 swapped (C^T)",  # a [N, M] tile: 64 weight rows x 16 tokens
     ]

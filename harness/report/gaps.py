@@ -143,7 +143,8 @@ def own_config(row: dict) -> str:
         split = " stream-K" if cfg.get("stream_k") else ""
         if (cfg.get("split_k") or 1) > 1:
             split = f" split-K {cfg['split_k']}"
-        return f"{tile} w{cfg.get('num_warps')} s{cfg.get('num_stages')}{split}"
+        swap = " swapped (C^T)" if cfg.get("swap_ab") else ""  # the tile is [N, M]'s
+        return f"{tile} w{cfg.get('num_warps')} s{cfg.get('num_stages')}{split}{swap}"
     if "consumers" in cfg:  # own Gluon attention: warp-specialized, no num_warps/num_stages
         return f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} {cfg['consumers']} consumers s{cfg.get('STAGES')}"
     if "BLOCK_M" in cfg:  # own Triton attention

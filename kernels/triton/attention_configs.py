@@ -224,19 +224,22 @@ def get_interpret_decode_configs(head_dim: int) -> list[dict]:
 
 
 def sm90_decode_smem_bytes(cfg: dict, head_dim: int, elem_bytes: int) -> int:
-    """What the tuner prices a Hopper decode config's shared memory at: Q, max(num_stages - 1,
-    2) K/V tiles and 8 KB.
+    """What the tuner prices a Hopper decode config's shared memory at: Q, num_stages K/V tiles
+    rounded up to an even count (at least 4), and 8 KB.
 
-    Triton's pipeliner keeps fewer K/V tiles than 2 x num_stages. Compiled for sm_90 (D 128,
-    bf16), Triton 3.6 and 3.9 both take max(num_stages - 2, 2) tiles of BLOCK_N rows plus 6-8 KB:
-    Triton 3.6 a 128-wide tile at 270 KB at 10 stages, 336 KB at 12, 467 KB at 16, a 64-wide one
-    at 236 KB at 16 (the compile errors of an H200 probe, results/h200/_logs/session47);
-    Triton 3.9 a 64-wide tile at 39 KB at 3-4 stages, 72 KB at 6, 137 KB at 10, a 128-wide one at
-    74 KB at 2 stages and 139 KB at 6. This price bounds both with a tile to spare (a test
-    compiles every candidate and checks it); the old price of 2 x num_stages tiles beside Q
-    kept the tuner from the fastest pairs at batch 16, KV 4k on the H200 (128 x 6 and 64 x 10
-    whole, 5-6% ahead of its pick)."""
-    tiles = max(cfg["num_stages"] - 1, 2)
+    Triton's pipeliner keeps fewer K/V tiles than the 2 x num_stages this model charged before,
+    and how many depends on BLOCK_M. Compiled for sm_90 (D 128, bf16):
+      - 16 rows: 2 x floor((num_stages - 1) / 2) tiles (at least 2) and 6-8 KB. Triton 3.6, a
+        128-wide tile: 270 KB at 10 stages, 336 KB at 12, 467 KB at 16; a 64-wide one 236 KB at 16
+        (the compile errors of an H200 probe, results/h200/_logs/session47). Triton 3.9: a
+        64-wide tile 39 KB at 3-4 stages, 72 KB at 6, 137 KB at 10; a 128-wide one 74 KB at 2,
+        139 KB at 6, 205 KB at 7.
+      - 64 rows (GQA 8 x 8 query tokens), Triton 3.9: Q, num_stages tiles rounded up to even (at
+        least 4) and about 1 KB: a 128-wide tile 147 KB at 2 stages, 214 KB at 6, 280 KB at 7.
+    This price bounds both (a test compiles every candidate at 16 and 64 rows and checks it). The
+    old price kept the tuner from the fastest pairs at batch 16, KV 4k on the H200 (128 x 6 and
+    64 x 10 whole, 5-6% ahead of its pick)."""
+    tiles = max(4, cfg["num_stages"] + cfg["num_stages"] % 2)
     return (cfg["BLOCK_M"] + tiles * cfg["BLOCK_N"]) * head_dim * elem_bytes + 8192
 
 

@@ -143,11 +143,13 @@ def decode_swap_configs(
     C's layout by pointers, a few KB). In an H100 probe (scripts/gemm_decode_probe.py --swapped,
     results/h100/_logs/session47) the best swapped config beat the tuner's pick by 5.6-8.8% at
     1 and 16x4096x4096, 16x8192x8192 and 32x6144x4096. Offered: 64-row weight tiles, the tokens
-    in one 16- or 32-wide tile (and 32 where 16 holds them), 256- and 512-wide K tiles at 4
-    stages, split-K as deep_configs splits (units within one wave)."""
+    in one 16- or 32-wide tile (and 32 where 16 holds them), 256- and 512-wide K tiles at up to
+    4 stages (none with fewer than 3, as deep_configs), split-K as deep_configs splits (units
+    within one wave). Every rung that offers deep_configs offers these, with the rung applied,
+    so a rung's gap measures its feature and not the swap."""
     if dev.backend != "cuda" or dev.capability // 10 != 9 or in_bytes != 1:
         return []
-    if m > SWAP_DECODE_MAX_M or rung not in ("full", "no-gluon"):
+    if m > SWAP_DECODE_MAX_M or rung in ("no-tensor-cores", "no-pipeline"):
         return []
     out: list[GemmConfig] = []
     tokens = max(16, 1 << max(m - 1, 0).bit_length())
@@ -159,8 +161,11 @@ def decode_swap_configs(
             while 2 * split * tiles <= dev.num_sms and 4 * split <= k_tiles:
                 split *= 2
             stages = min(SWAP_DECODE_STAGES, -(-k_tiles // split))
-            cfg = GemmConfig(64, bn, bk, 4, stages, split_k=split, swap_ab=True)
-            if shared_mem_bytes(cfg, in_bytes, out_bytes) <= dev.max_shared_mem:
+            cfg = apply_rung(GemmConfig(64, bn, bk, 4, stages, split_k=split, swap_ab=True), rung)
+            # Not keep_config: it drops a 32-wide token tile at 16 tokens as far larger than the
+            # problem, and that tile was the probe's fastest at 16x8192x8192.
+            fits = shared_mem_bytes(cfg, in_bytes, out_bytes) <= dev.max_shared_mem
+            if stages >= 3 and fits and cfg not in out:
                 out.append(cfg)
     return out
 

@@ -47,9 +47,11 @@ class GemmConfig:
     stream_k: bool = False
     # Row-major B only: copy it K-major once per call before the kernel (transposes_b says when).
     transpose_b: bool = False
-    # Row-major B only: compute C^T = B^T A^T, so B's tiles are wgmma's A operand, which is read
-    # into registers in any layout (sm_90 AOT, tf32: no st.shared re-layout, no copy of B);
-    # block_m / block_n then tile C^T ([N, M]). Pointer loads only (B^T is not K-major for TMA).
+    # Compute C^T = B^T A^T; block_m / block_n then tile C^T ([N, M]), written into C's layout by
+    # pointers. Row-major B (tf32): B's tiles are wgmma's A operand, read into registers in any
+    # layout (sm_90 AOT: no st.shared re-layout, no copy of B); pointer loads (B^T is not K-major
+    # for TMA). Column-major B (fp8 decode, decode_swap_configs): the weight's rows fill wgmma's
+    # 64-row tiles and the few tokens are its N; both operands K-major, so TMA loads both.
     swap_ab: bool = False
     # AMD only: MFMA shape (16 -> 16x16 instructions, 32 -> 32x32) and the occupancy hint.
     matrix_instr_nonkdim: int = 0

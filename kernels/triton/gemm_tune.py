@@ -107,7 +107,9 @@ def _short(cfg: GemmConfig) -> str:
         "warp_specialize",
     )
     d = cfg.as_dict()
-    return "/".join(f"{k}={d[k]}" for k in keys)
+    # named only where set, so that the names recorded before these options existed still hold
+    flags = [k for k in ("swap_ab", "transpose_b") if d[k]]
+    return "/".join([f"{k}={d[k]}" for k in keys] + [f"{k}=True" for k in flags])
 
 
 def tune_or_lookup(

@@ -51,13 +51,17 @@ _SCRIPT = textwrap.dedent(
                   V_TAIL_TMA=False)) for s in P.aot_specs(torch.bfloat16, 128, backend,
                   rungs=("full",), causal=(True,))]
     specs += D.aot_specs(torch.bfloat16, 128, backend)
-    if backend == "cuda":  # every decode candidate at D 128, over pages of 256
+    if backend == "cuda":  # every decode candidate at D 128, over pages of 256, at 16 and 64 rows
         for i, cfg in enumerate(C.get_cuda_decode_configs(128)):
-            spec = D.aot_specs(torch.bfloat16, 128, backend, page_size=256,
-                               config=dict(cfg, BLOCK_M=16))[1]
-            specs.append(dict(spec, name=f"dcand{i}_{spec['name']}"))
-            whole = dict(spec["constexprs"], SPLIT=False)  # one split: the final output
-            specs.append(dict(spec, name=f"dcand{i}_whole_{spec['name']}", constexprs=whole))
+            for rows, group, seq_q in ((16, 4, 1), (64, 8, 8)):
+                if not C.keep_decode_config(dict(cfg, BLOCK_M=rows), ("cuda", 90), 128, 2, 256):
+                    continue  # the tuner would not time it at these rows
+                spec = D.aot_specs(torch.bfloat16, 128, backend, group=group, seq_q=seq_q,
+                                   page_size=256, config=dict(cfg, BLOCK_M=rows))[1]
+                specs.append(dict(spec, name=f"dcand{i}_m{rows}_{spec['name']}"))
+                whole = dict(spec["constexprs"], SPLIT=False)  # one split: the final output
+                specs.append(dict(spec, name=f"dcand{i}_m{rows}_whole_{spec['name']}",
+                                  constexprs=whole))
     specs += [dict(s, name=s["name"] + "_g8q4") for s in
               D.aot_specs(torch.float16, 64, backend, group=8, seq_q=4, page_size=64)[:2]]
 
@@ -150,26 +154,37 @@ def test_sm90_decode_uses_tensor_cores(aot_reports: dict) -> None:
 
 def test_sm90_decode_candidates_fit_without_spills(aot_reports: dict) -> None:
     """Every candidate the decode tuner may time on Hopper (D 128, pages of 256), split and
-    whole, compiles, fits shared memory and keeps its registers; and keep_decode_config's price
-    bounds what Triton allocates, so the tuner's model never admits a config that cannot fit.
-    (Triton buffers fewer K/V tiles than 2 x num_stages: 3.6 and 3.9 take max(num_stages - 2,
-    2) tiles plus 6-8 KB.)"""
+    whole, at 16 rows (GQA 4 x 1 token) and 64 (GQA 8 x 8 tokens) where its shared-memory model
+    admits it, compiles and fits shared memory, without spills but for the 128-wide tiles'
+    whole-KV kernel at 64 rows; and the model's price
+    bounds what Triton allocates for each (Triton keeps fewer K/V tiles than 2 x num_stages,
+    and more at 64 rows than at 16: sm90_decode_smem_bytes)."""
     from harness_kernels.triton.attention_configs import (
         get_cuda_decode_configs,
+        keep_decode_config,
         sm90_decode_smem_bytes,
     )
 
     report = aot_reports["cuda"]
     cands = {n: f for n, f in report.items() if n.startswith("dcand")}
     configs = get_cuda_decode_configs(128)
-    assert len(cands) == 2 * len(configs)
+    admitted = [
+        (c, rows)
+        for c in configs
+        for rows in (16, 64)
+        if keep_decode_config(dict(c, BLOCK_M=rows), ("cuda", 90), 128, 2, 256)
+    ]
+    assert len(cands) == 2 * len(admitted) and len(admitted) > len(configs)
     for name, facts in cands.items():
         assert "error" not in facts, (name, facts)
         assert facts["cp_async"] > 0, name
-        assert facts["shared"] <= SM90_SMEM_BYTES and facts["spills"] == 0, (name, facts)
-        cfg = configs[int(name.split("_")[0].removeprefix("dcand"))]
-        price = sm90_decode_smem_bytes(dict(cfg, BLOCK_M=16), 128, 2)
+        index, rows = name.split("_")[:2]
+        cfg = dict(configs[int(index.removeprefix("dcand"))], BLOCK_M=int(rows.removeprefix("m")))
+        price = sm90_decode_smem_bytes(cfg, 128, 2)
         assert facts["shared"] <= price <= SM90_SMEM_BYTES, (name, facts["shared"], price)
+        # 64 x 128 score tiles of the whole-KV kernel spill a little (Triton 3.9: 72-120 bytes);
+        # the tuner times them beside the rest, so a spill costs only where it is slower
+        assert facts["spills"] == 0 or (cfg["BLOCK_M"], cfg["BLOCK_N"]) == (64, 128), (name, facts)
 
 
 def test_gfx942_compiles_to_mfma(aot_reports: dict) -> None:

@@ -677,18 +677,20 @@ def test_fp8_deep_configs_keep_four_stages_at_decode(m):
     assert any(c.num_stages > 4 for c in deep_configs("full", m, 10240, 8192, 2, 2, H200))
 
 
+@pytest.mark.parametrize("m", [5, 8])  # at 8 fp32 columns C^T's rows are 32 bytes: TMA-storable
 @pytest.mark.parametrize("split", [1, 2])
-def test_swap_ab_with_a_column_major_b_stores_c_in_place(split):
+def test_swap_ab_with_a_column_major_b_stores_c_in_place(split, m):
     """nt decode swapped: C^T = W A^T with both operands K-major, C^T written into C's [M, N]
-    row-major layout by pointers (split-K too)."""
-    a, b, _ = _operands(5, 96, 64, torch.float32, b_col=True)
+    row-major layout by pointers (split-K too): never by a TMA store, which would write C^T's
+    tiles as if C were [N, M]."""
+    a, b, _ = _operands(m, 96, 64, torch.float32, b_col=True)
     p = check_operands(a, b, None, None, None, "ieee", kernel_target(None))
     cfg = GemmConfig(64, 16, 16, swap_ab=True, split_k=split, group_m=2)
     launch = build_launch(p, cfg, kernel_target(None))
     assert launch.config["b_layout"].startswith("col, the weight as wgmma's A operand")
     assert not launch.config["tma_store"]
     out = _run(launch)
-    assert out.shape == (5, 96) and out.stride() == (96, 1)
+    assert out.shape == (m, 96) and out.stride() == (96, 1)
     assert _rel_err(out, _reference(a, b, {})) < TOL["ieee"]
 
 
@@ -696,7 +698,7 @@ def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
     """The swapped fp8 decode candidates: 64 weight rows, the tokens in one 16- or 32-wide tile,
     256- and 512-wide K at 4 stages, split-K within one wave (the H100 probe's winners: 64x16x256
     in 2 splits at 16x4096x4096, 64x32x256 whole at 16x8192x8192, 64x32x512 at 32x6144x4096);
-    none for bf16, M > 32, other rungs or other GPUs."""
+    none for bf16, M > 32, the rungs without tensor cores or pipelining, or other GPUs."""
     tiles = lambda m, n, k: {  # noqa: E731
         (c.block_m, c.block_n, c.block_k, c.num_stages, c.split_k)
         for c in decode_swap_configs("full", m, n, k, 1, 2, H200)
@@ -711,7 +713,15 @@ def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
             units = -(-n // c.block_m) * -(-m // c.block_n) * c.split_k
             assert c.swap_ab and units <= H200.num_sms or c.split_k == 1
             assert shared_mem_bytes(c, 1, 2) <= H200.max_shared_mem
+    assert decode_swap_configs("full", 8, 4096, 1024, 1, 2, H200) == []  # < 3 stages of K
     assert decode_swap_configs("full", 16, 4096, 4096, 2, 2, H200) == []
     assert decode_swap_configs("full", 64, 4096, 4096, 1, 2, H200) == []
-    assert decode_swap_configs("no-tma", 16, 4096, 4096, 1, 2, H200) == []
     assert decode_swap_configs("full", 16, 4096, 4096, 1, 2, _pretend("sm_80")) == []
+    for rung in ("no-tensor-cores", "no-pipeline"):
+        assert decode_swap_configs(rung, 16, 4096, 4096, 1, 2, H200) == []
+    # the other rungs get them with their feature removed (their gap is not the swap's)
+    assert all(not c.tma for c in decode_swap_configs("no-tma", 16, 4096, 4096, 1, 2, H200))
+    assert all(c.split_k == 1 for c in decode_swap_configs("no-splitk", 1, 4096, 4096, 1, 2, H200))
+    assert all(
+        not c.persistent for c in decode_swap_configs("not-persistent", 16, 4096, 4096, 1, 2, H200)
+    )
