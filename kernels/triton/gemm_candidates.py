@@ -56,6 +56,15 @@ def candidate_configs(
     return out + [c for c in deep_configs(rung, m, n, k, in_bytes, out_bytes, dev) if c not in out]
 
 
+def one_wave_split(tiles: int, k_tiles: int, num_sms: int) -> int:
+    """The largest power-of-two split-K that keeps tiles x split within one wave of num_sms and
+    gives every split at least 4 K tiles (1 where the tiles alone fill half the SMs)."""
+    split = 1
+    while 2 * split * tiles <= num_sms and 4 * split <= k_tiles:
+        split *= 2
+    return split
+
+
 def deep_configs(
     rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
@@ -96,9 +105,7 @@ def deep_configs(
             # pairs and won none of 36 points (session 46, results/h100/gemm_llama-narrowk).
             bk = bk0 if bm >= 64 else 2 * bk0
             k_tiles = -(-k // bk)
-            split = 1
-            while rung != "no-splitk" and 2 * split * tiles <= dev.num_sms and 4 * split <= k_tiles:
-                split *= 2
+            split = 1 if rung == "no-splitk" else one_wave_split(tiles, k_tiles, dev.num_sms)
             units = tiles * split
             if 2 * units < dev.num_sms:
                 continue
@@ -157,9 +164,7 @@ def decode_swap_configs(
         for bk in (256, 512):
             k_tiles = -(-k // bk)
             tiles = -(-n // 64) * -(-m // bn)
-            split = 1
-            while 2 * split * tiles <= dev.num_sms and 4 * split <= k_tiles:
-                split *= 2
+            split = one_wave_split(tiles, k_tiles, dev.num_sms)
             stages = min(SWAP_DECODE_STAGES, -(-k_tiles // split))
             cfg = apply_rung(GemmConfig(64, bn, bk, 4, stages, split_k=split, swap_ab=True), rung)
             # Not keep_config: it drops a 32-wide token tile at 16 tokens as far larger than the
