@@ -137,11 +137,17 @@ def probe(
         return ((out.float() - ref).norm() / ref.norm()).item()
 
     if dtype == "fp8_e4m3":
-        out = torch.empty((m, n), dtype=torch.bfloat16, device=device)
+        vendor_out = torch.empty((m, n), dtype=torch.bfloat16, device=device)
 
         def vendor() -> torch.Tensor:
             return torch._scaled_mm(
-                a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, out=out, use_fast_accum=True
+                a,
+                b,
+                scale_a=sa,
+                scale_b=sb,
+                out_dtype=torch.bfloat16,
+                out=vendor_out,
+                use_fast_accum=True,
             )
 
         vendor_name = "cuBLASLt fast-accum"
@@ -183,8 +189,8 @@ def probe(
             contenders["swap C^T " + _name(cfg)] = launch = build_launch(ops_t, cfg, dev)
             launch.bind_compiled()
     for name, fn in contenders.items():
-        out = fn()
-        assert err(out.t() if name.startswith("swap") else out) <= tol, f"{name} wrong"
+        got = fn()  # not `out`: the vendor's closure writes into that buffer
+        assert err(got.t() if name.startswith("swap") else got) <= tol, f"{name} wrong"
     rounds: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(ROUNDS):
         for name, fn in contenders.items():
