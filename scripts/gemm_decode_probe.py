@@ -19,6 +19,7 @@ compiling new configs after --seconds.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import statistics
 import time
@@ -31,6 +32,7 @@ from harness_kernels.triton.gemm_operands import check_operands
 from harness_kernels.triton.gemm_target import kernel_target
 
 from harness.problems.gemm import GemmProblem
+from harness.providers.gemm_vendor import _scaled_mm_closure
 
 ROUNDS = 3
 BLOCK_MS = (16, 32, 64)
@@ -136,27 +138,14 @@ def probe(
     def err(out: torch.Tensor) -> float:
         return ((out.float() - ref).norm() / ref.norm()).item()
 
-    if dtype == "fp8_e4m3":
-        vendor_out = torch.empty((m, n), dtype=torch.bfloat16, device=device)
-
-        def vendor() -> torch.Tensor:
-            return torch._scaled_mm(
-                a,
-                b,
-                scale_a=sa,
-                scale_b=sb,
-                out_dtype=torch.bfloat16,
-                out=vendor_out,
-                use_fast_accum=True,
-            )
-
-        vendor_name = "cuBLASLt fast-accum"
-    else:
-
-        def vendor() -> torch.Tensor:
-            return torch.matmul(a, b)
-
-        vendor_name = "cuBLAS"
+    # the sweeps' own launches of cublaslt-fp8-fastaccum and cublas
+    fp8 = dtype == "fp8_e4m3"
+    vendor_name = "cuBLASLt fast-accum" if fp8 else "cuBLAS"
+    vendor = (
+        _scaled_mm_closure(inputs, fast_accum=True).run
+        if fp8
+        else functools.partial(torch.matmul, a, b)
+    )
     pick = prepare_matmul(a, b, a_scale=sa, b_scale=sb)
     pick_cfg = GemmConfig(
         **{f: pick.config[f] for f in GemmConfig.__dataclass_fields__ if f in pick.config}
@@ -189,7 +178,7 @@ def probe(
             contenders["swap C^T " + _name(cfg)] = launch = build_launch(ops_t, cfg, dev)
             launch.bind_compiled()
     for name, fn in contenders.items():
-        got = fn()  # not `out`: the vendor's closure writes into that buffer
+        got = fn()
         assert err(got.t() if name.startswith("swap") else got) <= tol, f"{name} wrong"
     rounds: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(ROUNDS):
@@ -201,7 +190,7 @@ def probe(
         f"{time.monotonic() - t0:.0f} s ({failed} failed to build or run, {wrong} wrong)"
         f"{swap_note}; us, median of {ROUNDS} rounds:"
     ]
-    for name in sorted(us, key=us.get):
+    for name in sorted(us, key=lambda name: us[name]):
         lines.append(f"  {name:32s} {us[name]:8.2f}  ({us[vendor_name] / us[name]:.3f}x vendor)")
     if every:  # the grid's single burst per config, fastest first
         lines.append("  every config timed, one burst each:")
