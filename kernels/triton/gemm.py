@@ -41,9 +41,10 @@ before the kernel (inside the timed call: at M 128 that copy moved more bytes th
 0.35x cuBLAS on the H200), and swap_ab computes C^T = B^T A^T, where B's tiles are wgmma's A
 operand, read from shared memory into registers in any layout (AOT: no st.shared in the loop).
 
-fp8 decode with a column-major B (a Linear weight, nt): swap_ab also puts the weight's rows on
-wgmma's 64-row tiles and the few tokens on its N (decode_swap_configs), where the unswapped
-tiles spend 16-64 rows on 1-32 tokens (mma.sync at 16 rows); both operands stay K-major.
+fp8 and bf16 decode with a column-major B (a Linear weight, nt): swap_ab also puts the
+weight's rows on wgmma's 64-row tiles and the few tokens on its N (decode_swap_configs), where
+the unswapped tiles spend 16-64 rows on 1-32 tokens (mma.sync at 16 rows); both operands stay
+K-major.
 """
 
 from __future__ import annotations

@@ -29,7 +29,10 @@ from .gemm_target import KernelTarget, kernel_target
 # Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
 MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
-DEEP_CANDIDATES = 2  # one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES)
+# one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES), and at 16-32 rows
+# one wide-K twin of the whole-K one (_wide_k_twin)
+DEEP_CANDIDATES = 2
+DEEP_TWINS = 1
 MAX_DEEP_STAGES = 16
 # fp8 at 16-32 rows (mma.sync, 256-wide K tiles): fewer stages stream faster. Over ten decode
 # shapes on an H100 (scripts/gemm_decode_probe.py, results/h100/_logs/session47) the tile's
@@ -130,7 +133,26 @@ def deep_configs(
     # that the fill and the bytes read do not price, so each kind gets its own place.
     whole = [c for _, c in ranked if c.split_k == 1][:1]
     parted = [c for _, c in ranked if c.split_k > 1][: DEEP_CANDIDATES - len(whole)]
-    return whole + parted
+    twins = [_wide_k_twin(c, m, n, k, in_bytes, out_bytes, dev) for c in whole]
+    return whole + parted + [c for c in twins if c is not None and c not in whole]
+
+
+def _wide_k_twin(
+    cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> GemmConfig | None:
+    """A whole-K tile of 16-32 rows again with 512-byte K rows at 4 stages (bf16 and fp8).
+
+    Over a grid of decode configs on an H100 (scripts/gemm_decode_probe.py), the fastest
+    unswapped tile at 1 and 16x4096x4096 was this twin of the deep one, in both dtypes: bf16
+    16x32x256 s4 took 17.6 us against 18.1-19.2 for 16x32x128 at 6-16 stages (the deep config
+    has 16), fp8 16x32x512 s4 12.5 against 13.0 for 16x32x256 s4 (results/h100/_logs/session48,
+    session47). Deeper 512-byte configs ran slower than the 4-stage one in both."""
+    if cfg.block_m >= 64 or in_bytes not in (1, 2):
+        return None
+    twin = replace(cfg, block_k=512 // in_bytes, num_stages=min(4, -(-k // (512 // in_bytes))))
+    fits = shared_mem_bytes(twin, in_bytes, out_bytes) <= dev.max_shared_mem
+    ok = twin.num_stages >= 3 and fits and keep_config(twin, m, n, k, in_bytes, out_bytes, dev)
+    return twin if ok else None
 
 
 SWAP_DECODE_MAX_M = 32
@@ -140,28 +162,30 @@ SWAP_DECODE_STAGES = 4
 def decode_swap_configs(
     rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
-    """Hopper, fp8, B the transpose of a row-major weight (nt), M <= SWAP_DECODE_MAX_M: configs
-    of C^T = W A^T (swap_ab), tiled for [N, M].
+    """Hopper, fp8 or bf16, B the transpose of a row-major weight (nt), M <= SWAP_DECODE_MAX_M:
+    configs of C^T = W A^T (swap_ab), tiled for [N, M].
 
-    At decode our tiles put the few tokens on BLOCK_M (16 rows: mma.sync), and no config of
+    At decode our tiles put the few tokens on BLOCK_M (16 rows: mma.sync), and no fp8 config of
     them came within 12% of cuBLASLt at 16x4096x4096. cuBLASLt's kernel there tiles the weight's
     rows (nvjet 64x8: 64 CTAs). Swapped, the weight's rows fill wgmma's 64-row tiles and the
     tokens are its N; both operands stay K-major, so TMA reads both (the kernel stores C^T into
-    C's layout by pointers, a few KB). In an H100 probe (scripts/gemm_decode_probe.py --swapped,
-    results/h100/_logs/session47) the best swapped config beat the tuner's pick by 5.6-8.8% at
-    1 and 16x4096x4096, 16x8192x8192 and 32x6144x4096. Offered: 64-row weight tiles, the tokens
-    in one 16- or 32-wide tile (and 32 where 16 holds them), 256- and 512-wide K tiles at up to
-    4 stages (none with fewer than 3, as deep_configs), split-K as deep_configs splits (units
-    within one wave). Every rung that offers deep_configs offers these, with the rung applied,
-    so a rung's gap measures its feature and not the swap."""
-    if dev.backend != "cuda" or dev.capability // 10 != 9 or in_bytes != 1:
+    C's layout by pointers, a few KB). In H100 probes (scripts/gemm_decode_probe.py --swapped)
+    the best swapped config beat the tuner's pick at every shape probed: fp8 by 5.6-8.8% at 1
+    and 16x4096x4096, 16x8192x8192 and 32x6144x4096 (results/h100/_logs/session47); bf16 by
+    2.3-5.9% at eight shapes of M 1-32 (session48), and cuBLAS by 0.8-4.6% at six of them.
+    Offered: 64-row weight tiles, the tokens in 16- and 32-wide tiles (bf16's fastest at
+    32x4096x14336 put 32 tokens in two 16-wide tiles; fp8's at 16x8192x8192 put 16 in a 32-wide
+    one), K tiles of 256 and 512 bytes at up to 4 stages (none with fewer than 3, as
+    deep_configs), split-K as deep_configs splits (units within one wave). Every rung that
+    offers deep_configs offers these, with the rung applied, so a rung's gap measures its
+    feature and not the swap."""
+    if dev.backend != "cuda" or dev.capability // 10 != 9 or in_bytes not in (1, 2):
         return []
     if m > SWAP_DECODE_MAX_M or rung in ("no-tensor-cores", "no-pipeline"):
         return []
     out: list[GemmConfig] = []
-    tokens = max(16, 1 << max(m - 1, 0).bit_length())
-    for bn in sorted({tokens, 32}):
-        for bk in (256, 512):
+    for bn in (16, 32):
+        for bk in (256 // in_bytes, 512 // in_bytes):  # 256- and 512-byte K rows
             k_tiles = -(-k // bk)
             tiles = -(-n // 64) * -(-m // bn)
             split = one_wave_split(tiles, k_tiles, dev.num_sms)

@@ -20,6 +20,7 @@ from harness_kernels.triton.gemm import (  # noqa: E402
 )
 from harness_kernels.triton.gemm_candidates import (  # noqa: E402
     DEEP_CANDIDATES,
+    DEEP_TWINS,
     MAX_CANDIDATES,
     STREAM_K_CANDIDATES,
     _listed_candidates,
@@ -40,7 +41,7 @@ from harness_kernels.triton.gemm_split import (  # noqa: E402
 from harness_kernels.triton.gemm_target import KernelTarget, kernel_target  # noqa: E402
 
 # stream-K twins and one-wave deep configs ride beyond the cap
-MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES + DEEP_CANDIDATES
+MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES + DEEP_CANDIDATES + DEEP_TWINS
 
 FP8 = torch.float8_e4m3fn
 # Relative Frobenius error allowed per input dtype: output rounding (bf16 8 bits, fp16 11 bits),
@@ -345,6 +346,8 @@ def test_deep_configs_offer_cublas_one_wave_shape(shape):
     for cfg in deep:
         units = -(-m // cfg.block_m) * -(-n // cfg.block_n) * cfg.split_k
         assert H200.num_sms // 2 <= units <= H200.num_sms and cfg.programs_per_sm == 1
+        if cfg.block_k == 256:  # the wide-K twin (test_deep_configs_add_a_wide_k_twin...)
+            continue
         assert cfg.num_stages >= 5 and shared_mem_bytes(cfg, 2, 2) <= H200.max_shared_mem
         # One stage more would not fit (or would outrun the split's K tiles).
         deeper = replace(cfg, num_stages=cfg.num_stages + 1)
@@ -361,9 +364,10 @@ def test_deep_configs_follow_the_rungs_and_stay_on_hopper():
         assert deep_configs(rung, 32, 6144, 4096, 2, 2, H200) == []
     assert all(c.split_k == 1 for c in deep_configs("no-splitk", 1, 4096, 4096, 2, 2, H200))
     assert all(not c.tma for c in deep_configs("no-tma", 1, 4096, 4096, 2, 2, H200))
-    # N 4096 at M 1: whole-K 16x32 tiles (128 units) and a split twin both fill a wave.
-    whole, split = deep_configs("full", 1, 4096, 4096, 2, 2, H200)
-    assert whole.split_k == 1 and split.split_k > 1
+    # N 4096 at M 1: whole-K 16x32 tiles (128 units) and a split twin both fill a wave (then
+    # the whole tile's wide-K twin).
+    whole, split, wide = deep_configs("full", 1, 4096, 4096, 2, 2, H200)
+    assert whole.split_k == 1 and split.split_k > 1 and wide.block_k == 2 * whole.block_k
 
 
 @pytest.mark.parametrize("rung", RUNGS)
@@ -677,6 +681,44 @@ def test_fp8_deep_configs_keep_four_stages_at_decode(m):
     assert any(c.num_stages > 4 for c in deep_configs("full", m, 10240, 8192, 2, 2, H200))
 
 
+def test_decode_swap_configs_for_bf16_keep_the_bytes_of_a_k_row():
+    """bf16 gets the fp8 tiles with K rows of the same bytes (128 and 256 wide): the H100
+    probe's bf16 winners (session 48) were 64x32x128 s4 at 32x6144x4096, 64x16x128 and 64x16x256
+    s4 at 2 and 8x6144x4096, 64x16x256 s4 at 16x8192x8192 and at 32x4096x14336 (32 tokens in two
+    tiles)."""
+    tiles = lambda m, n, k: {  # noqa: E731
+        (c.block_m, c.block_n, c.block_k, c.num_stages, c.split_k)
+        for c in decode_swap_configs("full", m, n, k, 2, 2, H200)
+    }
+    assert (64, 32, 128, 4, 1) in tiles(32, 6144, 4096)
+    assert (64, 16, 256, 4, 1) in tiles(32, 4096, 14336)
+    assert {(64, 16, 128, 4, 1), (64, 16, 256, 4, 1)} <= tiles(8, 6144, 4096)
+    assert (64, 16, 256, 4, 1) in tiles(16, 8192, 8192)
+    fp8 = decode_swap_configs("full", 16, 4096, 4096, 1, 2, H200)
+    bf16 = decode_swap_configs("full", 16, 4096, 4096, 2, 2, H200)
+    assert [(2 * c.block_k, c.split_k) for c in bf16] == [(c.block_k, c.split_k) for c in fp8]
+    assert all(shared_mem_bytes(c, 2, 2) <= H200.max_shared_mem for c in bf16)
+
+
+@pytest.mark.parametrize("dtype_bytes", [1, 2])
+@pytest.mark.parametrize("shape", [(1, 4096, 4096), (16, 4096, 4096), (32, 6144, 4096)])
+def test_deep_configs_add_a_wide_k_twin_at_16_to_32_rows(shape, dtype_bytes):
+    """The whole-K deep tile of 16-32 rows comes again with 512-byte K rows at 4 stages (the
+    probes' fastest unswapped tile at 1 and 16x4096x4096 in both dtypes: 16x32x256 s4 in bf16,
+    16x32x512 s4 in fp8); tiles of 64 rows and more get none."""
+    m, n, k = shape
+    deep = deep_configs("full", m, n, k, dtype_bytes, 2, H200)
+    whole = deep[0]
+    assert whole.split_k == 1 and whole.block_m < 64
+    twin = replace(whole, block_k=512 // dtype_bytes, num_stages=4)
+    assert twin in deep and deep.count(twin) == 1
+    assert shared_mem_bytes(twin, dtype_bytes, 2) <= H200.max_shared_mem
+    assert all(c.block_m < 64 or c.block_k * dtype_bytes == 128 for c in deep)
+    assert not any(
+        c.block_k * 2 == 512 for c in deep_configs("full", 128, 4096, 4096, 2, 2, H200)
+    )
+
+
 @pytest.mark.parametrize("m", [5, 8])  # at 8 fp32 columns C^T's rows are 32 bytes: TMA-storable
 @pytest.mark.parametrize("split", [1, 2])
 def test_swap_ab_with_a_column_major_b_stores_c_in_place(split, m):
@@ -698,7 +740,7 @@ def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
     """The swapped fp8 decode candidates: 64 weight rows, the tokens in one 16- or 32-wide tile,
     256- and 512-wide K at 4 stages, split-K within one wave (the H100 probe's winners: 64x16x256
     in 2 splits at 16x4096x4096, 64x32x256 whole at 16x8192x8192, 64x32x512 at 32x6144x4096);
-    none for bf16, M > 32, the rungs without tensor cores or pipelining, or other GPUs."""
+    none for fp32, M > 32, the rungs without tensor cores or pipelining, or other GPUs."""
     tiles = lambda m, n, k: {  # noqa: E731
         (c.block_m, c.block_n, c.block_k, c.num_stages, c.split_k)
         for c in decode_swap_configs("full", m, n, k, 1, 2, H200)
@@ -707,14 +749,15 @@ def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
     assert (64, 16, 256, 4, 2) in tiles(1, 4096, 4096)
     assert (64, 32, 256, 4, 1) in tiles(16, 8192, 8192)
     assert (64, 32, 512, 4, 1) in tiles(32, 6144, 4096)
-    assert {bn for _, bn, *_ in tiles(32, 6144, 4096)} == {32}
+    # 32 tokens in two 16-wide tiles too (bf16's winner at 32x4096x14336)
+    assert {bn for _, bn, *_ in tiles(32, 6144, 4096)} == {16, 32}
     for m, n, k in ((1, 4096, 4096), (32, 57344, 8192)):
         for c in decode_swap_configs("full", m, n, k, 1, 2, H200):
             units = -(-n // c.block_m) * -(-m // c.block_n) * c.split_k
             assert c.swap_ab and units <= H200.num_sms or c.split_k == 1
             assert shared_mem_bytes(c, 1, 2) <= H200.max_shared_mem
     assert decode_swap_configs("full", 8, 4096, 1024, 1, 2, H200) == []  # < 3 stages of K
-    assert decode_swap_configs("full", 16, 4096, 4096, 2, 2, H200) == []
+    assert decode_swap_configs("full", 16, 4096, 4096, 4, 4, H200) == []
     assert decode_swap_configs("full", 64, 4096, 4096, 1, 2, H200) == []
     assert decode_swap_configs("full", 16, 4096, 4096, 1, 2, _pretend("sm_80")) == []
     for rung in ("no-tensor-cores", "no-pipeline"):

@@ -26,6 +26,7 @@ weak = candidate_configs("full", 256, 10240, 8192, 2, 2, TARGETS["sm_90"][1])
 mid_sk = next(c for c in weak if c.stream_k and (c.block_m, c.block_n) == (128, 256))
 from harness_kernels.triton.gemm_candidates import decode_swap_configs
 swap_decode = decode_swap_configs("full", 16, 4096, 4096, 1, 2, TARGETS["sm_90"][1])[0]
+swap_decode_bf16 = decode_swap_configs("full", 16, 4096, 4096, 2, 2, TARGETS["sm_90"][1])[0]
 cases = {
     ("sm_90", "full"): gemm_cases()["full-bf16-8192"],
     ("sm_90", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
@@ -48,6 +49,7 @@ cases = {
     # fp8 decode, swapped (C^T = W A^T): the weight's rows on wgmma's 64-row tiles
     ("sm_90", "fp8-decode-swapped"): GemmCase(16, 4096, 4096, torch.float8_e4m3fn,
                                               config=swap_decode),
+    ("sm_90", "bf16-decode-swapped"): GemmCase(16, 4096, 4096, config=swap_decode_bf16),
     ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
     ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
 }
@@ -177,14 +179,17 @@ def test_tf32_swapped_product_reads_b_in_place_without_a_shared_memory_relayout(
     assert swapped["config"]["b_layout"].startswith("row, as wgmma's A operand")
 
 
-def test_fp8_decode_swapped_reads_both_operands_by_tma_into_wgmma(compiled):
-    """The swapped fp8 decode candidate (C^T = W A^T, 64 weight rows x 16 tokens, split-K 2):
-    e4m3 wgmma (the tokens are its N), TMA loads of both K-major operands, the split-K atomics,
-    pointer stores of C^T into C, no spills, shared memory within the search's estimate."""
-    info = compiled["sm_90/fp8-decode-swapped"]
+@pytest.mark.parametrize("dtype", ["fp8", "bf16"])
+def test_decode_swapped_reads_both_operands_by_tma_into_wgmma(compiled, dtype):
+    """The swapped decode candidate (C^T = W A^T, 64 weight rows x 16 tokens, split-K 2): wgmma
+    of the dtype (the tokens are its N), TMA loads of both K-major operands, the split-K
+    atomics, pointer stores of C^T into C, no spills, shared memory within the search's
+    estimate."""
+    info = compiled[f"sm_90/{dtype}-decode-swapped"]
     cfg = info["config"]
     assert (cfg["block_m"], cfg["block_n"], cfg["split_k"]) == (64, 16, 2)
     assert cfg["tma"] and not cfg["tma_store"] and cfg["b_layout"].startswith("col, the weight")
-    assert info["has"]["wgmma"] and any("e4m3" in op for op in info["mma"])
+    mma_type = "e4m3" if dtype == "fp8" else "bf16"
+    assert info["has"]["wgmma"] and any(mma_type in op for op in info["mma"])
     assert info["has"]["cp.async.bulk.tensor"] and info["has"]["atom.global"]
     assert info["n_spills"] == 0 and info["shared"] <= info["smem_estimate"] <= 232448
