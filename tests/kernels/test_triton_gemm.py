@@ -714,9 +714,7 @@ def test_deep_configs_add_a_wide_k_twin_at_16_to_32_rows(shape, dtype_bytes):
     assert twin in deep and deep.count(twin) == 1
     assert shared_mem_bytes(twin, dtype_bytes, 2) <= H200.max_shared_mem
     assert all(c.block_m < 64 or c.block_k * dtype_bytes == 128 for c in deep)
-    assert not any(
-        c.block_k * 2 == 512 for c in deep_configs("full", 128, 4096, 4096, 2, 2, H200)
-    )
+    assert not any(c.block_k * 2 == 512 for c in deep_configs("full", 128, 4096, 4096, 2, 2, H200))
 
 
 @pytest.mark.parametrize("m", [5, 8])  # at 8 fp32 columns C^T's rows are 32 bytes: TMA-storable
