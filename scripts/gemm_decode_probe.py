@@ -167,8 +167,9 @@ def probe(
         # bound for a kernel that stores C^T into C's layout.
         w = b.t()
         ops_t = check_operands(w, a.t(), None, sb, sa, "tf32", dev)
+        token_tiles = (16, 32, 64) if m > 32 else (16, 32)  # M 33-128: 64-wide token tiles too
         cfgs_t = grid(
-            n, m, k, a.element_size(), dev.num_sms, dev.max_shared_mem, (64, 128), (16, 32)
+            n, m, k, a.element_size(), dev.num_sms, dev.max_shared_mem, (64, 128), token_tiles
         )
         timed_t, f_t, w_t, _ = _time_grid(
             ops_t, cfgs_t, dev, lambda out: err(out.t()) > tol, seconds
