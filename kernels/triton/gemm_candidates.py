@@ -29,10 +29,10 @@ from .gemm_target import KernelTarget, kernel_target
 # Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
 MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
-# one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES), and at 16-32 rows
-# one wide-K twin of the whole-K one (_wide_k_twin)
+# one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES), and up to two
+# wide-K twins of the whole-K one (_wide_k_twins)
 DEEP_CANDIDATES = 2
-DEEP_TWINS = 1
+DEEP_TWINS = 2
 MAX_DEEP_STAGES = 16
 # fp8 at 16-32 rows (mma.sync, 256-wide K tiles): fewer stages stream faster. Over ten decode
 # shapes on an H100 (scripts/gemm_decode_probe.py, results/h100/_logs/session47) the tile's
@@ -133,26 +133,39 @@ def deep_configs(
     # that the fill and the bytes read do not price, so each kind gets its own place.
     whole = [c for _, c in ranked if c.split_k == 1][:1]
     parted = [c for _, c in ranked if c.split_k > 1][: DEEP_CANDIDATES - len(whole)]
-    twins = [_wide_k_twin(c, m, n, k, in_bytes, out_bytes, dev) for c in whole]
-    return whole + parted + [c for c in twins if c is not None and c not in whole]
+    twins = [t for c in whole for t in _wide_k_twins(c, m, n, k, in_bytes, out_bytes, dev)]
+    return whole + parted + [c for c in twins if c not in parted]
 
 
-def _wide_k_twin(
+def _wide_k_twins(
     cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
-) -> GemmConfig | None:
-    """A whole-K tile of 16-32 rows again with 512-byte K rows at 4 stages (bf16 and fp8).
+) -> list[GemmConfig]:
+    """The whole-K deep tile again with wider K rows and fewer stages: 256-byte rows at up to
+    6 stages and 512-byte rows at 4 (bf16 and fp8; fp8 tiles of 16-32 rows stay at 4).
 
-    Over a grid of decode configs on an H100 (scripts/gemm_decode_probe.py), the fastest
-    unswapped tile at 1 and 16x4096x4096 was this twin of the deep one, in both dtypes: bf16
-    16x32x256 s4 took 17.6 us against 18.1-19.2 for 16x32x128 at 6-16 stages (the deep config
-    has 16), fp8 16x32x512 s4 12.5 against 13.0 for 16x32x256 s4 (results/h100/_logs/session48,
-    session47). Deeper 512-byte configs ran slower than the 4-stage one in both."""
-    if cfg.block_m >= 64 or in_bytes not in (1, 2):
-        return None
-    twin = replace(cfg, block_k=512 // in_bytes, num_stages=min(4, -(-k // (512 // in_bytes))))
-    fits = shared_mem_bytes(twin, in_bytes, out_bytes) <= dev.max_shared_mem
-    ok = twin.num_stages >= 3 and fits and keep_config(twin, m, n, k, in_bytes, out_bytes, dev)
-    return twin if ok else None
+    The deep tile fills shared memory with narrow K rows (128 bytes at 64+ rows, 256 at 16-32),
+    so every K step of the `tl` kernel moves little and waits on its barriers. In H100 probes
+    (scripts/gemm_decode_probe.py, results/h100/_logs/session48, session47) wider rows in fewer
+    stages ran faster at the same tile: 128x4096x4096 bf16 64x64x128 s6 17.5 us against the
+    deep 64x64x64 s13's 19.3 (cuBLAS 17.3); 64x4096x4096 64x32x256 s4 16.6 against 64x32x128
+    s6-s8 17.1-17.2; 16x4096x4096 16x32x256 s4 17.6 against 16x32x128 at 6-16 stages 18.1-19.2;
+    fp8 16x32x512 s4 12.5 against 16x32x256 s4 13.0."""
+    if in_bytes not in (1, 2):
+        return []
+    most = MAX_DEEP_STAGES_FP8_NARROW if in_bytes == 1 and cfg.block_m < 64 else 6
+    out: list[GemmConfig] = []
+    # 512-byte rows only at the 4 stages measured; 256-byte ones at the most stages up to the
+    # cap that fit (none with fewer than 3, as deep_configs)
+    for row_bytes, stage_cap, stage_floor in ((256, most, 3), (512, 4, 4)):
+        bk = row_bytes // in_bytes
+        for stages in range(min(stage_cap, -(-k // bk)), stage_floor - 1, -1):
+            twin = replace(cfg, block_k=bk, num_stages=stages)
+            if shared_mem_bytes(twin, in_bytes, out_bytes) <= dev.max_shared_mem:
+                if twin != cfg and twin not in out:
+                    if keep_config(twin, m, n, k, in_bytes, out_bytes, dev):
+                        out.append(twin)
+                break
+    return out
 
 
 SWAP_DECODE_MAX_M = 32

@@ -346,7 +346,7 @@ def test_deep_configs_offer_cublas_one_wave_shape(shape):
     for cfg in deep:
         units = -(-m // cfg.block_m) * -(-n // cfg.block_n) * cfg.split_k
         assert H200.num_sms // 2 <= units <= H200.num_sms and cfg.programs_per_sm == 1
-        if cfg.block_k == 256:  # the wide-K twin (test_deep_configs_add_a_wide_k_twin...)
+        if cfg in deep[DEEP_CANDIDATES:]:  # the wide-K twins (test_deep_configs_add_wide_k...)
             continue
         assert cfg.num_stages >= 5 and shared_mem_bytes(cfg, 2, 2) <= H200.max_shared_mem
         # One stage more would not fit (or would outrun the split's K tiles).
@@ -366,8 +366,8 @@ def test_deep_configs_follow_the_rungs_and_stay_on_hopper():
     assert all(not c.tma for c in deep_configs("no-tma", 1, 4096, 4096, 2, 2, H200))
     # N 4096 at M 1: whole-K 16x32 tiles (128 units) and a split twin both fill a wave (then
     # the whole tile's wide-K twin).
-    whole, split, wide = deep_configs("full", 1, 4096, 4096, 2, 2, H200)
-    assert whole.split_k == 1 and split.split_k > 1 and wide.block_k == 2 * whole.block_k
+    whole, split, *wide = deep_configs("full", 1, 4096, 4096, 2, 2, H200)
+    assert whole.split_k == 1 and split.split_k > 1 and wide[-1].block_k == 2 * whole.block_k
 
 
 @pytest.mark.parametrize("rung", RUNGS)
@@ -701,20 +701,31 @@ def test_decode_swap_configs_for_bf16_keep_the_bytes_of_a_k_row():
 
 
 @pytest.mark.parametrize("dtype_bytes", [1, 2])
-@pytest.mark.parametrize("shape", [(1, 4096, 4096), (16, 4096, 4096), (32, 6144, 4096)])
-def test_deep_configs_add_a_wide_k_twin_at_16_to_32_rows(shape, dtype_bytes):
-    """The whole-K deep tile of 16-32 rows comes again with 512-byte K rows at 4 stages (the
-    probes' fastest unswapped tile at 1 and 16x4096x4096 in both dtypes: 16x32x256 s4 in bf16,
-    16x32x512 s4 in fp8); tiles of 64 rows and more get none."""
+@pytest.mark.parametrize(
+    "shape", [(1, 4096, 4096), (16, 4096, 4096), (32, 6144, 4096), (128, 4096, 4096)]
+)
+def test_deep_configs_add_wide_k_twins_of_the_whole_tile(shape, dtype_bytes):
+    """The whole-K deep tile comes again with 256-byte K rows at up to 6 stages (the most that
+    fit) and 512-byte ones at 4 (the probes' fastest: bf16 64x64x128 s6
+    at 128x4096x4096, 16x32x256 s4 at 16x4096x4096; fp8 16x32x512 s4); fp8 tiles of 16-32 rows
+    stay at 4 stages."""
     m, n, k = shape
     deep = deep_configs("full", m, n, k, dtype_bytes, 2, H200)
-    whole = deep[0]
-    assert whole.split_k == 1 and whole.block_m < 64
-    twin = replace(whole, block_k=512 // dtype_bytes, num_stages=4)
-    assert twin in deep and deep.count(twin) == 1
-    assert shared_mem_bytes(twin, dtype_bytes, 2) <= H200.max_shared_mem
-    assert all(c.block_m < 64 or c.block_k * dtype_bytes == 128 for c in deep)
-    assert not any(c.block_k * 2 == 512 for c in deep_configs("full", 128, 4096, 4096, 2, 2, H200))
+    whole, twins = deep[0], deep[DEEP_CANDIDATES:]
+    assert whole.split_k == 1 and 1 <= len(twins) <= DEEP_TWINS and len(set(deep)) == len(deep)
+    for twin in twins:
+        assert replace(twin, block_k=whole.block_k, num_stages=whole.num_stages) == whole
+        row_bytes = twin.block_k * dtype_bytes
+        cap = {256: 4 if dtype_bytes == 1 and whole.block_m < 64 else 6, 512: 4}[row_bytes]
+        assert 3 <= twin.num_stages <= cap and (row_bytes == 256 or twin.num_stages == 4)
+        assert shared_mem_bytes(twin, dtype_bytes, 2) <= H200.max_shared_mem
+        deeper = replace(twin, num_stages=twin.num_stages + 1)
+        assert twin.num_stages == cap or shared_mem_bytes(deeper, dtype_bytes, 2) > 232448
+    bk = 512 // dtype_bytes
+    if whole.block_m < 64:
+        assert replace(whole, block_k=bk, num_stages=4) in twins
+    if (m, dtype_bytes) == (128, 2):
+        assert GemmConfig(64, 64, 128, 4, 6, split_k=1, programs_per_sm=1) in twins
 
 
 @pytest.mark.parametrize("m", [5, 8])  # at 8 fp32 columns C^T's rows are 32 bytes: TMA-storable
