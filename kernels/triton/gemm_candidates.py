@@ -30,7 +30,7 @@ from .gemm_target import KernelTarget, kernel_target
 MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
 # one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES), and up to two
-# wide-K twins of the whole-K one (_wide_k_twins)
+# wide-K twins of the whole-K one (wide_k_twins)
 DEEP_CANDIDATES = 2
 DEEP_TWINS = 2
 MAX_DEEP_STAGES = 16
@@ -133,11 +133,11 @@ def deep_configs(
     # that the fill and the bytes read do not price, so each kind gets its own place.
     whole = [c for _, c in ranked if c.split_k == 1][:1]
     parted = [c for _, c in ranked if c.split_k > 1][: DEEP_CANDIDATES - len(whole)]
-    twins = [t for c in whole for t in _wide_k_twins(c, m, n, k, in_bytes, out_bytes, dev)]
+    twins = [t for c in whole for t in wide_k_twins(c, m, n, k, in_bytes, out_bytes, dev)]
     return whole + parted + [c for c in twins if c not in parted]
 
 
-def _wide_k_twins(
+def wide_k_twins(
     cfg: GemmConfig, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
 ) -> list[GemmConfig]:
     """The whole-K deep tile again with wider K rows and fewer stages: 256-byte rows at up to

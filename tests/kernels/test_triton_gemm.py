@@ -27,6 +27,7 @@ from harness_kernels.triton.gemm_candidates import (  # noqa: E402
     candidate_configs,
     decode_swap_configs,
     deep_configs,
+    wide_k_twins,
 )
 from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes  # noqa: E402
 from harness_kernels.triton.gemm_cost_model import estimate_seconds, uses_mid_model  # noqa: E402
@@ -346,7 +347,7 @@ def test_deep_configs_offer_cublas_one_wave_shape(shape):
     for cfg in deep:
         units = -(-m // cfg.block_m) * -(-n // cfg.block_n) * cfg.split_k
         assert H200.num_sms // 2 <= units <= H200.num_sms and cfg.programs_per_sm == 1
-        if cfg in deep[DEEP_CANDIDATES:]:  # the wide-K twins (test_deep_configs_add_wide_k...)
+        if cfg in wide_k_twins(deep[0], m, n, k, 2, 2, H200):  # (test_deep_configs_add_wide...)
             continue
         assert cfg.num_stages >= 5 and shared_mem_bytes(cfg, 2, 2) <= H200.max_shared_mem
         # One stage more would not fit (or would outrun the split's K tiles).
@@ -711,8 +712,10 @@ def test_deep_configs_add_wide_k_twins_of_the_whole_tile(shape, dtype_bytes):
     stay at 4 stages."""
     m, n, k = shape
     deep = deep_configs("full", m, n, k, dtype_bytes, 2, H200)
-    whole, twins = deep[0], deep[DEEP_CANDIDATES:]
+    whole = deep[0]
+    twins = wide_k_twins(whole, m, n, k, dtype_bytes, 2, H200)
     assert whole.split_k == 1 and 1 <= len(twins) <= DEEP_TWINS and len(set(deep)) == len(deep)
+    assert deep[-len(twins) :] == twins
     for twin in twins:
         assert replace(twin, block_k=whole.block_k, num_stages=whole.num_stages) == whole
         row_bytes = twin.block_k * dtype_bytes

@@ -27,6 +27,17 @@ mid_sk = next(c for c in weak if c.stream_k and (c.block_m, c.block_n) == (128, 
 from harness_kernels.triton.gemm_candidates import decode_swap_configs
 swap_decode = decode_swap_configs("full", 16, 4096, 4096, 1, 2, TARGETS["sm_90"][1])[0]
 swap_decode_bf16 = decode_swap_configs("full", 16, 4096, 4096, 2, 2, TARGETS["sm_90"][1])[0]
+# The deep tile's wide-K twins (gemm_candidates._wide_k_twins): every one offered at these shapes.
+from harness_kernels.triton.gemm_candidates import deep_configs, wide_k_twins
+twin_cases = {}
+for (m, n, k), dtype in [((128, 4096, 4096), torch.bfloat16), ((16, 4096, 4096), torch.bfloat16),
+                         ((32, 6144, 4096), torch.bfloat16), ((256, 6144, 4096), torch.bfloat16),
+                         ((16, 4096, 4096), torch.float8_e4m3fn)]:
+    dev = TARGETS["sm_90"][1]
+    whole = deep_configs("full", m, n, k, dtype.itemsize, 2, dev)[0]
+    for c in wide_k_twins(whole, m, n, k, dtype.itemsize, 2, dev):
+        name = f"twin-{m}x{n}x{k}-{dtype.itemsize}B-{c.block_m}x{c.block_n}x{c.block_k}s{c.num_stages}"
+        twin_cases[("sm_90", name)] = GemmCase(m, n, k, dtype, config=c)
 cases = {
     ("sm_90", "full"): gemm_cases()["full-bf16-8192"],
     ("sm_90", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
@@ -50,6 +61,7 @@ cases = {
     ("sm_90", "fp8-decode-swapped"): GemmCase(16, 4096, 4096, torch.float8_e4m3fn,
                                               config=swap_decode),
     ("sm_90", "bf16-decode-swapped"): GemmCase(16, 4096, 4096, config=swap_decode_bf16),
+    **twin_cases,
     ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
     ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
 }
@@ -193,3 +205,15 @@ def test_decode_swapped_reads_both_operands_by_tma_into_wgmma(compiled, dtype):
     assert info["has"]["wgmma"] and any(mma_type in op for op in info["mma"])
     assert info["has"]["cp.async.bulk.tensor"] and info["has"]["atom.global"]
     assert info["n_spills"] == 0 and info["shared"] <= info["smem_estimate"] <= 232448
+
+
+def test_deep_tile_wide_k_twins_compile_within_their_estimate(compiled):
+    """Every wide-K twin of the deep tile offered at five decode and mid-M shapes (bf16 and
+    fp8) is a real sm_90 kernel: wgmma and TMA, no spills, and no more shared memory than the
+    search priced (so the tuner never times a config that cannot launch)."""
+    twins = {name: info for name, info in compiled.items() if "/twin-" in name}
+    assert len(twins) >= 7, sorted(twins)
+    for name, info in twins.items():
+        assert info["has"]["wgmma"] or info["has"]["mma.sync"], name
+        assert info["has"]["cp.async.bulk.tensor"] and info["n_spills"] == 0, name
+        assert info["shared"] <= info["smem_estimate"] <= 232448, name
