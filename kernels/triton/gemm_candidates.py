@@ -38,7 +38,9 @@ MAX_DEEP_STAGES = 16
 # shapes on an H100 (scripts/gemm_decode_probe.py, results/h100/_logs/session47) the tile's
 # 4-stage config beat its deeper ones at every tile timed: 16x128x256 at 16x10240x8192 took
 # 34.9 us at 4 stages, 39.1 at 6; 16x32x256 at 16x4096x4096 13.4 / 14.1 / 14.4 / 14.7 / 15.5 us
-# at 4 / 6 / 8 / 12 / 16. (bf16 is the other way: results/h200/gemm_llama-deep.)
+# at 4 / 6 / 8 / 12 / 16. bf16 deep tiles keep as many stages as fit (they won six H200 points
+# in results/h200/gemm_llama-deep), but an H100 probe (session 48) found 16x32x128 6% slower at
+# 16 stages than at 12, so wide_k_twins offers fewer, wider stages beside them.
 MAX_DEEP_STAGES_FP8_NARROW = 4
 DEEP_MAX_M = 512
 
@@ -143,8 +145,9 @@ def wide_k_twins(
     """The whole-K deep tile again with wider K rows and fewer stages: 256-byte rows at up to
     6 stages and 512-byte rows at 4 (bf16 and fp8; fp8 tiles of 16-32 rows stay at 4).
 
-    The deep tile fills shared memory with narrow K rows (128 bytes at 64+ rows, 256 at 16-32),
-    so every K step of the `tl` kernel moves little and waits on its barriers. In H100 probes
+    The deep tile fills shared memory with narrow K rows (128 bytes at 64+ rows, 256 at 16-32).
+    A reading, not measured: each K step of the `tl` kernel passes the same barriers whatever
+    its width, so narrow steps spend more of their time waiting. In H100 probes
     (scripts/gemm_decode_probe.py, results/h100/_logs/session48, session47) wider rows in fewer
     stages ran faster at the same tile: 128x4096x4096 bf16 64x64x128 s6 17.5 us against the
     deep 64x64x64 s13's 19.3 (cuBLAS 17.3); 64x4096x4096 64x32x256 s4 16.6 against 64x32x128
