@@ -30,4 +30,19 @@ if [ -f .cache/cutlass-inc.tar.xz ]; then
   export HARNESS_CUTLASS_INCLUDE=/tmp/cutlass-inc/include HARNESS_CUTLASS_CACHE=/tmp/cutlass-cache
   mkdir -p /tmp/cutlass-cache
 fi
+# Carried tune caches (.cache/tune-h100.tgz, .cache/tune-h200.tgz: `tar czf ... -C
+# $HARNESS_CACHE_DIR tune`) are keyed inside by GPU name, so only this machine's GPU's helps: it
+# is picked by nvidia-smi's name and unpacked, unless a cache is already there (a warm machine),
+# into $HARNESS_CACHE_DIR (default /tmp/hcache, which a warm machine keeps). Session 48 carried an
+# H200's cache to an H100 by hand and spent a whole call tuning again.
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
+  *H100*) tune_tgz=.cache/tune-h100.tgz ;;
+  *H200*) tune_tgz=.cache/tune-h200.tgz ;;
+  *) tune_tgz= ;;
+esac
+export HARNESS_CACHE_DIR=${HARNESS_CACHE_DIR:-/tmp/hcache}
+if [ -n "$tune_tgz" ] && [ -f "$tune_tgz" ] && [ ! -d "$HARNESS_CACHE_DIR/tune" ]; then
+  mkdir -p "$HARNESS_CACHE_DIR" && tar xzf "$tune_tgz" -C "$HARNESS_CACHE_DIR" || return 1
+  echo "tune cache restored from $tune_tgz"
+fi
 harness() { python3 -m harness.cli "$@"; }
