@@ -117,16 +117,9 @@ def deep_configs(
             cfg = GemmConfig(bm, bn, bk, 4, 1, split_k=split, programs_per_sm=1)
             cfg = apply_rung(cfg, rung)
             most = MAX_DEEP_STAGES_FP8_NARROW if in_bytes == 1 and bm < 64 else MAX_DEEP_STAGES
-            stages = 1
-            for s in range(2, min(most, -(-k_tiles // split)) + 1):
-                if (
-                    shared_mem_bytes(replace(cfg, num_stages=s), in_bytes, out_bytes)
-                    > dev.max_shared_mem
-                ):
-                    break
-                stages = s
-            cfg = replace(cfg, num_stages=stages)
-            if stages < 3 or not keep_config(cfg, m, n, k, in_bytes, out_bytes, dev):
+            cap = min(most, -(-k_tiles // split))
+            cfg = replace(cfg, num_stages=most_stages_that_fit(cfg, cap, in_bytes, out_bytes, dev))
+            if cfg.num_stages < 3 or not keep_config(cfg, m, n, k, in_bytes, out_bytes, dev):
                 continue
             read = units * (bm + bn) * k / split  # operand elements read by the wave
             ranked.append(((-units / dev.num_sms, read), cfg))
@@ -160,15 +153,26 @@ def wide_k_twins(
     # 512-byte rows only at the 4 stages measured; 256-byte ones at the most stages up to the
     # cap that fit (none with fewer than 3, as deep_configs)
     for row_bytes, stage_cap, stage_floor in ((256, most, 3), (512, 4, 4)):
-        bk = row_bytes // in_bytes
-        for stages in range(min(stage_cap, -(-k // bk)), stage_floor - 1, -1):
-            twin = replace(cfg, block_k=bk, num_stages=stages)
-            if shared_mem_bytes(twin, in_bytes, out_bytes) <= dev.max_shared_mem:
-                if twin != cfg and twin not in out:
-                    if keep_config(twin, m, n, k, in_bytes, out_bytes, dev):
-                        out.append(twin)
-                break
+        twin = replace(cfg, block_k=row_bytes // in_bytes)
+        cap = min(stage_cap, -(-k // twin.block_k))
+        twin = replace(twin, num_stages=most_stages_that_fit(twin, cap, in_bytes, out_bytes, dev))
+        ok = twin.num_stages >= stage_floor and twin != cfg and twin not in out
+        if ok and keep_config(twin, m, n, k, in_bytes, out_bytes, dev):
+            out.append(twin)
     return out
+
+
+def most_stages_that_fit(
+    cfg: GemmConfig, cap: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> int:
+    """The most pipeline stages, up to `cap`, whose shared memory fits the device (1 if even
+    two do not)."""
+    stages = 1
+    for s in range(2, cap + 1):
+        if shared_mem_bytes(replace(cfg, num_stages=s), in_bytes, out_bytes) > dev.max_shared_mem:
+            break
+        stages = s
+    return stages
 
 
 SWAP_DECODE_MAX_M = 32

@@ -749,7 +749,7 @@ def test_swap_ab_with_a_column_major_b_stores_c_in_place(split, m):
 
 
 def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
-    """The swapped fp8 decode candidates: 64 weight rows, the tokens in one 16- or 32-wide tile,
+    """The swapped fp8 decode candidates: 64 weight rows, the tokens in 16- and 32-wide tiles,
     256- and 512-wide K at 4 stages, split-K within one wave (the H100 probe's winners: 64x16x256
     in 2 splits at 16x4096x4096, 64x32x256 whole at 16x8192x8192, 64x32x512 at 32x6144x4096);
     none for fp32, M > 32, the rungs without tensor cores or pipelining, or other GPUs."""

@@ -27,7 +27,7 @@ mid_sk = next(c for c in weak if c.stream_k and (c.block_m, c.block_n) == (128, 
 from harness_kernels.triton.gemm_candidates import decode_swap_configs
 swap_decode = decode_swap_configs("full", 16, 4096, 4096, 1, 2, TARGETS["sm_90"][1])[0]
 swap_decode_bf16 = decode_swap_configs("full", 16, 4096, 4096, 2, 2, TARGETS["sm_90"][1])[0]
-# The deep tile's wide-K twins (gemm_candidates._wide_k_twins): every one offered at these shapes.
+# The deep tile's wide-K twins (gemm_candidates.wide_k_twins): every one offered at these shapes.
 from harness_kernels.triton.gemm_candidates import deep_configs, wide_k_twins
 twin_cases = {}
 for (m, n, k), dtype in [((128, 4096, 4096), torch.bfloat16), ((16, 4096, 4096), torch.bfloat16),
