@@ -10,10 +10,13 @@ sweep's own medians (gemm_ratio_table.py) say what the chosen kernel gives again
 python3 scripts/candidate_gain.py results/h100/gemm_llama-decode-dp '-dp-128x\\d+-c'   # clustered only
 python3 scripts/candidate_gain.py results/h200/gemm_llama-deep 'pingpong-64x16:' m=17-32
 python3 scripts/candidate_gain.py results/h200/gemm_llama-deep @deep provider=own-triton
+python3 scripts/candidate_gain.py results/h100/gemm_llama-twins @new:OLD_RUN provider=own-triton
 
 Options: provider= (default own-cutlass) and m=LO-HI (rows with LO <= M <= HI). The family
 @deep is own Triton's one-wave deep-pipeline configs (gemm_candidates.deep_configs), named per
-row's shape for a 132-SM Hopper and 2-byte operands (bf16 runs).
+row's shape for a 132-SM Hopper and 2-byte operands (bf16 runs). The family @new:OLD_RUN is
+every candidate the tuner timed at a point that OLD_RUN's tuner did not offer at the same shape
+(same provider): what a change to the candidate lists bought, read within the newer run.
 """
 
 from __future__ import annotations
@@ -38,6 +41,18 @@ def deep_family(m: int, n: int, k: int, name: str) -> bool:
     from harness_kernels.triton.gemm_tune import _short  # the name provider_config records
 
     return name in {_short(c) for c in deep_configs("full", m, n, k, 2, 2, TARGETS["sm_90"][1])}
+
+
+def new_family(earlier: pd.DataFrame) -> Family:
+    """The candidates absent from `earlier`'s timed lists at the same shape (rows of one
+    provider); a shape `earlier` lacks has no family member, so its row is left out."""
+    offered = {
+        (int(m), int(n), int(k)): set(json.loads(cfg or "{}").get("candidates") or {})
+        for m, n, k, cfg in zip(
+            earlier.m, earlier.n, earlier.k, earlier.provider_config, strict=True
+        )
+    }
+    return lambda m, n, k, name: (m, n, k) in offered and name not in offered[(m, n, k)]
 
 
 def gains(rows: pd.DataFrame, pattern: str | Family) -> pd.DataFrame:
@@ -97,12 +112,21 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip().split("\n\n")[-2], file=sys.stderr)
         return 2
     run, pattern = argv[:2]
-    rows = read_rows(run, columns=["provider", "status", "m", "n", "k", "provider_config"])
-    own = rows[(rows.provider == opts.get("provider", "own-cutlass")) & (rows.status == "ok")]
+
+    def own_rows(path: str) -> pd.DataFrame:
+        rows = read_rows(path, columns=["provider", "status", "m", "n", "k", "provider_config"])
+        return rows[(rows.provider == opts.get("provider", "own-cutlass")) & (rows.status == "ok")]
+
+    own = own_rows(run)
     if "m" in opts:
         lo, hi = (int(x) for x in opts["m"].split("-"))
         own = own[(own.m >= lo) & (own.m <= hi)]
-    print("\n".join(summary(gains(own, deep_family if pattern == "@deep" else pattern))))
+    family: str | Family = pattern
+    if pattern == "@deep":
+        family = deep_family
+    elif pattern.startswith("@new:"):
+        family = new_family(own_rows(pattern.removeprefix("@new:")))
+    print("\n".join(summary(gains(own, family))))
     return 0
 
 

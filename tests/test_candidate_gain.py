@@ -90,3 +90,18 @@ def test_main_filters_provider_and_m(monkeypatch, capsys):
     assert gain.main(["run", "fam", "provider=own-triton"]) == 0
     assert capsys.readouterr().out.startswith("2 points:")
     assert gain.main(["run", "fam", "bogus=1"]) == 2 and gain.main(["run"]) == 2
+
+
+def test_new_family_is_what_the_earlier_run_did_not_offer_at_the_same_shape():
+    earlier = pd.DataFrame([_row(1, {"a:x": 0.06, "b:y": 0.05}), _row(16, {"a:x": 0.07})])
+    rows = pd.DataFrame(
+        [
+            _row(1, {"a:x": 0.06, "b:y": 0.05, "c:z": 0.04}),  # c is new and wins: 1.25
+            _row(16, {"a:x": 0.07, "b:y": 0.08}),  # b is new at this shape, and loses: 1.0
+            _row(32, {"c:z": 0.01, "a:x": 0.02}),  # a shape the earlier run lacks: left out
+        ]
+    )
+    g = gain.gains(rows, gain.new_family(earlier))
+    assert list(g["shape"]) == ["1x10240x8192", "16x10240x8192"]
+    assert g["gain"].round(6).tolist() == [1.25, 1.0]
+    assert list(g["winner"]) == ["c:z", "a:x"]
