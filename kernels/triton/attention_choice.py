@@ -74,6 +74,7 @@ def prepare_best_attention(
         choice_tl_ms=choice.tl_ms,
         choice_gluon_ms=choice.gluon_ms,
         choice_source=choice.source,
+        choice_decided_by=choice.decided_by,
     )
     if choice.kernel == "gluon-ws":
         gluon.config.update(choice="gluon", **both)

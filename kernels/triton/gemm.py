@@ -383,6 +383,7 @@ def _gluon_if_faster(
         choice_tl_ms=choice.tl_ms,
         choice_gluon_ms=choice.gluon_ms,
         choice_source=choice.source,
+        choice_decided_by=choice.decided_by,
     )
     if choice.kernel == "gluon-ws":
         gluon.config.update(kernel="gluon-ws", variant="full", **both)

@@ -124,6 +124,37 @@ def test_triton_tuner_lets_the_capped_retime_pick(monkeypatch):
     assert sorted(result.capped_ms.values()) == [0.55, 0.58]
 
 
+def test_triton_tuner_re_times_at_the_cap_only_candidates_within_its_band_of_the_burst(
+    monkeypatch,
+):
+    """A candidate 8.4% behind in the burst (H100 8192x8192x28672: 256x128 against 128x256) is
+    within capped_retime.BAND but outside the Triton tuner's CAPPED_BAND: one noisy capped read
+    cannot make it win."""
+    assert triton_tune.CAPPED_BAND < 1.084 < capped_retime.BAND
+    cands = [TritonConfig(block_m=128, block_n=n, block_k=64) for n in (256, 128, 192)]
+    burst = {256: 5.41, 128: 5.86, 192: 5.55}
+    cap = {256: 5.86, 128: 5.75, 192: 5.90}
+    ref = torch.ones(2, 2)
+    capped_calls: list[int] = []
+
+    class FakeLaunch:
+        def __init__(self, cfg):
+            self.cfg, self.out = cfg, torch.empty(2, 2)
+
+        def __call__(self) -> torch.Tensor:
+            return ref
+
+    def bench_capped(fn, device):
+        capped_calls.append(fn.cfg.block_n)
+        return cap[fn.cfg.block_n]
+
+    monkeypatch.setattr(triton_tune, "bench_cold", lambda fn, device: burst[fn.cfg.block_n])
+    monkeypatch.setattr(capped_retime, "bench_capped", bench_capped)
+    result = triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3)
+    assert capped_calls == [256, 192, 192, 256]  # 128 (8.3% behind) is not re-timed
+    assert result.config.block_n == 256
+
+
 def test_triton_retime_goes_by_index_so_a_rejected_twin_never_wins(monkeypatch):
     """prepare_matmul adds transpose_b twins whose recorded names repeat the original's: the
     re-time must build the candidate that passed the check, not the last one of that name."""

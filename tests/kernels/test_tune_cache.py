@@ -559,3 +559,48 @@ def test_the_tl_or_gluon_choice_is_retimed_interleaved_then_read_from_disk(monke
     other = (tl, gluon, ("tl k1 128x256", "gluon k3 64x256 ping-pong"), args[3])
     assert kernel_choice.choose(*other, *rest).kernel == "tl" and len(order) == 8
     kernel_choice.clear_cache()
+
+
+def test_a_capped_pair_closer_than_the_noise_is_decided_by_an_interleaved_burst_pair(monkeypatch):
+    """At the cap one reading scatters by ~3%: a capped pair within NOISE is timed again in
+    bursts (tl, Gluon, Gluon, tl) and those decide (H100 8192x10240x8192: capped Gluon 1.5%
+    ahead, the sweep then timed it 7% behind); a wider capped gap decides alone. Both pairs and
+    the deciding one are kept on disk and read back."""
+    from harness_kernels.triton import kernel_choice
+
+    order: list[str] = []
+    capped = {"tl": [2.084, 2.084], "gluon-ws": [2.052, 2.052]}  # Gluon 1.5% ahead at the cap
+    burst = {"tl": [1.91, 1.91], "gluon-ws": [2.09, 2.09]}  # tl 9% ahead in one clock state
+
+    def tl() -> None: ...
+
+    def gluon() -> None: ...
+
+    tl.__name__, gluon.__name__ = "tl", "gluon-ws"
+
+    def bench(times):
+        def timed(fn, device):
+            order.append(fn.__name__)
+            return times[fn.__name__].pop(0)
+
+        return timed
+
+    monkeypatch.setattr(kernel_choice, "bench_capped", bench(capped))
+    monkeypatch.setattr(kernel_choice, "bench_cold", bench(burst))
+    kernel_choice.clear_cache()
+    args = (tl, gluon, ("tl k1 128x256", "gluon k2 128x192 ping-pong"), ((8192, 10240, 8192),))
+    rest = (torch.device("cpu"), "Fake GPU", ("triton/gemm*.py",))
+    first = kernel_choice.choose(*args, *rest, capped=True)
+    assert order == ["tl", "gluon-ws", "gluon-ws", "tl"] * 2
+    assert (first.kernel, first.decided_by) == ("tl", "burst")
+    assert first.tl_ms == pytest.approx(2.084) and first.gluon_ms == pytest.approx(2.052)
+    kernel_choice.clear_cache()  # as a fresh process
+    again = kernel_choice.choose(*args, *rest, capped=True)
+    assert (again.kernel, again.decided_by, again.source) == ("tl", "burst", "cache")
+    # 5% apart at the cap: the capped pair decides, with no burst pair timed
+    kernel_choice.clear_cache()
+    capped.update({"tl": [2.15, 2.15], "gluon-ws": [2.05, 2.05]})
+    other = (tl, gluon, ("tl k1 128x256", "gluon k3 128x256 cooperative"), args[3])
+    wide = kernel_choice.choose(*other, *rest, capped=True)
+    assert (wide.kernel, wide.decided_by) == ("gluon-ws", "capped") and len(order) == 12
+    kernel_choice.clear_cache()
