@@ -104,36 +104,11 @@ def test_cutlass_tuner_lets_the_capped_retime_pick_and_records_both(monkeypatch)
     assert cutlass_tune.best_ms(result) == 3.96 and len(result.timings_ms) == 3
 
 
-def test_triton_tuner_lets_the_capped_retime_pick(monkeypatch):
-    cands = [TritonConfig(block_m=128, block_n=n, block_k=64) for n in (128, 192, 256)]
-    burst = {128: 0.50, 192: 0.52, 256: 0.70}
-    cap = {128: 0.58, 192: 0.55}
-    ref = torch.ones(2, 2)
-
-    class FakeLaunch:
-        def __init__(self, cfg):
-            self.cfg, self.out = cfg, torch.empty(2, 2)
-
-        def __call__(self) -> torch.Tensor:
-            return ref
-
-    monkeypatch.setattr(triton_tune, "bench_cold", lambda fn, device: burst[fn.cfg.block_n])
-    monkeypatch.setattr(capped_retime, "bench_capped", lambda fn, device: cap[fn.cfg.block_n])
-    result = triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3)
-    assert result.config.block_n == 192
-    assert sorted(result.capped_ms.values()) == [0.55, 0.58]
-
-
-def test_triton_tuner_re_times_at_the_cap_only_candidates_within_its_band_of_the_burst(
-    monkeypatch,
-):
-    """A candidate 8.4% behind in the burst (H100 8192x8192x28672: 256x128 against 128x256) is
-    within capped_retime.BAND but outside the Triton tuner's CAPPED_BAND: one noisy capped read
-    cannot make it win."""
-    assert triton_tune.CAPPED_BAND < 1.084 < capped_retime.BAND
-    cands = [TritonConfig(block_m=128, block_n=n, block_k=64) for n in (256, 128, 192)]
-    burst = {256: 5.41, 128: 5.86, 192: 5.55}
-    cap = {256: 5.86, 128: 5.75, 192: 5.90}
+def _tune_triton(monkeypatch, block_ns, burst: dict, cap: dict):
+    """Run triton_tune.tune_or_lookup over 128 x N tiles (N in `block_ns`, in that order) with
+    faked launches (each returns the reference) and timers (`burst` and `cap` map N to ms).
+    Returns the result and the Ns bench_capped was called with, in order."""
+    cands = [TritonConfig(block_m=128, block_n=n, block_k=64) for n in block_ns]
     ref = torch.ones(2, 2)
     capped_calls: list[int] = []
 
@@ -150,7 +125,26 @@ def test_triton_tuner_re_times_at_the_cap_only_candidates_within_its_band_of_the
 
     monkeypatch.setattr(triton_tune, "bench_cold", lambda fn, device: burst[fn.cfg.block_n])
     monkeypatch.setattr(capped_retime, "bench_capped", bench_capped)
-    result = triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3)
+    triton_tune.clear_cache()
+    return triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3), capped_calls
+
+
+def test_triton_tuner_lets_the_capped_retime_pick(monkeypatch):
+    burst, cap = {128: 0.50, 192: 0.52, 256: 0.70}, {128: 0.58, 192: 0.55}
+    result, _ = _tune_triton(monkeypatch, (128, 192, 256), burst, cap)
+    assert result.config.block_n == 192
+    assert sorted(result.capped_ms.values()) == [0.55, 0.58]
+
+
+def test_triton_tuner_re_times_at_the_cap_only_candidates_within_its_band_of_the_burst(
+    monkeypatch,
+):
+    """A candidate 8.4% behind in the burst (H100 8192x8192x28672: 256x128 against 128x256) is
+    within capped_retime.BAND but outside the Triton tuner's CAPPED_BAND: one noisy capped read
+    cannot make it win."""
+    assert triton_tune.CAPPED_BAND < 1.084 < capped_retime.BAND
+    burst, cap = {256: 5.41, 128: 5.86, 192: 5.55}, {256: 5.86, 128: 5.75, 192: 5.90}
+    result, capped_calls = _tune_triton(monkeypatch, (256, 128, 192), burst, cap)
     assert capped_calls == [256, 192, 192, 256]  # 128 (8.3% behind) is not re-timed
     assert result.config.block_n == 256
 
@@ -161,28 +155,11 @@ def test_triton_tuner_keeps_the_burst_winner_when_the_cap_puts_a_rival_ahead_by_
     """gemm_llama-band, H100 8192x8192x28672: 256x128, 4.9% behind in the burst, came 0.6%
     ahead at the cap; a capped lead under CAPPED_NOISE does not overturn the burst, a wider one
     does."""
-    cands = [TritonConfig(block_m=128, block_n=n, block_k=64) for n in (256, 128)]
-    burst = {256: 5.585, 128: 5.860}
-    cap = {256: 5.924, 128: 5.887}
-    ref = torch.ones(2, 2)
-
-    class FakeLaunch:
-        def __init__(self, cfg):
-            self.cfg, self.out = cfg, torch.empty(2, 2)
-
-        def __call__(self) -> torch.Tensor:
-            return ref
-
-    monkeypatch.setattr(triton_tune, "bench_cold", lambda fn, device: burst[fn.cfg.block_n])
-    monkeypatch.setattr(capped_retime, "bench_capped", lambda fn, device: cap[fn.cfg.block_n])
-    result = triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3)
+    burst, cap = {256: 5.585, 128: 5.860}, {256: 5.924, 128: 5.887}
+    result, _ = _tune_triton(monkeypatch, (256, 128), burst, cap)
     assert result.config.block_n == 256 and len(result.capped_ms) == 2
-    triton_tune.clear_cache()
     cap[128] = 5.70  # 3.9% ahead at the cap: the re-time decides
-    assert (
-        triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3).config.block_n
-        == 128
-    )
+    assert _tune_triton(monkeypatch, (256, 128), burst, cap)[0].config.block_n == 128
 
 
 def test_triton_retime_goes_by_index_so_a_rejected_twin_never_wins(monkeypatch):
