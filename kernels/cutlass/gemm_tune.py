@@ -296,7 +296,7 @@ def tune(
             rejected["capped re-time"] = str(e).splitlines()[0]
             capped = {}
         else:
-            best = by_name[min(capped, key=capped.__getitem__)]
+            best = by_name[capped_retime.winner(capped, names[0])]
     digest = stored.digest if stored else ""
     result = TuneResult(best[0], best[1], timings, capped, rejected, "tuned", digest)
     _CACHE[key] = result

@@ -61,10 +61,6 @@ TUNE_SOURCES = (
 # cuBLAS, and the probe timed 128x256 at 1.03x. Session 41's reorder (stream-K against a wider
 # swizzle, own CUTLASS) was 3.2% apart in the burst.
 CAPPED_BAND = 1.05
-# ...and a re-timed rival replaces the burst winner only when the cap puts it ahead by more than
-# this (gemm_llama-band, H100: with the band alone the re-time still chose 256x128 at
-# 8192x8192x28672 by 0.6% at the cap, 4.9% behind in the burst, and the sweep timed it 0.91x).
-CAPPED_NOISE = 1.02
 
 _CACHE: dict[tuple, TuneResult] = {}
 
@@ -202,10 +198,7 @@ def tune_or_lookup(
         except Exception as exc:  # out of memory with four launches alive: the burst decides
             rejected["capped re-time"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
         else:
-            winner = min(by_index, key=by_index.__getitem__)
-            # the burst winner stays unless the cap puts another ahead by more than its scatter
-            if by_index[picks[0]] <= by_index[winner] * CAPPED_NOISE:
-                winner = picks[0]
+            winner = capped_retime.winner(by_index, picks[0])
             best = (by_index[winner], int(winner))
             capped = {_short(candidates[int(p)]): ms for p, ms in by_index.items()}
     result = TuneResult(

@@ -24,14 +24,14 @@ from typing import Any
 
 import torch
 
-from .. import tune_cache
+from .. import capped_retime, tune_cache
 from ..bench_cold import bench_capped, bench_cold
 
 GEMM_FAMILY = "triton-gemm-choice"  # the disk cache's family per op
 ATTENTION_FAMILY = "triton-attention-choice"
 _KERNELS = ("tl", "gluon-ws")  # a stored decision's index names one of these
 _DECIDED: dict[str, Choice] = {}
-NOISE = 1.02  # capped pairs closer than this are decided by an interleaved burst pair
+NOISE = capped_retime.NOISE  # capped pairs closer than this: an interleaved burst pair decides
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,13 @@ def test_contenders_are_the_close_rivals_of_a_long_burst_winner():
     assert capped_retime.contenders({}) == []
 
 
+def test_the_cap_overturns_the_burst_winner_only_by_more_than_its_noise():
+    capped = {"a": 5.924, "b": 5.887, "c": 6.0}  # b 0.6% ahead of the burst winner a
+    assert capped_retime.winner(capped, "a") == "a"
+    assert capped_retime.winner({**capped, "b": 5.70}, "a") == "b"  # 3.9% ahead
+    assert capped_retime.winner({"a": 4.17, "b": 3.96}, "a") == "b"  # session 41's reorder
+
+
 def test_retime_interleaves_forward_then_backward_and_averages():
     order: list[str] = []
     drift = {"a": [1.0, 1.2], "b": [1.1, 1.1]}  # a's clock drifted: mean 1.1 either way
@@ -129,6 +136,22 @@ def _tune_triton(monkeypatch, block_ns, burst: dict, cap: dict):
     return triton_tune.tune_or_lookup(("k",), cands, FakeLaunch, lambda: ref, 1e-3), capped_calls
 
 
+def test_cutlass_tuner_keeps_the_burst_winner_within_the_cap_s_noise(monkeypatch):
+    """H100 8192x57344x8192 (gemm_llama-band's tuner record): swizzle 8 along N won the burst by
+    2.1% and trailed swizzle 8 by 0.6% at the cap, a lead inside the cap's scatter, so the burst
+    winner stays."""
+    cands = [
+        (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=8, raster="along-n")),
+        (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=8)),
+    ]
+    burst, cap = {0: 10.423, 1: 10.640}, {0: 10.927, 1: 10.865}
+    a, b, expected, capped_calls = _fake_cutlass_tune(monkeypatch, cands, burst, cap)
+    result = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 0))
+    assert capped_calls == [0, 1, 1, 0]
+    assert result.options == RunOptions(swizzle=8, raster="along-n")
+    assert cutlass_tune.best_ms(result) == 10.927
+
+
 def test_triton_tuner_lets_the_capped_retime_pick(monkeypatch):
     burst, cap = {128: 0.50, 192: 0.52, 256: 0.70}, {128: 0.58, 192: 0.55}
     result, _ = _tune_triton(monkeypatch, (128, 192, 256), burst, cap)
@@ -153,7 +176,7 @@ def test_triton_tuner_keeps_the_burst_winner_when_the_cap_puts_a_rival_ahead_by_
     monkeypatch,
 ):
     """gemm_llama-band, H100 8192x8192x28672: 256x128, 4.9% behind in the burst, came 0.6%
-    ahead at the cap; a capped lead under CAPPED_NOISE does not overturn the burst, a wider one
+    ahead at the cap; a capped lead under capped_retime.NOISE does not overturn the burst, a wider one
     does."""
     burst, cap = {256: 5.585, 128: 5.860}, {256: 5.924, 128: 5.887}
     result, _ = _tune_triton(monkeypatch, (256, 128), burst, cap)
