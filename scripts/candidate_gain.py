@@ -10,7 +10,7 @@ sweep's own medians (gemm_ratio_table.py) say what the chosen kernel gives again
 python3 scripts/candidate_gain.py results/h100/gemm_llama-decode-dp '-dp-128x\\d+-c'   # clustered only
 python3 scripts/candidate_gain.py results/h200/gemm_llama-deep 'pingpong-64x16:' m=17-32
 python3 scripts/candidate_gain.py results/h200/gemm_llama-deep @deep provider=own-triton
-python3 scripts/candidate_gain.py results/h100/gemm_llama-twins @new:OLD_RUN provider=own-triton
+python3 scripts/candidate_gain.py results/h100/gemm_llama-noise @new:OLD_RUN provider=own-triton
 
 Options: provider= (default own-cutlass) and m=LO-HI (rows with LO <= M <= HI). The family
 @deep is own Triton's one-wave deep-pipeline configs (gemm_candidates.deep_configs), named per
