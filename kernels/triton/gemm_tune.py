@@ -53,13 +53,10 @@ TUNE_SOURCES = (
 
 
 # The capped re-time (capped_retime.py) re-orders only the candidates whose bursts are within
-# this of the fastest. At the cap one reading of a heavy GEMM's time scatters by about 3% (H100,
-# results/h100/_logs/session49: the sweep's own timer, twice on one kernel, 5.32 and 5.55 ms at
-# 8192x8192x28672; the tune pass's capped reads against the sweep's, 0.95-1.05), while the burst
-# ranking matched the sweep's at the three shapes probed. In gemm_llama-twins the re-time chose
-# 256x128 there over 128x256, whose burst was 8.4% faster: the sweep timed the pick at 0.92x
-# cuBLAS, and the probe timed 128x256 at 1.03x. Session 41's reorder (stream-K against a wider
-# swizzle, own CUTLASS) was 3.2% apart in the burst.
+# this of the fastest: one capped reading scatters by about 3% (capped_retime.NOISE says where
+# that was measured), and in gemm_llama-twins (H100) the re-time chose 256x128 at 8192x8192x28672
+# over 128x256, whose burst was 8.4% faster: the sweep timed the pick at 0.92x cuBLAS, and the
+# probe timed 128x256 at 1.03x. Session 41's reorder (own CUTLASS) was 3.2% apart in the burst.
 CAPPED_BAND = 1.05
 
 _CACHE: dict[tuple, TuneResult] = {}

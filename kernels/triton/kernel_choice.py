@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import fmean
 from typing import Any
 
 import torch
@@ -78,12 +79,12 @@ def choose(
         choice = Choice(_KERNELS[found.index], rec["tl_ms"], rec["gluon_ms"], "cache", by)
     else:
         times = _interleaved(tl, gluon, bench_capped if capped else bench_cold, device)
-        tl_ms, gluon_ms = _mean(times["tl"]), _mean(times["gluon-ws"])
+        tl_ms, gluon_ms = fmean(times["tl"]), fmean(times["gluon-ws"])
         record: dict[str, Any] = dict(tl_ms=tl_ms, gluon_ms=gluon_ms, samples_ms=times)
         by, decide = "capped" if capped else "burst", (tl_ms, gluon_ms)
         if capped and max(tl_ms, gluon_ms) < NOISE * min(tl_ms, gluon_ms):
             burst = _interleaved(tl, gluon, bench_cold, device)
-            decide = (_mean(burst["tl"]), _mean(burst["gluon-ws"]))
+            decide = (fmean(burst["tl"]), fmean(burst["gluon-ws"]))
             by, record["burst_samples_ms"] = "burst", burst
         record["decided_by"] = by
         index = 1 if decide[1] < decide[0] else 0
@@ -104,10 +105,6 @@ def _interleaved(
     for kernel in ("tl", "gluon-ws", "gluon-ws", "tl"):
         times[kernel].append(bench(tl if kernel == "tl" else gluon, device))
     return times
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
 
 
 def clear_cache() -> None:
