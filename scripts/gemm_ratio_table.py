@@ -4,6 +4,12 @@ provider chose, then the geomean per provider, M band and M, and the worst 10; w
 several vendor rows (fp8), each one's geomean too; where several own providers, the best own row
 per point. One table per dtype and layout. The last thing a lent-GPU GEMM call prints.
 
+Where rows carry the SM clock (telemetry `sm_clock_mhz`), each band also gets the own / vendor
+clock ratio and the ratio per cycle (time ratio over clock ratio): at the 700 W cap a kernel can
+lose on clock alone. On an H200 own CUTLASS's mid band was 0.980x cuBLAS at a 0.979 clock ratio,
+1.002x per cycle (results/h200/README.md, session 50). NVML samples the clock, so one short
+point's reading is noisy; the band's geomean is the figure to read.
+
 The reference of a point is its fastest ok vendor row, as `harness gaps` takes it: cuBLAS for
 bf16 and tf32, the faster of cuBLASLt's two `_scaled_mm` rows (fast accumulation or not) for fp8.
 
@@ -78,6 +84,7 @@ def ratio_table(ok: pd.DataFrame) -> list[str]:
         lines.append(
             "  bands: " + " ".join(f"{b} {_geomean(v):.3f}" for b, v in bands.items() if len(v))
         )
+        lines += _clock_line(fastest, own_rows[own_rows.provider == p], r)
         below = f"{int((r < 0.90).sum())} below 0.90, {int((r < 0.95).sum())} below 0.95"
         worst = " ".join(f"{m}x{n}x{k} {v:.3f}" for (m, n, k), v in r.sort_values()[:10].items())
         lines.append(f"  {below}; worst: {worst}")
@@ -92,6 +99,24 @@ def ratio_table(ok: pd.DataFrame) -> list[str]:
     if len(own) > 1:
         lines += _best_of(fastest, own_rows, own)
     return lines
+
+
+def _clock_line(fastest: pd.DataFrame, mine: pd.DataFrame, r: pd.Series) -> list[str]:
+    """Per band: the own / vendor SM clock ratio and the time ratio per cycle (none without
+    clock readings)."""
+    if "sm_clock_mhz" not in mine.columns or "sm_clock_mhz" not in fastest.columns:
+        return []
+    clock = (mine.sm_clock_mhz / fastest.sm_clock_mhz.reindex(mine.index)).reindex(r.index)
+    clock = clock[clock > 0].dropna()
+    if clock.empty:
+        return []
+    ms = clock.index.get_level_values("m")
+    cells = []
+    for name, (lo, hi) in BANDS.items():
+        c = clock[(ms >= lo) & (ms <= hi)]
+        if len(c):
+            cells.append(f"{name} {_geomean(c):.3f} ({_geomean(r[c.index] / c):.3f})")
+    return ["  clock own/vendor (per cycle): " + " ".join(cells)]
 
 
 def _best_of(fastest: pd.DataFrame, own_rows: pd.DataFrame, own: list[str]) -> list[str]:
@@ -112,7 +137,7 @@ def _best_of(fastest: pd.DataFrame, own_rows: pd.DataFrame, own: list[str]) -> l
 
 def main(paths: list[str]) -> int:
     cols = ["provider", "family", *SHAPE, "dtype", "layout", "status", "latency_ms_median"]
-    df = read_rows(*paths, columns=[*cols, "provider_config"])
+    df = read_rows(*paths, columns=[*cols, "provider_config", "sm_clock_mhz"])
     ok = df[df.status == "ok"]
     for (dtype, layout), group in ok.groupby(["dtype", "layout"]):
         print(f"== {dtype} {layout}")

@@ -67,3 +67,29 @@ def test_reference_is_the_fastest_vendor_row_and_bands_split_by_m():
 def test_no_vendor_row_says_so():
     rows = pd.DataFrame([_row("own-cutlass", "own", 1, 0.008, CUTLASS)])
     assert table.ratio_table(rows) == ["no vendor row: nothing to compare with"]
+
+
+def test_clock_line_splits_a_band_ratio_into_clock_and_per_cycle():
+    rows = pd.DataFrame(
+        [
+            {**_row("cublas", "vendor", 256, 0.100), "sm_clock_mhz": 2000.0},
+            {**_row("own-cutlass", "own", 256, 0.110, CUTLASS), "sm_clock_mhz": 1800.0},
+            {**_row("cublas", "vendor", 4096, 1.000), "sm_clock_mhz": 1500.0},
+            {**_row("own-cutlass", "own", 4096, 1.000, CUTLASS), "sm_clock_mhz": 1500.0},
+        ]
+    )
+    lines = table.ratio_table(rows)
+    cutlass = next(line for line in lines if line.startswith("own-cutlass:"))
+    clock = lines[lines.index(cutlass) + 2]
+    # M 256: 0.909x at a 0.900 clock ratio is 1.010x per cycle; M 4096 even on both counts
+    assert clock == "  clock own/vendor (per cycle): M128-1024 0.900 (1.010) M>=2048 1.000 (1.000)"
+
+
+def test_no_clock_line_without_clock_readings():
+    rows = pd.DataFrame(
+        [
+            {**_row("cublas", "vendor", 256, 0.100), "sm_clock_mhz": float("nan")},
+            {**_row("own-cutlass", "own", 256, 0.110, CUTLASS), "sm_clock_mhz": float("nan")},
+        ]
+    )
+    assert not any("clock" in line for line in table.ratio_table(rows))
