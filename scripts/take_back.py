@@ -1,0 +1,126 @@
+"""Take a lent GPU call's returned files back into the checkout, so that the next call starts
+where this one stopped even when it comes on a fresh machine.
+
+A machine is kept between back-to-back calls only sometimes: in session 50 three calls of four,
+each launched at once, came on fresh machines, and the one that carried nothing built the CUTLASS
+libraries and tuned again (about 290 s of device time lost). So a call returns what it built, and
+this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
+
+    python3 scripts/take_back.py /work/.device/<n>/ [--root .]
+
+- `tune-cache.tgz` (`tar czf ... -C $HARNESS_CACHE_DIR tune`): merged into
+  `.cache/tune-<gpu>.tgz`, one per GPU named in the entries' keys (`NVIDIA H200` -> h200). The
+  union is kept; a returned entry replaces the carried one of the same name (the machine's is
+  newer). Entries of a GPU with no short name are left out, and said so.
+- `cutlass.tar.xz` (`tar cJf ... -C /tmp/cutlass-cache .`): replaces `.cache/cutlass.tar.xz`
+  (the machine started from the carried one, so its cache holds at least as much).
+- `results.tgz` (`tar czf ... results/_scratch/<folder>`): unpacked into the tree. A run cut
+  short resumes on a fresh machine only if `carry` names `results/_scratch/<folder>`: the folder
+  is git-ignored, so it is not carried otherwise.
+Needs only the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import re
+import shutil
+import sys
+import tarfile
+from pathlib import Path
+
+GPU_TAG = re.compile(r"\b(h100|h200|h20|b200|b100|gb200|a100|l40s|mi300x|mi300a|mi325x|mi355x)\b")
+
+
+def gpu_tag(device: str) -> str | None:
+    """The short name of a GPU as `device_env.sh` names its tune cache (None: not one we know)."""
+    found = GPU_TAG.search(device.lower())
+    return found.group(1) if found else None
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    """The regular files of a tune-cache tgz, by name (tune/<family>/<digest>.json)."""
+    out: dict[str, bytes] = {}
+    with tarfile.open(path) as tar:
+        for m in tar.getmembers():
+            f = tar.extractfile(m) if m.isfile() else None
+            if f is not None:
+                out[m.name.removeprefix("./")] = f.read()
+    return out
+
+
+def _device_of(data: bytes) -> str:
+    try:
+        return str(json.loads(data).get("key", {}).get("device", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
+def _write_tgz(path: Path, files: dict[str, bytes]) -> None:
+    tmp = path.with_suffix(".tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
+        for name in sorted(files):
+            info = tarfile.TarInfo(name)
+            info.size = len(files[name])
+            tar.addfile(info, io.BytesIO(files[name]))
+    tmp.replace(path)
+
+
+def merge_tune_cache(returned: Path, cache_dir: Path) -> list[str]:
+    """Merge a returned tune-cache tgz into cache_dir/tune-<gpu>.tgz; lines saying what changed."""
+    by_gpu: dict[str, dict[str, bytes]] = {}
+    lines = []
+    skipped = 0
+    for name, data in _members(returned).items():
+        tag = gpu_tag(_device_of(data))
+        if tag is None:
+            skipped += 1
+            continue
+        by_gpu.setdefault(tag, {})[name] = data
+    for tag, files in sorted(by_gpu.items()):
+        target = cache_dir / f"tune-{tag}.tgz"
+        carried = _members(target) if target.is_file() else {}
+        new = len(files.keys() - carried.keys())
+        _write_tgz(target, {**carried, **files})
+        lines.append(f"{target}: {len(carried)} carried + {new} new = {len(carried) + new} entries")
+    if skipped:
+        lines.append(f"{skipped} entries of no known GPU left out")
+    return lines
+
+
+def take_back(files_at: Path, root: Path) -> list[str]:
+    cache_dir = root / ".cache"
+    cache_dir.mkdir(exist_ok=True)
+    lines = []
+    if (tune := files_at / "tune-cache.tgz").is_file():
+        lines += merge_tune_cache(tune, cache_dir)
+    if (libs := files_at / "cutlass.tar.xz").is_file() and libs.stat().st_size:
+        target = cache_dir / "cutlass.tar.xz"
+        target.unlink(missing_ok=True)  # a copied read-only file would refuse the overwrite
+        shutil.copyfile(libs, target)
+        lines.append(f"{target}: replaced ({libs.stat().st_size} bytes)")
+    if (results := files_at / "results.tgz").is_file():
+        with tarfile.open(results) as tar:
+            names = [m.name for m in tar.getmembers() if m.isfile()]
+            tar.extractall(root, filter="data")  # no absolute paths or links out of the tree
+        folders = sorted({"/".join(Path(n).parts[:3]) for n in names})
+        lines.append(f"results: {len(names)} files into {', '.join(folders)} (carry it to resume)")
+    return lines or [f"nothing to take back in {files_at}"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files_at", type=Path, help="the folder a run call's files came back in")
+    ap.add_argument("--root", type=Path, default=Path("."), help="the checkout (default: here)")
+    args = ap.parse_args(argv)
+    if not args.files_at.is_dir():
+        print(f"no such folder: {args.files_at}", file=sys.stderr)
+        return 2
+    print("\n".join(take_back(args.files_at, args.root)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

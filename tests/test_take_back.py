@@ -1,0 +1,94 @@
+"""scripts/take_back.py: a call's returned tune cache merged per GPU into .cache, the CUTLASS
+libraries replaced, and the returned rows unpacked into the tree."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import tarfile
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "take_back.py"
+spec = importlib.util.spec_from_file_location("take_back", SCRIPT)
+take_back = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(take_back)
+
+
+def _entry(device: str, choice: str) -> bytes:
+    return json.dumps({"key": {"device": device}, "choice": choice}).encode()
+
+
+def _tgz(path: Path, files: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _read(path: Path) -> dict[str, bytes]:
+    with tarfile.open(path) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+
+
+def test_gpu_tag_names_caches_as_device_env_does():
+    assert take_back.gpu_tag("NVIDIA H200") == "h200"
+    assert take_back.gpu_tag("NVIDIA H100 80GB HBM3") == "h100"
+    assert take_back.gpu_tag("AMD Instinct MI300X") == "mi300x"
+    assert take_back.gpu_tag("cpu") is None
+
+
+def test_tune_cache_merges_by_gpu_and_the_returned_entry_wins(tmp_path):
+    root, back = tmp_path / "repo", tmp_path / "back"
+    (root / ".cache").mkdir(parents=True)
+    back.mkdir()
+    _tgz(
+        root / ".cache" / "tune-h200.tgz",
+        {
+            "tune/cutlass-gemm/a.json": _entry("NVIDIA H200", "old"),
+            "tune/cutlass-gemm/b.json": _entry("NVIDIA H200", "kept"),
+        },
+    )
+    _tgz(
+        back / "tune-cache.tgz",
+        {
+            "tune/cutlass-gemm/a.json": _entry("NVIDIA H200", "new"),
+            "tune/triton-gemm/c.json": _entry("NVIDIA H200", "added"),
+            "tune/triton-gemm/d.json": _entry("NVIDIA H100 80GB HBM3", "other gpu"),
+            "tune/triton-gemm/e.json": _entry("some card", "unknown"),
+        },
+    )
+    lines = take_back.take_back(back, root)
+    h200 = _read(root / ".cache" / "tune-h200.tgz")
+    assert sorted(h200) == [
+        "tune/cutlass-gemm/a.json",
+        "tune/cutlass-gemm/b.json",
+        "tune/triton-gemm/c.json",
+    ]
+    assert json.loads(h200["tune/cutlass-gemm/a.json"])["choice"] == "new"
+    assert json.loads(h200["tune/cutlass-gemm/b.json"])["choice"] == "kept"
+    assert list(_read(root / ".cache" / "tune-h100.tgz")) == ["tune/triton-gemm/d.json"]
+    assert any("2 carried + 1 new = 3 entries" in line for line in lines)
+    assert "1 entries of no known GPU left out" in lines
+
+
+def test_libraries_replaced_and_rows_unpacked(tmp_path):
+    root, back = tmp_path / "repo", tmp_path / "back"
+    (root / ".cache").mkdir(parents=True)
+    back.mkdir()
+    old = root / ".cache" / "cutlass.tar.xz"
+    old.write_bytes(b"old")
+    old.chmod(0o444)  # copied from a read-only files_at folder last time
+    (back / "cutlass.tar.xz").write_bytes(b"newer libraries")
+    _tgz(back / "results.tgz", {"results/_scratch/gpu/run/rows/k.parquet": b"row"})
+    lines = take_back.take_back(back, root)
+    assert old.read_bytes() == b"newer libraries"
+    assert (root / "results/_scratch/gpu/run/rows/k.parquet").read_bytes() == b"row"
+    assert lines[-1] == "results: 1 files into results/_scratch/gpu (carry it to resume)"
+
+
+def test_cli_refuses_a_missing_folder(tmp_path, capsys):
+    assert take_back.main([str(tmp_path / "absent")]) == 2
+    assert "no such folder" in capsys.readouterr().err
