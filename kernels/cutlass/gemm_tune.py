@@ -284,8 +284,8 @@ def tune(
             raise unbuildable[0]  # no toolchain and nothing cached: the caller skips the point
         raise KernelError(f"no candidate worked: {rejected}", 7)
     capped: dict[str, float] = {}
-    if names := capped_retime.contenders(timings):
-        by_name = {f"{c.name}:{o}": (c, o) for c, o in candidates}
+    by_name = {f"{c.name}:{o}": (c, o) for c, o in candidates}
+    if names := with_leanest(capped_retime.contenders(timings), timings, by_name):
         try:
             launches = {
                 name: prepare_gemm(a, b, by_name[name][0], alpha=alpha, options=by_name[name][1])
@@ -304,6 +304,37 @@ def tune(
     record = dict(timings_ms=timings, capped_ms=capped, rejected=rejected)
     tune_cache.save(stored, candidates, index, best_ms(result), record)
     return result
+
+
+def operand_intensity(config: GemmConfig) -> float:
+    """MACs per operand element a CTA loads per K step, tm*tn / (tm + tn): the wider the tile,
+    the less data it moves per MAC, and at the power cap the less energy it spends."""
+    tm, tn = config.tile[:2]
+    return tm * tn / (tm + tn)
+
+
+def with_leanest(
+    names: list[str], timings: dict[str, float], by_name: dict[str, Candidate]
+) -> list[str]:
+    """The capped re-time's contenders plus the leanest candidate (operand_intensity) within
+    capped_retime.BAND of the burst winner, when no contender is as lean ([] stays []).
+
+    At the cap the bursts' order of tile widths inverts: on an H200 (results/h200/README.md,
+    session 50; pairs re-timed within one tuning, M 256-1024) the capped / burst time of
+    128x176 against stream-K 128x128 was 0.895 (median of 6 shapes), of 128x256 against it
+    0.915 (3), of 128x176 against ping-pong 128x128 0.933 (4). So at 1024x8192x8192 the
+    128x256 tile, 7.6% behind stream-K 128x128 in the burst, was fifth and never re-timed, while
+    the sweep timed the stream-K pick at 0.93x cuBLAS, which runs a 128x256 tile there."""
+    if not names:
+        return names
+    leanest = max(operand_intensity(by_name[n][0]) for n in names)
+    limit = timings[names[0]] * capped_retime.BAND
+    lean = [
+        (-operand_intensity(by_name[n][0]), ms, n)
+        for n, ms in timings.items()
+        if ms <= limit and n not in names and operand_intensity(by_name[n][0]) > leanest
+    ]
+    return [*names, min(lean)[2]] if lean else names
 
 
 def best_ms(result: TuneResult) -> float:

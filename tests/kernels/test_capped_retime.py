@@ -111,6 +111,44 @@ def test_cutlass_tuner_lets_the_capped_retime_pick_and_records_both(monkeypatch)
     assert cutlass_tune.best_ms(result) == 3.96 and len(result.timings_ms) == 3
 
 
+def test_cutlass_tuner_re_times_the_leanest_tile_within_the_band_too(monkeypatch):
+    """H200 1024x8192x8192 (session 50's tune record, burst ms): four narrower tiles led the
+    128x256 tile, 7.6% behind; it joins the re-time as a fifth contender and wins at the cap."""
+    cands = [
+        (CONFIGS["sm90-streamk-128x128"], RunOptions()),
+        (CONFIGS["sm90-pingpong-128x128"], RunOptions(swizzle=1)),
+        (CONFIGS["sm90-coop-128x176-c2x1"], RunOptions(swizzle=1)),
+        (CONFIGS["sm90-coop-128x176"], RunOptions(swizzle=1)),
+        (CONFIGS["sm90-coop-128x256"], RunOptions(swizzle=1)),
+        (CONFIGS["sm90-coop-128x192"], RunOptions(swizzle=1)),
+        (CONFIGS["sm90-coop-128x80"], RunOptions(swizzle=1)),
+    ]
+    burst = {0: 0.1833, 1: 0.1894, 2: 0.1926, 3: 0.1934, 4: 0.1973, 5: 0.1992, 6: 0.2500}
+    cap = {0: 0.2113, 1: 0.2170, 2: 0.2174, 3: 0.2083, 4: 0.1990}
+    a, b, expected, capped_calls = _fake_cutlass_tune(monkeypatch, cands, burst, cap)
+    result = cutlass_tune.tune(a, b, cands, lambda: expected, ("k", 0))
+    # 128x256 (85.3 MACs per element) over 128x192 (76.8); 128x80 is outside the band
+    assert capped_calls == [0, 1, 2, 3, 4, 4, 3, 2, 1, 0]
+    assert result.config.name == "sm90-coop-128x256"
+
+
+def test_no_lean_contender_is_added_when_a_contender_is_as_lean_or_none_is_re_timed():
+    by_name = {
+        "wide:a": (CONFIGS["sm90-coop-128x256"], RunOptions()),
+        "tall:b": (CONFIGS["sm90-coop-256x128"], RunOptions()),
+        "narrow:c": (CONFIGS["sm90-streamk-128x128"], RunOptions()),
+    }
+    timings = {"wide:a": 1.0, "narrow:c": 1.01, "tall:b": 1.02}
+    assert cutlass_tune.with_leanest(["wide:a", "narrow:c"], timings, by_name) == [
+        "wide:a",
+        "narrow:c",
+    ]  # 256x128 is no leaner than 128x256
+    assert cutlass_tune.with_leanest([], timings, by_name) == []
+    assert cutlass_tune.operand_intensity(CONFIGS["sm90-coop-128x176"]) == pytest.approx(
+        74.105, 1e-4
+    )
+
+
 def _tune_triton(monkeypatch, block_ns, burst: dict, cap: dict):
     """Run triton_tune.tune_or_lookup over 128 x N tiles (N in `block_ns`, in that order) with
     faked launches (each returns the reference) and timers (`burst` and `cap` map N to ms).
