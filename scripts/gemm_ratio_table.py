@@ -9,6 +9,10 @@ clock ratio and the ratio per cycle (time ratio over clock ratio): at the 700 W 
 lose on clock alone. On an H200 own CUTLASS's mid band was 0.980x cuBLAS at a 0.979 clock ratio,
 1.002x per cycle (results/h200/README.md, session 50). NVML samples the clock, so one short
 point's reading is noisy; the band's geomean is the figure to read.
+Where the own rows record their tuner's time of the chosen candidate (`tuned_ms`: the burst, or
+the capped re-time where one ran), each band gets the median of the sweep's time over it: well
+above 1, the tuner ranked its candidates in a state the sweep does not run in (on that H200 own
+CUTLASS's winners of 0.08-0.1 ms, never re-timed at the cap, ran 5% slower in the sweep).
 
 The reference of a point is its fastest ok vendor row, as `harness gaps` takes it: cuBLAS for
 bf16 and tf32, the faster of cuBLASLt's two `_scaled_mm` rows (fast accumulation or not) for fp8.
@@ -85,6 +89,7 @@ def ratio_table(ok: pd.DataFrame) -> list[str]:
             "  bands: " + " ".join(f"{b} {_geomean(v):.3f}" for b, v in bands.items() if len(v))
         )
         lines += _clock_line(fastest, own_rows[own_rows.provider == p], r)
+        lines += _drift_line(own_rows[own_rows.provider == p])
         below = f"{int((r < 0.90).sum())} below 0.90, {int((r < 0.95).sum())} below 0.95"
         worst = " ".join(f"{m}x{n}x{k} {v:.3f}" for (m, n, k), v in r.sort_values()[:10].items())
         lines.append(f"  {below}; worst: {worst}")
@@ -117,6 +122,23 @@ def _clock_line(fastest: pd.DataFrame, mine: pd.DataFrame, r: pd.Series) -> list
         if len(c):
             cells.append(f"{name} {_geomean(c):.3f} ({_geomean(r[c.index] / c):.3f})")
     return ["  clock own/vendor (per cycle): " + " ".join(cells)]
+
+
+def _drift_line(mine: pd.DataFrame) -> list[str]:
+    """Per band: the median of the sweep's time over the tuner's time of the same candidate
+    (none where no row records `tuned_ms`)."""
+    tuned = mine.provider_config.map(lambda cfg: json.loads(cfg or "{}").get("tuned_ms"))
+    drift = (mine.latency_ms_median / pd.to_numeric(tuned, errors="coerce")).dropna()
+    drift = drift[drift > 0]
+    if drift.empty:
+        return []
+    ms = drift.index.get_level_values("m")
+    cells = [
+        f"{name} {float(np.median(d)):.3f}"
+        for name, (lo, hi) in BANDS.items()
+        if len(d := drift[(ms >= lo) & (ms <= hi)])
+    ]
+    return ["  sweep/tuner time (median): " + " ".join(cells)]
 
 
 def _best_of(fastest: pd.DataFrame, own_rows: pd.DataFrame, own: list[str]) -> list[str]:

@@ -93,3 +93,17 @@ def test_no_clock_line_without_clock_readings():
         ]
     )
     assert not any("clock" in line for line in table.ratio_table(rows))
+
+
+def test_drift_line_is_the_sweep_over_the_tuner_time_per_band():
+    tuned = json.dumps({"library": "own-cutlass", "variant": "v", "tuned_ms": 0.100})
+    rows = pd.DataFrame(
+        [
+            _row("cublas", "vendor", 256, 0.100),
+            _row("own-cutlass", "own", 256, 0.105, tuned),
+            _row("cublas", "vendor", 4, 0.010),
+            _row("own-cutlass", "own", 4, 0.010, CUTLASS),  # no tuner time recorded: left out
+        ]
+    )
+    lines = table.ratio_table(rows)
+    assert "  sweep/tuner time (median): M128-1024 1.050" in lines
