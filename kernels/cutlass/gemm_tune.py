@@ -320,7 +320,7 @@ def with_leanest(
     capped_retime.BAND of the burst winner, when no contender is as lean ([] stays []).
 
     At the cap the bursts' order of tile widths inverts: on an H200 (results/h200/README.md,
-    session 50; pairs re-timed within one tuning, M 256-1024) the capped / burst time of
+    session 50; pairs re-timed within one tuning, M 128-1024) the capped / burst time of
     128x176 against stream-K 128x128 was 0.895 (median of 6 shapes), of 128x256 against it
     0.915 (3), of 128x176 against ping-pong 128x128 0.933 (4). So at 1024x8192x8192 the
     128x256 tile, 7.6% behind stream-K 128x128 in the burst, was fifth and never re-timed, while
