@@ -110,7 +110,7 @@ class GemmConfig:
 
 
 _SM90 = GemmConfig("", "sm90", (128, 128, 64))
-WAVE_FILL_WIDTHS = (80, 96, 160, 176, 192)
+WAVE_FILL_WIDTHS = (64, 80, 96, 160, 176, 192)
 # Every config by name; harness/providers/own_cutlass.py registers one provider per entry
 # (own-cutlass-<name>), so a name here is a provider name in recorded rows: keep names stable.
 CONFIGS: dict[str, GemmConfig] = {
@@ -120,11 +120,13 @@ CONFIGS: dict[str, GemmConfig] = {
         replace(_SM90, name="sm90-coop-256x128", tile=(256, 128, 64), cluster=(1, 2)),
         replace(_SM90, name="sm90-pingpong-128x128", cluster=(2, 1), schedule="pingpong"),
         # Wave-filling widths for the mid band (M 128-1024): wgmma takes N in steps of 8, so a
-        # 128-row tile 80, 96, 160, 176 or 192 wide turns a partial last wave of power-of-two
+        # 128-row tile 64, 80, 96, 160, 176 or 192 wide turns a partial last wave of power-of-two
         # tiles into a nearly full one (M 256, N 10240: 80 tiles of 128x256 fill 61% of 132
         # SMs, 128 tiles of 128x160 fill 97%; N 57344: 652 tiles of 128x176 fill 99% of five
         # waves, where cuBLAS runs its 176x128 nvjet kernel on the H200; M 128, N 10240: 128
-        # tiles of 128x80, cuBLAS's 80x128 kernel there). See gemm_tune.wave_fill.
+        # tiles of 128x80, cuBLAS's 80x128 kernel there; M 256, N 4096: 128 tiles of 128x64,
+        # cuBLAS's 128x64 kernel there, 16.8 us on the H200 where our best, 104 tiles of 128x80,
+        # took 19.6: results/h200/gemm_llama-s51). See gemm_tune.wave_fill.
         *(
             replace(_SM90, name=f"sm90-coop-128x{n}", tile=(128, n, 64), cluster=(1, 1))
             for n in WAVE_FILL_WIDTHS

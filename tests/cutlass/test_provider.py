@@ -289,12 +289,14 @@ def test_wave_fill_ranks_the_widths_that_fill_the_last_wave():
     assert wave_fill(8192, 8192, (128, 128), sms=128) == 1.0  # whole waves
     assert wave_fill_configs(256, 10240)[0].name == "sm90-coop-128x160"
     assert wave_fill_configs(256, 6144)[0].name == "sm90-coop-128x96"  # 2 x 64 = 128 tiles
+    # 2 x 64 = 128 tiles of 128x64 (cuBLAS's tile there), 104 of 128x80 (79%)
+    assert wave_fill_configs(256, 4096)[0].name == "sm90-coop-128x64"
     assert wave_fill_configs(512, 6144)[0].name == "sm90-coop-128x192"  # 4 x 32 = 128 tiles
     # 2 x 326 = 652 tiles of 128x176: 99% of five waves (160 and 192 wide: 91% of six and five)
     assert wave_fill_configs(256, 57344)[0].name == "sm90-coop-128x176"
     for m in (128, 256, 512, 1024):  # the mid band times every wave-fill width
         names = {c.name for c, _ in sm90_candidates(m, 10240, 8192, "bf16")}
-        assert {f"sm90-coop-128x{w}" for w in (80, 96, 160, 176, 192)} <= names
+        assert {f"sm90-coop-128x{w}" for w in (64, 80, 96, 160, 176, 192)} <= names
     assert not any("128x160" in c.name for c, _ in sm90_candidates(4096, 10240, 8192, "bf16"))
 
 
