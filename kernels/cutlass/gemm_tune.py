@@ -72,6 +72,12 @@ def flipped_raster(m: int, n: int, config: GemmConfig, swizzle: int = 1) -> str:
 
 
 def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -> list[Candidate]:
+    """Candidate (config, options) for an SM90 GEMM with M rows, most promising first; only
+    configs that take `dtype` (GemmConfig.dtypes: no tf32 where the tile cannot be built)."""
+    return [(c, o) for c, o in _sm90_candidates(m, n, k, dtype, sms) if dtype in c.dtypes]
+
+
+def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candidate]:
     """Candidate (config, options) for an SM90 GEMM with M rows, most promising first.
 
     Decode (M <= 64) is a stream of the weights: swap A and B so M sits on WGMMA's narrow N side,

@@ -324,3 +324,20 @@ def test_mid_band_times_the_multicast_cluster_twins_where_a_pair_shares_a_weight
     )
     spec = dict(twin.spec("bf16", True).defines)
     assert (spec["HK_CLUSTER_M"], spec["HK_CLUSTER_N"], spec["HK_SWAP_AB"]) == (1, 2, 1)
+
+
+def test_tf32_candidates_leave_out_tiles_whose_fp32_epilogue_cannot_be_built():
+    from harness_kernels.cutlass.gemm import CONFIGS
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    # 128x80 and 128x176 fail CuTe's stride-divisibility assertion when the output is fp32
+    # (H100 GPU tests, session 51); bf16 keeps them, tf32 keeps the widths in multiples of 32.
+    assert "tf32" not in CONFIGS["sm90-coop-128x80"].dtypes
+    assert "tf32" not in CONFIGS["sm90-coop-128x176-c2x1"].dtypes
+    assert "tf32" in CONFIGS["sm90-coop-128x64"].dtypes
+    assert "bf16" in CONFIGS["sm90-coop-128x176"].dtypes
+    for m in (128, 256, 1024):
+        tf32 = {c.name for c, _ in sm90_candidates(m, 4096, 4096, "tf32")}
+        bf16 = {c.name for c, _ in sm90_candidates(m, 4096, 4096, "bf16")}
+        assert "sm90-coop-128x80" in bf16 and "sm90-coop-128x80" not in tf32
+        assert {"sm90-coop-128x64", "sm90-coop-128x160", "sm90-coop-128x192"} <= tf32
