@@ -8,8 +8,8 @@ launch), all from one process on one machine, so the comparison is free of machi
 sweep's own medians (gemm_ratio_table.py) say what the chosen kernel gives against the vendor.
 
 python3 scripts/candidate_gain.py results/h100/gemm_llama-decode-dp '-dp-128x\\d+-c'   # clustered only
-python3 scripts/candidate_gain.py results/h200/gemm_llama-deep 'pingpong-64x16:' m=17-32
-python3 scripts/candidate_gain.py results/h200/gemm_llama-deep @deep provider=own-triton
+python3 scripts/candidate_gain.py results/h200/gemm_llama-s50 'pingpong-64x16:' m=17-32
+python3 scripts/candidate_gain.py results/h200/gemm_llama-s50 @deep provider=own-triton
 python3 scripts/candidate_gain.py results/h100/gemm_llama-noise @new:OLD_RUN provider=own-triton
 
 Options: provider= (default own-cutlass) and m=LO-HI (rows with LO <= M <= HI). The family
