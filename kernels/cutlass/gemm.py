@@ -57,6 +57,8 @@ class GemmConfig:
     schedule: str = "cooperative"  # cooperative | pingpong | multistage
     streamk: bool = False
     swap_ab: bool = False
+    # the two consumer warp groups split the cooperative tile along N (sm90_gemm.cu HK_SPLIT_N)
+    split_n: bool = False
     warp: tuple[int, int, int] = (64, 64, 64)  # sm80 only
     stages: int = 3  # sm80 only; SM90 kernels take as many stages as shared memory holds
 
@@ -72,6 +74,8 @@ class GemmConfig:
         # 32: 128x80 and 128x176 fail its "Stride Divisibility Condition" static assertion in nt
         # and nn alike (nvcc 13.0, CUTLASS 4.2; 128x64, 128x160, 128x192 build). Found by the
         # GPU tests on an H100 (results/h100/README.md, session 51); the swapped tiles untested.
+        if self.split_n:  # sm90_gemm.cu builds the N-split mainloop for 16-bit inputs only
+            return ("bf16", "fp16")
         if not self.swap_ab and self.tile[1] % 32:
             return tuple(d for d in ELEMENT_BYTES if d != "tf32")
         return tuple(ELEMENT_BYTES)
@@ -113,6 +117,8 @@ class GemmConfig:
             ("HK_SCHEDULE", 0 if self.schedule == "cooperative" else 1),
             ("HK_STREAMK", int(self.streamk)),
         ]
+        if self.split_n:  # only then: every other library compiles exactly as before
+            defines.append(("HK_SPLIT_N", 1))
         # sm_90a: WGMMA and the TMA multicast forms exist only in the arch-specific target.
         return build.KernelSpec("sm90_gemm.cu", tuple(defines), ("sm_90a",), label)
 
@@ -159,6 +165,13 @@ CONFIGS: dict[str, GemmConfig] = {
                 schedule="pingpong",
             )
             for n in (96, 128)
+        ),
+        # 128x320 in 2x1 clusters, each consumer warp group owning 128x160 (split along N):
+        # cuBLAS's tile at M 512-1024, N 10240 (nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB,
+        # 238.6 us at 1024x10240x8192 on the H200, where every own candidate took >= 254.4 us
+        # at the cap: results/h200/gemm_llama-s51). 16-bit inputs only (sm90_gemm.cu).
+        replace(
+            _SM90, name="sm90-coopn-128x320-c2x1", tile=(128, 320, 64), cluster=(2, 1), split_n=True
         ),
         # Ping-pong 128x128 pairs sharing the activation tile (1x2: the two CTAs own tiles side
         # by side along N). fp8 at M 128-256 only (gemm_tune says where it won).

@@ -150,6 +150,8 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
             (C["sm90-coop-128x256"], O(swizzle=1)),
             (C["sm90-streamk-128x256"], heuristic),
+            # cuBLAS's 320-wide tile at M 512-1024, N 10240 (gemm.py; 16-bit inputs only)
+            (C["sm90-coopn-128x320-c2x1"], O(swizzle=1)),
             *fill,
         ]
     # Large M runs at the power cap, where wider raster groups win (less HBM traffic per GEMM,

@@ -18,6 +18,11 @@
 //                 epilogue overlaps the other's mainloop)
 //   HK_STREAMK    1: stream-K / split-K tile scheduler (cooperative only), for shapes with
 //                 fewer output tiles than SMs; 0: data-parallel persistent scheduler
+//   HK_SPLIT_N    1: the cooperative tile's two consumer warp groups split it along N, each
+//                 owning all TILE_M rows and half the columns (CUTLASS's builder splits along
+//                 M only). This is what makes a 128x320 tile legal: each group issues 64x160
+//                 wgmmas, where an M split would need a 64x320 one (N is at most 256). bf16 /
+//                 fp16, not swapped.
 // WGMMA takes N in steps of 8, but CuTe's atom selector offers only N = 256, 192, 128, 96, 64,
 // 32, ... unless this is defined (before any CuTe header, common.h's included): a 128x160 tile
 // then issued five 64x32x16 wgmmas per K step instead of one 64x160x16 (the A tile re-read from
@@ -63,6 +68,9 @@
 #endif
 #ifndef HK_STREAMK
 #define HK_STREAMK 0
+#endif
+#ifndef HK_SPLIT_N
+#define HK_SPLIT_N 0
 #endif
 
 #if HK_STREAMK && HK_SCHEDULE != 0
@@ -121,7 +129,14 @@ using TileShape = Shape<Int<HK_TILE_M>, Int<HK_TILE_N>, Int<HK_TILE_K>>;
 using ClusterShape = Shape<Int<HK_CLUSTER_M>, Int<HK_CLUSTER_N>, _1>;
 #if HK_SCHEDULE == 0
 #define HK_SCHEDULE_NAME "cooperative"
+#if HK_SPLIT_N
+// The TMA epilogue's register-to-shared copy (stmatrix over 128-row subtiles) assumes every
+// consumer thread holds part of each subtile, which an N split breaks ("Ambiguous scatter
+// detected in copy"): the N-split tile stores straight from registers to global memory.
+using EpilogueSchedule = cutlass::epilogue::NoSmemWarpSpecialized;
+#else
 using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecializedCooperative;
+#endif
 #if HK_DTYPE == 2
 using MainloopSchedule = cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum;
 #else
@@ -153,14 +168,47 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
     EpilogueSchedule>::CollectiveOp;
 
 // Stages: as many as fit in shared memory after the epilogue's staging buffer.
+using StageCount = cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+    sizeof(typename CollectiveEpilogue::SharedStorage))>;
+#if HK_SPLIT_N
+#if HK_SCHEDULE != 0 || HK_DTYPE > 1 || HK_SWAP_AB
+#error "HK_SPLIT_N: cooperative bf16 / fp16, not swapped"
+#endif
+// The builder's mainloop, assembled by hand with an N-split TiledMma: the same TMA atoms,
+// shared-memory layouts and stage count the builder derives (sm90_gmma_builder.inl), only the
+// warp groups laid out 1x2 over (M, N) instead of 2x1.
+namespace split_n {
+namespace cgd = cutlass::gemm::collective::detail;
+constexpr auto kMajorA = cgd::gmma_ss_tag_to_major_A<ElementIn, LayoutA>();
+constexpr auto kMajorB = cgd::gmma_ss_tag_to_major_B<ElementIn, LayoutB>();
+using Atom = decltype(cute::GMMA::ss_op_selector<ElementIn, ElementIn, ElementAcc,
+                                                 Shape<_64, Int<HK_TILE_N / 2>, Int<HK_TILE_K>>,
+                                                 kMajorA, kMajorB>());
+using TiledMma = decltype(cute::make_tiled_mma(Atom{}, Layout<Shape<_1, _2, _1>>{}));
+constexpr int kStages =
+    cgd::compute_stage_count_or_override<cgd::sm90_smem_capacity_bytes, ElementIn, ElementIn,
+                                         TileShape>(StageCount{});
+}  // namespace split_n
+using CollectiveMainloop = cutlass::gemm::collective::CollectiveMma<
+    cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized<split_n::kStages, ClusterShape,
+                                                      MainloopSchedule>,
+    TileShape, ElementIn, cutlass::gemm::TagToStrideA_t<LayoutA>, ElementIn,
+    cutlass::gemm::TagToStrideB_t<LayoutB>, split_n::TiledMma,
+    decltype(split_n::cgd::sm90_cluster_shape_to_tma_atom(shape<1>(ClusterShape{}))),
+    decltype(split_n::cgd::ss_smem_selector<split_n::kMajorA, ElementIn, Int<HK_TILE_M>,
+                                            Int<HK_TILE_K>>()),
+    void, cute::identity,
+    decltype(split_n::cgd::sm90_cluster_shape_to_tma_atom(shape<0>(ClusterShape{}))),
+    decltype(split_n::cgd::ss_smem_selector<split_n::kMajorB, ElementIn, Int<HK_TILE_N>,
+                                            Int<HK_TILE_K>>()),
+    void, cute::identity>;
+#else
 using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,  //
     ElementIn, LayoutA, kAlignIn,                         // A'
     ElementIn, LayoutB, kAlignIn,                         // B'
-    ElementAcc, TileShape, ClusterShape,
-    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
-        sizeof(typename CollectiveEpilogue::SharedStorage))>,
-    MainloopSchedule>::CollectiveOp;
+    ElementAcc, TileShape, ClusterShape, StageCount, MainloopSchedule>::CollectiveOp;
+#endif
 
 // For tf32 with A K-major and B MN-major CUTLASS's builder would swap A and B itself, but its
 // kernel then hands the epilogue the unswapped problem shape while storing tiles of the swapped
@@ -295,7 +343,7 @@ HK_EXPORT const char* hk_describe(void) {
   return "kernel=sm90_gemm;dtype=" HK_DTYPE_NAME ";b_layout=" HK_STR(HK_B_COL)
          ";swap_ab=" HK_STR(HK_SWAP_AB) ";tile=" HK_STR(HK_TILE_M) "x" HK_STR(HK_TILE_N) "x"
          HK_STR(HK_TILE_K) ";cluster=" HK_STR(HK_CLUSTER_M) "x" HK_STR(HK_CLUSTER_N)
-         "x1;schedule=" HK_SCHEDULE_NAME ";scheduler=" HK_SCHEDULER_NAME
+         "x1;schedule=" HK_SCHEDULE_NAME ";split_n=" HK_STR(HK_SPLIT_N) ";scheduler=" HK_SCHEDULER_NAME
          ";cutlass=" HK_CUTLASS_VERSION;
 }
 

@@ -341,3 +341,22 @@ def test_tf32_candidates_leave_out_tiles_whose_fp32_epilogue_cannot_be_built():
         bf16 = {c.name for c, _ in sm90_candidates(m, 4096, 4096, "bf16")}
         assert "sm90-coop-128x80" in bf16 and "sm90-coop-128x80" not in tf32
         assert {"sm90-coop-128x64", "sm90-coop-128x160", "sm90-coop-128x192"} <= tf32
+
+
+def test_the_n_split_128x320_tile_is_a_mid_band_bf16_candidate_with_its_own_define():
+    from harness_kernels.cutlass.gemm import CONFIGS
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    split = CONFIGS["sm90-coopn-128x320-c2x1"]
+    assert ("HK_SPLIT_N", 1) in split.spec("bf16", True).defines
+    assert split.dtypes == ("bf16", "fp16")  # sm90_gemm.cu builds the N split for 16-bit only
+    # every other library compiles exactly as before (no new define)
+    others = [c for c in CONFIGS.values() if c.kernel == "sm90" and not c.split_n]
+    assert not any(d[0] == "HK_SPLIT_N" for c in others for d in c.spec("bf16", True).defines)
+
+    def names(m, dtype="bf16"):
+        return {c.name for c, _ in sm90_candidates(m, 10240, 8192, dtype)}
+
+    assert split.name in names(512) and split.name in names(1024)
+    assert split.name not in names(256) and split.name not in names(4096)
+    assert split.name not in names(512, "fp8_e4m3") and split.name not in names(512, "tf32")
