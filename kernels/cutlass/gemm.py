@@ -68,14 +68,12 @@ class GemmConfig:
 
     @property
     def dtypes(self) -> tuple[str, ...]:
-        if self.kernel != "sm90":
+        if self.kernel != "sm90" or self.split_n:  # sm90_gemm.cu: the N split is 16-bit only
             return ("bf16", "fp16")
         # tf32 writes fp32, and CuTe's epilogue layout then needs the tile's N in multiples of
         # 32: 128x80 and 128x176 fail its "Stride Divisibility Condition" static assertion in nt
         # and nn alike (nvcc 13.0, CUTLASS 4.2; 128x64, 128x160, 128x192 build). Found by the
         # GPU tests on an H100 (results/h100/README.md, session 51); the swapped tiles untested.
-        if self.split_n:  # sm90_gemm.cu builds the N-split mainloop for 16-bit inputs only
-            return ("bf16", "fp16")
         if not self.swap_ab and self.tile[1] % 32:
             return tuple(d for d in ELEMENT_BYTES if d != "tf32")
         return tuple(ELEMENT_BYTES)

@@ -343,7 +343,8 @@ HK_EXPORT const char* hk_describe(void) {
   return "kernel=sm90_gemm;dtype=" HK_DTYPE_NAME ";b_layout=" HK_STR(HK_B_COL)
          ";swap_ab=" HK_STR(HK_SWAP_AB) ";tile=" HK_STR(HK_TILE_M) "x" HK_STR(HK_TILE_N) "x"
          HK_STR(HK_TILE_K) ";cluster=" HK_STR(HK_CLUSTER_M) "x" HK_STR(HK_CLUSTER_N)
-         "x1;schedule=" HK_SCHEDULE_NAME ";split_n=" HK_STR(HK_SPLIT_N) ";scheduler=" HK_SCHEDULER_NAME
+         "x1;schedule=" HK_SCHEDULE_NAME ";split_n=" HK_STR(HK_SPLIT_N)
+         ";scheduler=" HK_SCHEDULER_NAME
          ";cutlass=" HK_CUTLASS_VERSION;
 }
 

@@ -329,7 +329,8 @@ DEEP_RUNGS = ("full", "no-gluon", "no-tma", "not-persistent", "no-splitk")
 
 
 # (M, N, K) -> the (BLOCK_M, BLOCK_N) of cuBLAS's nvjet kernel there (its name, transposed), at
-# 10-16 stages, one CTA per SM (results/h200/gemm_llama-deep, the cuBLAS rows; moved out in session 51).
+# 10-16 stages, one CTA per SM (results/h200/gemm_llama-deep, the cuBLAS rows; moved out of the
+# tree in session 51).
 CUBLAS_DEEP_TILES = {
     (32, 6144, 4096): (32, 64),
     (64, 4096, 4096): (32, 64),
