@@ -7,6 +7,7 @@ GPU tests are skipped without a GPU.
 
 import os
 import shutil
+import signal
 import tempfile
 
 import pytest
@@ -22,6 +23,12 @@ def pytest_configure(config):
     # tests that tune must time their candidates, not read a user's or an earlier session's picks.
     config._tune_cache = tempfile.mkdtemp(prefix="harness-tune-cache-")
     os.environ["HARNESS_TUNE_CACHE"] = config._tune_cache
+    # A shell without job control starts `cmd &` with SIGINT ignored, and an ignored signal stays
+    # ignored across exec: the sweeps that the Ctrl-C tests start would then never see their
+    # SIGINT (session 52's CI, launched that way, failed test_ctrl_c_mid_sweep on it). Restore
+    # what a terminal gives a user's command; exec turns this handler into the default.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_unconfigure(config):

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 import torch
 from harness_kernels.cutlass import build
 from harness_kernels.cutlass.fmha import WS_FEATURES
-from harness_kernels.cutlass.gemm import CONFIGS, ELEMENT_BYTES
+from harness_kernels.cutlass.gemm import CONFIGS, ELEMENT_BYTES, GemmConfig
 
 from harness.device import DeviceInfo
 from harness.problems import AttentionProblem, GemmProblem, Problem
@@ -86,19 +86,23 @@ def _prebuild_of(provider: str) -> Prebuild:
 # ---- GEMM -------------------------------------------------------------------------------------
 
 
-def _gemm_supports_for(dtypes: tuple[str, ...]):
+def _gemm_supports_for(dtypes: tuple[str, ...], config: GemmConfig | None = None):
+    """The tuned provider takes `dtypes`; a fixed-config provider also needs `config` to have a
+    library for the problem's dtype and layout."""
+
     def supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
         from harness_kernels.cutlass.gemm import alignment_problem
 
+        b_col = problem.layout == "nt"
         if problem.dtype not in dtypes:
             return f"takes {', '.join(dtypes)}"
         if problem.batch != 1:
             return "batched GEMM is not implemented in the own CUTLASS kernels"
-        if problem.dtype == "fp8_e4m3" and problem.layout != "nt":
+        if problem.dtype == "fp8_e4m3" and not b_col:
             return "fp8 WGMMA needs both operands K-major: use layout nt"
-        return alignment_problem(
-            problem.m, problem.n, problem.k, problem.dtype, problem.layout == "nt"
-        )
+        if config is not None and (why := config.unbuildable(problem.dtype, b_col)):
+            return why
+        return alignment_problem(problem.m, problem.n, problem.k, problem.dtype, b_col)
 
     return supports
 
@@ -146,7 +150,8 @@ def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> 
         device.index,
     )
     sms = device.sm_count or gemm_tune.HOPPER_SMS
-    cands = gemm_tune.sm90_candidates(problem.m, problem.n, problem.k, problem.dtype, sms)
+    b_col = problem.layout == "nt"
+    cands = gemm_tune.sm90_candidates(problem.m, problem.n, problem.k, problem.dtype, sms, b_col)
     reference = lambda: _reference(a, b, alpha)  # only computed if this shape is not tuned yet
     result = _load_or_skip(gemm_tune.tune, a, b, cands, reference, key, alpha)
     launch = _load_or_skip(prepare_gemm, a, b, result.config, alpha=alpha, options=result.options)
@@ -183,7 +188,7 @@ def _gemm_config(name: str) -> None:
         ("nvidia",),
         min_cc=config.min_cc,
         available=_available,
-        supports=_gemm_supports_for(config.dtypes),
+        supports=_gemm_supports_for(config.dtypes, config),
         prebuild=_prebuild_of(f"own-cutlass-{name}"),
     )(prepare)
 
@@ -311,11 +316,11 @@ def specs_for(problems: Iterable[Problem], providers: Iterable[str] | None = Non
         if isinstance(p, GemmProblem) and p.dtype in GEMM_DTYPES and p.batch == 1:
             b_col = p.layout == "nt"
             if wanted is None or "own-cutlass" in wanted:
-                for c, _ in gemm_tune.sm90_candidates(p.m, p.n, p.k, p.dtype):
+                for c, _ in gemm_tune.sm90_candidates(p.m, p.n, p.k, p.dtype, b_col=b_col):
                     specs.append(c.spec(p.dtype, b_col))
             for name, c in CONFIGS.items():
-                if (wanted is None or f"own-cutlass-{name}" in wanted) and p.dtype in c.dtypes:
-                    if b_col or p.dtype != "fp8_e4m3":
+                if wanted is None or f"own-cutlass-{name}" in wanted:
+                    if c.unbuildable(p.dtype, b_col) is None:
                         specs.append(c.spec(p.dtype, b_col))
         elif isinstance(p, AttentionProblem):
             for kernel in ("sm80", "sm90", *WS_FEATURES):

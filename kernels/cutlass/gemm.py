@@ -78,6 +78,20 @@ class GemmConfig:
             return tuple(d for d in ELEMENT_BYTES if d != "tf32")
         return tuple(ELEMENT_BYTES)
 
+    def unbuildable(self, dtype: str, b_col: bool) -> str | None:
+        """Why no library of this config takes `dtype` with B column-major (nt) or row-major
+        (nn); None when one does."""
+        if dtype not in self.dtypes:
+            return f"takes {', '.join(self.dtypes)}"
+        if not b_col and dtype == "fp8_e4m3":
+            return "fp8 WGMMA needs both operands K-major: use layout nt"
+        # A row-major B is MN-major in shared memory, whose 128-byte swizzle atom is 64 elements
+        # wide: each warpgroup's 160 columns fail CuTe's "Shape Divisibility Condition" (nvcc
+        # 13.0, CUTLASS 4.2; found by the prebuild on an H200, session 52). Sweeps run nt.
+        if not b_col and self.split_n:
+            return "the N split builds in nt only"
+        return None
+
     def tile_for(self, dtype: str) -> tuple[int, int, int]:
         m, n, k = self.tile
         return (m, n, k * 2 // ELEMENT_BYTES[dtype])

@@ -71,10 +71,14 @@ def flipped_raster(m: int, n: int, config: GemmConfig, swizzle: int = 1) -> str:
     return "along-n" if heuristic_raster(m, n, config, swizzle) == "along-m" else "along-m"
 
 
-def sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS) -> list[Candidate]:
+def sm90_candidates(
+    m: int, n: int, k: int, dtype: str, sms: int = HOPPER_SMS, b_col: bool = True
+) -> list[Candidate]:
     """Candidate (config, options) for an SM90 GEMM with M rows, most promising first; only
-    configs that take `dtype` (GemmConfig.dtypes: no tf32 where the tile cannot be built)."""
-    return [(c, o) for c, o in _sm90_candidates(m, n, k, dtype, sms) if dtype in c.dtypes]
+    configs with a library for `dtype` in the layout (GemmConfig.unbuildable: no tf32 where the
+    tile cannot be built, no N split with B row-major)."""
+    cands = _sm90_candidates(m, n, k, dtype, sms)
+    return [(c, o) for c, o in cands if c.unbuildable(dtype, b_col) is None]
 
 
 def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candidate]:

@@ -26,10 +26,7 @@ def gemm_specs(
     """Libraries of the GEMM configs (all by default) that take `dtype` in `layout` (nt | nn)."""
     chosen = [CONFIGS[c] for c in configs] if configs is not None else list(CONFIGS.values())
     b_col = layout == "nt"
-    # fp8 WGMMA reads both operands K-major: only nt exists for it.
-    return [
-        c.spec(dtype, b_col) for c in chosen if dtype in c.dtypes and (b_col or dtype != "fp8_e4m3")
-    ]
+    return [c.spec(dtype, b_col) for c in chosen if c.unbuildable(dtype, b_col) is None]
 
 
 def prebuild(specs: Iterable[build.KernelSpec], max_workers: int | None = None) -> dict[str, str]:

@@ -360,3 +360,26 @@ def test_the_n_split_128x320_tile_is_a_mid_band_bf16_candidate_with_its_own_defi
     assert split.name in names(512) and split.name in names(1024)
     assert split.name not in names(256) and split.name not in names(4096)
     assert split.name not in names(512, "fp8_e4m3") and split.name not in names(512, "tf32")
+
+
+def test_the_n_split_has_no_nn_library_and_nothing_asks_for_one(registry):
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+    from harness_kernels.cutlass.prebuild import gemm_specs
+
+    # nvcc fails the nn build (CuTe's "Shape Divisibility Condition": a row-major B's swizzle
+    # atom is 64 wide, each warpgroup's share 160): the tuner, the prebuild and the fixed-config
+    # provider must not ask for it, while nt keeps it.
+    split = CONFIGS["sm90-coopn-128x320-c2x1"]
+    assert split.unbuildable("bf16", True) is None
+    assert "nt only" in (split.unbuildable("bf16", False) or "")
+    nt = {c.name for c, _ in sm90_candidates(1024, 10240, 8192, "bf16")}
+    nn = {c.name for c, _ in sm90_candidates(1024, 10240, 8192, "bf16", b_col=False)}
+    assert split.name in nt and split.name not in nn and nn == nt - {split.name}
+    assert not any("coopn" in s.label for s in gemm_specs("bf16", "nn"))
+    assert any("coopn" in s.label for s in gemm_specs("bf16", "nt"))
+    nn_problem = GemmProblem(m=1024, n=10240, k=8192, dtype="bf16", layout="nn")
+    assert not any("coopn" in s.label for s in oc.specs_for([nn_problem]))
+    fixed = registry.get("gemm", f"own-cutlass-{split.name}")
+    assert "nt only" in (fixed.supports(nn_problem, H200) or "")
+    nt_problem = GemmProblem(m=1024, n=10240, k=8192, dtype="bf16", layout="nt")
+    assert fixed.supports(nt_problem, H200) is None
