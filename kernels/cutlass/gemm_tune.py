@@ -154,8 +154,11 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
             (C["sm90-coop-128x256"], O(swizzle=1)),
             (C["sm90-streamk-128x256"], heuristic),
-            # cuBLAS's 320-wide tile at M 512-1024, N 10240 (gemm.py; 16-bit inputs only)
-            (C["sm90-coopn-128x320-c2x1"], O(swizzle=1)),
+            # Not the N-split 128x320 (cuBLAS's tile at N 10240, gemm.py): tuned here on an H200
+            # it took 1.15-2.43x the fastest candidate's time at all 16 shapes of M 512-1024, and
+            # 1.20x at 1024x10240x8192, the shape it was written for (session 52:
+            # results/h200/_logs/session52/coopn-vs-best.txt). own-cutlass-sm90-coopn-128x320-c2x1
+            # still times it alone.
             *fill,
         ]
     # Large M runs at the power cap, where wider raster groups win (less HBM traffic per GEMM,
