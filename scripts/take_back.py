@@ -13,7 +13,10 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
   union is kept; a returned entry replaces the carried one of the same name (the machine's is
   newer). Entries of a GPU with no short name are left out, and said so.
 - `cutlass.tar.xz` (`tar cJf ... -C /tmp/cutlass-cache .`): replaces `.cache/cutlass.tar.xz`
-  (the machine started from the carried one, so its cache holds at least as much).
+  (the machine started from the carried one, so its cache holds at least as much). One cut
+  short (a call that ran out while packing: session 52's call 3 returned 101 of 159 libraries
+  and an xz stream without its end) does not replace it: the libraries it holds whole are
+  merged into the carried ones, and the one being read when it ended is left out.
 - `results.tgz` (`tar czf ... results/_scratch/<folder>`): unpacked into the tree. A run cut
   short resumes on a fresh machine only if `carry` names `results/_scratch/<folder>`: the folder
   is git-ignored, so it is not carried otherwise.
@@ -25,8 +28,10 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import lzma
 import re
 import shutil
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -90,6 +95,75 @@ def merge_tune_cache(returned: Path, cache_dir: Path) -> list[str]:
     return lines
 
 
+Member = tuple[tarfile.TarInfo, bytes]
+
+
+def library_folders(path: Path) -> tuple[dict[str, list[Member]], str | None]:
+    """The members of a CUTLASS cache archive by library folder (its top folder), and why the
+    read stopped early (None: the archive is whole). Only folders read to their end are kept:
+    the one being read when the archive ended is left out. Top-level files (device_env.sh's
+    `.from-<sum>` marker) and hidden folders (build.py's `.build-*` scratch) are left out too."""
+    folders: dict[str, list[Member]] = {}
+    top = ""
+    try:
+        with tarfile.open(path, "r|xz") as tar:
+            for m in tar:
+                parts = Path(m.name.removeprefix("./")).parts
+                # the archive's own "." folder, top-level files, and nvcc's `.build-*` scratch
+                if not parts or parts[0].startswith(".") or (len(parts) < 2 and not m.isdir()):
+                    continue
+                top = parts[0]
+                f = tar.extractfile(m) if m.isfile() else None
+                folders.setdefault(top, []).append((m, f.read() if f is not None else b""))
+    except (tarfile.TarError, EOFError, lzma.LZMAError, OSError) as e:
+        folders.pop(top, None)
+        return folders, f"{type(e).__name__}: {e}"
+    return folders, None
+
+
+def write_libraries(path: Path, folders: dict[str, list[Member]]) -> None:
+    """A tar.xz of `folders`, packed by `xz -T0` where there is one (every core) and by Python's
+    lzma otherwise."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as out:
+        xz = shutil.which("xz")
+        proc = (
+            subprocess.Popen([xz, "-T0", "-6", "-c"], stdin=subprocess.PIPE, stdout=out)
+            if xz
+            else None
+        )
+        with tarfile.open(
+            fileobj=proc.stdin if proc else out, mode="w|" if proc else "w|xz"
+        ) as tar:
+            for name in sorted(folders):
+                for info, data in folders[name]:
+                    tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+        if proc:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            if proc.wait():
+                raise OSError(f"xz exited {proc.returncode} packing {path}")
+    tmp.replace(path)
+
+
+def take_back_libraries(libs: Path, target: Path) -> str:
+    """Put a returned CUTLASS cache archive in place of the carried one; one line saying how."""
+    returned, cut = library_folders(libs)
+    if cut is None:
+        target.unlink(missing_ok=True)  # a copied read-only file would refuse the overwrite
+        shutil.copyfile(libs, target)
+        return f"{target}: replaced ({libs.stat().st_size} bytes)"
+    carried, carried_cut = library_folders(target) if target.is_file() else ({}, None)
+    merged = {**carried, **returned}
+    write_libraries(target, merged)
+    return (
+        f"{target}: the returned archive is cut short ({cut}); its {len(returned)} whole "
+        f"libraries merged with the {len(carried)} carried"
+        + (f" (the carried one was cut too: {carried_cut})" if carried_cut else "")
+        + f": {len(merged)} libraries"
+    )
+
+
 def take_back(files_at: Path, root: Path) -> list[str]:
     cache_dir = root / ".cache"
     cache_dir.mkdir(exist_ok=True)
@@ -97,10 +171,7 @@ def take_back(files_at: Path, root: Path) -> list[str]:
     if (tune := files_at / "tune-cache.tgz").is_file():
         lines += merge_tune_cache(tune, cache_dir)
     if (libs := files_at / "cutlass.tar.xz").is_file() and libs.stat().st_size:
-        target = cache_dir / "cutlass.tar.xz"
-        target.unlink(missing_ok=True)  # a copied read-only file would refuse the overwrite
-        shutil.copyfile(libs, target)
-        lines.append(f"{target}: replaced ({libs.stat().st_size} bytes)")
+        lines.append(take_back_libraries(libs, cache_dir / "cutlass.tar.xz"))
     if (results := files_at / "results.tgz").is_file():
         with tarfile.open(results) as tar:
             names = [m.name for m in tar.getmembers() if m.isfile()]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import random
 import tarfile
 from pathlib import Path
 
@@ -74,17 +75,41 @@ def test_tune_cache_merges_by_gpu_and_the_returned_entry_wins(tmp_path):
     assert "1 entries of no known GPU left out" in lines
 
 
+def _libraries(path: Path, names: list[str], size: int = 64) -> Path:
+    """A CUTLASS cache archive as device_env.sh's machines pack it: `tar cJf - -C cache .`, a
+    folder per library with its manifest and lib.so, and the `.from-<sum>` marker."""
+    rng = random.Random(0)  # incompressible bytes, so that a cut falls inside a library
+    with tarfile.open(path, "w:xz") as tar:
+        tar.addfile(tarfile.TarInfo("./.from-123"), io.BytesIO(b""))
+        scratch = tarfile.TarInfo("./.build-x1")  # an nvcc build's scratch folder
+        scratch.type = tarfile.DIRTYPE
+        tar.addfile(scratch)
+        for name in names:
+            folder = tarfile.TarInfo(f"./{name}")
+            folder.type = tarfile.DIRTYPE
+            tar.addfile(folder)
+            for file, data in (("manifest.json", b"{}"), ("lib.so", rng.randbytes(size))):
+                info = tarfile.TarInfo(f"./{name}/{file}")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _names(path: Path) -> set[str]:
+    with tarfile.open(path) as tar:
+        return {Path(m.name).parts[-2] for m in tar.getmembers() if m.name.endswith("lib.so")}
+
+
 def test_libraries_replaced_and_rows_unpacked(tmp_path):
     root, back = tmp_path / "repo", tmp_path / "back"
     (root / ".cache").mkdir(parents=True)
     back.mkdir()
-    old = root / ".cache" / "cutlass.tar.xz"
-    old.write_bytes(b"old")
+    old = _libraries(root / ".cache" / "cutlass.tar.xz", ["a"])
     old.chmod(0o444)  # copied from a read-only files_at folder last time
-    (back / "cutlass.tar.xz").write_bytes(b"newer libraries")
+    newer = _libraries(back / "cutlass.tar.xz", ["a", "b"]).read_bytes()
     _tgz(back / "results.tgz", {"results/_scratch/gpu/run/rows/k.parquet": b"row"})
     lines = take_back.take_back(back, root)
-    assert old.read_bytes() == b"newer libraries"
+    assert old.read_bytes() == newer
     assert (root / "results/_scratch/gpu/run/rows/k.parquet").read_bytes() == b"row"
     assert lines[-1] == "results: 1 files into results/_scratch/gpu (carry it to resume)"
 
@@ -92,3 +117,25 @@ def test_libraries_replaced_and_rows_unpacked(tmp_path):
 def test_cli_refuses_a_missing_folder(tmp_path, capsys):
     assert take_back.main([str(tmp_path / "absent")]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_a_cut_short_library_archive_is_merged_not_put_in_place(tmp_path):
+    """Session 52: a call ran out while packing 159 libraries, and the archive it returned ended
+    mid-stream. The carried libraries stay; the returned ones read whole join them; the one the
+    archive ended in is left out (it would load as a truncated lib.so)."""
+    root, back = tmp_path / "repo", tmp_path / "back"
+    (root / ".cache").mkdir(parents=True)
+    back.mkdir()
+    carried = _libraries(root / ".cache" / "cutlass.tar.xz", ["a", "b"])
+    full = _libraries(tmp_path / "full.tar.xz", ["b", "c", "d", "e"], size=20000).read_bytes()
+    (back / "cutlass.tar.xz").write_bytes(full[: len(full) * 3 // 5])  # ends inside "d"
+    line = take_back.take_back(back, root)[0]
+    assert "cut short" in line and "2 carried" in line
+    got = _names(carried)
+    assert got == {"a", "b", "c"}  # "d", where it ended, and "e", after it, left out
+    folders, cut = take_back.library_folders(carried)
+    assert cut is None and set(folders) == got  # whole, and no scratch folder kept
+    for name in got:  # every library kept has its manifest and its whole lib.so
+        files = {Path(m.name).name: data for m, data in folders[name] if m.isfile()}
+        assert files["manifest.json"] == b"{}"
+        assert len(files["lib.so"]) == (64 if name == "a" else 20000)
