@@ -12,7 +12,7 @@ import pyarrow as pa
 
 # Bumped on every change of SCHEMA's columns, each with an entry in harness/schema_history.py
 # (tests/test_schema_history.py checks both): rows of every version stay readable side by side.
-SCHEMA_VERSION = 4  # 4: power_settle_s; 3: the model column (decoder_layer rows); 2: spread guard, stream hold, flush
+SCHEMA_VERSION = 5  # 5: ragged; 4: power_settle_s; 3: model; 2: spread guard, stream hold
 
 _STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(
@@ -40,6 +40,7 @@ SCHEMA = pa.schema(
         ("causal", _BOOL),
         ("kv_layout", _STR),
         ("page_size", _I64),
+        ("ragged", _BOOL),  # attention, paged: sequences of different lengths (null: one length)
         ("phase", _STR),
         ("problem", _STR),
         ("model", _STR),  # decoder_layer: the workload catalog's model key (llama3_8b, ...)

@@ -156,6 +156,15 @@ HISTORY: tuple[ColumnSet, ...] = (
         "seconds a point's call ran before its warm-up until the power limiter settled "
         "(protocol.power_settle_ms, issue 20, 2026-11-25)",
     ),
+    ColumnSet(
+        "5",
+        5,
+        114,
+        "25c6713e6eb982a8f2ce1b0d22d199b766fda882d4a858bd9a0f7042b3859132",
+        ("ragged",),
+        "a paged attention problem's sequences of different lengths (issue 21.3, 2026-11-27); "
+        "null on every row before it and on rows of one length; no committed rows yet",
+    ),
 )
 _BY_FINGERPRINT = {c.fingerprint: c for c in HISTORY}
 

@@ -207,3 +207,65 @@ def test_attention_reference_chunks_agree_with_the_plain_formula(chunk_bytes, ca
     expected = torch.softmax(s, dim=-1) @ vf
     got = attention.attention_reference(q, k, v, causal)
     torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_ragged_lengths_follow_from_the_problem_alone():
+    """Issue 21.3's ragged batch: lengths spread from kv_len down to half of it, shuffled by a
+    fixed seed, so FLOPs, bytes, inputs and every provider agree without seeing the inputs."""
+    p = AttentionProblem(16, 32, 8, 4, 4096, 128, True, "bf16", "paged", 16, ragged=True)
+    lens = p.seq_lens()
+    assert lens == p.seq_lens() and len(lens) == 16
+    assert max(lens) == 4096 and min(lens) == 2048
+    assert lens != sorted(lens) and lens != sorted(lens, reverse=True)  # mixed, not ordered
+    assert sorted(lens) == sorted(4096 - b * 2048 // 15 for b in range(16))
+    one = AttentionProblem(1, 4, 1, 1, 100, 64, True, "bf16", "paged", 16, ragged=True)
+    assert one.seq_lens() == [100]  # one sequence: its length is kv_len
+    short = AttentionProblem(4, 4, 1, 8, 10, 64, True, "bf16", "paged", 16, ragged=True)
+    assert min(short.seq_lens()) == 8  # never below q_len (causal needs kv >= q)
+    same = AttentionProblem(16, 32, 8, 4, 4096, 128, True, "bf16", "paged", 16)
+    assert same.seq_lens() == [4096] * 16
+
+
+def test_ragged_flops_and_bytes_count_each_sequence_by_its_own_length():
+    p = AttentionProblem(3, 4, 2, 2, 40, 64, True, "bf16", "paged", 16, ragged=True)
+    lens = p.seq_lens()
+    assert sorted(lens) == [20, 30, 40]
+    assert p.flops() == 4 * 4 * 64 * sum(causal_pairs(2, n) for n in lens)
+    pages = sum(-(-n // 16) for n in lens)  # 2 + 2 + 3 table entries read
+    assert p.min_bytes() == (2 * (3 * 4 * 2 * 64) + 2 * 2 * sum(lens) * 64) * 2 + pages * 4
+    flat = AttentionProblem(3, 4, 2, 2, 40, 64, False, "bf16", "paged", 16, ragged=True)
+    assert flat.flops() == 4 * 4 * 64 * 2 * sum(lens)
+    uniform = AttentionProblem(3, 4, 2, 2, 40, 64, True, "bf16", "paged", 16)
+    assert uniform.flops() == 4 * 3 * 4 * 64 * causal_pairs(2, 40)  # as before ragged existed
+
+
+def test_ragged_is_a_paged_axis_that_leaves_earlier_keys_alone():
+    from harness.sweep import point_key
+
+    p = AttentionProblem(2, 4, 1, 1, 50, 64, True, "bf16", "paged", 16)
+    assert "ragged" not in p.axes() and "ragged" not in p.label()
+    key = point_key(p, "own-triton", {}, "dev")
+    assert key == "6080ca36021632df0fa7"  # its key before the field existed (at 8bb8d79)
+    r = AttentionProblem(2, 4, 1, 1, 50, 64, True, "bf16", "paged", 16, ragged=True)
+    assert r.axes()["ragged"] is True and r.label().endswith("paged16 ragged bf16")
+    assert point_key(r, "own-triton", {}, "dev") != key
+    with pytest.raises(ValueError, match="ragged"):
+        AttentionProblem(2, 4, 1, 1, 50, 64, True, "bf16", ragged=True).validate()
+
+
+def test_ragged_inputs_and_reference_stop_each_sequence_at_its_length():
+    p = AttentionProblem(3, 4, 2, 2, 37, 64, True, "fp32", "paged", 16, ragged=True)
+    x = p.make_inputs(0, "randn", CPU)
+    lens = p.seq_lens()
+    assert x["cache_seqlens"].tolist() == lens and x["cache_seqlens"].dtype == torch.int32
+    ref = p.reference(x)
+    for b, n in enumerate(lens):
+        k = gather_pages(x["k_cache"], x["block_table"][b : b + 1], n)
+        v = gather_pages(x["v_cache"], x["block_table"][b : b + 1], n)
+        one = attention_reference(x["q"][b : b + 1], k, v, causal=True)
+        torch.testing.assert_close(ref[b : b + 1], one, rtol=0, atol=0)
+    # the tokens past a sequence's length are not attended: poisoning them changes nothing
+    b = lens.index(min(lens))
+    page = x["block_table"][b, min(lens) // 16].item()
+    x["k_cache"][page, min(lens) % 16 :] = float("nan")
+    assert torch.isfinite(p.reference(x)).all()

@@ -66,6 +66,22 @@ def test_fmha_decode_paged_is_own_vs_flashinfer_with_the_gather_strawman():
     assert "strawman" in cfg.sweep.description
 
 
+def test_fmha_decode_serving_is_issue_21_3s_grid():
+    """q_len 1-8, GQA groups of 4 and 8, one length or ragged, pages of 16 and 256, batch >= 16
+    and KV >= 4k: own Triton beside the two vendors that take per-sequence lengths."""
+    cfg = compose_run_config(["sweep=fmha_decode_serving"])
+    pts = expand(OmegaConf.to_container(cfg.sweep.groups), load_all())
+    problems = {p.problem for p in pts}
+    assert {p.q_len for p in problems} == {1, 2, 4, 8}
+    assert {p.q_heads // p.kv_heads for p in problems} == {4, 8}
+    assert {p.ragged for p in problems} == {False, True}
+    assert {p.page_size for p in problems} == {16, 256}
+    assert min(p.batch for p in problems) >= 16 and min(p.kv_len for p in problems) >= 4096
+    assert all(p.kv_layout == "paged" and p.phase == "decode" for p in problems)
+    assert {p.provider for p in pts} == {"own-triton", "flashinfer", "flash-attn-4"}
+    assert len(pts) == 384 <= cfg.sweep.max_points
+
+
 def test_fmha_presets_carry_the_flash_baselines():
     for name in ("fmha_prefill", "fmha_decode"):
         cfg = compose_run_config([f"sweep={name}"])

@@ -5,13 +5,15 @@ Layouts handed to providers:
   dense  k, v  [B, Hkv, Skv, D]
   paged  k_cache, v_cache [num_pages, page_size, Hkv, D] with block_table [B, pages_per_seq]
                (int32, pages shuffled) -- the vLLM / flash-attn paged layout
-  cache_seqlens [B] int32 (= kv_len for every sequence)
-Causal masks use bottom-right alignment: query i attends keys j <= i + (kv_len - q_len).
+  cache_seqlens [B] int32 (= kv_len for every sequence; with ragged, AttentionProblem.seq_lens)
+Causal masks use bottom-right alignment: query i attends keys j <= i + (kv_len - q_len), with
+kv_len the sequence's own length.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -50,6 +52,8 @@ class AttentionProblem(Problem):
     dtype: str = "bf16"
     kv_layout: str = "dense"
     page_size: int = 0  # 0 for dense caches
+    # Paged caches only: sequences of different lengths, as a serving batch holds (seq_lens).
+    ragged: bool = False
 
     @property
     def phase(self) -> str:
@@ -60,6 +64,26 @@ class AttentionProblem(Problem):
     @property
     def pages_per_seq(self) -> int:
         return -(-self.kv_len // self.page_size) if self.kv_layout == "paged" else 0
+
+    def seq_lens(self) -> list[int]:
+        """Each sequence's KV length. kv_len for all; with ragged, spread evenly from kv_len down
+        to half of it (never below q_len), in an order shuffled by a fixed seed: a serving batch
+        mixes long and short requests, and every provider, run and GPU sees the same lengths
+        (they follow from the problem alone, like its FLOPs and bytes)."""
+        if not self.ragged:
+            return [self.kv_len] * self.batch
+        low = max(self.q_len, self.kv_len // 2)
+        steps = max(1, self.batch - 1)
+        lens = [self.kv_len - b * (self.kv_len - low) // steps for b in range(self.batch)]
+        random.Random(self.batch).shuffle(lens)
+        return lens
+
+    def axes(self) -> dict[str, Any]:
+        """Without ragged when it is off, so points measured before it keep their keys."""
+        axes = super().axes()
+        if not self.ragged:
+            del axes["ragged"]
+        return axes
 
     def validate(self) -> None:
         require_positive(
@@ -86,21 +110,27 @@ class AttentionProblem(Problem):
             require_choice("page_size", self.page_size, PAGE_SIZES)
         elif self.page_size:
             raise ValueError(f"page_size: {self.page_size} given for a dense cache; allowed: 0")
+        if self.ragged and self.kv_layout != "paged":
+            raise ValueError("ragged: true needs kv_layout=paged; allowed: false for a dense cache")
 
     def score_pairs(self) -> int:
-        """Computed (query, key) pairs per (batch, q_head)."""
-        return causal_pairs(self.q_len, self.kv_len) if self.causal else self.q_len * self.kv_len
+        """Computed (query, key) pairs per q_head, summed over the batch's sequences."""
+        if self.causal:
+            return sum(causal_pairs(self.q_len, n) for n in self.seq_lens())
+        return self.q_len * sum(self.seq_lens())
 
     def flops(self) -> int:
         """QK^T and PV: 2 matmuls x 2 FLOP per multiply-add, only over computed pairs."""
-        return 4 * self.batch * self.q_heads * self.head_dim * self.score_pairs()
+        return 4 * self.q_heads * self.head_dim * self.score_pairs()
 
     def min_bytes(self) -> int:
-        """Q read, each KV head's K and V read once (GQA shares them), O written, block table read."""
+        """Q read, each KV head's K and V read once (GQA shares them), O written, and the block
+        table's entries for the pages each sequence uses."""
         e = get_dtype(self.dtype).bytes
         q = self.batch * self.q_heads * self.q_len * self.head_dim
-        kv = 2 * self.batch * self.kv_heads * self.kv_len * self.head_dim
-        table = self.batch * self.pages_per_seq * 4
+        lens = self.seq_lens()
+        kv = 2 * self.kv_heads * sum(lens) * self.head_dim
+        table = sum(-(-n // self.page_size) for n in lens) * 4 if self.kv_layout == "paged" else 0
         return (2 * q + kv) * e + table
 
     def tolerance(self) -> float:
@@ -109,6 +139,7 @@ class AttentionProblem(Problem):
     def label(self) -> str:
         mask = " causal" if self.causal else ""
         paged = f" paged{self.page_size}" if self.kv_layout == "paged" else ""
+        paged += " ragged" if self.ragged else ""
         return (
             f"attn b{self.batch} h{self.q_heads}/{self.kv_heads} s{self.q_len}/{self.kv_len} "
             f"d{self.head_dim}{mask}{paged} {self.dtype}"
@@ -126,7 +157,7 @@ class AttentionProblem(Problem):
             self.head_dim,
         )
         q = fill_tensor((B, Hq, Sq, D), dt, fill, gen, device)
-        seqlens = torch.full((B,), Skv, dtype=torch.int32, device=device)
+        seqlens = torch.tensor(self.seq_lens(), dtype=torch.int32, device=device)
         if self.kv_layout == "dense":
             k = fill_tensor((B, Hkv, Skv, D), dt, fill, gen, device)
             v = fill_tensor((B, Hkv, Skv, D), dt, fill, gen, device)
@@ -153,9 +184,15 @@ class AttentionProblem(Problem):
         # (8 KV heads, D 128) needed 2 x 16 GiB of dense copies beside the 32 GiB cache: the
         # H100's 80 GB ran out in the reference, before any kernel ran (fmha_decode_paged).
         q, table = inputs["q"], inputs["block_table"]
+        out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+        if self.ragged:  # one sequence at a time, each gathered to its own length
+            for b, n in enumerate(self.seq_lens()):
+                k = gather_pages(inputs["k_cache"], table[b : b + 1], n)
+                v = gather_pages(inputs["v_cache"], table[b : b + 1], n)
+                out[b : b + 1] = attention_reference(q[b : b + 1], k, v, self.causal)
+            return out
         per_seq = 2 * self.kv_heads * self.kv_len * self.head_dim * q.element_size()
         step = max(1, _REF_CHUNK_BYTES // max(1, per_seq))
-        out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
         for b0 in range(0, self.batch, step):
             rows = table[b0 : b0 + step]
             k = gather_pages(inputs["k_cache"], rows, self.kv_len)

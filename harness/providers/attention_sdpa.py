@@ -107,7 +107,11 @@ for _name in _BACKENDS:
 
 
 def _paged_supports(problem: AttentionProblem, device: DeviceInfo) -> str | None:
-    return None if problem.kv_layout == "paged" else "paged caches only"
+    if problem.kv_layout != "paged":
+        return "paged caches only"
+    if problem.ragged:  # every sequence is gathered to kv_len: the shorter ones would read pad
+        return "gathers every sequence to kv_len: ragged lengths would need a mask per sequence"
+    return None
 
 
 @register(
