@@ -222,6 +222,8 @@ def test_ragged_lengths_follow_from_the_problem_alone():
     assert one.seq_lens() == [100]  # one sequence: its length is kv_len
     short = AttentionProblem(4, 4, 1, 8, 10, 64, True, "bf16", "paged", 16, ragged=True)
     assert min(short.seq_lens()) == 8  # never below q_len (causal needs kv >= q)
+    wide = AttentionProblem(4, 4, 1, 12, 10, 64, False, "bf16", "paged", 16, ragged=True)
+    assert wide.seq_lens() == [10] * 4  # nor above kv_len, which the pages were sized for
     same = AttentionProblem(16, 32, 8, 4, 4096, 128, True, "bf16", "paged", 16)
     assert same.seq_lens() == [4096] * 16
 

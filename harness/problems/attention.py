@@ -67,12 +67,12 @@ class AttentionProblem(Problem):
 
     def seq_lens(self) -> list[int]:
         """Each sequence's KV length. kv_len for all; with ragged, spread evenly from kv_len down
-        to half of it (never below q_len), in an order shuffled by a fixed seed: a serving batch
-        mixes long and short requests, and every provider, run and GPU sees the same lengths
-        (they follow from the problem alone, like its FLOPs and bytes)."""
+        to half of it (not below q_len, not above kv_len), in an order shuffled by a fixed seed:
+        a serving batch mixes long and short requests, and every provider, run and GPU sees the
+        same lengths (they follow from the problem alone, like its FLOPs and bytes)."""
         if not self.ragged:
             return [self.kv_len] * self.batch
-        low = max(self.q_len, self.kv_len // 2)
+        low = min(self.kv_len, max(self.q_len, self.kv_len // 2))  # the pages hold kv_len
         steps = max(1, self.batch - 1)
         lens = [self.kv_len - b * (self.kv_len - low) // steps for b in range(self.batch)]
         random.Random(self.batch).shuffle(lens)
