@@ -91,15 +91,15 @@ def _gemm_supports_for(dtypes: tuple[str, ...], config: GemmConfig | None = None
     library for the problem's dtype and layout."""
 
     def supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
-        from harness_kernels.cutlass.gemm import alignment_problem
+        from harness_kernels.cutlass.gemm import alignment_problem, layout_problem
 
         b_col = problem.layout == "nt"
         if problem.dtype not in dtypes:
             return f"takes {', '.join(dtypes)}"
         if problem.batch != 1:
             return "batched GEMM is not implemented in the own CUTLASS kernels"
-        if problem.dtype == "fp8_e4m3" and not b_col:
-            return "fp8 WGMMA needs both operands K-major: use layout nt"
+        if why := layout_problem(problem.dtype, b_col):
+            return why
         if config is not None and (why := config.unbuildable(problem.dtype, b_col)):
             return why
         return alignment_problem(problem.m, problem.n, problem.k, problem.dtype, b_col)

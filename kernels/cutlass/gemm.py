@@ -45,6 +45,14 @@ MODES = {"heuristic": 0, "data-parallel": 1, "split-k": 2, "stream-k": 3}
 RASTERS = {"heuristic": 0, "along-m": 1, "along-n": 2}  # sm90_gemm.cu's raster codes
 
 
+def layout_problem(dtype: str, b_col: bool) -> str | None:
+    """Why no own CUTLASS config takes `dtype` with B row-major (nn); None when the layout is
+    fine for every config that takes the dtype."""
+    if not b_col and dtype == "fp8_e4m3":
+        return "fp8 WGMMA needs both operands K-major: use layout nt"
+    return None
+
+
 @dataclass(frozen=True)
 class GemmConfig:
     """One kernel configuration; `tile` K is in 16-bit elements (fp8 doubles it and tf32 halves
@@ -83,8 +91,8 @@ class GemmConfig:
         (nn); None when one does."""
         if dtype not in self.dtypes:
             return f"takes {', '.join(self.dtypes)}"
-        if not b_col and dtype == "fp8_e4m3":
-            return "fp8 WGMMA needs both operands K-major: use layout nt"
+        if why := layout_problem(dtype, b_col):
+            return why
         # A row-major B is MN-major in shared memory, whose 128-byte swizzle atom is 64 elements
         # wide: each warpgroup's 160 columns fail CuTe's "Shape Divisibility Condition" (nvcc
         # 13.0, CUTLASS 4.2; found by the prebuild on an H200, session 52). Sweeps run nt.
