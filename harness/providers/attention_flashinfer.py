@@ -18,6 +18,12 @@ than 4 query heads); here, on a GPU, prepare times both (cold L2, as the harness
 the faster, so the baseline is FlashInfer at its best: provider_config records the choice, both
 times (`decode_us`) and what the rule would have picked (`rule_tensor_cores`). Off a GPU (the
 CPU tests) the rule decides.
+The paged prefill wrapper (q_len > 1 over a paged cache: speculative-decoding verification) has
+two backends on Hopper. backend="auto" resolves to fa3, a persistent kernel of 128-row query tiles
+with no KV split, which ran at 420-980 GB/s on the H200 at q_len 2-8 (session 53,
+fmha_decode_serving) where fa2's split-KV kernels, the ones its tensor-core decode uses, ran
+at 3,600. On a GPU prepare times "auto" and "fa2" and keeps the faster: `backend` is the choice,
+`prefill_us` both times and `auto_backend` what FlashInfer would have picked.
 Everything is in FlashInfer's NHD layout: our paged cache already is ([pages, page_size, Hkv,
 D]), and our page table becomes its CSR form (attention_interop.page_table_to_csr, ragged
 lengths included); dense q, k, v are copied token-major in prepare. (The FA3 single-prefill
@@ -143,50 +149,56 @@ def _batched(problem: AttentionProblem, inputs: dict, fi, route: str, config: di
     dev, dt = q.device, q.dtype
     qt = to_tokens(q)  # [B * Sq, Hq, D]
     types = {"q_data_type": dt, "kv_data_type": dt}
-    if route not in ("batch_decode_dense", "batch_decode_paged"):  # decode: one per kernel kind
-        workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=dev)
-        out = torch.empty_like(qt)
+    output = lambda o: tokens_to_ours(o, B)
     if route == "batch_prefill_ragged":
         k, v = to_tokens(inputs["k"]), to_tokens(inputs["v"])  # [B * Skv, Hkv, D]
-        w = fi.BatchPrefillWithRaggedKVCacheWrapper(workspace, "NHD")
+        w = fi.BatchPrefillWithRaggedKVCacheWrapper(_workspace(dev), "NHD")
         qo_indptr = uniform_indptr(B, problem.q_len, dev)
         kv_indptr = uniform_indptr(B, problem.kv_len, dev)
         plan = lambda: w.plan(qo_indptr, kv_indptr, Hq, Hkv, D, causal=problem.causal, **types)
-        run = lambda: w.run(qt, k, v, out=out)
-    elif route == "batch_decode_dense":  # one page per sequence: [B, Skv, Hkv, D]
+        _, plan_s = wall_s(plan, dev)
+        config.update(plan_s=round(plan_s, 3), backend=_backend_of(w))
+        out = torch.empty_like(qt)
+        return (lambda: w.run(qt, k, v, out=out)), output
+    if route == "batch_decode_dense":  # one page per sequence: [B, Skv, Hkv, D]
         S = problem.kv_len
         kv = tuple(to_tokens(inputs[n]).view(B, S, Hkv, D) for n in ("k", "v"))
         indptr = uniform_indptr(B, 1, dev)
         indices = torch.arange(B, dtype=torch.int32, device=dev)
         last = torch.full((B,), S, dtype=torch.int32, device=dev)
         decode = _decode_wrapper(fi, (indptr, indices, last, Hq, Hkv, D, S), types, qt, kv, dev)
-        return _decode_choice(problem, decode, dev, config), lambda o: tokens_to_ours(o, B)
-    else:
-        P = problem.page_size
-        kv = (inputs["k_cache"], inputs["v_cache"])  # NHD pages [pages, P, Hkv, D]
-        indptr, indices, last = page_table_to_csr(inputs["block_table"], inputs["cache_seqlens"], P)
-        if route == "batch_decode_paged":
-            decode = _decode_wrapper(fi, (indptr, indices, last, Hq, Hkv, D, P), types, qt, kv, dev)
-            return _decode_choice(problem, decode, dev, config), lambda o: tokens_to_ours(o, B)
-        else:
-            w = fi.BatchPrefillWithPagedKVCacheWrapper(workspace, "NHD")
-            qo_indptr = uniform_indptr(B, problem.q_len, dev)
-            plan = lambda: w.plan(
-                qo_indptr, indptr, indices, last, Hq, Hkv, D, P, causal=problem.causal, **types
-            )
-        run = lambda: w.run(qt, kv, out=out)
-    _, plan_s = wall_s(plan, dev)
-    config.update(plan_s=round(plan_s, 3), backend=_backend_of(w))
-    return run, lambda o: tokens_to_ours(o, B)
+        return _decode_choice(problem, decode, dev, config), output
+    P = problem.page_size
+    kv = (inputs["k_cache"], inputs["v_cache"])  # NHD pages [pages, P, Hkv, D]
+    indptr, indices, last = page_table_to_csr(inputs["block_table"], inputs["cache_seqlens"], P)
+    if route == "batch_decode_paged":
+        decode = _decode_wrapper(fi, (indptr, indices, last, Hq, Hkv, D, P), types, qt, kv, dev)
+        return _decode_choice(problem, decode, dev, config), output
+    qo_indptr = uniform_indptr(B, problem.q_len, dev)
+    plan_args = (qo_indptr, indptr, indices, last, Hq, Hkv, D, P)
+
+    def prefill(backend: str):
+        w = fi.BatchPrefillWithPagedKVCacheWrapper(_workspace(dev), "NHD", backend=backend)
+        _, plan_s = wall_s(lambda: w.plan(*plan_args, causal=problem.causal, **types), dev)
+        out = torch.empty_like(qt)
+        return (lambda: w.run(qt, kv, out=out)), {
+            "plan_s": round(plan_s, 3),
+            "backend": _backend_of(w),
+        }
+
+    return _prefill_choice(prefill, dev, config), output
+
+
+def _workspace(dev: torch.device) -> torch.Tensor:
+    """A wrapper's float workspace: plan state lives in it, so each wrapper gets its own."""
+    return torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=dev)
 
 
 def _decode_wrapper(fi, plan_args: tuple, types: dict, qt, kv, dev):
-    """make(tc) -> (run, config) for BatchDecodeWithPagedKVCacheWrapper, planned (plan_s):
-    each kernel kind gets its own wrapper and workspace (plan state lives in the workspace)."""
+    """make(tc) -> (run, config) for BatchDecodeWithPagedKVCacheWrapper, planned (plan_s)."""
 
     def make(tc: bool):
-        workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=dev)
-        w = fi.BatchDecodeWithPagedKVCacheWrapper(workspace, "NHD", use_tensor_cores=tc)
+        w = fi.BatchDecodeWithPagedKVCacheWrapper(_workspace(dev), "NHD", use_tensor_cores=tc)
         out = torch.empty_like(qt)
         _, plan_s = wall_s(lambda: w.plan(*plan_args, **types), dev)
         return (lambda: w.run(qt, kv, out=out)), {
@@ -197,6 +209,19 @@ def _decode_wrapper(fi, plan_args: tuple, types: dict, qt, kv, dev):
     return make
 
 
+def _timed(made: dict, device: torch.device) -> dict:
+    """{option: (cold-L2 us or None, run, cfg + first_call_s)} from {option: (run, cfg)}: each
+    run called once (JIT / module load, outside the comparison), then timed if there is a choice."""
+    if len(made) > 1:
+        from harness_kernels.bench_cold import bench_cold  # the own tuners' cold timer
+    timed = {}
+    for option, (run, cfg) in made.items():
+        _, first_s = wall_s(run, device)
+        us = bench_cold(run, device) * 1e3 if len(made) > 1 else None
+        timed[option] = (us, run, dict(cfg, first_call_s=round(first_s, 3)))
+    return timed
+
+
 def _decode_choice(problem: AttentionProblem, make, device: torch.device, config: dict):
     """The faster of FlashInfer's CUDA-core and tensor-core decode on a GPU (the rule's pick
     elsewhere); config gets the choice, both times and the rule's pick. make(tc) -> (run, cfg)."""
@@ -204,22 +229,30 @@ def _decode_choice(problem: AttentionProblem, make, device: torch.device, config
     options = [rule]
     if device.type == "cuda" and problem.q_heads // problem.kv_heads in CUDA_CORE_GROUPS:
         options = [False, True]
-    if len(options) > 1:
-        from harness_kernels.bench_cold import bench_cold  # the own tuners' cold timer
-    timed: dict[bool, tuple] = {}
-    for tc in options:
-        run, cfg = make(tc)
-        _, first_s = wall_s(run, device)  # first call: JIT / module load, outside the comparison
-        us = bench_cold(run, device) * 1e3 if len(options) > 1 else None
-        timed[tc] = (us, run, dict(cfg, first_call_s=round(first_s, 3)))
+    timed = _timed({tc: make(tc) for tc in options}, device)
     tc = min(timed, key=lambda t: timed[t][0]) if len(options) > 1 else rule
-    us, run, cfg = timed[tc]
-    config.update(cfg, use_tensor_cores=tc, rule_tensor_cores=rule)
+    config.update(timed[tc][2], use_tensor_cores=tc, rule_tensor_cores=rule)
     if len(options) > 1:
         config["decode_us"] = {
             ("tensor_cores" if t else "cuda_cores"): round(v[0], 2) for t, v in timed.items()
         }
-    return run
+    return timed[tc][1]
+
+
+def _prefill_choice(make, device: torch.device, config: dict):
+    """The faster of the paged prefill wrapper's "auto" backend and fa2 on a GPU ("auto" alone
+    elsewhere, or where it resolves to fa2); config gets the choice (`backend`), both times
+    (`prefill_us`) and what "auto" resolved to (`auto_backend`). make(backend) -> (run, cfg)."""
+    made = {"auto": make("auto")}
+    auto = made["auto"][1]["backend"]  # resolved by plan()
+    if device.type == "cuda" and auto != "fa2":
+        made["fa2"] = make("fa2")
+    timed = _timed(made, device)
+    pick = min(timed, key=lambda b: timed[b][0]) if len(timed) > 1 else "auto"
+    config.update(timed[pick][2], auto_backend=auto)
+    if len(timed) > 1:
+        config["prefill_us"] = {v[2]["backend"]: round(v[0], 2) for v in timed.values()}
+    return timed[pick][1]
 
 
 @register(

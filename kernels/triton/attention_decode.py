@@ -115,6 +115,7 @@ def prepare_decode(
     min_kv, max_kv = int(cache_seqlens.min()), int(cache_seqlens.max())
     if max_kv > capacity or min_kv < (seq_q if causal else 1):
         raise ValueError(f"cache_seqlens [{min_kv}, {max_kv}] outside [{seq_q}, {capacity}]")
+    fill = length_fill(cache_seqlens)
     sm_scale = 1.0 / math.sqrt(head_dim) if sm_scale is None else float(sm_scale)
     target, sms = target_of(q.device), num_sms(q.device)
     group = h_q // h_kv
@@ -210,6 +211,11 @@ def prepare_decode(
         num_splits,
         device_key(q.device),
     ) + ((repr(configs),) if configs is not None else ())
+    # A ragged batch is tuned apart from one of its longest length (keys of full batches are
+    # unchanged): on the H200 (session 53, fmha_decode_serving) ragged batches reused the split
+    # count tuned for the uniform one, 1 split at batch 16 x 8 KV heads, so the SMs given the
+    # short sequences idled while the longest ran: 0.80-0.86x FlashInfer at KV 16k.
+    key += (f"fill{fill}/8",) if fill < 8 else ()
     # Tiles and split counts are timed together: tuned in two stages (the tile at the first split
     # candidate, then the splits for that tile) the tuner missed the pair that won by 4-5% at
     # batch 16, KV 4k on an H100 (a 64x6-stage tile whole beat 64x3 in 2 splits; session 46,
@@ -252,6 +258,7 @@ def prepare_decode(
         programs=programs * cfg["num_splits"],
         num_sms=sms,
         max_kv_len=max_kv,
+        length_fill=round(float(cache_seqlens.sum()) / (batch * max_kv), 3),
         paged=paged,
         page_size=page_size,
         page_path=page_path,
@@ -269,6 +276,13 @@ def prepare_decode(
         tune_cache_hit=bool(info.get("tune_cache_hit", False)),
     )
     return AttentionLaunch(out, None, config, [build(cfg)])
+
+
+def length_fill(cache_seqlens: torch.Tensor) -> int:
+    """How full a batch's KV is, in eighths of batch x its longest length (8: every sequence of
+    one length). The work a split balances depends on it, so it is part of the tuning key."""
+    total, longest = int(cache_seqlens.sum()), int(cache_seqlens.max())
+    return min(8, round(8 * total / (len(cache_seqlens) * longest)))
 
 
 # ----------------------------------------------------------------------------------------------

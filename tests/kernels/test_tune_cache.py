@@ -604,3 +604,27 @@ def test_a_capped_pair_closer_than_the_noise_is_decided_by_an_interleaved_burst_
     wide = kernel_choice.choose(*other, *rest, capped=True)
     assert (wide.kernel, wide.decided_by) == ("gluon-ws", "capped") and len(order) == 12
     kernel_choice.clear_cache()
+
+
+@needs_interpreter
+def test_a_ragged_decode_batch_tunes_apart_from_a_full_one(monkeypatch, cache):
+    """Lengths spread below the longest change which split count balances the SMs, so a ragged
+    batch gets its own tuning key (session 53: it reused the full batch's 1 split on an H200);
+    a full batch's key is what it was before lengths entered it."""
+    cands = [_cfg(16, 16, 4, 1), _cfg(16, 32, 4, 1)]
+    timed = _fake_attention_gpu(monkeypatch, attention_decode, "decode_configs", cands)
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(4, 4, 1, 64, generator=gen).half()
+    k, v = (torch.randn(4, 2, 128, 64, generator=gen).half() for _ in range(2))
+    full = torch.full((4,), 128, dtype=torch.int32)
+    ragged = torch.tensor([128, 64, 96, 80], dtype=torch.int32)  # 368 / 512: 5.75 eighths
+    assert attention_decode.length_fill(full) == 8 and attention_decode.length_fill(ragged) == 6
+    first = attention_decode.prepare_decode(q, k, v, cache_seqlens=full)
+    n_timed = len(timed)
+    assert "fill" not in first.config["tune_key"] and first.config["length_fill"] == 1.0
+    second = attention_decode.prepare_decode(q, k, v, cache_seqlens=ragged)
+    assert len(timed) == 2 * n_timed and not second.config["tune_cache_hit"]  # tuned again
+    assert second.config["tune_key"] != first.config["tune_key"]
+    assert second.config["length_fill"] == 0.719
+    again = attention_decode.prepare_decode(q, k, v, cache_seqlens=ragged.flip(0))  # same fill
+    assert len(timed) == 2 * n_timed and again.config["tune_cache_hit"]

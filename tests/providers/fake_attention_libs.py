@@ -57,9 +57,10 @@ def install_flashinfer(monkeypatch) -> types.ModuleType:
         return _attend(q, k, v, causal)
 
     class _Wrapper:
-        def __init__(self, workspace, kv_layout="NHD", use_tensor_cores=False):
+        def __init__(self, workspace, kv_layout="NHD", use_tensor_cores=False, backend="auto"):
             assert workspace.dtype == torch.uint8 and kv_layout == "NHD"
             self.use_tensor_cores = use_tensor_cores
+            self.backend = backend
             self.planned = None
 
         def _run_paged(self, q, kv, out, q_per_seq):
@@ -120,7 +121,7 @@ def install_flashinfer(monkeypatch) -> types.ModuleType:
                 causal=causal,
                 qo=qo_indptr,
             )
-            self._backend = "fa3"
+            self._backend = "fa3" if self.backend == "auto" else self.backend  # auto: Hopper's
             fi.calls.append(("batch_prefill_paged", {**kw, "causal": causal}))
 
         def run(self, q, kv, out=None):

@@ -228,3 +228,54 @@ def test_point_engine_checks_and_times_them(registry, monkeypatch, name):
     assert {"version", "prepare_s", "first_call_s"} <= set(config)
     if name == "flashinfer":
         assert config["backend"] == "fa2" and config["api"] == "batch_decode_paged"
+
+
+@pytest.mark.parametrize("fa2_us, pick", [(3.0, "fa2"), (30.0, "fa3")])
+def test_paged_prefill_keeps_the_faster_backend_on_a_gpu(monkeypatch, fa2_us, pick):
+    """q_len > 1 over pages: "auto" (fa3 on Hopper) and fa2 are both planned, called once and
+    timed on a GPU; the faster runs, and provider_config says what "auto" would have run.
+    (The times come from a stand-in cold timer: the choice rule is what is tested here.)"""
+    import harness_kernels.bench_cold as bench
+
+    made = []
+
+    def make(backend: str):
+        made.append(backend)
+        resolved = "fa3" if backend == "auto" else backend
+        return (lambda: resolved), {"plan_s": 0.0, "backend": resolved}
+
+    times = {"fa3": 10.0, "fa2": fa2_us}  # us
+    monkeypatch.setattr(bench, "bench_cold", lambda run, device: times[run()] / 1e3)
+    monkeypatch.setattr(attention_flashinfer, "wall_s", lambda fn, device: (fn(), 0.0))
+    config: dict = {}
+    run = attention_flashinfer._prefill_choice(make, torch.device("cuda"), config)
+    assert made == ["auto", "fa2"] and run() == pick
+    assert config["backend"] == pick and config["auto_backend"] == "fa3"
+    assert config["prefill_us"] == {"fa3": 10.0, "fa2": fa2_us}
+    # off a GPU, or where "auto" is already fa2: one wrapper, no times
+    for device, auto in ((torch.device("cpu"), "fa3"), (torch.device("cuda"), "fa2")):
+        asked = []
+
+        def one(backend: str, auto=auto, asked=asked):
+            asked.append(backend)
+            return (lambda: auto), {"plan_s": 0.0, "backend": auto}
+
+        config = {}
+        run = attention_flashinfer._prefill_choice(one, device, config)
+        assert asked == ["auto"] and run() == auto
+        assert config["backend"] == config["auto_backend"] == auto
+        assert "prefill_us" not in config
+
+
+def test_paged_prefill_route_plans_auto_off_a_gpu(registry, monkeypatch):
+    """Off a GPU the paged prefill route plans one wrapper, backend "auto"."""
+    install_fa4(monkeypatch)
+    fi = install_flashinfer(monkeypatch)
+    problem = paged(q_len=4)
+    inputs = problem.make_inputs(1, "randn", torch.device("cpu"))
+    prepared = _prepared(registry, "flashinfer", problem, inputs)
+    assert [c[0] for c in fi.calls] == ["batch_prefill_paged"]
+    cfg = prepared.config
+    assert cfg["api"] == "batch_prefill_paged" and cfg["backend"] == cfg["auto_backend"] == "fa3"
+    out = prepared.output(prepared.run())
+    assert problem.check(out, problem.reference(inputs)).ok

@@ -1,0 +1,88 @@
+"""Print a paged-decode run against issue 21.3's two bars: own GB/s as a fraction of the GPU's
+measured HBM read ceiling, and own time against the fastest vendor row of the same point.
+
+    python3 scripts/decode_serving_table.py RUN_DIR [--ceilings DIR] [--own own-triton]
+
+One line per (q_len, GQA group, ragged) slice, geomean over its points (pages, batch, KV
+length), then the whole run. The ceiling is the `hbm_read_gbps` row of a ceilings run (default:
+RUN_DIR's sibling `ceilings`, which must come from the same GPU model). A ratio above 1 means
+own is faster (fastest vendor time / own time, same point, same run).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from harness.measure.stats import geomean
+from harness.store import read_rows
+
+SLICE = ["q_len", "group", "ragged"]
+POINT = ["q_len", "group", "ragged", "page_size", "batch", "kv_len"]
+
+
+def hbm_read_gbps(ceilings_dir: Path) -> float:
+    rows = read_rows(str(ceilings_dir))
+    hit = rows[(rows["metric"] == "hbm_read_gbps") & (rows["status"] == "ok")]
+    if hit.empty:
+        raise SystemExit(f"no hbm_read_gbps row in {ceilings_dir}")
+    return float(hit["gbps"].max())
+
+
+def table(rows: pd.DataFrame, own: str, ceiling: float) -> pd.DataFrame:
+    rows = rows[(rows["op"] == "attention") & (rows["status"] == "ok")].copy()
+    rows["group"] = rows["q_heads"] // rows["kv_heads"]
+    # schema 5 drops `ragged` from rows of one length (None): those are not ragged
+    rows["ragged"] = rows["ragged"].fillna(False).astype(bool)
+    wide = rows.pivot_table(index=POINT, columns="provider", values="latency_ms_median")
+    gbps = rows[rows["provider"] == own].set_index(POINT)["gbps"]
+    vendors = [c for c in wide.columns if c != own]
+    out = pd.DataFrame(
+        {
+            "own_gbps": gbps,
+            "ceiling_frac": gbps / ceiling,
+            "vs_best": wide[vendors].min(axis=1) / wide[own],
+            "best": wide[vendors].idxmin(axis=1),
+        }
+    ).dropna(subset=["own_gbps", "vs_best"])
+    return out
+
+
+def summarize(points: pd.DataFrame) -> pd.DataFrame:
+    def one(g: pd.DataFrame) -> pd.Series:
+        return pd.Series(
+            {
+                "points": len(g),
+                "own_gbps": round(geomean(g["own_gbps"]), 0),
+                "of_ceiling": round(geomean(g["ceiling_frac"]), 3),
+                ">=90%": int((g["ceiling_frac"] >= 0.9).sum()),
+                "vs_fastest_vendor": round(geomean(g["vs_best"]), 3),
+                "min": round(g["vs_best"].min(), 3),
+                ">=1.00x": int((g["vs_best"] >= 1.0).sum()),
+                "fastest_vendor": g["best"].mode().iat[0],
+            }
+        )
+
+    by_slice = points.groupby(SLICE).apply(one)
+    whole = one(points).to_frame(("all", "", "")).T
+    whole.index.names = SLICE
+    return pd.concat([by_slice, whole])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run_dir", type=Path)
+    ap.add_argument("--ceilings", type=Path, default=None)
+    ap.add_argument("--own", default="own-triton")
+    a = ap.parse_args()
+    ceiling = hbm_read_gbps(a.ceilings or a.run_dir.parent / "ceilings")
+    points = table(read_rows(str(a.run_dir)), a.own, ceiling)
+    print(f"{a.run_dir}: {a.own}, HBM read ceiling {ceiling:,.0f} GB/s (measured)")
+    with pd.option_context("display.width", 200, "display.max_rows", 200):
+        print(summarize(points).to_string())
+
+
+if __name__ == "__main__":
+    main()
