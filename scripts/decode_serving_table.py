@@ -39,6 +39,7 @@ def table(rows: pd.DataFrame, own: str, ceiling: float) -> pd.DataFrame:
     wide = rows.pivot_table(index=POINT, columns="provider", values="latency_ms_median")
     gbps = rows[rows["provider"] == own].set_index(POINT)["gbps"]
     vendors = [c for c in wide.columns if c != own]
+    wide = wide[wide[vendors].notna().any(axis=1) & wide[own].notna()]  # points with both
     out = pd.DataFrame(
         {
             "own_gbps": gbps,
@@ -46,7 +47,7 @@ def table(rows: pd.DataFrame, own: str, ceiling: float) -> pd.DataFrame:
             "vs_best": wide[vendors].min(axis=1) / wide[own],
             "best": wide[vendors].idxmin(axis=1),
         }
-    ).dropna(subset=["own_gbps", "vs_best"])
+    ).dropna(subset=["vs_best"])
     return out
 
 

@@ -1,0 +1,57 @@
+"""scripts/decode_serving_table.py: own paged decode per (q_len, GQA group, ragged) slice against
+the measured HBM read ceiling and the fastest vendor row of each point."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "decode_serving_table.py"
+spec = importlib.util.spec_from_file_location("decode_serving_table", SCRIPT)
+serving = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(serving)
+
+
+def _row(provider: str, ms: float, gbps: float, ragged=None, q_len=1, kv_heads=8) -> dict:
+    return dict(
+        op="attention",
+        status="ok",
+        provider=provider,
+        q_len=q_len,
+        q_heads=32,
+        kv_heads=kv_heads,
+        ragged=ragged,  # None: a row of one length (schema 5 leaves the axis out)
+        page_size=16,
+        batch=16,
+        kv_len=4096,
+        latency_ms_median=ms,
+        gbps=gbps,
+    )
+
+
+def test_slices_ceiling_fraction_and_the_fastest_vendor():
+    rows = pd.DataFrame(
+        [
+            _row("own-triton", 0.10, 4500.0),
+            _row("flashinfer", 0.11, 4100.0),
+            _row("flash-attn-4", 0.12, 3800.0),
+            _row("own-triton", 0.20, 2500.0, ragged=True),
+            _row("flashinfer", 0.16, 3100.0, ragged=True),
+            _row("flash-attn-4", 0.30, 1700.0, ragged=True),
+            _row("own-triton", 0.05, 4000.0, q_len=4, kv_heads=4),  # no vendor row: left out
+        ]
+    )
+    points = serving.table(rows, "own-triton", 5000.0)
+    assert len(points) == 2  # the point without a vendor row has no ratio
+    full = points.loc[(1, 4, False, 16, 16, 4096)]
+    assert full["ceiling_frac"] == pytest.approx(0.9) and full["best"] == "flashinfer"
+    assert full["vs_best"] == pytest.approx(1.1)
+    ragged = points.loc[(1, 4, True, 16, 16, 4096)]
+    assert ragged["vs_best"] == pytest.approx(0.8) and ragged["best"] == "flashinfer"
+    summary = serving.summarize(points)
+    assert summary.loc[(1, 4, False), ">=90%"] == 1 and summary.loc[(1, 4, True), ">=1.00x"] == 0
+    whole = summary.loc[("all", "", "")]
+    assert whole["points"] == 2 and whole["vs_fastest_vendor"] == pytest.approx(0.938, abs=1e-3)
