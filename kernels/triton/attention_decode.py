@@ -115,7 +115,8 @@ def prepare_decode(
     min_kv, max_kv = int(cache_seqlens.min()), int(cache_seqlens.max())
     if max_kv > capacity or min_kv < (seq_q if causal else 1):
         raise ValueError(f"cache_seqlens [{min_kv}, {max_kv}] outside [{seq_q}, {capacity}]")
-    fill = length_fill(cache_seqlens)
+    total_kv = int(cache_seqlens.sum())
+    fill = length_fill(total_kv, batch, max_kv)
     sm_scale = 1.0 / math.sqrt(head_dim) if sm_scale is None else float(sm_scale)
     target, sms = target_of(q.device), num_sms(q.device)
     group = h_q // h_kv
@@ -258,7 +259,7 @@ def prepare_decode(
         programs=programs * cfg["num_splits"],
         num_sms=sms,
         max_kv_len=max_kv,
-        length_fill=round(float(cache_seqlens.sum()) / (batch * max_kv), 3),
+        length_fill=round(total_kv / (batch * max_kv), 3),
         paged=paged,
         page_size=page_size,
         page_path=page_path,
@@ -278,11 +279,10 @@ def prepare_decode(
     return AttentionLaunch(out, None, config, [build(cfg)])
 
 
-def length_fill(cache_seqlens: torch.Tensor) -> int:
+def length_fill(total_kv: int, batch: int, longest: int) -> int:
     """How full a batch's KV is, in eighths of batch x its longest length (8: every sequence of
     one length). The work a split balances depends on it, so it is part of the tuning key."""
-    total, longest = int(cache_seqlens.sum()), int(cache_seqlens.max())
-    return min(8, round(8 * total / (len(cache_seqlens) * longest)))
+    return min(8, round(8 * total_kv / (batch * longest)))
 
 
 # ----------------------------------------------------------------------------------------------

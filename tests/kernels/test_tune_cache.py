@@ -618,7 +618,8 @@ def test_a_ragged_decode_batch_tunes_apart_from_a_full_one(monkeypatch, cache):
     k, v = (torch.randn(4, 2, 128, 64, generator=gen).half() for _ in range(2))
     full = torch.full((4,), 128, dtype=torch.int32)
     ragged = torch.tensor([128, 64, 96, 80], dtype=torch.int32)  # 368 / 512: 5.75 eighths
-    assert attention_decode.length_fill(full) == 8 and attention_decode.length_fill(ragged) == 6
+    fill = attention_decode.length_fill
+    assert fill(int(full.sum()), 4, 128) == 8 and fill(int(ragged.sum()), 4, 128) == 6
     first = attention_decode.prepare_decode(q, k, v, cache_seqlens=full)
     n_timed = len(timed)
     assert "fill" not in first.config["tune_key"] and first.config["length_fill"] == 1.0
