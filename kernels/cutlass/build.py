@@ -37,15 +37,13 @@ from pathlib import Path
 SOURCE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = SOURCE_DIR.parent.parent
 SUBMODULE_INCLUDE = REPO_ROOT / "third_party" / "cutlass" / "include"
-BASE_FLAGS = (
-    "-std=c++17",
-    "-O3",
-    "-DNDEBUG",
-    "--expt-relaxed-constexpr",
+DEVICE_FLAGS = ("-std=c++17", "-O3", "-DNDEBUG", "--expt-relaxed-constexpr")
+HOST_FLAGS = (
     "-shared",
     "-Xcompiler=-fPIC,-fvisibility=hidden",
     "-cudart=static",  # the library carries its runtime: loading it needs only the driver
 )
+BASE_FLAGS = (*DEVICE_FLAGS, *HOST_FLAGS)
 NVCC_TIMEOUT_S = 900
 
 
@@ -100,6 +98,10 @@ class KernelSpec:
         gencode = [f"-gencode=arch=compute_{a[3:]},code={a}" for a in self.archs]
         defines = [f"-D{k}={v}" for k, v in self.defines]
         return [*BASE_FLAGS, *self.extra_flags, *gencode, *defines]
+
+    def device_flags(self) -> list[str]:
+        """flags() without the host-side ones: what compiles the device code alone."""
+        return [f for f in self.flags() if f not in HOST_FLAGS]
 
     def partial_key(self) -> str:
         """Hash of everything knowable without headers or nvcc: sources, flags, archs."""
@@ -287,6 +289,13 @@ def lookup(spec: KernelSpec) -> Built | None:
     return Built(entry / "lib.so", manifest)
 
 
+def _nvcc_failure(spec: KernelSpec, stderr: str) -> BuildError:
+    """The error for a failed compile: its first line that says "error" (or its last line)."""
+    errors = [ln for ln in stderr.splitlines() if "error" in ln.lower()]
+    first = errors[0] if errors else (stderr.strip().splitlines() or ["?"])[-1]
+    return BuildError(f"nvcc failed for {spec.label or spec.source}: {first.strip()}")
+
+
 def build(spec: KernelSpec, *, force: bool = False) -> Built:
     """The cached library for `spec`, compiling it first when missing or corrupt."""
     if not force and (hit := lookup(spec)) is not None:
@@ -313,9 +322,7 @@ def build(spec: KernelSpec, *, force: bool = False) -> Built:
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT_S)
         if proc.returncode != 0:
-            errors = [ln for ln in proc.stderr.splitlines() if "error" in ln.lower()]
-            first = errors[0] if errors else (proc.stderr.strip().splitlines() or ["?"])[-1]
-            raise BuildError(f"nvcc failed for {spec.label or spec.source}: {first.strip()}")
+            raise _nvcc_failure(spec, proc.stderr)
         manifest = {
             "label": spec.label,
             "source": spec.source,
@@ -358,6 +365,31 @@ def build_many(specs: Iterable[KernelSpec], max_workers: int | None = None) -> d
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return dict(zip(unique, pool.map(one, unique), strict=True))
+
+
+def device_code(spec: KernelSpec, dest: Path) -> Path:
+    """Compile only the device code of `spec` into the fatbin `dest` (SASS for every arch of the
+    spec, no cache): for reading the SASS without the host half of a build. The host half
+    (cudafe++ and the host compiler over the CUTLASS headers) is about half of a library's
+    compile time, so tests that only read instructions build this instead."""
+    if why := toolchain_problem():
+        raise BuildError(f"cannot build {spec.label or spec.source}: {why}")
+    headers, nvcc = find_headers(), find_nvcc()
+    assert headers is not None and nvcc is not None
+    cmd = [
+        str(nvcc),
+        *spec.device_flags(),
+        f"-I{headers.include}",
+        f"-I{SOURCE_DIR}",
+        str(SOURCE_DIR / spec.source),
+        "-fatbin",
+        "-o",
+        str(dest),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT_S)
+    if proc.returncode != 0:
+        raise _nvcc_failure(spec, proc.stderr)
+    return dest
 
 
 # ---- loading ------------------------------------------------------------------------------------

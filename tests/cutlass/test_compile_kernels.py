@@ -1,6 +1,7 @@
 """Every own-CUTLASS .cu file compiles for its targets, and the SASS holds the instructions the
 design is about: HGMMA + TMA on sm_90a, HMMA + cp.async + ldmatrix on sm_80 and sm_90.
-(One build per .cu file per session, from the `kernel_builds` fixture; ~2-3 min on 2 cores.)"""
+(One build per .cu file per session, from the `kernel_builds` fixture: device code alone
+where only the SASS is read.)"""
 
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ def count(text: str, pattern: str) -> int:
 
 
 def test_sm90_gemm_is_tma_wgmma_warp_specialized(kernel_builds, sass_of):
-    built = kernel_builds["sm90_gemm"]
-    sass = sass_of(built.path)
+    sass = sass_of(kernel_builds["sass"]["sm90_gemm"])
     assert set(sass) == {"sm_90a"}
     text = sass["sm_90a"]
     # WGMMA at the tile's full width: one 64x160 instruction per K step, not five 64x32 ones
@@ -35,7 +35,7 @@ def test_sm90_tf32_nn_gemm_reads_b_through_registers(kernel_builds, sass_of):
     and CUTLASS's register-A mainloop feeds B^T (the MN-major operand) from registers: the A
     operand of every TF32 HGMMA is a register, loaded from shared memory by LDS (the transposing
     read), and the K-major one still arrives by TMA and is read by descriptor."""
-    text = sass_of(kernel_builds["sm90_gemm_tf32_nn"].path)["sm_90a"]
+    text = sass_of(kernel_builds["sass"]["sm90_gemm_tf32_nn"])["sm_90a"]
     assert count(text, r"\bHGMMA\.64x256x8\.F32\.TF32 R\d+, R\d+, gdesc") > 0
     assert count(text, r"\bHGMMA\.\S+ R\d+, gdesc") == 0  # no shared-memory-only form
     assert count(text, r"\bLDS\b") > 0 and count(text, r"\bUTMALDG") > 0
@@ -43,7 +43,7 @@ def test_sm90_tf32_nn_gemm_reads_b_through_registers(kernel_builds, sass_of):
 
 
 def test_sm80_gemm_is_cp_async_mma_sync_on_both_targets(kernel_builds, sass_of):
-    sass = sass_of(kernel_builds["sm80_gemm"].path)
+    sass = sass_of(kernel_builds["sass"]["sm80_gemm"])
     assert set(sass) == {"sm_80", "sm_90"}
     for arch, text in sass.items():
         assert count(text, r"\bHMMA\.16816\.F32\.BF16") > 0, arch
@@ -53,7 +53,7 @@ def test_sm80_gemm_is_cp_async_mma_sync_on_both_targets(kernel_builds, sass_of):
 
 
 def test_fmha_is_cute_mma_sync_on_both_targets(kernel_builds, sass_of):
-    sass = sass_of(kernel_builds["fmha_sm80"].path)
+    sass = sass_of(kernel_builds["sass"]["fmha_sm80"])
     assert set(sass) == {"sm_80", "sm_90"}
     for arch, text in sass.items():
         assert count(text, r"\bHMMA\.16816\.F32\.BF16") > 0, arch
@@ -65,7 +65,7 @@ def test_fmha_is_cute_mma_sync_on_both_targets(kernel_builds, sass_of):
 def test_fmha_sm90_is_wgmma_with_p_from_registers(kernel_builds, sass_of):
     """The wgmma rung: HGMMA for both products (S = Q K^T 64x64, O += P V 64xD), cp.async
     loads, exp2 on MUFU, and no local-memory spills of the 256-thread CTA."""
-    sass = sass_of(kernel_builds["fmha_sm90"].path)
+    sass = sass_of(kernel_builds["sass"]["fmha_sm90"])
     assert set(sass) == {"sm_90a"}
     text = sass["sm_90a"]
     assert count(text, r"\bHGMMA\.64x64x16\.F32\.BF16") > 0  # Q K^T, both operands in smem
@@ -80,7 +80,7 @@ def test_fmha_sm90_ws_is_fa3_shaped(kernel_builds, sass_of):
     between the producer and the consumer warpgroups, the ping-pong token (named barriers with
     256 threads), 64x128 wgmmas for both products at D 128, a wait that leaves one wgmma batch
     in flight (P V still running while the softmax of the next scores starts), no spills."""
-    sass = sass_of(kernel_builds["fmha_sm90_ws"].path)
+    sass = sass_of(kernel_builds["sass"]["fmha_sm90_ws"])
     assert set(sass) == {"sm_90a"}
     text = sass["sm_90a"]
     assert count(text, r"\bUTMALDG\.4D") > 0
@@ -101,7 +101,7 @@ def test_fmha_softmax_exp2_is_one_sfu_op_per_score(kernel_builds, sass_of):
     FMHA kernel that shares the softmax."""
     range_check = r"\bFSETP\.\w+(\.\w+)* P\d+, PT, R\d+(\.reuse)?, -126"
     for name in ("fmha_sm90_ws", "fmha_sm90", "fmha_sm80"):
-        for arch, text in sass_of(kernel_builds[name].path).items():
+        for arch, text in sass_of(kernel_builds["sass"][name]).items():
             assert count(text, r"\bMUFU\.EX2") > 0, (name, arch)
             assert count(text, range_check) == 0, (name, arch)
 
@@ -112,15 +112,16 @@ def test_fmha_register_layout_conversions_hold_for_every_thread(kernel_builds):
 
 
 def test_libraries_export_the_c_abi_and_describe_themselves(kernel_builds):
+    """A GEMM library and an FMHA one (the two ABIs; common.h's HK_EXPORT makes every .cu's
+    symbols visible the same way) load without a GPU and describe what they compiled."""
     expect = {
         "sm90_gemm": ("hk_gemm_plan", "hk_gemm_run", "hk_gemm_workspace", "hk_gemm_destroy"),
-        "sm80_gemm": ("hk_gemm_plan", "hk_gemm_run", "hk_gemm_workspace", "hk_gemm_destroy"),
-        "fmha_sm80": ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy"),
         "fmha_sm90": ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy"),
-        "fmha_sm90_ws": ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy"),
     }
+    libraries = kernel_builds["libraries"]
+    assert set(libraries) == set(expect)
     for name, symbols in expect.items():
-        built = kernel_builds[name]
+        built = libraries[name]
         lib = ctypes.CDLL(str(built.path))  # loads on a machine without a GPU: static cudart
         for sym in (*symbols, "hk_describe", "hk_status_string"):
             assert hasattr(lib, sym), (name, sym)
@@ -128,9 +129,26 @@ def test_libraries_export_the_c_abi_and_describe_themselves(kernel_builds):
         assert info["kernel"] == name
         assert info["cutlass"] == built.manifest["cutlass_version"]
         assert built.manifest["header_source"] in ("env", "submodule", "wheel")
-    info = build.describe(ctypes.CDLL(str(kernel_builds["sm90_gemm"].path)))
+    info = build.describe(ctypes.CDLL(str(libraries["sm90_gemm"].path)))
     assert (info["tile"], info["cluster"], info["schedule"]) == (
         "128x160x64",
         "2x1x1",
         "cooperative",
     )
+
+
+def test_every_source_exports_its_abi_with_hk_export():
+    """The sources the ABI test does not load (their SASS is built as device code alone) declare
+    the same entry points through the same macro, so what loads for one loads for all."""
+    gemm = ("hk_gemm_plan", "hk_gemm_run", "hk_gemm_workspace", "hk_gemm_destroy")
+    fmha = ("hk_fmha_plan", "hk_fmha_run", "hk_fmha_destroy")
+    for source, symbols in {
+        "sm80_gemm.cu": gemm,
+        "sm90_gemm.cu": gemm,
+        "fmha_sm80.cu": fmha,
+        "fmha_sm90.cu": fmha,
+        "fmha_sm90_ws.cu": fmha,
+    }.items():
+        text = (build.SOURCE_DIR / source).read_text()
+        for sym in (*symbols, "hk_describe", "hk_status_string"):
+            assert re.search(rf"\bHK_EXPORT\b[^;{{]*\b{sym}\(", text), (source, sym)
