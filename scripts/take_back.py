@@ -19,7 +19,11 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
   merged into the carried ones, and the one being read when it ended is left out.
 - `results.tgz` (`tar czf ... results/_scratch/<folder>`): unpacked into the tree. A run cut
   short resumes on a fresh machine only if `carry` names `results/_scratch/<folder>`: the folder
-  is git-ignored, so it is not carried otherwise.
+  is git-ignored, so it is not carried otherwise. The returned copy of a run is the machine's
+  whole run, so a local folder of that run holding row files the returned one lacks holds
+  another machine's rows: it is moved aside (`<run>.aside-<n>`, said so) before unpacking, not
+  merged. Session 54 merged an H200's 374 rows, left from session 53, with an H100's 384 under one
+  run folder that way.
 Needs only the standard library.
 """
 
@@ -164,6 +168,27 @@ def take_back_libraries(libs: Path, target: Path) -> str:
     )
 
 
+def set_aside_other_rows(root: Path, names: list[str]) -> list[str]:
+    """Move aside each local run folder (one with run.json in the archive `names`) whose row files
+    are not all in the archive: those rows came from another machine or an earlier start."""
+    returned = set(names)
+    lines = []
+    for run_json in sorted(n for n in names if Path(n).name == "run.json"):
+        folder = root / Path(run_json).parent
+        local = {f"{Path(run_json).parent}/rows/{p.name}" for p in folder.glob("rows/*.parquet")}
+        if not (other := local - returned):
+            continue
+        n = 1
+        while (aside := folder.with_name(f"{folder.name}.aside-{n}")).exists():
+            n += 1
+        folder.rename(aside)
+        lines.append(
+            f"{folder.relative_to(root)}: {len(other)} local row files are not in the returned "
+            f"run (another machine's, or an earlier start's): moved to {aside.relative_to(root)}"
+        )
+    return lines
+
+
 def take_back(files_at: Path, root: Path) -> list[str]:
     cache_dir = root / ".cache"
     cache_dir.mkdir(exist_ok=True)
@@ -175,6 +200,7 @@ def take_back(files_at: Path, root: Path) -> list[str]:
     if (results := files_at / "results.tgz").is_file():
         with tarfile.open(results) as tar:
             names = [m.name for m in tar.getmembers() if m.isfile()]
+            lines += set_aside_other_rows(root, names)
             tar.extractall(root, filter="data")  # no absolute paths or links out of the tree
         folders = sorted({"/".join(Path(n).parts[:3]) for n in names})
         lines.append(f"results: {len(names)} files into {', '.join(folders)} (carry it to resume)")

@@ -114,6 +114,33 @@ def test_libraries_replaced_and_rows_unpacked(tmp_path):
     assert lines[-1] == "results: 1 files into results/_scratch/gpu (carry it to resume)"
 
 
+def test_a_returned_run_extends_its_own_rows_and_sets_another_machines_aside(tmp_path):
+    """A run whose local row files are all in the returned archive (the same machine, resumed)
+    takes the new rows in place; one holding rows the archive lacks (another machine started the
+    run again) is moved aside first, so two GPUs' rows never share a run folder."""
+    root, back = tmp_path / "repo", tmp_path / "back"
+    run = "results/_scratch/gpu/run"
+    (root / run / "rows").mkdir(parents=True)
+    (root / run / "rows" / "a.parquet").write_bytes(b"first call")
+    (root / run / "run.json").write_text("{}")
+    back.mkdir()
+    same = {f"{run}/run.json": b"{}", f"{run}/rows/a.parquet": b"first call"}
+    _tgz(back / "results.tgz", {**same, f"{run}/rows/b.parquet": b"second call"})
+    lines = take_back.take_back(back, root)
+    assert sorted(p.name for p in (root / run / "rows").iterdir()) == ["a.parquet", "b.parquet"]
+    assert not list(root.glob(f"{run}.aside-*")) and len(lines) == 1
+
+    _tgz(back / "results.tgz", {f"{run}/run.json": b"{}", f"{run}/rows/c.parquet": b"elsewhere"})
+    lines = take_back.take_back(back, root)
+    assert [p.name for p in (root / run / "rows").iterdir()] == ["c.parquet"]
+    aside = root / f"{run}.aside-1"
+    assert sorted(p.name for p in (aside / "rows").iterdir()) == ["a.parquet", "b.parquet"]
+    assert lines[0] == (
+        f"{run}: 2 local row files are not in the returned run (another machine's, or an "
+        f"earlier start's): moved to {run}.aside-1"
+    )
+
+
 def test_cli_refuses_a_missing_folder(tmp_path, capsys):
     assert take_back.main([str(tmp_path / "absent")]) == 2
     assert "no such folder" in capsys.readouterr().err
