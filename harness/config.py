@@ -70,6 +70,9 @@ class RunConfig:
     isolate: bool = _key(True, "measure in a child process: a point that kills it is an error row")
     progress: bool = _key(True, "a progress bar on stderr")
     dry_run: bool = _key(False, "list the points and exit")
+    tune_only: bool = _key(
+        False, "run the tune pass alone: own tuners' choices go to the disk cache, nothing is timed"
+    )
     # ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)
     devices: Any = _key(None, "all, or indices [0,1,3]: one worker per device, one merged run")
     # Set for workers, and for cluster jobs: one job per shard, see configs/hydra/launcher/.

@@ -192,6 +192,7 @@ class RunPlan:
     done_statuses: tuple[str, ...] | None  # row statuses that count as finished; None: any
     record: dict  # what a resume must share with the run (resume_record; run.json's plan)
     allow_mixed: bool  # a resume whose record differs is allowed (and recorded as mixed)
+    tune_only: bool  # prepare the pending own points (their tuners fill the disk cache); time none
     config_yaml: str  # the resolved config, written beside the rows as config.yaml
 
     @property
@@ -224,5 +225,6 @@ def run_plan(cfg: DictConfig) -> RunPlan:
         done_statuses=None if cfg.rerun_failed is False else ("ok", "wrong", "skipped"),
         record=resume_record(cfg, points),
         allow_mixed=bool(cfg.allow_mixed),
+        tune_only=bool(cfg.tune_only),
         config_yaml=OmegaConf.to_yaml(cfg, resolve=True),
     )

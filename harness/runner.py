@@ -116,8 +116,9 @@ def _start_up(plan: RunPlan, out) -> None:
 def _isolate(plan: RunPlan) -> bool:
     """Measure in a child? isolate=true (the default) and points left of one rank (points of
     more ranks run in rank processes of their own). Never without the overrides, which are
-    how a child is told the config: the caller asks that first."""
-    if not plan.isolate:
+    how a child is told the config: the caller asks that first. A tune_only run times nothing,
+    so it prepares here."""
+    if not plan.isolate or plan.tune_only:
         return False
     finished = store.finished_keys(plan.run_path, plan.done_statuses)
     return any(world_size_of(p.problem) == 1 for k, p in plan.mine.items() if k not in finished)
@@ -195,9 +196,17 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
     )
     try:
         pretuned = tune_first(
-            todo, registry, device, protocol, run_path, plan.shard_index, out, plan.point_timeout_s
+            todo,
+            registry,
+            device,
+            protocol,
+            run_path,
+            plan.shard_index,
+            out,
+            plan.point_timeout_s,
+            force=plan.tune_only,
         )
-        for key, point in todo:
+        for key, point in [] if plan.tune_only else todo:
             bar.set_postfix_str(point.label(), refresh=True)
             inflight.write_marker(run_path, plan.shard_index, key, point.label())
             row = measure_point(
@@ -216,5 +225,8 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
     finally:  # only a process that dies leaves its marker: an exception or a signal is no crash
         marker.unlink(missing_ok=True)
         bar.close()
+    if plan.tune_only:  # nothing timed: the points stay pending for the run that times them
+        runrecord.finish(run_path, 0, {}, meta_name=meta_name)  # its overrides say tune_only
+        return RunResult(run_path, len(plan.mine), 0, len(plan.mine) - pending, {})
     runrecord.finish(run_path, pending, statuses, meta_name=meta_name)
     return RunResult(run_path, len(plan.mine), pending, len(plan.mine) - pending, statuses)

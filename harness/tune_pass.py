@@ -52,11 +52,13 @@ def tune_first(
     shard_index: int,
     out,
     timeout_s: float | None = None,
+    force: bool = False,
 ) -> set[str]:
     """Prepare each pending own point once on the inputs its correctness check will draw; the
     keys whose prepare succeeded (a failed one tunes again inside its point). Nothing on the
-    CPU (no tuner times there) or with tune_first off."""
-    if not protocol.tune_first or not device.is_gpu:
+    CPU (no tuner times there) or with tune_first off, unless `force` (tune_only=true: the
+    pass is all that is asked for, so it runs and reports on a CPU too)."""
+    if not force and (not protocol.tune_first or not device.is_gpu):
         return set()
     chosen = own_points(todo, registry, device)
     if not chosen:

@@ -108,6 +108,54 @@ def test_the_runner_runs_the_pass_before_the_first_timed_point(monkeypatch, tmp_
     assert sorted(marked) == [False] * (len(marked) - 1) + [True]
 
 
+def test_forced_the_pass_runs_on_the_cpu_and_with_it_turned_off(monkeypatch, tmp_path):
+    """tune_only=true forces the pass: it is all that run asks for."""
+    prepared: list = []
+    registry, _ = _setup(monkeypatch, prepared)
+    registry.add(Provider("own-cpu", "gemm", "own", ("cpu",), lambda p, i, d: prepared.append(d)))
+    out = io.StringIO()
+    here = [("k1", Point(P1, "own-cpu"))]
+    assert tune_first(here, registry, CPU, Protocol(), tmp_path, 0, out, force=True) == {"k1"}
+    off = Protocol(tune_first=False)
+    todo = [("k2", Point(P1, "own-a"))]
+    assert tune_first(todo, registry, GPU, off, tmp_path, 0, out, force=True) == {"k2"}
+    assert prepared == [CPU, 16] and out.getvalue().count("1 own points prepared") == 2
+
+
+def test_tune_only_times_nothing_and_the_same_run_then_times_every_point(
+    monkeypatch, tmp_path, capsys
+):
+    """tune_only=true runs the pass and writes no row; the same command without it resumes the
+    same run (the plan is the same) and times every point, and run.json's history keeps both."""
+    calls: list = []
+    real_measure = runner.measure_point
+
+    def tune(todo, *args, force=False, **kwargs):
+        calls.append(("tune", len(todo), force))
+        return set()
+
+    def measure(problem, provider, *args, **kwargs):
+        calls.append(("measure", provider.name))
+        return real_measure(problem, provider, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "tune_first", tune)
+    monkeypatch.setattr(runner, "measure_point", measure)
+    args = ["run", "sweep=smoke", "device=cpu", "providers=[torch-cpu]", "progress=false"]
+    args += [f"results_dir={tmp_path}", "run_id=t"]
+    assert main([*args, "tune_only=true"]) == 0  # isolate stays on: a tune_only run prepares here
+    assert [c[0] for c in calls] == ["tune"] and calls[0][2] is True
+    points = calls[0][1]
+    assert not list((tmp_path / "t").glob("rows/*.parquet"))
+    assert "tune pass only, nothing timed" in capsys.readouterr().out
+    calls.clear()
+    assert main([*args, "isolate=false"]) == 0
+    assert calls[0] == ("tune", points, False) and len(calls) == points + 1
+    assert len(store.read_rows(tmp_path / "t")) == points
+    history = json.loads((tmp_path / "t" / "run.json").read_text())["history"]
+    assert [h["measured_now"] for h in history] == [0, points]
+    assert "tune_only=true" in history[0]["overrides"]
+
+
 def test_mark_adds_the_flag_to_provider_config_only_where_there_is_one():
     row = mark({"provider_config": json.dumps({"tile": "128x256", "tune_source": "tuned"})})
     assert json.loads(row["provider_config"]) == {

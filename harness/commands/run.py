@@ -81,6 +81,12 @@ def measure(plan: RunPlan, overrides: list[str], dry_run: bool = False) -> Path 
         raise RuntimeError(f"while measuring: {e}") from e
     if result.errors:  # a measuring child refused in one line (a full disk...): the same line
         raise BadInput(result.errors[0])
+    if plan.tune_only:
+        print(
+            f"run {result.run_path}: tune pass only, nothing timed; {result.total} points, "
+            f"{result.already_done} already done (the same command without tune_only times them)"
+        )
+        return Path(result.run_path)
     df = store.read_rows(result.run_path)
     print(device_banner(df))
     print(run_table(df))
