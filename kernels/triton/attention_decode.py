@@ -33,6 +33,9 @@ from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_decode's `rung` keyword.
 DECODE_RUNGS = ("full", "no-split", "no-pipeline", "no-tma")
+# How a split config's partial outputs are merged: a second kernel, or the split kernel's last
+# program of each unit (attention_decode_kernel.py, FUSED_REDUCE).
+REDUCES = ("kernel", "fused")
 
 MAX_BLOCK_M = 64  # larger GQA groups x q_len are cut into several M blocks
 
@@ -81,6 +84,7 @@ def prepare_decode(
     num_splits: int | None = None,
     tune: bool = True,
     configs: list[dict] | None = None,
+    reduce: str | None = None,
 ) -> AttentionLaunch:
     """Check shapes, allocate output and split buffers, choose splits/config, return the launch.
 
@@ -91,9 +95,14 @@ def prepare_decode(
     `configs` (dicts as attention_configs._cfg makes, without BLOCK_M) replaces the candidate
     list, for probes of configs the lists lack (scripts/decode_probe.py); taken as given: the
     rung's stage count and the shared-memory pruning are not applied to them.
+    `reduce` merges the splits of a split config in a second kernel ("kernel") or inside the
+    split kernel ("fused", attention_decode_kernel.py); None: the two are timed for the chosen
+    config (untimed: "kernel").
     """
     if rung not in DECODE_RUNGS:
         raise ValueError(f"rung {rung!r} not in {DECODE_RUNGS}")
+    if reduce not in (None, *REDUCES):
+        raise ValueError(f"reduce {reduce!r} not in {REDUCES}")
     _check(q, k_cache, v_cache, cache_seqlens, block_table)
     batch, h_q, seq_q, head_dim = q.shape
     paged = block_table is not None
@@ -139,14 +148,17 @@ def prepare_decode(
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
     # split buffers sized once for the largest split count any candidate may use
     most = max(s for c in cands for s in splits_for(c["BLOCK_N"]))
-    o_part = lse_part = None
+    o_part = lse_part = counters = None
     if most > 1:
         o_part = q.new_empty((batch, h_q, seq_q, most, head_dim), dtype=torch.float32)
         lse_part = q.new_empty((batch, h_q, seq_q, most), dtype=torch.float32)
+        # the fused merge's per-unit counts of finished splits; each launch leaves them at 0
+        counters = torch.zeros(programs, dtype=torch.int32, device=q.device)
     bt_stride = block_table.stride(0) if block_table is not None else 0
 
     def build(cfg: dict) -> Callable[[], object]:
         splits = cfg["num_splits"]
+        fused = splits > 1 and cfg.get("REDUCE") == "fused"
         split_kernel = _decode_split_kernel[(programs, splits)]
         split_args = (
             q,
@@ -157,6 +169,7 @@ def prepare_decode(
             lse_part,
             cache_seqlens,
             block_table,
+            counters,
             h_q,
             h_kv,
             group,
@@ -179,11 +192,12 @@ def prepare_decode(
             PAGE_SIZE=page_size or 1,
             CAUSAL=causal,
             UPCAST=interpreting(),
+            FUSED_REDUCE=fused,
             num_warps=cfg["num_warps"],
             num_stages=cfg["num_stages"],
             **cfg["options"],
         )
-        if splits == 1:
+        if splits == 1 or fused:
             return lambda: split_kernel(*split_args, **split_meta)
         reduce_kernel = _decode_reduce_kernel[(batch * h_q * seq_q,)]
         reduce_args = (o_part, lse_part, out, h_q, seq_q, splits, *out.stride()[:3])
@@ -227,6 +241,13 @@ def prepare_decode(
     assert cfg["num_splits"] <= max(most, 1), (cfg, most)  # the split buffers hold it
     # the split counts offered with the chosen tile, for provider_config
     split_cands = [c for c in joint if dict(c, num_splits=0) == dict(cfg, num_splits=0)]
+    # The merge of the chosen split config: the two ways timed against each other (a decision
+    # of its own, so the joint search's stored decisions still hold), or the caller's.
+    reduce_info: dict[str, Any] = {}
+    if cfg["num_splits"] > 1:
+        ways = [dict(cfg, REDUCE=r) for r in ((reduce,) if reduce else REDUCES)]
+        stored = stored_key(key + ("reduce",), ways, device_key(q.device)) if tune_on else None
+        cfg, reduce_info = tune_configs(key + ("reduce",), ways, build, tune_on, out, stored)
     # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
     source = (
         "variant"
@@ -256,6 +277,9 @@ def prepare_decode(
         num_splits=cfg["num_splits"],
         num_splits_source=source,
         split_candidates=[c["num_splits"] for c in split_cands],
+        # how the splits are merged, and whether that was timed ("tuned", "cache") or not
+        reduce=cfg.get("REDUCE") if cfg["num_splits"] > 1 else None,
+        reduce_source=reduce_info and ("user" if reduce else reduce_info["tune_source"]) or None,
         programs=programs * cfg["num_splits"],
         num_sms=sms,
         max_kv_len=max_kv,
@@ -300,7 +324,8 @@ def aot_specs(
     config: dict | None = None,
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options}] for `harness inspect`:
-    the split kernel over a dense and a paged cache, and the reduction (8 splits).
+    the split kernel over a dense and a paged cache, the paged one with the fused merge, and the
+    reduction (8 splits).
 
     backend "cuda" targets sm_90, "hip" gfx942; without `config` the first candidate."""
     ty = triton_dtype_name(dtype)
@@ -317,6 +342,7 @@ def aot_specs(
         Lse_part="*fp32",
         Seqlens="*i32",
         Block_table="*i32",
+        Counters="*i32",
         sm_scale="fp32",
     )
     base = dict(
@@ -327,12 +353,17 @@ def aot_specs(
         SPLIT=True,
         CAUSAL=True,
         UPCAST=False,
+        FUSED_REDUCE=False,  # a constexpr with a default is still named: AOT applies none
     )
-    dense = dict(base, PAGED=False, PAGE_SIZE=1, Block_table=None)
-    paged = dict(base, PAGED=True, PAGE_SIZE=page_size)
+    dense = dict(base, PAGED=False, PAGE_SIZE=1, Block_table=None, Counters=None)
+    paged = dict(base, PAGED=True, PAGE_SIZE=page_size, Counters=None)
+    fused = dict(base, PAGED=True, PAGE_SIZE=page_size, FUSED_REDUCE=True)
     reduce = dict(HEAD_DIM=head_dim, SPLITS_POW2=8)
     return [
         aot_spec("attn_decode_split_dense", _decode_split_kernel, types, dense, opts),
         aot_spec(f"attn_decode_split_paged{page_size}", _decode_split_kernel, types, paged, opts),
+        aot_spec(
+            f"attn_decode_split_paged{page_size}_fused", _decode_split_kernel, types, fused, opts
+        ),
         aot_spec("attn_decode_reduce", _decode_reduce_kernel, types, reduce, dict(num_warps=2)),
     ]

@@ -186,8 +186,9 @@ DECODE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", DECODE_CASES, ids=lambda c: "-".join(map(str, c)))
-def test_decode_matches_reference(case: tuple) -> None:
+def _decode_inputs(case: tuple) -> tuple:
+    """(q, k, v, k_cache, v_cache, block_table, lens) of a DECODE_CASES case: ragged lengths
+    (the first sequence full), the cache past each length NaN."""
     batch, h_q, h_kv, seq_q, capacity, head_dim, page_size, causal, dtype, rung, splits = case
     gen = torch.Generator().manual_seed(zlib.crc32(repr(case).encode()))
     q = _randn(batch, h_q, seq_q, head_dim, dtype=dtype, gen=gen)
@@ -211,6 +212,13 @@ def test_decode_matches_reference(case: tuple) -> None:
                 page, row = table[b, pos // page_size], pos % page_size
                 k_cache[page, row] = float("nan")
                 v_cache[page, row] = float("nan")
+    return q, k, v, k_cache, v_cache, table, lens
+
+
+@pytest.mark.parametrize("case", DECODE_CASES, ids=lambda c: "-".join(map(str, c)))
+def test_decode_matches_reference(case: tuple) -> None:
+    batch, h_q, h_kv, seq_q, capacity, head_dim, page_size, causal, dtype, rung, splits = case
+    q, k, v, k_cache, v_cache, table, lens = _decode_inputs(case)
     launch = prepare_decode(
         q,
         k_cache,
@@ -236,6 +244,29 @@ def test_decode_matches_reference(case: tuple) -> None:
     if page_size is not None:
         expected = "page-per-tile" if page_size % cfg["BLOCK_N"] == 0 else "per-row-gather"
         assert cfg["page_path"] == expected
+
+
+@pytest.mark.parametrize("case", [c for c in DECODE_CASES if c[-1] and c[-1] > 1], ids=str)
+def test_decode_fused_merge_matches_the_reduction_kernel(case: tuple) -> None:
+    """reduce="fused": the last split program of each unit merges the partials. Same output as
+    the reduction kernel's, again on a second launch (the counters are back at zero), and
+    recorded in provider_config."""
+    *_, causal, dtype, rung, splits = case
+    q, k, v, k_cache, v_cache, table, lens = _decode_inputs(case)
+    args = dict(cache_seqlens=lens, block_table=table, causal=causal, rung=rung, num_splits=splits)
+    fused = prepare_decode(q, k_cache, v_cache, reduce="fused", **args)
+    first = fused().clone()
+    assert torch.equal(fused(), first)
+    kernel = prepare_decode(q, k_cache, v_cache, reduce="kernel", **args)
+    ref, _ = reference(q, k, v, causal, 1.0 / math.sqrt(q.shape[-1]), kv_lens=lens.tolist())
+    _assert_close(first, ref, dtype)
+    torch.testing.assert_close(first, kernel(), rtol=0, atol=2e-3)
+    assert (fused.config["reduce"], fused.config["reduce_source"]) == ("fused", "user")
+    assert kernel.config["reduce"] == "kernel"
+    # untimed (the interpreter), the merge defaults to the kernel; one split merges nothing
+    assert prepare_decode(q, k_cache, v_cache, **args).config["reduce"] == "kernel"
+    one = prepare_decode(q, k_cache, v_cache, **dict(args, num_splits=1), reduce="fused")
+    assert one.config["reduce"] is None and one.config["reduce_source"] is None
 
 
 def test_decode_cache_seqlens_read_at_launch() -> None:
@@ -296,6 +327,8 @@ def test_decode_rejects_bad_input() -> None:
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8]))
     with pytest.raises(ValueError):
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), rung="split")
+    with pytest.raises(ValueError):
+        prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), reduce="x")
     assert DECODE_RUNGS == ("full", "no-split", "no-pipeline", "no-tma")
 
 

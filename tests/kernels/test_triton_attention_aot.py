@@ -82,6 +82,9 @@ _SCRIPT = textwrap.dedent(
             mfma=len(re.findall(r"\\bv_mfma_", asm)),
             tma_loads=asm.count("cp.async.bulk.tensor"),
             cp_async=len(re.findall(r"cp\\.async\\.c[ag]", asm)),
+            # PTX atom.* (with its memory-order qualifiers) or AMDGCN *_atomic_*
+            atomics=len(re.findall(r"\\batom\\.|_atomic_", asm)),
+            acq_rel_atomics=len(re.findall(r"\\batom(\\.\\w+)*\\.acq_rel\\b", asm)),
         )
         if backend == "cuda":  # ptxas spill-store + spill-load bytes
             facts["spills"] = resource_usage(cc, target).get("n_spills", -1)
@@ -143,7 +146,11 @@ def test_sm90_prefill_uses_wgmma_and_tma(aot_reports: dict) -> None:
 def test_sm90_decode_uses_tensor_cores(aot_reports: dict) -> None:
     report = aot_reports["cuda"]
     splits = {n: f for n, f in report.items() if n.startswith("attn_decode_split")}
-    assert len(splits) == 4
+    assert len(splits) == 5
+    # the fused merge counts finished splits with an acq_rel atomic; nothing else does
+    fused = {n for n, f in splits.items() if f["atomics"]}
+    assert fused == {"attn_decode_split_paged16_fused"}
+    assert splits["attn_decode_split_paged16_fused"]["acq_rel_atomics"] > 0
     for name, facts in splits.items():
         # M = GQA group x q_len is 16..64 rows: mma.sync (wgmma needs 64-row warpgroup tiles)
         assert facts["mma_sync"] + facts["wgmma"] > 0, name
@@ -197,3 +204,4 @@ def test_gfx942_compiles_to_mfma(aot_reports: dict) -> None:
         assert facts["tma_loads"] == 0, name
         assert facts["shared"] <= GFX942_LDS_BYTES, name
         assert facts["spills"] == 0, name  # VGPR spills
+    assert report["attn_decode_split_paged16_fused"]["atomics"] > 0  # the fused merge's count

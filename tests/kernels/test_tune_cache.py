@@ -390,7 +390,8 @@ def test_prefill_tunes_once_and_reads_the_entry_after_a_state_reset(monkeypatch,
 def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
     """The winner is the narrow tile at its last split count: a search that timed each tile at
     its first split count, then the splits of the tile it kept, would miss it (it did, on an
-    H100 in session 46)."""
+    H100 in session 46). Then the winner's two ways of merging its splits are timed, and the
+    faster kept (here the fused merge)."""
     from harness_kernels.triton.attention_configs import split_candidates
     from harness_kernels.triton.attention_target import num_sms
 
@@ -402,13 +403,16 @@ def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
     assert len(narrow) > 1
 
     def ms(cfg: dict) -> float:
-        return 0.5 if (cfg["BLOCK_N"], cfg["num_splits"]) == (16, narrow[-1]) else 1.0
+        fused = 0.1 if cfg.get("REDUCE") == "fused" else 0.0
+        return (0.5 if (cfg["BLOCK_N"], cfg["num_splits"]) == (16, narrow[-1]) else 1.0) - fused
 
     timed = _fake_attention_gpu(monkeypatch, attention_decode, "decode_configs", cands, ms)
     launch = attention_decode.prepare_decode(q, k, k, cache_seqlens=seqlens)
     wide = split_candidates(4, 256, 32, num_sms(q.device))
-    assert len(timed) == len(wide) + len(narrow) == launch.config["tune_candidates"]
+    assert len(timed) == len(wide) + len(narrow) + 2  # and the merge's two ways
+    assert len(wide) + len(narrow) == launch.config["tune_candidates"]
     assert (launch.config["BLOCK_N"], launch.config["num_splits"]) == (16, narrow[-1])
+    assert (launch.config["reduce"], launch.config["reduce_source"]) == ("fused", "tuned")
     assert launch.config["num_splits_source"] == "tuned"
     assert launch.config["split_candidates"] == narrow
     assert not launch.config["tune_cache_hit"]
@@ -417,7 +421,7 @@ def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
 
     again = attention_decode.prepare_decode(q, k, k, cache_seqlens=seqlens)
     assert again.config["tune_source"] == "tuned" and again.config["tune_cache_hit"]
-    assert len(timed) == len(wide) + len(narrow)
+    assert len(timed) == len(wide) + len(narrow) + 2 and again.config["reduce"] == "fused"
     row = {"provider_config": json.dumps(again.config)}
     assert not tuned_in_point(row) and tuned_in_point(
         {"provider_config": json.dumps(launch.config)}
