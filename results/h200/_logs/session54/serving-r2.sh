@@ -3,7 +3,8 @@
 # with its scratch tune run replaced by tune_only=true on the real run, so the call that carries
 # wheel part 1 fills the tune cache for the very run the next call times (session 54's scratch
 # run also timed its 128 own rows: ~150 s of device time that tune_only saves). The 10 points
-# session 53 did not reach are in the same grid.
+# session 53 did not reach are in the same grid. Call 1 also runs the GPU test of b61597b's fused
+# split merge (tests/gpu/test_decode_merge_gpu.py: 200 launches must agree bit for bit).
 set -u
 t0=$(date +%s); C=${CALL:-call1}; ID=${ID:-fmha_decode_serving}
 . scripts/device_env.sh || exit 1
@@ -19,7 +20,9 @@ if python3 -c "import flash_attn.cute, flashinfer" 2>/dev/null; then
   echo "$ID rc=$? t=$(( $(date +%s) - t0 ))"; tail -8 $L/$ID-$C.txt | cut -c1-160
   cp $R/$ID/_workers/worker-0.log $L/$ID-$C-worker.log 2>/dev/null
 else
-  echo "FA4 / FlashInfer not whole yet: own Triton's tune pass for $ID (tune_only=true)"
+  echo "FA4 / FlashInfer not whole yet: the fused merge's GPU test, then own Triton's tune pass for $ID (tune_only=true)"
+  timeout 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/gpu/test_decode_merge_gpu.py > $L/$C-merge_gpu_test.txt 2>&1
+  echo "merge test rc=$?: $(tail -1 $L/$C-merge_gpu_test.txt)"
   left=$(( ${BUDGET:-300} - ($(date +%s) - t0) ))
   timeout -s INT $left python3 -m harness.cli run sweep=fmha_decode_serving results_dir=$R run_id=$ID \
     tune_only=true progress=false > $L/$ID-$C-tune.txt 2>&1
