@@ -289,11 +289,24 @@ def lookup(spec: KernelSpec) -> Built | None:
     return Built(entry / "lib.so", manifest)
 
 
-def _nvcc_failure(spec: KernelSpec, stderr: str) -> BuildError:
-    """The error for a failed compile: its first line that says "error" (or its last line)."""
-    errors = [ln for ln in stderr.splitlines() if "error" in ln.lower()]
-    first = errors[0] if errors else (stderr.strip().splitlines() or ["?"])[-1]
-    return BuildError(f"nvcc failed for {spec.label or spec.source}: {first.strip()}")
+def _run_nvcc(
+    nvcc: Path, headers: Headers, spec: KernelSpec, flags: list[str], output: list[str]
+) -> None:
+    """nvcc `flags` over spec's source with the CUTLASS and local includes, then `output` (-o
+    ...); a failure raises BuildError with its first line that says "error" (or its last)."""
+    cmd = [
+        str(nvcc),
+        *flags,
+        f"-I{headers.include}",
+        f"-I{SOURCE_DIR}",
+        str(SOURCE_DIR / spec.source),
+        *output,
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT_S)
+    if proc.returncode != 0:
+        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln.lower()]
+        first = errors[0] if errors else (proc.stderr.strip().splitlines() or ["?"])[-1]
+        raise BuildError(f"nvcc failed for {spec.label or spec.source}: {first.strip()}")
 
 
 def build(spec: KernelSpec, *, force: bool = False) -> Built:
@@ -310,19 +323,8 @@ def build(spec: KernelSpec, *, force: bool = False) -> Built:
     entry = root / spec.dirname(key)
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
     try:
-        cmd = [
-            str(nvcc),
-            *spec.flags(),
-            f"-I{headers.include}",
-            f"-I{SOURCE_DIR}",
-            str(SOURCE_DIR / spec.source),
-            "-o",
-            str(tmp / "lib.so"),
-        ]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT_S)
-        if proc.returncode != 0:
-            raise _nvcc_failure(spec, proc.stderr)
+        _run_nvcc(nvcc, headers, spec, spec.flags(), ["-o", str(tmp / "lib.so")])
         manifest = {
             "label": spec.label,
             "source": spec.source,
@@ -376,19 +378,7 @@ def device_code(spec: KernelSpec, dest: Path) -> Path:
         raise BuildError(f"cannot build {spec.label or spec.source}: {why}")
     headers, nvcc = find_headers(), find_nvcc()
     assert headers is not None and nvcc is not None
-    cmd = [
-        str(nvcc),
-        *spec.device_flags(),
-        f"-I{headers.include}",
-        f"-I{SOURCE_DIR}",
-        str(SOURCE_DIR / spec.source),
-        "-fatbin",
-        "-o",
-        str(dest),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT_S)
-    if proc.returncode != 0:
-        raise _nvcc_failure(spec, proc.stderr)
+    _run_nvcc(nvcc, headers, spec, spec.device_flags(), ["-fatbin", "-o", str(dest)])
     return dest
 
 
