@@ -182,7 +182,8 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
     # Points of more than one rank (collectives, a tensor-parallel layer) run as one process per
     # device, launched by harness.collectives; rank 0 writes their rows. The rest go through
     # the loop below.
-    if any(world_size_of(p.problem) > 1 for _, p in todo):
+    # (tune_only times nothing: points of more ranks have no tuner, so they are left pending.)
+    if not plan.tune_only and any(world_size_of(p.problem) > 1 for _, p in todo):
         ranked = [(k, p) for k, p in todo if world_size_of(p.problem) > 1]
         todo = [(k, p) for k, p in todo if world_size_of(p.problem) == 1]
         statuses.update(run_collective_points(plan, ranked, out=out))

@@ -92,6 +92,15 @@ def test_gloo_smoke_run_gives_ok_rows_with_busbw(tmp_path, capsys):
     assert "12 already done" in capsys.readouterr().out
 
 
+def test_tune_only_leaves_the_ranked_points_untimed(tmp_path, capsys):
+    """Points of more ranks run in rank processes of their own, before the one-rank loop:
+    tune_only=true must not time them either."""
+    with deadline(LIMIT_S):
+        assert main([*BASE, f"results_dir={tmp_path}", "run_id=t", "tune_only=true"]) == 0
+    assert not list((tmp_path / "t").glob("rows/*.parquet"))
+    assert "tune pass only, nothing timed; 12 points, 0 already done" in capsys.readouterr().out
+
+
 def _run(tmp_path, providers: str, timeout_s: float) -> pd.DataFrame:
     """all_reduce at 1, 8 and 64 KiB by `providers`; rows by message size."""
     args = [
