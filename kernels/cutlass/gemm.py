@@ -67,6 +67,8 @@ class GemmConfig:
     swap_ab: bool = False
     # the two consumer warp groups split the cooperative tile along N (sm90_gemm.cu HK_SPLIT_N)
     split_n: bool = False
+    # with split_n: its register epilogue stores 16 bytes per thread, not 2 (HK_QUAD_STORES)
+    quad_stores: bool = False
     warp: tuple[int, int, int] = (64, 64, 64)  # sm80 only
     stages: int = 3  # sm80 only; SM90 kernels take as many stages as shared memory holds
 
@@ -139,6 +141,8 @@ class GemmConfig:
         ]
         if self.split_n:  # only then: every other library compiles exactly as before
             defines.append(("HK_SPLIT_N", 1))
+        if self.quad_stores:
+            defines.append(("HK_QUAD_STORES", 1))
         # sm_90a: WGMMA and the TMA multicast forms exist only in the arch-specific target.
         return build.KernelSpec("sm90_gemm.cu", tuple(defines), ("sm_90a",), label)
 
@@ -192,6 +196,16 @@ CONFIGS: dict[str, GemmConfig] = {
         # at the cap: results/h200/gemm_llama-s51). 16-bit inputs only (sm90_gemm.cu).
         replace(
             _SM90, name="sm90-coopn-128x320-c2x1", tile=(128, 320, 64), cluster=(2, 1), split_n=True
+        ),
+        # The same with 16-byte stores in its epilogue (sm90_quad_store_epilogue.h): ncu found
+        # the 2-byte stores above filling the store queue (results/h200/README.md, session 54).
+        replace(
+            _SM90,
+            name="sm90-coopn-128x320-c2x1-st16",
+            tile=(128, 320, 64),
+            cluster=(2, 1),
+            split_n=True,
+            quad_stores=True,
         ),
         # Ping-pong 128x128 pairs sharing the activation tile (1x2: the two CTAs own tiles side
         # by side along N). fp8 at M 128-256 only (gemm_tune says where it won).

@@ -48,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fmha", action="append", help="dtype:head_dim, e.g. bf16:128 (repeatable)"
     )
+    parser.add_argument(
+        "--config",
+        action="append",
+        help="only this GEMM config of kernels/cutlass/gemm.py CONFIGS (repeatable; default all)",
+    )
     parser.add_argument("--jobs", type=int, default=None, help="parallel nvcc processes")
     parser.add_argument(
         "--prune", action="store_true", help="then delete cached builds not in this set"
@@ -59,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     specs: list[build.KernelSpec] = []
     for item in args.gemm or (DEFAULT_GEMM if not args.fmha else ()):
         dtype, layout = item.split(":")
-        specs += gemm_specs(dtype, layout)
+        specs += gemm_specs(dtype, layout, args.config)
     for item in args.fmha or (DEFAULT_FMHA if not args.gemm else ()):
         dtype, head_dim = item.split(":")
         specs += [

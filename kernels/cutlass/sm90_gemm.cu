@@ -23,6 +23,9 @@
 //                 M only). This is what makes a 128x320 tile legal: each group issues 64x160
 //                 wgmmas, where an M split would need a 64x320 one (N is at most 256). bf16 /
 //                 fp16, not swapped.
+//   HK_QUAD_STORES 1 (with HK_SPLIT_N): the N split's register epilogue stores 16 bytes per
+//                 thread, four lanes' column pairs gathered by shuffles
+//                 (sm90_quad_store_epilogue.h), where CUTLASS's DefaultEpilogue stores 2.
 // WGMMA takes N in steps of 8, but CuTe's atom selector offers only N = 256, 192, 128, 96, 64,
 // 32, ... unless this is defined (before any CuTe header, common.h's included): a 128x160 tile
 // then issued five 64x32x16 wgmmas per K step instead of one 64x160x16 (the A tile re-read from
@@ -38,6 +41,7 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "cutlass/gemm/kernel/tile_scheduler.hpp"
 #include "cutlass/kernel_hardware_info.h"
+#include "sm90_quad_store_epilogue.h"
 
 #ifndef HK_DTYPE
 #define HK_DTYPE 0
@@ -71,6 +75,12 @@
 #endif
 #ifndef HK_SPLIT_N
 #define HK_SPLIT_N 0
+#endif
+#ifndef HK_QUAD_STORES
+#define HK_QUAD_STORES 0
+#endif
+#if HK_QUAD_STORES && !HK_SPLIT_N
+#error "HK_QUAD_STORES replaces the N split's register epilogue only"
 #endif
 
 #if HK_STREAMK && HK_SCHEDULE != 0
@@ -160,12 +170,17 @@ using TileScheduler = cutlass::gemm::PersistentScheduler;
 #endif
 
 // No C operand (ElementC = void): D = alpha * acc, and the epilogue never reads C.
-using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+using BuilderEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, ElementAcc, float,  //
     void, LayoutD, kAlignOut,                                           // C
     ElementOut, LayoutD, kAlignOut,                                     // D
     EpilogueSchedule>::CollectiveOp;
+#if HK_QUAD_STORES
+using CollectiveEpilogue = typename hk::WithQuadStores<BuilderEpilogue>::type;
+#else
+using CollectiveEpilogue = BuilderEpilogue;
+#endif
 
 // Stages: as many as fit in shared memory after the epilogue's staging buffer.
 using StageCount = cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
@@ -343,7 +358,7 @@ HK_EXPORT const char* hk_describe(void) {
   return "kernel=sm90_gemm;dtype=" HK_DTYPE_NAME ";b_layout=" HK_STR(HK_B_COL)
          ";swap_ab=" HK_STR(HK_SWAP_AB) ";tile=" HK_STR(HK_TILE_M) "x" HK_STR(HK_TILE_N) "x"
          HK_STR(HK_TILE_K) ";cluster=" HK_STR(HK_CLUSTER_M) "x" HK_STR(HK_CLUSTER_N)
-         "x1;schedule=" HK_SCHEDULE_NAME ";split_n=" HK_STR(HK_SPLIT_N)
+         "x1;schedule=" HK_SCHEDULE_NAME ";split_n=" HK_STR(HK_SPLIT_N) ";quad_stores=" HK_STR(HK_QUAD_STORES)
          ";scheduler=" HK_SCHEDULER_NAME
          ";cutlass=" HK_CUTLASS_VERSION;
 }

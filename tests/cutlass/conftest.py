@@ -101,6 +101,8 @@ def kernel_builds(session_cache: Path) -> dict:
         "sm80_gemm": replace(CONFIGS["sm80-multistage"].spec("bf16", b_col=True), archs=hopper),
         # tf32 with a row-major B: built swapped, B^T through CUTLASS's register-A mainloop
         "sm90_gemm_tf32_nn": CONFIGS["sm90-coop-128x256"].spec("tf32", b_col=False),
+        # the N split with its 16-byte-store epilogue (sm90_quad_store_epilogue.h)
+        "sm90_gemm_split_n_st16": CONFIGS["sm90-coopn-128x320-c2x1-st16"].spec("bf16", True),
     }
 
     def one(name: str):
@@ -117,7 +119,7 @@ def kernel_builds(session_cache: Path) -> dict:
         with ThreadPoolExecutor(max_workers=2) as pool:
             # Longest first: two nvcc processes on two cores finish about together.
             names = ["sm90_gemm", "fmha_sm90_ws", "fmha_sm80", "sm80_gemm", "fmha_sm90"]
-            names.append("sm90_gemm_tf32_nn")
+            names += ["sm90_gemm_tf32_nn", "sm90_gemm_split_n_st16"]
             results = dict(zip(names, pool.map(one, names), strict=True))
     finally:
         mp.undo()

@@ -42,6 +42,20 @@ def test_sm90_tf32_nn_gemm_reads_b_through_registers(kernel_builds, sass_of):
     assert count(text, r"\b(STL|LDL)\b") == 0  # no spills
 
 
+def test_n_split_quad_store_epilogue_writes_16_bytes_per_thread(kernel_builds, sass_of):
+    """The N split's register epilogue (sm90_quad_store_epilogue.h) gathers each quad's column
+    pairs with shuffles and stores 16 bytes per thread: 128x320 over 256 consumer threads is 160
+    bf16 each, 20 16-byte stores, where CUTLASS's DefaultEpilogue issued 160 2-byte ones (the
+    STG.E.U16 ncu found filling the store queue on an H200, session 54)."""
+    text = sass_of(kernel_builds["sass"]["sm90_gemm_split_n_st16"])["sm_90a"]
+    assert count(text, r"\bHGMMA\.64x160x16\.F32\.BF16") > 0  # each warp group's 64x160 share
+    assert count(text, r"\bSTG\.E\.128\b") == 20
+    assert count(text, r"\bSTG\.E\.U16\b") == 0
+    assert count(text, r"\bSHFL\.BFLY\b") > 0
+    assert count(text, r"\bUTMASTG") == 0  # no TMA store: the N split cannot use it
+    assert count(text, r"\b(STL|LDL)\b") == 0  # the selects do not index registers dynamically
+
+
 def test_sm80_gemm_is_cp_async_mma_sync_on_hopper(kernel_builds, sass_of):
     """The sm80 path as the Hopper GPUs run it (sm_90 SASS; the library also carries sm_80)."""
     from harness_kernels.cutlass.gemm import CONFIGS

@@ -158,6 +158,22 @@ def test_prebuild_needs_a_toolchain(monkeypatch):
     assert oc.prebuild([GemmProblem(m=1, n=4096, k=4096, layout="nt")]) == {}
 
 
+def test_prebuild_cli_builds_only_the_named_configs(monkeypatch, capsys):
+    """`--config` narrows `--gemm` to named configs: a call script prebuilds the few libraries a
+    run compares without building every config's (sessions on a lent GPU pay for each)."""
+    from harness_kernels.cutlass import prebuild as pb
+
+    asked = []
+    monkeypatch.setattr(build, "toolchain_problem", lambda: None)
+    monkeypatch.setattr(pb, "prebuild", lambda specs, jobs=None: asked.extend(specs) or {})
+    names = ["sm90-coopn-128x320-c2x1-st16", "sm90-pingpong-128x128"]
+    assert pb.main(["--gemm", "bf16:nt", *(f"--config={n}" for n in names)]) == 0
+    assert [s.label for s in asked] == [f"gemm-{n}-bf16-nt" for n in names]
+    asked.clear()
+    assert pb.main(["--gemm", "bf16:nt"]) == 0
+    assert len(asked) == len(pb.gemm_specs("bf16", "nt")) > len(names)
+
+
 def test_config_specs_pick_targets_and_defines():
     sm90 = CONFIGS["sm90-coop-128x256"].spec("bf16", b_col=True)
     assert sm90.archs == ("sm_90a",) and sm90.source == "sm90_gemm.cu"
@@ -348,15 +364,23 @@ def test_the_n_split_128x320_tile_has_its_own_define_and_is_no_tuner_candidate()
     from harness_kernels.cutlass.gemm_tune import sm90_candidates
 
     split = CONFIGS["sm90-coopn-128x320-c2x1"]
+    st16 = CONFIGS["sm90-coopn-128x320-c2x1-st16"]
     assert ("HK_SPLIT_N", 1) in split.spec("bf16", True).defines
-    assert split.dtypes == ("bf16", "fp16")  # sm90_gemm.cu builds the N split for 16-bit only
+    assert ("HK_QUAD_STORES", 1) not in split.spec("bf16", True).defines
+    assert {("HK_SPLIT_N", 1), ("HK_QUAD_STORES", 1)} <= set(st16.spec("bf16", True).defines)
+    assert split.spec("bf16", True).label != st16.spec("bf16", True).label
+    for c in (split, st16):
+        assert c.dtypes == ("bf16", "fp16")  # sm90_gemm.cu builds the N split for 16-bit only
     # every other library compiles exactly as before (no new define)
     others = [c for c in CONFIGS.values() if c.kernel == "sm90" and not c.split_n]
-    assert not any(d[0] == "HK_SPLIT_N" for c in others for d in c.spec("bf16", True).defines)
-    # It lost at every mid-band shape on an H200 (session 52): the tuner no longer times it.
+    new_defines = {"HK_SPLIT_N", "HK_QUAD_STORES"}
+    assert not any(d[0] in new_defines for c in others for d in c.spec("bf16", True).defines)
+    # It lost at every mid-band shape on an H200 (session 52): the tuner no longer times it,
+    # nor its 16-byte-store twin until a run shows it wins.
     for m in (128, 256, 512, 1024, 4096):
         for dtype in ("bf16", "fp16", "fp8_e4m3", "tf32"):
-            assert split.name not in {c.name for c, _ in sm90_candidates(m, 10240, 8192, dtype)}
+            names = {c.name for c, _ in sm90_candidates(m, 10240, 8192, dtype)}
+            assert split.name not in names and st16.name not in names
 
 
 def test_the_n_split_has_no_nn_library_and_nothing_asks_for_one(registry):
