@@ -6,7 +6,10 @@ measured HBM read ceiling, and own time against the fastest vendor row of the sa
 One line per (q_len, GQA group, ragged) slice, geomean over its points (pages, batch, KV
 length), then the whole run. The ceiling is the `hbm_read_gbps` row of a ceilings run (default:
 RUN_DIR's sibling `ceilings`, which must come from the same GPU model). A ratio above 1 means
-own is faster (fastest vendor time / own time, same point, same run).
+own is faster (fastest vendor time / own time, same point, same run). A point whose rows come
+from more than one GPU (a resumed run that ended on another machine: `device_uuid`) has no ratio:
+it is left out of the vs-vendor columns and counted on the last line, since timings compare only
+within one machine. Its own GB/s still counts against the ceiling.
 """
 
 from __future__ import annotations
@@ -40,29 +43,34 @@ def table(rows: pd.DataFrame, own: str, ceiling: float) -> pd.DataFrame:
     gbps = rows[rows["provider"] == own].set_index(POINT)["gbps"]
     vendors = [c for c in wide.columns if c != own]
     wide = wide[wide[vendors].notna().any(axis=1) & wide[own].notna()]  # points with both
+    vs_best = wide[vendors].min(axis=1) / wide[own]
+    if "device_uuid" in rows:  # a point timed on two machines has no like-for-like ratio
+        machines = rows.groupby(POINT)["device_uuid"].nunique()
+        vs_best = vs_best.where(machines.reindex(vs_best.index) <= 1)
     out = pd.DataFrame(
         {
             "own_gbps": gbps,
             "ceiling_frac": gbps / ceiling,
-            "vs_best": wide[vendors].min(axis=1) / wide[own],
-            "best": wide[vendors].idxmin(axis=1),
+            "vs_best": vs_best,
+            "best": wide[vendors].idxmin(axis=1).where(vs_best.notna()),
         }
-    ).dropna(subset=["vs_best"])
-    return out
+    )
+    return out[out.index.isin(wide.index)]
 
 
 def summarize(points: pd.DataFrame) -> pd.DataFrame:
     def one(g: pd.DataFrame) -> pd.Series:
+        ratios, best = g["vs_best"].dropna(), g["best"].dropna().mode()
         return pd.Series(
             {
                 "points": len(g),
                 "own_gbps": round(geomean(g["own_gbps"]), 0),
                 "of_ceiling": round(geomean(g["ceiling_frac"]), 3),
                 ">=90%": int((g["ceiling_frac"] >= 0.9).sum()),
-                "vs_fastest_vendor": round(geomean(g["vs_best"]), 3),
-                "min": round(g["vs_best"].min(), 3),
-                ">=1.00x": int((g["vs_best"] >= 1.0).sum()),
-                "fastest_vendor": g["best"].mode().iat[0],
+                "vs_fastest_vendor": round(geomean(ratios), 3) if len(ratios) else float("nan"),
+                "min": round(ratios.min(), 3),
+                ">=1.00x": int((ratios >= 1.0).sum()),
+                "fastest_vendor": best.iat[0] if len(best) else "-",
             }
         )
 
@@ -83,6 +91,11 @@ def main() -> None:
     print(f"{a.run_dir}: {a.own}, HBM read ceiling {ceiling:,.0f} GB/s (measured)")
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(summarize(points).to_string())
+    if crossed := int(points["vs_best"].isna().sum()):
+        print(
+            f"{crossed} point(s) timed on more than one GPU (device_uuid): no vs-vendor ratio, "
+            "their own GB/s counted against the ceiling"
+        )
 
 
 if __name__ == "__main__":

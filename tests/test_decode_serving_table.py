@@ -55,3 +55,24 @@ def test_slices_ceiling_fraction_and_the_fastest_vendor():
     assert summary.loc[(1, 4, False), ">=90%"] == 1 and summary.loc[(1, 4, True), ">=1.00x"] == 0
     whole = summary.loc[("all", "", "")]
     assert whole["points"] == 2 and whole["vs_fastest_vendor"] == pytest.approx(0.938, abs=1e-3)
+
+
+def test_a_point_timed_on_two_machines_has_no_vendor_ratio():
+    """A resumed run can end on another machine: own's row of a point from one GPU and the
+    vendors' from another compare two machines, so that point gets no ratio (and says so)."""
+    rows = pd.DataFrame(
+        [
+            {**_row("own-triton", 0.10, 4500.0), "device_uuid": "GPU-a"},
+            {**_row("flashinfer", 0.11, 4100.0), "device_uuid": "GPU-a"},
+            {**_row("own-triton", 0.05, 4000.0, q_len=4), "device_uuid": "GPU-b"},
+            {**_row("flashinfer", 0.04, 4100.0, q_len=4), "device_uuid": "GPU-a"},
+        ]
+    )
+    points = serving.table(rows, "own-triton", 5000.0)
+    assert len(points) == 2
+    assert points.loc[(1, 4, False, 16, 16, 4096), "vs_best"] == pytest.approx(1.1)
+    crossed = points.loc[(4, 4, False, 16, 16, 4096)]
+    assert pd.isna(crossed["vs_best"]) and crossed["ceiling_frac"] == pytest.approx(0.8)
+    whole = serving.summarize(points).loc[("all", "", "")]
+    assert whole["points"] == 2 and whole["vs_fastest_vendor"] == pytest.approx(1.1)
+    assert whole["of_ceiling"] == pytest.approx((0.9 * 0.8) ** 0.5, abs=1e-3)

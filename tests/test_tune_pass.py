@@ -6,6 +6,7 @@ anything."""
 
 import io
 import json
+import time
 
 import pytest
 
@@ -164,3 +165,61 @@ def test_mark_adds_the_flag_to_provider_config_only_where_there_is_one():
         "tune_pass": True,
     }
     assert mark({"provider_config": None}) == {"provider_config": None}
+
+
+def test_stop_after_s_starts_no_point_after_the_limit_and_the_same_command_resumes(
+    monkeypatch, tmp_path, capsys
+):
+    """stop_after_s=: the loop starts no point once the limit has passed (a fake clock moves 10 s
+    per point: at 25 s three points are timed), exits 75 naming what is left, and the same
+    command without it times the rest of the same run."""
+    clock = {"t": 1_000.0}
+    real_measure = runner.measure_point
+
+    def measure(problem, provider, *args, **kwargs):
+        clock["t"] += 10.0
+        return real_measure(problem, provider, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "tune_first", lambda todo, *a, **k: set())
+    monkeypatch.setattr(runner, "measure_point", measure)
+    monkeypatch.setattr(time, "time", lambda: clock["t"])
+    args = ["run", "sweep=smoke", "device=cpu", "providers=[torch-cpu]", "progress=false"]
+    args += [f"results_dir={tmp_path}", "run_id=t", "isolate=false"]
+    with pytest.raises(SystemExit) as stopped:
+        main([*args, "stop_after_s=25"])
+    assert stopped.value.code == 75
+    assert len(store.read_rows(tmp_path / "t")) == 3
+    err = capsys.readouterr().err
+    assert "stopped at stop_after_s with" in err and "the same command resumes" in err
+    assert main(args) == 0
+    total = len(store.read_rows(tmp_path / "t"))
+    assert total > 3
+    history = json.loads((tmp_path / "t" / "run.json").read_text())["history"]
+    assert [h["measured_now"] for h in history] == [3, total - 3]
+
+
+def test_the_tune_pass_starts_no_point_after_stop_at(monkeypatch, tmp_path):
+    prepared: list = []
+    registry, _ = _setup(monkeypatch, prepared)
+    todo = [("k1", Point(P1, "own-a"))]
+    out = io.StringIO()
+    past = time.time() - 1.0
+    assert tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, out, stop_at=past) == set()
+    assert prepared == [] and "not reached by stop_after_s" in out.getvalue()
+    assert tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, out, stop_at=None) == {"k1"}
+
+
+def test_stop_time_counts_from_the_supervising_parents_start(monkeypatch):
+    """A measuring child (and a restarted one) stops when its parent's invocation would: the
+    limit counts from the parent's start, which the child reads from its environment."""
+    from harness import children
+    from harness.plan import stop_time
+
+    assert stop_time(None) is None
+    with pytest.raises(ValueError, match="stop_after_s"):
+        stop_time(0)
+    monkeypatch.setattr(children, "supervised", lambda: True)
+    monkeypatch.setenv(children.SINCE_ENV, "1000.5")
+    assert stop_time(60) == pytest.approx(1060.5)
+    monkeypatch.setattr(children, "supervised", lambda: False)
+    assert stop_time(60) == pytest.approx(time.time() + 60, abs=5)

@@ -148,17 +148,21 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
             *pairs,
             *fill,
         ]
+    # The N-split 128x320 tile (cuBLAS's tile at N 10240, gemm.py) with 16-byte stores, where
+    # its 320-wide tiles fill the waves. Its 2-byte-store original lost at all 16 shapes of M
+    # 512-1024 (1.15-2.43x the fastest candidate, session 52) and stays out. The st16 twin in
+    # one H200 run (results/h200/gemm_coopn_st16*, session 55): 1.010-1.025x cuBLAS at M 1024
+    # and 2048 for N 10240 and 57344 (all 0.96-0.98 fill), 0.995x at 512x10240 where ping-pong
+    # 128x128 took 0.835x; at N 8192 (26 tile columns, 0.79 fill) 0.86-0.89x.
+    split = C["sm90-coopn-128x320-c2x1-st16"]
+    fills_waves = wave_fill(m, n, split.tile[:2], sms) >= 0.9
     if m <= 1024:
         return [
             (C["sm90-streamk-128x128"], heuristic),
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
             (C["sm90-coop-128x256"], O(swizzle=1)),
             (C["sm90-streamk-128x256"], heuristic),
-            # Not the N-split 128x320 (cuBLAS's tile at N 10240, gemm.py): tuned here on an H200
-            # it took 1.15-2.43x the fastest candidate's time at all 16 shapes of M 512-1024, and
-            # 1.20x at 1024x10240x8192, the shape it was written for (session 52:
-            # results/h200/_logs/session52/coopn-vs-best.txt). own-cutlass-sm90-coopn-128x320-c2x1
-            # still times it alone.
+            *([(split, heuristic)] if fills_waves else []),
             *fill,
         ]
     # Large M runs at the power cap, where wider raster groups win (less HBM traffic per GEMM,
@@ -173,6 +177,7 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
         *((c, O(swizzle=8, raster=flipped_raster(m, n, c, swizzle=8))) for c in coop),
         (C["sm90-streamk-128x256"], heuristic),
         (C["sm90-streamk-128x256"], O(swizzle=4)),
+        *([(split, heuristic), (split, O(swizzle=4))] if fills_waves else []),
     ]
 
 
@@ -200,6 +205,7 @@ TUNE_SOURCES = (
     "cutlass/gemm*.py",
     "cutlass/build.py",
     "cutlass/sm90_gemm.cu",
+    "cutlass/sm90_quad_store_epilogue.h",
     "cutlass/common.h",
     "bench_cold.py",  # how candidates are timed decides which one wins
     "capped_retime.py",

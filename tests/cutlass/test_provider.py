@@ -375,12 +375,38 @@ def test_the_n_split_128x320_tile_has_its_own_define_and_is_no_tuner_candidate()
     others = [c for c in CONFIGS.values() if c.kernel == "sm90" and not c.split_n]
     new_defines = {"HK_SPLIT_N", "HK_QUAD_STORES"}
     assert not any(d[0] in new_defines for c in others for d in c.spec("bf16", True).defines)
-    # It lost at every mid-band shape on an H200 (session 52): the tuner no longer times it,
-    # nor its 16-byte-store twin until a run shows it wins.
+
+    # It lost at every mid-band shape on an H200 (session 52): the tuner no longer times it.
+    # Its 16-byte-store twin is timed where 320-wide tiles fill the waves (it beat cuBLAS at
+    # N 10240 and 57344, M 1024-2048, and lost where 26 tile columns left a partial wave).
+    def names(m, n, dtype="bf16", b_col=True):
+        return {c.name for c, _ in sm90_candidates(m, n, 8192, dtype, b_col=b_col)}
+
     for m in (128, 256, 512, 1024, 4096):
         for dtype in ("bf16", "fp16", "fp8_e4m3", "tf32"):
-            names = {c.name for c, _ in sm90_candidates(m, 10240, 8192, dtype)}
-            assert split.name not in names and st16.name not in names
+            assert split.name not in names(m, 10240, dtype)
+    for m, n in ((512, 10240), (1024, 10240), (1024, 57344), (2048, 10240), (8192, 57344)):
+        assert st16.name in names(m, n) and st16.name in names(m, n, "fp16")
+        assert st16.name not in names(m, n, "fp8_e4m3") | names(m, n, "tf32")
+        assert st16.name not in names(m, n, b_col=False)  # nt only
+    for m, n in ((256, 10240), (1024, 8192), (2048, 8192), (64, 10240)):
+        assert st16.name not in names(m, n)  # a partial last wave of 320-wide tiles
+
+
+def test_every_header_a_gemm_library_includes_is_a_tune_source():
+    """A change to any file a tuned CUTLASS GEMM library compiles from must re-tune: the tune
+    cache's key hashes TUNE_SOURCES, so sm90_gemm.cu and each local header it includes must be
+    among them (the tuner picks sm90 configs only: the sm80 path is a fixed-config provider)."""
+    from fnmatch import fnmatch
+
+    from harness_kernels.cutlass import gemm_tune
+
+    assert {c.kernel for c in gemm_tune.all_sm90_configs()} == {"sm90"}
+    root = build.SOURCE_DIR.parent
+    files = [p.relative_to(root).as_posix() for p in build._source_files("sm90_gemm.cu")]
+    assert "cutlass/sm90_quad_store_epilogue.h" in files
+    for rel in files:
+        assert any(fnmatch(rel, g) for g in gemm_tune.TUNE_SOURCES), rel
 
 
 def test_the_n_split_has_no_nn_library_and_nothing_asks_for_one(registry):
