@@ -47,7 +47,8 @@ commands:
                                           (cuda-bench) on one GPU: ratios and their reasons
 
 exit status: 0 done; 2 bad input, a full disk or an unwritable path (one line
-`harness: error: <key>: <what>; allowed: <values>`); 130 interrupted (Ctrl-C; a run resumes)
+`harness: error: <key>: <what>; allowed: <values>`); 75 stopped at stop_after_s with points
+left (a run resumes); 130 interrupted (Ctrl-C; a run resumes)
 """
 EXIT_BAD_INPUT = 2  # also a full disk or an unwritable path met while writing: one line
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it): "harness: interrupted"

@@ -73,6 +73,9 @@ class RunConfig:
     tune_only: bool = _key(
         False, "run the tune pass alone: own tuners' choices go to the disk cache, nothing is timed"
     )
+    stop_after_s: float | None = _key(
+        None, "start no new point after this many seconds (exit 75); the same command resumes"
+    )
     # ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)
     devices: Any = _key(None, "all, or indices [0,1,3]: one worker per device, one merged run")
     # Set for workers, and for cluster jobs: one job per shard, see configs/hydra/launcher/.

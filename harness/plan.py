@@ -14,12 +14,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from harness import children
 from harness.config import protocol_of
 from harness.device import DeviceInfo, get_device
 from harness.measure.lockstep import check_protocol
@@ -40,6 +43,19 @@ class RunResult:
     statuses: dict[str, int]
     gave_up: list[str] = field(default_factory=list)  # children that died with no point to blame
     errors: list[str] = field(default_factory=list)  # their one-line errors (exit 2), if said
+    stopped: bool = False  # stop_after_s was reached with points (or, tune_only, tuning) left
+
+
+def stop_time(stop_after_s: float | None) -> float | None:
+    """The epoch time after which this invocation starts no new point (stop_after_s=). Counted
+    from when the invocation began: a measuring child started by a supervising parent counts
+    from the parent's start (children.SINCE_ENV), so a restarted child keeps the same end."""
+    if stop_after_s is None:
+        return None
+    if stop_after_s <= 0:
+        raise ValueError(f"stop_after_s: {stop_after_s:g} is not positive; allowed: seconds > 0")
+    since = os.environ.get(children.SINCE_ENV) if children.supervised() else None
+    return (float(since) if since else time.time()) + float(stop_after_s)
 
 
 def default_run_id(sweep: str, device: DeviceInfo) -> str:
@@ -193,6 +209,8 @@ class RunPlan:
     record: dict  # what a resume must share with the run (resume_record; run.json's plan)
     allow_mixed: bool  # a resume whose record differs is allowed (and recorded as mixed)
     tune_only: bool  # prepare the pending own points (their tuners fill the disk cache); time none
+    # stop_after_s=: no point (tuned or timed) starts after this epoch time; None: no limit
+    stop_at: float | None
     config_yaml: str  # the resolved config, written beside the rows as config.yaml
 
     @property
@@ -226,5 +244,6 @@ def run_plan(cfg: DictConfig) -> RunPlan:
         record=resume_record(cfg, points),
         allow_mixed=bool(cfg.allow_mixed),
         tune_only=bool(cfg.tune_only),
+        stop_at=stop_time(cfg.stop_after_s),
         config_yaml=OmegaConf.to_yaml(cfg, resolve=True),
     )

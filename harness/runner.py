@@ -136,10 +136,20 @@ def run_sweep(plan: RunPlan, out=None, overrides: list[str] | None = None) -> Ru
     with lock, children.signals_as_exit():
         _start_up(plan, out)
         if plan.devices:
-            return run_on_devices(plan, overrides or [], out)
+            return _stopped_children(plan, run_on_devices(plan, overrides or [], out))
         if overrides is not None and _isolate(plan):
-            return supervise(plan, overrides, [device_spec(plan.device)], out)[0]
+            result = supervise(plan, overrides, [device_spec(plan.device)], out)[0]
+            return _stopped_children(plan, result)
         return _measure_here(plan, out, overrides)
+
+
+def _stopped_children(plan: RunPlan, result: RunResult) -> RunResult:
+    """A supervised run's result, marked stopped when its children stopped at stop_after_s
+    (they exit 0 with points left; the limit has passed and those points have no row)."""
+    left = result.total - result.already_done - result.measured
+    if plan.stop_at is not None and time.time() >= plan.stop_at and left > 0:
+        result.stopped = True
+    return result
 
 
 def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
@@ -195,6 +205,7 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
         dynamic_ncols=True,
         unit="pt",
     )
+    done_here, left = 0, 0  # points timed by the loop below; left untimed at stop_after_s
     try:
         pretuned = tune_first(
             todo,
@@ -206,8 +217,12 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
             out,
             plan.point_timeout_s,
             force=plan.tune_only,
+            stop_at=plan.stop_at,
         )
         for key, point in [] if plan.tune_only else todo:
+            if plan.stop_at is not None and time.time() >= plan.stop_at:
+                left = len(todo) - done_here  # stop_after_s: these stay pending; a resume
+                break
             bar.set_postfix_str(point.label(), refresh=True)
             inflight.write_marker(run_path, plan.shard_index, key, point.label())
             row = measure_point(
@@ -222,12 +237,16 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
             row.update(run_id=plan.run_id, point_key=key)
             store.write_row(run_path, mark_pretuned(row) if key in pretuned else row)
             statuses[row["status"]] = statuses.get(row["status"], 0) + 1
+            done_here += 1
             bar.update(1)
     finally:  # only a process that dies leaves its marker: an exception or a signal is no crash
         marker.unlink(missing_ok=True)
         bar.close()
+    done = len(plan.mine) - pending
     if plan.tune_only:  # nothing timed: the points stay pending for the run that times them
         runrecord.finish(run_path, 0, {}, meta_name=meta_name)  # its overrides say tune_only
-        return RunResult(run_path, len(plan.mine), 0, len(plan.mine) - pending, {})
-    runrecord.finish(run_path, pending, statuses, meta_name=meta_name)
-    return RunResult(run_path, len(plan.mine), pending, len(plan.mine) - pending, statuses)
+        # stop_after_s passed: the tune pass may have left points untuned (it says how many)
+        stopped = plan.stop_at is not None and time.time() >= plan.stop_at
+        return RunResult(run_path, len(plan.mine), 0, done, {}, stopped=stopped)
+    runrecord.finish(run_path, pending - left, statuses, meta_name=meta_name)
+    return RunResult(run_path, len(plan.mine), pending - left, done, statuses, stopped=left > 0)

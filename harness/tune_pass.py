@@ -53,11 +53,14 @@ def tune_first(
     out,
     timeout_s: float | None = None,
     force: bool = False,
+    stop_at: float | None = None,
 ) -> set[str]:
     """Prepare each pending own point once on the inputs its correctness check will draw; the
     keys whose prepare succeeded (a failed one tunes again inside its point). Nothing on the
     CPU (no tuner times there) or with tune_first off, unless `force` (tune_only=true: the
-    pass is all that is asked for, so it runs and reports on a CPU too)."""
+    pass is all that is asked for, so it runs and reports on a CPU too). No point starts after
+    `stop_at` (epoch seconds, stop_after_s=): the rest tune inside their points, or in the next
+    invocation."""
     if not force and (not protocol.tune_first or not device.is_gpu):
         return set()
     chosen = own_points(todo, registry, device)
@@ -65,7 +68,11 @@ def tune_first(
         return set()
     started, prepared = time.perf_counter(), set()
     spent: dict[str, float] = {}  # seconds per provider: where a long pass goes
-    for key, point in chosen:
+    stopped = 0
+    for i, (key, point) in enumerate(chosen):
+        if stop_at is not None and time.time() >= stop_at:
+            stopped = len(chosen) - i
+            break
         inflight.write_marker(run_path, shard_index, key, point.label())
         provider = registry.get(point.problem.op, point.provider)
         began = time.perf_counter()
@@ -81,12 +88,13 @@ def tune_first(
             release_memory(device)
             name = f"{point.provider} {point.problem.op}"  # own-triton tunes GEMM and attention
             spent[name] = spent.get(name, 0.0) + time.perf_counter() - began
-    failed = len(chosen) - len(prepared)
+    failed = len(chosen) - stopped - len(prepared)
     by_provider = ", ".join(f"{name} {s:.0f} s" for name, s in sorted(spent.items()))
     print(
-        f"harness: tune pass: {len(chosen)} own points prepared in "
+        f"harness: tune pass: {len(chosen) - stopped} own points prepared in "
         f"{time.perf_counter() - started:.0f} s before the first timed point ({by_provider})"
-        + (f"; {failed} failed, their points will say why" if failed else ""),
+        + (f"; {failed} failed, their points will say why" if failed else "")
+        + (f"; {stopped} not reached by stop_after_s" if stopped else ""),
         file=out,
     )
     return prepared

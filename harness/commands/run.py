@@ -86,6 +86,7 @@ def measure(plan: RunPlan, overrides: list[str], dry_run: bool = False) -> Path 
             f"run {result.run_path}: tune pass only, nothing timed; {result.total} points, "
             f"{result.already_done} already done (the same command without tune_only times them)"
         )
+        _exit_if_stopped(result, tune_only=True)
         return Path(result.run_path)
     df = store.read_rows(result.run_path)
     print(device_banner(df))
@@ -102,4 +103,21 @@ def measure(plan: RunPlan, overrides: list[str], dry_run: bool = False) -> Path 
             file=sys.stderr,
         )
         raise SystemExit(1)
+    _exit_if_stopped(result)
     return Path(result.run_path)
+
+
+EXIT_STOPPED = 75  # sysexits' EX_TEMPFAIL: not finished, try again (the same command resumes)
+
+
+def _exit_if_stopped(result, tune_only: bool = False) -> None:
+    """stop_after_s was reached with work left: say so, and exit 75 so that a script (a lent
+    machine's call, a batch job) knows to resume rather than move on."""
+    if not result.stopped:
+        return
+    left = result.total - result.already_done - result.measured
+    what = "the tune pass unfinished" if tune_only else f"{left} of {result.total} points left"
+    print(
+        f"harness: stopped at stop_after_s with {what}; the same command resumes", file=sys.stderr
+    )
+    raise SystemExit(EXIT_STOPPED)

@@ -5,8 +5,8 @@
 # (residue shapes, raster orders), then the run at the shapes the tile was written for (M 1024, or
 # $MS; N 10240, 57344, 8192; K 8192), then ncu of the new tile at 1024x10240x8192 with session
 # 54's probe and settings, so its tensor-pipe share and stall reasons compare with
-# _logs/session54/coopn-ncu.txt. sm90_gemm.cu changed, so the four libraries build here from the
-# carried include tree (.cache/cutlass-inc.tar.xz).
+# _logs/session54/coopn-ncu.txt. sm90_gemm.cu changed, so the libraries build here from the
+# carried include tree (.cache/cutlass-inc.tar.xz): three libraries.
 set -u
 t0=$(date +%s); C=${CALL:-call1}; ID=${ID:-gemm_coopn_st16}
 . scripts/device_env.sh || exit 1
