@@ -3,11 +3,16 @@
 # resumably:
 #   GPU=<name> bash scripts/gpu_measure.sh <seconds budget> "<run_id> [ceilings] <overrides...>" ...
 # Each spec runs `harness run <overrides> results_dir=results/_scratch/$GPU run_id=<run_id>
-# progress=false` (`harness ceilings` when its overrides start with `ceilings`). The budget sits
-# under the lent call's own limit so that the script, not the call's kill, ends a run cut short:
-# SIGINT stops it, the points already measured stay on disk (one file per point) and the tarball
-# below is still written; the same spec in the next call, with the folder carried, measures only
-# the missing points.
+# progress=false stop_after_s=<what is left of the budget>` (`harness ceilings` when its
+# overrides start with `ceilings`). The budget sits under the lent call's own limit so that the
+# harness, not the call's kill, ends a run cut short: it starts no point after stop_after_s
+# and exits 75, the points already measured stay on disk (one file per point) and the tarballs
+# below are still written; the same spec in the next call, with the folder carried, measures
+# only the missing points. A `timeout` 90 s past the budget (SIGINT, then SIGKILL 15 s later)
+# is only a backstop for a point that overruns: in session 55 a tune pass that `timeout -s INT`
+# ended left its point marked in flight, and the next run wrote that point as an error row.
+# The tune cache and the CUTLASS libraries come back too (tune-cache.tgz, cutlass.tar.xz), for
+# scripts/take_back.py to put where the next call's device_env.sh picks them up.
 # GPU (h100, h200, h200x2: one name per machine kind) names the scratch folder and is required:
 # a default would let a carried folder resume one GPU's run with another GPU's points.
 # results/_scratch/ is git-ignored; its rows and logs (_logs/<run_id>.txt) come back as
@@ -33,7 +38,11 @@ for spec in "$@"; do
   left=$(( budget - ($(date +%s) - t0) ))
   if [ $left -lt 20 ]; then echo "skip $run_id: out of time"; continue; fi
   # eval: the overrides keep their shell quoting ('providers=[a,b]') as written in the spec
-  eval "timeout -s INT $left python3 -m harness.cli $cmd $overrides results_dir=$R run_id=$run_id progress=false" > $L/$run_id.txt 2>&1
-  echo "$run_id rc=$? $(tail -1 $L/$run_id.txt)"
+  eval "timeout -k 15 -s INT $((left + 90)) python3 -m harness.cli $cmd $overrides results_dir=$R \
+    run_id=$run_id progress=false stop_after_s=$left" > $L/$run_id.txt 2>&1
+  echo "$run_id rc=$? (75: stopped at the budget) $(tail -1 $L/$run_id.txt)"
 done
 tar czf $OUT/results.tgz $R
+tar czf $OUT/tune-cache.tgz -C "${HARNESS_CACHE_DIR:-/tmp/hcache}" tune 2>/dev/null
+[ -d /tmp/cutlass-cache ] && tar cJf $OUT/cutlass.tar.xz -C /tmp/cutlass-cache . 2>/dev/null
+exit 0
