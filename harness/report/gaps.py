@@ -70,6 +70,7 @@ WORST_COLUMNS = [
     "fill",
     "own_config",
     "reference_kernel",
+    "reference_gpu",
     "reason",
 ]
 
@@ -384,6 +385,7 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                     "fill": fill,
                     "own_config": own_config(r),
                     "reference_kernel": reference_kernel(ref),
+                    "reference_gpu": same_gpu(r, ref),
                     "reason": _reason(
                         s, fill, units, sms, regime, own_frac, r, ref, ref_frac, roof
                     ),
@@ -391,6 +393,17 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
             )
     frame = pd.DataFrame(lines)
     return frame.sort_values("speedup", kind="stable").reset_index(drop=True) if lines else frame
+
+
+def same_gpu(own: dict, ref: dict | None) -> str:
+    """'same' when the reference row was timed on the own row's GPU (one device_uuid), 'other'
+    when on another GPU of the same model (two runs, or a run resumed on another machine: two
+    machines of one model differ by a few percent, so such a ratio is weaker evidence), '' when
+    a row does not say."""
+    mine, theirs = own.get("device_uuid"), (ref or {}).get("device_uuid")
+    if not mine or not theirs:
+        return ""
+    return "same" if mine == theirs else "other"
 
 
 def _counts(values: pd.Series) -> str:
@@ -425,6 +438,7 @@ def gap_summary(frame: pd.DataFrame) -> pd.DataFrame:
                 "behind_by_reason": _counts(behind["reason"].str.split(":").str[0]),
                 "references": _counts(compared["reference"]),
                 "no_reference": len(g) - len(compared),
+                "reference_on_other_gpu": int((compared["reference_gpu"] == "other").sum()),
             }
         )
     return pd.DataFrame(out)
@@ -466,7 +480,10 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
         f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
         f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
         f"the ridge of the measured ceilings, datasheet where none) and both kernels' "
-        f"fraction of that roof. rung: a ladder rung or fixed config."
+        f"fraction of that roof. rung: a ladder rung or fixed config. "
+        f"reference_gpu / reference_on_other_gpu: whether the reference row was timed on "
+        f"the own row's GPU (device_uuid) or on another GPU of the same model (weaker: "
+        f"machines differ by a few percent)."
     )
     worst = worst_points(frame)
     return (

@@ -311,3 +311,31 @@ def test_the_tuned_time_is_the_deciding_re_time_where_own_triton_chose_a_kernel(
     assert gaps.tuned_ms({"tuned_ms": 0.080}) == 0.080  # own CUTLASS, own Triton's GEMM
     assert gaps.tuned_ms({"tune_ms": 1.27}) == 1.27  # the attention tuners
     assert gaps.tuned_ms({"tuned": False}) is None
+
+
+def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
+    """Two H200s differ by a few percent: a ratio whose vendor row came from another machine
+    (another run, or a run resumed elsewhere) says so per point and per summary line."""
+    p1 = {"m": 1024, "n": 10240, "k": 8192, **GEMM}
+    p2 = {"m": 2048, "n": 10240, "k": 8192, **GEMM}
+    rows = [
+        speed_row("h200", "gemm", p1, "cublas", "r", median_ms=0.245),
+        speed_row("h200", "gemm", p1, "own-cutlass", "r", median_ms=0.239),
+        speed_row("h200", "gemm", p2, "cublas", "r", median_ms=0.501),
+        {
+            **speed_row("h200", "gemm", p2, "own-cutlass", "r", median_ms=0.495),
+            "device_uuid": "GPU-another-h200",
+        },
+    ]
+    write_run(tmp_path, "r", rows)
+    frame = gaps.gap_frame(load([tmp_path]))
+    by_m = {
+        int(p.split("x")[0].split()[-1]): g
+        for p, g in zip(frame["problem"], frame["reference_gpu"], strict=True)
+    }
+    assert by_m == {1024: "same", 2048: "other"}
+    line = gaps.gap_summary(frame).iloc[0]
+    assert line["points"] == 2 and line["reference_on_other_gpu"] == 1
+    assert "reference_gpu" in gaps.render_worst(frame)
+    assert gaps.same_gpu({"device_uuid": None}, {"device_uuid": "GPU-x"}) == ""
+    assert gaps.same_gpu({"device_uuid": "GPU-x"}, None) == ""
