@@ -148,6 +148,9 @@ class GemmConfig:
 
 
 _SM90 = GemmConfig("", "sm90", (128, 128, 64))
+_SPLIT_N = replace(
+    _SM90, name="sm90-coopn-128x320-c2x1", tile=(128, 320, 64), cluster=(2, 1), split_n=True
+)
 WAVE_FILL_WIDTHS = (64, 80, 96, 160, 176, 192)
 # Every config by name; harness/providers/own_cutlass.py registers one provider per entry
 # (own-cutlass-<name>), so a name here is a provider name in recorded rows: keep names stable.
@@ -194,19 +197,10 @@ CONFIGS: dict[str, GemmConfig] = {
         # cuBLAS's tile at M 512-1024, N 10240 (nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB,
         # 238.6 us at 1024x10240x8192 on the H200, where every own candidate took >= 254.4 us
         # at the cap: results/h200/gemm_llama-s51). 16-bit inputs only (sm90_gemm.cu).
-        replace(
-            _SM90, name="sm90-coopn-128x320-c2x1", tile=(128, 320, 64), cluster=(2, 1), split_n=True
-        ),
+        _SPLIT_N,
         # The same with 16-byte stores in its epilogue (sm90_quad_store_epilogue.h): ncu found
         # the 2-byte stores above filling the store queue (results/h200/README.md, session 54).
-        replace(
-            _SM90,
-            name="sm90-coopn-128x320-c2x1-st16",
-            tile=(128, 320, 64),
-            cluster=(2, 1),
-            split_n=True,
-            quad_stores=True,
-        ),
+        replace(_SPLIT_N, name=f"{_SPLIT_N.name}-st16", quad_stores=True),
         # Ping-pong 128x128 pairs sharing the activation tile (1x2: the two CTAs own tiles side
         # by side along N). fp8 at M 128-256 only (gemm_tune says where it won).
         replace(_SM90, name="sm90-pingpong-128x128-c1x2", cluster=(1, 2), schedule="pingpong"),
