@@ -46,6 +46,11 @@ class RunResult:
     stopped: bool = False  # stop_after_s was reached with points (or, tune_only, tuning) left
 
 
+# `harness run` exits so when stop_after_s ended it with points left (sysexits' EX_TEMPFAIL: not
+# finished, try again; the same command resumes). A measuring child exits so too: not a crash.
+EXIT_STOPPED = 75
+
+
 def stop_time(stop_after_s: float | None) -> float | None:
     """The epoch time after which this invocation starts no new point (stop_after_s=). Counted
     from when the invocation began: a measuring child started by a supervising parent counts

@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from harness import children, inflight, runrecord, store
 from harness.device import DeviceInfo, get_device
-from harness.plan import RunPlan, RunResult
+from harness.plan import EXIT_STOPPED, RunPlan, RunResult
 from harness.provenance import now_iso, software
 from harness.providers import load_all
 from harness.sweep import Point
@@ -191,7 +191,8 @@ def supervise(
                 if rc is None:
                     continue
                 w.proc = None
-                if rc != 0 and _on_exit(w, rc, run, protocol, registry, out):
+                # EXIT_STOPPED: stop_after_s ended the child between points; it is done
+                if rc not in (0, EXIT_STOPPED) and _on_exit(w, rc, run, protocol, registry, out):
                     w.restarts += 1
                     _start(w, _worker_cmd(overrides, w, n, run_id), since)
     finally:

@@ -223,3 +223,21 @@ def test_stop_time_counts_from_the_supervising_parents_start(monkeypatch):
     assert stop_time(60) == pytest.approx(1060.5)
     monkeypatch.setattr(children, "supervised", lambda: False)
     assert stop_time(60) == pytest.approx(time.time() + 60, abs=5)
+
+
+def test_stop_after_s_in_a_measuring_child_is_a_clean_stop_not_a_crash(tmp_path, capsys):
+    """With isolate=true (the default) a child measures; at stop_after_s it exits 75, which its
+    parent must take as done, not restart as a crash (nor write an error row); the parent then
+    exits 75 too, and the same command without the limit times every point. The limit here
+    passes before the child's first point (it counts from the parent's start)."""
+    args = ["run", "sweep=smoke", "device=cpu", "providers=[torch-cpu]", "progress=false"]
+    args += [f"results_dir={tmp_path}", "run_id=t"]
+    with pytest.raises(SystemExit) as stopped:
+        main([*args, "stop_after_s=0.001"])
+    assert stopped.value.code == 75
+    err = capsys.readouterr().err
+    assert "starting it again" not in err and "gave up" not in err
+    assert not list((tmp_path / "t").glob("rows/*.parquet"))
+    assert main(args) == 0
+    rows = store.read_rows(tmp_path / "t")
+    assert len(rows) > 0 and set(rows["status"]) == {"ok"}

@@ -107,9 +107,6 @@ def measure(plan: RunPlan, overrides: list[str], dry_run: bool = False) -> Path 
     return Path(result.run_path)
 
 
-EXIT_STOPPED = 75  # sysexits' EX_TEMPFAIL: not finished, try again (the same command resumes)
-
-
 def _exit_if_stopped(result, tune_only: bool = False) -> None:
     """stop_after_s was reached with work left: say so, and exit 75 so that a script (a lent
     machine's call, a batch job) knows to resume rather than move on."""
@@ -120,4 +117,6 @@ def _exit_if_stopped(result, tune_only: bool = False) -> None:
     print(
         f"harness: stopped at stop_after_s with {what}; the same command resumes", file=sys.stderr
     )
+    from harness.plan import EXIT_STOPPED
+
     raise SystemExit(EXIT_STOPPED)
