@@ -16,44 +16,43 @@ def count(text: str, pattern: str) -> int:
 
 
 def test_sm90_gemm_is_tma_wgmma_warp_specialized(kernel_builds, sass_of):
+    """The N split with 16-byte stores (the GEMM library built whole): TMA loads multicast in
+    its 2x1 cluster, an mbarrier pipeline, and each consumer warpgroup's 64x160 share as one
+    wgmma per K step. Its register epilogue (sm90_quad_store_epilogue.h) gathers each quad's
+    column pairs with shuffles and stores 16 bytes per thread: 128x320 over 256 consumer
+    threads is 160 bf16 each, 20 16-byte stores, where CUTLASS's DefaultEpilogue issued 160
+    2-byte ones (the STG.E.U16 ncu found filling the store queue on an H200, session 54)."""
     sass = sass_of(kernel_builds["sass"]["sm90_gemm"])
     assert set(sass) == {"sm_90a"}
     text = sass["sm_90a"]
-    # WGMMA at the tile's full width: one 64x160 instruction per K step, not five 64x32 ones
-    # (CuTe picks N 160 only with CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which the .cu defines)
+    # WGMMA at the warpgroup's full width: one 64x160 instruction per K step, not five 64x32
+    # ones (CuTe picks N 160 only with CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED, which the .cu
+    # defines)
     assert count(text, r"\bHGMMA\.64x160x16\.F32\.BF16") > 0
     assert count(text, r"\bHGMMA\.64x32x16") == 0
     assert count(text, r"\bUTMALDG") > 0  # TMA loads
     assert count(text, r"\bUTMALDG\.\w+\.MULTICAST") > 0  # cluster 2x1 multicast
-    assert count(text, r"\bUTMASTG") > 0  # TMA epilogue store
     assert count(text, r"\bSYNCS\.") > 0  # mbarrier pipeline
     assert count(text, r"\bHMMA\b") == 0
+    assert count(text, r"\bSTG\.E\.128\b") == 20
+    assert count(text, r"\bSTG\.E\.U16\b") == 0
+    assert count(text, r"\bSHFL\.BFLY\b") > 0
+    assert count(text, r"\bUTMASTG") == 0  # no TMA store: the N split cannot use it
+    assert count(text, r"\b(STL|LDL)\b") == 0  # the selects do not index registers dynamically
 
 
 def test_sm90_tf32_nn_gemm_reads_b_through_registers(kernel_builds, sass_of):
     """wgmma reads 32-bit operands from shared memory only K-major, so tf32 nn is built swapped
     and CUTLASS's register-A mainloop feeds B^T (the MN-major operand) from registers: the A
     operand of every TF32 HGMMA is a register, loaded from shared memory by LDS (the transposing
-    read), and the K-major one still arrives by TMA and is read by descriptor."""
+    read), and the K-major one still arrives by TMA and is read by descriptor. Its cooperative
+    epilogue stages through shared memory and stores with TMA."""
     text = sass_of(kernel_builds["sass"]["sm90_gemm_tf32_nn"])["sm_90a"]
     assert count(text, r"\bHGMMA\.64x256x8\.F32\.TF32 R\d+, R\d+, gdesc") > 0
     assert count(text, r"\bHGMMA\.\S+ R\d+, gdesc") == 0  # no shared-memory-only form
     assert count(text, r"\bLDS\b") > 0 and count(text, r"\bUTMALDG") > 0
+    assert count(text, r"\bUTMASTG") > 0  # TMA epilogue store
     assert count(text, r"\b(STL|LDL)\b") == 0  # no spills
-
-
-def test_n_split_quad_store_epilogue_writes_16_bytes_per_thread(kernel_builds, sass_of):
-    """The N split's register epilogue (sm90_quad_store_epilogue.h) gathers each quad's column
-    pairs with shuffles and stores 16 bytes per thread: 128x320 over 256 consumer threads is 160
-    bf16 each, 20 16-byte stores, where CUTLASS's DefaultEpilogue issued 160 2-byte ones (the
-    STG.E.U16 ncu found filling the store queue on an H200, session 54)."""
-    text = sass_of(kernel_builds["sass"]["sm90_gemm_split_n_st16"])["sm_90a"]
-    assert count(text, r"\bHGMMA\.64x160x16\.F32\.BF16") > 0  # each warp group's 64x160 share
-    assert count(text, r"\bSTG\.E\.128\b") == 20
-    assert count(text, r"\bSTG\.E\.U16\b") == 0
-    assert count(text, r"\bSHFL\.BFLY\b") > 0
-    assert count(text, r"\bUTMASTG") == 0  # no TMA store: the N split cannot use it
-    assert count(text, r"\b(STL|LDL)\b") == 0  # the selects do not index registers dynamically
 
 
 def test_sm80_gemm_is_cp_async_mma_sync_on_hopper(kernel_builds, sass_of):
@@ -152,10 +151,11 @@ def test_libraries_export_the_c_abi_and_describe_themselves(kernel_builds):
         assert built.manifest["header_source"] in ("env", "submodule", "wheel")
     info = build.describe(ctypes.CDLL(str(libraries["sm90_gemm"].path)))
     assert (info["tile"], info["cluster"], info["schedule"]) == (
-        "128x160x64",
+        "128x320x64",
         "2x1x1",
         "cooperative",
     )
+    assert (info["split_n"], info["quad_stores"]) == ("1", "1")
 
 
 def test_every_source_exports_its_abi_with_hk_export():
