@@ -13,9 +13,9 @@ echo "prebuild rc=$? t=$(( $(date +%s) - t0 ))"; tail -2 $L/fmha-prebuild.txt
 timeout 120 python3 -m pytest -q -m gpu tests/cutlass -k fmha -p no:cacheprovider > $L/cutlass_fmha_gpu_tests.txt 2>&1
 echo "tests rc=$? t=$(( $(date +%s) - t0 )): $(tail -1 $L/cutlass_fmha_gpu_tests.txt)"
 left=$(( ${BUDGET:-420} - ($(date +%s) - t0) ))
-timeout -s INT $left python3 -m harness.cli run sweep=fmha_prefill 'sweep.groups.0.providers=[sdpa-cudnn,own-cutlass-fa3]' \
-  results_dir=$R run_id=${ID:-fmha_prefill-fa3-s56} progress=false > $L/${ID:-fmha_prefill-fa3-s56}.txt 2>&1
-echo "fa3-r5 rc=$? t=$(( $(date +%s) - t0 )): $(tail -1 $L/${ID:-fmha_prefill-fa3-s56}.txt)"
+timeout -k 15 -s INT $((left + 60)) python3 -m harness.cli run sweep=fmha_prefill 'sweep.groups.0.providers=[sdpa-cudnn,own-cutlass-fa3]' \
+  results_dir=$R run_id=${ID:-fmha_prefill-fa3-s56} progress=false stop_after_s=$left > $L/${ID:-fmha_prefill-fa3-s56}.txt 2>&1
+echo "prefill rc=$? t=$(( $(date +%s) - t0 )): $(tail -1 $L/${ID:-fmha_prefill-fa3-s56}.txt)"
 left=$(( 560 - ($(date +%s) - t0) ))
 [ $left -gt 60 ] && HARNESS_CACHE_DIR=/tmp/probe-cache timeout $left python3 scripts/gluon_decode_probe.py 32x6144x4096 2x6144x4096 64x4096x4096 > $L/gluon_decode_probe.txt 2>&1
 echo "probe rc=$? t=$(( $(date +%s) - t0 ))"
