@@ -12,7 +12,9 @@
 # is only a backstop for a point that overruns: in session 55 a tune pass that `timeout -s INT`
 # ended left its point marked in flight, and the next run wrote that point as an error row.
 # The tune cache and the CUTLASS libraries come back too (tune-cache.tgz, cutlass.tar.xz), for
-# scripts/take_back.py to put where the next call's device_env.sh picks them up.
+# scripts/take_back.py to put where the next call's device_env.sh picks them up. take_back.py
+# also lists a run it got back unfinished in .cache/unfinished, and a spec whose run is listed
+# there is skipped unless its folder is on the machine (carried, or left by the last call).
 # GPU (h100, h200, h200x2: one name per machine kind) names the scratch folder and is required:
 # a default would let a carried folder resume one GPU's run with another GPU's points.
 # results/_scratch/ is git-ignored; its rows and logs (_logs/<run_id>.txt) come back as
@@ -37,6 +39,9 @@ for spec in "$@"; do
   case $overrides in ceilings*) cmd=ceilings; overrides=${overrides#ceilings} ;; esac
   left=$(( budget - ($(date +%s) - t0) ))
   if [ $left -lt 20 ]; then echo "skip $run_id: out of time"; continue; fi
+  # A run an earlier call stopped (take_back.py listed it in .cache/unfinished) resumes only from
+  # its carried folder: started again here it would time what that call already measured.
+  python3 scripts/take_back.py --check-resume $R/$run_id || { echo "skip $run_id: not carried"; continue; }
   # eval: the overrides keep their shell quoting ('providers=[a,b]') as written in the spec
   eval "timeout -k 15 -s INT $((left + 90)) python3 -m harness.cli $cmd $overrides results_dir=$R \
     run_id=$run_id progress=false stop_after_s=$left" > $L/$run_id.txt 2>&1

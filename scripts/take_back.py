@@ -24,6 +24,13 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
   another machine's rows: it is moved aside (`<run>.aside-<n>`, said so) before unpacking, not
   merged. Session 54 merged an H200's 374 rows, left from session 53, with an H100's 384 under one
   run folder that way.
+- Unfinished runs (fewer row files than their run.json's last `points_planned`) are listed in
+  `.cache/unfinished`, one run folder per line, and dropped from it once a call returns them
+  whole. `scripts/gpu_measure.sh` carries `.cache`, and on the machine `--check-resume <folder>`
+  refuses to start a listed run whose folder is not there. In session 56 a call came on a fresh
+  H100 without its folder and timed again 111 rows that the call before had measured (431 s
+  held). That call was launched before take_back.py ran. Had it run, the ledger would have
+  refused the run, so take the files back before the next call.
 Needs only the standard library.
 """
 
@@ -204,14 +211,75 @@ def take_back(files_at: Path, root: Path) -> list[str]:
             tar.extractall(root, filter="data")  # no absolute paths or links out of the tree
         folders = sorted({"/".join(Path(n).parts[:3]) for n in names})
         lines.append(f"results: {len(names)} files into {', '.join(folders)} (carry it to resume)")
+        lines += note_unfinished(root, names)
     return lines or [f"nothing to take back in {files_at}"]
+
+
+UNFINISHED = Path(".cache") / "unfinished"
+
+
+def rows_and_plan(folder: Path) -> tuple[int, int | None]:
+    """(row files in a run folder, points its last start planned; None: run.json says not)."""
+    rows = len(list(folder.glob("rows/*.parquet")))
+    try:
+        history = json.loads((folder / "run.json").read_text()).get("history") or [{}]
+        planned = history[-1].get("points_planned")
+    except (OSError, ValueError, AttributeError):
+        planned = None
+    return rows, planned if isinstance(planned, int) else None
+
+
+def note_unfinished(root: Path, names: list[str]) -> list[str]:
+    """Add each returned run with fewer rows than planned to .cache/unfinished, drop each whole one."""
+    ledger = root / UNFINISHED
+    listed = ledger.read_text().split() if ledger.is_file() else []
+    lines = []
+    for run_json in sorted(n for n in names if Path(n).name == "run.json"):
+        run = str(Path(run_json).parent)
+        rows, planned = rows_and_plan(root / run)
+        if planned is None:
+            continue
+        if rows < planned:
+            if run not in listed:
+                listed.append(run)
+            lines.append(f"{run}: {rows} of {planned} rows, unfinished: carry it to resume")
+        elif run in listed:
+            listed.remove(run)
+    ledger.parent.mkdir(exist_ok=True)
+    ledger.write_text("".join(f"{r}\n" for r in listed))
+    return lines
+
+
+def check_resume(root: Path, run: str) -> str | None:
+    """Why a run must not start here (listed unfinished, its folder absent), or None."""
+    ledger = root / UNFINISHED
+    listed = ledger.read_text().split() if ledger.is_file() else []
+    if run.rstrip("/") in listed and not (root / run / "run.json").is_file():
+        return (
+            f"{run}: an earlier call left it unfinished and its folder is not here; carry it "
+            f"(take_back.py put it in the checkout), or delete its line in {UNFINISHED} to start again"
+        )
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("files_at", type=Path, help="the folder a run call's files came back in")
+    ap.add_argument(
+        "files_at", type=Path, nargs="?", help="the folder a run call's files came back in"
+    )
     ap.add_argument("--root", type=Path, default=Path("."), help="the checkout (default: here)")
+    ap.add_argument(
+        "--check-resume",
+        metavar="RUN_FOLDER",
+        help="on the machine: exit 3 if this run is listed unfinished and its folder is absent",
+    )
     args = ap.parse_args(argv)
+    if args.check_resume:
+        why = check_resume(args.root, args.check_resume)
+        print(why or f"{args.check_resume}: may start", file=sys.stderr if why else sys.stdout)
+        return 3 if why else 0
+    if args.files_at is None:
+        ap.error("files_at: the folder a run call's files came back in is required")
     if not args.files_at.is_dir():
         print(f"no such folder: {args.files_at}", file=sys.stderr)
         return 2

@@ -166,3 +166,38 @@ def test_a_cut_short_library_archive_is_merged_not_put_in_place(tmp_path):
         files = {Path(m.name).name: data for m, data in folders[name] if m.isfile()}
         assert files["manifest.json"] == b"{}"
         assert len(files["lib.so"]) == (64 if name == "a" else 20000)
+
+
+def _run_json(planned: int) -> bytes:
+    return json.dumps(
+        {"history": [{"points_planned": planned + 1}, {"points_planned": planned}]}
+    ).encode()
+
+
+def test_an_unfinished_run_is_listed_until_it_comes_back_whole(tmp_path):
+    """A call stopped at its budget returns fewer rows than planned: the run is listed in
+    .cache/unfinished (the machine then refuses to start it again without its folder), and a
+    later call that returns it whole takes it off the list."""
+    root, back = tmp_path / "repo", tmp_path / "back"
+    run = "results/_scratch/h100/run"
+    root.mkdir()
+    back.mkdir()
+    _tgz(back / "results.tgz", {f"{run}/run.json": _run_json(3), f"{run}/rows/a.parquet": b"1"})
+    lines = take_back.take_back(back, root)
+    assert lines[-1] == f"{run}: 1 of 3 rows, unfinished: carry it to resume"
+    assert (root / ".cache" / "unfinished").read_text() == f"{run}\n"
+
+    elsewhere = tmp_path / "machine"
+    elsewhere.mkdir()
+    (elsewhere / ".cache").mkdir()
+    (elsewhere / ".cache" / "unfinished").write_text(f"{run}\n")
+    assert "left it unfinished" in take_back.check_resume(elsewhere, run)
+    assert take_back.main(["--check-resume", run, "--root", str(elsewhere)]) == 3
+    assert take_back.check_resume(root, run) is None  # its folder is here: it resumes
+    assert take_back.check_resume(elsewhere, "results/_scratch/h100/other") is None
+
+    rows = {f"{run}/rows/{k}.parquet": k.encode() for k in "abc"}
+    _tgz(back / "results.tgz", {f"{run}/run.json": _run_json(3), **rows})
+    take_back.take_back(back, root)
+    assert (root / ".cache" / "unfinished").read_text() == ""
+    assert take_back.main(["--check-resume", run, "--root", str(root)]) == 0
