@@ -3,7 +3,13 @@ import math
 import numpy as np
 import pytest
 
-from harness.measure.stats import bootstrap_median_ratio, geomean, rse_of_median, summarize
+from harness.measure.stats import (
+    bootstrap_median_ratio,
+    bootstrap_medians,
+    geomean,
+    rse_of_median,
+    summarize,
+)
 
 
 def test_summary_fields():
@@ -28,6 +34,21 @@ def test_bootstrap_ratio_brackets_a_known_shift():
     b = 1.1 * (1.0 + 0.01 * rng.standard_normal(200))
     lo, mid, hi = bootstrap_median_ratio(a, b)
     assert lo < 1.1 < hi and mid == pytest.approx(1.1, rel=0.01) and lo > 1.05
+
+
+@pytest.mark.parametrize("x", [[3.0, 1.0, 2.0], [4.0, 1.0, 3.0, 2.0], [5.0, 1.0, 2.0, 2.0, 9.0, 7.0]])
+def test_bootstrap_medians_follow_the_resampling_distribution(x):
+    """The order-statistic draw gives each resample median the probability that enumerating
+    every resample with replacement (n^n of them, equally likely) gives it."""
+    n = len(x)
+    grid = np.array(np.meshgrid(*[x] * n)).reshape(n, -1).T  # every resample, equally likely
+    values, counts = np.unique(np.median(grid, axis=1), return_counts=True)
+    exact = dict(zip(values.tolist(), (counts / counts.sum()).tolist(), strict=True))
+    draws = bootstrap_medians(x, 200_000, np.random.default_rng(0))
+    seen, seen_counts = np.unique(draws, return_counts=True)
+    assert set(seen.tolist()) <= set(exact)
+    for value, count in zip(seen.tolist(), seen_counts.tolist(), strict=True):
+        assert count / draws.size == pytest.approx(exact[value], abs=4e-3), value
 
 
 def test_geomean_ignores_missing():

@@ -67,15 +67,35 @@ def summarize(samples: Samples) -> Summary:
     )
 
 
+def bootstrap_medians(samples: Samples, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """n_boot medians of resamples (with replacement, of the sample's size) of samples, drawn
+    from their exact distribution in O(n log n + n_boot) rather than by building the resamples
+    (O(n_boot * n): 2,000 resamples of a few thousand samples per point made `harness crossgpu`
+    and the reports' ratio CIs spend most of their time in np.median).
+
+    A resample picks x_sorted[floor(n * U_i)] for n uniform U_i, and floor(n * u) is monotone, so
+    its k-th smallest value is x_sorted[floor(n * U_(k))], U_(k) the k-th order statistic of n
+    uniforms: U_(k) ~ Beta(k, n - k + 1), and U_(k+1) = U_(k) + (1 - U_(k)) * Beta(1, n - k)
+    (the least of the n - k uniforms above it). The median needs U_(k) (n odd, k = (n + 1) / 2)
+    or U_(k) and U_(k+1) (n even, k = n / 2)."""
+    x = np.sort(np.asarray(samples, dtype=np.float64))
+    n = x.size
+    k = (n + 1) // 2
+    u_k = rng.beta(k, n - k + 1, size=n_boot)
+    lower = x[np.minimum((n * u_k).astype(np.int64), n - 1)]
+    if n % 2:
+        return lower
+    u_next = u_k + (1.0 - u_k) * rng.beta(1, n - k, size=n_boot)
+    return (lower + x[np.minimum((n * u_next).astype(np.int64), n - 1)]) / 2
+
+
 def bootstrap_median_ratio(
     a: Samples, b: Samples, n_boot: int = 2000, ci: float = 0.95, seed: int = 0
 ) -> tuple[float, float, float]:
     """median(b) / median(a) with a percentile-bootstrap confidence interval (lo, ratio, hi)."""
     xa, xb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    ma = np.median(rng.choice(xa, size=(n_boot, xa.size), replace=True), axis=1)
-    mb = np.median(rng.choice(xb, size=(n_boot, xb.size), replace=True), axis=1)
-    ratios = mb / ma
+    ratios = bootstrap_medians(xb, n_boot, rng) / bootstrap_medians(xa, n_boot, rng)
     alpha = (1 - ci) / 2
     lo, hi = np.quantile(ratios, [alpha, 1 - alpha])
     return float(lo), float(np.median(xb) / np.median(xa)), float(hi)
