@@ -1,6 +1,8 @@
 """`harness compact`: one parquet per run holding exactly the rows the row files held; readers,
 resume and a later compaction use it."""
 
+import shutil
+
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -13,9 +15,18 @@ FAST = ["run", "sweep=smoke", "device=cpu", "providers=[torch-cpu,sdpa-math]", "
 KEY = ["point_key"]
 
 
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """One small run, measured once for the module (a sweep costs seconds on CI's CPUs)."""
+    results = tmp_path_factory.mktemp("measured")
+    assert main([*FAST, f"results_dir={results}", "run_id=r"]) == 0
+    return results / "r"
+
+
 @pytest.fixture
-def run(tmp_path):
-    assert main([*FAST, f"results_dir={tmp_path}", "run_id=r"]) == 0
+def run(measured, tmp_path):
+    """A fresh copy of that run for each test, which compacts or measures into it."""
+    shutil.copytree(measured, tmp_path / "r")
     return tmp_path / "r"
 
 

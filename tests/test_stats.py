@@ -36,7 +36,9 @@ def test_bootstrap_ratio_brackets_a_known_shift():
     assert lo < 1.1 < hi and mid == pytest.approx(1.1, rel=0.01) and lo > 1.05
 
 
-@pytest.mark.parametrize("x", [[3.0, 1.0, 2.0], [4.0, 1.0, 3.0, 2.0], [5.0, 1.0, 2.0, 2.0, 9.0, 7.0]])
+@pytest.mark.parametrize(
+    "x", [[3.0, 1.0, 2.0], [4.0, 1.0, 3.0, 2.0], [5.0, 1.0, 2.0, 2.0, 9.0, 7.0]]
+)
 def test_bootstrap_medians_follow_the_resampling_distribution(x):
     """The order-statistic draw gives each resample median the probability that enumerating
     every resample with replacement (n^n of them, equally likely) gives it."""
