@@ -2,6 +2,7 @@
 measured HBM read ceiling, and own time against the fastest vendor row of the same point.
 
     python3 scripts/decode_serving_table.py RUN_DIR [--ceilings DIR] [--own own-triton]
+                                            [--read-once DIR]
 
 One line per (q_len, GQA group, ragged) slice, geomean over its points (pages, batch, KV
 length), then the whole run. The ceiling is the `hbm_read_gbps` row of a ceilings run (default:
@@ -10,6 +11,11 @@ own is faster (fastest vendor time / own time, same point, same run). A point wh
 from more than one GPU (a resumed run that ended on another machine: `device_uuid`) has no ratio:
 it is left out of the vs-vendor columns and counted on the last line, since timings compare only
 within one machine. Its own GB/s still counts against the ceiling.
+
+--read-once DIR (a `probes_read_once` run on the same GPU model) adds `of_read_once`: own GB/s
+over the rate one cold pass reads the same number of bytes at (the faster provider at each size,
+interpolated in log bytes). A decode point moves 0.1-0.3 GB in 30-80 us, where a plain read
+does not reach the 4 GiB plateau either: this column says how much of the gap is the size.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from harness.measure.stats import geomean
@@ -34,13 +41,33 @@ def hbm_read_gbps(ceilings_dir: Path) -> float:
     return float(hit["gbps"].max())
 
 
-def table(rows: pd.DataFrame, own: str, ceiling: float) -> pd.DataFrame:
+def read_once_curve(run_dir: Path) -> pd.Series:
+    """GB/s of one cold read pass by bytes read: the faster provider at each size."""
+    rows = read_rows(str(run_dir))
+    ok = rows[(rows["op"] == "memory") & (rows["status"] == "ok") & (rows["metric"] == "read")]
+    ok = ok[ok["traffic_bytes"] == ok["working_set_bytes"]]  # one pass only
+    if ok.empty:
+        raise SystemExit(f"no one-pass read rows in {run_dir}")
+    return ok.groupby("traffic_bytes")["gbps"].max().sort_index()
+
+
+def read_once_gbps(curve: pd.Series, nbytes: pd.Series) -> pd.Series:
+    """The curve at each byte count, linear in log bytes between sizes, its end values outside."""
+    x = np.log(np.asarray(nbytes, dtype=np.float64))
+    y = np.interp(x, np.log(curve.index.to_numpy(np.float64)), curve.to_numpy(np.float64))
+    return pd.Series(y, index=nbytes.index)
+
+
+def table(
+    rows: pd.DataFrame, own: str, ceiling: float, read_once: pd.Series | None = None
+) -> pd.DataFrame:
     rows = rows[(rows["op"] == "attention") & (rows["status"] == "ok")].copy()
     rows["group"] = rows["q_heads"] // rows["kv_heads"]
     # schema 5 drops `ragged` from rows of one length (None): those are not ragged
     rows["ragged"] = rows["ragged"].fillna(False).astype(bool)
     wide = rows.pivot_table(index=POINT, columns="provider", values="latency_ms_median")
-    gbps = rows[rows["provider"] == own].set_index(POINT)["gbps"]
+    own_rows = rows[rows["provider"] == own].set_index(POINT)
+    gbps = own_rows["gbps"]
     vendors = [c for c in wide.columns if c != own]
     wide = wide[wide[vendors].notna().any(axis=1) & wide[own].notna()]  # points with both
     vs_best = wide[vendors].min(axis=1) / wide[own]
@@ -55,6 +82,8 @@ def table(rows: pd.DataFrame, own: str, ceiling: float) -> pd.DataFrame:
             "best": wide[vendors].idxmin(axis=1).where(vs_best.notna()),
         }
     )
+    if read_once is not None:
+        out["read_once_frac"] = gbps / read_once_gbps(read_once, own_rows["min_bytes"])
     return out[out.index.isin(wide.index)]
 
 
@@ -67,6 +96,11 @@ def summarize(points: pd.DataFrame) -> pd.DataFrame:
                 "own_gbps": round(geomean(g["own_gbps"]), 0),
                 "of_ceiling": round(geomean(g["ceiling_frac"]), 3),
                 ">=90%": int((g["ceiling_frac"] >= 0.9).sum()),
+                **(
+                    {"of_read_once": round(geomean(g["read_once_frac"]), 3)}
+                    if "read_once_frac" in g
+                    else {}
+                ),
                 "vs_fastest_vendor": round(geomean(ratios), 3) if len(ratios) else float("nan"),
                 "min": round(ratios.min(), 3),
                 ">=1.00x": int((ratios >= 1.0).sum()),
@@ -85,10 +119,15 @@ def main() -> None:
     ap.add_argument("run_dir", type=Path)
     ap.add_argument("--ceilings", type=Path, default=None)
     ap.add_argument("--own", default="own-triton")
+    ap.add_argument("--read-once", type=Path, default=None, help="a probes_read_once run")
     a = ap.parse_args()
     ceiling = hbm_read_gbps(a.ceilings or a.run_dir.parent / "ceilings")
-    points = table(read_rows(str(a.run_dir)), a.own, ceiling)
+    curve = read_once_curve(a.read_once) if a.read_once else None
+    points = table(read_rows(str(a.run_dir)), a.own, ceiling, curve)
     print(f"{a.run_dir}: {a.own}, HBM read ceiling {ceiling:,.0f} GB/s (measured)")
+    if curve is not None:
+        sizes = ", ".join(f"{b / 1e6:,.0f} MB {g:,.0f}" for b, g in curve.items())
+        print(f"one cold read pass ({a.read_once}), GB/s by bytes: {sizes}")
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(summarize(points).to_string())
     if crossed := int(points["vs_best"].isna().sum()):

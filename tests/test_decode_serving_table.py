@@ -76,3 +76,45 @@ def test_a_point_timed_on_two_machines_has_no_vendor_ratio():
     whole = serving.summarize(points).loc[("all", "", "")]
     assert whole["points"] == 2 and whole["vs_fastest_vendor"] == pytest.approx(1.1)
     assert whole["of_ceiling"] == pytest.approx((0.9 * 0.8) ** 0.5, abs=1e-3)
+
+
+def test_read_once_curve_sets_each_point_against_a_read_of_its_own_bytes(tmp_path):
+    """--read-once: own GB/s over the one-pass read rate at the point's bytes, linear in log
+    bytes between the probe's sizes (the faster provider at each size; re-reads left out)."""
+
+    def probe(provider, ws, gbps, traffic=None):
+        return dict(
+            op="memory",
+            status="ok",
+            provider=provider,
+            metric="read",
+            working_set_bytes=ws,
+            traffic_bytes=traffic or ws,
+            gbps=gbps,
+        )
+
+    probes = pd.DataFrame(
+        [
+            probe("triton-stream", 10**8, 3000.0),
+            probe("torch-stream", 10**8, 3200.0),  # the faster one at this size
+            probe("triton-stream", 10**10, 4000.0),
+            probe("triton-stream", 10**6, 9000.0, traffic=10**10),  # re-reads: not a pass
+        ]
+    )
+    run = tmp_path / "probe"
+    (run / "rows").mkdir(parents=True)
+    probes.to_parquet(run / "rows" / "p.parquet")
+    curve = serving.read_once_curve(run)
+    assert list(curve.index) == [10**8, 10**10]
+    assert list(curve) == [3200.0, 4000.0]
+    at = serving.read_once_gbps(curve, pd.Series([10**8, 10**9, 10**11, 10**7]))
+    assert list(at) == pytest.approx([3200.0, 3600.0, 4000.0, 3200.0])
+    rows = pd.DataFrame(
+        [
+            dict(_row("own-triton", 0.10, 2880.0), min_bytes=10**9),
+            dict(_row("flashinfer", 0.11, 2600.0), min_bytes=10**9),
+        ]
+    )
+    points = serving.table(rows, "own-triton", 4000.0, curve)
+    assert points["read_once_frac"].iat[0] == pytest.approx(0.8)  # 2880 / 3600
+    assert serving.summarize(points).loc[("all", "", ""), "of_read_once"] == pytest.approx(0.8)
