@@ -69,8 +69,9 @@ def table(
     own_rows = rows[rows["provider"] == own].set_index(POINT)
     gbps = own_rows["gbps"]
     vendors = [c for c in wide.columns if c != own]
-    wide = wide[wide[vendors].notna().any(axis=1) & wide[own].notna()]  # points with both
-    vs_best = wide[vendors].min(axis=1) / wide[own]
+    if vendors:  # points with both; a run of own rows alone keeps them all, with no ratio
+        wide = wide[wide[vendors].notna().any(axis=1) & wide[own].notna()]
+    vs_best = wide[vendors].min(axis=1) / wide[own] if vendors else wide[own] * float("nan")
     if "device_uuid" in rows:  # a point timed on two machines has no like-for-like ratio
         machines = rows.groupby(POINT)["device_uuid"].nunique()
         vs_best = vs_best.where(machines.reindex(vs_best.index) <= 1)
@@ -79,7 +80,7 @@ def table(
             "own_gbps": gbps,
             "ceiling_frac": gbps / ceiling,
             "vs_best": vs_best,
-            "best": wide[vendors].idxmin(axis=1).where(vs_best.notna()),
+            "best": wide[vendors].idxmin(axis=1).where(vs_best.notna()) if vendors else None,
         }
     )
     if read_once is not None:
@@ -123,14 +124,18 @@ def main() -> None:
     a = ap.parse_args()
     ceiling = hbm_read_gbps(a.ceilings or a.run_dir.parent / "ceilings")
     curve = read_once_curve(a.read_once) if a.read_once else None
-    points = table(read_rows(str(a.run_dir)), a.own, ceiling, curve)
+    rows = read_rows(str(a.run_dir))
+    points = table(rows, a.own, ceiling, curve)
     print(f"{a.run_dir}: {a.own}, HBM read ceiling {ceiling:,.0f} GB/s (measured)")
     if curve is not None:
         sizes = ", ".join(f"{b / 1e6:,.0f} MB {g:,.0f}" for b, g in curve.items())
         print(f"one cold read pass ({a.read_once}), GB/s by bytes: {sizes}")
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(summarize(points).to_string())
-    if crossed := int(points["vs_best"].isna().sum()):
+    attention = rows[(rows["op"] == "attention") & (rows["status"] == "ok")]
+    if set(attention["provider"]) <= {a.own}:
+        print("own rows only: no vs-vendor ratio")
+    elif crossed := int(points["vs_best"].isna().sum()):
         print(
             f"{crossed} point(s) timed on more than one GPU (device_uuid): no vs-vendor ratio, "
             "their own GB/s counted against the ceiling"

@@ -118,3 +118,13 @@ def test_read_once_curve_sets_each_point_against_a_read_of_its_own_bytes(tmp_pat
     points = serving.table(rows, "own-triton", 4000.0, curve)
     assert points["read_once_frac"].iat[0] == pytest.approx(0.8)  # 2880 / 3600
     assert serving.summarize(points).loc[("all", "", ""), "of_read_once"] == pytest.approx(0.8)
+
+
+def test_a_run_of_own_rows_alone_keeps_every_point_without_a_ratio():
+    rows = pd.DataFrame(
+        [_row("own-triton", 0.10, 4500.0), _row("own-triton", 0.2, 2500.0, q_len=2)]
+    )
+    points = serving.table(rows, "own-triton", 5000.0)
+    assert len(points) == 2 and points["vs_best"].isna().all()
+    whole = serving.summarize(points).loc[("all", "", "")]
+    assert whole["points"] == 2 and whole[">=1.00x"] == 0
