@@ -175,6 +175,7 @@ def prepare_decode(
             group,
             seq_q,
             splits,
+            max_kv,
             sm_scale,
             *q.stride()[:3],
             *k_strides,
@@ -193,6 +194,7 @@ def prepare_decode(
             CAUSAL=causal,
             UPCAST=interpreting(),
             FUSED_REDUCE=fused,
+            SPLIT_BY_LONGEST=cfg.get("split_by") == "longest",
             num_warps=cfg["num_warps"],
             num_stages=cfg["num_stages"],
             **cfg["options"],
@@ -236,6 +238,13 @@ def prepare_decode(
     # batch 16, KV 4k on an H100 (a 64x6-stage tile whole beat 64x3 in 2 splits; session 46,
     # results/h100/_logs/session46/call9-decode_probe.txt). 35-42 pairs at batch 16, 5-6 at 256.
     joint = [dict(c, num_splits=s) for c in cands for s in splits_for(c["BLOCK_N"])]
+    if fill < 8:
+        # A ragged batch also tries splits of one size for every sequence, a share of the
+        # longest (SPLIT_BY_LONGEST): split by its own length, each sequence's programs run as
+        # long as it is, and the SMs that drew the long ones finish last. On the H200 own decode
+        # at batch 16, KV 4k reached 0.86x a one-pass read of the same bytes with ragged
+        # lengths against 0.95x with full ones (results/h200/_logs/session57).
+        joint += [dict(c, split_by="longest") for c in joint if c["num_splits"] > 1]
     stored = stored_key(key + ("joint",), joint, device_key(q.device)) if tune_on else None
     cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored)
     assert cfg["num_splits"] <= max(most, 1), (cfg, most)  # the split buffers hold it
@@ -277,6 +286,9 @@ def prepare_decode(
         num_splits=cfg["num_splits"],
         num_splits_source=source,
         split_candidates=[c["num_splits"] for c in split_cands],
+        # "length": each sequence cut into num_splits of its own length; "longest": chunks of
+        # the longest sequence's share, the same for all (ragged batches, tuned)
+        split_by=cfg.get("split_by", "length") if cfg["num_splits"] > 1 else None,
         # how the splits are merged, and whether that was timed ("tuned", "cache") or not
         reduce=cfg.get("REDUCE") if cfg["num_splits"] > 1 else None,
         reduce_source=reduce_info and ("user" if reduce else reduce_info["tune_source"]) or None,
@@ -354,6 +366,7 @@ def aot_specs(
         CAUSAL=True,
         UPCAST=False,
         FUSED_REDUCE=False,  # a constexpr with a default is still named: AOT applies none
+        SPLIT_BY_LONGEST=False,
     )
     dense = dict(base, PAGED=False, PAGE_SIZE=1, Block_table=None, Counters=None)
     paged = dict(base, PAGED=True, PAGE_SIZE=page_size, Counters=None)

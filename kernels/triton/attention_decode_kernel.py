@@ -114,7 +114,7 @@ def _decode_split_kernel(
     # pointers
     Q, K, V, Out, O_part, Lse_part, Seqlens, Block_table, Counters,
     # sizes
-    H_Q, H_KV, GROUP, seq_q, num_splits, sm_scale,
+    H_Q, H_KV, GROUP, seq_q, num_splits, longest, sm_scale,
     # strides (head dim contiguous; for dense caches the "page" is the batch)
     stride_qb, stride_qh, stride_qm,
     stride_kp, stride_kh, stride_kn,
@@ -125,7 +125,7 @@ def _decode_split_kernel(
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     M_BLOCKS: tl.constexpr, SPLIT: tl.constexpr, PAGED: tl.constexpr,
     PAGE_SIZE: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
-    FUSED_REDUCE: tl.constexpr = False,
+    FUSED_REDUCE: tl.constexpr = False, SPLIT_BY_LONGEST: tl.constexpr = False,
 ):
     """Attention of one KV group's G x Sq query rows over one KV split of one sequence."""
     pid = tl.program_id(0)  # (batch, KV head, M block), M block fastest
@@ -155,9 +155,16 @@ def _decode_split_kernel(
         v_head = V + off_b.to(tl.int64) * stride_vp + off_hkv.to(tl.int64) * stride_vh
         bt_row = Block_table
 
-    # This split's share of its own sequence, in whole tiles (lengths differ per sequence).
+    # This split's share of its own sequence, in whole tiles (lengths differ per sequence). Or,
+    # SPLIT_BY_LONGEST, a chunk of the longest sequence's share, the same for every sequence:
+    # in a ragged batch each program then streams the same number of keys (a short sequence's
+    # last splits find none and finish at once) rather than the long sequences' programs
+    # running longest, so the SMs finish together.
     kv_len = tl.load(Seqlens + off_b)
-    tiles_per_split = tl.cdiv(tl.cdiv(kv_len, BLOCK_N), num_splits)
+    if SPLIT_BY_LONGEST:
+        tiles_per_split = tl.cdiv(tl.cdiv(longest, BLOCK_N), num_splits)
+    else:
+        tiles_per_split = tl.cdiv(tl.cdiv(kv_len, BLOCK_N), num_splits)
     lo = split * tiles_per_split * BLOCK_N
     hi = tl.minimum(lo + tiles_per_split * BLOCK_N, kv_len)
     causal_shift = kv_len - seq_q

@@ -312,8 +312,9 @@ def test_decode_tunes_tiles_and_split_counts_together() -> None:
     tiles = [_cfg(16, 16, 4, 1), _cfg(16, 32, 4, 1)]
     launch = prepare_decode(q, k, k, cache_seqlens=lens, configs=tiles)
     programs, sms = 2 * 2, num_sms(q.device)
-    pairs = sum(len(split_candidates(programs, 256, c["BLOCK_N"], sms)) for c in tiles)
-    assert launch.config["tune_candidates"] == pairs
+    splits = [s for c in tiles for s in split_candidates(programs, 256, c["BLOCK_N"], sms)]
+    # lengths 256 and 200 are ragged: each split pair is timed split by the longest too
+    assert launch.config["tune_candidates"] == len(splits) + sum(s > 1 for s in splits)
     chosen = split_candidates(programs, 256, launch.config["BLOCK_N"], sms)
     assert launch.config["split_candidates"] == chosen
 
@@ -439,3 +440,28 @@ def test_cuda_decode_list_offers_the_deep_64_wide_tile():
 
     cands = decode_configs(("cuda", 90), 128, 2, "full", 16, 256)
     assert any((c["BLOCK_N"], c["num_stages"]) == (64, 6) for c in cands)
+
+
+@pytest.mark.parametrize("reduce", ["kernel", "fused"])
+@pytest.mark.parametrize(
+    "case", [c for c in DECODE_CASES if c[-1] and c[-1] > 1 and c[6] is not None][:2], ids=str
+)
+def test_decode_split_by_longest_matches_reference(case: tuple, reduce: str) -> None:
+    """split_by="longest" (a candidate the tuner adds for ragged batches): every sequence is cut
+    in chunks of the longest one's share, so a short sequence's last splits hold no key and
+    weigh nothing in the merge. The output is the reference's, with either merge."""
+    *_, causal, dtype, rung, splits = case
+    q, k, v, k_cache, v_cache, table, lens = _decode_inputs(case)
+    # the last sequence a fifth of the first: its later splits hold no key (keys past its
+    # length are real values here, so reading one would change the output)
+    lens[-1] = max(case[3], int(lens[0]) // 5)
+    args = dict(cache_seqlens=lens, block_table=table, causal=causal, rung=rung, num_splits=splits)
+    plain = prepare_decode(q, k_cache, v_cache, **args).config
+    cand = {key: plain[key] for key in ("BLOCK_N", "num_warps", "num_stages", "options")}
+    launch = prepare_decode(
+        q, k_cache, v_cache, configs=[dict(cand, split_by="longest")], reduce=reduce, **args
+    )
+    ref, _ = reference(q, k, v, causal, 1.0 / math.sqrt(q.shape[-1]), kv_lens=lens.tolist())
+    _assert_close(launch(), ref, dtype)
+    assert launch.config["split_by"] == "longest" and launch.config["num_splits"] == splits
+    assert plain["split_by"] == "length"

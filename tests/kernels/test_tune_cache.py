@@ -628,8 +628,12 @@ def test_a_ragged_decode_batch_tunes_apart_from_a_full_one(monkeypatch, cache):
     n_timed = len(timed)
     assert "fill" not in first.config["tune_key"] and first.config["length_fill"] == 1.0
     second = attention_decode.prepare_decode(q, k, v, cache_seqlens=ragged)
-    assert len(timed) == 2 * n_timed and not second.config["tune_cache_hit"]  # tuned again
+    # tuned again, with each split config also timed split by the longest sequence's share
+    longest = [c for c in timed[n_timed:] if c.get("split_by") == "longest"]
+    split_pairs = [c for c in timed[:n_timed] if c["num_splits"] > 1 and "REDUCE" not in c]
+    assert len(longest) == len(split_pairs) > 0 and not second.config["tune_cache_hit"]
+    assert len(timed) == 2 * n_timed + len(longest)
     assert second.config["tune_key"] != first.config["tune_key"]
     assert second.config["length_fill"] == 0.719
     again = attention_decode.prepare_decode(q, k, v, cache_seqlens=ragged.flip(0))  # same fill
-    assert len(timed) == 2 * n_timed and again.config["tune_cache_hit"]
+    assert len(timed) == 2 * n_timed + len(longest) and again.config["tune_cache_hit"]
