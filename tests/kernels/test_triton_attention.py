@@ -465,3 +465,23 @@ def test_decode_split_by_longest_matches_reference(case: tuple, reduce: str) -> 
     _assert_close(launch(), ref, dtype)
     assert launch.config["split_by"] == "longest" and launch.config["num_splits"] == splits
     assert plain["split_by"] == "length"
+
+
+def test_decode_candidate_names_tell_split_cut_and_merge_apart() -> None:
+    """tune_timings_ms is keyed by name: candidates that differ only in split_by or REDUCE kept
+    one time between them until their names differed (session 57)."""
+    from harness_kernels.triton.attention_configs import _cfg
+    from harness_kernels.triton.attention_tune import _short
+
+    base = dict(_cfg(16, 64, 4, 3), BLOCK_M=16, num_splits=4)
+    cands = [
+        dict(base, **extra)
+        for extra in (
+            {},
+            {"split_by": "longest"},
+            {"REDUCE": "fused"},
+            {"REDUCE": "kernel"},
+            {"REDUCE": "fused", "split_by": "longest"},
+        )
+    ]
+    assert len({_short(c) for c in cands}) == len(cands)
