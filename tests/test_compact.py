@@ -108,3 +108,14 @@ def test_a_run_being_written_is_not_compacted(run, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is being written by pid" in err[0], err
     assert (run / "rows").is_dir() and not (run / "rows.parquet").exists()
+
+
+def test_a_compacted_run_with_nothing_loose_is_left_as_it_is(run):
+    """A second compaction has nothing to fold in: the file keeps its bytes and its time
+    (rewritten by another pyarrow, every committed run would show as changed)."""
+    compact_run(run)
+    target = run / store.COMPACTED
+    before, stamp = target.read_bytes(), target.stat().st_mtime_ns
+    again = compact_run(run, level=3)
+    assert target.read_bytes() == before and target.stat().st_mtime_ns == stamp
+    assert again.files_before == 0 and again.rows == len(store.read_rows(run))
