@@ -10,7 +10,9 @@ RUN_DIR's sibling `ceilings`, which must come from the same GPU model). A ratio 
 own is faster (fastest vendor time / own time, same point, same run). A point whose rows come
 from more than one GPU (a resumed run that ended on another machine: `device_uuid`) has no ratio:
 it is left out of the vs-vendor columns and counted on the last line, since timings compare only
-within one machine. Its own GB/s still counts against the ceiling.
+within one machine. Nor has a point where a vendor of the run has no row at all (a run cut short
+before it: session 58's H100 run lacked FA4's row at a point where FA4 had been the fastest).
+Its own GB/s still counts against the ceiling.
 
 --read-once DIR (a `probes_read_once` run on the same GPU model) adds `of_read_once`: own GB/s
 over the rate one cold pass reads the same number of bytes at (the faster provider at each size,
@@ -61,10 +63,14 @@ def read_once_gbps(curve: pd.Series, nbytes: pd.Series) -> pd.Series:
 def table(
     rows: pd.DataFrame, own: str, ceiling: float, read_once: pd.Series | None = None
 ) -> pd.DataFrame:
-    rows = rows[(rows["op"] == "attention") & (rows["status"] == "ok")].copy()
+    rows = rows[rows["op"] == "attention"].copy()
     rows["group"] = rows["q_heads"] // rows["kv_heads"]
     # schema 5 drops `ragged` from rows of one length (None): those are not ragged
     rows["ragged"] = rows["ragged"].fillna(False).astype(bool)
+    # a point where a vendor of the run has no row at all (a run cut short before it) has no
+    # fastest vendor yet; one whose vendor row failed (status not ok) has the others'
+    present = rows.groupby(POINT)["provider"].agg(set)
+    rows = rows[rows["status"] == "ok"]
     wide = rows.pivot_table(index=POINT, columns="provider", values="latency_ms_median")
     own_rows = rows[rows["provider"] == own].set_index(POINT)
     gbps = own_rows["gbps"]
@@ -72,15 +78,22 @@ def table(
     if vendors:  # points with both; a run of own rows alone keeps them all, with no ratio
         wide = wide[wide[vendors].notna().any(axis=1) & wide[own].notna()]
     vs_best = wide[vendors].min(axis=1) / wide[own] if vendors else wide[own] * float("nan")
+    no_ratio = pd.Series("", index=wide.index)
+    if vendors:
+        run_vendors = set(present.explode()) - {own}
+        missing = ~present.map(run_vendors.issubset).reindex(wide.index).fillna(False)
+        no_ratio = no_ratio.mask(missing, "a vendor not measured")
     if "device_uuid" in rows:  # a point timed on two machines has no like-for-like ratio
-        machines = rows.groupby(POINT)["device_uuid"].nunique()
-        vs_best = vs_best.where(machines.reindex(vs_best.index) <= 1)
+        machines = rows.groupby(POINT)["device_uuid"].nunique().reindex(wide.index)
+        no_ratio = no_ratio.mask(machines > 1, "timed on more than one GPU")
+    vs_best = vs_best.where(no_ratio == "")
     out = pd.DataFrame(
         {
             "own_gbps": gbps,
             "ceiling_frac": gbps / ceiling,
             "vs_best": vs_best,
             "best": wide[vendors].idxmin(axis=1).where(vs_best.notna()) if vendors else None,
+            "no_ratio": no_ratio,
         }
     )
     if read_once is not None:
@@ -135,11 +148,11 @@ def main() -> None:
     attention = rows[(rows["op"] == "attention") & (rows["status"] == "ok")]
     if set(attention["provider"]) <= {a.own}:
         print("own rows only: no vs-vendor ratio")
-    elif crossed := int(points["vs_best"].isna().sum()):
-        print(
-            f"{crossed} point(s) timed on more than one GPU (device_uuid): no vs-vendor ratio, "
-            "their own GB/s counted against the ceiling"
-        )
+    else:
+        for why, n in points.loc[points["no_ratio"] != "", "no_ratio"].value_counts().items():
+            print(
+                f"{n} point(s) {why}: no vs-vendor ratio, their own GB/s counted against the ceiling"
+            )
 
 
 if __name__ == "__main__":

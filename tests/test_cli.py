@@ -106,7 +106,7 @@ HELP = {  # command -> what its help shows besides its usage line
     "report": ["out=reports/_scratch"],
     "compare": ["threshold=0.02", "n_boot=2000", "--aa"],
     "crossgpu": ["out=null", "files=md,tex", "points=false", "n_boot=200"],
-    "gaps": ["worst=15"],
+    "gaps": ["worst=15", "against=null"],
     "inspect": ["targets=[sm_80,sm_90,gfx90a,gfx942]", "write=true"],
 }
 

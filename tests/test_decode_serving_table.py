@@ -128,3 +128,31 @@ def test_a_run_of_own_rows_alone_keeps_every_point_without_a_ratio():
     assert len(points) == 2 and points["vs_best"].isna().all()
     whole = serving.summarize(points).loc[("all", "", "")]
     assert whole["points"] == 2 and whole[">=1.00x"] == 0
+
+
+def test_a_point_a_vendor_has_no_row_at_has_no_ratio_but_a_failed_vendor_row_keeps_one():
+    """Session 58's H100 run ended before FA4's row at a point where FA4 had been the fastest:
+    against FlashInfer alone own looked 1.155x where it was 0.921x against FA4 before. A point
+    where a vendor of the run has no row at all gets no ratio; one where its row failed (it
+    was measured and could not run) is set against the vendors that ran."""
+    rows = pd.DataFrame(
+        [
+            _row("own-triton", 0.10, 4500.0),
+            _row("flashinfer", 0.11, 4100.0),
+            _row("flash-attn-4", 0.09, 4900.0),
+            _row("own-triton", 0.10, 4500.0, q_len=2),
+            _row("flashinfer", 0.11, 4100.0, q_len=2),  # FA4 not reached
+            _row("own-triton", 0.10, 4500.0, q_len=4),
+            _row("flashinfer", 0.12, 4100.0, q_len=4),
+            {**_row("flash-attn-4", float("nan"), float("nan"), q_len=4), "status": "error"},
+        ]
+    )
+    points = serving.table(rows, "own-triton", 5000.0)
+    assert points.loc[(1, 4, False, 16, 16, 4096), "vs_best"] == pytest.approx(0.9)
+    cut = points.loc[(2, 4, False, 16, 16, 4096)]
+    assert pd.isna(cut["vs_best"]) and cut["no_ratio"] == "a vendor not measured"
+    assert cut["ceiling_frac"] == pytest.approx(0.9)  # still counted against the ceiling
+    failed = points.loc[(4, 4, False, 16, 16, 4096)]
+    assert failed["vs_best"] == pytest.approx(1.2) and failed["best"] == "flashinfer"
+    whole = serving.summarize(points).loc[("all", "", "")]
+    assert whole["points"] == 3 and whole[">=1.00x"] == 1

@@ -1,7 +1,10 @@
-"""`harness gaps <results path...> [worst=N]`: own kernels against the fastest vendor row of
-each point, geomean per run, and why the worst points are behind."""
+"""`harness gaps <results path...> [worst=N] [against=PATH[,PATH...]]`: own kernels against the
+fastest vendor row of each point, geomean per run, and why the worst points are behind; with
+`against`, how each point's speedup moved from those runs (before) to these (after)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from harness.cliargs import Parser
 
@@ -18,9 +21,16 @@ def main(args: list[str]) -> int:
     )
     parser.add_argument("paths", nargs="+", help="results folders or runs")
     parser.add_key("worst", gaps.WORST_SHOWN, "points listed per GPU", int)
+    parser.add_key(
+        "against",
+        None,
+        "PATH[,PATH...]: runs before a change; prints each point's speedup before and after\n"
+        "and their ratio, on the points both measured (holds across machines of one model)",
+    )
     ns = parser.parse_args(args)
     if ns.worst < 1:
         raise ValueError(f"worst: {ns.worst}; allowed: >= 1")
+    before = _against(ns.against)
     frame = gaps.gap_frame(load(ns.paths))
     summary = gaps.gap_summary(frame)
     if summary.empty:
@@ -30,4 +40,30 @@ def main(args: list[str]) -> int:
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"\nworst {ns.worst} points per GPU (headline kernels, ladder rungs left out):")
     print(gaps.render_worst(frame, ns.worst, tablefmt="simple"))
+    if before is not None:
+        from harness.report import gap_change
+
+        print(
+            f"\nagainst {ns.against} (before) -> {' '.join(ns.paths)} (after): own vs fastest "
+            "vendor per point in each run, change = after / before"
+        )
+        print(gap_change.render(gap_change.gap_change(gaps.gap_frame(before), frame), ns.worst))
     return 0
+
+
+def _against(spec: str | None):
+    """The `against` runs' rows, read before the (slower) gap analysis so a bad path fails
+    first; None when not given."""
+    if spec is None:
+        return None
+    from harness.cliargs import BadInput
+    from harness.report.data import load
+
+    paths: list[str | Path] = [p for p in spec.split(",") if p]
+    missing = [p for p in paths if not Path(p).exists()]
+    if not paths or missing:
+        raise BadInput(
+            f"against: '{missing[0] if missing else spec}' does not exist; allowed: "
+            "against=PATH[,PATH...] (run folders or their parents)"
+        )
+    return load(paths)

@@ -350,6 +350,9 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
         if own.empty:
             continue
         ref = fastest(g.to_dict("records"))
+        # the vendors with an ok row here: what "fastest" chose among (harness.report.gap_change
+        # compares two runs' speedups only where these agree)
+        vendors = ",".join(sorted(set(g.loc[g["family"] == "vendor", "provider"])))
         for r in own.to_dict("records"):
             roof = _Roof(peaks.get(r["device_name"]), r["dtype"])
             intensity = r.get("intensity_flop_per_byte")
@@ -372,6 +375,7 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                     "own": r["provider"],
                     "rung": r["provider"] in rung_names,
                     "reference": ref["provider"] if ref else NO_VENDOR,
+                    "vendors": vendors,
                     "speedup": s,
                     "own_ms": r["latency_ms_median"],
                     "reference_ms": ref["latency_ms_median"] if ref else math.nan,
