@@ -149,7 +149,17 @@ def own_config(row: dict) -> str:
     if "consumers" in cfg:  # own Gluon attention: warp-specialized, no num_warps/num_stages
         return f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} {cfg['consumers']} consumers s{cfg.get('STAGES')}"
     if "BLOCK_M" in cfg:  # own Triton attention
-        return f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} w{cfg.get('num_warps')} s{cfg.get('num_stages')}"
+        tile = f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} w{cfg.get('num_warps')} s{cfg.get('num_stages')}"
+        splits = _int(cfg.get("num_splits"))
+        if cfg.get("kernel") == "attn_decode" and splits and splits > 1:
+            # the keys each program streams: its fixed cost (first pages, the merge) is spread
+            # over them (H200 fmha_decode_serving-s58: <= 1,100 keys reached 0.72-0.76 of a
+            # read of the same bytes, 8-16k keys 0.96)
+            cut = "longest" if cfg.get("split_by") == "longest" else "own length"
+            longest = _int(cfg.get("max_kv_len"))
+            keys = f" of <= {math.ceil(longest / splits):,} keys" if longest else ""
+            return f"{tile}, {splits} splits{keys} (by the {cut})"
+        return tile
     return str(cfg.get("variant", ""))
 
 

@@ -339,3 +339,60 @@ def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
     assert "reference_gpu" in gaps.render_worst(frame)
     assert gaps.same_gpu({"device_uuid": None}, {"device_uuid": "GPU-x"}) == ""
     assert gaps.same_gpu({"device_uuid": "GPU-x"}, None) == ""
+
+
+@pytest.mark.parametrize(
+    ("cfg", "shown"),
+    [
+        (  # H200 fmha_decode_serving-s58, batch 16, GQA 8, q_len 8, KV 4k, ragged
+            {
+                "kernel": "attn_decode",
+                "BLOCK_M": 64,
+                "BLOCK_N": 64,
+                "num_warps": 4,
+                "num_stages": 6,
+                "num_splits": 4,
+                "split_by": "longest",
+                "max_kv_len": 4096,
+            },
+            "64x64 w4 s6, 4 splits of <= 1,024 keys (by the longest)",
+        ),
+        (
+            {
+                "kernel": "attn_decode",
+                "BLOCK_M": 16,
+                "BLOCK_N": 64,
+                "num_warps": 4,
+                "num_stages": 3,
+                "num_splits": 8,
+                "split_by": "length",
+                "max_kv_len": 4096,
+            },
+            "16x64 w4 s3, 8 splits of <= 512 keys (by the own length)",
+        ),
+        (  # one split: the tile alone
+            {
+                "kernel": "attn_decode",
+                "BLOCK_M": 16,
+                "BLOCK_N": 128,
+                "num_warps": 4,
+                "num_stages": 6,
+                "num_splits": 1,
+                "max_kv_len": 16384,
+            },
+            "16x128 w4 s6",
+        ),
+        (  # prefill: no splits
+            {
+                "kernel": "attn_prefill",
+                "BLOCK_M": 128,
+                "BLOCK_N": 64,
+                "num_warps": 8,
+                "num_stages": 3,
+            },
+            "128x64 w8 s3",
+        ),
+    ],
+)
+def test_own_config_names_a_decodes_splits_and_the_keys_each_program_streams(cfg, shown):
+    assert gaps.own_config(_row(cfg)) == shown
