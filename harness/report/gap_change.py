@@ -19,12 +19,11 @@ by run: one summary line per pair of runs. Pandas only: no torch.
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 from tabulate import tabulate
 
 from harness.measure.stats import geomean
+from harness.report.data import fmt
 from harness.report.gaps import PAR
 
 KEY = ["device", "op", "dtype", "problem", "own"]
@@ -97,10 +96,6 @@ def largest_moves(pairs: pd.DataFrame, n: int = MOVES_SHOWN) -> pd.DataFrame:
     return pd.concat([lost, gained])
 
 
-def _ratio(v: float) -> str:
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
-
-
 def render(pairs: pd.DataFrame, n: int = MOVES_SHOWN) -> str:
     """The summary and the largest moves as text for the terminal."""
     summary = change_summary(pairs)
@@ -110,7 +105,7 @@ def render(pairs: pd.DataFrame, n: int = MOVES_SHOWN) -> str:
         )
     shown = summary.copy()
     for col in ("before", "after", "change", "min_change", "max_change"):
-        shown[col] = shown[col].map(_ratio)
+        shown[col] = shown[col].map(lambda v: fmt(v, ".3f"))
     moves = largest_moves(pairs, n)
     lines = [
         tabulate(shown, headers="keys", tablefmt="simple", showindex=False, disable_numparse=True),
@@ -133,7 +128,7 @@ def render(pairs: pd.DataFrame, n: int = MOVES_SHOWN) -> str:
                 f"{s:.3f} vs {r}"
                 for s, r in zip(moves["speedup_after"], moves["reference_after"], strict=True)
             ],
-            "change": moves["change"].map(_ratio),
+            "change": moves["change"].map(lambda v: fmt(v, ".3f")),
         }
     )
     lines.append(
