@@ -27,15 +27,17 @@ from .attention_configs import SM90_SMEM_BYTES
 from .attention_target import device_key, target_of
 from .attention_tune import tune as tune_configs
 
-# (BN0, BN1): tile widths 256, 192, 160, 128, 96 and 64 from power-of-two parts
-N_PARTS = ((256, 0), (128, 64), (128, 32), (128, 0), (64, 32), (64, 0))
+# (BN0, BN1): tile widths 320, 256, 192, 160, 128, 96 and 64 from power-of-two parts
+N_PARTS = ((256, 64), (256, 0), (128, 64), (128, 32), (128, 0), (64, 32), (64, 0))
 SLICES = (64, 128)  # rows per consumer warpgroup
 SCHEDULES = ("cooperative", "pingpong")
 CONSUMERS = 2
 # fp32 accumulators per consumer thread (of its 240 registers): a cooperative consumer keeps one
 # wgmma group per part in flight while the next stage's operands are addressed; ping-pong's
-# 128x192 (192) compiles without spills too (ptxas, sm_90) and makes 128-row tiles wider
-MAX_ACC_REGS = {"cooperative": 128, "pingpong": 192}
+# 128x192 (192) compiles without spills too (ptxas, sm_90) and makes 128-row tiles wider.
+# Cooperative 160 (128x320, 256x160: one wave of 128 tiles at M 512, N 10240, the tile cuBLAS
+# runs there) compiles without spills as well (tests/kernels/test_gluon_gemm_aot.py).
+MAX_ACC_REGS = {"cooperative": 160, "pingpong": 192}
 MAX_STAGES = 6
 MIN_STAGES = 4  # below this, C's staging buffers give way to a pipeline stage
 MAX_CANDIDATES = 4  # timed per schedule
@@ -135,9 +137,11 @@ def gluon_gemm_configs(
     out_bytes: int,
     num_sms: int,
     max_stages: int = MAX_STAGES,
+    per_schedule: int | None = MAX_CANDIDATES,
 ) -> list[dict[str, Any]]:
-    """Candidates: per schedule the MAX_CANDIDATES best modelled (distinct tile shapes),
-    cooperative first; each with the most stages that fit, up to `max_stages`."""
+    """Candidates: per schedule the `per_schedule` best modelled (distinct tile shapes; None:
+    every legal one, a probe's), cooperative first; each with the most stages that fit, up to
+    `max_stages`."""
     bk = 128 // in_bytes  # 128-byte rows: the widest TMA swizzle
     out = []
     for schedule in SCHEDULES:
@@ -170,7 +174,7 @@ def gluon_gemm_configs(
                 )
                 ranked.append((modelled_cost(m, n, bm, bn, num_sms), cfg))
         ranked.sort(key=lambda tc: tc[0])
-        out += [cfg for _, cfg in ranked[:MAX_CANDIDATES]]
+        out += [cfg for _, cfg in ranked[:per_schedule]]
     return out
 
 
@@ -252,11 +256,14 @@ def prepare_gluon_matmul(
     tune: bool = True,
     config: dict | None = None,
     max_stages: int = MAX_STAGES,
+    per_schedule: int | None = MAX_CANDIDATES,
 ) -> GluonMatmulLaunch:
     """Check operands, allocate C, choose (time) a tile, return the launch (calling it only
     launches). a [M, K] row-major; b [K, N] row-major or column-major. `config` (one of
     gluon_gemm_configs) pins the tile untimed. `max_stages` caps the pipeline (deeper ones are
-    a probe's: scripts/gluon_decode_probe.py). Raises GluonGemmUnsupported off sm_90."""
+    a probe's: scripts/gluon_decode_probe.py); `per_schedule` how many tiles of each schedule
+    are candidates (None: all; scripts/gluon_tile_probe.py pins each in turn). Raises
+    GluonGemmUnsupported off sm_90."""
     b_is_nk = _check(a, b, a_scale, b_scale)
     target = target_of(a.device)
     if target[0] != "cuda" or target[1] != 90:
@@ -267,7 +274,7 @@ def prepare_gluon_matmul(
     out = torch.empty((m, n), device=a.device, dtype=a.dtype)
     num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     elem = a.element_size()
-    cands = gluon_gemm_configs(m, n, k, elem, elem, num_sms, max_stages)
+    cands = gluon_gemm_configs(m, n, k, elem, elem, num_sms, max_stages, per_schedule)
     w = b.t() if b_is_nk else b  # the row-major tensor TMA describes: [N, K] or [K, N]
 
     def build(cfg: dict) -> Callable[[], object]:
@@ -283,7 +290,7 @@ def prepare_gluon_matmul(
         return lambda: kernel(*args, **meta, num_warps=4)
 
     # the stage cap picks the candidates: decisions under two caps must not share a key
-    key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages)
+    key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages, per_schedule)
     if config is not None:
         if config not in cands:
             raise ValueError(f"config {config} is not a candidate: {cands}")
@@ -338,7 +345,11 @@ def prepare_gluon_matmul(
 def aot_specs(
     dtype: torch.dtype = torch.bfloat16,
     b_is_nk: bool = True,
-    shapes: tuple[tuple[int, int, int], ...] = ((256, 10240, 8192), (8192, 8192, 8192)),
+    shapes: tuple[tuple[int, int, int], ...] = (
+        (256, 10240, 8192),
+        (512, 10240, 8192),  # 128x320 and 256x160: 160 accumulators per consumer thread
+        (8192, 8192, 8192),
+    ),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every
     candidate tile of `shapes` on 132 SMs; the signature is what the JIT builds for real

@@ -1,0 +1,117 @@
+"""Which Gluon GEMM tiles win where cuBLAS leads the mid band? A probe.
+
+The own Triton tuner times the MAX_CANDIDATES best modelled tiles of each Gluon schedule
+(kernels/triton/gemm_gluon.py). This script pins each of the best `--top` of every schedule in
+turn, under each stage cap of `--stages`, beside cuBLAS and the production pick (prepare_matmul:
+the tuned `tl` kernel or the tuned Gluon one), so that one call shows whether a shape's best
+tile is in the space at all and whether the model ranks it among the timed few.
+
+Every kernel is checked against an fp32 reference first (a wrong one is reported, not timed),
+then all are timed interleaved with the tuners' timer (kernels/bench_cold.py: a read flush of
+2x L2 and a stream hold before every launch), ROUNDS rounds, median of the rounds. Short bursts,
+not the sweep's protocol: for choosing what to build, not for citing as a sweep result.
+
+    python3 scripts/gluon_tile_probe.py 512x10240x8192 256x6144x4096 [--top 6] [--stages 6,8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from harness_kernels.bench_cold import bench_cold
+from harness_kernels.triton import gemm_gluon
+from harness_kernels.triton.gemm import prepare_matmul
+
+ROUNDS = 3
+MAX_REL_ERR = 3e-2
+
+
+def _err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    return ((out.float() - ref).norm() / ref.norm()).item()
+
+
+def _pick_name(cfg: dict[str, Any]) -> str:
+    """The production pick as provider_config would name it."""
+    tile = f"{cfg['block_m']}x{cfg['block_n']}"
+    if cfg.get("kernel") == "gemm_gluon_ws":
+        return f"pick gluon {tile}s{cfg['num_stages']} {cfg['schedule']}"
+    return f"pick tl {tile}x{cfg['block_k']}s{cfg['num_stages']} k{cfg.get('split_k')}"
+
+
+def kernels_for(
+    a: torch.Tensor, b: torch.Tensor, top: int, caps: list[int]
+) -> dict[str, Callable[[], Any]]:
+    """{name: launch}: cuBLAS, the production pick, then each pinned Gluon candidate in model
+    order (the `top` best per schedule under each stage cap; '*' marks those the tuner times)."""
+    m, k = a.shape
+    n = b.shape[1]
+    elem = a.element_size()
+    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    out: dict[str, Callable[[], Any]] = {"cublas": lambda: torch.matmul(a, b)}
+    pick = prepare_matmul(a, b)
+    out[_pick_name(pick.config)] = pick
+    timed = {
+        gemm_gluon.config_name(c) for c in gemm_gluon.gluon_gemm_configs(m, n, k, elem, elem, sms)
+    }
+    seen: set[str] = set()
+    for cap in caps:
+        for cfg in gemm_gluon.gluon_gemm_configs(m, n, k, elem, elem, sms, cap, top):
+            name = gemm_gluon.config_name(cfg)  # names the stages: a deeper cap that fits no
+            if name in seen:  # more of them repeats a tile
+                continue
+            seen.add(name)
+            star = "*" if cap == gemm_gluon.MAX_STAGES and name in timed else ""
+            out[name + star] = gemm_gluon.prepare_gluon_matmul(
+                a, b, tune=False, config=cfg, max_stages=cap, per_schedule=top
+            )
+    return out
+
+
+def probe(m: int, n: int, k: int, top: int, caps: list[int]) -> list[tuple[str, float | str]]:
+    """[(kernel, median us or why it was not timed)] for one shape, in kernels_for's order."""
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=gen)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=gen)
+    b = w.t()
+    ref = a.float() @ w.float().t()
+    kernels = kernels_for(a, b, top, caps)
+    wrong: dict[str, str] = {}
+    for name, fn in kernels.items():
+        err = _err(fn(), ref)
+        if not err < MAX_REL_ERR:
+            wrong[name] = f"WRONG (rel err {err:.3g})"
+    times: dict[str, list[float]] = {name: [] for name in kernels if name not in wrong}
+    for _ in range(ROUNDS):
+        for name in times:
+            times[name].append(bench_cold(kernels[name], a.device) * 1e3)
+    return [(name, wrong.get(name) or statistics.median(times[name])) for name in kernels]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("shapes", nargs="+", help="MxNxK, bf16, B column-major (nt)")
+    parser.add_argument("--top", type=int, default=6, help="tiles per schedule, model order")
+    parser.add_argument("--stages", default="6", help="Gluon stage caps (comma-separated)")
+    args = parser.parse_args(argv)
+    caps = [int(s) for s in args.stages.split(",")]
+    props = torch.cuda.get_device_properties(0)
+    print(
+        f"{props.name}, {props.multi_processor_count} SMs; us, median of {ROUNDS} rounds; "
+        f"* = among the tiles the tuner times"
+    )
+    for shape in args.shapes:
+        m, n, k = (int(x) for x in shape.split("x"))
+        rows = probe(m, n, k, args.top, caps)
+        base = dict(rows)["cublas"]
+        print(f"{shape}:")
+        for name, us in rows:
+            cell = us if isinstance(us, str) else f"{us:8.2f} us  {base / us:.3f}x cuBLAS"
+            print(f"  {name:34s} {cell}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
