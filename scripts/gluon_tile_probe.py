@@ -37,7 +37,7 @@ def _err(out: torch.Tensor, ref: torch.Tensor) -> float:
 def _pick_name(cfg: dict[str, Any]) -> str:
     """The production pick as provider_config would name it."""
     tile = f"{cfg['block_m']}x{cfg['block_n']}"
-    if cfg.get("kernel") == "gemm_gluon_ws":
+    if "schedule" in cfg:  # a Gluon launch's config (prepare_matmul renames its kernel)
         return f"pick gluon {tile}s{cfg['num_stages']} {cfg['schedule']}"
     return f"pick tl {tile}x{cfg['block_k']}s{cfg['num_stages']} k{cfg.get('split_k')}"
 

@@ -39,6 +39,13 @@ CONSUMERS = 2
 # runs there) compiles without spills as well (tests/kernels/test_gluon_gemm_aot.py).
 MAX_ACC_REGS = {"cooperative": 160, "pingpong": 192}
 MAX_STAGES = 6
+# The best modelled tile of each schedule is timed again at up to DEEP_STAGES where more fit
+# (the deep twin). In an H100 probe (scripts/gluon_tile_probe.py, results/h100/_logs/session59)
+# the memory-bound mid band gained: 256x6144x4096 128x96 0.957x cuBLAS at 6 stages, 0.983x at
+# 7; 128x6144x4096 128x64 0.933x -> 0.978x at 8, 64x96 ping-pong 0.939x -> 0.988x. Long-K
+# compute-bound shapes lost with them (512x8192x28672 64x128 ping-pong 0.705x -> 0.581x), so
+# the twin is timed beside the usual depth, not in its place.
+DEEP_STAGES = 8
 MIN_STAGES = 4  # below this, C's staging buffers give way to a pipeline stage
 MAX_CANDIDATES = 4  # timed per schedule
 GROUP_M = 8
@@ -141,41 +148,70 @@ def gluon_gemm_configs(
 ) -> list[dict[str, Any]]:
     """Candidates: per schedule the `per_schedule` best modelled (distinct tile shapes; None:
     every legal one, a probe's), cooperative first; each with the most stages that fit, up to
-    `max_stages`."""
+    `max_stages`; after each schedule's, the deep twin of its best (DEEP_STAGES) where it
+    holds more stages."""
     bk = 128 // in_bytes  # 128-byte rows: the widest TMA swizzle
     out = []
     for schedule in SCHEDULES:
         pingpong = schedule == "pingpong"
         ranked = []
         for slice_m in SLICES:
-            bm = tile_rows(slice_m, pingpong)
-            if bm >= 256 and m <= 128:
+            if tile_rows(slice_m, pingpong) >= 256 and m <= 128:
                 continue  # half of every tile would be padding rows
             for bn0, bn1 in N_PARTS:
-                bn = bn0 + bn1
-                if slice_m * bn // 128 > MAX_ACC_REGS[schedule]:
+                if slice_m * (bn0 + bn1) // 128 > MAX_ACC_REGS[schedule]:
                     continue
-                plan = stages_and_epilogue(
-                    slice_m, bn, bk, in_bytes, out_bytes, pingpong, max_stages
-                )
-                if plan is None:
-                    continue
-                cfg = dict(
-                    BLOCK_M=bm,
-                    BLOCK_N=bn,
-                    SLICE_M=slice_m,
-                    BN0=bn0,
-                    BN1=bn1,
-                    BK=bk,
-                    STAGES=plan[0],
-                    C_SMEM=plan[1],
-                    GROUP_M=GROUP_M,
-                    PINGPONG=pingpong,
-                )
-                ranked.append((modelled_cost(m, n, bm, bn, num_sms), cfg))
+                cfg = _tile(slice_m, bn0, bn1, bk, in_bytes, out_bytes, pingpong, max_stages)
+                if cfg is not None:
+                    cost = modelled_cost(m, n, cfg["BLOCK_M"], cfg["BLOCK_N"], num_sms)
+                    ranked.append((cost, cfg))
         ranked.sort(key=lambda tc: tc[0])
-        out += [cfg for _, cfg in ranked[:per_schedule]]
+        chosen = [cfg for _, cfg in ranked[:per_schedule]]
+        if chosen:
+            best = chosen[0]
+            twin = _tile(
+                best["SLICE_M"],
+                best["BN0"],
+                best["BN1"],
+                bk,
+                in_bytes,
+                out_bytes,
+                pingpong,
+                max(DEEP_STAGES, max_stages),
+            )
+            if twin is not None and twin["STAGES"] > best["STAGES"]:
+                chosen.append(twin)
+        out += chosen
     return out
+
+
+def _tile(
+    slice_m: int,
+    bn0: int,
+    bn1: int,
+    bk: int,
+    in_bytes: int,
+    out_bytes: int,
+    pingpong: bool,
+    max_stages: int,
+) -> dict[str, Any] | None:
+    """One candidate: the tile with the most stages that fit up to `max_stages` (None if not
+    even two do)."""
+    plan = stages_and_epilogue(slice_m, bn0 + bn1, bk, in_bytes, out_bytes, pingpong, max_stages)
+    if plan is None:
+        return None
+    return dict(
+        BLOCK_M=tile_rows(slice_m, pingpong),
+        BLOCK_N=bn0 + bn1,
+        SLICE_M=slice_m,
+        BN0=bn0,
+        BN1=bn1,
+        BK=bk,
+        STAGES=plan[0],
+        C_SMEM=plan[1],
+        GROUP_M=GROUP_M,
+        PINGPONG=pingpong,
+    )
 
 
 def config_name(cfg: dict[str, Any]) -> str:
