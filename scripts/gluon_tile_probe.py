@@ -42,21 +42,16 @@ def _pick_name(cfg: dict[str, Any]) -> str:
     return f"pick tl {tile}x{cfg['block_k']}s{cfg['num_stages']} k{cfg.get('split_k')}"
 
 
-def kernels_for(
-    a: torch.Tensor, b: torch.Tensor, top: int, caps: list[int]
-) -> dict[str, Callable[[], Any]]:
-    """{name: launch}: cuBLAS, the production pick, then each pinned Gluon candidate in model
-    order (the `top` best per schedule under each stage cap; '*' marks those the tuner times)."""
-    m, k = a.shape
-    n = b.shape[1]
-    elem = a.element_size()
-    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    out: dict[str, Callable[[], Any]] = {"cublas": lambda: torch.matmul(a, b)}
-    pick = prepare_matmul(a, b)
-    out[_pick_name(pick.config)] = pick
+def pinned_configs(
+    m: int, n: int, k: int, elem: int, sms: int, top: int, caps: list[int]
+) -> list[tuple[str, dict[str, Any], int]]:
+    """[(name, Gluon config, its stage cap)]: the `top` best modelled tiles of each schedule
+    (with their deep twins) under each cap in turn, each tile and depth once; a '*' on the names
+    the tuner times at this shape (gemm_gluon's defaults)."""
     timed = {
         gemm_gluon.config_name(c) for c in gemm_gluon.gluon_gemm_configs(m, n, k, elem, elem, sms)
     }
+    out: list[tuple[str, dict[str, Any], int]] = []
     seen: set[str] = set()
     for cap in caps:
         for cfg in gemm_gluon.gluon_gemm_configs(m, n, k, elem, elem, sms, cap, top):
@@ -64,10 +59,25 @@ def kernels_for(
             if name in seen:  # more of them repeats a tile
                 continue
             seen.add(name)
-            star = "*" if cap == gemm_gluon.MAX_STAGES and name in timed else ""
-            out[name + star] = gemm_gluon.prepare_gluon_matmul(
-                a, b, tune=False, config=cfg, max_stages=cap, per_schedule=top
-            )
+            out.append((name + ("*" if name in timed else ""), cfg, cap))
+    return out
+
+
+def kernels_for(
+    a: torch.Tensor, b: torch.Tensor, top: int, caps: list[int]
+) -> dict[str, Callable[[], Any]]:
+    """{name: launch}: cuBLAS, the production pick, then each pinned Gluon candidate
+    (pinned_configs) in model order."""
+    m, k = a.shape
+    n = b.shape[1]
+    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    out: dict[str, Callable[[], Any]] = {"cublas": lambda: torch.matmul(a, b)}
+    pick = prepare_matmul(a, b)
+    out[_pick_name(pick.config)] = pick
+    for name, cfg, cap in pinned_configs(m, n, k, a.element_size(), sms, top, caps):
+        out[name] = gemm_gluon.prepare_gluon_matmul(
+            a, b, tune=False, config=cfg, max_stages=cap, per_schedule=top
+        )
     return out
 
 

@@ -1,0 +1,36 @@
+"""scripts/gluon_tile_probe.py without a GPU: which Gluon tiles it pins, and how it names them."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from harness_kernels.triton import gemm_gluon
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gluon_tile_probe.py"
+spec = importlib.util.spec_from_file_location("gluon_tile_probe", SCRIPT)
+probe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(probe)
+
+
+def test_pins_every_tile_and_depth_once_and_stars_what_the_tuner_times():
+    m, n, k = 256, 6144, 4096
+    pinned = probe.pinned_configs(m, n, k, 2, 132, top=5, caps=[6, 8])
+    names = [name.rstrip("*") for name, _, _ in pinned]
+    assert len(names) == len(set(names))
+    timed = {gemm_gluon.config_name(c) for c in gemm_gluon.gluon_gemm_configs(m, n, k, 2, 2, 132)}
+    assert {name.rstrip("*") for name, _, _ in pinned if name.endswith("*")} == timed
+    # the tuner's deep twin (128x96 at 7 stages) is pinned once, under the first cap
+    assert [(name, cap) for name, _, cap in pinned if name.startswith("128x96s7")] == [
+        ("128x96s7*", 6)
+    ]
+    # each pinned config is a candidate under its own cap, as prepare_gluon_matmul requires
+    for _, cfg, cap in pinned:
+        assert cfg in gemm_gluon.gluon_gemm_configs(m, n, k, 2, 2, 132, cap, 5)
+
+
+def test_pick_names_say_which_kernel_won():
+    gluon = dict(kernel="gluon-ws", block_m=128, block_n=320, num_stages=4, schedule="cooperative")
+    tl = dict(kernel="tl", block_m=128, block_n=128, block_k=64, num_stages=6, split_k=1)
+    assert probe._pick_name(gluon) == "pick gluon 128x320s4 cooperative"
+    assert probe._pick_name(tl) == "pick tl 128x128x64s6 k1"
