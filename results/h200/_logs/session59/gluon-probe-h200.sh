@@ -1,4 +1,4 @@
-# Session 59, call 5 (GPU=h200): scripts/gluon_tile_probe.py on an H200 at the mid-band shapes
+# Session 59, call 5 (GPU=h200; run from results/h100/_logs/session59/, moved here after): scripts/gluon_tile_probe.py on an H200 at the mid-band shapes
 # where the H100 probe found the new wide and deep Gluon tiles faster (see call 1's log).
 set -u
 t0=$(date +%s)
