@@ -78,8 +78,10 @@ for _rung in RUNGS:
 def _gemm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
     if (why := _off_sm90("GEMM", device)) is not None:
         return why
-    if problem.dtype not in ("fp16", "bf16"):
-        return "the Gluon GEMM takes fp16/bf16 (fp8 and tf32: own-triton)"
+    if problem.dtype not in ("fp16", "bf16", "fp8"):
+        return "the Gluon GEMM takes fp16/bf16/fp8 (tf32: own-triton)"
+    if problem.dtype == "fp8" and problem.layout != "nt":
+        return "fp8 wgmma reads B K-major only: the Gluon GEMM takes fp8 in layout nt"
     if problem.batch != 1:
         return "batched GEMM is not implemented in the Gluon GEMM"
     return None
@@ -88,11 +90,14 @@ def _gemm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
 @register("own-triton-gluon", "gemm", "own", ("nvidia",), min_cc=(9, 0), supports=_gemm_supports)
 def _prepare_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """Own Gluon GEMM: TMA producer warp, two consumer warpgroups, persistent, tile widths
-    of two power-of-two parts fitted to the SM count; sm_90, bf16/fp16."""
+    of two power-of-two parts fitted to the SM count; sm_90, bf16/fp16, and fp8 e4m3 with
+    per-tensor scales (bf16 out, layout nt)."""
     from harness_kernels.triton.gemm_gluon import GluonGemmUnsupported, prepare_gluon_matmul
 
     try:
-        launch = prepare_gluon_matmul(inputs["a"], inputs["b"])
+        launch = prepare_gluon_matmul(
+            inputs["a"], inputs["b"], a_scale=inputs.get("a_scale"), b_scale=inputs.get("b_scale")
+        )
     except GluonGemmUnsupported as e:
         raise Unsupported(str(e)) from None
     return Prepared(launch, dict(launch.config))

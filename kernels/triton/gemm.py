@@ -9,9 +9,10 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 | rung            | removes                  | why it matters on hardware                      |
 |-----------------|--------------------------|-------------------------------------------------|
 | full            | nothing (`own-triton`)   | reference rung                                  |
-| no-gluon        | the Gluon kernel         | sm_90 bf16/fp16: "full" also tunes the warp-    |
-|                 | (gemm_gluon_kernel.py)   | specialized Gluon GEMM and runs it where its    |
-|                 |                          | tuned time beats the `tl` kernel's (tile widths |
+| no-gluon        | the Gluon kernel         | sm_90 bf16/fp16, fp8 with B K-major: "full"     |
+|                 | (gemm_gluon_kernel.py)   | also tunes the warp-specialized Gluon GEMM and  |
+|                 |                          | runs it where its tuned time beats the `tl`     |
+|                 |                          | kernel's (tile widths                           |
 |                 |                          | like 160 that fill the SMs; config["kernel"]    |
 |                 |                          | says which ran); this rung is `tl` alone        |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
@@ -337,21 +338,28 @@ def prepare_matmul(
 def _gluon_if_faster(
     launch: MatmulLaunch, p: GemmOperands, dev: KernelTarget
 ) -> MatmulLaunch | GluonMatmulLaunch:
-    """On sm_90 with bf16/fp16 operands, also tune the Gluon GEMM (gemm_gluon.py) and return it
+    """On sm_90 with bf16/fp16 operands (C of their dtype) or fp8 e4m3 with B K-major (bf16 C),
+    also tune the Gluon GEMM (gemm_gluon.py) and return it
     where it is faster than the tuned `tl` kernel: the two winners are re-timed interleaved
     (kernel_choice.py; the tuners' minima come from bursts in different clock states). Each
     side's tuned and re-timed ms and its choice are recorded in the winner's config."""
-    same_out = p.out_dtype == p.a.dtype and p.a_scale is None
-    if not (dev.backend == "cuda" and dev.capability == 90 and same_out):
+    fp8 = p.a.dtype == torch.float8_e4m3fn
+    if fp8:
+        takes = p.out_dtype == torch.bfloat16 and p.b_is_nk
+    else:
+        takes = p.a.dtype in (torch.bfloat16, torch.float16) and p.out_dtype == p.a.dtype
+    if not (dev.backend == "cuda" and dev.capability == 90 and takes):
         return launch
-    if p.a.dtype not in (torch.bfloat16, torch.float16) or "tuned_ms" not in launch.config:
+    if "tuned_ms" not in launch.config:
         return launch
     if p.mnk[0] <= GLUON_MIN_M:
         return launch
     tl_ms = launch.config["tuned_ms"]
     tl_tile = f"{launch.config['block_m']}x{launch.config['block_n']}"
     try:
-        gluon = prepare_gluon_matmul(p.a, p.b)
+        gluon = prepare_gluon_matmul(
+            p.a, p.b, a_scale=p.a_scale, b_scale=p.b_scale, out_dtype=p.out_dtype
+        )
     except GluonGemmUnsupported as e:
         launch.config.update(kernel="tl", gluon=f"not run: {e}")
         return launch

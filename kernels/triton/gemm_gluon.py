@@ -53,6 +53,10 @@ SMEM_SLACK = 1024  # mbarriers and alignment
 # The kernel files a tuned choice depends on (a change to any of them re-tunes).
 TUNE_SOURCES = ("triton/gemm_gluon*.py", "triton/gluon_compat.py", "bench_cold.py")
 DTYPES = (torch.bfloat16, torch.float16)
+# fp8 e4m3 inputs with per-tensor fp32 scales, bf16 out (C = a_scale * b_scale * A @ B, as
+# torch._scaled_mm computes it). wgmma reads fp8 operands K-major only, so B must be w.t().
+FP8 = torch.float8_e4m3fn
+FP8_OUT = torch.bfloat16
 
 
 class GluonMatmulLaunch:
@@ -234,8 +238,8 @@ def _boxes(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, list[int]]:
     )
 
 
-def _constexprs(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, Any]:
-    """_gemm_ws_kernel's meta-parameters for one candidate (bf16/fp16, no scales)."""
+def _constexprs(cfg: dict[str, Any], b_is_nk: bool, has_scale: bool = False) -> dict[str, Any]:
+    """_gemm_ws_kernel's meta-parameters for one candidate (`has_scale`: fp8 with scales)."""
     return dict(
         SLICE_M=cfg["SLICE_M"],
         CONSUMERS=CONSUMERS,
@@ -245,42 +249,65 @@ def _constexprs(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, Any]:
         STAGES=cfg["STAGES"],
         GROUP_M=cfg["GROUP_M"],
         B_IS_NK=b_is_nk,
-        HAS_SCALE=False,
+        HAS_SCALE=has_scale,
         C_SMEM=cfg["C_SMEM"],
         PINGPONG=cfg["PINGPONG"],
     )
+
+
+def _gl_dtype(dtype: torch.dtype) -> Any:
+    from triton.experimental.gluon import language as gl
+
+    return {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16, FP8: gl.float8e4nv}[dtype]
 
 
 def _descriptor(t: torch.Tensor, block: list[int]) -> Any:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    dtype = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[t.dtype]
+    dtype = _gl_dtype(t.dtype)
     layout = gl.NVMMASharedLayout.get_default_for(block, dtype)
     return TensorDescriptor(t, list(t.shape), [t.stride(0), 1], block, layout)
 
 
-def _check(a: torch.Tensor, b: torch.Tensor, a_scale: Any, b_scale: Any) -> bool:
-    """Validate operands; return whether B is K-major (b = w.t(), w [N, K] row-major)."""
+def _check(
+    a: torch.Tensor, b: torch.Tensor, a_scale: Any, b_scale: Any, out_dtype: torch.dtype | None
+) -> tuple[bool, torch.dtype]:
+    """Validate operands; return whether B is K-major (b = w.t(), w [N, K] row-major) and C's
+    dtype (the inputs', or FP8_OUT for fp8)."""
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"need a [M, K] and b [K, N]; got {tuple(a.shape)} and {tuple(b.shape)}")
-    if a.dtype != b.dtype or a.dtype not in DTYPES:
-        raise GluonGemmUnsupported(f"the Gluon GEMM takes bf16 or fp16, not {a.dtype}")
-    if a_scale is not None or b_scale is not None:
-        raise GluonGemmUnsupported("the Gluon GEMM has no fp8 path yet (scales given)")
+    fp8 = a.dtype == FP8
+    if a.dtype != b.dtype or not (fp8 or a.dtype in DTYPES):
+        raise GluonGemmUnsupported(f"the Gluon GEMM takes bf16, fp16 or fp8 e4m3, not {a.dtype}")
+    if fp8 and (a_scale is None or b_scale is None):
+        raise ValueError("fp8 e4m3 inputs need a_scale and b_scale (per-tensor fp32)")
+    if not fp8 and (a_scale is not None or b_scale is not None):
+        raise GluonGemmUnsupported(f"scales are for fp8 inputs, not {a.dtype}")
+    for name, sc in (("a_scale", a_scale), ("b_scale", b_scale)):
+        if sc is not None and (sc.numel() != 1 or sc.dtype != torch.float32):
+            raise ValueError(f"{name} must be one float32 (per-tensor); got {sc.dtype} {sc.shape}")
+    c_dtype = FP8_OUT if fp8 else a.dtype
+    if out_dtype is not None and out_dtype != c_dtype:
+        raise GluonGemmUnsupported(
+            f"the Gluon GEMM writes {c_dtype} for {a.dtype}, not {out_dtype}"
+        )
     if a.stride(1) != 1:
         raise GluonGemmUnsupported(f"a must be row-major; strides {a.stride()}")
     b_is_nk = b.stride(0) == 1 and b.stride(1) != 1
     if not b_is_nk and b.stride(1) != 1:
         raise GluonGemmUnsupported(f"b must be row- or column-major; strides {b.stride()}")
+    if fp8 and not b_is_nk:
+        raise GluonGemmUnsupported("fp8 wgmma reads B K-major only (b = w.t(), w [N, K])")
     elem = a.element_size()
     for name, t in (("a", a), ("b", b)):
         row_stride = max(t.stride()) * elem
         if t.data_ptr() % 16 or row_stride % 16:
             raise GluonGemmUnsupported(f"TMA needs 16-byte aligned {name} (base and row stride)")
-    if (b.shape[1] * elem) % 16:
+    c_elem = torch.empty((), dtype=c_dtype).element_size()
+    if (b.shape[1] * c_elem) % 16:
         raise GluonGemmUnsupported("TMA stores need N * elem % 16 == 0 for C's rows")
-    return b_is_nk
+    return b_is_nk, c_dtype
 
 
 def prepare_gluon_matmul(
@@ -289,28 +316,32 @@ def prepare_gluon_matmul(
     *,
     a_scale: torch.Tensor | None = None,
     b_scale: torch.Tensor | None = None,
+    out_dtype: torch.dtype | None = None,
     tune: bool = True,
     config: dict | None = None,
     max_stages: int = MAX_STAGES,
     per_schedule: int | None = MAX_CANDIDATES,
 ) -> GluonMatmulLaunch:
     """Check operands, allocate C, choose (time) a tile, return the launch (calling it only
-    launches). a [M, K] row-major; b [K, N] row-major or column-major. `config` (one of
+    launches). a [M, K] row-major; b [K, N] row-major or column-major (bf16, fp16), or
+    column-major fp8 e4m3 with per-tensor fp32 `a_scale` and `b_scale` (C bf16; `out_dtype`,
+    if given, must be C's dtype). `config` (one of
     gluon_gemm_configs) pins the tile untimed. `max_stages` caps the pipeline (deeper ones are
     a probe's: scripts/gluon_decode_probe.py); `per_schedule` how many tiles of each schedule
     are candidates (None: all; scripts/gluon_tile_probe.py pins each in turn). Raises
     GluonGemmUnsupported off sm_90."""
-    b_is_nk = _check(a, b, a_scale, b_scale)
+    b_is_nk, c_dtype = _check(a, b, a_scale, b_scale, out_dtype)
     target = target_of(a.device)
     if target[0] != "cuda" or target[1] != 90:
         raise GluonGemmUnsupported(
             f"the Gluon GEMM is sm_90 only (wgmma, TMA, setmaxnreg); target {target[0]}:{target[1]}"
         )
     (m, k), n = a.shape, b.shape[1]
-    out = torch.empty((m, n), device=a.device, dtype=a.dtype)
+    out = torch.empty((m, n), device=a.device, dtype=c_dtype)
     num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    elem = a.element_size()
-    cands = gluon_gemm_configs(m, n, k, elem, elem, num_sms, max_stages, per_schedule)
+    elem, c_elem = a.element_size(), out.element_size()
+    cands = gluon_gemm_configs(m, n, k, elem, c_elem, num_sms, max_stages, per_schedule)
+    has_scale = a_scale is not None
     w = b.t() if b_is_nk else b  # the row-major tensor TMA describes: [N, K] or [K, N]
 
     def build(cfg: dict) -> Callable[[], object]:
@@ -320,9 +351,11 @@ def prepare_gluon_matmul(
         descs = [_descriptor(sources[arg], box) for arg, box in _boxes(cfg, b_is_nk).items()]
         tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
         grid = (min(tiles, num_sms),)
-        args = (*descs, out, out.stride(0), a, a, m, n, k)  # scales unread without HAS_SCALE
+        # without HAS_SCALE the scale pointers are never read
+        scales = (a_scale, b_scale) if has_scale else (a, a)
+        args = (*descs, out, out.stride(0), *scales, m, n, k)
         kernel = _gemm_ws_kernel[grid]
-        meta = _constexprs(cfg, b_is_nk)
+        meta = _constexprs(cfg, b_is_nk, has_scale)
         return lambda: kernel(*args, **meta, num_warps=4)
 
     # the stage cap picks the candidates: decisions under two caps must not share a key
@@ -363,6 +396,7 @@ def prepare_gluon_matmul(
         persistent=True,
         tma=True,
         b_layout="col" if b_is_nk else "row",
+        scales="per-tensor, in the epilogue" if has_scale else None,
         candidates=[config_name(c) for c in cands],  # tune_timings_ms: what each took
         target=f"{target[0]}:{target[1]}",
         device_name=torch.cuda.get_device_name(a.device),
@@ -389,29 +423,46 @@ def aot_specs(
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every
     candidate tile of `shapes` on 132 SMs; the signature is what the JIT builds for real
-    descriptors (their shared layouts are part of a Gluon descriptor's type)."""
+    descriptors (their shared layouts are part of a Gluon descriptor's type). fp8 e4m3 specs
+    read A and B in fp8, write C in FP8_OUT and take fp32 scales (B K-major only)."""
     from triton.experimental.gluon import language as gl
 
-    from .attention_launch import aot_spec, triton_dtype_name
+    from .attention_launch import aot_spec
     from .gemm_gluon_kernel import _gemm_ws_kernel
 
-    ty = triton_dtype_name(dtype)
-    gl_ty = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[dtype]
+    def triton_dtype_name(t: torch.dtype) -> str:
+        # attention_launch's names, and fp8 (not added there: its file is in the attention
+        # tuners' TUNE_SOURCES, whose stored decisions an edit would throw away)
+        return {torch.float16: "fp16", torch.bfloat16: "bf16", FP8: "fp8e4nv"}[t]
+
+    fp8 = dtype == FP8
+    if fp8 and not b_is_nk:
+        raise GluonGemmUnsupported("fp8 wgmma reads B K-major only")
+    c_dtype = FP8_OUT if fp8 else dtype
     elem = torch.empty((), dtype=dtype).element_size()
+    c_elem = torch.empty((), dtype=c_dtype).element_size()
     cfgs = {
-        (c["SLICE_M"], c["BN0"], c["BN1"], c["PINGPONG"]): c
+        (c["SLICE_M"], c["BN0"], c["BN1"], c["PINGPONG"], c["STAGES"]): c
         for m, n, k in shapes
-        for c in gluon_gemm_configs(m, n, k, elem, elem, 132)
+        for c in gluon_gemm_configs(m, n, k, elem, c_elem, 132)
     }
+
+    def desc_type(t: torch.dtype, box: list[int]) -> str:
+        shared = gl.NVMMASharedLayout.get_default_for(box, _gl_dtype(t))
+        return f"tensordesc<{triton_dtype_name(t)}{box},{shared!r}>"
+
     specs = []
     for cfg in cfgs.values():
         types = {
-            arg: f"tensordesc<{ty}{box},{gl.NVMMASharedLayout.get_default_for(box, gl_ty)!r}>"
+            arg: desc_type(c_dtype if arg.startswith("c") else dtype, box)
             for arg, box in _boxes(cfg, b_is_nk).items()
         }
-        types |= {arg: f"*{ty}" for arg in ("c_ptr", "a_scale_ptr", "b_scale_ptr")}
+        types["c_ptr"] = f"*{triton_dtype_name(c_dtype)}"
+        scale_ty = "*fp32" if fp8 else f"*{triton_dtype_name(dtype)}"
+        types |= {arg: scale_ty for arg in ("a_scale_ptr", "b_scale_ptr")}
         layout = "nk" if b_is_nk else "kn"
-        name = f"gemm_gluon_{layout}_{ty}_{config_name(cfg)}"
-        spec = aot_spec(name, _gemm_ws_kernel, types, _constexprs(cfg, b_is_nk), {"num_warps": 4})
+        name = f"gemm_gluon_{layout}_{triton_dtype_name(dtype)}_{config_name(cfg)}"
+        meta = _constexprs(cfg, b_is_nk, has_scale=fp8)
+        spec = aot_spec(name, _gemm_ws_kernel, types, meta, {"num_warps": 4})
         specs.append(dict(spec, gluon=True))
     return specs

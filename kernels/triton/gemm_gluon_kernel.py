@@ -16,7 +16,8 @@ The tile loop is persistent (one CTA per SM, tiles in grouped order so that the 
 once share B's columns in L2). C leaves through shared memory by TMA stores, which clip the
 ragged edges (C_SMEM), or, where its staging buffers would cost a pipeline stage (128x256 tiles:
 three stages with them, four without), by masked stores straight from the accumulators.
-sm_90 only (wgmma, TMA, setmaxnreg).
+fp8 e4m3 (B K-major, as wgmma reads fp8) takes per-tensor scales applied to the accumulators in
+the epilogue (HAS_SCALE) and writes bf16. sm_90 only (wgmma, TMA, setmaxnreg).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c
               SLICE: gl.constexpr, SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr,
               BN0: gl.constexpr, BN1: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
               GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr,
-              C_SMEM: gl.constexpr, PINGPONG: gl.constexpr):
+              C_SMEM: gl.constexpr, PINGPONG: gl.constexpr, INSTR_K: gl.constexpr):
     """Cooperative: rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA.
     PINGPONG: every CONSUMERS-th tile of this CTA whole, starting at its SLICE-th; its epilogue
     runs while the other consumer's main loop keeps the tensor cores busy. The main loops take
@@ -135,9 +136,9 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c
     FIRST: gl.constexpr = SLICE if PINGPONG else 0
     STRIDE: gl.constexpr = CONSUMERS if PINGPONG else 1
     acc0_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN0, 16])
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN0, INSTR_K])
     acc1_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN1 if BN1 > 0 else 8, 16])
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN1 if BN1 > 0 else 8, INSTR_K])
     num_pid_m = gl.cdiv(M, BM)
     num_pid_n = gl.cdiv(N, BN0 + BN1)
     k_tiles = gl.cdiv(K, BK)
@@ -224,6 +225,8 @@ def _gemm_ws_kernel(
     """C = scale * A @ B over a persistent grid of at most one CTA per SM. Tiles are
     (CONSUMERS x SLICE_M) x (BN0 + BN1), or SLICE_M x (BN0 + BN1) with PINGPONG."""
     dtype: gl.constexpr = a_desc.dtype
+    # wgmma's K per instruction: 32 bytes of operand (16 for bf16/fp16, 32 for fp8)
+    INSTR_K: gl.constexpr = 256 // dtype.primitive_bitwidth
     A_SLICES: gl.constexpr = 1 if PINGPONG else CONSUMERS
     a_smem = gl.allocate_shared_memory(dtype, [STAGES * A_SLICES, SLICE_M, BK], a_desc.layout)
     if B_IS_NK:
@@ -262,11 +265,11 @@ def _gemm_ws_kernel(
         (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc,
                      c1_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M,
                      CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM,
-                     PINGPONG)),
+                     PINGPONG, INSTR_K)),
         (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc,
                      c1_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M,
                      CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM,
-                     PINGPONG)),
+                     PINGPONG, INSTR_K)),
         (_producer, (a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
                      SLICE_M, CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, PINGPONG)),
     ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])

@@ -113,3 +113,43 @@ def test_own_triton_full_runs_the_faster_kernel_and_says_which() -> None:
     tl_only = prepare_matmul(a, b, rung="no-gluon")
     assert "kernel" not in tl_only.config  # the rung never times the Gluon kernel
     _check(tl_only(), a, b)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
+@pytest.mark.parametrize("shape", [(256, 10240, 1024), (200, 1000, 528), (1000, 4096, 4096)])
+def test_fp8_every_candidate_matches_reference(shape: tuple) -> None:
+    """fp8 e4m3 with per-tensor scales (B K-major, bf16 C): every candidate tile against the
+    fp32 product of the dequantised operands, ragged M and N among the shapes."""
+    from harness_kernels.triton.gemm_gluon import gluon_gemm_configs, prepare_gluon_matmul
+
+    m, n, k = shape
+    gen = torch.Generator(device="cuda").manual_seed(zlib.crc32(repr(shape).encode()))
+    a = (torch.randn(m, k, device="cuda", generator=gen) * 4).to(torch.float8_e4m3fn)
+    w = (torch.randn(n, k, device="cuda", generator=gen) * 4).to(torch.float8_e4m3fn)
+    a_scale = torch.tensor([0.5], device="cuda")
+    b_scale = torch.tensor([0.25], device="cuda")
+    ref = (a.float() @ w.float().t()) * 0.125
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for cfg in gluon_gemm_configs(m, n, k, 1, 2, sms):
+        launch = prepare_gluon_matmul(a, w.t(), a_scale=a_scale, b_scale=b_scale, config=cfg)
+        assert launch.out.dtype == torch.bfloat16
+        launch.out.fill_(float("nan"))
+        err = ((launch().float() - ref).norm() / ref.norm()).item()
+        assert err < 1e-2, (cfg, err)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
+def test_own_triton_fp8_times_the_gluon_kernel_too() -> None:
+    """prepare_matmul with fp8 nt operands tunes the Gluon GEMM beside the `tl` kernel."""
+    from harness_kernels.triton.gemm import prepare_matmul
+
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(512, 4096, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    w = torch.randn(6144, 4096, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    one = torch.ones(1, device="cuda")
+    launch = prepare_matmul(a, w.t(), a_scale=one, b_scale=one)
+    c = launch.config
+    assert c["kernel"] in ("tl", "gluon-ws") and c["gluon_timings_ms"], c.get("gluon")
+    ref = a.float() @ w.float().t()
+    err = ((launch().float() - ref).norm() / ref.norm()).item()
+    assert err < 1e-2

@@ -31,6 +31,8 @@ _SCRIPT = textwrap.dedent(
     report = {}
     specs = G.aot_specs(torch.bfloat16, True) + G.aot_specs(torch.bfloat16, False)
     specs += [dict(s, name=s["name"] + "_fp16") for s in G.aot_specs(torch.float16, True)[:2]]
+    # fp8 e4m3 (B K-major, scales, bf16 C): the 160-accumulator tiles and a ping-pong one
+    specs += G.aot_specs(torch.float8_e4m3fn, True, shapes=((512, 10240, 8192),))[:6]
     for spec in specs:
         c = spec["constexprs"]
         try:
@@ -41,10 +43,12 @@ _SCRIPT = textwrap.dedent(
             continue
         ptx = info["asm"]["ptx"]
         bk = c["BK"]
+        in_bytes = 1 if "fp8" in spec["name"] else 2
         report[spec["name"]] = dict(
             shared=info["shared"],
-            budget=G.smem_bytes(c["SLICE_M"], c["BN0"] + c["BN1"], bk, c["STAGES"], 2, 2,
+            budget=G.smem_bytes(c["SLICE_M"], c["BN0"] + c["BN1"], bk, c["STAGES"], in_bytes, 2,
                                 c["C_SMEM"], c["PINGPONG"]),
+            fp8=in_bytes == 1, has_scale=c["HAS_SCALE"],
             c_smem=c["C_SMEM"], pingpong=c["PINGPONG"],
             bn0=c["BN0"], bn1=c["BN1"], spills=info.get("n_spills", -1), mma=info["mma"],
             tma_loads=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
@@ -72,6 +76,7 @@ def test_every_spec_compiles(report: dict) -> None:
     assert any(f["bn1"] == 64 for f in report.values())  # 128 + 64 = 192
     assert not all(f["c_smem"] for f in report.values())  # 128x256 stores from registers
     assert {f["pingpong"] for f in report.values()} == {True, False}
+    assert any(f["fp8"] for f in report.values())
 
 
 def test_structure(report: dict) -> None:
@@ -80,7 +85,10 @@ def test_structure(report: dict) -> None:
         assert f["shared"] <= SM90_SMEM_BYTES and f["shared"] <= f["budget"], name
         parts = {f["bn0"], f["bn1"]} - {0}
         shapes = {re.sub(r"\.f32.*", "", k) for k in f["mma"]}
-        assert shapes == {f"wgmma.mma_async.sync.aligned.m64n{n}k16" for n in parts}, name
+        # wgmma's K is 32 bytes of operand: k16 for bf16/fp16, k32 (e4m3 x e4m3) for fp8
+        ks, kinds = ("k32", "e4m3.e4m3") if f["fp8"] else ("k16", "")
+        assert shapes == {f"wgmma.mma_async.sync.aligned.m64n{n}{ks}" for n in parts}, name
+        assert all(kinds in k for k in f["mma"]) and f["has_scale"] == f["fp8"], name
         # A (one box per consumer, cooperative; one per tile, ping-pong) and each B part in;
         # each C part out by TMA when staged
         assert f["tma_loads"] >= (1 if f["pingpong"] else 2) + len(parts), name

@@ -94,7 +94,9 @@ def test_gemm_provider_accepts_bf16_fp16_on_sm90_only() -> None:
     assert p.supports(GemmProblem(256, 10240, 8192, dtype="bf16"), H200) is None
     assert p.supports(GemmProblem(256, 4096, 4096, dtype="fp16"), H200) is None
     assert "sm_90 only" in p.supports(GemmProblem(256, 4096, 4096, dtype="bf16"), B200)
-    assert "fp8" in p.supports(GemmProblem(256, 4096, 4096, dtype="fp8"), H200)
+    assert p.supports(GemmProblem(256, 4096, 4096, dtype="fp8", layout="nt"), H200) is None
+    assert "K-major" in p.supports(GemmProblem(256, 4096, 4096, dtype="fp8", layout="nn"), H200)
+    assert "tf32" in p.supports(GemmProblem(256, 4096, 4096, dtype="tf32"), H200)
 
 
 def test_gemm_prepare_off_sm90_is_a_skip() -> None:
@@ -103,8 +105,31 @@ def test_gemm_prepare_off_sm90_is_a_skip() -> None:
     a = torch.zeros(128, 64, dtype=torch.bfloat16)
     with pytest.raises(GluonGemmUnsupported, match="sm_90 only"):
         prepare_gluon_matmul(a, torch.zeros(64, 128, dtype=torch.bfloat16))
-    with pytest.raises(GluonGemmUnsupported, match="bf16 or fp16"):
+    with pytest.raises(GluonGemmUnsupported, match="bf16, fp16 or fp8"):
         prepare_gluon_matmul(a.float(), torch.zeros(64, 128))
+
+
+def test_gemm_fp8_operands_checked_before_the_device() -> None:
+    """fp8 e4m3: both per-tensor fp32 scales required, B K-major (wgmma reads fp8 K-major
+    only), C bf16; scales with bf16 inputs are refused. These fail before the sm_90 check."""
+    from harness_kernels.triton.gemm_gluon import GluonGemmUnsupported, _check
+
+    fp8 = torch.float8_e4m3fn
+    a = torch.zeros(128, 64, dtype=fp8)
+    w = torch.zeros(256, 64, dtype=fp8)  # [N, K]: b = w.t() is K-major
+    one = torch.ones(1)
+    assert _check(a, w.t(), one, one, None) == (True, torch.bfloat16)
+    with pytest.raises(ValueError, match="need a_scale and b_scale"):
+        _check(a, w.t(), one, None, None)
+    with pytest.raises(ValueError, match="one float32"):
+        _check(a, w.t(), one, torch.ones(2), None)
+    with pytest.raises(GluonGemmUnsupported, match="K-major only"):
+        _check(a, w.t().contiguous(), one, one, None)
+    with pytest.raises(GluonGemmUnsupported, match="writes torch.bfloat16"):
+        _check(a, w.t(), one, one, torch.float16)
+    bf = torch.zeros(128, 64, dtype=torch.bfloat16)
+    with pytest.raises(GluonGemmUnsupported, match="scales are for fp8"):
+        _check(bf, torch.zeros(64, 128, dtype=torch.bfloat16), one, one, None)
 
 
 def test_gemm_stage_cap_deepens_small_tiles_only_as_far_as_they_fit() -> None:
