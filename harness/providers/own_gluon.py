@@ -78,9 +78,9 @@ for _rung in RUNGS:
 def _gemm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
     if (why := _off_sm90("GEMM", device)) is not None:
         return why
-    if problem.dtype not in ("fp16", "bf16", "fp8"):
-        return "the Gluon GEMM takes fp16/bf16/fp8 (tf32: own-triton)"
-    if problem.dtype == "fp8" and problem.layout != "nt":
+    if problem.dtype not in ("fp16", "bf16", "fp8_e4m3"):
+        return "the Gluon GEMM takes fp16/bf16/fp8_e4m3 (tf32: own-triton)"
+    if problem.dtype == "fp8_e4m3" and problem.layout != "nt":
         return "fp8 wgmma reads B K-major only: the Gluon GEMM takes fp8 in layout nt"
     if problem.batch != 1:
         return "batched GEMM is not implemented in the Gluon GEMM"

@@ -86,7 +86,7 @@ def test_config_space(head_dim: int, causal: bool, rung: str) -> None:
 # --- the Gluon GEMM --------------------------------------------------------------------------
 
 
-def test_gemm_provider_accepts_bf16_fp16_on_sm90_only() -> None:
+def test_gemm_provider_accepts_bf16_fp16_and_fp8_nt_on_sm90_only() -> None:
     from harness.problems import GemmProblem
 
     p = load_all().get("gemm", "own-triton-gluon")
@@ -94,8 +94,10 @@ def test_gemm_provider_accepts_bf16_fp16_on_sm90_only() -> None:
     assert p.supports(GemmProblem(256, 10240, 8192, dtype="bf16"), H200) is None
     assert p.supports(GemmProblem(256, 4096, 4096, dtype="fp16"), H200) is None
     assert "sm_90 only" in p.supports(GemmProblem(256, 4096, 4096, dtype="bf16"), B200)
-    assert p.supports(GemmProblem(256, 4096, 4096, dtype="fp8", layout="nt"), H200) is None
-    assert "K-major" in p.supports(GemmProblem(256, 4096, 4096, dtype="fp8", layout="nn"), H200)
+    assert p.supports(GemmProblem(256, 4096, 4096, dtype="fp8_e4m3", layout="nt"), H200) is None
+    assert "K-major" in p.supports(
+        GemmProblem(256, 4096, 4096, dtype="fp8_e4m3", layout="nn"), H200
+    )
     assert "tf32" in p.supports(GemmProblem(256, 4096, 4096, dtype="tf32"), H200)
 
 
