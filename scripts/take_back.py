@@ -13,7 +13,8 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
   union is kept; a returned entry replaces the carried one of the same name (the machine's is
   newer). Entries of a GPU with no short name are left out, and said so.
 - `cutlass.tar.xz` (`tar cJf ... -C /tmp/cutlass-cache .`): replaces `.cache/cutlass.tar.xz`
-  (the machine started from the carried one, so its cache holds at least as much). One cut
+  where it holds every carried library (the machine started from the carried one); one that
+  lacks some (a machine that never unpacked it) is merged with it instead. One cut
   short (a call that ran out while packing: session 52's call 3 returned 101 of 159 libraries
   and an xz stream without its end) does not replace it: the libraries it holds whole are
   merged into the carried ones, and the one being read when it ended is left out.
@@ -158,14 +159,24 @@ def write_libraries(path: Path, folders: dict[str, list[Member]]) -> None:
 
 
 def take_back_libraries(libs: Path, target: Path) -> str:
-    """Put a returned CUTLASS cache archive in place of the carried one; one line saying how."""
+    """Put a returned CUTLASS cache archive in place of the carried one; one line saying how.
+    Where the returned one lacks libraries the carried one holds (cut short while packing, or
+    from a machine that never unpacked the carried cache: session 59's GEMM call returned an
+    empty one), the two are merged, the returned library winning a name both hold."""
     returned, cut = library_folders(libs)
-    if cut is None:
+    carried, carried_cut = library_folders(target) if target.is_file() else ({}, None)
+    if cut is None and set(carried) <= set(returned):
         target.unlink(missing_ok=True)  # a copied read-only file would refuse the overwrite
         shutil.copyfile(libs, target)
         return f"{target}: replaced ({libs.stat().st_size} bytes)"
-    carried, carried_cut = library_folders(target) if target.is_file() else ({}, None)
     merged = {**carried, **returned}
+    if cut is None:
+        write_libraries(target, merged)
+        kept = len(set(carried) - set(returned))
+        return (
+            f"{target}: the returned archive lacks {kept} of the {len(carried)} carried "
+            f"libraries; merged: {len(merged)} libraries"
+        )
     write_libraries(target, merged)
     return (
         f"{target}: the returned archive is cut short ({cut}); its {len(returned)} whole "

@@ -168,6 +168,22 @@ def test_a_cut_short_library_archive_is_merged_not_put_in_place(tmp_path):
         assert len(files["lib.so"]) == (64 if name == "a" else 20000)
 
 
+def test_a_whole_archive_lacking_carried_libraries_is_merged(tmp_path):
+    """A call that never unpacked the carried cache (or ran no CUTLASS) returns an archive
+    without the carried libraries: they stay, beside what it built."""
+    root, back = tmp_path / "repo", tmp_path / "back"
+    (root / ".cache").mkdir(parents=True)
+    back.mkdir()
+    carried = _libraries(root / ".cache" / "cutlass.tar.xz", ["a", "b"])
+    _libraries(back / "cutlass.tar.xz", ["c"])
+    line = take_back.take_back(back, root)[0]
+    assert "lacks 2 of the 2 carried" in line and "3 libraries" in line
+    assert _names(carried) == {"a", "b", "c"}
+    _libraries(back / "cutlass.tar.xz", [])  # empty: nothing built, nothing unpacked
+    take_back.take_back(back, root)
+    assert _names(carried) == {"a", "b", "c"}
+
+
 def _run_json(planned: int) -> bytes:
     return json.dumps(
         {"history": [{"points_planned": planned + 1}, {"points_planned": planned}]}
