@@ -2,9 +2,10 @@
 
 The own Triton tuner times the MAX_CANDIDATES best modelled tiles of each Gluon schedule
 (kernels/triton/gemm_gluon.py). This script pins each of the best `--top` of every schedule in
-turn, under each stage cap of `--stages`, beside cuBLAS and the production pick (prepare_matmul:
-the tuned `tl` kernel or the tuned Gluon one), so that one call shows whether a shape's best
-tile is in the space at all and whether the model ranks it among the timed few.
+turn, under each stage cap of `--stages`, beside cuBLAS (with `--fp8`: cuBLASLt's `_scaled_mm`
+with and without fast accumulation, per-tensor scales, bf16 out) and the production pick
+(prepare_matmul: the tuned `tl` kernel or the tuned Gluon one), so that one call shows whether
+a shape's best tile is in the space at all and whether the model ranks it among the timed few.
 
 Every kernel is checked against an fp32 reference first (a wrong one is reported, not timed),
 then all are timed interleaved with the tuners' timer (kernels/bench_cold.py: a read flush of
@@ -12,11 +13,13 @@ then all are timed interleaved with the tuners' timer (kernels/bench_cold.py: a 
 not the sweep's protocol: for choosing what to build, not for citing as a sweep result.
 
     python3 scripts/gluon_tile_probe.py 512x10240x8192 256x6144x4096 [--top 6] [--stages 6,8]
+    python3 scripts/gluon_tile_probe.py 512x10240x8192 --fp8   # against cuBLASLt's _scaled_mm
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 from collections.abc import Callable
 from typing import Any
@@ -43,18 +46,18 @@ def _pick_name(cfg: dict[str, Any]) -> str:
 
 
 def pinned_configs(
-    m: int, n: int, k: int, elem: int, sms: int, top: int, caps: list[int]
+    m: int, n: int, k: int, elem: int, sms: int, top: int, caps: list[int], c_elem: int = 2
 ) -> list[tuple[str, dict[str, Any], int]]:
     """[(name, Gluon config, its stage cap)]: the `top` best modelled tiles of each schedule
     (with their deep twins) under each cap in turn, each tile and depth once; a '*' on the names
-    the tuner times at this shape (gemm_gluon's defaults)."""
-    timed = {
-        gemm_gluon.config_name(c) for c in gemm_gluon.gluon_gemm_configs(m, n, k, elem, elem, sms)
-    }
+    the tuner times at this shape (gemm_gluon's defaults). `elem`, `c_elem`: bytes of an input
+    and of an output element (fp8: 1 and 2)."""
+    configs = gemm_gluon.gluon_gemm_configs
+    timed = {gemm_gluon.config_name(c) for c in configs(m, n, k, elem, c_elem, sms)}
     out: list[tuple[str, dict[str, Any], int]] = []
     seen: set[str] = set()
     for cap in caps:
-        for cfg in gemm_gluon.gluon_gemm_configs(m, n, k, elem, elem, sms, cap, top):
+        for cfg in configs(m, n, k, elem, c_elem, sms, cap, top):
             name = gemm_gluon.config_name(cfg)  # names the stages: a deeper cap that fits no
             if name in seen:  # more of them repeats a tile
                 continue
@@ -63,32 +66,59 @@ def pinned_configs(
     return out
 
 
+VENDORS = ("cublas", "scaled_mm", "scaled_mm-fastaccum")
+
+
 def kernels_for(
-    a: torch.Tensor, b: torch.Tensor, top: int, caps: list[int]
+    a: torch.Tensor, b: torch.Tensor, top: int, caps: list[int], scales: tuple | None = None
 ) -> dict[str, Callable[[], Any]]:
-    """{name: launch}: cuBLAS, the production pick, then each pinned Gluon candidate
-    (pinned_configs) in model order."""
+    """{name: launch}: the vendor rows (cuBLAS; fp8, with `scales`: cuBLASLt's `_scaled_mm`
+    with and without fast accumulation), the production pick, then each pinned Gluon
+    candidate (pinned_configs) in model order."""
     m, k = a.shape
     n = b.shape[1]
     sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    out: dict[str, Callable[[], Any]] = {"cublas": lambda: torch.matmul(a, b)}
-    pick = prepare_matmul(a, b)
+    sa, sb = scales or (None, None)
+    out: dict[str, Callable[[], Any]] = {}
+    if scales is None:
+        out["cublas"] = lambda: torch.matmul(a, b)
+    else:
+        for name, fast in (("scaled_mm", False), ("scaled_mm-fastaccum", True)):
+            out[name] = functools.partial(
+                torch._scaled_mm, a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                use_fast_accum=fast,
+            )  # fmt: skip
+    pick = prepare_matmul(a, b, a_scale=sa, b_scale=sb)
     out[_pick_name(pick.config)] = pick
     for name, cfg, cap in pinned_configs(m, n, k, a.element_size(), sms, top, caps):
         out[name] = gemm_gluon.prepare_gluon_matmul(
-            a, b, tune=False, config=cfg, max_stages=cap, per_schedule=top
-        )
+            a, b, a_scale=sa, b_scale=sb, tune=False, config=cfg, max_stages=cap,
+            per_schedule=top,
+        )  # fmt: skip
     return out
 
 
-def probe(m: int, n: int, k: int, top: int, caps: list[int]) -> list[tuple[str, float | str]]:
+def _fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-tensor e4m3 quantisation: the largest magnitude to 448 (e4m3's largest finite)."""
+    scale = (x.abs().max() / 448.0).reshape(1).float()
+    return (x / scale).to(torch.float8_e4m3fn), scale
+
+
+def probe(
+    m: int, n: int, k: int, top: int, caps: list[int], fp8: bool = False
+) -> list[tuple[str, float | str]]:
     """[(kernel, median us or why it was not timed)] for one shape, in kernels_for's order."""
     gen = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=gen)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=gen)
-    b = w.t()
-    ref = a.float() @ w.float().t()
-    kernels = kernels_for(a, b, top, caps)
+    scales = None
+    if fp8:
+        (a, sa), (w, sb) = _fp8(a.float()), _fp8(w.float())
+        scales = (sa, sb)
+        ref = (a.float() * sa) @ (w.float() * sb).t()
+    else:
+        ref = a.float() @ w.float().t()
+    kernels = kernels_for(a, w.t(), top, caps, scales)
     wrong: dict[str, str] = {}
     for name, fn in kernels.items():
         err = _err(fn(), ref)
@@ -103,7 +133,8 @@ def probe(m: int, n: int, k: int, top: int, caps: list[int]) -> list[tuple[str, 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("shapes", nargs="+", help="MxNxK, bf16, B column-major (nt)")
+    parser.add_argument("shapes", nargs="+", help="MxNxK, B column-major (nt)")
+    parser.add_argument("--fp8", action="store_true", help="fp8 e4m3 (per-tensor scales)")
     parser.add_argument("--top", type=int, default=6, help="tiles per schedule, model order")
     parser.add_argument("--stages", default="6", help="Gluon stage caps (comma-separated)")
     args = parser.parse_args(argv)
@@ -111,16 +142,25 @@ def main(argv: list[str] | None = None) -> None:
     props = torch.cuda.get_device_properties(0)
     print(
         f"{props.name}, {props.multi_processor_count} SMs; us, median of {ROUNDS} rounds; "
-        f"* = among the tiles the tuner times"
+        f"ratios against the fastest vendor row; * = among the tiles the tuner times"
     )
     for shape in args.shapes:
         m, n, k = (int(x) for x in shape.split("x"))
-        rows = probe(m, n, k, args.top, caps)
-        base = dict(rows)["cublas"]
-        print(f"{shape}:")
+        rows = probe(m, n, k, args.top, caps, args.fp8)
+        base = fastest_vendor(rows)
+        print(f"{shape}{' fp8 e4m3' if args.fp8 else ''}:")
         for name, us in rows:
-            cell = us if isinstance(us, str) else f"{us:8.2f} us  {base / us:.3f}x cuBLAS"
+            cell = us if isinstance(us, str) else f"{us:8.2f} us  {base / us:.3f}x vendor"
             print(f"  {name:34s} {cell}", flush=True)
+
+
+def fastest_vendor(rows: list[tuple[str, float | str]]) -> float:
+    """The reference of a shape, as `harness gaps` takes it: its fastest vendor row (fp8: the
+    faster `_scaled_mm`, with or without fast accumulation)."""
+    times = [us for name, us in rows if name in VENDORS and not isinstance(us, str)]
+    if not times:
+        raise SystemExit(f"no vendor row timed: {rows}")
+    return min(times)
 
 
 if __name__ == "__main__":

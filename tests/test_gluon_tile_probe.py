@@ -34,3 +34,17 @@ def test_pick_names_say_which_kernel_won():
     tl = dict(kernel="tl", block_m=128, block_n=128, block_k=64, num_stages=6, split_k=1)
     assert probe._pick_name(gluon) == "pick gluon 128x320s4 cooperative"
     assert probe._pick_name(tl) == "pick tl 128x128x64s6 k1"
+
+
+def test_fp8_tiles_are_the_launchers_and_the_reference_is_the_fastest_vendor():
+    """fp8 reads 1-byte inputs and writes bf16: the pinned tiles are the candidates
+    prepare_gluon_matmul lists for those sizes (128-byte K rows of 128 elements), and a shape's
+    reference is its fastest vendor row (a `_scaled_mm` row that failed is not one)."""
+    m, n, k = 512, 10240, 8192
+    pinned = probe.pinned_configs(m, n, k, 1, 132, top=4, caps=[6])
+    listed = gemm_gluon.gluon_gemm_configs(m, n, k, 1, 2, 132, 6, 4)
+    assert [cfg for _, cfg, _ in pinned] == listed
+    assert {cfg["BK"] for cfg in listed} == {128}
+    rows = [("scaled_mm", 50.0), ("scaled_mm-fastaccum", 40.0), ("pick tl", 30.0)]
+    assert probe.fastest_vendor(rows) == 40.0
+    assert probe.fastest_vendor([("scaled_mm-fastaccum", "WRONG"), ("scaled_mm", 45.0)]) == 45.0
