@@ -15,6 +15,13 @@ short, or failing in one) is left out of the change and counted: session 58's H1
 FA4's row at a point where FA4 had been the fastest, and its speedup there rose from 0.921x
 against FA4 to 1.155x against FlashInfer. A run of several folders on either side is matched run
 by run: one summary line per pair of runs. Pandas only: no torch.
+
+Whether the own kernel's choice changed at a point (its config as `harness gaps` names it: the
+tile, stages, schedule, splits) separates what a change bought from what the two machines
+moved: the points that kept their config measure the drift between the runs. In session 59's
+H100 mid band 16 of 32 points changed config (1.009x over them, 0.992x over the other 16); one
+that kept its config moved 1.003x -> 0.961x (512x4096x14336): 4.2%, nearly as far as the best
+new tile moved a point (5.2%, 256x6144x4096).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from harness.report.data import fmt
 from harness.report.gaps import PAR
 
 KEY = ["device", "op", "dtype", "problem", "own"]
-SIDE = ["run", "reference", "vendors", "speedup", "reference_gpu", "rung"]
+SIDE = ["run", "reference", "vendors", "speedup", "reference_gpu", "rung", "own_config"]
 MOVES_SHOWN = 8  # largest moves listed each way
 
 
@@ -44,6 +51,7 @@ def gap_change(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     pairs = b.merge(a, on=KEY, suffixes=("_before", "_after"))
     pairs["change"] = pairs["speedup_after"] / pairs["speedup_before"]
     pairs["same_vendors"] = pairs["vendors_before"] == pairs["vendors_after"]
+    pairs["same_config"] = pairs["own_config_before"] == pairs["own_config_after"]
     return pairs.sort_values(["change", *KEY], kind="stable").reset_index(drop=True)
 
 
@@ -56,7 +64,10 @@ def change_summary(pairs: pd.DataFrame) -> pd.DataFrame:
     first: the points both runs compared, each run's geomean speedup over them, the geomean
     change, the points at par or better in each, the smallest and largest change, how many
     speedups rest on a reference timed on another GPU than their own row (weaker: a run resumed
-    on another machine), and the points left out because their vendor rows differ."""
+    on another machine), and the points left out because their vendor rows differ. Then the
+    points whose own config changed, and the geomean change over those (`change_new_config`)
+    and over the others (`change_same_config`: the drift between the two runs, since the own
+    kernel there is the same); NaN where there are none."""
     if pairs.empty:
         return pd.DataFrame()
     keys = ["device", "op", "dtype", "own", "run_before", "run_after"]
@@ -80,9 +91,16 @@ def change_summary(pairs: pd.DataFrame) -> pd.DataFrame:
                 "max_change": float(g["change"].max()),
                 "reference_on_other_gpu": int(other.sum()),
                 "vendors_differ": len(both) - len(g),
+                "config_changed": int((~g["same_config"]).sum()),
+                "change_new_config": _geomean_or_nan(g.loc[~g["same_config"], "change"]),
+                "change_same_config": _geomean_or_nan(g.loc[g["same_config"], "change"]),
             }
         )
     return pd.DataFrame(out)
+
+
+def _geomean_or_nan(values: pd.Series) -> float:
+    return geomean(values) if len(values) else float("nan")
 
 
 def largest_moves(pairs: pd.DataFrame, n: int = MOVES_SHOWN) -> pd.DataFrame:
@@ -104,7 +122,8 @@ def render(pairs: pd.DataFrame, n: int = MOVES_SHOWN) -> str:
             "(no point with a speedup in both: same GPU model, op, dtype, shape and own provider)"
         )
     shown = summary.copy()
-    for col in ("before", "after", "change", "min_change", "max_change"):
+    numbers = ("before", "after", "change", "min_change", "max_change")
+    for col in (*numbers, "change_new_config", "change_same_config"):
         shown[col] = shown[col].map(lambda v: fmt(v, ".3f"))
     moves = largest_moves(pairs, n)
     lines = [
@@ -129,6 +148,15 @@ def render(pairs: pd.DataFrame, n: int = MOVES_SHOWN) -> str:
                 for s, r in zip(moves["speedup_after"], moves["reference_after"], strict=True)
             ],
             "change": moves["change"].map(lambda v: fmt(v, ".3f")),
+            "own config": [
+                b if same else f"{b} -> {a}"
+                for b, a, same in zip(
+                    moves["own_config_before"],
+                    moves["own_config_after"],
+                    moves["same_config"],
+                    strict=True,
+                )
+            ],
         }
     )
     lines.append(

@@ -132,3 +132,39 @@ def test_a_point_whose_vendor_rows_differ_is_left_out_and_counted(tmp_path):
     assert line["points"] == 1 and line["vendors_differ"] == 1
     assert line["change"] == pytest.approx(1.0, abs=3e-3)
     assert gap_change.largest_moves(pairs)["problem"].tolist() == ["gemm 2048x8192x8192 bf16 nt"]
+
+
+def test_points_that_kept_their_config_measure_the_drift(tmp_path):
+    """Own Triton picks a new tile at one point and gains 10%; at the other it keeps its tile
+    and its row runs 2% slower on the second machine. The summary splits the change by whether
+    the own config changed, and the moves name both configs where it did."""
+    import json
+
+    p1 = {"m": 256, "n": 10240, "k": 8192, **GEMM}
+    p2 = {"m": 2048, "n": 8192, "k": 8192, **GEMM}
+    tile = {"block_m": 128, "block_n": 128, "block_k": 64, "num_warps": 8, "num_stages": 4}
+
+    def run(run_id: str, own: dict) -> list[dict]:
+        rows = []
+        for p, ven_ms in ((p1, 0.064), (p2, 0.40)):
+            rows.append(speed_row("h200", "gemm", p, "cublas", run_id, median_ms=ven_ms))
+            ms, cfg = own[p["m"]]
+            r = speed_row("h200", "gemm", p, "own-triton", run_id, median_ms=ven_ms * ms)
+            rows.append({**r, "provider_config": json.dumps(cfg)})
+        return rows
+
+    wide = {**tile, "block_n": 256}
+    write_run(tmp_path / "before", "a", run("a", {256: (1.0, tile), 2048: (1.0, tile)}))
+    write_run(tmp_path / "after", "b", run("b", {256: (1 / 1.1, wide), 2048: (1.02, tile)}))
+    before = gaps.gap_frame(load([tmp_path / "before"]))
+    after = gaps.gap_frame(load([tmp_path / "after"]))
+    pairs = gap_change.gap_change(before, after).set_index("problem")
+    assert not pairs.loc["gemm 256x10240x8192 bf16 nt", "same_config"]
+    assert pairs.loc["gemm 2048x8192x8192 bf16 nt", "same_config"]
+    line = gap_change.change_summary(gap_change.gap_change(before, after)).iloc[0]
+    assert line["config_changed"] == 1
+    assert line["change_new_config"] == pytest.approx(1.10, rel=3e-3)
+    assert line["change_same_config"] == pytest.approx(1 / 1.02, rel=3e-3)
+    text = gap_change.render(gap_change.gap_change(before, after))
+    assert "128x128x64 w8 s4 -> 128x256x64 w8 s4" in text
+    assert "change_same_config" in text
