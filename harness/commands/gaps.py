@@ -25,7 +25,8 @@ def main(args: list[str]) -> int:
         "against",
         None,
         "PATH[,PATH...]: runs before a change; prints each point's speedup before and after\n"
-        "and their ratio, on the points both measured (holds across machines of one model)",
+        "and their ratio, on the points both measured (holds across machines of one model),\n"
+        "split by whether the own config changed (the points that kept theirs: the drift)",
     )
     ns = parser.parse_args(args)
     if ns.worst < 1:
