@@ -39,6 +39,8 @@ def _tile(cfg: str) -> str:
     if c.get("library") == "own-cutlass":  # the config by name, and its scheduler options
         return f"{c.get('variant', '?')}:{c.get('run_options', '?')}"
     tile = f"{c.get('block_m', '?')}x{c.get('block_n', '?')}"
+    if c.get("num_stages"):  # the Gluon GEMM's deep twins differ from their tiles only here
+        tile += f"s{c['num_stages']}"
     if c.get("split_k", 1) > 1:
         tile += f"/sk{c['split_k']}"
     if c.get("stream_k"):
