@@ -29,6 +29,8 @@ from harness_kernels.bench_cold import bench_cold
 from harness_kernels.triton import gemm_gluon
 from harness_kernels.triton.gemm import prepare_matmul
 
+from harness.problems.gemm import quantize_fp8
+
 ROUNDS = 3
 MAX_REL_ERR = 3e-2
 
@@ -98,12 +100,6 @@ def kernels_for(
     return out
 
 
-def _fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-tensor e4m3 quantisation: the largest magnitude to 448 (e4m3's largest finite)."""
-    scale = (x.abs().max() / 448.0).reshape(1).float()
-    return (x / scale).to(torch.float8_e4m3fn), scale
-
-
 def probe(
     m: int, n: int, k: int, top: int, caps: list[int], fp8: bool = False
 ) -> list[tuple[str, float | str]]:
@@ -113,7 +109,7 @@ def probe(
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=gen)
     scales = None
     if fp8:
-        (a, sa), (w, sb) = _fp8(a.float()), _fp8(w.float())
+        (a, sa), (w, sb) = quantize_fp8(a.float()), quantize_fp8(w.float())
         scales = (sa, sb)
         ref = (a.float() * sa) @ (w.float() * sb).t()
     else:

@@ -60,8 +60,8 @@ class GemmProblem(Problem):
         if self.dtype == "fp8_e4m3":
             a32 = fill_tensor(lead + (self.m, self.k), torch.float32, fill, gen, device)
             w32 = fill_tensor(lead + self._b_storage_shape(), torch.float32, fill, gen, device)
-            a, a_scale = _quantize_fp8(a32)
-            w, b_scale = _quantize_fp8(w32)
+            a, a_scale = quantize_fp8(a32)
+            w, b_scale = quantize_fp8(w32)
             return {"a": a, "b": self._b_view(w), "a_scale": a_scale, "b_scale": b_scale}
         a = fill_tensor(lead + (self.m, self.k), dt.torch_dtype, fill, gen, device)
         w = fill_tensor(lead + self._b_storage_shape(), dt.torch_dtype, fill, gen, device)
@@ -81,7 +81,7 @@ class GemmProblem(Problem):
         return _fp32_matmul(a, b)
 
 
-def _quantize_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def quantize_fp8(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-tensor e4m3 quantization: x ~= q * scale, scale a float32 scalar tensor."""
     amax = x.abs().amax().clamp(min=1e-12)
     scale = (amax / FP8_MAX).to(torch.float32)

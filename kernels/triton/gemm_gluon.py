@@ -428,12 +428,13 @@ def aot_specs(
     from triton.experimental.gluon import language as gl
 
     from .attention_launch import aot_spec
+    from .attention_launch import triton_dtype_name as attention_dtype_name
     from .gemm_gluon_kernel import _gemm_ws_kernel
 
     def triton_dtype_name(t: torch.dtype) -> str:
-        # attention_launch's names, and fp8 (not added there: its file is in the attention
-        # tuners' TUNE_SOURCES, whose stored decisions an edit would throw away)
-        return {torch.float16: "fp16", torch.bfloat16: "bf16", FP8: "fp8e4nv"}[t]
+        # fp8 is not among attention_launch's names: that file is in the attention tuners'
+        # TUNE_SOURCES, and an edit there would throw their stored decisions away
+        return "fp8e4nv" if t == FP8 else attention_dtype_name(t)
 
     fp8 = dtype == FP8
     if fp8 and not b_is_nk:
