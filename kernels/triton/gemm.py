@@ -12,9 +12,9 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 | no-gluon        | the Gluon kernel         | sm_90 bf16/fp16, fp8 with B K-major: "full"     |
 |                 | (gemm_gluon_kernel.py)   | also tunes the warp-specialized Gluon GEMM and  |
 |                 |                          | runs it where its tuned time beats the `tl`     |
-|                 |                          | kernel's (tile widths                           |
-|                 |                          | like 160 that fill the SMs; config["kernel"]    |
-|                 |                          | says which ran); this rung is `tl` alone        |
+|                 |                          | kernel's (tile widths like 160 that fill the    |
+|                 |                          | SMs; config["kernel"] says which ran); this     |
+|                 |                          | rung is `tl` alone                              |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
 |                 |                          | no address registers; pointer loads (cp.async)  |
 |                 |                          | spend registers and issue slots on addresses    |
