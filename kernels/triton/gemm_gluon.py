@@ -25,7 +25,7 @@ import triton
 from .. import tune_cache
 from .attention_configs import SM90_SMEM_BYTES
 from .attention_target import device_key, target_of
-from .attention_tune import tune as tune_configs
+from .gemm_gluon_tune import tune as tune_configs
 
 # (BN0, BN1): tile widths 320, 256, 192, 160, 128, 96 and 64 from power-of-two parts
 N_PARTS = ((256, 64), (256, 0), (128, 64), (128, 32), (128, 0), (64, 32), (64, 0))
@@ -51,7 +51,13 @@ MAX_CANDIDATES = 4  # timed per schedule
 GROUP_M = 8
 SMEM_SLACK = 1024  # mbarriers and alignment
 # The kernel files a tuned choice depends on (a change to any of them re-tunes).
-TUNE_SOURCES = ("triton/gemm_gluon*.py", "triton/gluon_compat.py", "bench_cold.py")
+# the capped re-time (gemm_gluon_tune.py) decides with capped_retime.py's thresholds
+TUNE_SOURCES = (
+    "triton/gemm_gluon*.py",
+    "triton/gluon_compat.py",
+    "bench_cold.py",
+    "capped_retime.py",
+)
 DTYPES = (torch.bfloat16, torch.float16)
 # fp8 e4m3 inputs with per-tensor fp32 scales, bf16 out (C = a_scale * b_scale * A @ B, as
 # torch._scaled_mm computes it). wgmma reads fp8 operands K-major only, so B must be w.t().
@@ -323,7 +329,8 @@ def prepare_gluon_matmul(
     per_schedule: int | None = MAX_CANDIDATES,
 ) -> GluonMatmulLaunch:
     """Check operands, allocate C, choose (time) a tile, return the launch (calling it only
-    launches). a [M, K] row-major; b [K, N] row-major or column-major (bf16, fp16), or
+    launches). The tile is timed in bursts, and the close rivals of a long winner again at the
+    power cap (gemm_gluon_tune.py). a [M, K] row-major; b [K, N] row-major or column-major (bf16, fp16), or
     column-major fp8 e4m3 with per-tensor fp32 `a_scale` and `b_scale` (C bf16; `out_dtype`,
     if given, must be C's dtype). `config` (one of
     gluon_gemm_configs) pins the tile untimed. `max_stages` caps the pipeline (deeper ones are
@@ -365,19 +372,19 @@ def prepare_gluon_matmul(
             raise ValueError(f"config {config} is not a candidate: {cands}")
         cfg, info = dict(config), dict(tuned=False, tune_candidates=1, tune_source="pinned")
     else:
-        stored = (
-            tune_cache.make_key(
-                "triton-gemm-gluon",
+
+        def stored(family: str) -> tune_cache.TuneKey | None:
+            """The disk key of this point's bursts ("burst") or of their capped re-time."""
+            return tune_cache.make_key(
+                "triton-gemm-gluon" if family == "burst" else family,
                 device_key(a.device),
                 key,
                 cands,
                 toolchain=tune_cache.triton_toolchain(),
                 sources=TUNE_SOURCES,
             )
-            if tune
-            else None
-        )
-        cfg, info = tune_configs(key, cands, build, tune, out, stored, label=config_name)
+
+        cfg, info = tune_configs(key, cands, build, tune, out, stored, config_name)
     tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
     record: dict[str, Any] = dict(
         kernel="gemm_gluon_ws",

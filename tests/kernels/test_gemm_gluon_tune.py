@@ -1,0 +1,123 @@
+"""The Gluon GEMM's tuner (kernels/triton/gemm_gluon_tune.py) on the CPU: bursts for every tile,
+then the close rivals of a long burst winner re-timed at the power cap, the re-time's decision
+kept on disk. Launches and both timers are faked (nothing is timed)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from harness_kernels import capped_retime, tune_cache
+from harness_kernels.triton import attention_tune, gemm_gluon_tune
+
+# session 60's H100 burst times at 2048x57344x8192 (ms), and a made-up cap that reorders them
+BURST = {"128x320": 2.723, "128x256": 2.834, "128x192pp": 2.847, "128x160": 2.861, "64x128": 4.0}
+CANDS = [{"name": name} for name in BURST]
+
+
+def _name(cfg: dict) -> str:
+    return cfg["name"]
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", str(tmp_path / "tune"))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    attention_tune._TUNE_CACHE.clear()
+    gemm_gluon_tune.clear_cache()
+    yield tmp_path / "tune"
+    attention_tune._TUNE_CACHE.clear()
+    gemm_gluon_tune.clear_cache()
+
+
+def _fake(monkeypatch, burst: dict[str, float], cap: dict[str, float]):
+    """Fake launches (each knows its tile) and timers; returns the lists of tiles each timed."""
+    timed: dict[str, list[str]] = {"burst": [], "cap": []}
+    output = torch.zeros(2, 2)
+
+    def build(cfg: dict):
+        def launch() -> torch.Tensor:
+            return output
+
+        launch.tile = cfg["name"]  # type: ignore[attr-defined]
+        return launch
+
+    def bench_cold(fn, device) -> float:
+        timed["burst"].append(fn.tile)
+        return burst[fn.tile]
+
+    def bench_capped(fn, device) -> float:
+        timed["cap"].append(fn.tile)
+        return cap[fn.tile]
+
+    monkeypatch.setattr(attention_tune, "bench_cold", bench_cold)
+    monkeypatch.setattr(capped_retime, "bench_capped", bench_capped)
+    return build, output, timed
+
+
+def _stored(family: str) -> tune_cache.TuneKey | None:
+    return tune_cache.make_key(
+        "triton-gemm-gluon" if family == "burst" else family,
+        "Fake H100",
+        ("gemm_gluon", 2048, 57344, 8192),
+        CANDS,
+        toolchain="triton 0",
+        sources=("triton/gemm_gluon*.py",),
+    )
+
+
+def _tune(build, output):
+    return gemm_gluon_tune.tune(("k",), CANDS, build, True, output, _stored, _name)
+
+
+def test_the_cap_overturns_the_burst_winner_and_the_record_says_so(monkeypatch):
+    cap = {"128x320": 2.86, "128x256": 2.80, "128x192pp": 2.74, "128x160": 2.83}
+    build, output, timed = _fake(monkeypatch, BURST, cap)
+    cfg, info = _tune(build, output)
+    assert cfg["name"] == "128x192pp"
+    # the four within capped_retime.BAND of the winner, forward then backward; 64x128 is 47% off
+    forward = ["128x320", "128x256", "128x192pp", "128x160"]
+    assert timed["cap"] == forward + forward[::-1]
+    assert info["tune_ms"] == 2.74 and info["tune_burst_pick"] == "128x320"
+    assert info["tune_capped_source"] == "timed" and set(info["tune_capped_ms"]) == set(cap)
+    assert info["tune_timings_ms"]["128x320"] == 2.723  # every burst time is still there
+
+
+def test_a_second_process_reads_both_decisions_and_times_nothing(monkeypatch, cache):
+    cap = {"128x320": 2.86, "128x256": 2.80, "128x192pp": 2.74, "128x160": 2.83}
+    build, output, timed = _fake(monkeypatch, BURST, cap)
+    first, _ = _tune(build, output)
+    assert (cache / gemm_gluon_tune.CAPPED_FAMILY).is_dir()
+    attention_tune._TUNE_CACHE.clear()  # as a fresh process
+    gemm_gluon_tune.clear_cache()
+    before = {k: list(v) for k, v in timed.items()}
+    again, info = _tune(build, output)
+    assert again == first and timed == before
+    assert info["tune_capped_source"] == "cache" and info["tune_ms"] == 2.74
+
+
+def test_a_lead_inside_the_cap_s_noise_keeps_the_burst_winner(monkeypatch):
+    cap = {"128x320": 2.80, "128x256": 2.79, "128x192pp": 2.85, "128x160": 2.90}  # 0.4% lead
+    build, output, _ = _fake(monkeypatch, BURST, cap)
+    cfg, info = _tune(build, output)
+    assert cfg["name"] == "128x320" and info["tune_ms"] == 2.80
+
+
+def test_a_short_winner_is_not_re_timed(monkeypatch):
+    burst = {name: ms / 100 for name, ms in BURST.items()}  # 27 us: never meets the cap
+    build, output, timed = _fake(monkeypatch, burst, {})
+    cfg, info = _tune(build, output)
+    assert cfg["name"] == "128x320" and timed["cap"] == []
+    assert "tune_capped_ms" not in info
+
+
+def test_a_failed_re_time_leaves_the_burst_winner(monkeypatch):
+    build, output, _ = _fake(monkeypatch, BURST, {})  # bench_capped raises KeyError
+
+    cfg, info = _tune(build, output)
+    assert cfg["name"] == "128x320" and info["tune_capped_failed"].startswith("KeyError")
+
+
+def test_untuned_takes_the_first_candidate_untimed(monkeypatch):
+    build, output, timed = _fake(monkeypatch, BURST, {})
+    cfg, info = gemm_gluon_tune.tune(("k",), CANDS, build, False, output, _stored, _name)
+    assert cfg == CANDS[0] and info["tuned"] is False and timed == {"burst": [], "cap": []}
