@@ -8,7 +8,6 @@ L=results/_scratch/$GPU/_logs; mkdir -p $L
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee $L/${CALL:-call2}-gpu.txt
 bash scripts/gpu_measure.sh ${BUDGET:-540} \
   "gemm_llama-s60 sweep=gemm_llama 'sweep.groups.0.providers=[cublas,own-cutlass,own-triton]' max_points=360"
-cp $L/gemm_llama-s60.txt $L/gemm_llama-s60-${CALL:-call2}.txt
 grep -h "tune pass\|prebuild\|built" $L/gemm_llama-s60.txt | cut -c1-200 | head
 echo "t=$(( $(date +%s) - t0 ))"
 exit 0
