@@ -29,6 +29,7 @@ from harness.measure.lockstep import check_protocol
 from harness.measure.protocol import Protocol
 from harness.problems import CollectiveProblem
 from harness.problems.base import world_size_of
+from harness.provenance import kernel_source_hash
 from harness.providers import load_all
 from harness.store import run_dir
 from harness.sweep import Point, expand, point_key
@@ -145,8 +146,8 @@ def protocol_key(protocol: Protocol, device: DeviceInfo) -> dict:
 
 def resume_record(cfg: DictConfig, points: list[Point]) -> dict:
     """What a resume must share with the run (run.json's `plan`): sweep name, its points
-    (problems x providers, as a digest), the provider set and every protocol field (not only
-    those in the point key)."""
+    (problems x providers, as a digest), the provider set, every protocol field (not only
+    those in the point key) and the kernel sources (their hash, as every row records it)."""
     pairs = sorted(
         json.dumps([p.problem.op, p.problem.axes(), p.provider], sort_keys=True) for p in points
     )
@@ -156,6 +157,7 @@ def resume_record(cfg: DictConfig, points: list[Point]) -> dict:
         "points_digest": hashlib.sha256("\n".join(pairs).encode()).hexdigest()[:16],
         "providers": sorted({p.provider for p in points}),
         "protocol": OmegaConf.to_container(cfg.protocol, resolve=True),
+        "kernel_source_hash": kernel_source_hash(),
     }
 
 

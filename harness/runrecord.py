@@ -4,7 +4,10 @@ Naming a run_id again resumes that run. A resume with another sweep, provider se
 used to mix two experiments under one name while run.json was rewritten to describe only the
 last (a `providers=[...]` subset even rewrote `points` to a smaller number). Now the first
 invocation records the plan; a resume whose plan differs is refused in one line unless
-allow_mixed=true; each invocation appends an entry to `history`, and the top-level fields that
+allow_mixed=true. The plan includes the kernel sources' hash: a run cut at a lent machine's
+limit and resumed after a tuner change (session 60: the Gluon GEMM's capped re-time landed
+between the calls of gemm_llama-s60) would time its last points with other kernels or choices
+than its first, under one name; each invocation appends an entry to `history`, and the top-level fields that
 describe the run as a whole (run_id, sweep, protocol, plan) keep their first values while
 `points` never shrinks.
 
@@ -71,6 +74,12 @@ def differences(old: dict, new: dict) -> list[tuple[str, object, object]]:
         was, now = plan["protocol"].get(key), new["protocol"].get(key)
         if was != now:
             diffs.append((f"protocol.{key}", was, now))
+    # plans recorded before the kernel hash joined them (session 60) have none to compare
+    was, now = plan.get("kernel_source_hash"), new.get("kernel_source_hash")
+    if was and now and was != now:
+        diffs.append(
+            ("kernel_source_hash", Shown(f"kernels/ at {was}"), Shown(f"kernels/ at {now}"))
+        )
     return diffs
 
 

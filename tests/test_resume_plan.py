@@ -1,5 +1,5 @@
-"""Resuming a run_id with another sweep, provider set or protocol is refused in one line unless
-allow_mixed=true; run.json keeps the run's plan and a history of invocations (issue 17.6)."""
+"""Resuming a run_id with another sweep, provider set, protocol or kernel tree is refused in one line
+unless allow_mixed=true; run.json keeps the run's plan and a history of invocations (issue 17.6)."""
 
 import json
 import shutil
@@ -95,6 +95,26 @@ def test_allow_mixed_resumes_and_history_records_it(measured, tmp_path, capsys):
         assert h["sweep"] == "smoke" and h["protocol"]["warmup_ms"] == 1.0
         assert h["time"] and h["done"] and "git_sha" in h and h["shard"] == [0, 1]
     assert len(store.read_rows(tmp_path / "r")) == 12
+
+
+def test_a_resume_on_other_kernel_sources_is_refused(measured, tmp_path, capsys, monkeypatch):
+    """A tuner or kernel change between two calls of one run would mix two experiments under
+    its name: the plan records the kernels' hash, and a resume with another is refused."""
+    import harness.plan
+
+    was = _meta(tmp_path)["plan"]["kernel_source_hash"]
+    assert len(was) == 16
+    monkeypatch.setattr(harness.plan, "kernel_source_hash", lambda: "0123456789abcdef")
+    assert _run(tmp_path, MINE) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        f"kernel_source_hash: run 'r' was measured with kernels/ at {was}, this invocation has "
+        "kernels/ at 0123456789abcdef; " + WAYS_OUT
+    ) in err
+    assert _run(tmp_path, MINE, "allow_mixed=true") == 0
+    meta = _meta(tmp_path)
+    assert meta["mixed"] == ["kernel_source_hash"] and meta["plan"]["kernel_source_hash"] == was
+    assert meta["history"][-1]["differs"] == ["kernel_source_hash"]
 
 
 def test_an_interrupted_invocation_stays_in_the_history(measured, tmp_path, monkeypatch):
