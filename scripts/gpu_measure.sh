@@ -8,7 +8,8 @@
 # harness, not the call's kill, ends a run cut short: it starts no point after stop_after_s
 # and exits 75, the points already measured stay on disk (one file per point) and the tarballs
 # below are still written; the same spec in the next call, with the folder carried, measures
-# only the missing points. A `timeout` 90 s past the budget (SIGINT, then SIGKILL 15 s later)
+# only the missing points (on the same kernels/: a resume on changed kernel sources is refused,
+# exit 2, unless the spec adds allow_mixed=true). A `timeout` 90 s past the budget (SIGINT, then SIGKILL 15 s later)
 # is only a backstop for a point that overruns: in session 55 a tune pass that `timeout -s INT`
 # ended left its point marked in flight, and the next run wrote that point as an error row.
 # The tune cache and the CUTLASS libraries come back too (tune-cache.tgz, cutlass.tar.xz), for
