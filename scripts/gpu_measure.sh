@@ -9,9 +9,10 @@
 # and exits 75, the points already measured stay on disk (one file per point) and the tarballs
 # below are still written; the same spec in the next call, with the folder carried, measures
 # only the missing points (on the same kernels/: a resume on changed kernel sources is refused,
-# exit 2, unless the spec adds allow_mixed=true). A `timeout` 90 s past the budget (SIGINT, then SIGKILL 15 s later)
-# is only a backstop for a point that overruns: in session 55 a tune pass that `timeout -s INT`
-# ended left its point marked in flight, and the next run wrote that point as an error row.
+# exit 2, unless the spec adds allow_mixed=true). A `timeout` 90 s past the budget (SIGINT,
+# then SIGKILL 15 s later) is only a backstop for a point that overruns: in session 55 a tune
+# pass that `timeout -s INT` ended left its point marked in flight, and the next run wrote that
+# point as an error row.
 # The tune cache and the CUTLASS libraries come back too (tune-cache.tgz, cutlass.tar.xz), for
 # scripts/take_back.py to put where the next call's device_env.sh picks them up. take_back.py
 # also lists a run it got back unfinished in .cache/unfinished, and a spec whose run is listed
