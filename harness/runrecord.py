@@ -83,13 +83,27 @@ def differences(old: dict, new: dict) -> list[tuple[str, object, object]]:
     return diffs
 
 
+def _row_kernels(run_path: Path) -> set[str]:
+    """The kernel_source_hash values the run's rows carry (none for a fresh run). The rows say
+    it for runs whose plan predates the hash in it, and for rows a resume added under
+    allow_mixed."""
+    if not run_path.is_dir():
+        return set()
+    table = store.read_table(run_path, columns=["kernel_source_hash"])
+    return {v for v in table.column("kernel_source_hash").to_pylist() if v}
+
+
 def check_resume(run_path: Path, plan: dict, allow_mixed: bool) -> list[str]:
-    """The keys in which this invocation's plan differs from the run's records (empty for a
-    fresh run or a faithful resume); raises ValueError in one line unless allow_mixed."""
+    """The keys in which this invocation's plan differs from the run's records and rows (empty
+    for a fresh run or a faithful resume); raises ValueError in one line unless allow_mixed."""
     seen: dict[str, tuple] = {}
     for record in _records(run_path):
         for key, was, now in differences(record, plan):
             seen.setdefault(key, (was, now))
+    now = plan.get("kernel_source_hash")
+    if now and (other := sorted(_row_kernels(run_path) - {now})):
+        was = Shown(f"kernels/ at {', '.join(other)}")
+        seen.setdefault("kernel_source_hash", (was, Shown(f"kernels/ at {now}")))
     if seen and not allow_mixed:
         key, (was, now) = next(iter(seen.items()))
         also = f" (also differs: {', '.join(list(seen)[1:])})" if len(seen) > 1 else ""

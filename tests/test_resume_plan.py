@@ -117,6 +117,25 @@ def test_a_resume_on_other_kernel_sources_is_refused(measured, tmp_path, capsys,
     assert meta["history"][-1]["differs"] == ["kernel_source_hash"]
 
 
+def test_a_run_planned_before_the_kernel_hash_is_checked_by_its_rows(
+    measured, tmp_path, capsys, monkeypatch
+):
+    """run.json written before session 60 has no kernel hash in its plan: the rows' own
+    kernel_source_hash column decides."""
+    import harness.plan
+
+    path = tmp_path / "r" / "run.json"
+    meta = json.loads(path.read_text())
+    was = meta["plan"].pop("kernel_source_hash")
+    path.write_text(json.dumps(meta))
+    assert _run(tmp_path, MINE) == 0  # the same kernels: a faithful resume
+    monkeypatch.setattr(harness.plan, "kernel_source_hash", lambda: "0123456789abcdef")
+    assert _run(tmp_path, MINE, "dry_run=true") == 2
+    assert f"run 'r' was measured with kernels/ at {was}, this invocation has kernels/ at " in (
+        capsys.readouterr().err
+    )
+
+
 def test_an_interrupted_invocation_stays_in_the_history(measured, tmp_path, monkeypatch):
     import harness.runner
 
