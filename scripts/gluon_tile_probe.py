@@ -10,10 +10,14 @@ a shape's best tile is in the space at all and whether the model ranks it among 
 Every kernel is checked against an fp32 reference first (a wrong one is reported, not timed),
 then all are timed interleaved with the tuners' timer (kernels/bench_cold.py: a read flush of
 2x L2 and a stream hold before every launch), ROUNDS rounds, median of the rounds. Short bursts,
-not the sweep's protocol: for choosing what to build, not for citing as a sweep result.
+not the sweep's protocol: for choosing what to build, not for citing as a sweep result. With
+`--capped` each reading is the capped re-time's instead (bench_capped: 150 ms of warm-up, then
+100 ms timed, at the 700 W cap for a heavy GEMM), the ranking the tuners' re-time sees there
+(session 60, H100: at 2048x57344x8192 the bursts' Gluon winner ran 0.940x cuBLAS in the sweep).
 
     python3 scripts/gluon_tile_probe.py 512x10240x8192 256x6144x4096 [--top 6] [--stages 6,8]
     python3 scripts/gluon_tile_probe.py 512x10240x8192 --fp8   # against cuBLASLt's _scaled_mm
+    python3 scripts/gluon_tile_probe.py 2048x57344x8192 --capped   # rank them at the power cap
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from harness_kernels.bench_cold import bench_cold
+from harness_kernels.bench_cold import bench_capped, bench_cold
 from harness_kernels.triton import gemm_gluon
 from harness_kernels.triton.gemm import prepare_matmul
 
@@ -101,9 +105,16 @@ def kernels_for(
 
 
 def probe(
-    m: int, n: int, k: int, top: int, caps: list[int], fp8: bool = False
+    m: int,
+    n: int,
+    k: int,
+    top: int,
+    caps: list[int],
+    fp8: bool = False,
+    timer: Callable[[Callable[[], Any], torch.device], float] = bench_cold,
 ) -> list[tuple[str, float | str]]:
-    """[(kernel, median us or why it was not timed)] for one shape, in kernels_for's order."""
+    """[(kernel, median us or why it was not timed)] for one shape, in kernels_for's order;
+    `timer` takes each reading (bench_cold, or bench_capped for the ranking at the cap)."""
     gen = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=gen)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=gen)
@@ -123,7 +134,7 @@ def probe(
     times: dict[str, list[float]] = {name: [] for name in kernels if name not in wrong}
     for _ in range(ROUNDS):
         for name in times:
-            times[name].append(bench_cold(kernels[name], a.device) * 1e3)
+            times[name].append(timer(kernels[name], a.device) * 1e3)
     return [(name, wrong.get(name) or statistics.median(times[name])) for name in kernels]
 
 
@@ -133,16 +144,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fp8", action="store_true", help="fp8 e4m3 (per-tensor scales)")
     parser.add_argument("--top", type=int, default=6, help="tiles per schedule, model order")
     parser.add_argument("--stages", default="6", help="Gluon stage caps (comma-separated)")
+    parser.add_argument("--capped", action="store_true", help="time at the power cap")
     args = parser.parse_args(argv)
     caps = [int(s) for s in args.stages.split(",")]
     props = torch.cuda.get_device_properties(0)
+    timer = bench_capped if args.capped else bench_cold
+    how = "capped readings (bench_capped)" if args.capped else "bursts (bench_cold)"
     print(
-        f"{props.name}, {props.multi_processor_count} SMs; us, median of {ROUNDS} rounds; "
-        f"ratios against the fastest vendor row; * = among the tiles the tuner times"
+        f"{props.name}, {props.multi_processor_count} SMs; us, median of {ROUNDS} rounds of "
+        f"{how}; ratios against the fastest vendor row; * = among the tiles the tuner times"
     )
     for shape in args.shapes:
         m, n, k = (int(x) for x in shape.split("x"))
-        rows = probe(m, n, k, args.top, caps, args.fp8)
+        rows = probe(m, n, k, args.top, caps, args.fp8, timer)
         base = fastest_vendor(rows)
         print(f"{shape}{' fp8 e4m3' if args.fp8 else ''}:")
         for name, us in rows:

@@ -48,3 +48,28 @@ def test_fp8_tiles_are_the_launchers_and_the_reference_is_the_fastest_vendor():
     rows = [("scaled_mm", 50.0), ("scaled_mm-fastaccum", 40.0), ("pick tl", 30.0)]
     assert probe.fastest_vendor(rows) == 40.0
     assert probe.fastest_vendor([("scaled_mm-fastaccum", "WRONG"), ("scaled_mm", 45.0)]) == 45.0
+
+
+def test_capped_times_every_kernel_with_the_capped_re_time_s_reading(monkeypatch, capsys):
+    """--capped hands probe() bench_capped (the tuners' re-time at the power cap) in place of the
+    bursts, and the header says which; the table is printed the same way."""
+    import types
+
+    import torch
+    from harness_kernels.bench_cold import bench_capped, bench_cold
+
+    timers = []
+
+    def fake_probe(m, n, k, top, caps, fp8, timer):
+        timers.append(timer)
+        return [("cublas", 10.0), ("pick gluon 128x192s4 cooperative", 12.5)]
+
+    fake_props = types.SimpleNamespace(name="Fake H100", multi_processor_count=132)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: fake_props)
+    monkeypatch.setattr(probe, "probe", fake_probe)
+    probe.main(["2048x57344x8192", "--capped"])
+    probe.main(["2048x57344x8192"])
+    assert timers == [bench_capped, bench_cold]
+    out = capsys.readouterr().out
+    assert "capped readings (bench_capped)" in out and "bursts (bench_cold)" in out
+    assert "12.50 us  0.800x vendor" in out
