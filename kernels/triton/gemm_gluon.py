@@ -51,12 +51,14 @@ MAX_CANDIDATES = 4  # timed per schedule
 GROUP_M = 8
 SMEM_SLACK = 1024  # mbarriers and alignment
 # The kernel files a tuned choice depends on (a change to any of them re-tunes).
-# the capped re-time (gemm_gluon_tune.py) decides with capped_retime.py's thresholds
+# the capped re-time (gemm_gluon_tune.py) decides with capped_retime.py's thresholds and
+# gemm_tune.py's band
 TUNE_SOURCES = (
     "triton/gemm_gluon*.py",
     "triton/gluon_compat.py",
     "bench_cold.py",
     "capped_retime.py",
+    "triton/gemm_tune.py",  # CAPPED_BAND, the re-time's band
 )
 DTYPES = (torch.bfloat16, torch.float16)
 # fp8 e4m3 inputs with per-tensor fp32 scales, bf16 out (C = a_scale * b_scale * A @ B, as
