@@ -4,11 +4,12 @@ Naming a run_id again resumes that run. A resume with another sweep, provider se
 used to mix two experiments under one name while run.json was rewritten to describe only the
 last (a `providers=[...]` subset even rewrote `points` to a smaller number). Now the first
 invocation records the plan; a resume whose plan differs is refused in one line unless
-allow_mixed=true. The plan includes the kernel sources' hash: a run cut at a lent machine's
-limit and resumed after a tuner change (session 60: the Gluon GEMM's capped re-time landed
-between the calls of gemm_llama-s60) would time its last points with other kernels or choices
-than its first, under one name; each invocation appends an entry to `history`, and the top-level fields that
-describe the run as a whole (run_id, sweep, protocol, plan) keep their first values while
+allow_mixed=true, and so is one on other kernel sources than the run's rows were measured
+with (their kernel_source_hash; the plan records it too): a run cut at a lent machine's limit
+and resumed after a tuner change (session 60: the Gluon GEMM's capped re-time landed between
+the calls of gemm_llama-s60) would time its last points with other kernels or choices than its
+first, under one name. Each invocation appends an entry to `history`, and the top-level fields
+that describe the run as a whole (run_id, sweep, protocol, plan) keep their first values while
 `points` never shrinks.
 
 Shards write run-shard-<i>.json (the `devices=` parent and a single process write run.json); a
@@ -74,19 +75,13 @@ def differences(old: dict, new: dict) -> list[tuple[str, object, object]]:
         was, now = plan["protocol"].get(key), new["protocol"].get(key)
         if was != now:
             diffs.append((f"protocol.{key}", was, now))
-    # plans recorded before the kernel hash joined them (session 60) have none to compare
-    was, now = plan.get("kernel_source_hash"), new.get("kernel_source_hash")
-    if was and now and was != now:
-        diffs.append(
-            ("kernel_source_hash", Shown(f"kernels/ at {was}"), Shown(f"kernels/ at {now}"))
-        )
     return diffs
 
 
 def _row_kernels(run_path: Path) -> set[str]:
-    """The kernel_source_hash values the run's rows carry (none for a fresh run). The rows say
-    it for runs whose plan predates the hash in it, and for rows a resume added under
-    allow_mixed."""
+    """The kernel_source_hash values the run's rows carry (none for a fresh run): what the
+    kernels were where it counts, in runs planned before the plan recorded the hash too, and in
+    rows a resume added under allow_mixed."""
     if not run_path.is_dir():
         return set()
     table = store.read_table(run_path, columns=["kernel_source_hash"])

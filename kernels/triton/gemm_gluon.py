@@ -332,10 +332,10 @@ def prepare_gluon_matmul(
 ) -> GluonMatmulLaunch:
     """Check operands, allocate C, choose (time) a tile, return the launch (calling it only
     launches). The tile is timed in bursts, and the close rivals of a long winner again at the
-    power cap (gemm_gluon_tune.py). a [M, K] row-major; b [K, N] row-major or column-major (bf16, fp16), or
-    column-major fp8 e4m3 with per-tensor fp32 `a_scale` and `b_scale` (C bf16; `out_dtype`,
-    if given, must be C's dtype). `config` (one of
-    gluon_gemm_configs) pins the tile untimed. `max_stages` caps the pipeline (deeper ones are
+    power cap (gemm_gluon_tune.py). a [M, K] row-major; b [K, N] row-major or column-major
+    (bf16, fp16), or column-major fp8 e4m3 with per-tensor fp32 `a_scale` and `b_scale` (C
+    bf16; `out_dtype`, if given, must be C's dtype). `config` (one of gluon_gemm_configs) pins
+    the tile untimed. `max_stages` caps the pipeline (deeper ones are
     a probe's: scripts/gluon_decode_probe.py); `per_schedule` how many tiles of each schedule
     are candidates (None: all; scripts/gluon_tile_probe.py pins each in turn). Raises
     GluonGemmUnsupported off sm_90."""

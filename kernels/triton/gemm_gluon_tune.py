@@ -32,10 +32,6 @@ from .attention_tune import tune as tune_bursts
 from .gemm_tune import CAPPED_BAND
 
 CAPPED_FAMILY = "triton-gemm-gluon-capped"
-# The rivals re-timed: within this of the burst winner, as own Triton's `tl` tuner narrows them
-# (gemm_tune.CAPPED_BAND says why: wider, the cap's scatter chose a tile 8.4% behind in the burst
-# that the sweep then timed at 0.92x cuBLAS). The H100's 2048x57344x8192 rivals were 4-5% apart.
-BAND = CAPPED_BAND
 # (the tuner's key) -> (config, info): this process's decisions, re-time included
 _DECIDED: dict[tuple, tuple[dict, dict[str, Any]]] = {}
 
@@ -63,7 +59,10 @@ def tune(
         return dict(cfg), dict(info)
     cfg, info = tune_bursts(key, candidates, build, enabled, output, stored("burst"), label)
     timings = dict(info.get("tune_timings_ms") or {})
-    close = {name: ms for name, ms in timings.items() if ms <= min(timings.values()) * BAND}
+    # the rivals within CAPPED_BAND of the burst winner, as own Triton's `tl` tuner takes them
+    # (gemm_tune.py says why: wider, the cap's scatter chose a tile 8.4% behind in the burst that
+    # the sweep then timed at 0.92x cuBLAS); the H100's 2048x57344x8192 rivals were 4-5% apart
+    close = {name: ms for name, ms in timings.items() if ms <= min(timings.values()) * CAPPED_BAND}
     if not (contenders := capped_retime.contenders(close)):
         return cfg, info
     index_of = {label(c): i for i, c in enumerate(candidates)}

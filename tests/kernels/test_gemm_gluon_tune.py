@@ -74,7 +74,7 @@ def test_the_cap_overturns_the_burst_winner_and_the_record_says_so(monkeypatch):
     build, output, timed = _fake(monkeypatch, BURST, cap)
     cfg, info = _tune(build, output)
     assert cfg["name"] == "128x192pp"
-    # the three within BAND (5%) of the winner, forward then backward; 128x160 is 5.1% behind
+    # the three within CAPPED_BAND (5%) of the winner, forward then backward; 128x160 is 5.1% behind
     forward = ["128x320", "128x256", "128x192pp"]
     assert timed["cap"] == forward + forward[::-1]
     assert info["tune_ms"] == 2.74 and info["tune_burst_pick"] == "128x320"
