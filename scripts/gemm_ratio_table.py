@@ -9,10 +9,15 @@ clock ratio and the ratio per cycle (time ratio over clock ratio): at the 700 W 
 lose on clock alone. On an H200 own CUTLASS's mid band was 0.980x cuBLAS at a 0.979 clock ratio,
 1.002x per cycle (results/h200/README.md, session 50). NVML samples the clock, so one short
 point's reading is noisy; the band's geomean is the figure to read.
-Where the own rows record their tuner's time of the chosen candidate (`tuned_ms`: the burst, or
-the capped re-time where one ran), each band gets the median of the sweep's time over it: well
+Where the own rows record their tuner's last time of the kernel that ran (`harness gaps`'s
+reading: own Triton's interleaved tl / Gluon re-time where it ran, else `tuned_ms`, the burst or
+the capped re-time, else `tune_ms`), each band gets the median of the sweep's time over it: well
 above 1, the tuner ranked its candidates in a state the sweep does not run in (on that H200 own
-CUTLASS's winners of 0.08-0.1 ms, never re-timed at the cap, ran 5% slower in the sweep).
+CUTLASS's winners of 0.08-0.1 ms, never re-timed at the cap, ran 5% slower in the sweep). Until
+session 61 this read `tuned_ms` alone: for own Triton that is the `tl` tuner's burst even where
+the pair re-time at the cap came after it, and nothing where Gluon ran, so its M >= 2048 figure
+(1.024 on an H100 in session 60, 1.060 on an H200 in session 61) measured the burst's clock, not
+a misranking; read the pair re-time, the same runs give 1.003 and 0.972.
 
 The reference of a point is its fastest ok vendor row, as `harness gaps` takes it: cuBLAS for
 bf16 and tf32, the faster of cuBLASLt's two `_scaled_mm` rows (fast accumulation or not) for fp8.
@@ -28,6 +33,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from harness.report.gaps import tuned_ms
 from harness.store import read_rows
 
 BANDS = {"M1-64": (1, 64), "M128-1024": (128, 1024), "M>=2048": (2048, 1 << 40)}
@@ -128,8 +134,8 @@ def _clock_line(fastest: pd.DataFrame, mine: pd.DataFrame, r: pd.Series) -> list
 
 def _drift_line(mine: pd.DataFrame) -> list[str]:
     """Per band: the median of the sweep's time over the tuner's time of the same candidate
-    (none where no row records `tuned_ms`)."""
-    tuned = mine.provider_config.map(lambda cfg: json.loads(cfg or "{}").get("tuned_ms"))
+    (none where no row records a tuner time; gaps.tuned_ms says which time is read)."""
+    tuned = mine.provider_config.map(lambda cfg: tuned_ms(json.loads(cfg or "{}")))
     drift = (mine.latency_ms_median / pd.to_numeric(tuned, errors="coerce")).dropna()
     drift = drift[drift > 0]
     if drift.empty:

@@ -107,3 +107,22 @@ def test_drift_line_is_the_sweep_over_the_tuner_time_per_band():
     )
     lines = table.ratio_table(rows)
     assert "  sweep/tuner time (median): M128-1024 1.050" in lines
+
+
+def test_drift_line_reads_own_tritons_pair_re_time_not_its_burst():
+    """Own Triton's `tuned_ms` is the `tl` tuner's burst; where the interleaved tl / Gluon
+    re-time ran after it (at the power cap for long kernels), that is the tuner's last time of
+    the kernel that ran, and the one the sweep is held against (Gluon rows have no `tuned_ms`)."""
+    tl = json.dumps(
+        {"kernel": "tl", "tuned_ms": 0.090, "choice_tl_ms": 0.100, "choice_gluon_ms": 0.104}
+    )
+    gluon = json.dumps({"kernel": "gluon-ws", "choice_tl_ms": 0.210, "choice_gluon_ms": 0.200})
+    rows = pd.DataFrame(
+        [
+            _row("cublas", "vendor", 2048, 0.100),
+            _row("own-triton", "own", 2048, 0.101, tl),
+            _row("cublas", "vendor", 4096, 0.200),
+            _row("own-triton", "own", 4096, 0.202, gluon),
+        ]
+    )
+    assert "  sweep/tuner time (median): M>=2048 1.010" in table.ratio_table(rows)

@@ -248,12 +248,16 @@ def _clock_gap(own: dict, ref: dict) -> tuple[float, str] | None:
 
 def tuned_ms(cfg: dict) -> float | None:
     """The tuner's own time of the kernel that ran, from provider_config: the interleaved
-    re-time where own Triton chose between its `tl` and Gluon kernels (the faster side is the
-    one that ran), else the tuner's time of its winner (own CUTLASS and own Triton's GEMM
-    `tuned_ms`, the attention tuners' `tune_ms`)."""
-    sides = [_num(cfg.get(k)) for k in ("choice_tl_ms", "choice_gluon_ms")]
-    if all(sides):
-        return min(sides)  # type: ignore[type-var]
+    re-time where own Triton chose between its `tl` and Gluon kernels (the side that ran: the
+    GEMM's `kernel`, the prefill's `choice`; the faster side where neither says, as a pair
+    close enough for bursts to decide may run its slower capped side), else the tuner's time of
+    its winner (own CUTLASS and own Triton's GEMM `tuned_ms`, the attention tuners' `tune_ms`)."""
+    tl, gluon = _num(cfg.get("choice_tl_ms")), _num(cfg.get("choice_gluon_ms"))
+    if tl and gluon:
+        ran = cfg.get("kernel", cfg.get("choice"))
+        if ran in ("gluon-ws", "gluon"):
+            return gluon
+        return tl if ran == "tl" else min(tl, gluon)
     return _num(cfg.get("tuned_ms")) or _num(cfg.get("tune_ms"))
 
 

@@ -34,7 +34,8 @@ def prebuild(specs: Iterable[build.KernelSpec], max_workers: int | None = None) 
     report = {}
     for spec, result in build.build_many(specs, max_workers).items():
         if isinstance(result, Exception):
-            report[spec.label] = f"error: {str(result).splitlines()[0]}"
+            # the first line of the message; the type where it has none (a bare AssertionError)
+            report[spec.label] = f"error: {(str(result).splitlines() or [repr(result)])[0]}"
         elif result.cache_hit:
             report[spec.label] = "cached"
         else:

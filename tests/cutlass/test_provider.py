@@ -174,6 +174,19 @@ def test_prebuild_cli_builds_only_the_named_configs(monkeypatch, capsys):
     assert len(asked) == len(pb.gemm_specs("bf16", "nt")) > len(names)
 
 
+def test_prebuild_reports_a_failed_build_by_its_first_line_or_its_type(monkeypatch):
+    """A build that raised with no message (a bare AssertionError) is reported, not a crash."""
+    from harness_kernels.cutlass import prebuild as pb
+
+    specs = pb.gemm_specs("bf16", "nt")[:2]
+    failures = {specs[0]: RuntimeError("nvcc failed\nthe log"), specs[1]: AssertionError()}
+    monkeypatch.setattr(build, "build_many", lambda todo, jobs: failures)
+    assert pb.prebuild(specs) == {
+        specs[0].label: "error: nvcc failed",
+        specs[1].label: "error: AssertionError()",
+    }
+
+
 def test_config_specs_pick_targets_and_defines():
     sm90 = CONFIGS["sm90-coop-128x256"].spec("bf16", b_col=True)
     assert sm90.archs == ("sm_90a",) and sm90.source == "sm90_gemm.cu"
