@@ -123,19 +123,12 @@ def _reference(a: torch.Tensor, b: torch.Tensor, alpha: torch.Tensor | None) -> 
     )
 
 
-@register(
-    "own-cutlass",
-    "gemm",
-    "own",
-    ("nvidia",),
-    min_cc=(9, 0),
-    available=_available,
-    supports=_gemm_supports_for(GEMM_DTYPES),
-    prebuild=_prebuild_of("own-cutlass"),
-)
-def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
-    """Own CUTLASS SM90 GEMM (TMA + WGMMA, warp-specialized), config chosen per shape by timing."""
-    from harness_kernels.cutlass import gemm_tune
+def _tuned_gemm(
+    problem: GemmProblem, inputs: dict, device: DeviceInfo, twin_rule: bool
+) -> Prepared:
+    """The tuner's choice for the shape; with `twin_rule`, at decode the clustered twin where
+    the bursts cannot tell it from the pick (kernels/cutlass/decode_twin.py)."""
+    from harness_kernels.cutlass import decode_twin, gemm_tune
     from harness_kernels.cutlass.gemm import prepare_gemm
 
     a, b = inputs["a"], inputs["b"]
@@ -154,20 +147,63 @@ def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> 
     cands = gemm_tune.sm90_candidates(problem.m, problem.n, problem.k, problem.dtype, sms, b_col)
     reference = lambda: _reference(a, b, alpha)  # only computed if this shape is not tuned yet
     result = _load_or_skip(gemm_tune.tune, a, b, cands, reference, key, alpha)
-    launch = _load_or_skip(prepare_gemm, a, b, result.config, alpha=alpha, options=result.options)
+    (chosen, options), tuned_ms = (result.config, result.options), gemm_tune.best_ms(result)
+    rule = None
+    if twin_rule:
+        rule = decode_twin.prefer_twin(
+            problem.m, problem.dtype, (chosen, options), result.timings_ms, result.capped_ms, cands
+        )
+    if rule is not None:
+        (chosen, options), why = rule
+        tuned_ms = why["twin_ms"]
+    launch = _load_or_skip(prepare_gemm, a, b, chosen, alpha=alpha, options=options)
     # tune_source: "tuned" (timed now) or "cache" (a decision read from disk, kernels/tune_cache.py)
     config = dict(
         launch.config,
-        tuned_ms=gemm_tune.best_ms(result),
+        tuned_ms=tuned_ms,
         tune_source=result.source,
         tune_key=result.cache_key,
     )
+    if rule is not None:
+        config["twin_rule"] = why  # the burst's pick, the twin run instead, both burst ms
     config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     if result.capped_ms:  # the contenders re-timed at the power cap, which decided
         config["capped"] = {k: round(v, 5) for k, v in result.capped_ms.items()}
     if result.rejected:
         config["rejected"] = result.rejected
     return Prepared(launch, config)
+
+
+@register(
+    "own-cutlass",
+    "gemm",
+    "own",
+    ("nvidia",),
+    min_cc=(9, 0),
+    available=_available,
+    supports=_gemm_supports_for(GEMM_DTYPES),
+    prebuild=_prebuild_of("own-cutlass"),
+)
+def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """Own CUTLASS SM90 GEMM (TMA + WGMMA, warp-specialized), config chosen per shape by timing;
+    at decode the clustered twin where the tuner's bursts cannot tell it from the pick."""
+    return _tuned_gemm(problem, inputs, device, twin_rule=True)
+
+
+@register(
+    "own-cutlass-burst",
+    "gemm",
+    "own",
+    ("nvidia",),
+    min_cc=(9, 0),
+    available=_available,
+    supports=_gemm_supports_for(GEMM_DTYPES),
+    prebuild=_prebuild_of("own-cutlass"),
+)
+def own_cutlass_gemm_burst(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+    """Own CUTLASS SM90 GEMM, the tuner's pick without own-cutlass's decode twin rule: the A/B
+    that judges the rule (the same tune decisions, read from the same cache)."""
+    return _tuned_gemm(problem, inputs, device, twin_rule=False)
 
 
 def _gemm_config(name: str) -> None:
