@@ -30,7 +30,7 @@ from collections.abc import Iterable
 
 import torch
 from harness_kernels.cutlass import build
-from harness_kernels.cutlass.fmha import WS_FEATURES
+from harness_kernels.cutlass.fmha import STORE16, WS_FEATURES
 from harness_kernels.cutlass.gemm import CONFIGS, ELEMENT_BYTES, GemmConfig
 
 from harness.device import DeviceInfo
@@ -315,14 +315,19 @@ def _attention_ws(kernel: str) -> None:
             causal=problem.causal,
             kernel=kernel,
         )
-        features = dict(pingpong=bool(pingpong), overlap=bool(overlap), persistent=bool(persistent))
+        features = dict(
+            pingpong=bool(pingpong),
+            overlap=bool(overlap),
+            persistent=bool(persistent),
+            store16=kernel in STORE16,
+        )
         return Prepared(launch, dict(launch.config, **features))
 
     prepare.__doc__ = (
         "Own CuTe FMHA forward, warp-specialized (TMA producer, two-stage K/V pipelines, two "
         f"consumer warpgroups); ping-pong {'on' if pingpong else 'off'}, intra-warpgroup overlap "
-        f"{'on' if overlap else 'off'}, {'persistent' if persistent else 'one CTA per tile'}; "
-        "dense KV."
+        f"{'on' if overlap else 'off'}, {'persistent' if persistent else 'one CTA per tile'}"
+        f"{', O stored 16 bytes per thread' if kernel in STORE16 else ''}; dense KV."
     )
     name = f"own-cutlass-{kernel}"
     register(

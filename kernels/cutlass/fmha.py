@@ -36,7 +36,11 @@ WS_FEATURES = {
     "fa3-no-overlap": (1, 0, 1),
     "fa3-no-pingpong-no-overlap": (0, 0, 1),
     "fa3-not-persistent": (1, 1, 0),
+    "fa3-st16": (1, 1, 1),
 }
+# Rungs that add rather than remove: the O tile stored 16 bytes per thread (HK_STORE16,
+# quad_store.h), measured beside "fa3" before it becomes its default.
+STORE16 = frozenset({"fa3-st16"})
 KERNELS = {
     "sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")),
     "sm90": ("fmha_sm90.cu", ("sm_90a",)),
@@ -77,6 +81,8 @@ def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSp
             ("HK_OVERLAP", overlap),
             ("HK_PERSISTENT", persistent),
         )
+        if kernel in STORE16:
+            defines += (("HK_STORE16", 1),)
     return build.KernelSpec(
         source,
         defines,

@@ -14,6 +14,9 @@
 //   HK_PERSISTENT 1: without a causal mask, one CTA per SM loops over the tiles, so the next
 //                tile's loads overlap this tile's last P V and its stores; 0 (and causal):
 //                one CTA per tile
+//   HK_STORE16   1: the O tile leaves the registers 16 bytes per thread (quad_store.h: a quad
+//                transposes its pairs with shuffles) instead of 2 bytes per element; the stores
+//                sit between one work tile and the next (0, the default: 2-byte stores)
 //   HK_DTYPE     0 bf16, 1 fp16
 //   HK_HEAD_DIM  64, 128 or 256
 //   HK_BLOCK_N   keys per KV tile (128 at head_dim <= 128, 64 at 256: registers)
@@ -25,6 +28,7 @@
 #include "cutlass/arch/reg_reconfig.h"
 #include "fmha_common.h"
 #include "fmha_sm90_ws.h"
+#include "quad_store.h"
 
 #ifndef HK_DTYPE
 #define HK_DTYPE 0
@@ -43,6 +47,9 @@
 #endif
 #ifndef HK_PERSISTENT
 #define HK_PERSISTENT 1
+#endif
+#ifndef HK_STORE16
+#define HK_STORE16 0
 #endif
 
 namespace hk_fmha_sm90_ws {
@@ -335,10 +342,17 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
     hk::fmha::normalize_rows(o_rc, row_sum);
     Tensor mO = make_tensor(make_gmem_ptr(p.o + tile.batch * p.o_batch + tile.head * p.o_head),
                             make_shape(p.seq_q, Int<kHeadDim>{}), make_stride(p.o_row, _1{}));
+#if HK_STORE16
+    // the tile's (row, column) in mO per accumulator, as the MMA partitions C
+    Tensor cO = local_tile(make_identity_tensor(make_shape(p.seq_q, Int<kHeadDim>{})),
+                           Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tile.m_block, 0));
+    hk::quad_store<Element>(acc_o, thr_o.partition_C(cO), mO, p.seq_q);
+#else
     Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tile.m_block, 0));
     Tensor tOgO = thr_o.partition_C(gO);
     CUTE_UNROLL
     for (int i = 0; i < size(acc_o); ++i) tOgO(i) = Element(acc_o(i));
+#endif
   }
 #endif
 }
@@ -365,6 +379,9 @@ HK_EXPORT const char* hk_describe(void) {
 #endif
 #if HK_PERSISTENT
          "-persistent(non-causal)"
+#endif
+#if HK_STORE16
+         ";epilogue=16-byte-stores"
 #endif
          ";stages=" HK_STR(HK_STAGES) ";cutlass=" HK_CUTLASS_VERSION;
 }

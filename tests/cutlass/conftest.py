@@ -100,6 +100,8 @@ def kernel_builds(session_cache: Path) -> dict:
     device_only = {
         # FA3's structure with every feature on: TMA producer, ping-pong, intra-warpgroup overlap
         "fmha_sm90_ws": fmha_spec("bf16", 128, "fa3"),
+        # the same with its O tile stored 16 bytes per thread (quad_store.h)
+        "fmha_sm90_ws_st16": fmha_spec("bf16", 128, "fa3-st16"),
         "fmha_sm80": replace(fmha_spec("bf16", 128), archs=hopper),
         "sm80_gemm": replace(CONFIGS["sm80-multistage"].spec("bf16", b_col=True), archs=hopper),
         # tf32 with a row-major B: built swapped, B^T through CUTLASS's register-A mainloop
@@ -120,7 +122,7 @@ def kernel_builds(session_cache: Path) -> dict:
         with ThreadPoolExecutor(max_workers=2) as pool:
             # Longest first: two nvcc processes on two cores finish about together.
             names = ["sm90_gemm", "fmha_sm90_ws", "fmha_sm80", "sm80_gemm", "fmha_sm90"]
-            names.append("sm90_gemm_tf32_nn")
+            names += ["sm90_gemm_tf32_nn", "fmha_sm90_ws_st16"]
             results = dict(zip(names, pool.map(one, names), strict=True))
     finally:
         mp.undo()

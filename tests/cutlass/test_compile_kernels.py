@@ -115,6 +115,18 @@ def test_fmha_sm90_ws_is_fa3_shaped(kernel_builds, sass_of):
     assert count(text, r"\b(STL|LDL)\b") == 0
 
 
+def test_fmha_st16_stores_its_o_tile_16_bytes_per_thread(kernel_builds, sass_of):
+    """fa3-st16 (HK_STORE16): a quad's shuffles leave each lane 8 columns of one row, stored as
+    one 16-byte vector: at D 128, 8 per thread per tile (one per kernel, causal and not, 16 in
+    all) where fa3 stores 64 2-byte elements per thread; no local memory for the selects."""
+    st16 = sass_of(kernel_builds["sass"]["fmha_sm90_ws_st16"])["sm_90a"]
+    fa3 = sass_of(kernel_builds["sass"]["fmha_sm90_ws"])["sm_90a"]
+    assert count(fa3, r"\bSTG\.E\.U16\b") == 2 * 64 and count(fa3, r"\bSTG\.E\.128\b") == 0
+    assert count(st16, r"\bSTG\.E\.128\b") == 2 * 8 and count(st16, r"\bSTG\.E\.U16\b") == 0
+    assert count(st16, r"\bSHFL\.BFLY\b") > count(fa3, r"\bSHFL\.BFLY\b")
+    assert count(st16, r"\b(STL|LDL)\b") == 0
+
+
 def test_fmha_softmax_exp2_is_one_sfu_op_per_score(kernel_builds, sass_of):
     """exp2 as ex2.approx.ftz (fmha_common.h's exp2_ftz): a bare MUFU.EX2 per score, without the
     range check and predicated multiplies plain exp2f wraps around it (FSETP ... -126), in every

@@ -186,6 +186,7 @@ def test_tuned_provider_is_correct(problem):
         "fa3-no-overlap",
         "fa3-no-pingpong-no-overlap",
         "fa3-not-persistent",
+        "fa3-st16",
     ],
 )
 def test_fmha_matches_fp32(shape, causal, kernel):

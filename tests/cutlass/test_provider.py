@@ -110,7 +110,7 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
     assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(CONFIGS)
     attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
     ws = ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
-    ws += ("fa3-not-persistent",)
+    ws += ("fa3-not-persistent", "fa3-st16")
     assert {s.label for s in oc.specs_for(attn)} == {
         f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90", *ws) for d in (64, 128)
     }
@@ -129,6 +129,7 @@ def test_warp_specialized_fmha_rungs(registry):
     wide = AttentionProblem(4, 32, 8, 4096, 4096, 256, causal=False)
     names = ["own-cutlass-fa3", *(f"own-cutlass-fa3-{r}" for r in ("no-pingpong", "no-overlap"))]
     names += ["own-cutlass-fa3-no-pingpong-no-overlap", "own-cutlass-fa3-not-persistent"]
+    names += ["own-cutlass-fa3-st16"]
     for name in names:
         p = registry.get("attention", name)
         assert p.min_cc == (9, 0) and p.family == "own"
@@ -142,7 +143,7 @@ def test_warp_specialized_fmha_rungs(registry):
     assert {s.label for s in oc.specs_for([wide])} == {
         f"fmha-{k}-bf16-d256"
         for k in ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
-        + ("fa3-not-persistent",)
+        + ("fa3-not-persistent", "fa3-st16")
     }
     flags = {k: dict(fmha_spec("bf16", 128, k).defines) for k in ("fa3", "fa3-no-overlap")}
     assert flags["fa3"]["HK_PINGPONG"] == 1 and flags["fa3"]["HK_OVERLAP"] == 1
@@ -150,6 +151,10 @@ def test_warp_specialized_fmha_rungs(registry):
     assert dict(fmha_spec("bf16", 256, "fa3").defines)["HK_BLOCK_N"] == 64
     assert flags["fa3"]["HK_PERSISTENT"] == 1
     assert dict(fmha_spec("bf16", 128, "fa3-not-persistent").defines)["HK_PERSISTENT"] == 0
+    # the 16-byte O stores: all of fa3's features plus HK_STORE16; no other library names it
+    st16 = dict(fmha_spec("bf16", 128, "fa3-st16").defines)
+    assert st16 == {**flags["fa3"], "HK_STORE16": 1}
+    assert all("HK_STORE16" not in flags[k] for k in flags)
     assert fmha_spec("bf16", 128, "fa3").source == "fmha_sm90_ws.cu"
 
 
