@@ -113,8 +113,10 @@ def test_drift_line_reads_own_tritons_pair_re_time_not_its_burst():
     """Own Triton's `tuned_ms` is the `tl` tuner's burst; where the interleaved tl / Gluon
     re-time ran after it (at the power cap for long kernels), that is the tuner's last time of
     the kernel that ran, and the one the sweep is held against (Gluon rows have no `tuned_ms`)."""
+    # tl ran though its capped re-time was the slower side (a pair within the noise, which
+    # bursts then decided): its own time is read, not the faster side's
     tl = json.dumps(
-        {"kernel": "tl", "tuned_ms": 0.090, "choice_tl_ms": 0.100, "choice_gluon_ms": 0.104}
+        {"kernel": "tl", "tuned_ms": 0.090, "choice_tl_ms": 0.100, "choice_gluon_ms": 0.099}
     )
     gluon = json.dumps({"kernel": "gluon-ws", "choice_tl_ms": 0.210, "choice_gluon_ms": 0.200})
     rows = pd.DataFrame(

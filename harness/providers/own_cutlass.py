@@ -5,6 +5,9 @@ GEMM:
                                     chosen per shape by timing candidates (kernels/cutlass/gemm_tune.py);
                                     bf16, fp16, fp8 e4m3 (nt) and tf32 (nt, and nn through
                                     CUTLASS's register-A mainloop)
+  own-cutlass-burst                 own-cutlass without its decode twin rule (kernels/cutlass/
+                                    decode_twin.py): the tuner's pick, for the A/B over processes
+                                    that judges the rule (reports list it as a variant, a rung)
   own-cutlass-sm90-<config>         one fixed SM90 config (tile, cluster, schedule in the name)
   own-cutlass-sm80-multistage       the Ampere rung: cp.async multistage + mma.sync
 Attention:
@@ -154,8 +157,8 @@ def _tuned_gemm(
             problem.m, problem.dtype, (chosen, options), result.timings_ms, result.capped_ms, cands
         )
     if rule is not None:
-        (chosen, options), why = rule
-        tuned_ms = why["twin_ms"]
+        (chosen, options), _ = rule
+        tuned_ms = result.timings_ms[f"{chosen.name}:{options}"]
     launch = _load_or_skip(prepare_gemm, a, b, chosen, alpha=alpha, options=options)
     # tune_source: "tuned" (timed now) or "cache" (a decision read from disk, kernels/tune_cache.py)
     config = dict(
@@ -165,7 +168,7 @@ def _tuned_gemm(
         tune_key=result.cache_key,
     )
     if rule is not None:
-        config["twin_rule"] = why  # the burst's pick, the twin run instead, both burst ms
+        config["twin_rule"] = rule[1]  # the burst's pick, the twin run instead, both burst ms
     config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     if result.capped_ms:  # the contenders re-timed at the power cap, which decided
         config["capped"] = {k: round(v, 5) for k, v in result.capped_ms.items()}

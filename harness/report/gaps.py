@@ -254,7 +254,9 @@ def tuned_ms(cfg: dict) -> float | None:
     its winner (own CUTLASS and own Triton's GEMM `tuned_ms`, the attention tuners' `tune_ms`)."""
     tl, gluon = _num(cfg.get("choice_tl_ms")), _num(cfg.get("choice_gluon_ms"))
     if tl and gluon:
-        ran = cfg.get("kernel", cfg.get("choice"))
+        # the prefill's rows also carry `kernel` (its launch's name), so `choice` first; GEMM
+        # configs have no bare `choice`
+        ran = cfg.get("choice") or cfg.get("kernel")
         if ran in ("gluon-ws", "gluon"):
             return gluon
         return tl if ran == "tl" else min(tl, gluon)

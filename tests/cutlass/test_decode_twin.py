@@ -3,10 +3,19 @@ bursts put it within their noise of an unclustered swapped 128-wide pick."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import torch
 from harness_kernels.cutlass import decode_twin
 from harness_kernels.cutlass.gemm import CONFIGS, RunOptions
 
+from harness.device import DeviceInfo
+from harness.problems import GemmProblem
 from harness.providers import load_all
+
+H200 = DeviceInfo(
+    "cuda", 0, "nvidia", "NVIDIA H200", None, "sm_90", (9, 0), 132, 50 << 20, 141 << 30, None, None
+)
 
 HEUR, DP = RunOptions(), RunOptions("data-parallel")
 PICK = (CONFIGS["sm90-swapab-128x16"], HEUR)
@@ -77,3 +86,43 @@ def test_the_tuners_pick_without_the_rule_is_a_provider_of_its_own():
     registry = load_all()
     assert {"own-cutlass", "own-cutlass-burst"} <= set(registry.names("gemm"))
     assert registry.get("gemm", "own-cutlass-burst").family == "own"
+
+
+def _fake_tuner(monkeypatch, m: int):
+    """own_cutlass's tuner and launch faked at M x 28672 x 4096: the tuner's pick is the
+    unclustered swapped 128x16, its twin 0.3% behind in the bursts; `prepared` lists what ran."""
+    from harness_kernels.cutlass import gemm, gemm_tune
+
+    timings = _ms(0.0590, 0.0592)
+    result = gemm_tune.TuneResult(PICK[0], PICK[1], timings, {}, {}, "cache", "")
+    monkeypatch.setattr(gemm_tune, "tune", lambda *a, **k: result)
+    prepared = []
+
+    def prepare(a, b, config, alpha=None, options=None):
+        prepared.append(f"{config.name}:{options}")
+        return SimpleNamespace(config={"variant": config.name})
+
+    monkeypatch.setattr(gemm, "prepare_gemm", prepare)
+    problem = GemmProblem(m=m, n=28672, k=4096, dtype="bf16", layout="nt")
+    inputs = {"a": torch.empty(m, 4096), "b": torch.empty(28672, 4096).t()}
+    return result, prepared, problem, inputs
+
+
+def test_own_cutlass_runs_the_twin_and_own_cutlass_burst_the_pick(monkeypatch):
+    registry = load_all()
+    result, prepared, problem, inputs = _fake_tuner(monkeypatch, 16)
+    rule = registry.get("gemm", "own-cutlass").prepare(problem, inputs, H200).config
+    burst = registry.get("gemm", "own-cutlass-burst").prepare(problem, inputs, H200).config
+    assert prepared == [f"sm90-swapab-dp-128x16-c2x1:{HEUR}", f"sm90-swapab-128x16:{HEUR}"]
+    assert rule["variant"] == "sm90-swapab-dp-128x16-c2x1" and rule["tuned_ms"] == 0.0592
+    assert rule["twin_rule"]["burst_pick"] == f"sm90-swapab-128x16:{HEUR}"
+    assert burst["variant"] == "sm90-swapab-128x16" and burst["tuned_ms"] == 0.0590
+    assert "twin_rule" not in burst
+    assert rule["candidates"] == burst["candidates"]  # one tune decision, shared
+    assert (result.config, result.options) == PICK  # the tuner's result is left as it was
+
+
+def test_past_decode_own_cutlass_runs_the_tuners_pick(monkeypatch):
+    _, prepared, problem, inputs = _fake_tuner(monkeypatch, 128)
+    config = load_all().get("gemm", "own-cutlass").prepare(problem, inputs, H200).config
+    assert prepared == [f"sm90-swapab-128x16:{HEUR}"] and "twin_rule" not in config

@@ -311,7 +311,9 @@ def test_the_tuned_time_is_the_deciding_re_time_where_own_triton_chose_a_kernel(
     # a pair within the noise that bursts decided may run its slower capped side: read that one
     assert gaps.tuned_ms({**chose, "kernel": "tl"}) == 0.075  # the GEMM names it `kernel`
     assert gaps.tuned_ms({**chose, "kernel": "gluon-ws"}) == 0.071
-    assert gaps.tuned_ms({**chose, "choice": "tl"}) == 0.075  # the prefill names it `choice`
+    # the prefill names it `choice`; its rows carry `kernel` too, the launch's name
+    assert gaps.tuned_ms({**chose, "kernel": "attn_prefill", "choice": "tl"}) == 0.075
+    assert gaps.tuned_ms({**chose, "kernel": "attn_prefill_gluon", "choice": "gluon"}) == 0.071
     assert gaps.tuned_ms({"tuned_ms": 0.080}) == 0.080  # own CUTLASS, own Triton's GEMM
     assert gaps.tuned_ms({"tune_ms": 1.27}) == 1.27  # the attention tuners
     assert gaps.tuned_ms({"tuned": False}) is None
