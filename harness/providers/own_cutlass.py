@@ -177,36 +177,37 @@ def _tuned_gemm(
     return Prepared(launch, config)
 
 
-@register(
+def _tuned_provider(name: str, twin_rule: bool, doc: str) -> None:
+    """Register `name`: the tuner's choice, with or without the decode twin rule."""
+
+    def prepare(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
+        return _tuned_gemm(problem, inputs, device, twin_rule=twin_rule)
+
+    prepare.__doc__ = doc
+    register(
+        name,
+        "gemm",
+        "own",
+        ("nvidia",),
+        min_cc=(9, 0),
+        available=_available,
+        supports=_gemm_supports_for(GEMM_DTYPES),
+        prebuild=_prebuild_of("own-cutlass"),  # both load the same libraries
+    )(prepare)
+
+
+_tuned_provider(
     "own-cutlass",
-    "gemm",
-    "own",
-    ("nvidia",),
-    min_cc=(9, 0),
-    available=_available,
-    supports=_gemm_supports_for(GEMM_DTYPES),
-    prebuild=_prebuild_of("own-cutlass"),
+    True,
+    "Own CUTLASS SM90 GEMM (TMA + WGMMA, warp-specialized), config chosen per shape by timing; "
+    "at decode the clustered twin where the tuner's bursts cannot tell it from the pick.",
 )
-def own_cutlass_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
-    """Own CUTLASS SM90 GEMM (TMA + WGMMA, warp-specialized), config chosen per shape by timing;
-    at decode the clustered twin where the tuner's bursts cannot tell it from the pick."""
-    return _tuned_gemm(problem, inputs, device, twin_rule=True)
-
-
-@register(
+_tuned_provider(
     "own-cutlass-burst",
-    "gemm",
-    "own",
-    ("nvidia",),
-    min_cc=(9, 0),
-    available=_available,
-    supports=_gemm_supports_for(GEMM_DTYPES),
-    prebuild=_prebuild_of("own-cutlass"),
+    False,
+    "Own CUTLASS SM90 GEMM, the tuner's pick without own-cutlass's decode twin rule: the A/B "
+    "that judges the rule (the same tune decisions, read from the same cache).",
 )
-def own_cutlass_gemm_burst(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
-    """Own CUTLASS SM90 GEMM, the tuner's pick without own-cutlass's decode twin rule: the A/B
-    that judges the rule (the same tune decisions, read from the same cache)."""
-    return _tuned_gemm(problem, inputs, device, twin_rule=False)
 
 
 def _gemm_config(name: str) -> None:
