@@ -9,8 +9,8 @@ buffers will draw. In eight fresh processes (results/h200/README.md, session 56,
 `_process_spread/cluster-s56`) the slow state hit cuBLAS in 5 of 24 rows and the unclustered
 configs in 4 of 48, and never the 2x1-clustered twin (24 of 24 rows within 59.2-61.9 us). The
 whole grids agree:
-- sessions 42, 44 and 45 (three whole grids): the sweep timed the unclustered pick 5-16% over the tuner at 5 of 9 points,
-  the twin at 0 of 3;
+- sessions 42, 44 and 45 (three whole grids): the sweep timed the unclustered pick 5-16% over
+  the tuner at 5 of 9 points, the twin at 0 of 3;
 - session 61 (`gemm_llama-s61`): the unclustered pick at 1x, 2x, 8x and 16x28672x4096 ran
   0.983x, 0.905x, 0.948x and 0.888x cuBLAS, the tuner's burst having put the twin within
   0.1-0.9% of it; the twin, picked at 4x, 0.989x.
