@@ -16,10 +16,11 @@ Attention:
                                     in registers), sm_90 only: what wgmma adds over mma.sync
   own-cutlass-fa3                   FlashAttention-3's structure on those wgmmas: TMA producer
                                     warpgroup, two-stage K/V pipelines, two consumer warpgroups
-                                    in ping-pong, softmax overlapped with P V, persistent CTAs;
-                                    sm_90 only
-  own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap, -not-persistent
+                                    in ping-pong, softmax overlapped with P V, persistent CTAs,
+                                    O stored 16 bytes per thread; sm_90 only
+  own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap, -not-persistent, -no-st16
                                     its ladder rungs, features switched off
+  own-cutlass-fa3-dynamic           fa3 persistent for causal too (an atomic tile counter)
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
 every provider here declares its libraries (Provider.prebuild), which the runner builds in one
@@ -33,7 +34,7 @@ from collections.abc import Iterable
 
 import torch
 from harness_kernels.cutlass import build
-from harness_kernels.cutlass.fmha import STORE16, WS_FEATURES
+from harness_kernels.cutlass.fmha import WS_FEATURES
 from harness_kernels.cutlass.gemm import CONFIGS, ELEMENT_BYTES, GemmConfig
 
 from harness.device import DeviceInfo
@@ -308,7 +309,7 @@ def _attention_ws(kernel: str) -> None:
     """Register own-cutlass-<kernel> for one rung of the warp-specialized FMHA (fmha_sm90_ws.cu)."""
     from harness_kernels.cutlass.fmha import prepare_fmha
 
-    pingpong, overlap, persistent = WS_FEATURES[kernel]
+    features = WS_FEATURES[kernel]
 
     def prepare(problem: AttentionProblem, inputs: dict, device: DeviceInfo) -> Prepared:
         launch = _load_or_skip(
@@ -319,19 +320,21 @@ def _attention_ws(kernel: str) -> None:
             causal=problem.causal,
             kernel=kernel,
         )
-        features = dict(
-            pingpong=bool(pingpong),
-            overlap=bool(overlap),
-            persistent=bool(persistent),
-            store16=kernel in STORE16,
-        )
-        return Prepared(launch, dict(launch.config, **features))
+        switches = {name: bool(on) for name, on in features._asdict().items()}
+        return Prepared(launch, dict(launch.config, **switches))
 
+    persistent = (
+        "persistent, tiles handed out by an atomic counter (causal too)"
+        if features.dynamic
+        else "persistent (non-causal; causal one CTA per tile)"
+        if features.persistent
+        else "one CTA per tile"
+    )
     prepare.__doc__ = (
         "Own CuTe FMHA forward, warp-specialized (TMA producer, two-stage K/V pipelines, two "
-        f"consumer warpgroups); ping-pong {'on' if pingpong else 'off'}, intra-warpgroup overlap "
-        f"{'on' if overlap else 'off'}, {'persistent' if persistent else 'one CTA per tile'}"
-        f"{', O stored 16 bytes per thread' if kernel in STORE16 else ''}; dense KV."
+        f"consumer warpgroups); ping-pong {'on' if features.pingpong else 'off'}, "
+        f"intra-warpgroup overlap {'on' if features.overlap else 'off'}, {persistent}, O stored "
+        f"{16 if features.store16 else 2} bytes per thread per store; dense KV."
     )
     name = f"own-cutlass-{kernel}"
     register(

@@ -8,7 +8,8 @@ Kernels with one C ABI (online softmax in registers):
                       warpgroup, two-stage K and V pipelines, two consumer warpgroups in
                       ping-pong, softmax overlapped with P V, one persistent CTA per SM; sm_90a
                       only. Its rungs drop features: fa3-no-pingpong, fa3-no-overlap,
-                      fa3-no-pingpong-no-overlap, fa3-not-persistent
+                      fa3-no-pingpong-no-overlap, fa3-not-persistent, fa3-no-st16;
+                      fa3-dynamic adds a persistent schedule for causal (WS_FEATURES)
 
 launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
 out = launch()                                # [B, Hq, Sq, D], on the current stream
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -29,18 +30,30 @@ BLOCK_N = 64  # keys per KV tile of the cp.async kernels
 HEAD_DIMS = (64, 128)
 DTYPES = {torch.bfloat16: ("bf16", 0), torch.float16: ("fp16", 1)}
 
-# The warp-specialized kernel's rungs: (ping-pong, intra-warpgroup overlap, persistent CTAs).
+
+class WsFeatures(NamedTuple):
+    """The warp-specialized kernel's switches (fmha_sm90_ws.cu's HK_* defines of the same names)."""
+
+    pingpong: int  # HK_PINGPONG: the consumer warpgroups take turns issuing wgmmas
+    overlap: int  # HK_OVERLAP: softmax of one KV tile under the P V wgmma of the last
+    persistent: int  # HK_PERSISTENT: one CTA per SM looping over tiles (non-causal)
+    store16: int  # HK_STORE16: the O tile stored 16 bytes per thread (quad_store.h)
+    dynamic: int  # HK_DYNAMIC: persistent for causal too, tiles handed out by an atomic counter
+
+
+# The FA3-class kernel and its rungs: each rung switches one feature off; "fa3-dynamic" adds
+# one, measured beside "fa3" before it becomes its default. The 16-byte O store became fa3's
+# default on session 62's H200 run (fmha_prefill-st16-s62: faster at 29 of 30 points, 1.01x
+# cuDNN at D 128 from 0.96x); "fa3-no-st16" is the kernel as it was, with 2-byte stores.
 WS_FEATURES = {
-    "fa3": (1, 1, 1),
-    "fa3-no-pingpong": (0, 1, 1),
-    "fa3-no-overlap": (1, 0, 1),
-    "fa3-no-pingpong-no-overlap": (0, 0, 1),
-    "fa3-not-persistent": (1, 1, 0),
-    "fa3-st16": (1, 1, 1),
+    "fa3": WsFeatures(1, 1, 1, 1, 0),
+    "fa3-no-pingpong": WsFeatures(0, 1, 1, 1, 0),
+    "fa3-no-overlap": WsFeatures(1, 0, 1, 1, 0),
+    "fa3-no-pingpong-no-overlap": WsFeatures(0, 0, 1, 1, 0),
+    "fa3-not-persistent": WsFeatures(1, 1, 0, 1, 0),
+    "fa3-no-st16": WsFeatures(1, 1, 1, 0, 0),
+    "fa3-dynamic": WsFeatures(1, 1, 1, 1, 1),
 }
-# Rungs that add rather than remove: the O tile stored 16 bytes per thread (HK_STORE16,
-# quad_store.h), measured beside "fa3" before it becomes its default.
-STORE16 = frozenset({"fa3-st16"})
 KERNELS = {
     "sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")),
     "sm90": ("fmha_sm90.cu", ("sm_90a",)),
@@ -73,16 +86,12 @@ def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSp
     source, archs = KERNELS[kernel]
     defines: tuple[tuple[str, int], ...] = (("HK_DTYPE", code), ("HK_HEAD_DIM", head_dim))
     if kernel in WS_FEATURES:
-        pingpong, overlap, persistent = WS_FEATURES[kernel]
+        features = WS_FEATURES[kernel]
         defines += (
             ("HK_BLOCK_N", block_n(kernel, head_dim)),
             ("HK_STAGES", stages(kernel, head_dim)),
-            ("HK_PINGPONG", pingpong),
-            ("HK_OVERLAP", overlap),
-            ("HK_PERSISTENT", persistent),
+            *((f"HK_{name.upper()}", int(on)) for name, on in features._asdict().items()),
         )
-        if kernel in STORE16:
-            defines += (("HK_STORE16", 1),)
     return build.KernelSpec(
         source,
         defines,
@@ -238,6 +247,7 @@ __all__ = [
     "KERNELS",
     "WS_FEATURES",
     "FmhaLaunch",
+    "WsFeatures",
     "block_n",
     "fmha_spec",
     "head_dims",

@@ -16,7 +16,14 @@
 //                one CTA per tile
 //   HK_STORE16   1: the O tile leaves the registers 16 bytes per thread (quad_store.h: a quad
 //                transposes its pairs with shuffles) instead of 2 bytes per element; the stores
-//                sit between one work tile and the next (0, the default: 2-byte stores)
+//                sit between one work tile and the next (0: 2-byte stores)
+//   HK_DYNAMIC   1 (with HK_PERSISTENT): persistent for causal too. Causal tiles differ in
+//                length, so a static share per CTA leaves SMs idle at the end; here each CTA's
+//                producer takes its next tile from a global atomic counter when it starts the
+//                tile before, in the order of tile_of (longest first within a head), and hands
+//                it to the consumers through shared memory with Q's barrier. The next tile's
+//                Q, K and V then load under this tile's last P V and its stores, which one CTA
+//                per tile (the causal path without it) pays once per tile
 //   HK_DTYPE     0 bf16, 1 fp16
 //   HK_HEAD_DIM  64, 128 or 256
 //   HK_BLOCK_N   keys per KV tile (128 at head_dim <= 128, 64 at 256: registers)
@@ -50,6 +57,9 @@
 #endif
 #ifndef HK_STORE16
 #define HK_STORE16 0
+#endif
+#ifndef HK_DYNAMIC
+#define HK_DYNAMIC 0
 #endif
 
 namespace hk_fmha_sm90_ws {
@@ -95,6 +105,11 @@ __device__ __forceinline__ void turn_wait(int wg) {
 __device__ __forceinline__ void turn_pass(int wg) {
   if constexpr (HK_PINGPONG) cutlass::arch::NamedBarrier::arrive(256, 1 + (1 - wg));
 }
+
+// HK_DYNAMIC's tile id goes from the producer to the consumers through shared memory beside Q's
+// mbarrier, whose arrive releases and whose wait acquires; CUTLASS's asm for them names no
+// memory clobber, so this keeps the compiler from moving the access across them.
+__device__ __forceinline__ void compiler_fence() { asm volatile("" ::: "memory"); }
 
 // Tile t of the grid-stride loop as (query tile, head, batch). Query tiles vary fastest, so the
 // CTAs working at one time read the K and V of one or two heads, which L2 then holds. With
@@ -169,7 +184,12 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       Tensor mV = p.tma_v.get_tma_tensor(make_shape(p.seq_k, kHeadDim, p.kv_heads, p.batch));
       PipelineState write = cutlass::make_producer_start_state<Pipeline>();
       int iter = 0;
+#if HK_DYNAMIC
+      // the first gridDim.x tiles by blockIdx, the rest in the order the CTAs come for them
+      for (int t = blockIdx.x; t < tiles; t = gridDim.x + atomicAdd(p.counters, 1), ++iter) {
+#else
       for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++iter) {
+#endif
         const Tile tile = tile_of<kCausal>(t, p);
         const int kv_head = tile.head / p.group;
         Tensor gQ = local_tile(mQ(_, _, tile.head, tile.batch), tile_q, make_coord(tile.m_block, 0));
@@ -182,6 +202,10 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
         auto [tVgV, tVsV] = tma_partition(p.tma_v, Int<0>{}, Layout<_1>{},
                                           group_modes<0, 2>(sV), group_modes<0, 2>(gV));
         if (iter > 0) smem.q_empty.wait((iter - 1) & 1);  // the previous tile's Q is read
+#if HK_DYNAMIC
+        smem.tile_id = t;  // the consumers read it when q_full completes
+        compiler_fence();
+#endif
         smem.q_full.arrive_and_expect_tx(T::kQBytes);
         copy(p.tma_q.with(reinterpret_cast<uint64_t&>(smem.q_full), 0), tQgQ, tQsQ);
         const int n_end = kv_tiles<kCausal>(tile.m_block, p);
@@ -195,6 +219,18 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
           ++write;
         }
       }
+#if HK_DYNAMIC
+      // None left: wake the consumers with no tile, then count this CTA out. The last one out
+      // finds every CTA past its last atomicAdd, and sets the counters back for the next launch.
+      if (iter > 0) smem.q_empty.wait((iter - 1) & 1);
+      smem.tile_id = tiles;
+      compiler_fence();
+      smem.q_full.arrive();
+      if (atomicAdd(p.counters + 1, 1) == int(gridDim.x) - 1) {
+        p.counters[0] = 0;
+        p.counters[1] = 0;
+      }
+#endif
     }
     return;
   }
@@ -218,7 +254,15 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
   PipelineState read_k, read_v;
 
   int iter = 0;
+#if HK_DYNAMIC
+  for (;; ++iter) {
+    smem.q_full.wait(iter & 1);  // this tile's Q has landed, and its id is in shared memory
+    compiler_fence();
+    const int t = smem.tile_id;
+    if (t >= tiles) break;
+#else
   for (int t = blockIdx.x; t < tiles; t += gridDim.x, ++iter) {
+#endif
     const Tile tile = tile_of<kCausal>(t, p);
     const int n_end = kv_tiles<kCausal>(tile.m_block, p);
     Tensor acc_o = partition_fragment_C(mma_o, Shape<Int<kBlockM>, Int<kHeadDim>>{});
@@ -257,7 +301,9 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       ++read_v;
     };
 
+#if !HK_DYNAMIC
     smem.q_full.wait(iter & 1);
+#endif
 
 #if HK_OVERLAP
     // Tile 0's scores alone, then per tile n >= 1: issue S[n] = Q K[n]^T, bring O (through
@@ -377,11 +423,16 @@ HK_EXPORT const char* hk_describe(void) {
 #if HK_OVERLAP
          "-overlap"
 #endif
-#if HK_PERSISTENT
+#if HK_PERSISTENT && HK_DYNAMIC
+         "-persistent"
+#elif HK_PERSISTENT
          "-persistent(non-causal)"
 #endif
 #if HK_STORE16
          ";epilogue=16-byte-stores"
+#endif
+#if HK_DYNAMIC
+         ";tiles=atomic-counter"
 #endif
          ";stages=" HK_STR(HK_STAGES) ";cutlass=" HK_CUTLASS_VERSION;
 }
@@ -433,11 +484,24 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
   // Causal tiles differ in length (1 to all KV tiles): a static share per persistent CTA leaves
   // some SMs idle at the end, where the hardware's block scheduler hands the next tile to
   // whichever SM frees first (H100, head_dim 256, 16k tokens causal: 526 TFLOP/s persistent,
-  // 596 one CTA per tile). So causal launches one CTA per tile; the loop then runs once.
-  const bool persistent = HK_PERSISTENT && !causal;
+  // 596 one CTA per tile). So causal launches one CTA per tile, the loop then running once,
+  // unless HK_DYNAMIC hands the tiles out as the CTAs free up.
+  const bool persistent = HK_PERSISTENT && (!causal || HK_DYNAMIC);
   const dim3 grid = dim3(persistent ? std::min(tiles, sms) : tiles);
-  return hk::fmha::finish_plan<Params>(p, grid, causal != 0, fmha_ws<false>, fmha_ws<true>,
-                                       kSmemBytes, plan_out);
+  p.counters = nullptr;
+  if (HK_DYNAMIC) {
+    if (cudaError_t e = cudaMalloc(&p.counters, 2 * sizeof(int))) return hk::from_cuda(e);
+    if (cudaError_t e = cudaMemset(p.counters, 0, 2 * sizeof(int))) {
+      cudaFree(p.counters);
+      return hk::from_cuda(e);
+    }
+  }
+  if (int rc = hk::fmha::finish_plan<Params>(p, grid, causal != 0, fmha_ws<false>, fmha_ws<true>,
+                                             kSmemBytes, plan_out)) {
+    if (p.counters) cudaFree(p.counters);
+    return rc;
+  }
+  return 0;
 }
 
 HK_EXPORT int hk_fmha_run(void* plan, void* stream) {
@@ -445,6 +509,10 @@ HK_EXPORT int hk_fmha_run(void* plan, void* stream) {
                                   T::kThreads, kSmemBytes);
 }
 
-HK_EXPORT void hk_fmha_destroy(void* plan) { hk::fmha::destroy<Params>(plan); }
+HK_EXPORT void hk_fmha_destroy(void* plan) {
+  auto* pl = static_cast<hk::fmha::Plan<Params>*>(plan);
+  if (pl && pl->params.counters) cudaFree(pl->params.counters);  // waits for the device
+  hk::fmha::destroy<Params>(plan);
+}
 
 HK_EXPORT const char* hk_status_string(int code) { return hk::status_string(code); }

@@ -68,6 +68,7 @@ struct Traits {
     typename Pipeline::SharedStorage pipe_v;
     cutlass::arch::ClusterTransactionBarrier q_full;  // Q of this tile landed (TMA bytes)
     cutlass::arch::ClusterBarrier q_empty;  // every consumer thread is done reading Q
+    int tile_id;  // HK_DYNAMIC: the tile whose Q q_full announces (>= tiles: none left)
   };
 };
 
@@ -83,6 +84,9 @@ struct Params {
   int m_blocks;  // query tiles per (batch, head); tiles = m_blocks * q_heads * batch
   int causal_offset;  // seq_k - seq_q: bottom-right aligned mask keeps key j <= i + offset
   float scale_log2;   // softmax scale * log2(e)
+  // HK_DYNAMIC: [0] tiles handed out past the first gridDim.x, [1] CTAs done; the last CTA
+  // out sets both back to 0, so each launch finds them at 0 (one launch at a time per plan)
+  int* counters;
 };
 
 }  // namespace hk::fmha90ws
