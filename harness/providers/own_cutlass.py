@@ -16,11 +16,11 @@ Attention:
                                     in registers), sm_90 only: what wgmma adds over mma.sync
   own-cutlass-fa3                   FlashAttention-3's structure on those wgmmas: TMA producer
                                     warpgroup, two-stage K/V pipelines, two consumer warpgroups
-                                    in ping-pong, softmax overlapped with P V, persistent CTAs,
-                                    O stored 16 bytes per thread; sm_90 only
-  own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap, -not-persistent, -no-st16
-                                    its ladder rungs, features switched off
-  own-cutlass-fa3-dynamic           fa3 persistent for causal too (an atomic tile counter)
+                                    in ping-pong, softmax overlapped with P V, persistent CTAs
+                                    taking tiles from an atomic counter, O stored 16 bytes per
+                                    thread; sm_90 only
+  own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap, -no-st16, -static,
+  -not-persistent                   its ladder rungs, features switched off
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
 every provider here declares its libraries (Provider.prebuild), which the runner builds in one

@@ -8,8 +8,8 @@ Kernels with one C ABI (online softmax in registers):
                       warpgroup, two-stage K and V pipelines, two consumer warpgroups in
                       ping-pong, softmax overlapped with P V, one persistent CTA per SM; sm_90a
                       only. Its rungs drop features: fa3-no-pingpong, fa3-no-overlap,
-                      fa3-no-pingpong-no-overlap, fa3-not-persistent, fa3-no-st16;
-                      fa3-dynamic adds a persistent schedule for causal (WS_FEATURES)
+                      fa3-no-pingpong-no-overlap, fa3-no-st16, fa3-static,
+                      fa3-not-persistent (WS_FEATURES)
 
 launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
 out = launch()                                # [B, Hq, Sq, D], on the current stream
@@ -36,23 +36,23 @@ class WsFeatures(NamedTuple):
 
     pingpong: int  # HK_PINGPONG: the consumer warpgroups take turns issuing wgmmas
     overlap: int  # HK_OVERLAP: softmax of one KV tile under the P V wgmma of the last
-    persistent: int  # HK_PERSISTENT: one CTA per SM looping over tiles (non-causal)
+    persistent: int  # HK_PERSISTENT: one CTA per SM looping over tiles (causal: needs dynamic)
     store16: int  # HK_STORE16: the O tile stored 16 bytes per thread (quad_store.h)
     dynamic: int  # HK_DYNAMIC: persistent for causal too, tiles handed out by an atomic counter
 
 
-# The FA3-class kernel and its rungs: each rung switches one feature off; "fa3-dynamic" adds
-# one, measured beside "fa3" before it becomes its default. The 16-byte O store became fa3's
-# default on session 62's H200 run (fmha_prefill-st16-s62: faster at 29 of 30 points, 1.01x
-# cuDNN at D 128 from 0.96x); "fa3-no-st16" is the kernel as it was, with 2-byte stores.
+# The FA3-class kernel and its rungs, each switching features off. Session 62 made two of
+# them fa3's defaults on one H200 run each: the 16-byte O store (fmha_prefill-st16-s62: faster
+# at 29 of 30 points, D 128 at 4k-16k 1.01x cuDNN from 0.96x) and the atomic tile counter
+# (fmha_prefill-dyn-s62: causal 1.00-1.17x the static schedule, non-causal within noise).
 WS_FEATURES = {
-    "fa3": WsFeatures(1, 1, 1, 1, 0),
-    "fa3-no-pingpong": WsFeatures(0, 1, 1, 1, 0),
-    "fa3-no-overlap": WsFeatures(1, 0, 1, 1, 0),
-    "fa3-no-pingpong-no-overlap": WsFeatures(0, 0, 1, 1, 0),
-    "fa3-not-persistent": WsFeatures(1, 1, 0, 1, 0),
-    "fa3-no-st16": WsFeatures(1, 1, 1, 0, 0),
-    "fa3-dynamic": WsFeatures(1, 1, 1, 1, 1),
+    "fa3": WsFeatures(1, 1, 1, 1, 1),
+    "fa3-no-pingpong": WsFeatures(0, 1, 1, 1, 1),
+    "fa3-no-overlap": WsFeatures(1, 0, 1, 1, 1),
+    "fa3-no-pingpong-no-overlap": WsFeatures(0, 0, 1, 1, 1),
+    "fa3-no-st16": WsFeatures(1, 1, 1, 0, 1),  # 2-byte O stores
+    "fa3-static": WsFeatures(1, 1, 1, 1, 0),  # a static share per CTA; causal one CTA per tile
+    "fa3-not-persistent": WsFeatures(1, 1, 0, 1, 0),  # one CTA per tile, causal or not
 }
 KERNELS = {
     "sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")),

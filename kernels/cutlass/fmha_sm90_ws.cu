@@ -11,13 +11,14 @@
 //   HK_OVERLAP   1: within a warpgroup, the next tile's Q K^T and this tile's P V are issued
 //                together and the softmax of the scores runs while P V is still in flight;
 //                the output is rescaled after it lands (FA3's intra-warpgroup overlap)
-//   HK_PERSISTENT 1: without a causal mask, one CTA per SM loops over the tiles, so the next
-//                tile's loads overlap this tile's last P V and its stores; 0 (and causal):
-//                one CTA per tile
+//   HK_PERSISTENT 1: one CTA per SM loops over the tiles, so the next tile's loads overlap
+//                this tile's last P V and its stores; without HK_DYNAMIC only without a causal
+//                mask (a static share each); 0: one CTA per tile
 //   HK_STORE16   1: the O tile leaves the registers 16 bytes per thread (quad_store.h: a quad
 //                transposes its pairs with shuffles) instead of 2 bytes per element; the stores
 //                sit between one work tile and the next (0: 2-byte stores)
-//   HK_DYNAMIC   1 (with HK_PERSISTENT): persistent for causal too. Causal tiles differ in
+//   HK_DYNAMIC   1 (with HK_PERSISTENT; fa3's default since session 62): persistent for
+//                causal too. Causal tiles differ in
 //                length, so a static share per CTA leaves SMs idle at the end; here each CTA's
 //                producer takes its next tile from a global atomic counter when it starts the
 //                tile before, in the order of tile_of (longest first within a head), and hands

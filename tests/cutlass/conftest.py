@@ -99,10 +99,11 @@ def kernel_builds(session_cache: Path) -> dict:
     hopper = ("sm_90",)
     device_only = {
         # FA3's structure with every feature on: TMA producer, ping-pong, intra-warpgroup
-        # overlap, the O tile stored 16 bytes per thread (quad_store.h)
+        # overlap, the O tile stored 16 bytes per thread (quad_store.h), persistent CTAs taking
+        # their tiles from an atomic counter
         "fmha_sm90_ws": fmha_spec("bf16", 128, "fa3"),
-        # the same, persistent for causal too, its tiles handed out by an atomic counter
-        "fmha_sm90_ws_dynamic": fmha_spec("bf16", 128, "fa3-dynamic"),
+        # the same with a static share of tiles per CTA (causal: one CTA per tile)
+        "fmha_sm90_ws_static": fmha_spec("bf16", 128, "fa3-static"),
         "fmha_sm80": replace(fmha_spec("bf16", 128), archs=hopper),
         "sm80_gemm": replace(CONFIGS["sm80-multistage"].spec("bf16", b_col=True), archs=hopper),
         # tf32 with a row-major B: built swapped, B^T through CUTLASS's register-A mainloop
@@ -123,7 +124,7 @@ def kernel_builds(session_cache: Path) -> dict:
         with ThreadPoolExecutor(max_workers=2) as pool:
             # Longest first: two nvcc processes on two cores finish about together.
             names = ["sm90_gemm", "fmha_sm90_ws", "fmha_sm80", "sm80_gemm", "fmha_sm90"]
-            names += ["sm90_gemm_tf32_nn", "fmha_sm90_ws_dynamic"]
+            names += ["sm90_gemm_tf32_nn", "fmha_sm90_ws_static"]
             results = dict(zip(names, pool.map(one, names), strict=True))
     finally:
         mp.undo()

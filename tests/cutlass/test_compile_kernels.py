@@ -119,26 +119,25 @@ def test_fmha_stores_its_o_tile_16_bytes_per_thread(kernel_builds, sass_of):
     """fa3 (HK_STORE16, its default since session 62): a quad's shuffles leave each lane 8
     columns of one row, stored as one 16-byte vector: at D 128, 8 per thread per tile (one per
     kernel, causal and not, 16 in all) where the 2-byte store (fa3-no-st16) has 64 2-byte
-    stores per thread; no local memory for the selects. fa3-dynamic stores the same way."""
-    for name in ("fmha_sm90_ws", "fmha_sm90_ws_dynamic"):
+    stores per thread; no local memory for the selects. fa3-static stores the same way."""
+    for name in ("fmha_sm90_ws", "fmha_sm90_ws_static"):
         text = sass_of(kernel_builds["sass"][name])["sm_90a"]
         assert count(text, r"\bSTG\.E\.128\b") == 2 * 8, name
         assert count(text, r"\bSTG\.E\.U16\b") == 0, name
         assert count(text, r"\b(STL|LDL)\b") == 0, name
 
 
-def test_fmha_dynamic_takes_its_tiles_from_an_atomic_counter(kernel_builds, sass_of):
-    """fa3-dynamic (HK_DYNAMIC): the producer's next tile comes from a global atomic add with a
-    returned value (one per kernel for the tiles, one for the CTAs done), where fa3's static
-    grid stride has none; the consumers read the tile id from shared memory after Q's barrier."""
-    fa3 = sass_of(kernel_builds["sass"]["fmha_sm90_ws"])["sm_90a"]
-    dyn = sass_of(kernel_builds["sass"]["fmha_sm90_ws_dynamic"])["sm_90a"]
+def test_fmha_takes_its_tiles_from_an_atomic_counter(kernel_builds, sass_of):
+    """fa3 (HK_DYNAMIC, its default since session 62): the producer's next tile comes from a
+    global atomic add with a returned value (one per kernel for the tiles, one for the CTAs
+    done), where fa3-static's grid stride has none; the wgmmas are the same."""
+    dyn = sass_of(kernel_builds["sass"]["fmha_sm90_ws"])["sm_90a"]
+    static = sass_of(kernel_builds["sass"]["fmha_sm90_ws_static"])["sm_90a"]
     atomics = r"\bATOMG\.E\.ADD"
-    assert count(fa3, atomics) == 0
-    assert count(dyn, atomics) >= 2 * 2  # two kernels (causal and not), two counters each
-    assert count(dyn, r"\bHGMMA\.64x128x16\.F32\.BF16") == count(
-        fa3, r"\bHGMMA\.64x128x16\.F32\.BF16"
-    )
+    hgmma = r"\bHGMMA\.64x128x16\.F32\.BF16"
+    assert count(static, atomics) == 0
+    assert count(dyn, atomics) == 2 * 2  # two kernels (causal and not), two counters each
+    assert count(dyn, hgmma) == count(static, hgmma) > 0
 
 
 def test_fmha_softmax_exp2_is_one_sfu_op_per_score(kernel_builds, sass_of):

@@ -187,7 +187,7 @@ def test_tuned_provider_is_correct(problem):
         "fa3-no-pingpong-no-overlap",
         "fa3-not-persistent",
         "fa3-no-st16",
-        "fa3-dynamic",
+        "fa3-static",
     ],
 )
 def test_fmha_matches_fp32(shape, causal, kernel):
@@ -215,7 +215,7 @@ def test_fmha_matches_fp32(shape, causal, kernel):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("head_dim", [64, 128, 256])
 def test_fmha_dynamic_schedule_covers_every_tile_launch_after_launch(causal, head_dim):
-    """fa3-dynamic with more tiles than SMs (the atomic counter hands out all but the first
+    """fa3 (HK_DYNAMIC) with more tiles than SMs (the atomic counter hands out all but the first
     grid's worth): every launch writes every output row, so the counters went back to 0 at the
     end of the launch before. The output is poisoned with NaN between launches."""
     if _cc() < (9, 0):
@@ -223,8 +223,8 @@ def test_fmha_dynamic_schedule_covers_every_tile_launch_after_launch(causal, hea
     from harness_kernels.cutlass.fmha import fmha_spec
 
     problem = AttentionProblem(2, 32, 8, 2048, 2048, head_dim, causal=causal, dtype="bf16")
-    _require(fmha_spec("bf16", head_dim, "fa3-dynamic"))
-    provider = load_all().get("attention", "own-cutlass-fa3-dynamic")
+    _require(fmha_spec("bf16", head_dim, "fa3"))
+    provider = load_all().get("attention", "own-cutlass-fa3")
     device = get_device("cuda")
     inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
     prepared = provider.prepare(problem, inputs, device)
