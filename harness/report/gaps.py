@@ -24,7 +24,9 @@ reference: the fastest ok vendor row of that point, named in the `reference` col
                per FLOP) and is within 5% of it per cycle (reference ms x MHz / own ms x MHz),
                the clocks and power;
                else the regime with both kernels' fraction of its roof (and the clocks, when
-               they differ by that much but explain less than the gap)
+               they differ by that much but explain less than the gap); a compute-bound
+               attention point on an NVIDIA GPU adds what share of the tensor time its
+               exponentials alone need at the datasheet's SFU rate (softmax_share)
 
 Summaries group the points by GPU, op, dtype, own provider and the own row's run, so one line is
 "gemm_llama: geomean own/vendor", the figure the issues ask for. Pandas only: no torch.
@@ -39,6 +41,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from harness.measure.stats import geomean
+from harness.report.ceilings import PEAK_OF_DTYPE
 from harness.report.data import fmt
 from harness.report.data import ladder_rungs as rungs
 from harness.report.peaks import Peaks, device_peaks
@@ -56,6 +59,10 @@ PER_CYCLE_PAR = 0.95  # per cycle at least this close: the clock is the reason, 
 # 1x28672x4096, own CUTLASS tuned 59.3 us (cuBLAS 58.9 in the sweep), timed 65.9 us with p90/p10
 # 1.03; the partial-grid states of gemm_tune.py's decode comment.
 STATE_GAP = 0.05
+# NVIDIA SMs of compute capability 8.0-9.0 return 16 exp2 (MUFU.EX2) results per clock against
+# 128 FP32 FMAs (CUDA C++ Programming Guide, arithmetic instruction throughput), and a datasheet's
+# FP32 peak counts an FMA as 2 FLOP: exponentials per second = FP32 FLOP/s / 16.
+EXP_PER_FP32_FLOP = 1 / 16
 WORST_SHOWN = 15  # points per GPU in the report body (the written table holds them all)
 WORST_COLUMNS = [
     "device",
@@ -234,6 +241,24 @@ def _num(v) -> float | None:
     return float(v) if isinstance(v, int | float) and math.isfinite(v) and v > 0 else None
 
 
+def softmax_share(row: dict, peaks: Peaks | None) -> float | None:
+    """What the exponentials of an attention row need, at the SFU rate, as a share of what its
+    two matmuls need at the tensor peak, both from the GPU's datasheet: one exp per score
+    against 4 x head_dim FLOP per score (Q K^T and P V), so (tensor peak / exp rate) / (4 D).
+    On an H100 or H200 (bf16): 0.92 at head_dim 64, 0.46 at 128, 0.23 at 256. The SFU and the
+    tensor cores run side by side, so near 1 the kernel hides one under the other or loses
+    the difference; FA3's softmax overlap exists for this. None off NVIDIA (other SFU ratios)
+    or for rows that are not attention."""
+    head_dim = _num(row.get("head_dim"))
+    if row.get("op") != "attention" or not head_dim or peaks is None or peaks.vendor != "nvidia":
+        return None
+    tensor = peaks.datasheet.get(PEAK_OF_DTYPE.get(row.get("dtype") or "", ""))
+    fp32 = peaks.datasheet.get(PEAK_OF_DTYPE["fp32"])
+    if not tensor or not fp32:
+        return None
+    return tensor / (fp32 * EXP_PER_FP32_FLOP) / (4 * head_dim)
+
+
 def _clock_gap(own: dict, ref: dict) -> tuple[float, str] | None:
     """(speedup per cycle, "own X MHz vs <ref> Y MHz at P W vs Q W") when both rows carry an
     SM clock and the own one is CLOCK_GAP or more below the reference's; None otherwise."""
@@ -308,6 +333,7 @@ def _state_gap(own: dict, ref: dict) -> str | None:
 
 def _reason(
     s: float,
+    share: float | None,
     fill: float | None,
     units,
     sms,
@@ -346,6 +372,11 @@ def _reason(
     aside = f" ({clocks[1]}: {clocks[0]:.2f}x per cycle)" if clocks else ""
     if same_fill and fill is not None and fill < TAIL_FILL:
         aside += f"; {ref['provider']} runs {ref_ctas} CTAs, so the {fill:.0%} fill is shared"
+    if share is not None and regime == "compute":
+        aside += (
+            f"; its exponentials alone need {share:.0%} of the tensor time at head_dim "
+            f"{int(own['head_dim'])} (SFU rate, datasheet)"
+        )
     return (
         f"{regime}-bound: own {_pct(own_frac)} vs {ref['provider']} {_pct(ref_frac)} of {what} "
         f"({roof.source}){aside}"
@@ -371,6 +402,7 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
         vendors = ",".join(sorted(set(g.loc[g["family"] == "vendor", "provider"])))
         for r in own.to_dict("records"):
             roof = _Roof(peaks.get(r["device_name"]), r["dtype"])
+            share = softmax_share(r, peaks.get(r["device_name"]))
             intensity = r.get("intensity_flop_per_byte")
             regime = None
             if roof.ridge and intensity and not math.isnan(intensity):
@@ -406,8 +438,9 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                     "own_config": own_config(r),
                     "reference_kernel": reference_kernel(ref),
                     "reference_gpu": same_gpu(r, ref),
+                    "softmax_share": share,
                     "reason": _reason(
-                        s, fill, units, sms, regime, own_frac, r, ref, ref_frac, roof
+                        s, share, fill, units, sms, regime, own_frac, r, ref, ref_frac, roof
                     ),
                 }
             )

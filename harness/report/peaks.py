@@ -33,6 +33,7 @@ class Peaks:
     datasheet: dict[str, float] = field(default_factory=dict)
     sheet_name: str | None = None
     measured_from: dict[str, str] = field(default_factory=dict)
+    vendor: str | None = None  # the datasheet entry's (nvidia, amd, intel), None when not listed
 
     def values(self, source: str) -> dict[str, float]:
         return self.measured if source == "measured" else self.datasheet
@@ -91,6 +92,7 @@ def device_peaks(df: pd.DataFrame) -> dict[str, Peaks]:
             {m: v for m, v in sheet.items() if v is not None},
             spec.name if spec else None,
             {m: c.source for m, c in mine.items()},
+            spec.vendor if spec else None,
         )
     return out
 

@@ -104,6 +104,7 @@ def test_tail_is_no_reason_when_the_vendor_leaves_as_many_sms_idle(grid, tail):
     fill = gaps.sm_fill(96, 132)
     reason = gaps._reason(
         0.879,
+        None,
         fill,
         96,
         132,
@@ -402,3 +403,30 @@ def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
 )
 def test_own_config_names_a_decodes_splits_and_the_keys_each_program_streams(cfg, shown):
     assert gaps.own_config(_row(cfg)) == shown
+
+
+def test_a_compute_bound_attention_point_names_what_its_exponentials_need(tmp_path):
+    """H200 fmha_prefill-dyn-s62, D 64, 4k, non-causal: own fa3 427 TFLOP/s against cuDNN's 451,
+    both far under the tensor peak because at head_dim 64 the exponentials (one per score, 16
+    per clock per SM) need about as long as the matmuls (256 FLOP per score)."""
+    p = {
+        **{"batch": 4, "q_heads": 32, "kv_heads": 8, "q_len": 4096, "kv_len": 4096},
+        **{"head_dim": 64, "causal": False, "dtype": "bf16", "kv_layout": "dense", "page_size": 0},
+    }
+    ven = speed_row("h200", "attention", p, "sdpa-cudnn", "fmha_prefill", median_ms=0.610)
+    ven["family"] = "vendor"
+    own = speed_row("h200", "attention", p, "own-cutlass-fa3", "fmha_prefill", median_ms=0.644)
+    write_run(tmp_path, "fmha_prefill", [ven, own])
+    line = gaps.gap_frame(load([tmp_path])).iloc[0]
+    share = 989.4 / (66.9 / 16) / (4 * 64)  # the H200 SXM datasheet: bf16 and FP32 FMA peaks
+    assert line["softmax_share"] == pytest.approx(share) and 0.9 < share < 0.95
+    assert line["reason"].startswith("compute-bound: own")
+    assert line["reason"].endswith(
+        f"its exponentials alone need {share:.0%} of the tensor time at head_dim 64 "
+        "(SFU rate, datasheet)"
+    )
+    # twice the head_dim, half the share; a GEMM row has none, nor a GPU off the datasheet
+    peaks = gaps.device_peaks(load([tmp_path]))["NVIDIA H200"]
+    assert gaps.softmax_share({**own, "head_dim": 128}, peaks) == pytest.approx(share / 2)
+    assert gaps.softmax_share({**own, "op": "gemm"}, peaks) is None
+    assert gaps.softmax_share(own, None) is None
