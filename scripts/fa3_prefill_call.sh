@@ -1,11 +1,11 @@
 # The FA3-class CuTe FMHA on a lent Hopper GPU in one call: build the FMHA libraries from the
 # carried include tree, run every CuTe FMHA GPU test (the fp32 reference; the atomic tile
 # counter's repeated launches), then the ladder's FA3 group (D 128, B 4, 4k: each rung switches
-# one feature off fa3) and fmha_prefill with cuDNN and fa3 (D 64, 128, 256; S 1k-16k; causal and
-# not), each a resumable run (stop_after_s at the budget).
+# one feature off fa3), fmha_prefill with cuDNN and fa3 (D 64, 128, 256; S 1k-16k; causal and
+# not) and, at D 64, fa3-exp-emu beside fa3; each a resumable run (stop_after_s at the budget).
 #   GPU=h100 BUDGET=540 bash scripts/fa3_prefill_call.sh        (carry .whl, .cache)
-# Again with results/_scratch/<gpu> carried resumes what the budget cut. IDS names the runs
-# (default: fa3-ladder-<tag> and fmha_prefill-fa3-<tag>, TAG default the date).
+# Again with results/_scratch/<gpu> carried resumes what the budget cut. TAG names the runs
+# (fa3-ladder-<tag>, fmha_prefill-fa3-<tag>, fa3-exp-emu-<tag>; TAG defaults to the date).
 set -u
 : "${GPU:?GPU=h100|h200}"
 t0=$(date +%s)
@@ -33,6 +33,9 @@ run fa3-ladder-$TAG sweep=fmha_prefill "sweep.groups.0.providers=[$RUNGS]" \
   'sweep.groups.0.product.head_dim=[128]' 'sweep.groups.0.zip.batch=[4]' \
   'sweep.groups.0.zip.q_len=[4096]' 'sweep.groups.0.zip.kv_len=[4096]'
 run fmha_prefill-fa3-$TAG sweep=fmha_prefill 'sweep.groups.0.providers=[sdpa-cudnn,own-cutlass-fa3]'
+# fa3-exp-emu (a quarter of the exp2 on the FMA pipe) where the SFU binds: head_dim 64
+run fa3-exp-emu-$TAG sweep=fmha_prefill 'sweep.groups.0.providers=[sdpa-cudnn,own-cutlass-fa3,own-cutlass-fa3-exp-emu]' \
+  'sweep.groups.0.product.head_dim=[64]'
 tar czf $OUT/results.tgz $R
 [ -d /tmp/cutlass-cache ] && tar cJf $OUT/cutlass.tar.xz -C /tmp/cutlass-cache . 2>/dev/null
 python3 scripts/attention_ratio_table.py $R/fmha_prefill-fa3-$TAG 2>&1 | tail -4

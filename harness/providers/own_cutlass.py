@@ -21,6 +21,7 @@ Attention:
                                     thread; sm_90 only
   own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap, -no-st16, -static,
   -not-persistent                   its ladder rungs, features switched off
+  own-cutlass-fa3-exp-emu           fa3 with a quarter of its exp2 on the FMA pipe (head_dim 64)
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
 every provider here declares its libraries (Provider.prebuild), which the runner builds in one
@@ -320,7 +321,8 @@ def _attention_ws(kernel: str) -> None:
             causal=problem.causal,
             kernel=kernel,
         )
-        switches = {name: bool(on) for name, on in features._asdict().items()}
+        switches: dict = {name: bool(on) for name, on in features._asdict().items()}
+        switches["exp_emu"] = features.exp_emu  # one exp2 in this many emulated; 0: none
         return Prepared(launch, dict(launch.config, **switches))
 
     persistent = (
@@ -334,7 +336,9 @@ def _attention_ws(kernel: str) -> None:
         "Own CuTe FMHA forward, warp-specialized (TMA producer, two-stage K/V pipelines, two "
         f"consumer warpgroups); ping-pong {'on' if features.pingpong else 'off'}, "
         f"intra-warpgroup overlap {'on' if features.overlap else 'off'}, {persistent}, O stored "
-        f"{16 if features.store16 else 2} bytes per thread per store; dense KV."
+        f"{16 if features.store16 else 2} bytes per thread per store"
+        f"{f', one exp2 in {features.exp_emu} on the FMA pipe' if features.exp_emu else ''}; "
+        "dense KV."
     )
     name = f"own-cutlass-{kernel}"
     register(

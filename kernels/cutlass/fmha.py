@@ -9,7 +9,7 @@ Kernels with one C ABI (online softmax in registers):
                       ping-pong, softmax overlapped with P V, one persistent CTA per SM; sm_90a
                       only. Its rungs drop features: fa3-no-pingpong, fa3-no-overlap,
                       fa3-no-pingpong-no-overlap, fa3-no-st16, fa3-static,
-                      fa3-not-persistent (WS_FEATURES)
+                      fa3-not-persistent; fa3-exp-emu adds one (WS_FEATURES)
 
 launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
 out = launch()                                # [B, Hq, Sq, D], on the current stream
@@ -39,9 +39,10 @@ class WsFeatures(NamedTuple):
     persistent: int  # HK_PERSISTENT: one CTA per SM looping over tiles (causal: needs dynamic)
     store16: int  # HK_STORE16: the O tile stored 16 bytes per thread (quad_store.h)
     dynamic: int  # HK_DYNAMIC: persistent for causal too, tiles handed out by an atomic counter
+    exp_emu: int = 0  # HK_EXP_EMU: one exp2 in this many on the FMA pipe (fmha_common.h); 0 none
 
 
-# The FA3-class kernel and its rungs, each switching features off. Session 62 made two of
+# The FA3-class kernel and its rungs, each switching features off (fa3-exp-emu adds one). Session 62 made two of
 # them fa3's defaults on one H200 run each: the 16-byte O store (fmha_prefill-st16-s62: faster
 # at 29 of 30 points, D 128 at 4k-16k 1.01x cuDNN from 0.96x) and the atomic tile counter
 # (fmha_prefill-dyn-s62: causal 1.00-1.17x the static schedule, non-causal within noise).
@@ -53,6 +54,9 @@ WS_FEATURES = {
     "fa3-no-st16": WsFeatures(1, 1, 1, 0, 1),  # 2-byte O stores
     "fa3-static": WsFeatures(1, 1, 1, 1, 0),  # a static share per CTA; causal one CTA per tile
     "fa3-not-persistent": WsFeatures(1, 1, 0, 1, 0),  # one CTA per tile, causal or not
+    # adds one: a quarter of the exponentials on the FMA pipe, for head_dim 64, where the SFU
+    # needs about as long as the tensor cores (measured beside fa3 before it can become default)
+    "fa3-exp-emu": WsFeatures(1, 1, 1, 1, 1, 4),
 }
 KERNELS = {
     "sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")),

@@ -53,6 +53,31 @@ __device__ __forceinline__ float exp2_ftz(float x) {
   return y;
 }
 
+// HK_EXP_EMU n > 0: one score in n (every n-th column of a thread's row) takes exp2_poly
+// instead of the SFU. At head_dim 64 the SFU's 16 exp2 per clock per SM need as long as the
+// two matmuls at the tensor peak (harness gaps' softmax share: 92% on an H100 or H200), so in
+// ping-pong one warpgroup's softmax lasts about as long as the other's wgmmas; the FMA pipe
+// (128 lanes per SM) has room. FlashAttention-4 does this on Blackwell, where the SFU is
+// relatively slower still. 0 (the default): every exp2 on the SFU.
+#ifndef HK_EXP_EMU
+#define HK_EXP_EMU 0
+#endif
+
+// exp2 on the FMA and integer pipes, for x <= 0 (a scaled score less its row's max): round x
+// to n by the 1.5 * 2^23 shifter (x + shifter keeps n in its low mantissa bits), 2^(x - n) by
+// a cubic on [-0.5, 0.5] (relative error 7.5e-5, fitted for relative error; bf16 keeps 3.9e-3),
+// then n added to the exponent field as an integer. x is clamped to -125 so the exponent
+// never wraps: 2^-125 where the SFU gives 0 (a masked -inf), nothing a bf16 or fp16 P keeps
+// and nothing a row sum of at most 256 such terms notices.
+__device__ __forceinline__ float exp2_poly(float x) {
+  constexpr float kShifter = 12582912.f;  // 1.5 * 2^23
+  x = fmaxf(x, -125.f);
+  const float shifted = x + kShifter;
+  const float f = x - (shifted - kShifter);
+  const float p = fmaf(fmaf(fmaf(0.05517132f, f, 0.24261054f), f, 0.69326097f), f, 0.99992812f);
+  return __int_as_float(__float_as_int(p) + (__float_as_int(shifted) << 23));
+}
+
 // One KV tile of the online softmax, the score half. s_rc: this thread's raw scores as (rows,
 // columns), turned into unnormalised probabilities in place; row_max (quad-wide raw max) and
 // row_sum (this thread's partial sum) carry across tiles; correction[r] is what the output rows
@@ -74,7 +99,10 @@ __device__ __forceinline__ void softmax_scores(S& s_rc, float* row_max, float* r
     row_sum[r] *= correction[r];
     CUTE_UNROLL
     for (int c = 0; c < cute::size<1>(s_rc); ++c) {
-      const float prob = exp2_ftz(fmaf(s_rc(r, c), scale_log2, -max_scaled));
+      const float x = fmaf(s_rc(r, c), scale_log2, -max_scaled);
+      const float prob = HK_EXP_EMU > 0 && c % (HK_EXP_EMU > 0 ? HK_EXP_EMU : 1) == HK_EXP_EMU - 1
+                             ? exp2_poly(x)
+                             : exp2_ftz(x);
       s_rc(r, c) = prob;
       row_sum[r] += prob;
     }

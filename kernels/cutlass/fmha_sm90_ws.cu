@@ -435,6 +435,9 @@ HK_EXPORT const char* hk_describe(void) {
 #if HK_DYNAMIC
          ";tiles=atomic-counter"
 #endif
+#if HK_EXP_EMU > 0
+         ";exp2=1-in-" HK_STR(HK_EXP_EMU) "-on-fma"
+#endif
          ";stages=" HK_STR(HK_STAGES) ";cutlass=" HK_CUTLASS_VERSION;
 }
 

@@ -104,6 +104,8 @@ def kernel_builds(session_cache: Path) -> dict:
         "fmha_sm90_ws": fmha_spec("bf16", 128, "fa3"),
         # the same with a static share of tiles per CTA (causal: one CTA per tile)
         "fmha_sm90_ws_static": fmha_spec("bf16", 128, "fa3-static"),
+        # the same as fa3 with a quarter of the exp2 on the FMA pipe (HK_EXP_EMU 4)
+        "fmha_sm90_ws_exp_emu": fmha_spec("bf16", 128, "fa3-exp-emu"),
         "fmha_sm80": replace(fmha_spec("bf16", 128), archs=hopper),
         "sm80_gemm": replace(CONFIGS["sm80-multistage"].spec("bf16", b_col=True), archs=hopper),
         # tf32 with a row-major B: built swapped, B^T through CUTLASS's register-A mainloop
@@ -124,7 +126,7 @@ def kernel_builds(session_cache: Path) -> dict:
         with ThreadPoolExecutor(max_workers=2) as pool:
             # Longest first: two nvcc processes on two cores finish about together.
             names = ["sm90_gemm", "fmha_sm90_ws", "fmha_sm80", "sm80_gemm", "fmha_sm90"]
-            names += ["sm90_gemm_tf32_nn", "fmha_sm90_ws_static"]
+            names += ["sm90_gemm_tf32_nn", "fmha_sm90_ws_static", "fmha_sm90_ws_exp_emu"]
             results = dict(zip(names, pool.map(one, names), strict=True))
     finally:
         mp.undo()

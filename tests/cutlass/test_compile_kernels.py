@@ -140,6 +140,20 @@ def test_fmha_takes_its_tiles_from_an_atomic_counter(kernel_builds, sass_of):
     assert count(dyn, hgmma) == count(static, hgmma) > 0
 
 
+def test_fmha_exp_emu_moves_a_quarter_of_the_exponentials_off_the_sfu(kernel_builds, sass_of):
+    """fa3-exp-emu (HK_EXP_EMU 4): of a thread's 64 scores per KV tile at D 128, 16 take
+    exp2_poly, at both softmax sites of both kernels (causal and not): 64 MUFU.EX2 fewer than
+    fa3, and each emulated exp2 ends in one integer add of n << 23 to the cubic's bits (IMAD by
+    0x800000 or LEA by 23); no local memory."""
+    fa3 = sass_of(kernel_builds["sass"]["fmha_sm90_ws"])["sm_90a"]
+    emu = sass_of(kernel_builds["sass"]["fmha_sm90_ws_exp_emu"])["sm_90a"]
+    ex2 = r"\bMUFU\.EX2\b"
+    assert count(fa3, ex2) - count(emu, ex2) == 2 * 2 * 16
+    to_exponent = r"\bIMAD R\d+, R\d+, 0x800000, R\d+|\bLEA R\d+, R\d+, R\d+, 0x17\b"
+    assert count(emu, to_exponent) == 2 * 2 * 16 and count(fa3, to_exponent) == 0
+    assert count(emu, r"\b(STL|LDL)\b") == 0
+
+
 def test_fmha_softmax_exp2_is_one_sfu_op_per_score(kernel_builds, sass_of):
     """exp2 as ex2.approx.ftz (fmha_common.h's exp2_ftz): a bare MUFU.EX2 per score, without the
     range check and predicated multiplies plain exp2f wraps around it (FSETP ... -126), in every

@@ -188,6 +188,7 @@ def test_tuned_provider_is_correct(problem):
         "fa3-not-persistent",
         "fa3-no-st16",
         "fa3-static",
+        "fa3-exp-emu",
     ],
 )
 def test_fmha_matches_fp32(shape, causal, kernel):

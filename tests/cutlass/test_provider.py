@@ -110,7 +110,7 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
     assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(CONFIGS)
     attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
     ws = ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
-    ws += ("fa3-not-persistent", "fa3-no-st16", "fa3-static")
+    ws += ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu")
     assert {s.label for s in oc.specs_for(attn)} == {
         f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90", *ws) for d in (64, 128)
     }
@@ -121,7 +121,7 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
 
 
 def test_warp_specialized_fmha_rungs(registry):
-    """own-cutlass-fa3 and its six rungs: sm_90 only, head_dim up to 256, 128-key tiles up to
+    """own-cutlass-fa3 and its seven rungs: sm_90 only, head_dim up to 256, 128-key tiles up to
     head_dim 128 (64 at 256), each library built with its own feature switches."""
     from harness_kernels.cutlass.fmha import fmha_spec
 
@@ -129,7 +129,7 @@ def test_warp_specialized_fmha_rungs(registry):
     wide = AttentionProblem(4, 32, 8, 4096, 4096, 256, causal=False)
     names = ["own-cutlass-fa3", *(f"own-cutlass-fa3-{r}" for r in ("no-pingpong", "no-overlap"))]
     names += ["own-cutlass-fa3-no-pingpong-no-overlap", "own-cutlass-fa3-not-persistent"]
-    names += ["own-cutlass-fa3-no-st16", "own-cutlass-fa3-static"]
+    names += ["own-cutlass-fa3-no-st16", "own-cutlass-fa3-static", "own-cutlass-fa3-exp-emu"]
     for name in names:
         p = registry.get("attention", name)
         assert p.min_cc == (9, 0) and p.family == "own"
@@ -143,7 +143,7 @@ def test_warp_specialized_fmha_rungs(registry):
     assert {s.label for s in oc.specs_for([wide])} == {
         f"fmha-{k}-bf16-d256"
         for k in ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
-        + ("fa3-not-persistent", "fa3-no-st16", "fa3-static")
+        + ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu")
     }
     flags = {k: dict(fmha_spec("bf16", 128, k).defines) for k in ("fa3", "fa3-no-overlap")}
     assert flags["fa3"]["HK_PINGPONG"] == 1 and flags["fa3"]["HK_OVERLAP"] == 1
@@ -159,7 +159,9 @@ def test_warp_specialized_fmha_rungs(registry):
         "fa3-static": ("HK_DYNAMIC",),
         # one CTA per tile: the atomic counter has nothing to hand out
         "fa3-not-persistent": ("HK_PERSISTENT", "HK_DYNAMIC"),
+        "fa3-exp-emu": ("HK_EXP_EMU",),  # adds one: a quarter of the exp2 on the FMA pipe
     }
+    assert dict(fmha_spec("bf16", 64, "fa3-exp-emu").defines)["HK_EXP_EMU"] == 4
     assert flags["fa3"]["HK_STORE16"] == 1 and flags["fa3"]["HK_DYNAMIC"] == 1
     for rung, switches in rungs.items():
         defines = dict(fmha_spec("bf16", 128, rung).defines)
