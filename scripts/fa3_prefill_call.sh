@@ -5,7 +5,8 @@
 # not) and, at D 64, fa3-exp-emu beside fa3; each a resumable run (stop_after_s at the budget).
 #   GPU=h100 BUDGET=540 bash scripts/fa3_prefill_call.sh        (carry .whl, .cache)
 # Again with results/_scratch/<gpu> carried resumes what the budget cut. TAG names the runs
-# (fa3-ladder-<tag>, fmha_prefill-fa3-<tag>, fa3-exp-emu-<tag>; TAG defaults to the date).
+# (fa3-ladder-<tag>, fmha_prefill-fa3-<tag>, fa3-exp-emu-<tag>; TAG defaults to the date);
+# LADDER_D='[64,128,256]' runs the ladder at every head_dim (54 points instead of 18).
 set -u
 : "${GPU:?GPU=h100|h200}"
 t0=$(date +%s)
@@ -30,7 +31,7 @@ run() {  # run_id, overrides...: one resumable harness run within what is left o
   echo "$id rc=$? (75: stopped at the budget) t=$(( $(date +%s) - t0 )): $(tail -1 $L/$id.txt)"
 }
 run fa3-ladder-$TAG sweep=fmha_prefill "sweep.groups.0.providers=[$RUNGS]" \
-  'sweep.groups.0.product.head_dim=[128]' 'sweep.groups.0.zip.batch=[4]' \
+  "sweep.groups.0.product.head_dim=${LADDER_D:-[128]}" 'sweep.groups.0.zip.batch=[4]' \
   'sweep.groups.0.zip.q_len=[4096]' 'sweep.groups.0.zip.kv_len=[4096]'
 run fmha_prefill-fa3-$TAG sweep=fmha_prefill 'sweep.groups.0.providers=[sdpa-cudnn,own-cutlass-fa3]'
 # fa3-exp-emu (a quarter of the exp2 on the FMA pipe) where the SFU binds: head_dim 64
