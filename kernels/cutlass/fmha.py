@@ -142,6 +142,11 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.hk_fmha_run.restype = c_int
     lib.hk_fmha_destroy.argtypes = [c_void]
     lib.hk_fmha_destroy.restype = None
+    if hasattr(lib, "hk_fmha_bind_workspace"):  # the warp-specialized library's tile counter
+        lib.hk_fmha_workspace_bytes.argtypes = []
+        lib.hk_fmha_workspace_bytes.restype = c_int
+        lib.hk_fmha_bind_workspace.argtypes = [c_void, c_void]
+        lib.hk_fmha_bind_workspace.restype = c_int
     lib.hk_status_string.argtypes = [c_int]
     lib.hk_status_string.restype = ctypes.c_char_p
     lib._hk_bound = True  # type: ignore[attr-defined]  # our mark: bound once
@@ -202,6 +207,18 @@ class FmhaLaunch:
                 f"plan: {self._lib.hk_status_string(rc).decode()} (status {rc})", rc
             )
         self._handle: ctypes.c_void_p | None = handle
+        # The tile counter's zeroed ints (fa3's HK_DYNAMIC), from torch's allocator: freed with
+        # this object, no device-wide sync as a cudaFree in the library would be.
+        self._workspace: torch.Tensor | None = None
+        if hasattr(self._lib, "hk_fmha_bind_workspace") and (
+            nbytes := self._lib.hk_fmha_workspace_bytes()
+        ):
+            self._workspace = torch.zeros(nbytes, dtype=torch.uint8, device=q.device)
+            torch.cuda.current_stream(q.device).synchronize()  # zeroed before any stream runs it
+            if rc := self._lib.hk_fmha_bind_workspace(handle, self._workspace.data_ptr()):
+                raise build.KernelError(
+                    f"workspace: {self._lib.hk_status_string(rc).decode()} (status {rc})", rc
+                )
         self._run = self._lib.hk_fmha_run
         self._device = q.device
         info = build.describe(self._lib)

@@ -492,31 +492,32 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
   // unless HK_DYNAMIC hands the tiles out as the CTAs free up.
   const bool persistent = HK_PERSISTENT && (!causal || HK_DYNAMIC);
   const dim3 grid = dim3(persistent ? std::min(tiles, sms) : tiles);
-  p.counters = nullptr;
-  if (HK_DYNAMIC) {
-    if (cudaError_t e = cudaMalloc(&p.counters, 2 * sizeof(int))) return hk::from_cuda(e);
-    if (cudaError_t e = cudaMemset(p.counters, 0, 2 * sizeof(int))) {
-      cudaFree(p.counters);
-      return hk::from_cuda(e);
-    }
+  p.counters = nullptr;  // HK_DYNAMIC: hk_fmha_bind_workspace sets it before the first run
+  return hk::fmha::finish_plan<Params>(p, grid, causal != 0, fmha_ws<false>, fmha_ws<true>,
+                                       kSmemBytes, plan_out);
+}
+
+// HK_DYNAMIC's two int counters, zeroed, owned by the caller (torch's allocator: freeing them
+// does not synchronize the device as cudaFree would) and alive as long as the plan. Bytes
+// needed: hk_fmha_workspace_bytes(); 0 for a library without the tile counter.
+HK_EXPORT int hk_fmha_workspace_bytes(void) { return HK_DYNAMIC ? int(2 * sizeof(int)) : 0; }
+
+HK_EXPORT int hk_fmha_bind_workspace(void* plan, void* workspace) {
+  if (reinterpret_cast<uintptr_t>(workspace) % alignof(int)) {
+    return hk::from_cutlass(cutlass::Status::kErrorMisalignedOperand);
   }
-  if (int rc = hk::fmha::finish_plan<Params>(p, grid, causal != 0, fmha_ws<false>, fmha_ws<true>,
-                                             kSmemBytes, plan_out)) {
-    if (p.counters) cudaFree(p.counters);
-    return rc;
-  }
+  static_cast<hk::fmha::Plan<Params>*>(plan)->params.counters = static_cast<int*>(workspace);
   return 0;
 }
 
 HK_EXPORT int hk_fmha_run(void* plan, void* stream) {
+  if (HK_DYNAMIC && !static_cast<hk::fmha::Plan<Params>*>(plan)->params.counters) {
+    return hk::from_cutlass(cutlass::Status::kErrorWorkspaceNull);  // bind the counters first
+  }
   return hk::fmha::launch<Params>(plan, stream, fmha_ws<false>, fmha_ws<true>,
                                   T::kThreads, kSmemBytes);
 }
 
-HK_EXPORT void hk_fmha_destroy(void* plan) {
-  auto* pl = static_cast<hk::fmha::Plan<Params>*>(plan);
-  if (pl && pl->params.counters) cudaFree(pl->params.counters);  // waits for the device
-  hk::fmha::destroy<Params>(plan);
-}
+HK_EXPORT void hk_fmha_destroy(void* plan) { hk::fmha::destroy<Params>(plan); }
 
 HK_EXPORT const char* hk_status_string(int code) { return hk::status_string(code); }

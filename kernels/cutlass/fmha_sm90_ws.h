@@ -85,7 +85,8 @@ struct Params {
   int causal_offset;  // seq_k - seq_q: bottom-right aligned mask keeps key j <= i + offset
   float scale_log2;   // softmax scale * log2(e)
   // HK_DYNAMIC: [0] tiles handed out past the first gridDim.x, [1] CTAs done; the last CTA
-  // out sets both back to 0, so each launch finds them at 0 (one launch at a time per plan)
+  // out sets both back to 0, so each launch finds them at 0 (one launch at a time per plan).
+  // The caller's zeroed memory (hk_fmha_bind_workspace), not the library's.
   int* counters;
 };
 
