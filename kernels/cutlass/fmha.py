@@ -156,7 +156,9 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
 class FmhaLaunch:
     """A planned attention forward: call it to launch on the current stream; returns O.
 
-    It satisfies harness_kernels.launch.Launch."""
+    One launch of a plan in flight at a time: fa3's tile counter lives with the plan, and two
+    launches at once (two streams, no event between) would share it. It satisfies
+    harness_kernels.launch.Launch."""
 
     out: torch.Tensor  # [B, Hq, Sq, D]
     config: dict[str, Any]
@@ -210,11 +212,13 @@ class FmhaLaunch:
         # The tile counter's zeroed ints (fa3's HK_DYNAMIC), from torch's allocator: freed with
         # this object, no device-wide sync as a cudaFree in the library would be.
         self._workspace: torch.Tensor | None = None
+        self._workspace_stream: torch.cuda.Stream | None = None
         if hasattr(self._lib, "hk_fmha_bind_workspace") and (
             nbytes := self._lib.hk_fmha_workspace_bytes()
         ):
             self._workspace = torch.zeros(nbytes, dtype=torch.uint8, device=q.device)
-            torch.cuda.current_stream(q.device).synchronize()  # zeroed before any stream runs it
+            self._workspace_stream = torch.cuda.current_stream(q.device)
+            self._workspace_stream.synchronize()  # zeroed before any stream runs it
             if rc := self._lib.hk_fmha_bind_workspace(handle, self._workspace.data_ptr()):
                 raise build.KernelError(
                     f"workspace: {self._lib.hk_status_string(rc).decode()} (status {rc})", rc
@@ -237,7 +241,12 @@ class FmhaLaunch:
         }
 
     def __call__(self) -> torch.Tensor:
-        rc = self._run(self._handle, torch.cuda.current_stream(self._device).cuda_stream)
+        stream = torch.cuda.current_stream(self._device)
+        if self._workspace is not None and stream != self._workspace_stream:
+            # freed while this launch runs, the counters must not go to the allocation stream's
+            # next tensor before it ends
+            self._workspace.record_stream(stream)
+        rc = self._run(self._handle, stream.cuda_stream)
         if rc:
             raise build.KernelError(
                 f"launch: {self._lib.hk_status_string(rc).decode()} (status {rc})", rc

@@ -66,16 +66,17 @@ __device__ __forceinline__ float exp2_ftz(float x) {
 // exp2 on the FMA and integer pipes, for x <= 0 (a scaled score less its row's max): round x
 // to n by the 1.5 * 2^23 shifter (x + shifter keeps n in its low mantissa bits), 2^(x - n) by
 // a cubic on [-0.5, 0.5] (relative error 7.5e-5, fitted for relative error; bf16 keeps 3.9e-3),
-// then n added to the exponent field as an integer. x is clamped to -125 so the exponent
-// never wraps: 2^-125 where the SFU gives 0 (a masked -inf), nothing a bf16 or fp16 P keeps
-// and nothing a row sum of at most 256 such terms notices.
+// then n added to the exponent field as an unsigned integer. Below -125 (a masked -inf among
+// them) it returns 0, as the SFU does there; the clamp keeps the exponent from wrapping on the
+// path not taken. A NaN score gives 2^-125 here where the SFU gives NaN.
 __device__ __forceinline__ float exp2_poly(float x) {
   constexpr float kShifter = 12582912.f;  // 1.5 * 2^23
-  x = fmaxf(x, -125.f);
-  const float shifted = x + kShifter;
-  const float f = x - (shifted - kShifter);
+  const float xc = fmaxf(x, -125.f);
+  const float shifted = xc + kShifter;
+  const float f = xc - (shifted - kShifter);
   const float p = fmaf(fmaf(fmaf(0.05517132f, f, 0.24261054f), f, 0.69326097f), f, 0.99992812f);
-  return __int_as_float(__float_as_int(p) + (__float_as_int(shifted) << 23));
+  const float y = __uint_as_float(__float_as_uint(p) + (__float_as_uint(shifted) << 23));
+  return x < -125.f ? 0.f : y;
 }
 
 // One KV tile of the online softmax, the score half. s_rc: this thread's raw scores as (rows,

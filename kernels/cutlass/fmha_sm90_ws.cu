@@ -204,8 +204,9 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
                                           group_modes<0, 2>(sV), group_modes<0, 2>(gV));
         if (iter > 0) smem.q_empty.wait((iter - 1) & 1);  // the previous tile's Q is read
 #if HK_DYNAMIC
+        compiler_fence();  // the store below neither rises above the wait ...
         smem.tile_id = t;  // the consumers read it when q_full completes
-        compiler_fence();
+        compiler_fence();  // ... nor sinks below the arrive
 #endif
         smem.q_full.arrive_and_expect_tx(T::kQBytes);
         copy(p.tma_q.with(reinterpret_cast<uint64_t&>(smem.q_full), 0), tQgQ, tQsQ);
@@ -224,10 +225,13 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       // None left: wake the consumers with no tile, then count this CTA out. The last one out
       // finds every CTA past its last atomicAdd, and sets the counters back for the next launch.
       if (iter > 0) smem.q_empty.wait((iter - 1) & 1);
+      compiler_fence();
       smem.tile_id = tiles;
       compiler_fence();
       smem.q_full.arrive();
+      __threadfence();  // this CTA's last take from counters[0] before its count in counters[1]
       if (atomicAdd(p.counters + 1, 1) == int(gridDim.x) - 1) {
+        __threadfence();
         p.counters[0] = 0;
         p.counters[1] = 0;
       }
