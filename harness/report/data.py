@@ -40,6 +40,36 @@ _INT_AXES = {
 }
 
 
+# A rung that became its provider's default leaves earlier runs' rows under the names of their
+# tree. load() gives those rows today's names, per tree (a git_sha prefix: what each name meant
+# at that commit, said in today's names), and keeps the name the row was written with in
+# `provider_recorded`; rows of other trees keep theirs. Without it the latest rows of a point
+# could put an earlier kernel under a provider's current name in a headline (session 62).
+RENAMED_AT: dict[str, dict[str, str]] = {
+    # the atomic tile counter became fa3's default at 7cc8bf9
+    "ce7e05b": {
+        "own-cutlass-fa3": "own-cutlass-fa3-static",
+        "own-cutlass-fa3-dynamic": "own-cutlass-fa3",
+    },
+    # the 16-byte O store became fa3's default at ce7e05b (its counter not yet there); fa3 had
+    # neither, a kernel no provider builds today
+    "521b136": {
+        "own-cutlass-fa3-st16": "own-cutlass-fa3-static",
+        "own-cutlass-fa3": "own-cutlass-fa3-no-st16-static",
+    },
+}
+
+
+def with_current_names(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with RENAMED_AT applied to `provider`; the written name in `provider_recorded`."""
+    provider = df["provider"].astype(object)
+    sha = df["git_sha"].astype(object) if "git_sha" in df else pd.Series(None, index=df.index)
+    for prefix, names in RENAMED_AT.items():
+        at = sha.map(lambda v, prefix=prefix: isinstance(v, str) and v.startswith(prefix))
+        provider = provider.where(~at, provider.map(lambda v, names=names: names.get(v, v)))
+    return df.assign(provider_recorded=df["provider"], provider=provider)
+
+
 class NoRows(ValueError):
     """The paths hold no rows (a ValueError: the CLI turns it into one line, exit 2)."""
 
@@ -52,7 +82,7 @@ def load(paths: list[str | Path]) -> pd.DataFrame:
     df = store.read_rows(*paths)
     if df.empty:
         raise NoRows(f"path: no rows under {', '.join(map(str, paths))}; allowed: run folders")
-    return with_sweep(df, store.read_run_records(*paths))
+    return with_current_names(with_sweep(df, store.read_run_records(*paths)))
 
 
 def with_sweep(df: pd.DataFrame, records: list[dict]) -> pd.DataFrame:
