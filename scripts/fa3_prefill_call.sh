@@ -6,7 +6,7 @@
 #   GPU=h100 BUDGET=540 bash scripts/fa3_prefill_call.sh        (carry .whl, .cache)
 # Again with results/_scratch/<gpu> carried resumes what the budget cut. TAG names the runs
 # (fa3-ladder-<tag>, fmha_prefill-fa3-<tag>, fa3-exp-emu-<tag>; TAG defaults to the date);
-# LADDER_D='[64,128,256]' runs the ladder at every head_dim (54 points instead of 18).
+# LADDER_D='[64,128,256]' runs the ladder at every head_dim (60 points instead of 20).
 set -u
 : "${GPU:?GPU=h100|h200}"
 t0=$(date +%s)
@@ -21,7 +21,7 @@ echo "prebuild rc=$? t=$(( $(date +%s) - t0 )): $(tail -1 $L/fmha-prebuild-$TAG.
 timeout 150 python3 -m pytest -q -m gpu tests/cutlass -k fmha -p no:cacheprovider > $L/cutlass_fmha_gpu_tests-$TAG.txt 2>&1
 rc=$?; echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 $L/cutlass_fmha_gpu_tests-$TAG.txt)"
 [ $rc -eq 0 ] || { grep -E "^(FAILED|ERROR)" $L/cutlass_fmha_gpu_tests-$TAG.txt | head; exit 1; }
-RUNGS="own-cutlass-fa3,own-cutlass-fa3-no-pingpong,own-cutlass-fa3-no-overlap,own-cutlass-fa3-no-pingpong-no-overlap,own-cutlass-fa3-no-st16,own-cutlass-fa3-static,own-cutlass-fa3-not-persistent,own-cutlass-sm90,sdpa-cudnn"
+RUNGS="own-cutlass-fa3,own-cutlass-fa3-no-pingpong,own-cutlass-fa3-no-overlap,own-cutlass-fa3-no-pingpong-no-overlap,own-cutlass-fa3-no-st16,own-cutlass-fa3-static,own-cutlass-fa3-not-persistent,own-cutlass-fa3-exp-emu,own-cutlass-sm90,sdpa-cudnn"
 run() {  # run_id, overrides...: one resumable harness run within what is left of the budget
   local id=$1; shift
   local left=$(( ${BUDGET:-540} - ($(date +%s) - t0) ))
