@@ -42,10 +42,11 @@ class WsFeatures(NamedTuple):
     exp_emu: int = 0  # HK_EXP_EMU: one exp2 in this many on the FMA pipe (fmha_common.h); 0 none
 
 
-# The FA3-class kernel and its rungs, each switching features off (fa3-exp-emu adds one). Session 62 made two of
-# them fa3's defaults on one H200 run each: the 16-byte O store (fmha_prefill-st16-s62: faster
-# at 29 of 30 points, D 128 at 4k-16k 1.01x cuDNN from 0.96x) and the atomic tile counter
-# (fmha_prefill-dyn-s62: causal 1.00-1.17x the static schedule, non-causal within noise).
+# The FA3-class kernel and its rungs, each switching features off (fa3-exp-emu adds one).
+# Session 62 made two of them fa3's defaults on one H200 run each: the 16-byte O store
+# (fmha_prefill-st16-s62: faster at 29 of 30 points, D 128 at 4k-16k 1.01x cuDNN from 0.96x)
+# and the atomic tile counter (fmha_prefill-dyn-s62: causal 1.00-1.17x the static schedule,
+# non-causal 0.98-1.01x).
 WS_FEATURES = {
     "fa3": WsFeatures(1, 1, 1, 1, 1),
     "fa3-no-pingpong": WsFeatures(0, 1, 1, 1, 1),

@@ -79,6 +79,12 @@ __device__ __forceinline__ float exp2_poly(float x) {
   return x < -125.f ? 0.f : y;
 }
 
+// Whether column c of a thread's row takes exp2_poly: the last of every HK_EXP_EMU (a constant
+// once the column loop is unrolled).
+__device__ __forceinline__ constexpr bool emulated(int c) {
+  return HK_EXP_EMU > 0 && c % (HK_EXP_EMU > 0 ? HK_EXP_EMU : 1) == HK_EXP_EMU - 1;
+}
+
 // One KV tile of the online softmax, the score half. s_rc: this thread's raw scores as (rows,
 // columns), turned into unnormalised probabilities in place; row_max (quad-wide raw max) and
 // row_sum (this thread's partial sum) carry across tiles; correction[r] is what the output rows
@@ -101,9 +107,7 @@ __device__ __forceinline__ void softmax_scores(S& s_rc, float* row_max, float* r
     CUTE_UNROLL
     for (int c = 0; c < cute::size<1>(s_rc); ++c) {
       const float x = fmaf(s_rc(r, c), scale_log2, -max_scaled);
-      const float prob = HK_EXP_EMU > 0 && c % (HK_EXP_EMU > 0 ? HK_EXP_EMU : 1) == HK_EXP_EMU - 1
-                             ? exp2_poly(x)
-                             : exp2_ftz(x);
+      const float prob = emulated(c) ? exp2_poly(x) : exp2_ftz(x);
       s_rc(r, c) = prob;
       row_sum[r] += prob;
     }
