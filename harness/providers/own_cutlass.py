@@ -22,6 +22,9 @@ Attention:
   own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap, -no-st16, -static,
   -not-persistent                   its ladder rungs, features switched off
   own-cutlass-fa3-exp-emu           fa3 with a quarter of its exp2 on the FMA pipe (head_dim 64)
+  own-cutlass-fa3-tiles             fa3 on FlashAttention-3's tile shapes: 192x128 with three
+                                    consumer warpgroups at head_dim 64, 128x176 at 128, 128x80
+                                    at 256 (partial tiles at power-of-two lengths)
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
 every provider here declares its libraries (Provider.prebuild), which the runner builds in one
@@ -333,8 +336,9 @@ def _attention_ws(kernel: str) -> None:
         else "one CTA per tile"
     )
     prepare.__doc__ = (
-        "Own CuTe FMHA forward, warp-specialized (TMA producer, two-stage K/V pipelines, two "
-        f"consumer warpgroups); ping-pong {'on' if features.pingpong else 'off'}, "
+        "Own CuTe FMHA forward, warp-specialized (TMA producer, K/V pipelines, two consumer "
+        f"warpgroups{', three on 192-row tiles' if features.fa3_tiles else ''}); "
+        f"{'FlashAttention-3 tile shapes; ' if features.fa3_tiles else ''}ping-pong {'on' if features.pingpong else 'off'}, "
         f"intra-warpgroup overlap {'on' if features.overlap else 'off'}, {persistent}, O stored "
         f"{16 if features.store16 else 2} bytes per thread per store"
         f"{f', one exp2 in {features.exp_emu} on the FMA pipe' if features.exp_emu else ''}; "

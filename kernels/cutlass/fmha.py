@@ -9,7 +9,8 @@ Kernels with one C ABI (online softmax in registers):
                       ping-pong, softmax overlapped with P V, one persistent CTA per SM; sm_90a
                       only. Its rungs drop features: fa3-no-pingpong, fa3-no-overlap,
                       fa3-no-pingpong-no-overlap, fa3-no-st16, fa3-static,
-                      fa3-not-persistent; fa3-exp-emu adds one (WS_FEATURES)
+                      fa3-not-persistent; fa3-exp-emu adds one, fa3-tiles takes
+                      FlashAttention-3's tile shapes (WS_FEATURES, ws_tile)
 
 launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
 out = launch()                                # [B, Hq, Sq, D], on the current stream
@@ -40,6 +41,7 @@ class WsFeatures(NamedTuple):
     store16: int  # HK_STORE16: the O tile stored 16 bytes per thread (quad_store.h)
     dynamic: int  # HK_DYNAMIC: persistent for causal too, tiles handed out by an atomic counter
     exp_emu: int = 0  # HK_EXP_EMU: one exp2 in this many on the FMA pipe (fmha_common.h); 0 none
+    fa3_tiles: int = 0  # FA3_TILES' shapes (HK_BLOCK_M, HK_BLOCK_N) instead of ws_tile's default
 
 
 # The FA3-class kernel and its rungs, each switching features off (fa3-exp-emu adds one).
@@ -58,7 +60,16 @@ WS_FEATURES = {
     # adds one: a quarter of the exponentials on the FMA pipe, for head_dim 64, where the SFU
     # needs about as long as the tensor cores (measured beside fa3 before it can become default)
     "fa3-exp-emu": WsFeatures(1, 1, 1, 1, 1, 4),
+    # fa3 on FlashAttention-3's own tile shapes (FA3_TILES), measured beside fa3 per head_dim
+    "fa3-tiles": WsFeatures(1, 1, 1, 1, 1, fa3_tiles=1),
 }
+# FlashAttention-3's bf16 forward tiles on sm_90 (its hopper/tile_size.h), (query rows, keys)
+# per head_dim: at 64, 192 rows worked by three consumer warpgroups; at 128, 176 keys (its
+# non-causal choice: 128 when causal; one library here serves both); at 256, 80 keys, which
+# with two stages fills shared memory. None divides a power-of-two length: the kernel takes
+# partial tiles (TMA zero-fills, the last KV tile masked, rows past q_len not stored).
+FA3_TILES = {64: (192, 128), 128: (128, 176), 256: (128, 80)}
+SM90_SMEM_BYTES = 227 * 1024  # the opt-in maximum per block
 KERNELS = {
     "sm80": ("fmha_sm80.cu", ("sm_80", "sm_90")),
     "sm90": ("fmha_sm90.cu", ("sm_90a",)),
@@ -71,17 +82,28 @@ def head_dims(kernel: str) -> tuple[int, ...]:
     return (64, 128, 256) if kernel in WS_FEATURES else HEAD_DIMS
 
 
+def ws_tile(kernel: str, head_dim: int) -> tuple[int, int]:
+    """(query rows, keys) per tile of the warp-specialized kernel: FA3_TILES for fa3-tiles;
+    else 128 rows (two consumer warpgroups) and 128 keys up to head_dim 128, where the
+    consumers' S and O accumulators fit the registers, 64 keys at 256."""
+    if WS_FEATURES[kernel].fa3_tiles:
+        return FA3_TILES[head_dim]
+    return (128, 128 if head_dim <= 128 else 64)
+
+
 def block_n(kernel: str, head_dim: int) -> int:
-    """Keys per KV tile: 128 for the warp-specialized kernel up to head_dim 128, where its
-    consumers' S and O accumulators fit the registers; 64 at 256 and in the cp.async kernels."""
-    return 128 if kernel in WS_FEATURES and head_dim <= 128 else BLOCK_N
+    """Keys per KV tile: ws_tile's for the warp-specialized kernel, 64 in the cp.async kernels."""
+    return ws_tile(kernel, head_dim)[1] if kernel in WS_FEATURES else BLOCK_N
 
 
 def stages(kernel: str, head_dim: int) -> int:
-    """K/V pipeline stages of the warp-specialized kernel: three up to head_dim 128 (224 KiB of
-    shared memory with Q at D 128; the Gluon FMHA's tuner picked three there on the H200), two
-    at 256, where a third does not fit beside the 64 KiB Q tile."""
-    return 3 if kernel in WS_FEATURES and head_dim <= 128 else 2
+    """K/V pipeline stages of the warp-specialized kernel: as many as fit shared memory beside
+    the Q tile (1 KiB kept for the barriers), at most three (the Gluon FMHA's tuner picked three
+    at D 128 on the H200): three at head_dim <= 128 with 128-key tiles (224 KiB at D 128), two at
+    256 and with FA3's 176- and 80-key tiles."""
+    block_m, bn = ws_tile(kernel, head_dim)
+    q_bytes, kv_bytes = 2 * block_m * head_dim, 2 * bn * head_dim  # 16-bit elements
+    return min(3, (SM90_SMEM_BYTES - 1024 - q_bytes) // (2 * kv_bytes))
 
 
 def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSpec:
@@ -91,11 +113,14 @@ def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSp
     source, archs = KERNELS[kernel]
     defines: tuple[tuple[str, int], ...] = (("HK_DTYPE", code), ("HK_HEAD_DIM", head_dim))
     if kernel in WS_FEATURES:
-        features = WS_FEATURES[kernel]
+        features = WS_FEATURES[kernel]._asdict()
+        features.pop("fa3_tiles")  # a choice of the two tile defines, not a switch of its own
+        block_m, bn = ws_tile(kernel, head_dim)
         defines += (
-            ("HK_BLOCK_N", block_n(kernel, head_dim)),
+            ("HK_BLOCK_M", block_m),
+            ("HK_BLOCK_N", bn),
             ("HK_STAGES", stages(kernel, head_dim)),
-            *((f"HK_{name.upper()}", int(on)) for name, on in features._asdict().items()),
+            *((f"HK_{name.upper()}", int(on)) for name, on in features.items()),
         )
     return build.KernelSpec(
         source,
@@ -123,9 +148,9 @@ def shape_problem(
         return f"own CUTLASS FMHA ({kernel}) takes head_dim {head_dims(kernel)}"
     if paged:
         return "own CUTLASS FMHA reads dense K/V only"
-    bn = block_n(kernel, head_dim)
-    if q_len % BLOCK_M or kv_len % bn:
-        return f"own CUTLASS FMHA ({kernel}) needs q_len % {BLOCK_M} == 0 and kv_len % {bn} == 0 (no partial tiles)"
+    # the TMA kernel takes partial tiles; the cp.async kernels do not
+    if kernel not in WS_FEATURES and (q_len % BLOCK_M or kv_len % BLOCK_N):
+        return f"own CUTLASS FMHA ({kernel}) needs q_len % {BLOCK_M} == 0 and kv_len % {BLOCK_N} == 0 (no partial tiles)"
     if causal and q_len > kv_len:
         return "causal needs q_len <= kv_len"
     return None
@@ -274,6 +299,7 @@ def prepare_fmha(
 __all__ = [
     "BLOCK_M",
     "BLOCK_N",
+    "FA3_TILES",
     "HEAD_DIMS",
     "KERNELS",
     "WS_FEATURES",
@@ -283,4 +309,5 @@ __all__ = [
     "fmha_spec",
     "head_dims",
     "prepare_fmha",
+    "ws_tile",
 ]

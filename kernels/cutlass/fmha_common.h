@@ -145,8 +145,9 @@ __device__ __forceinline__ void normalize_rows(O& o_rc, const float* row_sum) {
   }
 }
 
-// hk_fmha_plan's checks and parameters, for tiles of kBlockM query rows and kBlockN keys (no
-// partial tiles) loaded by 16-byte cp.async: 0, or the status to return.
+// hk_fmha_plan's checks and parameters, for tiles of kBlockM query rows and kBlockN keys (the
+// cp.async kernels take no partial tiles; the TMA kernel passes 1, 1) loaded by 16-byte
+// copies: 0, or the status to return.
 template <class Element>
 inline int make_params(Params<Element>& p, const void* q, const void* k, const void* v, void* o,
                        int B, int Hq, int Hkv, int Sq, int Skv, const int64_t* strides,

@@ -26,7 +26,8 @@ struct Traits {
   static constexpr int kWarpgroups = kBlockM / 64;
   static constexpr int kThreads = 128 * kWarpgroups;
   static_assert(kHeadDim % 64 == 0, "head_dim must be a multiple of 64");
-  static_assert(kBlockM % 64 == 0 && kBlockN % 64 == 0);
+  // wgmma's M is 64 per warpgroup; kBlockN is Q K^T's N (steps of 8) and P V's K (steps of 16)
+  static_assert(kBlockM % 64 == 0 && kBlockN % 16 == 0);
 
   using AtomLayout = Layout<Shape<Int<kWarpgroups>, _1, _1>>;
   // S[kBlockM, kBlockN] = Q[kBlockM, D] K[kBlockN, D]^T: both K-major in shared memory.

@@ -2,8 +2,8 @@
 // only): a producer warpgroup whose one elected thread loads Q once and K, V tile by tile with
 // TMA into two-stage pipelines (mbarriers, cutlass::PipelineTmaAsync), and two consumer
 // warpgroups of 64 query rows each that compute S = Q K^T (SS wgmma), the online softmax, and
-// O += P V (RS wgmma, P from the S registers). Two features switch on by -D, so that each rung
-// of the ladder measures one of them:
+// O += P V (RS wgmma, P from the S registers). Features switch on by -D, so that each rung of
+// the ladder measures one of them:
 //
 //   HK_PINGPONG  1: the two consumer warpgroups take turns issuing their wgmmas (a named-barrier
 //                token passed after each issue), so one's softmax runs while the other's
@@ -27,11 +27,22 @@
 //                per tile (the causal path without it) pays once per tile
 //   HK_DTYPE     0 bf16, 1 fp16
 //   HK_HEAD_DIM  64, 128 or 256
-//   HK_BLOCK_N   keys per KV tile (128 at head_dim <= 128, 64 at 256: registers)
+//   HK_BLOCK_M   query rows per tile: 128 (two consumer warpgroups) or 192 (three, FA3's tile at
+//                head_dim 64)
+//   HK_BLOCK_N   keys per KV tile, a multiple of 16 (fmha.py's ws_tile: 128 at head_dim <= 128
+//                and 64 at 256, or FA3's own sizes)
 //
-// A tile is 128 query rows of one (batch, head), worked on by one CTA of 384 threads; causal
-// tiles start from the last query tile (it sees the most keys) and stop at the diagonal. Shapes: q_len a multiple
-// of 128, kv_len of HK_BLOCK_N, causal needs q_len <= kv_len. C ABI as fmha_sm90.cu.
+// A tile is HK_BLOCK_M query rows of one (batch, head), worked on by one CTA of 128 threads per
+// warpgroup; causal tiles start from the last query tile (it sees the most keys) and stop at
+// the diagonal. Any q_len and kv_len: TMA fills rows past the end of Q, K or V with zeros, the
+// scores of keys past kv_len are masked in the last KV tile, and rows past q_len are not
+// stored. Causal needs q_len <= kv_len. C ABI as fmha_sm90.cu.
+// wgmma N not a multiple of 64 (FA3's 176- and 80-key tiles): CuTe's op selectors offer those
+// sizes only with its extended shapes (else they tile N with 16-wide wgmmas); a large header,
+// so only where needed.
+#if defined(HK_BLOCK_N) && HK_BLOCK_N % 64 != 0
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
+#endif
 #include "common.h"
 #include "cutlass/arch/reg_reconfig.h"
 #include "fmha_common.h"
@@ -44,8 +55,16 @@
 #ifndef HK_HEAD_DIM
 #define HK_HEAD_DIM 128
 #endif
+#ifndef HK_BLOCK_M
+#define HK_BLOCK_M 128
+#endif
 #ifndef HK_BLOCK_N
 #define HK_BLOCK_N 128
+#endif
+#if HK_BLOCK_M == 192  // warps per CTA for hk_describe: the producer's four and four per consumer
+#define HK_WARPS 16
+#else
+#define HK_WARPS 12
 #endif
 #ifndef HK_PINGPONG
 #define HK_PINGPONG 1
@@ -75,7 +94,7 @@ using Element = cutlass::half_t;
 #ifndef HK_STAGES
 #define HK_STAGES 2
 #endif
-using T = hk::fmha90ws::Traits<Element, HK_HEAD_DIM, HK_BLOCK_N, HK_STAGES>;
+using T = hk::fmha90ws::Traits<Element, HK_HEAD_DIM, HK_BLOCK_M, HK_BLOCK_N, HK_STAGES>;
 using Params = hk::fmha90ws::Params<T>;
 using Pipeline = typename T::Pipeline;
 using PipelineState = typename Pipeline::PipelineState;
@@ -98,13 +117,15 @@ __device__ __forceinline__ void wgmma_issue(Mma& mma, FA const& a, FB const& b, 
 }
 
 // The ping-pong token: named barrier 1 + w belongs to consumer warpgroup w; a warpgroup waits
-// on its own before issuing and hands the token to the other's after (256 threads: its 128
-// arrivals plus the other warpgroup's 128).
+// on its own before issuing and hands the token to the next one's after, round the two or
+// three (256 threads each: the waiting warpgroup's 128 plus the passing one's 128 arrivals).
 __device__ __forceinline__ void turn_wait(int wg) {
   if constexpr (HK_PINGPONG) cutlass::arch::NamedBarrier::sync(256, 1 + wg);
 }
 __device__ __forceinline__ void turn_pass(int wg) {
-  if constexpr (HK_PINGPONG) cutlass::arch::NamedBarrier::arrive(256, 1 + (1 - wg));
+  if constexpr (HK_PINGPONG) {
+    cutlass::arch::NamedBarrier::arrive(256, 1 + (wg + 1 == T::kConsumers ? 0 : wg + 1));
+  }
 }
 
 // HK_DYNAMIC's tile id goes from the producer to the consumers through shared memory beside Q's
@@ -129,7 +150,7 @@ __device__ __forceinline__ Tile tile_of(int t, Params const& p) {
 
 template <bool kCausal>
 __device__ __forceinline__ int kv_tiles(int m_block, Params const& p) {
-  int n_end = p.seq_k / T::kBlockN;
+  int n_end = (p.seq_k + T::kBlockN - 1) / T::kBlockN;  // the last one may be partial
   if (kCausal) {
     n_end = min(n_end, (m_block * T::kBlockM + T::kBlockM - 1 + p.causal_offset) / T::kBlockN + 1);
   }
@@ -149,7 +170,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
   const int warp_group = cutlass::canonical_warp_group_idx();
   const int tiles = p.m_blocks * p.q_heads * p.batch;
 
-  // ---- barriers: Q full (the producer's expect-tx) and empty (256 consumer arrivals); the two
+  // ---- barriers: Q full (the producer's expect-tx) and empty (every consumer thread); the two
   // K / V pipelines ------------------------------------------------------------------------------
   typename Pipeline::Params pp;
   pp.role = warp_group == 0 ? Pipeline::ThreadCategory::Producer
@@ -240,7 +261,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
     return;
   }
 
-  // ---- consumers: two warpgroups, rows 64 * wg .. 64 * wg + 63 of each query tile ------------
+  // ---- consumers: two or three warpgroups, rows 64 * wg .. 64 * wg + 63 of each query tile ---
   cutlass::arch::warpgroup_reg_alloc<T::kConsumerRegs>();
   const int ctid = threadIdx.x - 128;
   const int wg = warp_group - 1;
@@ -281,13 +302,22 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
       row_sum[r] = 0.f;
     }
 
-    // Keys past the diagonal only exist in the last tiles: mask those, skip the test elsewhere.
+    // Keys past the diagonal (causal) or past kv_len (TMA's zeros) only exist in the last
+    // tiles: mask those, skip the test elsewhere. Causal needs no kv_len test: for every row
+    // below q_len the diagonal lies before kv_len (rows past q_len are not stored).
     const int first_row = tile.m_block * kBlockM + p.causal_offset;
     auto mask = [&](auto& acc_s, int n) {
-      if (kCausal && (n + 1) * kBlockN - 1 > first_row) {
+      if constexpr (kCausal) {
+        if ((n + 1) * kBlockN - 1 > first_row) {
+          CUTE_UNROLL
+          for (int i = 0; i < size(acc_s); ++i) {
+            if (n * kBlockN + get<1>(tScS(i)) > first_row + get<0>(tScS(i))) acc_s(i) = -INFINITY;
+          }
+        }
+      } else if ((n + 1) * kBlockN > p.seq_k) {
         CUTE_UNROLL
         for (int i = 0; i < size(acc_s); ++i) {
-          if (n * kBlockN + get<1>(tScS(i)) > first_row + get<0>(tScS(i))) acc_s(i) = -INFINITY;
+          if (n * kBlockN + get<1>(tScS(i)) >= p.seq_k) acc_s(i) = -INFINITY;
         }
       }
     };
@@ -401,8 +431,12 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
 #else
     Tensor gO = local_tile(mO, Shape<Int<kBlockM>, Int<kHeadDim>>{}, make_coord(tile.m_block, 0));
     Tensor tOgO = thr_o.partition_C(gO);
+    Tensor tOcO = thr_o.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kHeadDim>>{}));
+    const int rows_left = p.seq_q - tile.m_block * kBlockM;  // the last tile may be partial
     CUTE_UNROLL
-    for (int i = 0; i < size(acc_o); ++i) tOgO(i) = Element(acc_o(i));
+    for (int i = 0; i < size(acc_o); ++i) {
+      if (get<0>(tOcO(i)) < rows_left) tOgO(i) = Element(acc_o(i));
+    }
 #endif
   }
 #endif
@@ -421,7 +455,8 @@ using namespace hk_fmha_sm90_ws;
 
 HK_EXPORT const char* hk_describe(void) {
   return "kernel=fmha_sm90_ws;dtype=" HK_DTYPE_NAME ";head_dim=" HK_STR(HK_HEAD_DIM)
-         ";tile=128x" HK_STR(HK_BLOCK_N) ";warps=12;schedule=tma-ws"
+         ";tile=" HK_STR(HK_BLOCK_M) "x" HK_STR(HK_BLOCK_N) ";warps=" HK_STR(HK_WARPS)
+         ";schedule=tma-ws"
 #if HK_PINGPONG
          "-pingpong"
 #endif
@@ -456,10 +491,11 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
   }
   if (major != 9) return hk::from_cutlass(cutlass::Status::kErrorArchMismatch);  // wgmma: sm_90a
   // The same checks as the cp.async kernels (TMA needs the same 16-byte alignment of base
-  // pointers and strides); their Params carry the strides and scale this plan uses.
+  // pointers and strides) but for the tiles: TMA's zero fill and the masks take partial ones.
+  // Their Params carry the strides and scale this plan uses.
   hk::fmha::Params<Element> checked;
   if (int rc = hk::fmha::make_params(checked, q, k, v, o, B, Hq, Hkv, Sq, Skv, strides, scale,
-                                     causal, T::kBlockM, T::kBlockN)) {
+                                     causal, 1, 1)) {
     return rc;
   }
   Params p;
@@ -482,7 +518,7 @@ HK_EXPORT int hk_fmha_plan(const void* q, const void* k, const void* v, void* o,
   p.group = checked.group;
   p.seq_q = Sq;
   p.seq_k = Skv;
-  p.m_blocks = Sq / T::kBlockM;
+  p.m_blocks = (Sq + T::kBlockM - 1) / T::kBlockM;
   p.causal_offset = checked.causal_offset;
   p.scale_log2 = checked.scale_log2;
   int tiles = p.m_blocks * Hq * B, sms = 0;

@@ -1,8 +1,9 @@
 // Tile shapes, shared-memory layouts, TMA types and the pipeline of the warp-specialized CuTe
 // SM90 FMHA forward (fmha_sm90_ws.cu): the FlashAttention-3 structure. One producer warpgroup
-// (one thread issues TMA loads of Q once and of K and V through a two-stage pipeline each) and
-// two consumer warpgroups (64 query rows each of a 128-row tile) that run Q K^T as an SS wgmma
-// and P V as an RS wgmma with P straight from the S accumulator (fmha_sm90.h's conversions).
+// (one thread issues TMA loads of Q once and of K and V through a pipeline each) and two or
+// three consumer warpgroups (64 query rows each of a 128- or 192-row tile) that run Q K^T as an
+// SS wgmma and P V as an RS wgmma with P straight from the S accumulator (fmha_sm90.h's
+// conversions).
 #pragma once
 
 #include "cute/atom/copy_traits_sm90_tma.hpp"
@@ -19,21 +20,25 @@ using namespace cute;
 using GmemShape = Shape<int32_t, int32_t, int32_t, int32_t>;
 using GmemStride = Stride<int64_t, _1, int64_t, int64_t>;
 
-template <class Element_, int kHeadDim_, int kBlockN_, int kStages_ = 2>
+template <class Element_, int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_ = 2>
 struct Traits {
   using Element = Element_;
   static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kBlockM = 128;  // two consumer warpgroups of 64 rows (wgmma's M)
+  static constexpr int kBlockM = kBlockM_;  // 64 query rows (wgmma's M) per consumer warpgroup
   static constexpr int kBlockN = kBlockN_;
   static constexpr int kStages = kStages_;
-  static constexpr int kConsumerThreads = 256;
+  static constexpr int kConsumers = kBlockM / 64;  // two, or three (FA3's 192-row tiles at D 64)
+  static constexpr int kConsumerThreads = 128 * kConsumers;
   static constexpr int kThreads = 128 + kConsumerThreads;  // producer warpgroup first
-  // setmaxnreg: the producer needs few registers, the consumers' accumulators many; the three
-  // warpgroups' totals must fit the SM's 64K (24 * 128 + 240 * 256 = 64,512).
+  // setmaxnreg: the producer needs few registers, the consumers' accumulators many; the
+  // warpgroups' totals must fit the SM's 64K (24 * 128 + 240 * 256 = 64,512 with two consumers,
+  // 24 * 128 + 160 * 384 = 64,512 with three; setmaxnreg takes multiples of 8).
   static constexpr int kProducerRegs = 24;
-  static constexpr int kConsumerRegs = 240;
+  static constexpr int kConsumerRegs = kConsumers == 2 ? 240 : 160;
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256);
-  static_assert(kBlockN % 64 == 0);
+  static_assert(kConsumers == 2 || kConsumers == 3);
+  // Q K^T's N steps by 8 and P V's K by 16; the swizzle atom is 8 rows: 16 covers all three.
+  static_assert(kBlockN % 16 == 0 && kBlockN <= 256);
 
   using Base = hk::fmha90::Traits<Element, kHeadDim, kBlockM, kBlockN>;
   using TiledMmaS = typename Base::TiledMmaS;

@@ -173,6 +173,10 @@ def test_tuned_provider_is_correct(problem):
         (1, 32, 8, 384, 1024, 128),
         (2, 4, 1, 256, 512, 64),
         (1, 8, 2, 256, 768, 256),  # the warp-specialized kernel alone takes head_dim 256
+        # and it alone takes partial tiles (TMA's zero fill, the last KV tile masked)
+        (1, 8, 2, 200, 333, 128),
+        (2, 4, 4, 1000, 1000, 64),
+        (1, 8, 2, 77, 300, 256),
     ],
 )
 @pytest.mark.parametrize("causal", [False, True])
@@ -189,16 +193,19 @@ def test_tuned_provider_is_correct(problem):
         "fa3-no-st16",
         "fa3-static",
         "fa3-exp-emu",
+        "fa3-tiles",
     ],
 )
 def test_fmha_matches_fp32(shape, causal, kernel):
     if _cc() < ((8, 0) if kernel == "sm80" else (9, 0)):
         pytest.skip(f"needs {kernel}")
-    from harness_kernels.cutlass.fmha import fmha_spec, head_dims
+    from harness_kernels.cutlass.fmha import BLOCK_M, BLOCK_N, WS_FEATURES, fmha_spec, head_dims
 
     problem = AttentionProblem(*shape, causal=causal, dtype="bf16")
     if problem.head_dim not in head_dims(kernel):
         pytest.skip(f"{kernel} is not built for head_dim {problem.head_dim}")
+    if kernel not in WS_FEATURES and (problem.q_len % BLOCK_M or problem.kv_len % BLOCK_N):
+        pytest.skip(f"{kernel} takes no partial tiles")
     _require(fmha_spec("bf16", problem.head_dim, kernel))
     name = "own-cutlass" if kernel == "sm80" else f"own-cutlass-{kernel}"
     provider = load_all().get("attention", name)
@@ -215,17 +222,19 @@ def test_fmha_matches_fp32(shape, causal, kernel):
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("head_dim", [64, 128, 256])
-def test_fmha_dynamic_schedule_covers_every_tile_launch_after_launch(causal, head_dim):
+@pytest.mark.parametrize("kernel", ["fa3", "fa3-tiles"])
+def test_fmha_dynamic_schedule_covers_every_tile_launch_after_launch(causal, head_dim, kernel):
     """fa3 (HK_DYNAMIC) with more tiles than SMs (the atomic counter hands out all but the first
     grid's worth): every launch writes every output row, so the counters went back to 0 at the
-    end of the launch before. The output is poisoned with NaN between launches."""
+    end of the launch before. The output is poisoned with NaN between launches. fa3-tiles runs
+    the same on partial tiles (2048 rows in 192-row tiles at D 64, keys in 176 and 80)."""
     if _cc() < (9, 0):
         pytest.skip("needs sm_90")
     from harness_kernels.cutlass.fmha import fmha_spec
 
     problem = AttentionProblem(2, 32, 8, 2048, 2048, head_dim, causal=causal, dtype="bf16")
-    _require(fmha_spec("bf16", head_dim, "fa3"))
-    provider = load_all().get("attention", "own-cutlass-fa3")
+    _require(fmha_spec("bf16", head_dim, kernel))
+    provider = load_all().get("attention", f"own-cutlass-{kernel}")
     device = get_device("cuda")
     inputs = problem.make_inputs(0, "randn", torch.device("cuda"))
     prepared = provider.prepare(problem, inputs, device)

@@ -110,7 +110,7 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
     assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(CONFIGS)
     attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
     ws = ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
-    ws += ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu")
+    ws += ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu", "fa3-tiles")
     assert {s.label for s in oc.specs_for(attn)} == {
         f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90", *ws) for d in (64, 128)
     }
@@ -121,8 +121,9 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
 
 
 def test_warp_specialized_fmha_rungs(registry):
-    """own-cutlass-fa3 and its seven rungs: sm_90 only, head_dim up to 256, 128-key tiles up to
-    head_dim 128 (64 at 256), each library built with its own feature switches."""
+    """own-cutlass-fa3 and its rungs: sm_90 only, head_dim up to 256, 128-key tiles up to
+    head_dim 128 (64 at 256), any length (partial tiles), each library built with its own feature
+    switches; fa3-tiles on FlashAttention-3's tile shapes."""
     from harness_kernels.cutlass.fmha import fmha_spec
 
     prefill = AttentionProblem(4, 32, 8, 4096, 4096, 128, causal=True)
@@ -130,20 +131,22 @@ def test_warp_specialized_fmha_rungs(registry):
     names = ["own-cutlass-fa3", *(f"own-cutlass-fa3-{r}" for r in ("no-pingpong", "no-overlap"))]
     names += ["own-cutlass-fa3-no-pingpong-no-overlap", "own-cutlass-fa3-not-persistent"]
     names += ["own-cutlass-fa3-no-st16", "own-cutlass-fa3-static", "own-cutlass-fa3-exp-emu"]
+    names += ["own-cutlass-fa3-tiles"]
     for name in names:
         p = registry.get("attention", name)
         assert p.min_cc == (9, 0) and p.family == "own"
         assert p.supports(prefill, H200) is None and p.supports(wide, H200) is None
         assert "sm_90 only" in p.supports(prefill, A100)
     fa3 = registry.get("attention", "own-cutlass-fa3")
-    why = fa3.supports(AttentionProblem(1, 32, 8, 1024, 1088, 128), H200)
-    assert "kv_len % 128" in why  # 128-key tiles at D 128
-    assert fa3.supports(AttentionProblem(1, 32, 8, 1024, 1088, 256), H200) is None  # 64 at 256
+    ragged = AttentionProblem(1, 32, 8, 1000, 1088, 128, causal=True)
+    assert fa3.supports(ragged, H200) is None  # partial tiles: TMA's zero fill, masks
+    why = registry.get("attention", "own-cutlass-sm90").supports(ragged, H200)
+    assert "no partial tiles" in why  # the cp.async kernels take whole tiles only
     assert "head_dim" in registry.get("attention", "own-cutlass-sm90").supports(wide, H200)
     assert {s.label for s in oc.specs_for([wide])} == {
         f"fmha-{k}-bf16-d256"
         for k in ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
-        + ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu")
+        + ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu", "fa3-tiles")
     }
     flags = {k: dict(fmha_spec("bf16", 128, k).defines) for k in ("fa3", "fa3-no-overlap")}
     assert flags["fa3"]["HK_PINGPONG"] == 1 and flags["fa3"]["HK_OVERLAP"] == 1
@@ -160,7 +163,15 @@ def test_warp_specialized_fmha_rungs(registry):
         # one CTA per tile: the atomic counter has nothing to hand out
         "fa3-not-persistent": ("HK_PERSISTENT", "HK_DYNAMIC"),
         "fa3-exp-emu": ("HK_EXP_EMU",),  # adds one: a quarter of the exp2 on the FMA pipe
+        "fa3-tiles": ("HK_BLOCK_N", "HK_STAGES"),  # 128x176 at D 128: two stages fit
     }
+    tiles = {d: dict(fmha_spec("bf16", d, "fa3-tiles").defines) for d in (64, 128, 256)}
+    assert [(t["HK_BLOCK_M"], t["HK_BLOCK_N"], t["HK_STAGES"]) for t in tiles.values()] == [
+        (192, 128, 3),  # three consumer warpgroups
+        (128, 176, 2),
+        (128, 80, 2),  # 64 KiB of Q and two 40 KiB K and V stages: 224 of 227 KiB
+    ]
+    assert flags["fa3"]["HK_BLOCK_M"] == 128 and "HK_FA3_TILES" not in flags["fa3"]
     assert dict(fmha_spec("bf16", 64, "fa3-exp-emu").defines)["HK_EXP_EMU"] == 4
     assert flags["fa3"]["HK_STORE16"] == 1 and flags["fa3"]["HK_DYNAMIC"] == 1
     for rung, switches in rungs.items():
