@@ -15,16 +15,18 @@ Attention:
   own-cutlass-sm90                  the same pipeline on Hopper's wgmma (Q K^T SS, P V RS with P
                                     in registers), sm_90 only: what wgmma adds over mma.sync
   own-cutlass-fa3                   FlashAttention-3's structure on those wgmmas: TMA producer
-                                    warpgroup, two-stage K/V pipelines, two consumer warpgroups
+                                    warpgroup, K/V pipelines, two or three consumer warpgroups
                                     in ping-pong, softmax overlapped with P V, persistent CTAs
                                     taking tiles from an atomic counter, O stored 16 bytes per
-                                    thread; sm_90 only
+                                    thread, FA3's tile shapes chosen per problem (fmha.py's
+                                    fa3_tile_rule); any length; sm_90 only
+  own-cutlass-fa3-t128              fa3 on 128x128 tiles (128x64 at head_dim 256) everywhere
   own-cutlass-fa3-no-pingpong, -no-overlap, -no-pingpong-no-overlap, -no-st16, -static,
-  -not-persistent                   its ladder rungs, features switched off
+  -not-persistent                   its ladder rungs: fa3-t128 with a feature switched off
   own-cutlass-fa3-exp-emu           fa3 with a quarter of its exp2 on the FMA pipe (head_dim 64)
-  own-cutlass-fa3-tiles             fa3 on FlashAttention-3's tile shapes: 192x128 with three
-                                    consumer warpgroups at head_dim 64, 128x176 at 128, 128x80
-                                    at 256 (partial tiles at power-of-two lengths)
+  own-cutlass-fa3-tiles             fa3 on FlashAttention-3's non-causal tile shapes at every
+                                    point: 192x128 with three consumer warpgroups at head_dim 64,
+                                    128x176 at 128, 128x80 at 256
 
 Compilation happens in prepare (never inside a timed window) and lands in a content-keyed cache;
 every provider here declares its libraries (Provider.prebuild), which the runner builds in one
@@ -309,6 +311,13 @@ def own_cutlass_attention_sm90(
     return Prepared(launch, dict(launch.config))
 
 
+TILES_SAID = {
+    "128": "128x128 (128x64 at head_dim 256)",
+    "rule": "FlashAttention-3's shapes chosen per problem (fa3_tile_rule)",
+    "fa3": "FlashAttention-3's non-causal shapes (192x128, 128x176, 128x80 at head_dim 64 / 128 / 256)",
+}
+
+
 def _attention_ws(kernel: str) -> None:
     """Register own-cutlass-<kernel> for one rung of the warp-specialized FMHA (fmha_sm90_ws.cu)."""
     from harness_kernels.cutlass.fmha import prepare_fmha
@@ -337,8 +346,7 @@ def _attention_ws(kernel: str) -> None:
     )
     prepare.__doc__ = (
         "Own CuTe FMHA forward, warp-specialized (TMA producer, K/V pipelines, two consumer "
-        f"warpgroups{', three on 192-row tiles' if features.fa3_tiles else ''}); "
-        f"{'FlashAttention-3 tile shapes; ' if features.fa3_tiles else ''}ping-pong {'on' if features.pingpong else 'off'}, "
+        f"warpgroups, three on 192-row tiles); tiles {TILES_SAID[features.tiles]}; ping-pong {'on' if features.pingpong else 'off'}, "
         f"intra-warpgroup overlap {'on' if features.overlap else 'off'}, {persistent}, O stored "
         f"{16 if features.store16 else 2} bytes per thread per store"
         f"{f', one exp2 in {features.exp_emu} on the FMA pipe' if features.exp_emu else ''}; "
@@ -383,7 +391,9 @@ def specs_for(problems: Iterable[Problem], providers: Iterable[str] | None = Non
                 name = "own-cutlass" if kernel == "sm80" else f"own-cutlass-{kernel}"
                 refused = _attention_supports(p, None, kernel)
                 if (wanted is None or name in wanted) and refused is None:
-                    specs.append(fmha_spec(p.dtype, p.head_dim, kernel))
+                    specs.append(
+                        fmha_spec(p.dtype, p.head_dim, kernel, causal=p.causal, q_len=p.q_len)
+                    )
     return list(dict.fromkeys(specs))
 
 

@@ -46,10 +46,16 @@ _INT_AXES = {
 # `provider_recorded`; rows of other trees keep theirs. Without it the latest rows of a point
 # could put an earlier kernel under a provider's current name in a headline (session 62).
 RENAMED_AT: dict[str, dict[str, str]] = {
+    # FA3's tile shapes per problem became fa3's default in session 63; fa3 on 128x128 tiles
+    # (these trees' fa3) is fa3-t128
+    **{
+        sha: {"own-cutlass-fa3": "own-cutlass-fa3-t128"}
+        for sha in ("7cc8bf9", "7880d73", "dae4678")
+    },
     # the atomic tile counter became fa3's default at 7cc8bf9
     "ce7e05b": {
         "own-cutlass-fa3": "own-cutlass-fa3-static",
-        "own-cutlass-fa3-dynamic": "own-cutlass-fa3",
+        "own-cutlass-fa3-dynamic": "own-cutlass-fa3-t128",
     },
     # the 16-byte O store became fa3's default at ce7e05b (its counter not yet there); fa3 had
     # neither, a kernel no provider builds today

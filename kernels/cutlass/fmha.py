@@ -9,8 +9,9 @@ Kernels with one C ABI (online softmax in registers):
                       ping-pong, softmax overlapped with P V, one persistent CTA per SM; sm_90a
                       only. Its rungs drop features: fa3-no-pingpong, fa3-no-overlap,
                       fa3-no-pingpong-no-overlap, fa3-no-st16, fa3-static,
-                      fa3-not-persistent; fa3-exp-emu adds one, fa3-tiles takes
-                      FlashAttention-3's tile shapes (WS_FEATURES, ws_tile)
+                      fa3-not-persistent, each off fa3-t128 (fa3 on 128x128 tiles;
+                      fa3 picks its tile per problem, fa3_tile_rule); fa3-exp-emu adds
+                      one, fa3-tiles takes FlashAttention-3's tile shapes (WS_FEATURES)
 
 launch = prepare_fmha(q, k, v, causal=True)   # q [B, Hq, Sq, D], k/v [B, Hkv, Skv, D]
 out = launch()                                # [B, Hq, Sq, D], on the current stream
@@ -41,16 +42,21 @@ class WsFeatures(NamedTuple):
     store16: int  # HK_STORE16: the O tile stored 16 bytes per thread (quad_store.h)
     dynamic: int  # HK_DYNAMIC: persistent for causal too, tiles handed out by an atomic counter
     exp_emu: int = 0  # HK_EXP_EMU: one exp2 in this many on the FMA pipe (fmha_common.h); 0 none
-    fa3_tiles: int = 0  # FA3_TILES' shapes (HK_BLOCK_M, HK_BLOCK_N) instead of ws_tile's default
+    # the tile shapes (HK_BLOCK_M, HK_BLOCK_N; ws_tile): "128" 128 rows x 128 keys (64 at D 256),
+    # "fa3" FA3_TILES, "rule" fa3_tile_rule's choice per problem
+    tiles: str = "128"
 
 
-# The FA3-class kernel and its rungs, each switching features off (fa3-exp-emu adds one).
-# Session 62 made two of them fa3's defaults on one H200 run each: the 16-byte O store
-# (fmha_prefill-st16-s62: faster at 29 of 30 points, D 128 at 4k-16k 1.01x cuDNN from 0.96x)
-# and the atomic tile counter (fmha_prefill-dyn-s62: causal 1.00-1.17x the static schedule,
-# non-causal 0.98-1.01x).
+# The FA3-class kernel and its rungs. fa3 runs on tile shapes chosen per problem (fa3_tile_rule:
+# FlashAttention-3's, session 63); fa3-t128 is fa3 on session 62's 128x128 tiles, and each
+# other rung switches one feature off fa3-t128 (fa3-exp-emu adds one; fa3-tiles takes FA3's
+# non-causal shapes at every point). Session 62 made two of the features defaults on one H200
+# run each: the 16-byte O store (fmha_prefill-st16-s62: faster at 29 of 30 points, D 128 at
+# 4k-16k 1.01x cuDNN from 0.96x) and the atomic tile counter (fmha_prefill-dyn-s62: causal
+# 1.00-1.17x the static schedule, non-causal 0.98-1.01x).
 WS_FEATURES = {
-    "fa3": WsFeatures(1, 1, 1, 1, 1),
+    "fa3": WsFeatures(1, 1, 1, 1, 1, tiles="rule"),
+    "fa3-t128": WsFeatures(1, 1, 1, 1, 1),
     "fa3-no-pingpong": WsFeatures(0, 1, 1, 1, 1),
     "fa3-no-overlap": WsFeatures(1, 0, 1, 1, 1),
     "fa3-no-pingpong-no-overlap": WsFeatures(0, 0, 1, 1, 1),
@@ -58,16 +64,16 @@ WS_FEATURES = {
     "fa3-static": WsFeatures(1, 1, 1, 1, 0),  # a static share per CTA; causal one CTA per tile
     "fa3-not-persistent": WsFeatures(1, 1, 0, 1, 0),  # one CTA per tile, causal or not
     # adds one: a quarter of the exponentials on the FMA pipe, for head_dim 64, where the SFU
-    # needs about as long as the tensor cores (measured beside fa3 before it can become default)
+    # needs about as long as the tensor cores (H200, fa3-exp-emu-s63: no faster at D 64,
+    # 0.944x cuDNN against fa3-t128's 0.951x; 6% slower at D 128)
     "fa3-exp-emu": WsFeatures(1, 1, 1, 1, 1, 4),
-    # fa3 on FlashAttention-3's own tile shapes (FA3_TILES), measured beside fa3 per head_dim
-    "fa3-tiles": WsFeatures(1, 1, 1, 1, 1, fa3_tiles=1),
+    "fa3-tiles": WsFeatures(1, 1, 1, 1, 1, tiles="fa3"),
 }
 # FlashAttention-3's bf16 forward tiles on sm_90 (its hopper/tile_size.h), (query rows, keys)
-# per head_dim: at 64, 192 rows worked by three consumer warpgroups; at 128, 176 keys (its
-# non-causal choice: 128 when causal; one library here serves both); at 256, 80 keys, which
-# with two stages fills shared memory. None divides a power-of-two length: the kernel takes
-# partial tiles (TMA zero-fills, the last KV tile masked, rows past q_len not stored).
+# per head_dim, non-causal: at 64, 192 rows worked by three consumer warpgroups; at 128, 176
+# keys; at 256, 80 keys, which with two stages fills shared memory. None divides a power-of-two
+# length: the kernel takes partial tiles (TMA zero-fills, the last KV tile masked, rows past
+# q_len not stored).
 FA3_TILES = {64: (192, 128), 128: (128, 176), 256: (128, 80)}
 SM90_SMEM_BYTES = 227 * 1024  # the opt-in maximum per block
 KERNELS = {
@@ -82,11 +88,31 @@ def head_dims(kernel: str) -> tuple[int, ...]:
     return (64, 128, 256) if kernel in WS_FEATURES else HEAD_DIMS
 
 
-def ws_tile(kernel: str, head_dim: int) -> tuple[int, int]:
-    """(query rows, keys) per tile of the warp-specialized kernel: FA3_TILES for fa3-tiles;
-    else 128 rows (two consumer warpgroups) and 128 keys up to head_dim 128, where the
-    consumers' S and O accumulators fit the registers, 64 keys at 256."""
-    if WS_FEATURES[kernel].fa3_tiles:
+def fa3_tile_rule(head_dim: int, causal: bool, q_len: int | None) -> tuple[int, int]:
+    """fa3's tile per problem: FlashAttention-3's choice (FA3_TILES, but 128 keys at D 128 when
+    causal, where the diagonal's masked share grows with the tile), and 128 rows at D 64 for
+    causal q_len < 2048. Measured on one H200 (fa3-tiles-s63, FA3's non-causal shapes at every
+    point against 128x128): at D 128 causal 176 keys were 0.96x / 0.89x at 2k / 1k tokens, 1.00-1.03x
+    at 4k-16k; at D 64 causal 1k 192 rows were 0.92x (1.07x at 2k); everywhere else FA3's shapes
+    were faster or level (non-causal 1.01-1.18x)."""
+    if head_dim == 128 and causal:
+        return (128, 128)
+    if head_dim == 64 and causal and q_len is not None and q_len < 2048:
+        return (128, 128)
+    return FA3_TILES[head_dim]
+
+
+def ws_tile(
+    kernel: str, head_dim: int, causal: bool = False, q_len: int | None = None
+) -> tuple[int, int]:
+    """(query rows, keys) per tile of the warp-specialized kernel `kernel` on a problem (its
+    head_dim, causal mask, q_len; without them a non-causal long one): fa3_tile_rule's for fa3,
+    FA3_TILES for fa3-tiles; else 128 rows (two consumer warpgroups) and 128 keys up to
+    head_dim 128, where the consumers' S and O accumulators fit the registers, 64 at 256."""
+    tiles = WS_FEATURES[kernel].tiles
+    if tiles == "rule":
+        return fa3_tile_rule(head_dim, causal, q_len)
+    if tiles == "fa3":
         return FA3_TILES[head_dim]
     return (128, 128 if head_dim <= 128 else 64)
 
@@ -96,37 +122,46 @@ def block_n(kernel: str, head_dim: int) -> int:
     return ws_tile(kernel, head_dim)[1] if kernel in WS_FEATURES else BLOCK_N
 
 
-def stages(kernel: str, head_dim: int) -> int:
+def stages(block_m: int, block_n: int, head_dim: int) -> int:
     """K/V pipeline stages of the warp-specialized kernel: as many as fit shared memory beside
     the Q tile (1 KiB kept for the barriers), at most three (the Gluon FMHA's tuner picked three
     at D 128 on the H200): three at head_dim <= 128 with 128-key tiles (224 KiB at D 128), two at
     256 and with FA3's 176- and 80-key tiles."""
-    block_m, bn = ws_tile(kernel, head_dim)
-    q_bytes, kv_bytes = 2 * block_m * head_dim, 2 * bn * head_dim  # 16-bit elements
+    q_bytes, kv_bytes = 2 * block_m * head_dim, 2 * block_n * head_dim  # 16-bit elements
     return min(3, (SM90_SMEM_BYTES - 1024 - q_bytes) // (2 * kv_bytes))
 
 
-def fmha_spec(dtype: str, head_dim: int, kernel: str = "sm80") -> build.KernelSpec:
+def fmha_spec(
+    dtype: str,
+    head_dim: int,
+    kernel: str = "sm80",
+    *,
+    causal: bool = False,
+    q_len: int | None = None,
+) -> build.KernelSpec:
     """The library for `kernel` (a KERNELS name), `dtype` (bf16 | fp16) and `head_dim`
-    (head_dims(kernel)): sm80 carries sm_80 and sm_90 SASS, the others sm_90a (wgmma) alone."""
+    (head_dims(kernel)), for a problem with `causal` and `q_len` where the tile depends on them
+    (fa3: ws_tile): sm80 carries sm_80 and sm_90 SASS, the others sm_90a (wgmma) alone."""
     code = {"bf16": 0, "fp16": 1}[dtype]
     source, archs = KERNELS[kernel]
     defines: tuple[tuple[str, int], ...] = (("HK_DTYPE", code), ("HK_HEAD_DIM", head_dim))
+    label = f"fmha-{kernel}-{dtype}-d{head_dim}"
     if kernel in WS_FEATURES:
         features = WS_FEATURES[kernel]._asdict()
-        features.pop("fa3_tiles")  # a choice of the two tile defines, not a switch of its own
-        block_m, bn = ws_tile(kernel, head_dim)
+        if features.pop("tiles") != "128":  # a choice of the two tile defines, not a switch
+            label += "-{}x{}".format(*ws_tile(kernel, head_dim, causal, q_len))
+        block_m, bn = ws_tile(kernel, head_dim, causal, q_len)
         defines += (
             ("HK_BLOCK_M", block_m),
             ("HK_BLOCK_N", bn),
-            ("HK_STAGES", stages(kernel, head_dim)),
+            ("HK_STAGES", stages(block_m, bn, head_dim)),
             *((f"HK_{name.upper()}", int(on)) for name, on in features.items()),
         )
     return build.KernelSpec(
         source,
         defines,
         archs,
-        f"fmha-{kernel}-{dtype}-d{head_dim}",
+        label,
         # exp2 as one MUFU.EX2, reciprocal without the IEEE fix-up: softmax needs neither.
         extra_flags=("--use_fast_math",),
     )
@@ -209,7 +244,7 @@ class FmhaLaunch:
             if t.stride(3) != 1:
                 raise ValueError(f"{name} needs unit stride along head_dim")
         self.out = torch.empty((B, Hq, Sq, D), dtype=q.dtype, device=q.device)
-        lib, manifest = build.load(fmha_spec(dtype, D, kernel))
+        lib, manifest = build.load(fmha_spec(dtype, D, kernel, causal=causal, q_len=Sq))
         self._lib = _bind(lib)
         strides = [t.stride(i) for t in (q, k, v, self.out) for i in range(3)]  # batch, head, row
         self._keep = (q, k, v)  # the plan holds raw pointers into these
@@ -306,6 +341,7 @@ __all__ = [
     "FmhaLaunch",
     "WsFeatures",
     "block_n",
+    "fa3_tile_rule",
     "fmha_spec",
     "head_dims",
     "prepare_fmha",

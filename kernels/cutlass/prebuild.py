@@ -69,10 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     for item in args.fmha or (DEFAULT_FMHA if not args.gemm else ()):
         dtype, head_dim = item.split(":")
         specs += [
-            fmha_spec(dtype, int(head_dim), kernel)
+            # fa3's tile depends on the mask and the length (fmha.fa3_tile_rule): every choice
+            fmha_spec(dtype, int(head_dim), kernel, causal=causal, q_len=q_len)
             for kernel in KERNELS
             if int(head_dim) in head_dims(kernel)  # head_dim 256: the warp-specialized kernel
+            for causal in (False, True)
+            for q_len in (1024, None)
         ]
+    specs = list(dict.fromkeys(specs))
     t0 = time.perf_counter()
     report = prebuild(specs, args.jobs)
     for label, status in report.items():

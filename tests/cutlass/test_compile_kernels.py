@@ -115,6 +115,21 @@ def test_fmha_sm90_ws_is_fa3_shaped(kernel_builds, sass_of):
     assert count(text, r"\b(STL|LDL)\b") == 0
 
 
+def test_fmha_on_192_row_tiles_runs_three_consumer_warpgroups(kernel_builds, sass_of):
+    """fa3 at D 64 (FA3's 192x128 tile): three consumer warpgroups at 160 registers each beside
+    the producer's 24 (24 * 128 + 160 * 384 = 64,512), the ping-pong token passed round the
+    three (a named barrier each, 256 threads), 64x128 wgmmas for Q K^T and 64x64 for P V, the
+    P V wait leaving one batch in flight, no local memory."""
+    text = sass_of(kernel_builds["sass"]["fmha_sm90_ws_192"])["sm_90a"]
+    assert count(text, r"\bUSETMAXREG\.DEALLOC\.CTAPOOL 0x18") > 0
+    assert count(text, r"\bUSETMAXREG\.TRY_ALLOC\.CTAPOOL \w+, 0xa0") > 0
+    assert count(text, r"\bBAR\.SYNC\.DEFER_BLOCKING \w+, 0x100") > 0
+    assert count(text, r"\bHGMMA\.64x128x16\.F32\.BF16") > 0
+    assert count(text, r"\bHGMMA\.64x64x16\.F32\.BF16") > 0
+    assert count(text, r"\bWARPGROUP\.DEPBAR\.LE gsb0, 0x1") > 0
+    assert count(text, r"\b(STL|LDL)\b") == 0
+
+
 def test_fmha_stores_its_o_tile_16_bytes_per_thread(kernel_builds, sass_of):
     """fa3 (HK_STORE16, its default since session 62): a quad's shuffles leave each lane 8
     columns of one row, stored as one 16-byte vector: at D 128, 8 per thread per tile (one per

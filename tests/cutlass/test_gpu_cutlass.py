@@ -194,6 +194,7 @@ def test_tuned_provider_is_correct(problem):
         "fa3-static",
         "fa3-exp-emu",
         "fa3-tiles",
+        "fa3-t128",
     ],
 )
 def test_fmha_matches_fp32(shape, causal, kernel):
@@ -206,7 +207,7 @@ def test_fmha_matches_fp32(shape, causal, kernel):
         pytest.skip(f"{kernel} is not built for head_dim {problem.head_dim}")
     if kernel not in WS_FEATURES and (problem.q_len % BLOCK_M or problem.kv_len % BLOCK_N):
         pytest.skip(f"{kernel} takes no partial tiles")
-    _require(fmha_spec("bf16", problem.head_dim, kernel))
+    _require(fmha_spec("bf16", problem.head_dim, kernel, causal=causal, q_len=problem.q_len))
     name = "own-cutlass" if kernel == "sm80" else f"own-cutlass-{kernel}"
     provider = load_all().get("attention", name)
     device = get_device("cuda")
@@ -222,18 +223,19 @@ def test_fmha_matches_fp32(shape, causal, kernel):
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("head_dim", [64, 128, 256])
-@pytest.mark.parametrize("kernel", ["fa3", "fa3-tiles"])
+@pytest.mark.parametrize("kernel", ["fa3", "fa3-tiles", "fa3-t128"])
 def test_fmha_dynamic_schedule_covers_every_tile_launch_after_launch(causal, head_dim, kernel):
     """fa3 (HK_DYNAMIC) with more tiles than SMs (the atomic counter hands out all but the first
     grid's worth): every launch writes every output row, so the counters went back to 0 at the
-    end of the launch before. The output is poisoned with NaN between launches. fa3-tiles runs
-    the same on partial tiles (2048 rows in 192-row tiles at D 64, keys in 176 and 80)."""
+    end of the launch before. The output is poisoned with NaN between launches. fa3 and
+    fa3-tiles run it on partial tiles (2048 rows in 192-row tiles at D 64, keys in 176 and
+    80), fa3-t128 on 128x128 (128x64)."""
     if _cc() < (9, 0):
         pytest.skip("needs sm_90")
     from harness_kernels.cutlass.fmha import fmha_spec
 
     problem = AttentionProblem(2, 32, 8, 2048, 2048, head_dim, causal=causal, dtype="bf16")
-    _require(fmha_spec("bf16", head_dim, kernel))
+    _require(fmha_spec("bf16", head_dim, kernel, causal=causal, q_len=problem.q_len))
     provider = load_all().get("attention", f"own-cutlass-{kernel}")
     device = get_device("cuda")
     inputs = problem.make_inputs(0, "randn", torch.device("cuda"))

@@ -109,9 +109,14 @@ def test_specs_for_a_llama_sweep_cover_every_candidate():
     everything = {s.label for s in oc.specs_for(problems)}
     assert "gemm-sm80-multistage-bf16-nt" in everything and len(everything) == len(CONFIGS)
     attn = [AttentionProblem(16, 32, 8, 1024, 1024, d, causal=c) for d in (64, 128) for c in (0, 1)]
-    ws = ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
-    ws += ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu", "fa3-tiles")
-    assert {s.label for s in oc.specs_for(attn)} == {
+    ws = ("fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
+    ws += ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu", "fa3-t128")
+    # fa3 on FA3's tiles per problem (causal 1k at D 64 and causal D 128 on 128x128), fa3-tiles
+    # on FA3's non-causal shapes everywhere
+    tiled = {"fmha-fa3-bf16-d64-192x128", "fmha-fa3-bf16-d64-128x128", "fmha-fa3-bf16-d128-128x176"}
+    tiled |= {"fmha-fa3-bf16-d128-128x128"}
+    tiled |= {"fmha-fa3-tiles-bf16-d64-192x128", "fmha-fa3-tiles-bf16-d128-128x176"}
+    assert {s.label for s in oc.specs_for(attn)} == tiled | {
         f"fmha-{kernel}-bf16-d{d}" for kernel in ("sm80", "sm90", *ws) for d in (64, 128)
     }
     assert {s.label for s in oc.specs_for(attn, ["own-cutlass-sm90"])} == {
@@ -131,7 +136,7 @@ def test_warp_specialized_fmha_rungs(registry):
     names = ["own-cutlass-fa3", *(f"own-cutlass-fa3-{r}" for r in ("no-pingpong", "no-overlap"))]
     names += ["own-cutlass-fa3-no-pingpong-no-overlap", "own-cutlass-fa3-not-persistent"]
     names += ["own-cutlass-fa3-no-st16", "own-cutlass-fa3-static", "own-cutlass-fa3-exp-emu"]
-    names += ["own-cutlass-fa3-tiles"]
+    names += ["own-cutlass-fa3-tiles", "own-cutlass-fa3-t128"]
     for name in names:
         p = registry.get("attention", name)
         assert p.min_cc == (9, 0) and p.family == "own"
@@ -145,13 +150,15 @@ def test_warp_specialized_fmha_rungs(registry):
     assert "head_dim" in registry.get("attention", "own-cutlass-sm90").supports(wide, H200)
     assert {s.label for s in oc.specs_for([wide])} == {
         f"fmha-{k}-bf16-d256"
-        for k in ("fa3", "fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
-        + ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu", "fa3-tiles")
-    }
-    flags = {k: dict(fmha_spec("bf16", 128, k).defines) for k in ("fa3", "fa3-no-overlap")}
+        for k in ("fa3-no-pingpong", "fa3-no-overlap", "fa3-no-pingpong-no-overlap")
+        + ("fa3-not-persistent", "fa3-no-st16", "fa3-static", "fa3-exp-emu", "fa3-t128")
+    } | {"fmha-fa3-bf16-d256-128x80", "fmha-fa3-tiles-bf16-d256-128x80"}
+    # the rungs against fa3-t128 (fa3 on 128x128 tiles); fa3's own tile is per problem
+    flags = {k: dict(fmha_spec("bf16", 128, k).defines) for k in ("fa3-t128", "fa3-no-overlap")}
+    flags["fa3"] = flags.pop("fa3-t128")
     assert flags["fa3"]["HK_PINGPONG"] == 1 and flags["fa3"]["HK_OVERLAP"] == 1
     assert flags["fa3-no-overlap"]["HK_OVERLAP"] == 0 and flags["fa3"]["HK_BLOCK_N"] == 128
-    assert dict(fmha_spec("bf16", 256, "fa3").defines)["HK_BLOCK_N"] == 64
+    assert dict(fmha_spec("bf16", 256, "fa3-t128").defines)["HK_BLOCK_N"] == 64
     assert flags["fa3"]["HK_PERSISTENT"] == 1
     assert dict(fmha_spec("bf16", 128, "fa3-not-persistent").defines)["HK_PERSISTENT"] == 0
     # every rung names every switch; each differs from fa3 in the one it is named for
@@ -164,7 +171,12 @@ def test_warp_specialized_fmha_rungs(registry):
         "fa3-not-persistent": ("HK_PERSISTENT", "HK_DYNAMIC"),
         "fa3-exp-emu": ("HK_EXP_EMU",),  # adds one: a quarter of the exp2 on the FMA pipe
         "fa3-tiles": ("HK_BLOCK_N", "HK_STAGES"),  # 128x176 at D 128: two stages fit
+        "fa3": ("HK_BLOCK_N", "HK_STAGES"),  # the same, non-causal (fa3_tile_rule)
     }
+    causal = dict(fmha_spec("bf16", 128, "fa3", causal=True, q_len=4096).defines)
+    assert causal == flags["fa3"]  # FA3's rule: 128 keys at D 128 when causal
+    short = dict(fmha_spec("bf16", 64, "fa3", causal=True, q_len=1024).defines)
+    assert (short["HK_BLOCK_M"], short["HK_BLOCK_N"]) == (128, 128)  # 192 rows: q_len >= 2048
     tiles = {d: dict(fmha_spec("bf16", d, "fa3-tiles").defines) for d in (64, 128, 256)}
     assert [(t["HK_BLOCK_M"], t["HK_BLOCK_N"], t["HK_STAGES"]) for t in tiles.values()] == [
         (192, 128, 3),  # three consumer warpgroups

@@ -22,15 +22,18 @@ def _rows(run: str, sha: str, providers: list[str]) -> list[dict]:
 
 def test_a_tree_in_renamed_at_reads_in_todays_names(tmp_path):
     # session 62's fmha_prefill-dyn-s62 (ce7e05b): fa3 was the static schedule, fa3-dynamic
-    # today's fa3; a run of today's tree keeps its names
+    # session 62's final fa3, today's fa3-t128 (fa3 took FA3's tile shapes in session 63), as
+    # is the fa3 of 7cc8bf9; a run of today's tree keeps its names
     before = "ce7e05bb440dace82f9c5d2efc9815900c323883"
     write_run(tmp_path, "dyn", _rows("dyn", before, ["own-cutlass-fa3", "own-cutlass-fa3-dynamic"]))
-    write_run(tmp_path, "now", _rows("now", "7cc8bf9" + "0" * 33, ["own-cutlass-fa3"]))
+    write_run(tmp_path, "s62", _rows("s62", "7cc8bf9" + "0" * 33, ["own-cutlass-fa3"]))
+    write_run(tmp_path, "now", _rows("now", "f" * 40, ["own-cutlass-fa3"]))
     df = data.load([tmp_path])
     got = {(r.run_id, r.provider_recorded): r.provider for r in df.itertuples()}
     assert got == {
         ("dyn", "own-cutlass-fa3"): "own-cutlass-fa3-static",
-        ("dyn", "own-cutlass-fa3-dynamic"): "own-cutlass-fa3",
+        ("dyn", "own-cutlass-fa3-dynamic"): "own-cutlass-fa3-t128",
+        ("s62", "own-cutlass-fa3"): "own-cutlass-fa3-t128",
         ("now", "own-cutlass-fa3"): "own-cutlass-fa3",
     }
 
