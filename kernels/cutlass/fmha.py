@@ -92,9 +92,9 @@ def fa3_tile_rule(head_dim: int, causal: bool, q_len: int | None) -> tuple[int, 
     """fa3's tile per problem: FlashAttention-3's choice (FA3_TILES, but 128 keys at D 128 when
     causal, where the diagonal's masked share grows with the tile), and 128 rows at D 64 for
     causal q_len < 2048. Measured on one H200 (fa3-tiles-s63, FA3's non-causal shapes at every
-    point against 128x128): at D 128 causal 176 keys were 0.96x / 0.89x at 2k / 1k tokens, 1.00-1.03x
-    at 4k-16k; at D 64 causal 1k 192 rows were 0.92x (1.07x at 2k); everywhere else FA3's shapes
-    were faster or level (non-causal 1.01-1.18x)."""
+    point against 128x128): at D 128 causal 176 keys were 0.96x / 0.91x at 2k / 1k tokens,
+    1.00-1.03x at 4k-16k; at D 64 causal 1k 192 rows were 0.92x (1.07x at 2k); everywhere else
+    FA3's shapes were faster or level (non-causal 1.03-1.18x)."""
     if head_dim == 128 and causal:
         return (128, 128)
     if head_dim == 64 and causal and q_len is not None and q_len < 2048:
