@@ -335,6 +335,7 @@ def _attention_ws(kernel: str) -> None:
         )
         switches: dict = {name: bool(on) for name, on in features._asdict().items()}
         switches["exp_emu"] = features.exp_emu  # one exp2 in this many emulated; 0: none
+        switches["tiles"] = features.tiles  # how the tile is chosen; config["tile"] says which
         return Prepared(launch, dict(launch.config, **switches))
 
     persistent = (

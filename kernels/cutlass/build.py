@@ -355,9 +355,14 @@ def build(spec: KernelSpec, *, force: bool = False) -> Built:
 def build_many(specs: Iterable[KernelSpec], max_workers: int | None = None) -> dict:
     """Build (or find) every spec, compiling the missing ones in parallel nvcc processes.
 
-    Returns {spec: Built or BuildError}; one failed compile never stops the others."""
+    Returns {spec: Built or BuildError}; one failed compile never stops the others. Specs
+    that differ in their label alone (fa3's 128x128 tile and fa3-t128) compile once: the
+    others then find it in the cache."""
     unique = list(dict.fromkeys(specs))
-    workers = max_workers or max(1, min(len(unique), os.cpu_count() or 1))
+    first: dict[str, KernelSpec] = {}
+    for spec in unique:
+        first.setdefault(spec.partial_key(), spec)
+    workers = max_workers or max(1, min(len(first), os.cpu_count() or 1))
 
     def one(spec: KernelSpec):
         try:
@@ -366,7 +371,12 @@ def build_many(specs: Iterable[KernelSpec], max_workers: int | None = None) -> d
             return e
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return dict(zip(unique, pool.map(one, unique), strict=True))
+        done = dict(zip(first.values(), pool.map(one, first.values()), strict=True))
+    out = {}
+    for spec in unique:
+        same = done[first[spec.partial_key()]]
+        out[spec] = done.get(spec) or (same if isinstance(same, BuildError) else one(spec))
+    return out
 
 
 def device_code(spec: KernelSpec, dest: Path) -> Path:

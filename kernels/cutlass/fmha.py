@@ -117,18 +117,18 @@ def ws_tile(
     return (128, 128 if head_dim <= 128 else 64)
 
 
-def block_n(kernel: str, head_dim: int) -> int:
-    """Keys per KV tile: ws_tile's for the warp-specialized kernel, 64 in the cp.async kernels."""
-    return ws_tile(kernel, head_dim)[1] if kernel in WS_FEATURES else BLOCK_N
-
-
 def stages(block_m: int, block_n: int, head_dim: int) -> int:
     """K/V pipeline stages of the warp-specialized kernel: as many as fit shared memory beside
     the Q tile (1 KiB kept for the barriers), at most three (the Gluon FMHA's tuner picked three
     at D 128 on the H200): three at head_dim <= 128 with 128-key tiles (224 KiB at D 128), two at
     256 and with FA3's 176- and 80-key tiles."""
     q_bytes, kv_bytes = 2 * block_m * head_dim, 2 * block_n * head_dim  # 16-bit elements
-    return min(3, (SM90_SMEM_BYTES - 1024 - q_bytes) // (2 * kv_bytes))
+    n = min(3, (SM90_SMEM_BYTES - 1024 - q_bytes) // (2 * kv_bytes))
+    # one stage leaves the producer nothing to load ahead; three consumers at 160 registers hold
+    # a 64-row O accumulator of head_dim 64 only (fmha_sm90_ws.h's register split)
+    if n < 2 or (block_m == 192 and head_dim != 64):
+        raise ValueError(f"tile {block_m}x{block_n} at head_dim {head_dim}: {n} stages fit")
+    return n
 
 
 def fmha_spec(
@@ -340,7 +340,6 @@ __all__ = [
     "WS_FEATURES",
     "FmhaLaunch",
     "WsFeatures",
-    "block_n",
     "fa3_tile_rule",
     "fmha_spec",
     "head_dims",

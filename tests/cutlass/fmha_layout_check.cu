@@ -2,6 +2,9 @@
 // thread, using CuTe identity tensors (each element holds its own (row, col) coordinate).
 // Built by tests/cutlass/test_fmha_layouts.py with nvcc and run on the CPU; prints "ok" or the
 // first mismatch and exits non-zero.
+// The warp-specialized kernel builds its 176- and 80-key tiles with CuTe's extended wgmma shapes
+// (fmha_sm90_ws.cu); with them on, the selectors pick the same atoms as before at 64 and 128.
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
 #include <cstdio>
 #include <set>
 
@@ -88,7 +91,7 @@ void check() {
 }
 
 // The SM90 kernel: S from the SS wgmma, P reused as the RS wgmma's A operand, O's rows.
-template <class T>
+template <class T, bool kGmemCopy = true>  // kGmemCopy: the cp.async kernel's K/V copy
 void check90() {
   constexpr int M = T::kBlockM, N = T::kBlockN, D = T::kHeadDim;
   typename T::TiledMmaS mma_s;
@@ -139,21 +142,25 @@ void check90() {
   typename T::SmemLayoutVt vt;
   for (int d = 0; d < D; ++d)
     for (int j = 0; j < N; ++j) CHECK(vt(d, j) == kv(j, d), "Vt(%d,%d)", d, j);
-  typename T::GmemCopy gcopy;
-  std::vector<int> g_seen(N * D, 0);
-  for (int t = 0; t < T::kThreads; ++t) {
-    auto part = gcopy.get_thread_slice(t).partition_S(make_identity_tensor(Shape<Int<N>, Int<D>>{}));
-    for (int i = 0; i < size(part); ++i) g_seen[get<0>(part(i)) * D + get<1>(part(i))]++;
+  if constexpr (kGmemCopy) {
+    typename T::GmemCopy gcopy;
+    std::vector<int> g_seen(N * D, 0);
+    for (int t = 0; t < T::kThreads; ++t) {
+      auto part =
+          gcopy.get_thread_slice(t).partition_S(make_identity_tensor(Shape<Int<N>, Int<D>>{}));
+      for (int i = 0; i < size(part); ++i) g_seen[get<0>(part(i)) * D + get<1>(part(i))]++;
+    }
+    for (int i = 0; i < N * D; ++i) CHECK(g_seen[i] == 1, "K element %d copied %d times", i, g_seen[i]);
   }
-  for (int i = 0; i < N * D; ++i) CHECK(g_seen[i] == 1, "K element %d copied %d times", i, g_seen[i]);
   std::printf("checked sm90 head_dim %d: kBlockM %d kBlockN %d threads %d\n", D, M, N, T::kThreads);
 }
 
-// The warp-specialized kernel: its consumers' MMAs are fmha90's at its tile (checked above), and
-// V^T is read per pipeline stage over the staged K/V buffer.
+// The warp-specialized kernel: its consumers' MMAs are fmha90's at its tile (checked above; TMA
+// loads K and V, not the cp.async copy), and V^T is read per pipeline stage over the staged K/V
+// buffer.
 template <class T>
 void check90ws() {
-  check90<typename T::Base>();
+  check90<typename T::Base, false>();
   constexpr int N = T::kBlockN, D = T::kHeadDim;
   typename T::SmemLayoutKV kv;
   typename T::SmemLayoutVt vt;
@@ -173,9 +180,14 @@ int main() {
   check90<hk::fmha90::Traits<cutlass::bfloat16_t, 128>>();
   check90<hk::fmha90::Traits<cutlass::bfloat16_t, 64>>();
   check90<hk::fmha90::Traits<cutlass::half_t, 128>>();
-  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 128, 128, 3>>();  // fmha.stages()
-  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 64, 128, 3>>();
-  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 256, 64>>();
+  // (head_dim, query rows, keys, stages) as fmha.py's ws_tile and stages() give them
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 128, 128, 128, 3>>();
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 64, 128, 128, 3>>();
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 256, 128, 64, 2>>();
+  // FlashAttention-3's shapes (fmha.FA3_TILES): three consumer warpgroups at D 64; 176 and 80 keys
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 64, 192, 128, 3>>();
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 128, 128, 176, 2>>();
+  check90ws<hk::fmha90ws::Traits<cutlass::bfloat16_t, 256, 128, 80, 2>>();
   if (failures) {
     std::printf("%d failures\n", failures);
     return 1;
