@@ -104,6 +104,8 @@ def kernel_builds(session_cache: Path) -> dict:
         "fmha_sm90_ws": fmha_spec("bf16", 128, "fa3-t128"),
         # fa3 at D 64: FA3's 192-row tile, three consumer warpgroups
         "fmha_sm90_ws_192": fmha_spec("bf16", 64, "fa3"),
+        # fa3 at D 256: FA3's 80-key tile, a wgmma N CuTe offers only among its extended shapes
+        "fmha_sm90_ws_80": fmha_spec("bf16", 256, "fa3"),
         # the same with a static share of tiles per CTA (causal: one CTA per tile)
         "fmha_sm90_ws_static": fmha_spec("bf16", 128, "fa3-static"),
         # the same as fa3 with a quarter of the exp2 on the FMA pipe (HK_EXP_EMU 4)
@@ -129,7 +131,7 @@ def kernel_builds(session_cache: Path) -> dict:
             # Longest first: two nvcc processes on two cores finish about together.
             names = ["sm90_gemm", "fmha_sm90_ws", "fmha_sm80", "sm80_gemm", "fmha_sm90"]
             names += ["sm90_gemm_tf32_nn", "fmha_sm90_ws_static", "fmha_sm90_ws_exp_emu"]
-            names += ["fmha_sm90_ws_192"]
+            names += ["fmha_sm90_ws_192", "fmha_sm90_ws_80"]
             results = dict(zip(names, pool.map(one, names), strict=True))
     finally:
         mp.undo()

@@ -130,6 +130,16 @@ def test_fmha_on_192_row_tiles_runs_three_consumer_warpgroups(kernel_builds, sas
     assert count(text, r"\b(STL|LDL)\b") == 0
 
 
+def test_fmha_on_80_key_tiles_issues_80_wide_wgmmas(kernel_builds, sass_of):
+    """fa3 at D 256 (FA3's 128x80 tile): Q K^T as 64x80 wgmmas (CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED;
+    without it CuTe tiles N = 80 with 16-wide ones), P V as 64x256, no local memory."""
+    text = sass_of(kernel_builds["sass"]["fmha_sm90_ws_80"])["sm_90a"]
+    assert count(text, r"\bHGMMA\.64x80x16\.F32\.BF16") > 0
+    assert count(text, r"\bHGMMA\.64x16x16\.F32\.BF16") == 0
+    assert count(text, r"\bHGMMA\.64x256x16\.F32\.BF16") > 0
+    assert count(text, r"\b(STL|LDL)\b") == 0
+
+
 def test_fmha_stores_its_o_tile_16_bytes_per_thread(kernel_builds, sass_of):
     """fa3 (HK_STORE16, its default since session 62): a quad's shuffles leave each lane 8
     columns of one row, stored as one 16-byte vector: at D 128, 8 per thread per tile (one per
