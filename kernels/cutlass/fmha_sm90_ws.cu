@@ -1,12 +1,12 @@
 // FMHA forward on CuTe for Hopper, warp-specialized in FlashAttention-3's structure (sm_90a
 // only): a producer warpgroup whose one elected thread loads Q once and K, V tile by tile with
-// TMA into two-stage pipelines (mbarriers, cutlass::PipelineTmaAsync), and two consumer
-// warpgroups of 64 query rows each that compute S = Q K^T (SS wgmma), the online softmax, and
-// O += P V (RS wgmma, P from the S registers). Features switch on by -D, so that each rung of
-// the ladder measures one of them:
+// TMA into HK_STAGES-deep pipelines (mbarriers, cutlass::PipelineTmaAsync), and two or three
+// consumer warpgroups of 64 query rows each that compute S = Q K^T (SS wgmma), the online
+// softmax, and O += P V (RS wgmma, P from the S registers). Features switch on by -D, so that
+// each rung of the ladder measures one of them:
 //
-//   HK_PINGPONG  1: the two consumer warpgroups take turns issuing their wgmmas (a named-barrier
-//                token passed after each issue), so one's softmax runs while the other's
+//   HK_PINGPONG  1: the consumer warpgroups take turns issuing their wgmmas (a named-barrier
+//                token passed after each issue), so one's softmax runs while another's
 //                tensor-core work does (FA3's inter-warpgroup ping-pong)
 //   HK_OVERLAP   1: within a warpgroup, the next tile's Q K^T and this tile's P V are issued
 //                together and the softmax of the scores runs while P V is still in flight;

@@ -37,6 +37,9 @@ struct Traits {
   static constexpr int kConsumerRegs = kConsumers == 2 ? 240 : 160;
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256);
   static_assert(kConsumers == 2 || kConsumers == 3);
+  // three consumers at 160 registers hold a 64-row O accumulator of head_dim 64 only
+  static_assert(kConsumers == 2 || kHeadDim == 64);
+  static_assert(kStages >= 2);  // one stage leaves the producer nothing to load ahead
   // Q K^T's N steps by 8 and P V's K by 16; the swizzle atom is 8 rows: 16 covers all three.
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256);
 
