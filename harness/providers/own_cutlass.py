@@ -314,7 +314,8 @@ def own_cutlass_attention_sm90(
 TILES_SAID = {
     "128": "128x128 (128x64 at head_dim 256)",
     "rule": "FlashAttention-3's shapes chosen per problem (fa3_tile_rule)",
-    "fa3": "FlashAttention-3's non-causal shapes (192x128, 128x176, 128x80 at head_dim 64 / 128 / 256)",
+    "fa3": "FlashAttention-3's non-causal shapes (192x128, 128x176, 128x80 at head_dim 64, 128, "
+    "256)",
 }
 
 
@@ -347,7 +348,8 @@ def _attention_ws(kernel: str) -> None:
     )
     prepare.__doc__ = (
         "Own CuTe FMHA forward, warp-specialized (TMA producer, K/V pipelines, two consumer "
-        f"warpgroups, three on 192-row tiles); tiles {TILES_SAID[features.tiles]}; ping-pong {'on' if features.pingpong else 'off'}, "
+        f"warpgroups, three on 192-row tiles); tiles {TILES_SAID[features.tiles]}; "
+        f"ping-pong {'on' if features.pingpong else 'off'}, "
         f"intra-warpgroup overlap {'on' if features.overlap else 'off'}, {persistent}, O stored "
         f"{16 if features.store16 else 2} bytes per thread per store"
         f"{f', one exp2 in {features.exp_emu} on the FMA pipe' if features.exp_emu else ''}; "

@@ -359,9 +359,10 @@ def build_many(specs: Iterable[KernelSpec], max_workers: int | None = None) -> d
     that differ in their label alone (fa3's 128x128 tile and fa3-t128) compile once: the
     others then find it in the cache."""
     unique = list(dict.fromkeys(specs))
+    key = {spec: spec.partial_key() for spec in unique}
     first: dict[str, KernelSpec] = {}
     for spec in unique:
-        first.setdefault(spec.partial_key(), spec)
+        first.setdefault(key[spec], spec)
     workers = max_workers or max(1, min(len(first), os.cpu_count() or 1))
 
     def one(spec: KernelSpec):
@@ -374,8 +375,9 @@ def build_many(specs: Iterable[KernelSpec], max_workers: int | None = None) -> d
         done = dict(zip(first.values(), pool.map(one, first.values()), strict=True))
     out = {}
     for spec in unique:
-        same = done[first[spec.partial_key()]]
-        out[spec] = done.get(spec) or (same if isinstance(same, BuildError) else one(spec))
+        same = done[first[key[spec]]]
+        # a twin finds its first's library in the cache, or shares its first's error
+        out[spec] = same if spec in done or isinstance(same, BuildError) else one(spec)
     return out
 
 

@@ -148,9 +148,9 @@ def fmha_spec(
     label = f"fmha-{kernel}-{dtype}-d{head_dim}"
     if kernel in WS_FEATURES:
         features = WS_FEATURES[kernel]._asdict()
-        if features.pop("tiles") != "128":  # a choice of the two tile defines, not a switch
-            label += "-{}x{}".format(*ws_tile(kernel, head_dim, causal, q_len))
         block_m, bn = ws_tile(kernel, head_dim, causal, q_len)
+        if features.pop("tiles") != "128":  # a choice of the two tile defines, not a switch
+            label += f"-{block_m}x{bn}"
         defines += (
             ("HK_BLOCK_M", block_m),
             ("HK_BLOCK_N", bn),
