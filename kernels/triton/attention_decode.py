@@ -11,8 +11,9 @@ Ladder rungs (`rung`):
                programs per SM, the HBM bandwidth a decode needs cannot be reached.
   no-pipeline  num_stages = 1: each K/V load is waited on before use, so every tile exposes
                a full DRAM latency and far fewer bytes are in flight per SM.
-  no-tma       identical to full: decode has no TMA path (paged gathers are not TMA boxes and
-               the tiles are small); kept so the ladder has the same rungs as prefill.
+  no-tma       the `tl` kernel only (cp.async loads from the compute warps): full also times
+               the Gluon kernel (attention_decode_gluon_kernel.py: a TMA producer warp, wgmma,
+               persistent CTAs) on sm_90 and takes whichever is faster.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch
 import triton
 
 from .attention_configs import decode_configs, next_pow2, split_candidates
+from .attention_decode_gluon import gluon_candidates, gluon_split_launch
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
@@ -142,8 +144,22 @@ def prepare_decode(
             return [max(1, int(num_splits))]
         return split_candidates(programs, max_kv, block_n, sms)
 
+    gluon_why: str | None = "the caller's configs"
     if configs is None:
         cands = decode_configs(target, head_dim, q.element_size(), rung, block_m, page_size)
+        # The Gluon kernel's candidates join the `tl` kernel's in the joint search (sm_90)
+        gluon, gluon_why = gluon_candidates(
+            target,
+            q,
+            k_cache,
+            v_cache,
+            paged=paged,
+            page_size=page_size,
+            rung=rung,
+            reduce=reduce,
+            block_m=block_m,
+        )
+        cands += gluon
     else:
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
     # split buffers sized once for the largest split count any candidate may use
@@ -159,6 +175,39 @@ def prepare_decode(
     def build(cfg: dict) -> Callable[[], object]:
         splits = cfg["num_splits"]
         fused = splits > 1 and cfg.get("REDUCE") == "fused"
+        if cfg.get("impl") == "gluon":
+            split_launch = gluon_split_launch(
+                q,
+                k_cache,
+                v_cache,
+                out,
+                o_part,
+                lse_part,
+                cache_seqlens,
+                block_table,
+                cfg=cfg,
+                splits=splits,
+                m_blocks=m_blocks,
+                longest=max_kv,
+                causal=causal,
+                sm_scale=sm_scale,
+                sms=sms,
+            )
+        else:
+            split_launch = _tl_split_launch(cfg, splits, fused)
+        if splits == 1 or fused:
+            return split_launch
+        reduce_kernel = _decode_reduce_kernel[(batch * h_q * seq_q,)]
+        reduce_args = (o_part, lse_part, out, h_q, seq_q, splits, *out.stride()[:3])
+        reduce_meta = dict(HEAD_DIM=head_dim, SPLITS_POW2=next_pow2(splits), num_warps=2)
+
+        def launch() -> None:
+            split_launch()
+            reduce_kernel(*reduce_args, **reduce_meta)
+
+        return launch
+
+    def _tl_split_launch(cfg: dict, splits: int, fused: bool) -> Callable[[], object]:
         split_kernel = _decode_split_kernel[(programs, splits)]
         split_args = (
             q,
@@ -199,17 +248,7 @@ def prepare_decode(
             num_stages=cfg["num_stages"],
             **cfg["options"],
         )
-        if splits == 1 or fused:
-            return lambda: split_kernel(*split_args, **split_meta)
-        reduce_kernel = _decode_reduce_kernel[(batch * h_q * seq_q,)]
-        reduce_args = (o_part, lse_part, out, h_q, seq_q, splits, *out.stride()[:3])
-        reduce_meta = dict(HEAD_DIM=head_dim, SPLITS_POW2=next_pow2(splits), num_warps=2)
-
-        def launch() -> None:
-            split_kernel(*split_args, **split_meta)
-            reduce_kernel(*reduce_args, **reduce_meta)
-
-        return launch
+        return lambda: split_kernel(*split_args, **split_meta)
 
     # The tuning key: what the choice depends on.
     tune_on = tune and target[0] != "interpret"
@@ -246,7 +285,9 @@ def prepare_decode(
         # lengths against 0.95x with full ones (results/h200/_logs/session57).
         joint += [dict(c, split_by="longest") for c in joint if c["num_splits"] > 1]
     stored = stored_key(key + ("joint",), joint, device_key(q.device)) if tune_on else None
-    cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored)
+    # a split candidate's partials must be its own: each candidate's check starts from NaN
+    scratch = [t for t in (out, o_part, lse_part) if t is not None]
+    cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored, poison=scratch)
     assert cfg["num_splits"] <= max(most, 1), (cfg, most)  # the split buffers hold it
     # the split counts offered with the chosen tile, for provider_config
     split_cands = [c for c in joint if dict(c, num_splits=0) == dict(cfg, num_splits=0)]
@@ -254,9 +295,13 @@ def prepare_decode(
     # of its own, so the joint search's stored decisions still hold), or the caller's.
     reduce_info: dict[str, Any] = {}
     if cfg["num_splits"] > 1:
-        ways = [dict(cfg, REDUCE=r) for r in ((reduce,) if reduce else REDUCES)]
+        # the Gluon kernel's splits are merged by the reduction kernel only
+        merges = ("kernel",) if cfg.get("impl") == "gluon" else (reduce,) if reduce else REDUCES
+        ways = [dict(cfg, REDUCE=r) for r in merges]
         stored = stored_key(key + ("reduce",), ways, device_key(q.device)) if tune_on else None
-        cfg, reduce_info = tune_configs(key + ("reduce",), ways, build, tune_on, out, stored)
+        cfg, reduce_info = tune_configs(
+            key + ("reduce",), ways, build, tune_on, out, stored, poison=scratch
+        )
     # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
     source = (
         "variant"
@@ -265,12 +310,20 @@ def prepare_decode(
         if num_splits is not None
         else ("tuned" if info["tuned"] and len(split_cands) > 1 else "heuristic")
     )
+    picked_gluon = cfg.get("impl") == "gluon"
     page_path = None
     if paged:
-        page_path = "page-per-tile" if page_size % cfg["BLOCK_N"] == 0 else "per-row-gather"
+        if page_size % cfg["BLOCK_N"] == 0:
+            page_path = "page-per-tile"
+        else:
+            page_path = "box-per-page" if picked_gluon else "per-row-gather"
     # "variant": the rung's stored key in provider_config (committed rows carry it)
     config: dict[str, Any] = dict(
         kernel="attn_decode",
+        # "tl": attention_decode_kernel.py; "gluon": attention_decode_gluon_kernel.py (TMA
+        # producer warp, one wgmma consumer warpgroup, persistent CTAs: `programs` is the work
+        # items, at most num_sms CTAs run them)
+        impl="gluon" if picked_gluon else "tl",
         variant=rung,
         causal=causal,
         head_dim=head_dim,
@@ -299,14 +352,18 @@ def prepare_decode(
         paged=paged,
         page_size=page_size,
         page_path=page_path,
-        tma=False,
-        tma_reason="decode has no TMA path: the no-tma rung equals full",
+        tma=picked_gluon,
+        # why the Gluon (TMA) kernel was not a candidate: its wording, when it was one but lost,
+        # says so; committed rows before session 64 carry "decode has no TMA path: ..."
+        tma_reason=None if picked_gluon else (gluon_why or "the `tl` kernel was faster"),
         sm_scale=sm_scale,
         target=f"{target[0]}:{target[1]}",
         tuned=bool(info["tuned"]),
         tune_candidates=info["tune_candidates"],
         tune_ms=info.get("tune_ms"),
         tune_source=info["tune_source"],
+        # candidates dropped: failed to compile or run, or disagreed with the first good output
+        tune_failed=list(info.get("tune_failed", [])),
         tune_key=info.get("tune_key", ""),
         # an in-process hit keeps the first tuning's "tuned": this tells the report it was not
         # tuned inside this point (harness/report/data.py tuned_in_point), as prefill's **info does

@@ -46,6 +46,7 @@ def tune(
     output: torch.Tensor | None = None,
     stored: tune_cache.TuneKey | None = None,
     label: Callable[[dict], str] | None = None,
+    poison: Sequence[torch.Tensor] = (),
 ) -> tuple[dict, dict[str, Any]]:
     """Pick the fastest candidate by timing build(c)() with a cold L2 (bench_cold: a read
     flush before every launch, as the harness times; do_bench's zero_() flush taxes the
@@ -57,6 +58,8 @@ def tune(
     the choice beat (kept on disk with the decision, so a cache hit reports them too).
     Results are cached in-process by `key` and on disk under `stored` (when given; a stored
     decision is reused untimed); with enabled False the first candidate is taken untimed.
+    `poison` (the output, scratch buffers) is filled with NaN before each candidate's first run,
+    so a candidate that leaves some of it unwritten cannot pass on what an earlier one wrote.
     Candidates that fail to compile or run (e.g. out of shared memory) are dropped, and so are
     those whose `output` (the buffer every candidate writes) disagrees with the first good one:
     a fast wrong config must never win.
@@ -91,11 +94,17 @@ def tune(
     for i, cand in enumerate(candidates):
         try:
             fn = build(cand)
+            for t in poison:
+                t.fill_(math.nan)
             fn()  # compile outside the timed region
             torch.cuda.synchronize()
             if output is not None:
                 if first is None:
                     first = output.float().clone()
+                    if not torch.isfinite(first).all():  # NaN/Inf, or rows left unwritten
+                        failed.append(f"{name(cand)}: output not finite")
+                        first = None
+                        continue
                 else:
                     err = (output.float() - first).abs().max().item()
                     if not err <= 2e-2 * max(1.0, first.abs().max().item()):
@@ -136,4 +145,5 @@ def _short(cfg: dict) -> str:
     # without these, one overwrote the other's time in tune_timings_ms (session 57)
     splits += "-longest" if cfg.get("split_by") == "longest" else ""
     splits += f"-{cfg['REDUCE']}" if "REDUCE" in cfg else ""
-    return "m{BLOCK_M}n{BLOCK_N}w{num_warps}s{num_stages}".format(**cfg) + splits
+    kernel = "gluon-" if cfg.get("impl") == "gluon" else ""  # the decode's Gluon kernel
+    return kernel + "m{BLOCK_M}n{BLOCK_N}w{num_warps}s{num_stages}".format(**cfg) + splits

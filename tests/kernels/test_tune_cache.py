@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import json  # noqa: E402
+import math  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import warnings  # noqa: E402
@@ -331,11 +332,11 @@ def _widest_tile_ms(cfg: dict) -> float:
 
 
 def _fake_attention_gpu(
-    monkeypatch, module, configs_name: str, cands: list[dict], ms=_widest_tile_ms
+    monkeypatch, module, configs_name: str, cands: list[dict], ms=_widest_tile_ms, gluon=False
 ) -> list[dict]:
-    """Tuning on for `module`'s prepare (a pretend sm_90), `cands` as its candidates, a fake
-    timer (`ms` of the config; by default 1 / BLOCK_N: the widest tile wins); returns the timed
-    configs."""
+    """Tuning on for `module`'s prepare (a pretend sm_90), `cands` as its candidates (for the
+    decode, with the Gluon kernel's only when `gluon`), a fake timer (`ms` of the config; by
+    default 1 / BLOCK_N: the widest tile wins); returns the timed configs."""
     timed: list[dict] = []
 
     def bench_cold(fn, device) -> float:
@@ -349,18 +350,20 @@ def _fake_attention_gpu(
 
     monkeypatch.setattr(module, "target_of", lambda device: ("cuda", 90))
     monkeypatch.setattr(module, configs_name, configs)
+    if configs_name == "decode_configs" and not gluon:  # `cands` alone
+        monkeypatch.setattr(module, "gluon_candidates", lambda *a, **k: ([], "a test's list"))
     monkeypatch.setattr(attention_tune, "bench_cold", bench_cold)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     real_tune = attention_tune.tune
 
-    def tune(key, candidates, build, enabled, output=None, stored=None):
+    def tune(key, candidates, build, enabled, output=None, stored=None, **kwargs):
         def tagged(cfg):  # the timer learns which config it times
             fn = build(cfg)
             wrapper = lambda: fn()  # noqa: E731
             wrapper.cfg = cfg
             return wrapper
 
-        return real_tune(key, candidates, tagged, enabled, output, stored)
+        return real_tune(key, candidates, tagged, enabled, output, stored, **kwargs)
 
     monkeypatch.setattr(module, "tune_configs", tune)
     return timed
@@ -447,6 +450,64 @@ def test_decode_caches_its_choice(monkeypatch, cache):
     assert len(timed) == n_timed and second.config["tune_source"] == "cache"
     for name in ("BLOCK_N", "num_splits", "tune_ms", "tune_key"):
         assert second.config[name] == first.config[name], name
+
+
+def _decode_reference(q, k, v) -> torch.Tensor:
+    """softmax(q k^T / sqrt(D)) v over a dense [B, Hkv, S, D] cache, every key visible."""
+    group = q.shape[1] // k.shape[1]
+    k, v = (t.float().repeat_interleave(group, dim=1) for t in (k, v))
+    s = q.float() @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    return (s.softmax(-1) @ v).to(q.dtype)
+
+
+@needs_interpreter
+@pytest.mark.parametrize("right", [True, False])
+def test_decode_times_the_gluon_kernel_beside_tl_and_takes_it_only_when_right(
+    monkeypatch, cache, right
+):
+    """On a pretend sm_90 the Gluon kernel's tiles join the joint search; faked faster, it is
+    chosen when its output agrees with the `tl` kernel's and dropped when it does not (a fast
+    but wrong kernel is never picked); a Gluon pick is recorded as such, merged by the
+    reduction kernel only."""
+    from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
+
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(2, 8, 1, 64, generator=gen).half()
+    k, v = (torch.randn(2, 2, 256, 64, generator=gen).half() for _ in range(2))
+    seqlens = torch.tensor([256, 256], dtype=torch.int32)
+    built: list[dict] = []
+
+    def fake_gluon(q, k_cache, v_cache, out, *args, cfg, splits, **kwargs):
+        built.append(dict(cfg, num_splits=splits))
+        # whole rows even for a split launch, whose partials the merge then reads: NaN, as the
+        # tuner poisons them before each check, so no split Gluon candidate passes on the `tl`
+        # candidates' partials
+        ref = _decode_reference(q, k_cache, v_cache) if right else torch.zeros_like(out)
+        return lambda: out.copy_(ref)
+
+    def ms(cfg: dict) -> float:  # Gluon faster, one split fastest
+        return (0.5 if cfg.get("impl") == "gluon" else 1.0) + 0.01 * cfg["num_splits"]
+
+    monkeypatch.setattr(attention_decode, "gluon_split_launch", fake_gluon)
+    tl_cands = [_cfg(16, 64, 4, 2)]
+    timed = _fake_attention_gpu(
+        monkeypatch, attention_decode, "decode_configs", tl_cands, ms, gluon=True
+    )
+    launch = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)
+    gluon_tiles = gluon_decode_configs(64, None, 16)
+    # every Gluon tile built and checked; timed only when its output agreed
+    assert gluon_tiles and {c.get("impl") for c in timed} == ({None, "gluon"} if right else {None})
+    assert {(c["BLOCK_N"], c["num_stages"]) for c in built} == {
+        (c["BLOCK_N"], c["num_stages"]) for c in gluon_tiles
+    }
+    if right:
+        assert launch.config["impl"] == "gluon" and launch.config["tma"] is True
+        assert launch.config["num_splits"] == 1 and launch.config["tma_reason"] is None
+        torch.testing.assert_close(launch(), _decode_reference(q, k, v))
+    else:
+        assert launch.config["impl"] == "tl" and launch.config["tma"] is False
+        assert launch.config["tma_reason"] == "the `tl` kernel was faster"
+        assert launch.config["tune_failed"]  # the wrong kernel's rejections are recorded
 
 
 # ---- the own CUTLASS GEMM choice ----------------------------------------------------------------

@@ -1,0 +1,289 @@
+"""The Gluon decode kernel's side of the decode launcher (attention_decode_gluon_kernel.py):
+when it can run, its candidates, its shared memory, its launch and its AOT compile specs.
+
+attention_decode.prepare_decode offers these candidates beside the `tl` kernel's (marked
+impl="gluon") and times both in one joint search, so each problem gets the faster kernel and
+its provider_config says which. The Gluon kernel writes the same split partials, so a split
+config merges them with the same reduction kernel; the fused merge is the `tl` kernel's only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .attention_configs import SM90_SMEM_BYTES
+from .attention_launch import triton_dtype_name
+from .attention_prefill import _flat_rows
+
+ROWS = 64  # query rows per CTA (attention_decode_gluon_kernel.ROWS)
+SMEM_SLACK = 1024  # mbarriers and alignment beside the tiles
+# (BLOCK_N, STAGES), best guess first: 64-key tiles 4 and 6 deep, 128-key tiles 2 and 3 deep,
+# and 64 x 2, the one that fits beside D 256's two 32 KiB Q boxes.
+# One CTA per SM whatever the shared memory: the warp-specialized kernel launches 256 threads
+# at up to 255 registers (sm_90 AOT, Triton 3.9), the whole register file.
+TILES = ((64, 4), (64, 6), (128, 2), (128, 3), (64, 2))
+
+
+def smem_bytes(head_dim: int, block_n: int, stages: int, elem_bytes: int = 2) -> int:
+    """Shared memory of one CTA: two 64-row Q boxes (the next work item's lands while this one's
+    is read), STAGES K and V tiles, the barriers."""
+    tile = head_dim * elem_bytes
+    return 2 * ROWS * tile + 2 * stages * block_n * tile + SMEM_SLACK
+
+
+def box_rows(block_n: int, page_size: int | None) -> int | None:
+    """Rows per TMA box: the tile, or one page when pages are shorter than tiles; None when
+    neither divides the other or a page is not a whole number of 8-row swizzle atoms."""
+    if page_size is None or page_size % block_n == 0:
+        return block_n
+    if block_n % page_size == 0 and page_size % 8 == 0:
+        return page_size
+    return None
+
+
+def _paged_view_ok(t: torch.Tensor) -> bool:
+    """[num_pages, page_size, Hkv, D] with heads packed in a row and pages back to back, so the
+    cache is a [num_pages * page_size, Hkv * D] matrix that one TMA descriptor covers."""
+    _, page, h, d = t.shape
+    s0, s1, s2, s3 = t.stride()
+    return (
+        s3 == 1
+        and s2 == d
+        and s1 >= h * d
+        and s0 == page * s1
+        and (s1 * t.element_size()) % 16 == 0
+        and t.data_ptr() % 16 == 0
+    )
+
+
+def gluon_decode_problem(
+    target: tuple[str, Any],
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    paged: bool,
+    rung: str,
+) -> str | None:
+    """Why the Gluon decode cannot run this problem, or None."""
+    if target[0] != "cuda" or target[1] != 90:
+        return f"the Gluon decode is sm_90 only (wgmma, TMA); target {target[0]}:{target[1]}"
+    if rung in ("no-tma", "no-pipeline"):
+        return f"rung {rung}: the `tl` kernel only"
+    head_dim = q.shape[-1]
+    if head_dim not in (64, 128, 256):
+        return f"the Gluon decode takes head_dim 64, 128 or 256, not {head_dim}"
+    b, h, s, _ = q.shape
+    if _flat_rows(q) is None or (h > 1 and q.stride(1) != s * q.stride(2)):
+        return "q is not packed over (heads, positions): a KV group's rows are not one TMA box"
+    if k_cache.stride() != v_cache.stride():
+        return "k_cache and v_cache differ in strides"
+    if paged and not _paged_view_ok(k_cache):
+        return "the paged cache is not a [pages * page_size, Hkv * D] matrix TMA can address"
+    if not paged and _flat_rows(k_cache) is None:
+        return "the dense cache is not a [rows, D] view TMA can address"
+    return None
+
+
+def gluon_candidates(
+    target: tuple[str, Any],
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    *,
+    paged: bool,
+    page_size: int | None,
+    rung: str,
+    reduce: str | None,
+    block_m: int,
+) -> tuple[list[dict], str | None]:
+    """(the Gluon candidates prepare_decode adds to the `tl` kernel's, why there are none)."""
+    why = gluon_decode_problem(target, q, k_cache, v_cache, paged, rung)
+    if why is None and reduce == "fused":
+        why = "the fused split merge is the `tl` kernel's only"
+    if why is not None:
+        return [], why
+    cands = gluon_decode_configs(q.shape[-1], page_size, block_m)
+    return cands, None if cands else f"no tile fits pages of {page_size}"
+
+
+def gluon_decode_configs(head_dim: int, page_size: int | None, block_m: int) -> list[dict]:
+    """The Gluon candidates, in prepare_decode's config shape (num_stages is STAGES)."""
+    return [
+        dict(
+            impl="gluon",
+            BLOCK_M=block_m,
+            BLOCK_N=bn,
+            num_warps=4,
+            num_stages=st,
+            options={},
+        )
+        for bn, st in TILES
+        if box_rows(bn, page_size) is not None and smem_bytes(head_dim, bn, st) <= SM90_SMEM_BYTES
+    ]
+
+
+def _descriptor(t: torch.Tensor, shape: list[int], row_stride: int, block_rows: int) -> Any:
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    d = t.shape[3]
+    dtype = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[t.dtype]
+    layout = gl.NVMMASharedLayout.get_default_for([block_rows, d], dtype)
+    return TensorDescriptor(t, shape, [row_stride, 1], [block_rows, d], layout)
+
+
+def gluon_split_launch(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    out: torch.Tensor,
+    o_part: torch.Tensor | None,
+    lse_part: torch.Tensor | None,
+    cache_seqlens: torch.Tensor,
+    block_table: torch.Tensor | None,
+    *,
+    cfg: dict,
+    splits: int,
+    m_blocks: int,
+    longest: int,
+    causal: bool,
+    sm_scale: float,
+    sms: int,
+) -> Callable[[], object]:
+    """The Gluon split kernel's launch for one candidate (the reduction is the caller's): one
+    persistent CTA per SM at most, each taking every sms-th work item."""
+    from .attention_decode_gluon_kernel import _decode_gluon_kernel
+
+    batch, h_q, seq_q, head_dim = q.shape
+    bn = cfg["BLOCK_N"]
+    q_desc = _descriptor(q, [_flat_rows(q), head_dim], q.stride(2), ROWS)  # type: ignore[list-item]
+    paged = block_table is not None
+    if paged:
+        pages, page_size, h_kv, _ = k_cache.shape
+        sub = box_rows(bn, page_size)
+        assert sub is not None, (bn, page_size)
+        shape = [pages * page_size, h_kv * head_dim]
+        k_desc = _descriptor(k_cache, shape, k_cache.stride(1), sub)
+        v_desc = _descriptor(v_cache, shape, v_cache.stride(1), sub)
+        kv_rows = (0, 0)
+    else:
+        page_size, h_kv, sub = 1, k_cache.shape[1], bn
+        shape = [_flat_rows(k_cache), head_dim]  # type: ignore[list-item]
+        k_desc = _descriptor(k_cache, shape, k_cache.stride(2), sub)
+        v_desc = _descriptor(v_cache, shape, v_cache.stride(2), sub)
+        kv_rows = (k_cache.stride(0) // k_cache.stride(2), k_cache.stride(1) // k_cache.stride(2))
+    n_items = batch * h_kv * m_blocks * splits
+    args = (
+        q_desc,
+        k_desc,
+        v_desc,
+        out,
+        o_part,
+        lse_part,
+        cache_seqlens,
+        block_table,
+        h_q,
+        h_q // h_kv,
+        seq_q,
+        splits,
+        longest,
+        sm_scale,
+        n_items,
+        q.stride(0) // q.stride(2),
+        q.stride(1) // q.stride(2),
+        *kv_rows,
+        *out.stride()[:3],
+        block_table.stride(0) if paged else 0,  # type: ignore[union-attr]
+    )
+    meta = dict(
+        HEAD_DIM=head_dim,
+        H_KV=h_kv,
+        BLOCK_N=bn,
+        SUB=sub,
+        M_BLOCKS=m_blocks,
+        STAGES=cfg["num_stages"],
+        SPLIT=splits > 1,
+        PAGED=paged,
+        PAGE_SIZE=page_size,
+        CAUSAL=causal,
+        SPLIT_BY_LONGEST=cfg.get("split_by") == "longest",
+        num_warps=4,
+    )
+    kernel = _decode_gluon_kernel[(min(n_items, sms),)]
+    return lambda: kernel(*args, **meta)
+
+
+# ----------------------------------------------------------------------------------------------
+# Ahead-of-time compile specs (for `harness inspect` and the AOT tests)
+# ----------------------------------------------------------------------------------------------
+
+
+def aot_specs(
+    dtype: torch.dtype = torch.bfloat16, head_dim: int = 128, page_size: int = 16
+) -> list[dict[str, Any]]:
+    """Compile specs for sm_90: every candidate tile over a paged cache of `page_size` (split,
+    causal), and the first over a dense cache (whole, non-causal)."""
+    from triton.experimental.gluon import language as gl
+
+    from .attention_decode_gluon_kernel import _decode_gluon_kernel
+
+    ty = triton_dtype_name(dtype)
+    gl_ty = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[dtype]
+    specs = []
+    cands = gluon_decode_configs(head_dim, page_size, 16)
+    runs = [(c, True) for c in cands]
+    runs += [(gluon_decode_configs(head_dim, None, 16)[0], False)]
+    for cfg, paged in runs:
+        bn, st = cfg["BLOCK_N"], cfg["num_stages"]
+        sub = box_rows(bn, page_size if paged else None)
+        descs = {}
+        for arg, block in (("q_desc", ROWS), ("k_desc", sub), ("v_desc", sub)):
+            layout = gl.NVMMASharedLayout.get_default_for([block, head_dim], gl_ty)
+            descs[arg] = f"tensordesc<{ty}[{block}, {head_dim}],{layout!r}>"
+        constexprs: dict[str, Any] = dict(
+            HEAD_DIM=head_dim,
+            H_KV=8,
+            BLOCK_N=bn,
+            SUB=sub,
+            M_BLOCKS=1,
+            STAGES=st,
+            SPLIT=paged,
+            PAGED=paged,
+            PAGE_SIZE=page_size if paged else 1,
+            CAUSAL=paged,
+            SPLIT_BY_LONGEST=False,
+        )
+        types = dict(Out=f"*{ty}", O_part="*fp32", Lse_part="*fp32", Seqlens="*i32")
+        types.update(Block_table="*i32", sm_scale="fp32")
+        if not paged:
+            constexprs["Block_table"] = None
+        signature = {}
+        for arg in _decode_gluon_kernel.arg_names:
+            if arg in constexprs:
+                signature[arg] = "constexpr"
+            elif arg in descs:
+                signature[arg] = descs[arg]
+            else:
+                signature[arg] = types.get(arg, "i32")
+        pointers = {"Out", "O_part", "Lse_part", "Seqlens", "Block_table"}
+        attrs = {
+            (i,): [["tt.divisibility", 16]]
+            for i, a in enumerate(signature)
+            if a in pointers and signature[a] != "constexpr"
+        }
+        kind = f"paged{page_size}" if paged else "dense"
+        specs.append(
+            dict(
+                name=f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}",
+                fn=_decode_gluon_kernel,
+                signature=signature,
+                constexprs=constexprs,
+                attrs=attrs,
+                options=dict(num_warps=4),
+                gluon=True,
+            )
+        )
+    return specs

@@ -1,0 +1,324 @@
+"""Split-KV attention decode in Gluon: a TMA producer warp and one wgmma consumer warpgroup.
+
+Why a second decode kernel: the `tl` decode (attention_decode_kernel.py) issues its K/V loads
+from the same four warps that run the dots and the softmax, through cp.async, and Triton's
+pipeliner gives it mma.sync below 64 query rows. Where a KV group stacks many query rows (GQA 8
+at q_len 4-8: 32-64 rows) the tile's compute sits between the loads, and own decode reached
+0.67-0.82 of the H200's HBM read ceiling there (session 58). Here a producer warp keeps STAGES
+K/V tiles in flight by TMA whatever the consumer does, and the consumer's dots are wgmma.
+
+One CTA owns (batch, KV head, M block, KV split), as the `tl` kernel's programs do, and
+writes the same outputs (the final rows, or fp32 partials and log2-sum-exps that
+attention_decode_kernel._decode_reduce_kernel merges), so the launcher can time the two
+kernels against each other for each problem:
+  producer   one warp (24 registers): the 64-row Q box of the group's stacked rows (the
+             G x Sq rows r = g * Sq + i of one KV group lie next to each other in a packed
+             [B, Hq, Sq, D] query), then K and V of every KV tile of the split, STAGES ahead.
+             A paged tile is one TMA box when a page holds whole tiles, else one box per page
+             (pages of 16 under 64-key tiles: four lookups, four boxes, one barrier).
+  consumer   the default partition (4 warps): S = Q K^T and O += P V by wgmma (m64: rows past
+             the group's are padding and never stored), the online softmax in registers.
+Rows past a sequence's end in its last tile are real cache memory that may hold anything, NaN
+included: their scores are masked, and before that tile's P V the consumer zeroes those V rows
+in shared memory (0 * NaN would be NaN). A box that starts past the end reloads the sequence's
+last page instead (every box of a tile is counted on its barrier, so none may be skipped).
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from .gluon_compat import thread_barrier as _thread_barrier
+from .gluon_compat import tma_load as _tma_load
+
+ROWS = 64  # query rows per CTA (wgmma m64)
+PRODUCER_REGS = gl.constexpr(24)
+
+
+# fmt: off
+# Kernel argument lists are grouped by kind under comment headers, as in attention_decode_kernel.
+
+@gluon.jit
+def _kv_box_row(bt_row, key, kv_row0, kv_len,
+                PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr, PER_PAGE: gl.constexpr):
+    """First row, in the cache's [rows, *] view, of the box holding key `key`."""
+    if PAGED:
+        if PER_PAGE:
+            # one box per page: the box is the page (key is page-aligned); one past the end
+            # reloads the last page, whose rows the consumer masks
+            page = gl.load(bt_row + gl.minimum(key, kv_len - 1) // PAGE_SIZE)
+            return page * PAGE_SIZE
+        else:
+            page = gl.load(bt_row + key // PAGE_SIZE)
+            return page * PAGE_SIZE + key % PAGE_SIZE
+    else:
+        return kv_row0 + key
+
+
+@gluon.jit
+def _item(item, units, Seqlens, seq_q, num_splits, longest,
+          M_BLOCKS: gl.constexpr, H_KV: gl.constexpr, BLOCK_N: gl.constexpr,
+          CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr):
+    """Work item `item` (split-major, then batch, KV head, M block): its coordinates, KV range
+    [lo, lo + n_tiles * BLOCK_N) and how many leading tiles need no mask."""
+    split = item // units
+    unit = item % units
+    off_mb = unit % M_BLOCKS
+    off_b = unit // M_BLOCKS // H_KV
+    off_hkv = unit // M_BLOCKS % H_KV
+    # the split's KV range, as attention_decode_kernel's split kernel cuts it
+    kv_len = gl.load(Seqlens + off_b)
+    if SPLIT_BY_LONGEST:
+        tiles_per_split = gl.cdiv(gl.cdiv(longest, BLOCK_N), num_splits)
+    else:
+        tiles_per_split = gl.cdiv(gl.cdiv(kv_len, BLOCK_N), num_splits)
+    lo = split * tiles_per_split * BLOCK_N
+    hi = gl.minimum(lo + tiles_per_split * BLOCK_N, kv_len)
+    n_tiles = gl.cdiv(gl.maximum(hi - lo, 0), BLOCK_N)
+    if CAUSAL:
+        limit = kv_len - seq_q + 1  # keys below this are visible to every query row
+    else:
+        limit = kv_len
+    n_full = gl.maximum(gl.minimum(hi, limit) - lo, 0) // BLOCK_N
+    return off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full
+
+
+@gluon.jit
+def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+              q_ready, q_empty, k_ready, v_ready, kv_empty,
+              Seqlens, Block_table, n_items, units, GROUP, seq_q, num_splits, longest,
+              q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
+              HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
+              PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr,
+              SUB: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+              SPLIT_BY_LONGEST: gl.constexpr):
+    """One warp: for each work item, its Q box (two buffers: the next item's Q lands while the
+    consumer still reads this one's) and K and V of every KV tile, STAGES tiles ahead across
+    items, so a new item's first tiles stream in under the previous item's last."""
+    BOXES: gl.constexpr = BLOCK_N // SUB
+    t = 0  # KV tiles issued so far: the stage and its phase
+    k = 0  # work items so far: the Q buffer and its phase
+    for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
+        off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
+            item, units, Seqlens, seq_q, num_splits, longest, M_BLOCKS, H_KV, BLOCK_N, CAUSAL,
+            SPLIT_BY_LONGEST)
+        qb = k % 2
+        # a fresh barrier's "previous phase" (parity 1) counts as complete: the first fill of
+        # each buffer (and of each stage below) does not wait
+        mbarrier.wait(q_empty.index(qb), ((k // 2) & 1) ^ 1)
+        mbarrier.expect(q_ready.index(qb), q_desc.block_type.nbytes)
+        q_row = off_b * q_rows_b + off_hkv * GROUP * q_rows_h + off_mb * 64
+        _tma_load(q_desc, [q_row, 0], q_ready.index(qb), q_smem.index(qb))
+        if PAGED:
+            bt_row = Block_table + off_b.to(gl.int64) * stride_bt
+            kv_row0 = 0
+            kv_col = off_hkv * HEAD_DIM
+        else:
+            bt_row = Block_table
+            kv_row0 = off_b * kv_rows_b + off_hkv * kv_rows_h
+            kv_col = 0
+        for i in range(n_tiles):
+            stage = t % STAGES
+            mbarrier.wait(kv_empty.index(stage), ((t // STAGES) & 1) ^ 1)
+            start = lo + i * BLOCK_N
+            mbarrier.expect(k_ready.index(stage), k_desc.block_type.nbytes * BOXES)
+            for j in gl.static_range(BOXES):
+                row = _kv_box_row(bt_row, start + j * SUB, kv_row0, kv_len, PAGED, PAGE_SIZE,
+                                  BOXES > 1)
+                _tma_load(k_desc, [row, kv_col], k_ready.index(stage),
+                          k_smem.index(stage).slice(j * SUB, SUB))
+            mbarrier.expect(v_ready.index(stage), v_desc.block_type.nbytes * BOXES)
+            for j in gl.static_range(BOXES):
+                row = _kv_box_row(bt_row, start + j * SUB, kv_row0, kv_len, PAGED, PAGE_SIZE,
+                                  BOXES > 1)
+                _tma_load(v_desc, [row, kv_col], v_ready.index(stage),
+                          v_smem.index(stage).slice(j * SUB, SUB))
+            t += 1
+        k += 1
+
+
+@gluon.jit
+def _zero_rows_from(tile, valid, BLOCK_N: gl.constexpr, HEAD_DIM: gl.constexpr):
+    """Rows [valid, BLOCK_N) of a shared-memory V tile set to 0, visible to the next wgmma."""
+    layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    v = tile.load(layout)
+    r = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, layout))
+    v = gl.where(gl.expand_dims(r < valid, 1), v, gl.zeros_like(v))
+    tile.store(v)
+    fence_async_shared()  # the generic-proxy stores before the async-proxy (wgmma) read
+    _thread_barrier()  # every consumer thread's rows before the warpgroup's wgmma
+
+
+@gluon.jit
+def _tile(q, o, m_i, l_i, t, start, k_smem, v_smem, k_ready, v_ready, kv_empty,
+          kv_len, last_key, qk_scale,
+          MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
+          HEAD_DIM: gl.constexpr, STAGES: gl.constexpr, s_layout: gl.constexpr,
+          p_layout: gl.constexpr, o_layout: gl.constexpr):
+    """KV tile `t` of the CTA (keys from `start`): scores, online softmax, O += P V; the stage
+    released after."""
+    stage = t % STAGES
+    phase = (t // STAGES) & 1
+    mbarrier.wait(k_ready.index(stage), phase)
+    zero = gl.zeros([64, BLOCK_N], gl.float32, s_layout)
+    s = warpgroup_mma(q, k_smem.index(stage).permute((1, 0)), zero, use_acc=False,
+                      is_async=True)
+    s = warpgroup_mma_wait(0, deps=(s, ))
+    if MASK:
+        cols = start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+        keep = gl.expand_dims(cols < kv_len, 0)
+        if CAUSAL:
+            keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(last_key, 1))
+        s = gl.where(keep, s * qk_scale, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, 1))
+        # a row may have seen no key yet in this split: subtract 0, not -inf (no NaN)
+        m_sub = gl.where(m_new == float("-inf"), 0.0, m_new)
+        s = s - gl.expand_dims(m_sub, 1)
+    else:
+        m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+        m_sub = m_new
+        s = s * qk_scale - gl.expand_dims(m_sub, 1)
+    p = gl.exp2(s)
+    alpha = gl.exp2(m_i - m_sub)
+    l_i = l_i * alpha + gl.sum(p, 1)
+    p_op = gl.convert_layout(p.to(v_smem.dtype), p_layout)
+    o = o * gl.expand_dims(gl.convert_layout(alpha, gl.SliceLayout(1, o_layout)), 1)
+    mbarrier.wait(v_ready.index(stage), phase)
+    if MASK:
+        if start + BLOCK_N > kv_len:
+            _zero_rows_from(v_smem.index(stage), kv_len - start, BLOCK_N, HEAD_DIM)
+    o = warpgroup_mma(p_op, v_smem.index(stage), o, is_async=True)
+    o, p_op = warpgroup_mma_wait(0, deps=(o, p_op))
+    mbarrier.arrive(kv_empty.index(stage), count=1)
+    return o, m_new, l_i
+
+
+@gluon.jit
+def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+              Out, O_part, Lse_part, Seqlens, n_items, units, H_Q, GROUP, seq_q, num_splits,
+              longest, qk_scale, stride_ob, stride_oh, stride_om,
+              HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
+              BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+              SPLIT: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr):
+    """For each work item: the KV loop over its tiles and the epilogue (final rows or
+    partials)."""
+    s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16])
+    o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, HEAD_DIM, 16])
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+
+    t = 0  # KV tiles consumed so far (the producer counts the same way)
+    k = 0  # work items so far
+    for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
+        off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
+            item, units, Seqlens, seq_q, num_splits, longest, M_BLOCKS, H_KV, BLOCK_N, CAUSAL,
+            SPLIT_BY_LONGEST)
+        # stacked row r = g * seq_q + i: query head off_hkv * GROUP + g at query position i,
+        # which sees keys up to i + kv_len - seq_q (bottom-right causal alignment)
+        rows_s = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
+        last_key = rows_s % seq_q + (kv_len - seq_q)
+        m_i = gl.full([64], float("-inf"), gl.float32, layout=gl.SliceLayout(1, s_layout))
+        l_i = gl.zeros([64], gl.float32, layout=gl.SliceLayout(1, s_layout))
+        o = gl.zeros([64, HEAD_DIM], gl.float32, layout=o_layout)
+        qb = k % 2
+        mbarrier.wait(q_ready.index(qb), (k // 2) & 1)
+        q = q_smem.index(qb)
+        for i in range(0, n_full):
+            o, m_i, l_i = _tile(q, o, m_i, l_i, t + i, lo + i * BLOCK_N, k_smem, v_smem,
+                                k_ready, v_ready, kv_empty, kv_len, last_key, qk_scale, False,
+                                CAUSAL, BLOCK_N, HEAD_DIM, STAGES, s_layout, p_layout, o_layout)
+        for i in range(n_full, n_tiles):
+            o, m_i, l_i = _tile(q, o, m_i, l_i, t + i, lo + i * BLOCK_N, k_smem, v_smem,
+                                k_ready, v_ready, kv_empty, kv_len, last_key, qk_scale, True,
+                                CAUSAL, BLOCK_N, HEAD_DIM, STAGES, s_layout, p_layout, o_layout)
+        t += n_tiles
+        k += 1
+        mbarrier.arrive(q_empty.index(qb), count=1)  # the wgmmas reading Q were waited on
+
+        has_keys = l_i > 0.0  # False for padding rows and rows/splits that saw no key
+        l_safe = gl.where(has_keys, l_i, 1.0)
+        out = o / gl.expand_dims(gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout)), 1)
+        rows = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
+        offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
+        row_ok = gl.expand_dims(rows < GROUP * seq_q, 1)
+        off_i = rows % seq_q
+        off_hq = off_hkv * GROUP + rows // seq_q
+        if SPLIT:
+            # partials [B, Hq, Sq, num_splits(, D)], as attention_decode_kernel's split kernel
+            part = ((off_b * H_Q + off_hq) * seq_q + off_i).to(gl.int64) * num_splits + split
+            gl.store(O_part + gl.expand_dims(part, 1) * HEAD_DIM + gl.expand_dims(offs_d, 0),
+                     out, mask=row_ok)
+            part_s = (((off_b * H_Q + off_hkv * GROUP + rows_s // seq_q) * seq_q
+                       + rows_s % seq_q).to(gl.int64) * num_splits + split)
+            lse = gl.where(has_keys, m_i + gl.log2(l_safe), float("-inf"))  # log2 units
+            gl.store(Lse_part + part_s, lse, mask=rows_s < GROUP * seq_q)
+        else:
+            ptrs = (Out + off_b.to(gl.int64) * stride_ob
+                    + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1)
+                    + gl.expand_dims(offs_d, 0))
+            gl.store(ptrs, out.to(Out.dtype.element_ty), mask=row_ok)
+
+
+@gluon.jit
+def _decode_gluon_kernel(
+    # TMA descriptors: Q over its [rows, D] view in 64-row boxes; K and V over the cache's
+    # [rows, Hkv * D] view (paged) or [rows, D] view (dense) in SUB-row boxes
+    q_desc, k_desc, v_desc,
+    # pointers
+    Out, O_part, Lse_part, Seqlens, Block_table,
+    # sizes
+    H_Q, GROUP, seq_q, num_splits, longest, sm_scale, n_items,
+    # rows of the views between batches and heads; the output's strides; the block table's
+    q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_ob, stride_oh, stride_om, stride_bt,
+    # meta-parameters
+    HEAD_DIM: gl.constexpr, H_KV: gl.constexpr, BLOCK_N: gl.constexpr, SUB: gl.constexpr,
+    M_BLOCKS: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, PAGED: gl.constexpr,
+    PAGE_SIZE: gl.constexpr, CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr,
+):
+    """Persistent: each CTA takes work items pid, pid + grid, ...; an item is one KV group's
+    G x Sq query rows (64 per M block) over one KV split of one sequence."""
+    units = n_items // num_splits  # (batch, KV head, M block)
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp2 is the native SFU op
+    dtype: gl.constexpr = q_desc.dtype
+    q_smem = gl.allocate_shared_memory(dtype, [2, 64, HEAD_DIM], q_desc.layout)
+    k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
+    v_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
+    q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    q_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for b in gl.static_range(2):
+        mbarrier.init(q_ready.index(b), count=1)
+        mbarrier.init(q_empty.index(b), count=1)
+    for stage in gl.static_range(STAGES):
+        mbarrier.init(k_ready.index(stage), count=1)
+        mbarrier.init(v_ready.index(stage), count=1)
+        mbarrier.init(kv_empty.index(stage), count=1)
+    fence_async_shared()  # the initialised barriers are visible to the TMA unit
+    if not PAGED:
+        Block_table = Seqlens  # unread (a partition argument may not be None)
+
+    gl.warp_specialize([
+        (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                     Out, O_part, Lse_part, Seqlens, n_items, units, H_Q, GROUP, seq_q,
+                     num_splits, longest, qk_scale, stride_ob, stride_oh, stride_om,
+                     HEAD_DIM, M_BLOCKS, H_KV, BLOCK_N, STAGES, CAUSAL, SPLIT,
+                     SPLIT_BY_LONGEST)),
+        (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+                     q_ready, q_empty, k_ready, v_ready, kv_empty,
+                     Seqlens, Block_table, n_items, units, GROUP, seq_q, num_splits, longest,
+                     q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
+                     HEAD_DIM, M_BLOCKS, H_KV, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, CAUSAL,
+                     SPLIT_BY_LONGEST)),
+    ], [1], [PRODUCER_REGS])
+
+# fmt: on

@@ -1,0 +1,144 @@
+"""On a GPU (sm_90): the Gluon decode (attention_decode_gluon_kernel.py) against an fp32
+reference, every candidate tile pinned, over paged caches (pages of 16: a TMA box per page; of
+256: a box per tile) and dense ones, ragged lengths that end mid-tile, causal q_len 1-16 with
+GQA 4 and 8 (16 x 8 rows: two M blocks), 1 and 3 KV splits (by each sequence's length and by
+the longest), D 64 / 128 / 256. Cache slots past each sequence's end, the pages no sequence
+owns and the block-table entries past a sequence's pages hold NaN or point at NaN pages: a
+kernel that reads them, or multiplies their V rows by a zero weight, fails."""
+
+import math
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.gpu
+
+
+def _sm90() -> bool:
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+needs_sm90 = pytest.mark.skipif(not _sm90(), reason="the Gluon decode is sm_90 only")
+
+
+def _paged(batch, h_kv, lens, page, head_dim, gen):
+    """A shuffled paged cache with NaN everywhere no sequence's keys are, and its table."""
+    per_seq = [math.ceil(n / page) for n in lens]
+    width = max(per_seq)
+    pages = sum(per_seq) + 3  # three pages nobody owns
+    k = torch.randn(pages, page, h_kv, head_dim, generator=gen).to(torch.bfloat16)
+    v = torch.randn(pages, page, h_kv, head_dim, generator=gen).to(torch.bfloat16)
+    order = torch.randperm(pages, generator=gen).tolist()
+    spare = order[-1]
+    k[order[-3:]] = math.nan
+    v[order[-3:]] = math.nan
+    table = torch.full((batch, width), spare, dtype=torch.int32)
+    used = 0
+    for b, n in enumerate(per_seq):
+        table[b, :n] = torch.tensor(order[used : used + n], dtype=torch.int32)
+        used += n
+        tail = lens[b] - (n - 1) * page  # keys in the sequence's last page
+        k[table[b, n - 1], tail:] = math.nan
+        v[table[b, n - 1], tail:] = math.nan
+    return k.cuda(), v.cuda(), table.cuda()
+
+
+def _reference(q, k, v, lens, table, page, causal):
+    """fp32 attention of each sequence's query rows over its own keys (bottom-right causal)."""
+    batch, h_q, seq_q, d = q.shape
+    h_kv = k.shape[-2]
+    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    for b, n in enumerate(lens):
+        if table is None:  # dense [B, Hkv, S, D]
+            kb, vb = k[b, :, :n].float(), v[b, :, :n].float()
+        else:
+            ids = table[b, : math.ceil(n / page)].long()
+            kb = k[ids].reshape(-1, h_kv, d)[:n].permute(1, 0, 2).float()
+            vb = v[ids].reshape(-1, h_kv, d)[:n].permute(1, 0, 2).float()
+        kb, vb = (t.repeat_interleave(h_q // h_kv, 0) for t in (kb, vb))
+        s = q[b].float() @ kb.transpose(-1, -2) / math.sqrt(d)
+        if causal:
+            i = torch.arange(seq_q, device=q.device)[:, None]
+            j = torch.arange(n, device=q.device)[None, :]
+            s = s.masked_fill(j > i + n - seq_q, -math.inf)
+        out[b] = s.softmax(-1) @ vb
+    return out
+
+
+CASES = [  # (page or None for dense, seq_q, group, head_dim, lengths)
+    (16, 1, 4, 128, [4096, 3001, 1000, 17]),
+    (16, 4, 8, 128, [2048, 1999, 64, 700]),
+    (256, 1, 8, 128, [4096, 2500, 257, 4000]),
+    (256, 8, 4, 128, [1024, 1023, 300, 9]),
+    (16, 16, 8, 128, [512, 333, 100, 16]),  # 128 stacked rows: two M blocks
+    (None, 2, 4, 128, [1000, 777, 64, 65]),
+    (16, 1, 8, 64, [3000, 50, 999, 2048]),
+    (256, 4, 4, 256, [1500, 800, 257, 256]),
+]
+
+
+@needs_sm90
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"p{c[0]}-q{c[1]}-g{c[2]}-d{c[3]}")
+def test_every_gluon_tile_matches_fp32_with_nan_past_each_end(case):
+    from harness_kernels.triton.attention_decode import prepare_decode
+    from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
+
+    page, seq_q, group, head_dim, lens = case
+    gen = torch.Generator().manual_seed(64)
+    batch, h_kv = len(lens), 2
+    if page is None:
+        cap = max(lens) + 40
+        k = torch.randn(batch, h_kv, cap, head_dim, generator=gen).to("cuda", torch.bfloat16)
+        v = torch.randn(batch, h_kv, cap, head_dim, generator=gen).to("cuda", torch.bfloat16)
+        for b, n in enumerate(lens):
+            k[b, :, n:] = math.nan
+            v[b, :, n:] = math.nan
+        table = None
+    else:
+        k, v, table = _paged(batch, h_kv, lens, page, head_dim, gen)
+    q = torch.randn(batch, h_kv * group, seq_q, head_dim, generator=gen).to("cuda", torch.bfloat16)
+    seqlens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    ref = _reference(q, k, v, lens, table, page, causal=True)
+    tiles = gluon_decode_configs(head_dim, page, 16)
+    assert tiles
+    for tile in tiles:
+        cfg = {key: val for key, val in tile.items() if key != "BLOCK_M"}
+        for splits, by in ((1, None), (3, None), (3, "longest")):
+            cfgs = [dict(cfg, split_by=by)] if by else [cfg]
+            launch = prepare_decode(
+                q,
+                k,
+                v,
+                cache_seqlens=seqlens,
+                block_table=table,
+                configs=cfgs,
+                num_splits=splits,
+                tune=False,
+            )
+            assert launch.config["impl"] == "gluon" and launch.config["tma"] is True
+            out = launch().float()
+            torch.cuda.synchronize()
+            where = f"{tile} splits {splits} by {by}"
+            assert torch.isfinite(out).all(), where
+            err = (out - ref).abs()
+            assert err.max().item() < 3e-2, (where, err.max().item())
+
+
+@needs_sm90
+def test_the_tuner_times_gluon_beside_tl_and_repeated_launches_agree():
+    from harness_kernels.triton.attention_decode import prepare_decode
+
+    gen = torch.Generator().manual_seed(65)
+    lens = [4096] * 8 + [2000] * 8
+    k, v, table = _paged(16, 4, lens, 16, 128, gen)
+    q = torch.randn(16, 32, 4, 128, generator=gen).to("cuda", torch.bfloat16)
+    seqlens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    launch = prepare_decode(q, k, v, cache_seqlens=seqlens, block_table=table)
+    cfg = launch.config
+    assert cfg["impl"] in ("gluon", "tl") and cfg["tuned"]
+    assert not any("gluon" in f and "differs" in f for f in cfg["tune_failed"]), cfg["tune_failed"]
+    first = launch().clone()
+    for _ in range(50):
+        assert torch.equal(launch(), first)
+    ref = _reference(q, k, v, lens, table, 16, causal=True)
+    assert (first.float() - ref).abs().max().item() < 3e-2

@@ -1,0 +1,137 @@
+"""The Gluon decode (kernels/triton/attention_decode_gluon_kernel.py) compiled ahead of time for
+sm_90, without a GPU: every candidate tile over pages of 16 (one TMA box per page) and of 256
+(one box per tile) and over a dense cache, at D 64, 128 and 256, compiles to what the kernel
+claims (TMA loads, wgmma m64 of the tile's and the head dim's widths, setmaxnreg 24 for the
+producer warp, a barrier over the consumer warpgroup's 128 threads only) without spills and
+inside the shared memory the launcher budgets for; and the launcher's guards.
+The compiles run in a child process: the test session imports Triton under the interpreter."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from aot_child import compile_in_child  # noqa: E402
+from harness_kernels.triton.attention_configs import SM90_SMEM_BYTES  # noqa: E402
+from harness_kernels.triton.attention_decode_gluon import (  # noqa: E402
+    box_rows,
+    gluon_candidates,
+    gluon_decode_configs,
+    smem_bytes,
+)
+
+_SCRIPT = textwrap.dedent(
+    """
+    import json, re
+    import torch
+    from triton.backends.compiler import GPUTarget
+    from harness_kernels.triton import aot
+    from harness_kernels.triton import attention_decode_gluon as G
+
+    target = GPUTarget("cuda", 90, 32)
+    report = {}
+    specs = [s for d, page in ((64, 16), (128, 16), (128, 256), (256, 256))
+             for s in G.aot_specs(torch.bfloat16, d, page)]
+    specs += [dict(s, name=s["name"] + "_fp16") for s in G.aot_specs(torch.float16, 128, 16)[:1]]
+    for spec in specs:
+        c = spec["constexprs"]
+        if spec["name"] in report:
+            continue
+        try:
+            info = aot.compile_for(spec["fn"], target, spec["signature"], c, spec["attrs"],
+                                   spec["options"])
+        except Exception as exc:
+            report[spec["name"]] = dict(error=f"{type(exc).__name__}: {exc}"[:2000])
+            continue
+        ptx = info["asm"]["ptx"]
+        report[spec["name"]] = dict(
+            shared=info["shared"], spills=info.get("n_spills", -1), mma=info["mma"],
+            budget=G.smem_bytes(c["HEAD_DIM"], c["BLOCK_N"], c["STAGES"]),
+            head_dim=c["HEAD_DIM"], block_n=c["BLOCK_N"], sub=c["SUB"],
+            tma_loads=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
+            setmaxnreg=sorted(set(re.findall(r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", ptx))),
+            barriers=sorted(set(re.findall(r"bar\\.sync\\s+\\d+,\\s*(\\d+);", ptx))),
+        )
+    print(json.dumps(report))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, dict]:
+    return compile_in_child(_SCRIPT)
+
+
+def test_every_spec_compiles(report: dict) -> None:
+    errors = {n: f["error"] for n, f in report.items() if "error" in f}
+    assert not errors, errors
+    assert len(report) >= 12
+
+
+def test_structure(report: dict) -> None:
+    for name, f in report.items():
+        d, bn, sub = f["head_dim"], f["block_n"], f["sub"]
+        assert f["spills"] == 0, name
+        assert f["shared"] <= SM90_SMEM_BYTES and f["shared"] <= f["budget"], name
+        shapes = {k.split(".f32")[0] for k in f["mma"]}
+        assert shapes == {f"wgmma.mma_async.sync.aligned.m64n{n}k16" for n in {bn, d}}, name
+        # Q, then K and V in BLOCK_N // SUB boxes each (a 256-byte row may take two messages)
+        assert f["tma_loads"] >= 1 + 2 * (bn // sub), name
+        assert ["dec", "24"] in f["setmaxnreg"], name
+        # the V-tail zeroing's barrier spans the consumer warpgroup, never the producer warp
+        assert f["barriers"] == ["128"], name
+
+
+def test_launcher_sizes_and_boxes() -> None:
+    assert box_rows(64, None) == 64 and box_rows(64, 256) == 64 and box_rows(128, 16) == 16
+    assert box_rows(64, 24) is None and box_rows(64, 4) is None  # no whole 8-row swizzle atoms
+    for d in (64, 128, 256):
+        cands = gluon_decode_configs(d, 16, 16)
+        assert cands and all(c["impl"] == "gluon" for c in cands)
+        assert all(smem_bytes(d, c["BLOCK_N"], c["num_stages"]) <= SM90_SMEM_BYTES for c in cands)
+    assert gluon_decode_configs(64, 24, 16) == []
+
+
+def _problem(paged: bool = True):
+    q = torch.randn(2, 8, 4, 128).bfloat16()
+    if paged:
+        k = torch.randn(10, 16, 2, 128).bfloat16()
+    else:
+        k = torch.randn(2, 2, 64, 128).bfloat16()
+    return q, k, k.clone()
+
+
+def _why(target=("cuda", 90), q=None, k=None, v=None, paged=True, **kw) -> str | None:
+    pq, pk, pv = _problem(paged)
+    args = dict(paged=paged, page_size=16 if paged else None, rung="full", reduce=None)
+    args.update(kw)
+    cands, why = gluon_candidates(
+        target,
+        pq if q is None else q,
+        pk if k is None else k,
+        pv if v is None else v,
+        block_m=32,
+        **args,
+    )
+    assert bool(cands) == (why is None)
+    return why
+
+
+def test_when_the_gluon_decode_is_a_candidate() -> None:
+    assert _why() is None and _why(paged=False) is None
+    assert "sm_90 only" in _why(target=("hip", "gfx942"))
+    assert "sm_90 only" in _why(target=("cuda", 80))
+    assert "`tl` kernel only" in _why(rung="no-tma")
+    assert "fused" in _why(reduce="fused")
+    q, k, v = _problem()
+    assert "packed" in _why(q=q.transpose(1, 2).contiguous().transpose(1, 2))
+    # K and V as halves of one [pages, 2, page, Hkv, D] buffer: pages are not back to back
+    kv = torch.randn(10, 2, 16, 2, 128).bfloat16()
+    assert "TMA can address" in _why(k=kv[:, 0], v=kv[:, 1])
+    assert "head_dim" in _why(
+        q=q[..., :96].contiguous(), k=k[..., :96].contiguous(), v=v[..., :96].contiguous()
+    )
