@@ -46,7 +46,7 @@ def _paged(batch, h_kv, lens, page, head_dim, gen):
 def _reference(q, k, v, lens, table, page, causal):
     """fp32 attention of each sequence's query rows over its own keys (bottom-right causal)."""
     batch, h_q, seq_q, d = q.shape
-    h_kv = k.shape[-2]
+    h_kv = k.shape[1] if table is None else k.shape[2]
     out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
     for b, n in enumerate(lens):
         if table is None:  # dense [B, Hkv, S, D]
