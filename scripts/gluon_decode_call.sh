@@ -5,7 +5,8 @@
 # `tl` kernel alone) in one run, so the two compare on one machine; last a short table.
 #   GPU=h200 BUDGET=540 bash scripts/gluon_decode_call.sh        (carry .whl)
 # Again with results/_scratch/<gpu> carried resumes what the budget cut (TESTS=0 skips the
-# tests). ID names the run (default decode-gluon-<date>); OVR adds overrides.
+# tests). ID names the run (default decode-gluon-<date>); BATCH the batch sizes (default [16]);
+# OVR adds overrides.
 set -u
 : "${GPU:?GPU=h100|h200}"
 t0=$(date +%s)
@@ -26,7 +27,7 @@ if [ "${TESTS:-1}" = 1 ]; then
 fi
 left=$(( ${BUDGET:-540} - ($(date +%s) - t0) ))
 timeout -k 15 -s INT $((left + 60)) python3 -m harness.cli run sweep=fmha_decode_serving \
-  'sweep.groups.0.providers=[own-triton,own-triton-no-tma]' 'sweep.groups.0.product.batch=[16]' \
+  'sweep.groups.0.providers=[own-triton,own-triton-no-tma]' "sweep.groups.0.product.batch=${BATCH:-[16]}" \
   results_dir=$R run_id=$ID progress=false stop_after_s=$left ${OVR:-} > $L/$ID.txt 2>&1
 echo "$ID rc=$? (75: stopped at the budget) t=$(( $(date +%s) - t0 )): $(tail -1 $L/$ID.txt | cut -c1-200)"
 tar czf $OUT/results.tgz $R

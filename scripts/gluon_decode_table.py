@@ -18,11 +18,12 @@ import pandas as pd
 
 def table(run: Path, ceiling: float) -> pd.DataFrame:
     rows = pd.read_parquet(run / "rows.parquet")
-    rows = rows[rows.status == "ok"]
+    rows = rows[rows.status == "ok"].copy()
+    rows["ragged"] = rows.ragged.fillna(False).astype(bool)  # one length: stored as None
     keys = ["q_len", "kv_heads", "ragged", "page_size", "batch", "kv_len"]
     own = rows[rows.provider == "own-triton"].set_index(keys)
     tl = rows[rows.provider == "own-triton-no-tma"].set_index(keys)
-    both = own.join(tl, lsuffix="", rsuffix="_tl", how="inner")
+    both = own.join(tl.add_suffix("_tl"), how="inner")
     both["speedup"] = both.latency_ms_median_tl / both.latency_ms_median
     both["gluon"] = both.provider_config.map(lambda c: json.loads(c).get("impl") == "gluon")
     both["own_ceiling"] = both.gbps / ceiling
