@@ -105,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     except HelpShown:
         return 0
     except (BadInput, ValueError) as e:  # input validation (ConfigError is a ValueError)
-        print(f"harness: error: {str(e).splitlines()[0]}", file=sys.stderr)
+        # the first line of the message; the exception's name when it has none
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        print(f"harness: error: {first}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:  # Ctrl-C: finished rows are whole files; the run resumes
         print("harness: interrupted", file=sys.stderr)

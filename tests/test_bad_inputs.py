@@ -130,6 +130,18 @@ def test_bad_input_exits_2_with_one_line(argv, expected, tmp_path, monkeypatch, 
     assert "allowed" in err[0], err[0]
 
 
+def test_an_error_without_a_message_still_exits_2_with_one_line(monkeypatch, capsys):
+    """A ValueError() raised bare (no message) is reported by its name, not an IndexError."""
+    import harness.cli as cli
+
+    def bare(_args):
+        raise ValueError()
+
+    monkeypatch.setattr(cli, "_command", lambda name: bare)
+    assert main(["list"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == ["harness: error: ValueError"]
+
+
 def test_at_least_30_bad_inputs():
     assert len(BAD) >= 30
 

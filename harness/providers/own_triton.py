@@ -4,10 +4,12 @@ GEMM rungs (kernels/triton/gemm.py documents what each removes):
   own-triton, own-triton-no-gluon, own-triton-no-tma, own-triton-no-pipeline,
   own-triton-not-persistent, own-triton-no-splitk, own-triton-no-tensor-cores
 Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
-  own-triton, own-triton-no-gluon (prefill only: the `tl` kernel alone, where own-triton on
-  sm_90 also tunes the Gluon FMHA and runs the faster: attention_choice.py), own-triton-q-reload,
-  own-triton-no-pipeline, own-triton-no-tma, own-triton-reg-stage (prefill only: the study's
-  register trick), own-triton-no-split (decode only)
+  own-triton, own-triton-no-gluon (the `tl` kernel alone, where own-triton on sm_90 also tunes
+  the Gluon FMHA and runs the faster: attention_choice.py; for decode the Gluon decode's tiles
+  join the `tl` kernel's in one search: attention_decode.py), own-triton-q-reload (prefill
+  only), own-triton-no-pipeline, own-triton-no-tma (for decode the `tl` kernel alone too),
+  own-triton-reg-stage (prefill only: the study's register trick), own-triton-no-split (decode
+  only)
 On the CPU the kernels run under the Triton interpreter, which must be switched on before the
 kernel modules are imported (the CLI does so for device=cpu).
 """
@@ -25,7 +27,7 @@ from harness.providers.registry import Prepared, Unsupported, register
 
 VENDORS = ("nvidia", "amd", "cpu")
 ATTENTION_RUNGS = ("full", "no-gluon", "q-reload", "no-pipeline", "no-tma", "reg-stage", "no-split")
-PREFILL_ONLY = ("no-gluon", "q-reload", "reg-stage")
+PREFILL_ONLY = ("q-reload", "reg-stage")
 DECODE_MAX_Q = 8
 
 

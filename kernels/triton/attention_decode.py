@@ -14,6 +14,8 @@ Ladder rungs (`rung`):
   no-tma       the `tl` kernel only (cp.async loads from the compute warps): full also times
                the Gluon kernel (attention_decode_gluon_kernel.py: a TMA producer warp, wgmma,
                persistent CTAs) on sm_90 and takes whichever is faster.
+  no-gluon     the same candidates as no-tma (full without the Gluon kernel), named as the
+               prefill's rung that drops its Gluon kernel.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_decode's `rung` keyword.
-DECODE_RUNGS = ("full", "no-split", "no-pipeline", "no-tma")
+DECODE_RUNGS = ("full", "no-split", "no-pipeline", "no-tma", "no-gluon")
 # How a split config's partial outputs are merged: a second kernel, or the split kernel's last
 # program of each unit (attention_decode_kernel.py, FUSED_REDUCE).
 REDUCES = ("kernel", "fused")

@@ -70,7 +70,7 @@ def gluon_decode_problem(
     """Why the Gluon decode cannot run this problem, or None."""
     if target[0] != "cuda" or target[1] != 90:
         return f"the Gluon decode is sm_90 only (wgmma, TMA); target {target[0]}:{target[1]}"
-    if rung in ("no-tma", "no-pipeline"):
+    if rung in ("no-tma", "no-pipeline", "no-gluon"):
         return f"rung {rung}: the `tl` kernel only"
     head_dim = q.shape[-1]
     if head_dim not in (64, 128, 256):

@@ -158,7 +158,9 @@ def test_the_providers_route_prefill_through_the_choice_and_no_gluon_around_it(m
     decode = AttentionProblem(
         batch=1, q_heads=2, kv_heads=1, q_len=1, kv_len=40, head_dim=64, causal=True
     )
-    assert "prefill rung" in registry.get("attention", "own-triton-no-gluon").why_not(decode, cpu)
+    # decode takes no-gluon too: the `tl` decode kernel alone (attention_decode.py)
+    assert registry.get("attention", "own-triton-no-gluon").why_not(decode, cpu) is None
+    assert "prefill rung" in registry.get("attention", "own-triton-q-reload").why_not(decode, cpu)
 
 
 def test_a_gluon_tuner_that_finds_nothing_that_runs_leaves_the_tl_kernel(fakes):

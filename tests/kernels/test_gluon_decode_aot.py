@@ -126,6 +126,7 @@ def test_when_the_gluon_decode_is_a_candidate() -> None:
     assert "sm_90 only" in _why(target=("hip", "gfx942"))
     assert "sm_90 only" in _why(target=("cuda", 80))
     assert "`tl` kernel only" in _why(rung="no-tma")
+    assert "`tl` kernel only" in _why(rung="no-gluon")
     assert "fused" in _why(reduce="fused")
     q, k, v = _problem()
     assert "packed" in _why(q=q.transpose(1, 2).contiguous().transpose(1, 2))
