@@ -147,6 +147,17 @@ def prepare_decode(
         return split_candidates(programs, max_kv, block_n, sms)
 
     gluon_why: str | None = "the caller's configs"
+    def splits_of(cfg: dict) -> list[int]:
+        """splits_for, and for the Gluon kernel only those giving at most two work items per
+        SM: its grid is persistent (min(items, SMs) CTAs), so more items add no parallelism,
+        only partials to merge. Its picks on the H200 (session 64, batch 16 and 64) were all
+        at most one item per SM; the cut leaves it 1-3 split counts of 5-8 at the serving
+        grid's points (20-40 fewer candidates at batch 16, where a point searched 73-208)."""
+        splits = splits_for(cfg["BLOCK_N"])
+        if cfg.get("impl") != "gluon" or num_splits is not None:
+            return splits
+        return [s for s in splits if s == 1 or programs * s <= 2 * sms] or [1]
+
     if configs is None:
         cands = decode_configs(target, head_dim, q.element_size(), rung, block_m, page_size)
         # The Gluon kernel's candidates join the `tl` kernel's in the joint search (sm_90)
@@ -278,7 +289,7 @@ def prepare_decode(
     # candidate, then the splits for that tile) the tuner missed the pair that won by 4-5% at
     # batch 16, KV 4k on an H100 (a 64x6-stage tile whole beat 64x3 in 2 splits; session 46,
     # results/h100/_logs/session46/call9-decode_probe.txt). 35-42 pairs at batch 16, 5-6 at 256.
-    joint = [dict(c, num_splits=s) for c in cands for s in splits_for(c["BLOCK_N"])]
+    joint = [dict(c, num_splits=s) for c in cands for s in splits_of(c)]
     if fill < 8:
         # A ragged batch also tries splits of one size for every sequence, a share of the
         # longest (SPLIT_BY_LONGEST): split by its own length, each sequence's programs run as

@@ -489,12 +489,17 @@ def test_decode_times_the_gluon_kernel_beside_tl_and_takes_it_only_when_right(
         return (0.5 if cfg.get("impl") == "gluon" else 1.0) + 0.01 * cfg["num_splits"]
 
     monkeypatch.setattr(attention_decode, "gluon_split_launch", fake_gluon)
+    monkeypatch.setattr(attention_decode, "num_sms", lambda device: 3)  # 4 units on 3 SMs
     tl_cands = [_cfg(16, 64, 4, 2)]
     timed = _fake_attention_gpu(
         monkeypatch, attention_decode, "decode_configs", tl_cands, ms, gluon=True
     )
     launch = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)
     gluon_tiles = gluon_decode_configs(64, None, 16)
+    # the persistent Gluon grid gets split counts of at most two work items per SM; the `tl`
+    # kernel all of them
+    tl_splits = {c["num_splits"] for c in timed if c.get("impl") is None}
+    assert {c["num_splits"] for c in built} == {1} and tl_splits == {1, 2, 3, 4}
     # every Gluon tile built and checked; timed only when its output agreed
     assert gluon_tiles and {c.get("impl") for c in timed} == ({None, "gluon"} if right else {None})
     assert {(c["BLOCK_N"], c["num_stages"]) for c in built} == {
