@@ -147,6 +147,7 @@ def prepare_decode(
         return split_candidates(programs, max_kv, block_n, sms)
 
     gluon_why: str | None = "the caller's configs"
+
     def splits_of(cfg: dict) -> list[int]:
         """splits_for, and for the Gluon kernel only those giving at most two work items per
         SM: its grid is persistent (min(items, SMs) CTAs), so more items add no parallelism,
