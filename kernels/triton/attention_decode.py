@@ -28,7 +28,8 @@ import torch
 import triton
 
 from .attention_configs import decode_configs, next_pow2, split_candidates
-from .attention_decode_gluon import gluon_candidates, gluon_split_launch
+from .attention_decode_gluon import ROWS as GLUON_ROWS
+from .attention_decode_gluon import gluon_candidates, gluon_decode_problem, gluon_split_launch
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
@@ -176,6 +177,10 @@ def prepare_decode(
         cands += gluon
     else:
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
+        if any(c.get("impl") == "gluon" for c in cands):
+            why = gluon_decode_problem(target, q, k_cache, v_cache, paged, rung)
+            if why is not None:
+                raise ValueError(f"a Gluon config was given, but {why}")
     # split buffers sized once for the largest split count any candidate may use
     most = max(s for c in cands for s in splits_for(c["BLOCK_N"]))
     o_part = lse_part = counters = None
@@ -281,6 +286,9 @@ def prepare_decode(
         num_splits,
         device_key(q.device),
     ) + ((repr(configs),) if configs is not None else ())
+    # with the Gluon tiles among the candidates the choice is another one (the `tl` kernel's
+    # pick for reduce="fused", or for a layout TMA cannot take, must not stand in for it)
+    key += ("gluon",) if any(c.get("impl") == "gluon" for c in cands) else ()
     # A ragged batch is tuned apart from one of its longest length (keys of full batches are
     # unchanged): on the H200 (session 53, fmha_decode_serving) ragged batches reused the split
     # count tuned for the uniform one, 1 split at batch 16 x 8 KV heads, so the SMs given the
@@ -325,6 +333,14 @@ def prepare_decode(
         else ("tuned" if info["tuned"] and len(split_cands) > 1 else "heuristic")
     )
     picked_gluon = cfg.get("impl") == "gluon"
+    gluon_failed = [f for f in info.get("tune_failed", []) if f.startswith("gluon-")]
+    gluon_lost = (
+        "the Gluon tiles were not timed (tuning off): the first candidate taken"
+        if not info["tuned"]
+        else f"the Gluon tiles failed or disagreed ({len(gluon_failed)}: see tune_failed)"
+        if gluon_failed and len(gluon_failed) == sum(c.get("impl") == "gluon" for c in joint)
+        else "the `tl` kernel was faster"
+    )
     page_path = None
     if paged:
         if page_size % cfg["BLOCK_N"] == 0:
@@ -344,7 +360,8 @@ def prepare_decode(
         dtype=str(q.dtype).removeprefix("torch."),
         group=group,
         seq_q=seq_q,
-        BLOCK_M=cfg["BLOCK_M"],
+        # the Gluon kernel always runs 64-row M blocks (wgmma m64), padding past G x Sq
+        BLOCK_M=GLUON_ROWS if picked_gluon else cfg["BLOCK_M"],
         BLOCK_N=cfg["BLOCK_N"],
         M_BLOCKS=m_blocks,
         num_warps=cfg["num_warps"],
@@ -369,7 +386,7 @@ def prepare_decode(
         tma=picked_gluon,
         # why the Gluon (TMA) kernel was not a candidate: its wording, when it was one but lost,
         # says so; committed rows before session 64 carry "decode has no TMA path: ..."
-        tma_reason=None if picked_gluon else (gluon_why or "the `tl` kernel was faster"),
+        tma_reason=None if picked_gluon else (gluon_why or gluon_lost),
         sm_scale=sm_scale,
         target=f"{target[0]}:{target[1]}",
         tuned=bool(info["tuned"]),

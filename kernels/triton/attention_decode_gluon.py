@@ -80,6 +80,8 @@ def gluon_decode_problem(
         return "q is not packed over (heads, positions): a KV group's rows are not one TMA box"
     if k_cache.stride() != v_cache.stride():
         return "k_cache and v_cache differ in strides"
+    if v_cache.data_ptr() % 16:  # k_cache's alignment is checked with its view below
+        return "v_cache is not 16-byte aligned (a TMA base must be)"
     if paged and not _paged_view_ok(k_cache):
         return "the paged cache is not a [pages * page_size, Hkv * D] matrix TMA can address"
     if not paged and _flat_rows(k_cache) is None:

@@ -76,7 +76,9 @@ def _item(item, units, Seqlens, seq_q, num_splits, longest,
     # the split's KV range, as attention_decode_kernel's split kernel cuts it
     kv_len = gl.load(Seqlens + off_b)
     if SPLIT_BY_LONGEST:
-        tiles_per_split = gl.cdiv(gl.cdiv(longest, BLOCK_N), num_splits)
+        # a sequence grown past `longest` since the launch was prepared (lengths may change
+        # within capacity) cuts its own, longer share: no key is left out
+        tiles_per_split = gl.cdiv(gl.cdiv(gl.maximum(longest, kv_len), BLOCK_N), num_splits)
     else:
         tiles_per_split = gl.cdiv(gl.cdiv(kv_len, BLOCK_N), num_splits)
     lo = split * tiles_per_split * BLOCK_N

@@ -162,7 +162,9 @@ def _decode_split_kernel(
     # running longest, so the SMs finish together.
     kv_len = tl.load(Seqlens + off_b)
     if SPLIT_BY_LONGEST:
-        tiles_per_split = tl.cdiv(tl.cdiv(longest, BLOCK_N), num_splits)
+        # a sequence grown past `longest` since the launch was prepared (lengths may change
+        # within capacity) cuts its own, longer share: no key is left out
+        tiles_per_split = tl.cdiv(tl.cdiv(tl.maximum(longest, kv_len), BLOCK_N), num_splits)
     else:
         tiles_per_split = tl.cdiv(tl.cdiv(kv_len, BLOCK_N), num_splits)
     lo = split * tiles_per_split * BLOCK_N

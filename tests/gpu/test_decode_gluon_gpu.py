@@ -142,3 +142,42 @@ def test_the_tuner_times_gluon_beside_tl_and_repeated_launches_agree():
         assert torch.equal(launch(), first)
     ref = _reference(q, k, v, lens, table, 16, causal=True)
     assert (first.float() - ref).abs().max().item() < 3e-2
+
+
+@needs_sm90
+@pytest.mark.parametrize("splits,by", [(1, None), (4, "longest")])
+def test_many_work_items_per_persistent_cta(splits, by):
+    """Batch 64 x 8 KV heads: 512 work items (2048 with 4 splits) on 132 CTAs, so every CTA
+    reuses both Q buffers and runs stages across items; with split_by longest the short
+    sequences' last splits are items with no tile. Added after session 64's run (the tests
+    then had at most two items per CTA); not yet run on a GPU."""
+    from harness_kernels.triton.attention_decode import prepare_decode
+    from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
+
+    gen = torch.Generator().manual_seed(66)
+    lens = [int(x) for x in torch.randint(17, 1500, (64,), generator=gen)]
+    lens[0] = 1500
+    k, v, table = _paged(64, 8, lens, 16, 128, gen)
+    q = torch.randn(64, 32, 2, 128, generator=gen).to("cuda", torch.bfloat16)
+    seqlens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    ref = _reference(q, k, v, lens, table, 16, causal=True)
+    cfg = {
+        key: val for key, val in gluon_decode_configs(128, 16, 16)[0].items() if key != "BLOCK_M"
+    }
+    cfgs = [dict(cfg, split_by=by)] if by else [cfg]
+    launch = prepare_decode(
+        q,
+        k,
+        v,
+        cache_seqlens=seqlens,
+        block_table=table,
+        configs=cfgs,
+        num_splits=splits,
+        tune=False,
+    )
+    assert launch.config["impl"] == "gluon" and launch.config["programs"] == 512 * splits
+    first = launch().clone()
+    for _ in range(20):
+        assert torch.equal(launch(), first)
+    assert torch.isfinite(first).all()
+    assert (first.float() - ref).abs().max().item() < 3e-2

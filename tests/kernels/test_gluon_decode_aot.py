@@ -136,3 +136,23 @@ def test_when_the_gluon_decode_is_a_candidate() -> None:
     assert "head_dim" in _why(
         q=q[..., :96].contiguous(), k=k[..., :96].contiguous(), v=v[..., :96].contiguous()
     )
+
+
+def test_v_alignment_is_checked_and_a_given_gluon_config_is_refused_off_sm90() -> None:
+    q, k, v = _problem()
+    buf = torch.empty(v.numel() + 1, dtype=v.dtype)
+    shifted = buf[1:].view(v.shape)  # v's strides, 2 bytes off 16-byte alignment
+    assert "aligned" in _why(v=shifted)
+    from harness_kernels.triton.attention_decode import prepare_decode
+
+    table = torch.arange(10, dtype=torch.int32).view(2, 5)
+    cfg = gluon_decode_configs(128, 16, 32)[0]
+    with pytest.raises(ValueError, match="a Gluon config was given, but the Gluon decode is sm_90"):
+        prepare_decode(
+            q,
+            k,
+            v,
+            cache_seqlens=torch.tensor([70, 40], dtype=torch.int32),
+            block_table=table,
+            configs=[{key: val for key, val in cfg.items() if key != "BLOCK_M"}],
+        )

@@ -330,7 +330,7 @@ def test_decode_rejects_bad_input() -> None:
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), rung="split")
     with pytest.raises(ValueError):
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), reduce="x")
-    assert DECODE_RUNGS == ("full", "no-split", "no-pipeline", "no-tma")
+    assert DECODE_RUNGS == ("full", "no-split", "no-pipeline", "no-tma", "no-gluon")
 
 
 def test_num_splits_heuristic() -> None:
@@ -465,6 +465,30 @@ def test_decode_split_by_longest_matches_reference(case: tuple, reduce: str) -> 
     _assert_close(launch(), ref, dtype)
     assert launch.config["split_by"] == "longest" and launch.config["num_splits"] == splits
     assert plain["split_by"] == "length"
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in DECODE_CASES if c[-1] and c[-1] > 1 and c[6] is not None][:1], ids=str
+)
+def test_decode_split_by_longest_takes_a_sequence_grown_after_prepare(case: tuple) -> None:
+    """Lengths may change within capacity after prepare_decode. A sequence grown past the
+    longest length seen then cuts its own (longer) share per split rather than the stale
+    longest one's, so its last keys are not left out."""
+    *_, causal, dtype, rung, _ = case
+    splits = 2  # two one-tile splits of the stale longest cover 64 of the 75 keys
+    q, k, v, k_cache, v_cache, table, lens = _decode_inputs(case)
+    grown = lens.clone()  # the first sequence is full: valid keys up to capacity
+    lens.clamp_(max=max(case[3], case[4] // 4))  # what prepare sees: a quarter as long
+    args = dict(block_table=table, causal=causal, rung=rung, num_splits=splits)
+    plain = prepare_decode(q, k_cache, v_cache, cache_seqlens=lens, **args).config
+    cand = {key: plain[key] for key in ("BLOCK_N", "num_warps", "num_stages", "options")}
+    launch = prepare_decode(
+        q, k_cache, v_cache, cache_seqlens=lens, configs=[dict(cand, split_by="longest")], **args
+    )
+    lens.copy_(grown)  # the launch reads the lengths on the device
+    ref, _ = reference(q, k, v, causal, 1.0 / math.sqrt(q.shape[-1]), kv_lens=grown.tolist())
+    assert launch.config["BLOCK_N"] * splits < int(grown.max())  # the stale cut falls short
+    _assert_close(launch(), ref, dtype)
 
 
 def test_decode_candidate_names_tell_split_cut_and_merge_apart() -> None:

@@ -508,10 +508,11 @@ def test_decode_times_the_gluon_kernel_beside_tl_and_takes_it_only_when_right(
     if right:
         assert launch.config["impl"] == "gluon" and launch.config["tma"] is True
         assert launch.config["num_splits"] == 1 and launch.config["tma_reason"] is None
+        assert launch.config["BLOCK_M"] == 64  # the rows the Gluon kernel runs, not G x Sq
         torch.testing.assert_close(launch(), _decode_reference(q, k, v))
     else:
         assert launch.config["impl"] == "tl" and launch.config["tma"] is False
-        assert launch.config["tma_reason"] == "the `tl` kernel was faster"
+        assert launch.config["tma_reason"].startswith("the Gluon tiles failed or disagreed")
         assert launch.config["tune_failed"]  # the wrong kernel's rejections are recorded
 
 
