@@ -124,9 +124,6 @@ def gluon_decode_configs(head_dim: int, page_size: int | None, block_m: int) -> 
         )
         for bn, st in TILES
         if box_rows(bn, page_size) is not None and smem_bytes(head_dim, bn, st) <= SM90_SMEM_BYTES
-        # 128-key tiles at D 64 spilled under Triton 3.6 (52 bytes, pages of 16; sm_90 AOT),
-        # the lent machines' Triton; 3.9 did not
-        and not (head_dim == 64 and bn == 128)
     ]
 
 
