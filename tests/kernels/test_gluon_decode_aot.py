@@ -76,7 +76,7 @@ def test_every_spec_compiles(report: dict) -> None:
 def test_structure(report: dict) -> None:
     for name, f in report.items():
         d, bn, sub = f["head_dim"], f["block_n"], f["sub"]
-        # Triton 3.9: no spills. Triton 3.6 (the GPU image's) spills 48-116 bytes where the
+        # Triton 3.9: no spills. Triton 3.6 (the GPU image's) spills 48-116 bytes, likely where the
         # 24-register producer warp unrolls eight page lookups (128-key tiles over pages of
         # 16) and at D 256; those 128-key tiles were the tuner's picks at pages of 16 on the
         # H200 (session 64), so the bound is loose, not zero.
