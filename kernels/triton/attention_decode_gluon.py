@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from .attention_configs import SM90_SMEM_BYTES
-from .attention_launch import triton_dtype_name
+from .attention_launch import aot_spec, triton_dtype_name
 from .attention_prefill import _flat_rows
 
 ROWS = 64  # query rows per CTA (attention_decode_gluon_kernel.ROWS)
@@ -262,30 +262,9 @@ def aot_specs(
         types.update(Block_table="*i32", sm_scale="fp32")
         if not paged:
             constexprs["Block_table"] = None
-        signature = {}
-        for arg in _decode_gluon_kernel.arg_names:
-            if arg in constexprs:
-                signature[arg] = "constexpr"
-            elif arg in descs:
-                signature[arg] = descs[arg]
-            else:
-                signature[arg] = types.get(arg, "i32")
-        pointers = {"Out", "O_part", "Lse_part", "Seqlens", "Block_table"}
-        attrs = {
-            (i,): [["tt.divisibility", 16]]
-            for i, a in enumerate(signature)
-            if a in pointers and signature[a] != "constexpr"
-        }
+        types.update(descs)  # a Gluon descriptor's type names its shared layout
         kind = f"paged{page_size}" if paged else "dense"
-        specs.append(
-            dict(
-                name=f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}",
-                fn=_decode_gluon_kernel,
-                signature=signature,
-                constexprs=constexprs,
-                attrs=attrs,
-                options=dict(num_warps=4),
-                gluon=True,
-            )
-        )
+        name = f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}"
+        spec = aot_spec(name, _decode_gluon_kernel, types, constexprs, dict(num_warps=4))
+        specs.append(dict(spec, gluon=True))
     return specs
