@@ -8,7 +8,9 @@
 # call that runs out leaves the rest pending for the next call, which carries
 # results/_scratch/$GPU/$ID). OVR: more overrides (one batch size: the H100's halves). BUDGET is
 # this run's alone: two runs chained in one call must fit the call's limit together (session
-# 59's call 2 did not, and lost a batch-64 tune pass to the limit).
+# 59's call 2 did not, and lost a batch-64 tune pass to the limit). TESTS=1 first runs the
+# Gluon decode's GPU tests (and the split merge's), out of the same budget; a failure stops the
+# call before the sweep.
 set -u
 t0=$(date +%s); C=${CALL:-call1}; ID=${ID:?run id}; B=${BUDGET:-520}
 export TRITON_INTERPRET=0 TRITON_CACHE_DIR=/tmp/tcache FLASHINFER_WORKSPACE_BASE=/tmp/fi \
@@ -18,6 +20,15 @@ export $(cat .cache/gitid)
 R=results/_scratch/$GPU; L=$R/_logs; mkdir -p $L
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee $L/$ID-$C-gpu.txt
 python3 scripts/take_back.py --check-resume $R/$ID || { echo "$ID: not carried"; exit 0; }
+if [ "${TESTS:-0}" = 1 ]; then
+  timeout -k 10 300 python3 -m pytest -q -m gpu tests/gpu/test_decode_gluon_gpu.py \
+    tests/gpu/test_decode_merge_gpu.py -p no:cacheprovider > $L/$ID-$C-gpu-tests.txt 2>&1
+  rc=$?; echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 $L/$ID-$C-gpu-tests.txt)"
+  if [ $rc -ne 0 ]; then
+    grep -E "^(E |FAILED|ERROR)" $L/$ID-$C-gpu-tests.txt | head -30 | cut -c1-400
+    tar czf $OUT/results.tgz $R; exit 1
+  fi
+fi
 extra="tune_only=true"
 python3 -c "import flash_attn.cute, flashinfer" 2>/dev/null && extra=""
 echo "vendors importable: $([ -z "$extra" ] && echo yes || echo no, tune pass only)"

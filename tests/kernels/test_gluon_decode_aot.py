@@ -1,7 +1,7 @@
 """The Gluon decode (kernels/triton/attention_decode_gluon_kernel.py) compiled ahead of time for
 sm_90, without a GPU: every candidate tile over pages of 16 (one TMA box per page) and of 256
 (one box per tile) and over a dense cache, at D 64, 128 and 256, compiles to what the kernel
-claims (TMA loads, wgmma m64 of the tile's and the head dim's widths, setmaxnreg 24 for the
+claims (TMA loads, wgmma m64 of the tile's and the head dim's widths, setmaxnreg 48 for the
 producer warp, a barrier over the consumer warpgroup's 128 threads only) with at most a small
 spill (Triton 3.6's producer, see test_structure) and
 inside the shared memory the launcher budgets for; and the launcher's guards.
@@ -76,17 +76,19 @@ def test_every_spec_compiles(report: dict) -> None:
 def test_structure(report: dict) -> None:
     for name, f in report.items():
         d, bn, sub = f["head_dim"], f["block_n"], f["sub"]
-        # Triton 3.9: no spills. Triton 3.6 (the GPU image's) spills 48-116 bytes, likely where the
-        # 24-register producer warp unrolls eight page lookups (128-key tiles over pages of
-        # 16) and at D 256; those 128-key tiles were the tuner's picks at pages of 16 on the
-        # H200 (session 64), so the bound is loose, not zero.
-        assert 0 <= f["spills"] <= 128, name
+        # No spill up to D 128, under Triton 3.9 and 3.6 (the GPU image's). With 24 registers
+        # Triton 3.6's producer warp spilled 52 bytes unrolling eight page lookups (128-key
+        # tiles over pages of 16, the H200's picks in session 64) and 92 with the BALANCED
+        # run's state; 48 remove both, at no cost: the consumer warpgroup cannot grow past the
+        # 255 registers it launched with, so what the producer gives back is idle. At D 256
+        # the consumer's 64 x 256 fp32 accumulator spills under Triton 3.6 (52-160 bytes).
+        assert 0 <= f["spills"] <= (0 if d <= 128 else 192), name
         assert f["shared"] <= SM90_SMEM_BYTES and f["shared"] <= f["budget"], name
         shapes = {k.split(".f32")[0] for k in f["mma"]}
         assert shapes == {f"wgmma.mma_async.sync.aligned.m64n{n}k16" for n in {bn, d}}, name
         # Q, then K and V in BLOCK_N // SUB boxes each (a 256-byte row may take two messages)
         assert f["tma_loads"] >= 1 + 2 * (bn // sub), name
-        assert ["dec", "24"] in f["setmaxnreg"], name
+        assert ["dec", "48"] in f["setmaxnreg"], name
         # the V-tail zeroing's barrier spans the consumer warpgroup, never the producer warp
         assert f["barriers"] == ["128"], name
 
