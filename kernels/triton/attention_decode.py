@@ -29,12 +29,7 @@ import triton
 
 from .attention_configs import decode_configs, next_pow2, split_candidates
 from .attention_decode_gluon import ROWS as GLUON_ROWS
-from .attention_decode_gluon import (
-    balanced_plan,
-    gluon_candidates,
-    gluon_decode_problem,
-    gluon_split_launch,
-)
+from .attention_decode_gluon import gluon_candidates, gluon_decode_problem, gluon_split_launch
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
@@ -160,8 +155,6 @@ def prepare_decode(
         only partials to merge. Its picks on the H200 (session 64, batch 16 and 64) were all
         at most one item per SM; the cut leaves it 1-3 split counts of 5-8 at the serving
         grid's points (20-40 fewer candidates at batch 16, where a point searched 73-208)."""
-        if cfg.get("split_by") == "balanced":
-            return [0]  # its slots follow from the lengths: balanced_slots, at each launch
         splits = splits_for(cfg["BLOCK_N"])
         if cfg.get("impl") != "gluon" or num_splits is not None:
             return splits
@@ -182,32 +175,14 @@ def prepare_decode(
             block_m=block_m,
         )
         cands += gluon
-        if rung != "no-split" and num_splits is None:
-            # and each Gluon tile over equal runs of KV tiles (split_by "balanced")
-            cands += [dict(c, split_by="balanced") for c in gluon]
     else:
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
-        if any(c.get("split_by") == "balanced" and c.get("impl") != "gluon" for c in cands):
-            raise ValueError("split_by 'balanced' is the Gluon kernel's only")
         if any(c.get("impl") == "gluon" for c in cands):
             why = gluon_decode_problem(target, q, k_cache, v_cache, paged, rung)
             if why is not None:
                 raise ValueError(f"a Gluon config was given, but {why}")
-
-    def balanced_slots(block_n: int) -> int:
-        """A balanced launch's partial slots per query row, for these lengths."""
-        return balanced_plan(cache_seqlens, h_kv * m_blocks, block_n, capacity, sms)[2]
-
     # split buffers sized once for the largest split count any candidate may use
-    most = max(
-        s
-        for c in cands
-        for s in (
-            [balanced_slots(c["BLOCK_N"])]
-            if c.get("split_by") == "balanced"
-            else splits_for(c["BLOCK_N"])
-        )
-    )
+    most = max(s for c in cands for s in splits_for(c["BLOCK_N"]))
     o_part = lse_part = counters = None
     if most > 1:
         o_part = q.new_empty((batch, h_q, seq_q, most, head_dim), dtype=torch.float32)
@@ -217,8 +192,7 @@ def prepare_decode(
     bt_stride = block_table.stride(0) if block_table is not None else 0
 
     def build(cfg: dict) -> Callable[[], object]:
-        balanced = cfg.get("split_by") == "balanced"
-        splits = balanced_slots(cfg["BLOCK_N"]) if balanced else cfg["num_splits"]
+        splits = cfg["num_splits"]
         fused = splits > 1 and cfg.get("REDUCE") == "fused"
         if cfg.get("impl") == "gluon":
             split_launch = gluon_split_launch(
@@ -237,7 +211,6 @@ def prepare_decode(
                 causal=causal,
                 sm_scale=sm_scale,
                 sms=sms,
-                capacity=capacity,
             )
         else:
             split_launch = _tl_split_launch(cfg, splits, fused)
@@ -245,10 +218,7 @@ def prepare_decode(
             return split_launch
         reduce_kernel = _decode_reduce_kernel[(batch * h_q * seq_q,)]
         reduce_args = (o_part, lse_part, out, h_q, seq_q, splits, *out.stride()[:3])
-        # a balanced launch may have up to cdiv(SMs, units per sequence) + 1 slots: above 32 the
-        # [slots, D] fp32 tile needs more than two warps' registers
-        warps = 2 if next_pow2(splits) <= 32 else 4
-        reduce_meta = dict(HEAD_DIM=head_dim, SPLITS_POW2=next_pow2(splits), num_warps=warps)
+        reduce_meta = dict(HEAD_DIM=head_dim, SPLITS_POW2=next_pow2(splits), num_warps=2)
 
         def launch() -> None:
             split_launch()
@@ -335,20 +305,11 @@ def prepare_decode(
         # long as it is, and the SMs that drew the long ones finish last. On the H200 own decode
         # at batch 16, KV 4k reached 0.86x a one-pass read of the same bytes with ragged
         # lengths against 0.95x with full ones (results/h200/_logs/session57).
-        joint += [
-            dict(c, split_by="longest")
-            for c in joint
-            if c["num_splits"] > 1 and c.get("split_by") is None
-        ]
+        joint += [dict(c, split_by="longest") for c in joint if c["num_splits"] > 1]
     stored = stored_key(key + ("joint",), joint, device_key(q.device)) if tune_on else None
     # a split candidate's partials must be its own: each candidate's check starts from NaN
     scratch = [t for t in (out, o_part, lse_part) if t is not None]
     cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored, poison=scratch)
-    balanced = cfg.get("split_by") == "balanced"
-    plan = None
-    if balanced:  # the slots of these lengths (the candidate, and so a cached pick, has 0)
-        plan = balanced_plan(cache_seqlens, h_kv * m_blocks, cfg["BLOCK_N"], capacity, sms)
-        cfg = dict(cfg, num_splits=plan[2])
     assert cfg["num_splits"] <= max(most, 1), (cfg, most)  # the split buffers hold it
     # the split counts offered with the chosen tile, for provider_config
     split_cands = [c for c in joint if dict(c, num_splits=0) == dict(cfg, num_splits=0)]
@@ -369,7 +330,7 @@ def prepare_decode(
         if rung == "no-split"
         else "user"
         if num_splits is not None
-        else ("tuned" if info["tuned"] and (len(split_cands) > 1 or balanced) else "heuristic")
+        else ("tuned" if info["tuned"] and len(split_cands) > 1 else "heuristic")
     )
     picked_gluon = cfg.get("impl") == "gluon"
     gluon_failed = [f for f in info.get("tune_failed", []) if f.startswith("gluon-")]
@@ -408,20 +369,14 @@ def prepare_decode(
         options=dict(cfg["options"]),
         num_splits=cfg["num_splits"],
         num_splits_source=source,
-        split_candidates=[c["num_splits"] for c in split_cands]
-        if not balanced
-        else [cfg["num_splits"]],
+        split_candidates=[c["num_splits"] for c in split_cands],
         # "length": each sequence cut into num_splits of its own length; "longest": chunks of
-        # the longest sequence's share, the same for all (ragged batches, tuned); "balanced"
-        # (the Gluon kernel): equal runs of KV tiles over all units, num_splits its partial slots
+        # the longest sequence's share, the same for all (ragged batches, tuned)
         split_by=cfg.get("split_by", "length") if cfg["num_splits"] > 1 else None,
-        # balanced: the CTAs and the least KV tiles each runs (balanced_plan)
-        balanced_ctas=plan[0] if plan else None,
-        balanced_tiles_per_cta=plan[1] if plan else None,
         # how the splits are merged, and whether that was timed ("tuned", "cache") or not
         reduce=cfg.get("REDUCE") if cfg["num_splits"] > 1 else None,
         reduce_source=reduce_info and ("user" if reduce else reduce_info["tune_source"]) or None,
-        programs=plan[0] if plan else programs * cfg["num_splits"],
+        programs=programs * cfg["num_splits"],
         num_sms=sms,
         max_kv_len=max_kv,
         length_fill=round(total_kv / (batch * max_kv), 3),
