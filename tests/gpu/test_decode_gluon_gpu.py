@@ -150,7 +150,7 @@ def test_many_work_items_per_persistent_cta(splits, by):
     """Batch 64 x 8 KV heads: 512 work items (2048 with 4 splits) on 132 CTAs, so every CTA
     reuses both Q buffers and runs stages across items; with split_by longest the short
     sequences' last splits are items with no tile. Added after session 64's run (the tests
-    then had at most two items per CTA); not yet run on a GPU."""
+    then had at most two items per CTA); passed on an H200 in session 65."""
     from harness_kernels.triton.attention_decode import prepare_decode
     from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
 
