@@ -62,7 +62,9 @@ def _first_working(
                 out = _sdpa_call(backend, q, kk, vv, mask, native)
                 return {"k": kk, "v": vv, "native_gqa": native, "mask": mask}, native, out
             except RuntimeError as e:
-                why = [str(w.message).splitlines()[0] for w in caught] or [str(e).splitlines()[0]]
+                # a message may be empty (RuntimeError()): its type then says what failed
+                why = [ln for w in caught for ln in str(w.message).splitlines()[:1]]
+                why = why or str(e).splitlines()[:1] or [type(e).__name__]
                 reasons.append(("gqa: " if native else "") + "; ".join(why)[:300])
     raise Unsupported(" | ".join(reasons))
 

@@ -17,6 +17,7 @@ import torch
 
 from .. import capped_retime, tune_cache
 from ..bench_cold import bench_cold
+from ..exc_text import first_line
 from . import build
 from .build import KernelError
 from .gemm import CONFIGS, DTYPES, WAVE_FILL_WIDTHS, GemmConfig, RunOptions, prepare_gemm
@@ -292,11 +293,11 @@ def tune(
                 del timings[name]
                 continue
         except build.BuildError as e:
-            rejected[name] = str(e).splitlines()[0]
+            rejected[name] = first_line(e)
             unbuildable.append(e)
             continue
         except (KernelError, ValueError) as e:
-            rejected[name] = str(e).splitlines()[0]
+            rejected[name] = first_line(e)
             continue
         if best is None or timings[name] < timings[f"{best[0].name}:{best[1]}"]:
             best = (config, options)
@@ -314,7 +315,7 @@ def tune(
             }
             capped = capped_retime.retime(launches, a.device)
         except (KernelError, ValueError, torch.OutOfMemoryError) as e:  # the burst decides
-            rejected["capped re-time"] = str(e).splitlines()[0]
+            rejected["capped re-time"] = first_line(e)
             capped = {}
         else:
             best = by_name[capped_retime.winner(capped, names[0])]

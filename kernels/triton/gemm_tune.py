@@ -21,6 +21,7 @@ import torch
 
 from .. import capped_retime, tune_cache
 from ..bench_cold import bench_cold
+from ..exc_text import first_line
 from .gemm_configs import GemmConfig
 from .gemm_operands import GemmOperands
 
@@ -174,7 +175,7 @@ def tune_or_lookup(
                 rejected[name] = f"wrong result after timing (rel err {err:.3g})"
                 continue
         except Exception as exc:  # compile failure, out of resources, launch error
-            rejected[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            rejected[name] = first_line(exc)
             continue
         timings[name] = ms
         passed[i] = ms
@@ -193,7 +194,7 @@ def tune_or_lookup(
             launches = {p: build(candidates[int(p)]) for p in picks}
             by_index = capped_retime.retime(launches, next(iter(launches.values())).out.device)
         except Exception as exc:  # out of memory with four launches alive: the burst decides
-            rejected["capped re-time"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+            rejected["capped re-time"] = first_line(exc)
         else:
             winner = capped_retime.winner(by_index, picks[0])
             best = (by_index[winner], int(winner))
