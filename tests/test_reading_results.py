@@ -39,7 +39,7 @@ def tree(tmp_path_factory) -> Path:
     column set, each holding only that set's columns (as an uncompacted older run does)."""
     root = tmp_path_factory.mktemp("tree")
     shutil.copytree(RESULTS, root / "results", ignore=shutil.ignore_patterns("*.md", "*.txt"))
-    source = store.read_table(RESULTS / "h200" / "gemm_llama").slice(0, 1).to_pylist()[0]
+    source = store.read_table(RESULTS / "h200" / "gemm_llama-s61").slice(0, 1).to_pylist()[0]
     rows = root / "results" / "older" / "mixed" / "rows"
     rows.mkdir(parents=True)
     for entry in schema_history.HISTORY:
