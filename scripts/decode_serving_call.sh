@@ -20,14 +20,9 @@ export $(cat .cache/gitid)
 R=results/_scratch/$GPU; L=$R/_logs; mkdir -p $L
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee $L/$ID-$C-gpu.txt
 python3 scripts/take_back.py --check-resume $R/$ID || { echo "$ID: not carried"; exit 0; }
-if [ "${TESTS:-0}" = 1 ]; then
-  timeout -k 10 300 python3 -m pytest -q -m gpu tests/gpu/test_decode_gluon_gpu.py \
-    tests/gpu/test_decode_merge_gpu.py -p no:cacheprovider > $L/$ID-$C-gpu-tests.txt 2>&1
-  rc=$?; echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 $L/$ID-$C-gpu-tests.txt)"
-  if [ $rc -ne 0 ]; then
-    grep -E "^(E |FAILED|ERROR)" $L/$ID-$C-gpu-tests.txt | head -30 | cut -c1-400
-    tar czf $OUT/results.tgz $R; exit 1
-  fi
+. scripts/decode_gpu_tests.sh
+if [ "${TESTS:-0}" = 1 ] && ! decode_gpu_tests $L/$ID-$C-gpu-tests.txt 300; then
+  tar czf $OUT/results.tgz $R; exit 1
 fi
 extra="tune_only=true"
 python3 -c "import flash_attn.cute, flashinfer" 2>/dev/null && extra=""

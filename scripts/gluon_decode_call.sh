@@ -16,14 +16,9 @@ export TRITON_INTERPRET=0 TRITON_CACHE_DIR=/tmp/tcache
 ID=${ID:-decode-gluon-$(date +%Y%m%d)}
 R=results/_scratch/$GPU; L=$R/_logs; mkdir -p $L
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee -a $L/$ID-gpu.txt
-if [ "${TESTS:-1}" = 1 ]; then
-  timeout -k 10 240 python3 -m pytest -q -m gpu tests/gpu/test_decode_gluon_gpu.py \
-    tests/gpu/test_decode_merge_gpu.py -p no:cacheprovider -x > $L/$ID-gpu-tests.txt 2>&1
-  rc=$?; echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 $L/$ID-gpu-tests.txt)"
-  if [ $rc -ne 0 ]; then
-    grep -E "^(E |FAILED|ERROR)" $L/$ID-gpu-tests.txt | head -30 | cut -c1-400
-    tar czf $OUT/results.tgz $R; exit 1
-  fi
+. scripts/decode_gpu_tests.sh
+if [ "${TESTS:-1}" = 1 ] && ! decode_gpu_tests $L/$ID-gpu-tests.txt 240; then
+  tar czf $OUT/results.tgz $R; exit 1
 fi
 left=$(( ${BUDGET:-540} - ($(date +%s) - t0) ))
 timeout -k 15 -s INT $((left + 60)) python3 -m harness.cli run sweep=fmha_decode_serving \
