@@ -101,6 +101,12 @@ def table(
     return out[out.index.isin(wide.index)]
 
 
+def keep_batches(rows: pd.DataFrame, batches: list[int] | None) -> pd.DataFrame:
+    """The rows of these batch sizes alone (None: all), so that a run of one half of the grid
+    (the batch-16 half a call can time) is set against the same half of a whole-grid run."""
+    return rows if not batches else rows[rows["batch"].isin(batches)]
+
+
 def summarize(points: pd.DataFrame) -> pd.DataFrame:
     def one(g: pd.DataFrame) -> pd.Series:
         ratios, best = g["vs_best"].dropna(), g["best"].dropna().mode()
@@ -134,12 +140,18 @@ def main() -> None:
     ap.add_argument("--ceilings", type=Path, default=None)
     ap.add_argument("--own", default="own-triton")
     ap.add_argument("--read-once", type=Path, default=None, help="a probes_read_once run")
+    ap.add_argument(
+        "--batch", type=int, action="append", help="keep this batch size only (repeatable)"
+    )
     a = ap.parse_args()
     ceiling = hbm_read_gbps(a.ceilings or a.run_dir.parent / "ceilings")
     curve = read_once_curve(a.read_once) if a.read_once else None
-    rows = read_rows(str(a.run_dir))
+    rows = keep_batches(read_rows(str(a.run_dir)), a.batch)
+    if rows.empty:
+        raise SystemExit(f"{a.run_dir}: no rows at batch {a.batch}")
     points = table(rows, a.own, ceiling, curve)
-    print(f"{a.run_dir}: {a.own}, HBM read ceiling {ceiling:,.0f} GB/s (measured)")
+    only = f", batch {', '.join(map(str, a.batch))} only" if a.batch else ""
+    print(f"{a.run_dir}{only}: {a.own}, HBM read ceiling {ceiling:,.0f} GB/s (measured)")
     if curve is not None:
         sizes = ", ".join(f"{b / 1e6:,.0f} MB {g:,.0f}" for b, g in curve.items())
         print(f"one cold read pass ({a.read_once}), GB/s by bytes: {sizes}")

@@ -156,3 +156,13 @@ def test_a_point_a_vendor_has_no_row_at_has_no_ratio_but_a_failed_vendor_row_kee
     assert failed["vs_best"] == pytest.approx(1.2) and failed["best"] == "flashinfer"
     whole = serving.summarize(points).loc[("all", "", "")]
     assert whole["points"] == 3 and whole[">=1.00x"] == 1
+
+
+def test_keep_batches_sets_one_half_of_the_grid_against_the_same_half():
+    rows = pd.DataFrame([_row("own-triton", 0.10, 4500.0), _row("flashinfer", 0.11, 4100.0)])
+    twice = pd.concat([rows, rows.assign(batch=64, latency_ms_median=[0.4, 0.3])])
+    assert len(serving.keep_batches(twice, None)) == 4
+    half = serving.keep_batches(twice, [16])
+    assert set(half["batch"]) == {16}
+    points = serving.table(half, "own-triton", 5000.0)
+    assert points["vs_best"].tolist() == pytest.approx([1.1])  # batch 64's 0.75 left out
