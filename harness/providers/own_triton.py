@@ -9,7 +9,7 @@ Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
   join the `tl` kernel's in one search: attention_decode.py), own-triton-q-reload (prefill
   only), own-triton-no-pipeline, own-triton-no-tma (for decode the `tl` kernel alone too),
   own-triton-reg-stage (prefill only: the study's register trick), own-triton-no-split (decode
-  only)
+  only), own-triton-no-balanced (decode only: full without the Gluon decode's balanced runs)
 On the CPU the kernels run under the Triton interpreter, which must be switched on before the
 kernel modules are imported (the CLI does so for device=cpu).
 """
@@ -26,8 +26,18 @@ from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 VENDORS = ("nvidia", "amd", "cpu")
-ATTENTION_RUNGS = ("full", "no-gluon", "q-reload", "no-pipeline", "no-tma", "reg-stage", "no-split")
+ATTENTION_RUNGS = (
+    "full",
+    "no-gluon",
+    "q-reload",
+    "no-pipeline",
+    "no-tma",
+    "reg-stage",
+    "no-split",
+    "no-balanced",
+)
 PREFILL_ONLY = ("q-reload", "reg-stage")
+DECODE_ONLY = ("no-split", "no-balanced")
 DECODE_MAX_Q = 8
 
 
@@ -78,8 +88,8 @@ def _attention_supports_for(rung: str):
         decode = _is_decode(problem)
         if problem.kv_layout == "paged" and not decode:
             return f"paged caches go through the decode kernel (q_len <= {DECODE_MAX_Q})"
-        if rung == "no-split" and not decode:
-            return "no-split is a decode rung"
+        if rung in DECODE_ONLY and not decode:
+            return f"{rung} is a decode rung"
         if rung in PREFILL_ONLY and decode:
             return f"{rung} is a prefill rung"
         return None

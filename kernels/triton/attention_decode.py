@@ -16,6 +16,9 @@ Ladder rungs (`rung`):
                persistent CTAs) on sm_90 and takes whichever is faster.
   no-gluon     the same candidates as no-tma (full without the Gluon kernel), named as the
                prefill's rung that drops its Gluon kernel.
+  no-balanced  full without the Gluon kernel's balanced runs (split_by "balanced": equal runs
+               of KV tiles over all units, attention_decode_gluon_kernel.py), so one sweep
+               measures what they are worth on ragged batches.
 """
 
 from __future__ import annotations
@@ -29,7 +32,12 @@ import triton
 
 from .attention_configs import decode_configs, next_pow2, split_candidates
 from .attention_decode_gluon import ROWS as GLUON_ROWS
-from .attention_decode_gluon import gluon_candidates, gluon_decode_problem, gluon_split_launch
+from .attention_decode_gluon import (
+    balanced_plan,
+    gluon_candidates,
+    gluon_decode_problem,
+    gluon_split_launch,
+)
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
@@ -37,7 +45,7 @@ from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_decode's `rung` keyword.
-DECODE_RUNGS = ("full", "no-split", "no-pipeline", "no-tma", "no-gluon")
+DECODE_RUNGS = ("full", "no-split", "no-pipeline", "no-tma", "no-gluon", "no-balanced")
 # How a split config's partial outputs are merged: a second kernel, or the split kernel's last
 # program of each unit (attention_decode_kernel.py, FUSED_REDUCE).
 REDUCES = ("kernel", "fused")
@@ -155,13 +163,17 @@ def prepare_decode(
         only partials to merge. Its picks on the H200 (session 64, batch 16 and 64) were all
         at most one item per SM; the cut leaves it 1-3 split counts of 5-8 at the serving
         grid's points (20-40 fewer candidates at batch 16, where a point searched 73-208)."""
+        if cfg.get("split_by") == "balanced":
+            return [0]  # its slots follow from the lengths: balanced_slots, at each launch
         splits = splits_for(cfg["BLOCK_N"])
         if cfg.get("impl") != "gluon" or num_splits is not None:
             return splits
         return [s for s in splits if s == 1 or programs * s <= 2 * sms] or [1]
 
+    # no-balanced offers full's candidates but the balanced runs (and is tuned under its own key)
+    cand_rung = "full" if rung == "no-balanced" else rung
     if configs is None:
-        cands = decode_configs(target, head_dim, q.element_size(), rung, block_m, page_size)
+        cands = decode_configs(target, head_dim, q.element_size(), cand_rung, block_m, page_size)
         # The Gluon kernel's candidates join the `tl` kernel's in the joint search (sm_90)
         gluon, gluon_why = gluon_candidates(
             target,
@@ -170,19 +182,37 @@ def prepare_decode(
             v_cache,
             paged=paged,
             page_size=page_size,
-            rung=rung,
+            rung=cand_rung,
             reduce=reduce,
             block_m=block_m,
         )
         cands += gluon
+        if rung not in ("no-split", "no-balanced") and num_splits is None:
+            # and each Gluon tile over equal runs of KV tiles (split_by "balanced")
+            cands += [dict(c, split_by="balanced") for c in gluon]
     else:
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
+        if any(c.get("split_by") == "balanced" and c.get("impl") != "gluon" for c in cands):
+            raise ValueError("split_by 'balanced' is the Gluon kernel's only")
         if any(c.get("impl") == "gluon" for c in cands):
-            why = gluon_decode_problem(target, q, k_cache, v_cache, paged, rung)
+            why = gluon_decode_problem(target, q, k_cache, v_cache, paged, cand_rung)
             if why is not None:
                 raise ValueError(f"a Gluon config was given, but {why}")
+
+    def balanced_slots(block_n: int) -> int:
+        """A balanced launch's partial slots per query row, for these lengths."""
+        return balanced_plan(cache_seqlens, h_kv * m_blocks, block_n, capacity, sms)[2]
+
     # split buffers sized once for the largest split count any candidate may use
-    most = max(s for c in cands for s in splits_for(c["BLOCK_N"]))
+    most = max(
+        s
+        for c in cands
+        for s in (
+            [balanced_slots(c["BLOCK_N"])]
+            if c.get("split_by") == "balanced"
+            else splits_for(c["BLOCK_N"])
+        )
+    )
     o_part = lse_part = counters = None
     if most > 1:
         o_part = q.new_empty((batch, h_q, seq_q, most, head_dim), dtype=torch.float32)
@@ -192,7 +222,8 @@ def prepare_decode(
     bt_stride = block_table.stride(0) if block_table is not None else 0
 
     def build(cfg: dict) -> Callable[[], object]:
-        splits = cfg["num_splits"]
+        balanced = cfg.get("split_by") == "balanced"
+        splits = balanced_slots(cfg["BLOCK_N"]) if balanced else cfg["num_splits"]
         fused = splits > 1 and cfg.get("REDUCE") == "fused"
         if cfg.get("impl") == "gluon":
             split_launch = gluon_split_launch(
@@ -211,6 +242,7 @@ def prepare_decode(
                 causal=causal,
                 sm_scale=sm_scale,
                 sms=sms,
+                capacity=capacity,
             )
         else:
             split_launch = _tl_split_launch(cfg, splits, fused)
@@ -218,7 +250,10 @@ def prepare_decode(
             return split_launch
         reduce_kernel = _decode_reduce_kernel[(batch * h_q * seq_q,)]
         reduce_args = (o_part, lse_part, out, h_q, seq_q, splits, *out.stride()[:3])
-        reduce_meta = dict(HEAD_DIM=head_dim, SPLITS_POW2=next_pow2(splits), num_warps=2)
+        # a balanced launch may have up to cdiv(SMs, units per sequence) + 1 slots: above 32 the
+        # [slots, D] fp32 tile needs more than two warps' registers
+        warps = 2 if next_pow2(splits) <= 32 else 4
+        reduce_meta = dict(HEAD_DIM=head_dim, SPLITS_POW2=next_pow2(splits), num_warps=warps)
 
         def launch() -> None:
             split_launch()
@@ -305,11 +340,20 @@ def prepare_decode(
         # long as it is, and the SMs that drew the long ones finish last. On the H200 own decode
         # at batch 16, KV 4k reached 0.86x a one-pass read of the same bytes with ragged
         # lengths against 0.95x with full ones (results/h200/_logs/session57).
-        joint += [dict(c, split_by="longest") for c in joint if c["num_splits"] > 1]
+        joint += [
+            dict(c, split_by="longest")
+            for c in joint
+            if c["num_splits"] > 1 and c.get("split_by") is None
+        ]
     stored = stored_key(key + ("joint",), joint, device_key(q.device)) if tune_on else None
     # a split candidate's partials must be its own: each candidate's check starts from NaN
     scratch = [t for t in (out, o_part, lse_part) if t is not None]
     cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored, poison=scratch)
+    balanced = cfg.get("split_by") == "balanced"
+    plan = None
+    if balanced:  # the slots of these lengths (the candidate, and so a cached pick, has 0)
+        plan = balanced_plan(cache_seqlens, h_kv * m_blocks, cfg["BLOCK_N"], capacity, sms)
+        cfg = dict(cfg, num_splits=plan[2])
     assert cfg["num_splits"] <= max(most, 1), (cfg, most)  # the split buffers hold it
     # the split counts offered with the chosen tile, for provider_config
     split_cands = [c for c in joint if dict(c, num_splits=0) == dict(cfg, num_splits=0)]
@@ -330,7 +374,7 @@ def prepare_decode(
         if rung == "no-split"
         else "user"
         if num_splits is not None
-        else ("tuned" if info["tuned"] and len(split_cands) > 1 else "heuristic")
+        else ("tuned" if info["tuned"] and (len(split_cands) > 1 or balanced) else "heuristic")
     )
     picked_gluon = cfg.get("impl") == "gluon"
     gluon_failed = [f for f in info.get("tune_failed", []) if f.startswith("gluon-")]
@@ -369,14 +413,20 @@ def prepare_decode(
         options=dict(cfg["options"]),
         num_splits=cfg["num_splits"],
         num_splits_source=source,
-        split_candidates=[c["num_splits"] for c in split_cands],
+        split_candidates=[c["num_splits"] for c in split_cands]
+        if not balanced
+        else [cfg["num_splits"]],
         # "length": each sequence cut into num_splits of its own length; "longest": chunks of
-        # the longest sequence's share, the same for all (ragged batches, tuned)
+        # the longest sequence's share, the same for all (ragged batches, tuned); "balanced"
+        # (the Gluon kernel): equal runs of KV tiles over all units, num_splits its partial slots
         split_by=cfg.get("split_by", "length") if cfg["num_splits"] > 1 else None,
+        # balanced: the CTAs and the least KV tiles each runs (balanced_plan)
+        balanced_ctas=plan[0] if plan else None,
+        balanced_tiles_per_cta=plan[1] if plan else None,
         # how the splits are merged, and whether that was timed ("tuned", "cache") or not
         reduce=cfg.get("REDUCE") if cfg["num_splits"] > 1 else None,
         reduce_source=reduce_info and ("user" if reduce else reduce_info["tune_source"]) or None,
-        programs=programs * cfg["num_splits"],
+        programs=plan[0] if plan else programs * cfg["num_splits"],
         num_sms=sms,
         max_kv_len=max_kv,
         length_fill=round(total_kv / (batch * max_kv), 3),

@@ -127,6 +127,26 @@ def gluon_decode_configs(head_dim: int, page_size: int | None, block_m: int) -> 
     ]
 
 
+def balanced_plan(
+    cache_seqlens: torch.Tensor, units_b: int, block_n: int, capacity: int, sms: int
+) -> tuple[int, int, int]:
+    """A BALANCED launch's (CTAs, least KV tiles per CTA, partial slots per query row).
+
+    Every (batch, KV head, M block) unit has max(cdiv(length, block_n), 1) tiles (`units_b`
+    units per sequence); the CTAs take runs of per = max(per_min, cdiv(total, CTAs)) tiles of
+    them laid end to end. A unit of n tiles then spans at most floor((n - 1) / per) + 2 runs:
+    with per >= per_min and n <= the capacity's tiles, and, since per >= units_b * n / CTAs, at
+    most cdiv(CTAs, units_b) + 1 whatever the lengths become within capacity. Reads the lengths
+    (a host sync: at prepare, never in a timed launch)."""
+    tiles = torch.clamp((cache_seqlens.long() + block_n - 1) // block_n, min=1)
+    total = units_b * int(tiles.sum())
+    ctas = max(1, min(sms, total))
+    per_min = -(-total // ctas)
+    cap_tiles = max(1, -(-capacity // block_n))
+    slots = min(-(-ctas // units_b) + 1, (cap_tiles - 1) // per_min + 2)
+    return ctas, per_min, slots
+
+
 def _descriptor(t: torch.Tensor, shape: list[int], row_stride: int, block_rows: int) -> Any:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
@@ -154,9 +174,11 @@ def gluon_split_launch(
     causal: bool,
     sm_scale: float,
     sms: int,
+    capacity: int,
 ) -> Callable[[], object]:
     """The Gluon split kernel's launch for one candidate (the reduction is the caller's): one
-    persistent CTA per SM at most, each taking every sms-th work item."""
+    persistent CTA per SM at most, each taking every sms-th work item, or (split_by
+    "balanced") one run of tiles (balanced_plan; `splits` is then its slots)."""
     from .attention_decode_gluon_kernel import _decode_gluon_kernel
 
     batch, h_q, seq_q, head_dim = q.shape
@@ -178,6 +200,11 @@ def gluon_split_launch(
         v_desc = _descriptor(v_cache, shape, v_cache.stride(2), sub)
         kv_rows = (k_cache.stride(0) // k_cache.stride(2), k_cache.stride(1) // k_cache.stride(2))
     n_items = batch * h_kv * m_blocks * splits
+    balanced = cfg.get("split_by") == "balanced"
+    ctas, per_min = min(n_items, sms), 1
+    if balanced:
+        ctas, per_min, slots = balanced_plan(cache_seqlens, h_kv * m_blocks, bn, capacity, sms)
+        assert slots == splits, (slots, splits)  # the caller sized the partials with it
     args = (
         q_desc,
         k_desc,
@@ -194,6 +221,8 @@ def gluon_split_launch(
         longest,
         sm_scale,
         n_items,
+        batch,
+        per_min,
         q.stride(0) // q.stride(2),
         q.stride(1) // q.stride(2),
         *kv_rows,
@@ -207,14 +236,17 @@ def gluon_split_launch(
         SUB=sub,
         M_BLOCKS=m_blocks,
         STAGES=cfg["num_stages"],
-        SPLIT=splits > 1,
+        SPLIT=splits > 1 or balanced,
         PAGED=paged,
         PAGE_SIZE=page_size,
         CAUSAL=causal,
         SPLIT_BY_LONGEST=cfg.get("split_by") == "longest",
+        BALANCED=balanced,
+        # the lengths' vector in _balanced_run: at least one element per thread of 4 warps
+        BLOCK_B=max(128, 1 << (batch - 1).bit_length()),
         num_warps=4,
     )
-    kernel = _decode_gluon_kernel[(min(n_items, sms),)]
+    kernel = _decode_gluon_kernel[(ctas,)]
     return lambda: kernel(*args, **meta)
 
 
@@ -237,6 +269,7 @@ def aot_specs(
     specs = []
     cands = gluon_decode_configs(head_dim, page_size, 16)
     runs = [(c, True) for c in cands]
+    runs += [(dict(cands[0], split_by="balanced"), True)]
     runs += [(gluon_decode_configs(head_dim, None, 16)[0], False)]
     for cfg, paged in runs:
         bn, st = cfg["BLOCK_N"], cfg["num_stages"]
@@ -257,6 +290,8 @@ def aot_specs(
             PAGE_SIZE=page_size if paged else 1,
             CAUSAL=paged,
             SPLIT_BY_LONGEST=False,
+            BALANCED=cfg.get("split_by") == "balanced",
+            BLOCK_B=128,
         )
         types = dict(Out=f"*{ty}", O_part="*fp32", Lse_part="*fp32", Seqlens="*i32")
         types.update(Block_table="*i32", sm_scale="fp32")
@@ -264,6 +299,7 @@ def aot_specs(
             constexprs["Block_table"] = None
         types.update(descs)  # a Gluon descriptor's type names its shared layout
         kind = f"paged{page_size}" if paged else "dense"
+        kind += "_balanced" if cfg.get("split_by") == "balanced" else ""
         name = f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}"
         spec = aot_spec(name, _decode_gluon_kernel, types, constexprs, dict(num_warps=4))
         specs.append(dict(spec, gluon=True))

@@ -22,6 +22,15 @@ Rows past a sequence's end in its last tile are real cache memory that may hold 
 included: their scores are masked, and before that tile's P V the consumer zeroes those V rows
 in shared memory (0 * NaN would be NaN). A box that starts past the end reloads the sequence's
 last page instead (every box of a tile is counted on its barrier, so none may be skipped).
+
+BALANCED cuts the work another way: every (batch, KV head, M block) unit's KV tiles laid end to
+end, the CTAs take equal runs of them (per = cdiv(total tiles, CTAs), at least the launcher's
+per_min). A run may end inside one unit and go on through the next; each piece is a segment
+with its own partial, in slot (CTA - the CTA holding the unit's first tile), and the CTA that
+finishes a unit sets the slots after its own to lse -inf, which the reduction skips. With
+ragged lengths, a split of each sequence into equal parts, or into parts of the longest's size,
+leaves the SMs that drew the long sequences running last (batch 16, KV 4k: 0.55-0.64 of the
+H200's read ceiling at GQA 8, session 64); equal runs of tiles do not.
 """
 
 from __future__ import annotations
@@ -39,9 +48,8 @@ from .gluon_compat import thread_barrier as _thread_barrier
 from .gluon_compat import tma_load as _tma_load
 
 ROWS = 64  # query rows per CTA (wgmma m64)
-# 48, not the least (24): Triton 3.6 spilled the producer warp's page lookups at 24 (52 bytes
-# with 128-key tiles over pages of 16); the consumer cannot use what the producer gives back
-# (it launched at its 255 registers)
+# 48, not the least (24): Triton 3.6 spilled the producer's page lookups and run state at 24;
+# the consumer cannot use what the producer gives back (it launched at its 255 registers)
 PRODUCER_REGS = gl.constexpr(48)
 
 
@@ -56,7 +64,7 @@ def _kv_box_row(bt_row, key, kv_row0, kv_len,
         if PER_PAGE:
             # one box per page: the box is the page (key is page-aligned); one past the end
             # reloads the last page, whose rows the consumer masks
-            page = gl.load(bt_row + gl.minimum(key, kv_len - 1) // PAGE_SIZE)
+            page = gl.load(bt_row + gl.maximum(gl.minimum(key, kv_len - 1), 0) // PAGE_SIZE)
             return page * PAGE_SIZE
         else:
             page = gl.load(bt_row + key // PAGE_SIZE)
@@ -96,57 +104,144 @@ def _item(item, units, Seqlens, seq_q, num_splits, longest,
 
 
 @gluon.jit
+def _add(a, b):
+    return a + b
+
+
+@gluon.jit
+def _balanced_run(Seqlens, batch, per_min,
+                  UNITS_B: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_B: gl.constexpr):
+    """This CTA's run of KV tiles [x0, x1) in the units laid end to end, the tiles per run,
+    and the batch b0 holding tile x0 with that batch's first tile `base` (all 4 warps of the
+    default partition, before the split into producer and consumer)."""
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    offs = gl.arange(0, BLOCK_B, layout=layout)
+    lens = gl.load(Seqlens + offs, mask=offs < batch, other=0)
+    # every unit has at least one tile: a unit no CTA visited would leave its partials unset
+    tiles = gl.where(offs < batch, gl.maximum(gl.cdiv(lens, BLOCK_N), 1) * UNITS_B, 0)
+    ends = gl.associative_scan(tiles, 0, _add)  # each batch's tiles end here
+    total = gl.sum(tiles, 0)
+    # at least per_min (the launcher sized the partial slots with it), and enough that the
+    # grid covers every tile if sequences grew since the launch was prepared
+    per = gl.maximum(per_min, gl.cdiv(total, gl.num_programs(0)))
+    x0 = gl.program_id(0) * per
+    x1 = gl.minimum(x0 + per, total)
+    before = ends <= x0  # batches wholly before tile x0
+    b0 = gl.sum(before.to(gl.int32), 0)
+    base = gl.max(gl.where(before, ends, 0), 0)
+    return x0, x1, per, b0, base
+
+
+@gluon.jit
+def _segment(x, x1, b, base, per, Seqlens, seq_q,
+             M_BLOCKS: gl.constexpr, H_KV: gl.constexpr, BLOCK_N: gl.constexpr,
+             CAUSAL: gl.constexpr):
+    """The segment of a BALANCED run from tile x (in batch b, whose first tile is `base`): its
+    unit, partial slot, KV range and unmasked tiles, whether it ends the unit, and where the
+    next segment starts (x, b, base)."""
+    kv_len = gl.load(Seqlens + b)
+    n_unit = gl.maximum(gl.cdiv(kv_len, BLOCK_N), 1)
+    unit = (x - base) // n_unit
+    unit_lo = base + unit * n_unit
+    seg_hi = gl.minimum(x1, unit_lo + n_unit)
+    first = x - unit_lo
+    n_tiles = seg_hi - x
+    if CAUSAL:
+        limit = kv_len - seq_q + 1  # keys below this are visible to every query row
+    else:
+        limit = kv_len
+    n_full = gl.minimum(gl.maximum(gl.maximum(limit, 0) // BLOCK_N - first, 0), n_tiles)
+    slot = gl.program_id(0) - unit_lo // per
+    last = seg_hi == unit_lo + n_unit
+    # past the batch's last unit the next segment is the next batch's first (each has a tile)
+    step = (seg_hi == base + H_KV * M_BLOCKS * n_unit).to(gl.int32)
+    return (b, unit // M_BLOCKS, unit % M_BLOCKS, slot, last, kv_len, first * BLOCK_N,
+            n_tiles, n_full, seg_hi, b + step, base + step * (seg_hi - base))
+
+
+@gluon.jit
+def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+                  q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
+                  off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
+                  q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
+                  HEAD_DIM: gl.constexpr, PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                  BLOCK_N: gl.constexpr, SUB: gl.constexpr, STAGES: gl.constexpr):
+    """One work item's (or segment's) loads: its Q box into buffer k % 2, then K and V of its
+    n_tiles tiles from key `lo`, into stages t, t + 1, ...; the counters after them."""
+    BOXES: gl.constexpr = BLOCK_N // SUB
+    qb = k % 2
+    # a fresh barrier's "previous phase" (parity 1) counts as complete: the first fill of
+    # each buffer (and of each stage below) does not wait
+    mbarrier.wait(q_empty.index(qb), ((k // 2) & 1) ^ 1)
+    mbarrier.expect(q_ready.index(qb), q_desc.block_type.nbytes)
+    q_row = off_b * q_rows_b + off_hkv * GROUP * q_rows_h + off_mb * 64
+    _tma_load(q_desc, [q_row, 0], q_ready.index(qb), q_smem.index(qb))
+    if PAGED:
+        bt_row = Block_table + off_b.to(gl.int64) * stride_bt
+        kv_row0 = 0
+        kv_col = off_hkv * HEAD_DIM
+    else:
+        bt_row = Block_table
+        kv_row0 = off_b * kv_rows_b + off_hkv * kv_rows_h
+        kv_col = 0
+    for i in range(n_tiles):
+        stage = t % STAGES
+        mbarrier.wait(kv_empty.index(stage), ((t // STAGES) & 1) ^ 1)
+        start = lo + i * BLOCK_N
+        mbarrier.expect(k_ready.index(stage), k_desc.block_type.nbytes * BOXES)
+        for j in gl.static_range(BOXES):
+            row = _kv_box_row(bt_row, start + j * SUB, kv_row0, kv_len, PAGED, PAGE_SIZE,
+                              BOXES > 1)
+            _tma_load(k_desc, [row, kv_col], k_ready.index(stage),
+                      k_smem.index(stage).slice(j * SUB, SUB))
+        mbarrier.expect(v_ready.index(stage), v_desc.block_type.nbytes * BOXES)
+        for j in gl.static_range(BOXES):
+            row = _kv_box_row(bt_row, start + j * SUB, kv_row0, kv_len, PAGED, PAGE_SIZE,
+                              BOXES > 1)
+            _tma_load(v_desc, [row, kv_col], v_ready.index(stage),
+                      v_smem.index(stage).slice(j * SUB, SUB))
+        t += 1
+    return t, k + 1
+
+
+@gluon.jit
 def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
               q_ready, q_empty, k_ready, v_ready, kv_empty,
               Seqlens, Block_table, n_items, units, GROUP, seq_q, num_splits, longest,
+              x0, x1, per, b0, base0,
               q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
               HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
               PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr,
               SUB: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-              SPLIT_BY_LONGEST: gl.constexpr):
-    """One warp: for each work item, its Q box (two buffers: the next item's Q lands while the
-    consumer still reads this one's) and K and V of every KV tile, STAGES tiles ahead across
-    items, so a new item's first tiles stream in under the previous item's last."""
-    BOXES: gl.constexpr = BLOCK_N // SUB
+              SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr):
+    """One warp: for each work item (or segment), its Q box (two buffers: the next item's Q
+    lands while the consumer still reads this one's) and K and V of every KV tile, STAGES tiles
+    ahead across items, so a new item's first tiles stream in under the previous item's last.
+    The consumer walks the same items in the same order from the same lengths."""
     t = 0  # KV tiles issued so far: the stage and its phase
     k = 0  # work items so far: the Q buffer and its phase
-    for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
-        off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
-            item, units, Seqlens, seq_q, num_splits, longest, M_BLOCKS, H_KV, BLOCK_N, CAUSAL,
-            SPLIT_BY_LONGEST)
-        qb = k % 2
-        # a fresh barrier's "previous phase" (parity 1) counts as complete: the first fill of
-        # each buffer (and of each stage below) does not wait
-        mbarrier.wait(q_empty.index(qb), ((k // 2) & 1) ^ 1)
-        mbarrier.expect(q_ready.index(qb), q_desc.block_type.nbytes)
-        q_row = off_b * q_rows_b + off_hkv * GROUP * q_rows_h + off_mb * 64
-        _tma_load(q_desc, [q_row, 0], q_ready.index(qb), q_smem.index(qb))
-        if PAGED:
-            bt_row = Block_table + off_b.to(gl.int64) * stride_bt
-            kv_row0 = 0
-            kv_col = off_hkv * HEAD_DIM
-        else:
-            bt_row = Block_table
-            kv_row0 = off_b * kv_rows_b + off_hkv * kv_rows_h
-            kv_col = 0
-        for i in range(n_tiles):
-            stage = t % STAGES
-            mbarrier.wait(kv_empty.index(stage), ((t // STAGES) & 1) ^ 1)
-            start = lo + i * BLOCK_N
-            mbarrier.expect(k_ready.index(stage), k_desc.block_type.nbytes * BOXES)
-            for j in gl.static_range(BOXES):
-                row = _kv_box_row(bt_row, start + j * SUB, kv_row0, kv_len, PAGED, PAGE_SIZE,
-                                  BOXES > 1)
-                _tma_load(k_desc, [row, kv_col], k_ready.index(stage),
-                          k_smem.index(stage).slice(j * SUB, SUB))
-            mbarrier.expect(v_ready.index(stage), v_desc.block_type.nbytes * BOXES)
-            for j in gl.static_range(BOXES):
-                row = _kv_box_row(bt_row, start + j * SUB, kv_row0, kv_len, PAGED, PAGE_SIZE,
-                                  BOXES > 1)
-                _tma_load(v_desc, [row, kv_col], v_ready.index(stage),
-                          v_smem.index(stage).slice(j * SUB, SUB))
-            t += 1
-        k += 1
+    if BALANCED:
+        x = x0
+        b = b0
+        base = base0
+        while x < x1:
+            off_b, off_hkv, off_mb, slot, last, kv_len, lo, n_tiles, n_full, x, b, base = (
+                _segment(x, x1, b, base, per, Seqlens, seq_q, M_BLOCKS, H_KV, BLOCK_N, CAUSAL))
+            t, k = _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+                                 q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
+                                 off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
+                                 q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
+                                 HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES)
+    else:
+        for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
+            off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
+                item, units, Seqlens, seq_q, num_splits, longest, M_BLOCKS, H_KV, BLOCK_N,
+                CAUSAL, SPLIT_BY_LONGEST)
+            t, k = _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+                                 q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
+                                 off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
+                                 q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
+                                 HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES)
 
 
 @gluon.jit
@@ -206,14 +301,78 @@ def _tile(q, o, m_i, l_i, t, start, k_smem, v_smem, k_ready, v_ready, kv_empty,
 
 
 @gluon.jit
+def _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                  Out, O_part, Lse_part, t, k, off_b, off_hkv, off_mb, slot, last,
+                  kv_len, lo, n_tiles, n_full, H_Q, GROUP, seq_q, num_splits, qk_scale,
+                  stride_ob, stride_oh, stride_om,
+                  HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+                  CAUSAL: gl.constexpr, SPLIT: gl.constexpr, BALANCED: gl.constexpr,
+                  s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr):
+    """One work item's (or segment's) KV loop over its tiles and its epilogue: the final rows,
+    or the partial in split `slot`; the counters after it."""
+    # stacked row r = g * seq_q + i: query head off_hkv * GROUP + g at query position i,
+    # which sees keys up to i + kv_len - seq_q (bottom-right causal alignment)
+    rows_s = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
+    last_key = rows_s % seq_q + (kv_len - seq_q)
+    m_i = gl.full([64], float("-inf"), gl.float32, layout=gl.SliceLayout(1, s_layout))
+    l_i = gl.zeros([64], gl.float32, layout=gl.SliceLayout(1, s_layout))
+    o = gl.zeros([64, HEAD_DIM], gl.float32, layout=o_layout)
+    qb = k % 2
+    mbarrier.wait(q_ready.index(qb), (k // 2) & 1)
+    q = q_smem.index(qb)
+    # one loop, so the Q operand's wgmma descriptors are built in a block that dominates every
+    # tile (ptxas 12.8 reused the first loop's, stale when that loop ran no tile: n_full == 0)
+    for i in range(0, n_tiles):
+        if i < n_full:
+            o, m_i, l_i = _tile(q, o, m_i, l_i, t + i, lo + i * BLOCK_N, k_smem, v_smem,
+                                k_ready, v_ready, kv_empty, kv_len, last_key, qk_scale, False,
+                                CAUSAL, BLOCK_N, HEAD_DIM, STAGES, s_layout, p_layout, o_layout)
+        else:
+            o, m_i, l_i = _tile(q, o, m_i, l_i, t + i, lo + i * BLOCK_N, k_smem, v_smem,
+                                k_ready, v_ready, kv_empty, kv_len, last_key, qk_scale, True,
+                                CAUSAL, BLOCK_N, HEAD_DIM, STAGES, s_layout, p_layout, o_layout)
+    mbarrier.arrive(q_empty.index(qb), count=1)  # the wgmmas reading Q were waited on
+
+    has_keys = l_i > 0.0  # False for padding rows and rows/splits that saw no key
+    l_safe = gl.where(has_keys, l_i, 1.0)
+    out = o / gl.expand_dims(gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout)), 1)
+    rows = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
+    offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
+    row_ok = gl.expand_dims(rows < GROUP * seq_q, 1)
+    off_i = rows % seq_q
+    off_hq = off_hkv * GROUP + rows // seq_q
+    if SPLIT:
+        # partials [B, Hq, Sq, num_splits(, D)], as attention_decode_kernel's split kernel
+        part = ((off_b * H_Q + off_hq) * seq_q + off_i).to(gl.int64) * num_splits + slot
+        gl.store(O_part + gl.expand_dims(part, 1) * HEAD_DIM + gl.expand_dims(offs_d, 0),
+                 out, mask=row_ok)
+        part_s = (((off_b * H_Q + off_hkv * GROUP + rows_s // seq_q) * seq_q
+                   + rows_s % seq_q).to(gl.int64) * num_splits)
+        lse = gl.where(has_keys, m_i + gl.log2(l_safe), float("-inf"))  # log2 units
+        gl.store(Lse_part + part_s + slot, lse, mask=rows_s < GROUP * seq_q)
+        if BALANCED:
+            if last:
+                # the unit's slots past its last segment weigh nothing in the reduction
+                for unused in range(slot + 1, num_splits):
+                    gl.store(Lse_part + part_s + unused, gl.full_like(lse, float("-inf")),
+                             mask=rows_s < GROUP * seq_q)
+    else:
+        ptrs = (Out + off_b.to(gl.int64) * stride_ob
+                + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1)
+                + gl.expand_dims(offs_d, 0))
+        gl.store(ptrs, out.to(Out.dtype.element_ty), mask=row_ok)
+    return t + n_tiles, k + 1
+
+
+@gluon.jit
 def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
               Out, O_part, Lse_part, Seqlens, n_items, units, H_Q, GROUP, seq_q, num_splits,
-              longest, qk_scale, stride_ob, stride_oh, stride_om,
+              longest, x0, x1, per, b0, base0, qk_scale, stride_ob, stride_oh, stride_om,
               HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
               BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-              SPLIT: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr):
-    """For each work item: the KV loop over its tiles and the epilogue (final rows or
-    partials)."""
+              SPLIT: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr):
+    """For each work item (or segment), in the producer's order: the KV loop over its tiles
+    and the epilogue (final rows or partials)."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16])
     o_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -222,54 +381,30 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
 
     t = 0  # KV tiles consumed so far (the producer counts the same way)
     k = 0  # work items so far
-    for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
-        off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
-            item, units, Seqlens, seq_q, num_splits, longest, M_BLOCKS, H_KV, BLOCK_N, CAUSAL,
-            SPLIT_BY_LONGEST)
-        # stacked row r = g * seq_q + i: query head off_hkv * GROUP + g at query position i,
-        # which sees keys up to i + kv_len - seq_q (bottom-right causal alignment)
-        rows_s = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
-        last_key = rows_s % seq_q + (kv_len - seq_q)
-        m_i = gl.full([64], float("-inf"), gl.float32, layout=gl.SliceLayout(1, s_layout))
-        l_i = gl.zeros([64], gl.float32, layout=gl.SliceLayout(1, s_layout))
-        o = gl.zeros([64, HEAD_DIM], gl.float32, layout=o_layout)
-        qb = k % 2
-        mbarrier.wait(q_ready.index(qb), (k // 2) & 1)
-        q = q_smem.index(qb)
-        for i in range(0, n_full):
-            o, m_i, l_i = _tile(q, o, m_i, l_i, t + i, lo + i * BLOCK_N, k_smem, v_smem,
-                                k_ready, v_ready, kv_empty, kv_len, last_key, qk_scale, False,
-                                CAUSAL, BLOCK_N, HEAD_DIM, STAGES, s_layout, p_layout, o_layout)
-        for i in range(n_full, n_tiles):
-            o, m_i, l_i = _tile(q, o, m_i, l_i, t + i, lo + i * BLOCK_N, k_smem, v_smem,
-                                k_ready, v_ready, kv_empty, kv_len, last_key, qk_scale, True,
-                                CAUSAL, BLOCK_N, HEAD_DIM, STAGES, s_layout, p_layout, o_layout)
-        t += n_tiles
-        k += 1
-        mbarrier.arrive(q_empty.index(qb), count=1)  # the wgmmas reading Q were waited on
-
-        has_keys = l_i > 0.0  # False for padding rows and rows/splits that saw no key
-        l_safe = gl.where(has_keys, l_i, 1.0)
-        out = o / gl.expand_dims(gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout)), 1)
-        rows = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
-        offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
-        row_ok = gl.expand_dims(rows < GROUP * seq_q, 1)
-        off_i = rows % seq_q
-        off_hq = off_hkv * GROUP + rows // seq_q
-        if SPLIT:
-            # partials [B, Hq, Sq, num_splits(, D)], as attention_decode_kernel's split kernel
-            part = ((off_b * H_Q + off_hq) * seq_q + off_i).to(gl.int64) * num_splits + split
-            gl.store(O_part + gl.expand_dims(part, 1) * HEAD_DIM + gl.expand_dims(offs_d, 0),
-                     out, mask=row_ok)
-            part_s = (((off_b * H_Q + off_hkv * GROUP + rows_s // seq_q) * seq_q
-                       + rows_s % seq_q).to(gl.int64) * num_splits + split)
-            lse = gl.where(has_keys, m_i + gl.log2(l_safe), float("-inf"))  # log2 units
-            gl.store(Lse_part + part_s, lse, mask=rows_s < GROUP * seq_q)
-        else:
-            ptrs = (Out + off_b.to(gl.int64) * stride_ob
-                    + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1)
-                    + gl.expand_dims(offs_d, 0))
-            gl.store(ptrs, out.to(Out.dtype.element_ty), mask=row_ok)
+    if BALANCED:
+        x = x0
+        b = b0
+        base = base0
+        while x < x1:
+            off_b, off_hkv, off_mb, slot, last, kv_len, lo, n_tiles, n_full, x, b, base = (
+                _segment(x, x1, b, base, per, Seqlens, seq_q, M_BLOCKS, H_KV, BLOCK_N, CAUSAL))
+            t, k = _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready,
+                                 kv_empty, Out, O_part, Lse_part, t, k, off_b, off_hkv, off_mb,
+                                 slot, last, kv_len, lo, n_tiles, n_full, H_Q, GROUP, seq_q,
+                                 num_splits, qk_scale, stride_ob, stride_oh, stride_om,
+                                 HEAD_DIM, BLOCK_N, STAGES, CAUSAL, SPLIT, BALANCED,
+                                 s_layout, o_layout, p_layout)
+    else:
+        for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
+            off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
+                item, units, Seqlens, seq_q, num_splits, longest, M_BLOCKS, H_KV, BLOCK_N,
+                CAUSAL, SPLIT_BY_LONGEST)
+            t, k = _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready,
+                                 kv_empty, Out, O_part, Lse_part, t, k, off_b, off_hkv, off_mb,
+                                 split, False, kv_len, lo, n_tiles, n_full, H_Q, GROUP, seq_q,
+                                 num_splits, qk_scale, stride_ob, stride_oh, stride_om,
+                                 HEAD_DIM, BLOCK_N, STAGES, CAUSAL, SPLIT, BALANCED,
+                                 s_layout, o_layout, p_layout)
 
 
 @gluon.jit
@@ -281,16 +416,29 @@ def _decode_gluon_kernel(
     Out, O_part, Lse_part, Seqlens, Block_table,
     # sizes
     H_Q, GROUP, seq_q, num_splits, longest, sm_scale, n_items,
+    # BALANCED: the batch and the least KV tiles per CTA run
+    batch, per_min,
     # rows of the views between batches and heads; the output's strides; the block table's
     q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_ob, stride_oh, stride_om, stride_bt,
     # meta-parameters
     HEAD_DIM: gl.constexpr, H_KV: gl.constexpr, BLOCK_N: gl.constexpr, SUB: gl.constexpr,
     M_BLOCKS: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, PAGED: gl.constexpr,
     PAGE_SIZE: gl.constexpr, CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr,
+    BALANCED: gl.constexpr, BLOCK_B: gl.constexpr,
 ):
     """Persistent: each CTA takes work items pid, pid + grid, ...; an item is one KV group's
-    G x Sq query rows (64 per M block) over one KV split of one sequence."""
+    G x Sq query rows (64 per M block) over one KV split of one sequence. BALANCED: each CTA
+    takes one run of tiles over the units laid end to end instead (the module's docstring)."""
     units = n_items // num_splits  # (batch, KV head, M block)
+    if BALANCED:
+        x0, x1, per, b0, base0 = _balanced_run(Seqlens, batch, per_min, H_KV * M_BLOCKS,
+                                               BLOCK_N, BLOCK_B)
+    else:
+        x0 = 0
+        x1 = 0
+        per = 1
+        b0 = 0
+        base0 = 0
     qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp2 is the native SFU op
     dtype: gl.constexpr = q_desc.dtype
     q_smem = gl.allocate_shared_memory(dtype, [2, 64, HEAD_DIM], q_desc.layout)
@@ -315,15 +463,17 @@ def _decode_gluon_kernel(
     gl.warp_specialize([
         (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                      Out, O_part, Lse_part, Seqlens, n_items, units, H_Q, GROUP, seq_q,
-                     num_splits, longest, qk_scale, stride_ob, stride_oh, stride_om,
+                     num_splits, longest, x0, x1, per, b0, base0, qk_scale,
+                     stride_ob, stride_oh, stride_om,
                      HEAD_DIM, M_BLOCKS, H_KV, BLOCK_N, STAGES, CAUSAL, SPLIT,
-                     SPLIT_BY_LONGEST)),
+                     SPLIT_BY_LONGEST, BALANCED)),
         (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                      q_ready, q_empty, k_ready, v_ready, kv_empty,
                      Seqlens, Block_table, n_items, units, GROUP, seq_q, num_splits, longest,
+                     x0, x1, per, b0, base0,
                      q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
                      HEAD_DIM, M_BLOCKS, H_KV, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, CAUSAL,
-                     SPLIT_BY_LONGEST)),
+                     SPLIT_BY_LONGEST, BALANCED)),
     ], [1], [PRODUCER_REGS])
 
 # fmt: on

@@ -263,7 +263,10 @@ def _decode_reduce_kernel(
     lse = tl.load(Lse_part + part, mask=s_ok, other=float("-inf"))
     m = tl.max(lse, 0)
     w = tl.math.exp2(lse - tl.where(m == float("-inf"), 0.0, m))  # empty splits weigh 0
-    o = tl.load(O_part + part[:, None] * HEAD_DIM + offs_d[None, :], mask=s_ok[:, None],
+    # a slot of lse -inf is not read: the Gluon kernel's balanced runs leave the slots past a
+    # unit's last segment unwritten but for that lse (NaN there times a zero weight is NaN)
+    o_ok = s_ok & (lse > float("-inf"))
+    o = tl.load(O_part + part[:, None] * HEAD_DIM + offs_d[None, :], mask=o_ok[:, None],
                 other=0.0)
     denom = tl.sum(w, 0)
     out = tl.sum(o * w[:, None], 0) / tl.where(denom > 0.0, denom, 1.0)

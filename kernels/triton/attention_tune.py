@@ -141,6 +141,7 @@ def _short(cfg: dict) -> str:
     if not {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"} <= cfg.keys():
         return ",".join(f"{k}={v}" for k, v in sorted(cfg.items()))
     splits = f"x{cfg['num_splits']}" if "num_splits" in cfg else ""
+    splits = "-balanced" if cfg.get("split_by") == "balanced" else splits  # slots: the lengths'
     # decode candidates that differ only in how the splits are cut or merged need names apart:
     # without these, one overwrote the other's time in tune_timings_ms (session 57)
     splits += "-longest" if cfg.get("split_by") == "longest" else ""

@@ -2,7 +2,8 @@
 reference, every candidate tile pinned, over paged caches (pages of 16: a TMA box per page; of
 256: a box per tile) and dense ones, ragged lengths that end mid-tile, causal q_len 1-16 with
 GQA 4 and 8 (16 x 8 rows: two M blocks), 1 and 3 KV splits (by each sequence's length and by
-the longest), D 64 / 128 / 256. Cache slots past each sequence's end, the pages no sequence
+the longest) and balanced runs of tiles (split_by "balanced": up to 33 partial slots, units cut
+across CTAs), D 64 / 128 / 256. Cache slots past each sequence's end, the pages no sequence
 owns and the block-table entries past a sequence's pages hold NaN or point at NaN pages: a
 kernel that reads them, or multiplies their V rows by a zero weight, fails."""
 
@@ -103,7 +104,7 @@ def test_every_gluon_tile_matches_fp32_with_nan_past_each_end(case):
     assert tiles
     for tile in tiles:
         cfg = {key: val for key, val in tile.items() if key != "BLOCK_M"}
-        for splits, by in ((1, None), (3, None), (3, "longest")):
+        for splits, by in ((1, None), (3, None), (3, "longest"), (None, "balanced")):
             cfgs = [dict(cfg, split_by=by)] if by else [cfg]
             launch = prepare_decode(
                 q,
@@ -145,12 +146,13 @@ def test_the_tuner_times_gluon_beside_tl_and_repeated_launches_agree():
 
 
 @needs_sm90
-@pytest.mark.parametrize("splits,by", [(1, None), (4, "longest")])
+@pytest.mark.parametrize("splits,by", [(1, None), (4, "longest"), (None, "balanced")])
 def test_many_work_items_per_persistent_cta(splits, by):
     """Batch 64 x 8 KV heads: 512 work items (2048 with 4 splits) on 132 CTAs, so every CTA
     reuses both Q buffers and runs stages across items; with split_by longest the short
-    sequences' last splits are items with no tile. Added after session 64's run (the tests
-    then had at most two items per CTA); passed on an H200 in session 65."""
+    sequences' last splits are items with no tile; balanced, each CTA's run crosses several
+    units. Added after session 64's run (the tests then had at most two items per CTA); the
+    per-item splits passed on an H200 in session 65."""
     from harness_kernels.triton.attention_decode import prepare_decode
     from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
 
@@ -175,9 +177,84 @@ def test_many_work_items_per_persistent_cta(splits, by):
         num_splits=splits,
         tune=False,
     )
-    assert launch.config["impl"] == "gluon" and launch.config["programs"] == 512 * splits
+    assert launch.config["impl"] == "gluon"
+    if by != "balanced":
+        assert launch.config["programs"] == 512 * splits
     first = launch().clone()
     for _ in range(20):
         assert torch.equal(launch(), first)
     assert torch.isfinite(first).all()
     assert (first.float() - ref).abs().max().item() < 3e-2
+
+
+@needs_sm90
+def test_balanced_runs_after_sequences_grew():
+    """The plan (CTAs, tiles per run, partial slots) is made from the lengths at prepare; the
+    sequences then grow within capacity (one to 16x its length) before the launch, and the
+    runs still cover every key: the kernel lengthens its runs (per) from the lengths it reads."""
+    from harness_kernels.triton.attention_decode import prepare_decode
+    from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
+
+    gen = torch.Generator().manual_seed(67)
+    grown = [4096, 4000, 3500, 2049, 4096, 1000, 3000, 64]
+    lens = [256, 4000, 300, 2049, 100, 1000, 200, 64]
+    k, v, table = _paged(8, 4, grown, 16, 128, gen)
+    q = torch.randn(8, 32, 4, 128, generator=gen).to("cuda", torch.bfloat16)
+    seqlens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    ref = _reference(q, k, v, grown, table, 16, causal=True)
+    for tile in gluon_decode_configs(128, 16, 16):
+        cfg = {key: val for key, val in tile.items() if key not in ("BLOCK_M",)}
+        seqlens.copy_(torch.tensor(lens, dtype=torch.int32))
+        launch = prepare_decode(
+            q,
+            k,
+            v,
+            cache_seqlens=seqlens,
+            block_table=table,
+            configs=[dict(cfg, split_by="balanced")],
+            tune=False,
+        )
+        assert launch.config["split_by"] == "balanced", launch.config
+        seqlens.copy_(torch.tensor(grown, dtype=torch.int32))
+        out = launch().float()
+        torch.cuda.synchronize()
+        assert torch.isfinite(out).all(), tile
+        assert (out - ref).abs().max().item() < 3e-2, (tile, (out - ref).abs().max().item())
+
+
+@needs_sm90
+@pytest.mark.parametrize("by", [None, "balanced"])
+@pytest.mark.parametrize("lens,sms", [([1000, 17, 17], 1), ([17, 1000], 2), ([17, 1000, 17], 1)])
+def test_items_whose_first_tile_is_masked_after_other_items(monkeypatch, lens, sms, by):
+    """Session 65's balanced runs computed wrong partials for exactly these: an item whose only
+    tile is partly past its sequence's end (no unmasked tile), run by a CTA after items on the
+    other Q buffer, or before any item with an unmasked tile. ptxas 12.8 (Triton 3.6's) built
+    the Q operand's wgmma descriptors for head-dim columns 16-127 only in the unmasked tiles'
+    loop preheader and reused them, stale or never set, in the masked loop when the first loop
+    ran no tile (session 66, read off the SASS). One or two CTAs force the order; the per-item
+    path gets the same items in the same order."""
+    import harness_kernels.triton.attention_decode as decode
+    from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
+
+    monkeypatch.setattr(decode, "num_sms", lambda device: sms)
+    gen = torch.Generator().manual_seed(68)
+    k, v, table = _paged(len(lens), 2, lens, 16, 128, gen)
+    q = torch.randn(len(lens), 8, 1, 128, generator=gen).to("cuda", torch.bfloat16)
+    seqlens = torch.tensor(lens, dtype=torch.int32, device="cuda")
+    ref = _reference(q, k, v, lens, table, 16, causal=True)
+    for tile in gluon_decode_configs(128, 16, 16):
+        cfg = {key: val for key, val in tile.items() if key != "BLOCK_M"}
+        launch = decode.prepare_decode(
+            q,
+            k,
+            v,
+            cache_seqlens=seqlens,
+            block_table=table,
+            configs=[dict(cfg, split_by=by) if by else cfg],
+            num_splits=None if by else 1,
+            tune=False,
+        )
+        assert launch.config["impl"] == "gluon", launch.config
+        out = launch().float()
+        err = (out - ref).abs().amax(dim=(1, 2, 3))  # per sequence
+        assert torch.isfinite(out).all() and (err < 3e-2).all(), (tile, err.tolist())

@@ -78,11 +78,11 @@ def test_structure(report: dict) -> None:
         d, bn, sub = f["head_dim"], f["block_n"], f["sub"]
         # No spill up to D 128, under Triton 3.9 and 3.6 (the GPU image's). With 24 registers
         # Triton 3.6's producer warp spilled 52 bytes unrolling eight page lookups (128-key
-        # tiles over pages of 16, the H200's picks in session 64); 48 remove them, at no cost:
-        # the consumer warpgroup cannot grow past the 255 registers it launched with, so what
-        # the producer gives back is idle. At D 256 the consumer's 64 x 256 fp32 accumulator
-        # spills under Triton 3.6 (52-116 bytes).
-        assert 0 <= f["spills"] <= (0 if d <= 128 else 128), name
+        # tiles over pages of 16, the H200's picks in session 64) and 92 with the BALANCED
+        # run's state; 48 remove both, at no cost: the consumer warpgroup cannot grow past the
+        # 255 registers it launched with, so what the producer gives back is idle. At D 256
+        # the consumer's 64 x 256 fp32 accumulator spills under Triton 3.6 (52-160 bytes).
+        assert 0 <= f["spills"] <= (0 if d <= 128 else 192), name
         assert f["shared"] <= SM90_SMEM_BYTES and f["shared"] <= f["budget"], name
         shapes = {k.split(".f32")[0] for k in f["mma"]}
         assert shapes == {f"wgmma.mma_async.sync.aligned.m64n{n}k16" for n in {bn, d}}, name

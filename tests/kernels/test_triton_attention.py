@@ -330,7 +330,7 @@ def test_decode_rejects_bad_input() -> None:
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), rung="split")
     with pytest.raises(ValueError):
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), reduce="x")
-    assert DECODE_RUNGS == ("full", "no-split", "no-pipeline", "no-tma", "no-gluon")
+    assert DECODE_RUNGS == ("full", "no-split", "no-pipeline", "no-tma", "no-gluon", "no-balanced")
 
 
 def test_num_splits_heuristic() -> None:

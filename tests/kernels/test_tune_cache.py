@@ -497,9 +497,14 @@ def test_decode_times_the_gluon_kernel_beside_tl_and_takes_it_only_when_right(
     launch = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)
     gluon_tiles = gluon_decode_configs(64, None, 16)
     # the persistent Gluon grid gets split counts of at most two work items per SM; the `tl`
-    # kernel all of them
+    # kernel all of them; each Gluon tile is offered balanced too, its slots from the lengths
     tl_splits = {c["num_splits"] for c in timed if c.get("impl") is None}
-    assert {c["num_splits"] for c in built} == {1} and tl_splits == {1, 2, 3, 4}
+    per_item = [c for c in built if c.get("split_by") != "balanced"]
+    balanced = [c for c in built if c.get("split_by") == "balanced"]
+    assert {c["num_splits"] for c in per_item} == {1} and tl_splits == {1, 2, 3, 4}
+    assert {(c["BLOCK_N"], c["num_stages"]) for c in balanced} == {
+        (c["BLOCK_N"], c["num_stages"]) for c in per_item
+    } and all(c["num_splits"] >= 1 for c in balanced)
     # every Gluon tile built and checked; timed only when its output agreed
     assert gluon_tiles and {c.get("impl") for c in timed} == ({None, "gluon"} if right else {None})
     assert {(c["BLOCK_N"], c["num_stages"]) for c in built} == {
@@ -514,6 +519,38 @@ def test_decode_times_the_gluon_kernel_beside_tl_and_takes_it_only_when_right(
         assert launch.config["impl"] == "tl" and launch.config["tma"] is False
         assert launch.config["tma_reason"].startswith("the Gluon tiles failed or disagreed")
         assert launch.config["tune_failed"]  # the wrong kernel's rejections are recorded
+
+
+@needs_interpreter
+def test_decode_no_balanced_rung_offers_full_but_the_balanced_runs(monkeypatch, cache):
+    """own-triton-no-balanced: the same `tl` and Gluon tiles as full, no balanced candidate, a
+    key of its own, recorded as its variant (so one sweep measures what the runs are worth)."""
+    gen = torch.Generator().manual_seed(4)
+    q = torch.randn(2, 8, 1, 64, generator=gen).half()
+    k, v = (torch.randn(2, 2, 256, 64, generator=gen).half() for _ in range(2))
+    seqlens = torch.tensor([256, 256], dtype=torch.int32)
+    built: list[dict] = []
+
+    def fake_gluon(q, k_cache, v_cache, out, *args, cfg, splits, **kwargs):
+        built.append(dict(cfg, num_splits=splits))
+        return lambda: out.copy_(_decode_reference(q, k_cache, v_cache))
+
+    monkeypatch.setattr(attention_decode, "gluon_split_launch", fake_gluon)
+    monkeypatch.setattr(attention_decode, "num_sms", lambda device: 3)
+    _fake_attention_gpu(
+        monkeypatch,
+        attention_decode,
+        "decode_configs",
+        [_cfg(16, 64, 4, 2)],
+        lambda cfg: 0.5 if cfg.get("impl") == "gluon" else 1.0,
+        gluon=True,
+    )
+    launch = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens, rung="no-balanced")
+    assert built and not any(c.get("split_by") == "balanced" for c in built)
+    assert launch.config["impl"] == "gluon" and launch.config["variant"] == "no-balanced"
+    built.clear()
+    attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)  # full: its own key
+    assert any(c.get("split_by") == "balanced" for c in built)
 
 
 # ---- the own CUTLASS GEMM choice ----------------------------------------------------------------
