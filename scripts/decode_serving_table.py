@@ -2,7 +2,7 @@
 measured HBM read ceiling, and own time against the fastest vendor row of the same point.
 
     python3 scripts/decode_serving_table.py RUN_DIR [--ceilings DIR] [--own own-triton]
-                                            [--read-once DIR]
+                                            [--read-once DIR] [--batch N] [--against RUN]
 
 One line per (q_len, GQA group, ragged) slice, geomean over its points (pages, batch, KV
 length), then the whole run. The ceiling is the `hbm_read_gbps` row of a ceilings run (default:
@@ -18,6 +18,13 @@ Its own GB/s still counts against the ceiling.
 over the rate one cold pass reads the same number of bytes at (the faster provider at each size,
 interpolated in log bytes). A decode point moves 0.1-0.3 GB in 30-80 us, where a plain read
 does not reach the 4 GiB plateau either: this column says how much of the gap is the size.
+
+--batch N keeps one batch size (repeatable): one half of the grid against the same half of
+another run. --against RUN (an earlier run of the same grid, usually on another machine of the
+same model) adds each provider's speed in RUN_DIR over its speed in RUN, at the points both
+measured ok (own also per q_len). A vs-vendor ratio that moved between two runs on two machines
+moved by own's change over the vendors' change: session 66's batch-16 half went from 1.043x to
+1.072x while FlashInfer itself ran 1.4% slower on the new machine.
 """
 
 from __future__ import annotations
@@ -107,6 +114,39 @@ def keep_batches(rows: pd.DataFrame, batches: list[int] | None) -> pd.DataFrame:
     return rows if not batches else rows[rows["batch"].isin(batches)]
 
 
+def provider_drift(rows: pd.DataFrame, other: pd.DataFrame, own: str) -> pd.DataFrame:
+    """Each provider's speed in `rows` over its speed in `other` (latency there / latency here,
+    geomean over the points both measured ok; > 1: faster here), whole and, for `own`, by q_len."""
+
+    def latency(r: pd.DataFrame) -> pd.DataFrame:
+        r = r[(r["op"] == "attention") & (r["status"] == "ok")].copy()
+        r["group"] = r["q_heads"] // r["kv_heads"]
+        r["ragged"] = r["ragged"].fillna(False).astype(bool)
+        return r.pivot_table(index=POINT, columns="provider", values="latency_ms_median")
+
+    here, there = latency(rows), latency(other)
+    out = []
+    for provider in sorted(set(here.columns) & set(there.columns)):
+        speed = (there[provider] / here[provider]).dropna()
+        if speed.empty:
+            continue
+        parts = [("all", speed)]
+        if provider == own:
+            parts += [(f"q_len {q}", g) for q, g in speed.groupby(level="q_len")]
+        for label, g in parts:
+            out.append(
+                dict(
+                    provider=provider,
+                    points=label,
+                    n=len(g),
+                    speed_here_over_there=round(geomean(g), 3),
+                    min=round(g.min(), 3),
+                    max=round(g.max(), 3),
+                )
+            )
+    return pd.DataFrame(out)
+
+
 def summarize(points: pd.DataFrame) -> pd.DataFrame:
     def one(g: pd.DataFrame) -> pd.Series:
         ratios, best = g["vs_best"].dropna(), g["best"].dropna().mode()
@@ -143,6 +183,7 @@ def main() -> None:
     ap.add_argument(
         "--batch", type=int, action="append", help="keep this batch size only (repeatable)"
     )
+    ap.add_argument("--against", type=Path, default=None, help="an earlier run of the same grid")
     a = ap.parse_args()
     ceiling = hbm_read_gbps(a.ceilings or a.run_dir.parent / "ceilings")
     curve = read_once_curve(a.read_once) if a.read_once else None
@@ -157,6 +198,10 @@ def main() -> None:
         print(f"one cold read pass ({a.read_once}), GB/s by bytes: {sizes}")
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(summarize(points).to_string())
+    if a.against is not None:
+        drift = provider_drift(rows, keep_batches(read_rows(str(a.against)), a.batch), a.own)
+        print(f"each provider here over itself in {a.against} (latency there / here):")
+        print(drift.to_string(index=False) if len(drift) else "no point measured ok in both")
     attention = rows[(rows["op"] == "attention") & (rows["status"] == "ok")]
     if set(attention["provider"]) <= {a.own}:
         print("own rows only: no vs-vendor ratio")

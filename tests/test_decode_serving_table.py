@@ -166,3 +166,15 @@ def test_keep_batches_sets_one_half_of_the_grid_against_the_same_half():
     assert set(half["batch"]) == {16}
     points = serving.table(half, "own-triton", 5000.0)
     assert points["vs_best"].tolist() == pytest.approx([1.1])  # batch 64's 0.75 left out
+
+
+def test_provider_drift_separates_each_providers_change_between_two_runs():
+    """A vendor 10% slower in the second run and own 5% faster: the vs-vendor ratio moved by
+    both, and the drift says how much is whose."""
+    first = pd.DataFrame([_row("own-triton", 0.10, 4500.0), _row("flashinfer", 0.10, 4500.0)])
+    second = pd.DataFrame([_row("own-triton", 0.095, 4700.0), _row("flashinfer", 0.11, 4100.0)])
+    drift = serving.provider_drift(second, first, "own-triton").set_index(["provider", "points"])
+    assert drift.loc[("own-triton", "all"), "speed_here_over_there"] == pytest.approx(1.053, 1e-3)
+    assert drift.loc[("own-triton", "q_len 1"), "n"] == 1
+    assert drift.loc[("flashinfer", "all"), "speed_here_over_there"] == pytest.approx(0.909, 1e-3)
+    assert ("flashinfer", "q_len 1") not in drift.index  # per q_len for own only
