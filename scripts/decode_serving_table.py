@@ -199,7 +199,10 @@ def main() -> None:
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(summarize(points).to_string())
     if a.against is not None:
-        drift = provider_drift(rows, keep_batches(read_rows(str(a.against)), a.batch), a.own)
+        other = keep_batches(read_rows(str(a.against)), a.batch)
+        if other.empty:
+            raise SystemExit(f"{a.against}: no rows" + (f" at batch {a.batch}" if a.batch else ""))
+        drift = provider_drift(rows, other, a.own)
         print(f"each provider here over itself in {a.against} (latency there / here):")
         print(drift.to_string(index=False) if len(drift) else "no point measured ok in both")
     attention = rows[(rows["op"] == "attention") & (rows["status"] == "ok")]

@@ -31,7 +31,8 @@ def decisions(root: Path) -> list[tuple[float, float, str, str, str]]:
             continue
         t = entry["record"].get("tune_timings_ms", {})
         longest = {k: v for k, v in t.items() if "-longest" in k}
-        length = {k: v for k, v in t.items() if "-longest" not in k}
+        # the balanced runs' timings (session 66) are neither cut
+        length = {k: v for k, v in t.items() if "-longest" not in k and "-balanced" not in k}
         if not longest or not length:
             continue
         pairs = [

@@ -197,6 +197,13 @@ def prepare_decode(
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
         if any(c.get("split_by") == "balanced" and c.get("impl") != "gluon" for c in cands):
             raise ValueError("split_by 'balanced' is the Gluon kernel's only")
+        balanced_given = any(c.get("split_by") == "balanced" for c in cands)
+        if balanced_given and (rung in ("no-split", "no-balanced") or num_splits is not None):
+            # its slots follow from the lengths: a split count or a rung without them would be
+            # ignored silently
+            raise ValueError(
+                f"split_by 'balanced' given with rung {rung!r}, num_splits {num_splits}"
+            )
         if any(c.get("impl") == "gluon" for c in cands):
             why = gluon_decode_problem(target, q, k_cache, v_cache, paged, cand_rung)
             if why is not None:

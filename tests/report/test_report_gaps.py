@@ -377,6 +377,21 @@ def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
             },
             "16x64 w4 s3, 8 splits of <= 512 keys (by the own length)",
         ),
+        (  # H200 fmha_decode_balanced-q1-s66: num_splits is the unit's partial slots
+            {
+                "kernel": "attn_decode",
+                "BLOCK_M": 64,
+                "BLOCK_N": 64,
+                "num_warps": 4,
+                "num_stages": 4,
+                "num_splits": 4,
+                "split_by": "balanced",
+                "balanced_ctas": 132,
+                "balanced_tiles_per_cta": 12,
+                "max_kv_len": 16384,
+            },
+            "64x64 w4 s4, balanced runs of >= 768 keys on 132 CTAs",
+        ),
         (  # one split: the tile alone
             {
                 "kernel": "attn_decode",
