@@ -159,11 +159,10 @@ def own_config(row: dict) -> str:
         tile = f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} w{cfg.get('num_warps')} s{cfg.get('num_stages')}"
         splits = _int(cfg.get("num_splits"))
         runs, ctas = _int(cfg.get("balanced_tiles_per_cta")), _int(cfg.get("balanced_ctas"))
-        if cfg.get("split_by") == "balanced" and runs and ctas:
+        block_n = _int(cfg.get("BLOCK_N"))
+        if cfg.get("split_by") == "balanced" and runs and ctas and block_n:
             # num_splits is its partial slots per unit there, not splits of each sequence
-            return (
-                f"{tile}, balanced runs of >= {runs * _int(cfg['BLOCK_N']):,} keys on {ctas} CTAs"
-            )
+            return f"{tile}, balanced runs of >= {runs * block_n:,} keys on {ctas} CTAs"
         if cfg.get("kernel") == "attn_decode" and splits and splits > 1:
             # the keys each program streams: its fixed cost (first pages, the merge) is spread
             # over them (H200 fmha_decode_serving-s58: <= 1,100 keys reached 0.72-0.76 of a
