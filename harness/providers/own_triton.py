@@ -9,7 +9,8 @@ Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
   join the `tl` kernel's in one search: attention_decode.py), own-triton-q-reload (prefill
   only), own-triton-no-pipeline, own-triton-no-tma (for decode the `tl` kernel alone too),
   own-triton-reg-stage (prefill only: the study's register trick), own-triton-no-split (decode
-  only), own-triton-no-balanced (decode only: full without the Gluon decode's balanced runs)
+  only), own-triton-no-balanced (decode only: full without the Gluon decode's balanced runs),
+  own-triton-no-longest-first (decode only: the Gluon decode's work items in item order)
 On the CPU the kernels run under the Triton interpreter, which must be switched on before the
 kernel modules are imported (the CLI does so for device=cpu).
 """
@@ -35,9 +36,10 @@ ATTENTION_RUNGS = (
     "reg-stage",
     "no-split",
     "no-balanced",
+    "no-longest-first",
 )
 PREFILL_ONLY = ("q-reload", "reg-stage")
-DECODE_ONLY = ("no-split", "no-balanced")
+DECODE_ONLY = ("no-split", "no-balanced", "no-longest-first")
 DECODE_MAX_Q = 8
 
 

@@ -19,6 +19,10 @@ Ladder rungs (`rung`):
   no-balanced  full without the Gluon kernel's balanced runs (split_by "balanced": equal runs
                of KV tiles over all units, attention_decode_gluon_kernel.py), so one sweep
                measures what they are worth on ragged batches.
+  no-longest-first
+               full with the Gluon kernel's work items dealt to its persistent CTAs in item
+               order, not longest first (attention_decode_gluon.longest_first; ragged batches
+               with more items than SMs only), so one sweep measures what the order is worth.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from .attention_decode_gluon import (
     gluon_candidates,
     gluon_decode_problem,
     gluon_split_launch,
+    item_tiles,
+    longest_first,
 )
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
@@ -45,7 +51,15 @@ from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_decode's `rung` keyword.
-DECODE_RUNGS = ("full", "no-split", "no-pipeline", "no-tma", "no-gluon", "no-balanced")
+DECODE_RUNGS = (
+    "full",
+    "no-split",
+    "no-pipeline",
+    "no-tma",
+    "no-gluon",
+    "no-balanced",
+    "no-longest-first",
+)
 # How a split config's partial outputs are merged: a second kernel, or the split kernel's last
 # program of each unit (attention_decode_kernel.py, FUSED_REDUCE).
 REDUCES = ("kernel", "fused")
@@ -170,8 +184,9 @@ def prepare_decode(
             return splits
         return [s for s in splits if s == 1 or programs * s <= 2 * sms] or [1]
 
-    # no-balanced offers full's candidates but the balanced runs (and is tuned under its own key)
-    cand_rung = "full" if rung == "no-balanced" else rung
+    # no-balanced offers full's candidates but the balanced runs, no-longest-first full's
+    # candidates in item order (each tuned under its own key)
+    cand_rung = "full" if rung in ("no-balanced", "no-longest-first") else rung
     if configs is None:
         cands = decode_configs(target, head_dim, q.element_size(), cand_rung, block_m, page_size)
         # The Gluon kernel's candidates join the `tl` kernel's in the joint search (sm_90)
@@ -231,6 +246,24 @@ def prepare_decode(
         counters = torch.zeros(programs, dtype=torch.int32, device=q.device)
     bt_stride = block_table.stride(0) if block_table is not None else 0
 
+    lens = cache_seqlens.tolist() if fill < 8 else None  # host sync: at prepare only
+    orders: dict[tuple, torch.Tensor | None] = {}
+
+    def item_order(cfg: dict, splits: int) -> torch.Tensor | None:
+        """The Gluon kernel's work items longest first for this candidate (ragged batches with
+        more items than SMs: attention_decode_gluon.longest_first), or None."""
+        if lens is None or rung == "no-longest-first" or cfg.get("split_by") == "balanced":
+            return None
+        by_longest = cfg.get("split_by") == "longest"
+        key = (cfg["BLOCK_N"], splits, by_longest)
+        if key not in orders:
+            tiles = item_tiles(lens, h_kv * m_blocks, splits, cfg["BLOCK_N"], max_kv, by_longest)
+            order = longest_first(tiles, min(len(tiles), sms))
+            orders[key] = (
+                None if order is None else torch.tensor(order, dtype=torch.int32, device=q.device)
+            )
+        return orders[key]
+
     def build(cfg: dict) -> Callable[[], object]:
         balanced = cfg.get("split_by") == "balanced"
         splits = balanced_slots(cfg["BLOCK_N"]) if balanced else cfg["num_splits"]
@@ -253,6 +286,7 @@ def prepare_decode(
                 sm_scale=sm_scale,
                 sms=sms,
                 capacity=capacity,
+                order=item_order(cfg, splits),
             )
         else:
             split_launch = _tl_split_launch(cfg, splits, fused)
@@ -433,6 +467,11 @@ def prepare_decode(
         # balanced: the CTAs and the least KV tiles each runs (balanced_plan)
         balanced_ctas=plan[0] if plan else None,
         balanced_tiles_per_cta=plan[1] if plan else None,
+        # the Gluon kernel's work items dealt to its CTAs longest first (item_order), or None:
+        # in item order
+        item_order="longest-first"
+        if picked_gluon and item_order(cfg, cfg["num_splits"]) is not None
+        else None,
         # how the splits are merged, and whether that was timed ("tuned", "cache") or not
         reduce=cfg.get("REDUCE") if cfg["num_splits"] > 1 else None,
         reduce_source=reduce_info and ("user" if reduce else reduce_info["tune_source"]) or None,

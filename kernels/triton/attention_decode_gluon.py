@@ -9,6 +9,7 @@ config merges them with the same reduction kernel; the fused merge is the `tl` k
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from typing import Any
 
@@ -147,6 +148,61 @@ def balanced_plan(
     return ctas, per_min, slots
 
 
+def item_tiles(
+    lens: list[int],
+    units_b: int,
+    splits: int,
+    block_n: int,
+    longest: int,
+    split_by_longest: bool,
+) -> list[int]:
+    """Each work item's KV tiles, in the kernel's item order (split-major, then batch, KV head,
+    M block; `units_b` = KV heads x M blocks per sequence), cut as the kernel's _item cuts them."""
+    cdiv = lambda a, b: -(-a // b)  # noqa: E731
+    units = len(lens) * units_b
+    tiles = []
+    for item in range(units * splits):
+        split, unit = divmod(item, units)
+        kv_len = lens[unit // units_b]
+        share = max(longest, kv_len) if split_by_longest else kv_len
+        per_split = cdiv(cdiv(share, block_n), splits) * block_n
+        lo = split * per_split
+        tiles.append(cdiv(max(min(lo + per_split, kv_len) - lo, 0), block_n))
+    return tiles
+
+
+def longest_first(tiles: list[int], ctas: int) -> list[int] | None:
+    """The work items in the order the persistent CTAs should find them (order[slot] = item;
+    CTA c runs slots c, c + ctas, ...), or None where the order cannot matter (every CTA one
+    item at most, or all items of one size).
+
+    The items go heaviest first, each to the CTA with the fewest tiles so far among those with
+    a slot left (greedy longest-processing-time under the grid's fixed slots per CTA). In item
+    order the CTAs take whatever lengths the batch holds where they fall: with a serving
+    batch's shuffled lengths (batch 64, KV 2k-4k, 4 KV heads: 256 items on 132 CTAs) the most
+    loaded CTA runs 1.26x the mean tiles, longest first 1.03x (counting tiles only;
+    tests/kernels/test_decode_item_order.py)."""
+    n = len(tiles)
+    if n <= ctas or len(set(tiles)) == 1:
+        return None
+    rounds = -(-n // ctas)
+    # CTA c has slots c, c + ctas, ... below n: `rounds` of them, or one fewer past n % ctas
+    free = [rounds - (c >= n - (rounds - 1) * ctas) for c in range(ctas)]
+    heap = [(0, c) for c in range(ctas)]
+    taken: list[list[int]] = [[] for _ in range(ctas)]
+    for item in sorted(range(n), key=lambda i: -tiles[i]):
+        load, c = heapq.heappop(heap)
+        taken[c].append(item)
+        free[c] -= 1
+        if free[c]:
+            heapq.heappush(heap, (load + tiles[item], c))
+    order = [0] * n
+    for c, items in enumerate(taken):
+        for r, item in enumerate(items):
+            order[c + r * ctas] = item
+    return order
+
+
 def _descriptor(t: torch.Tensor, shape: list[int], row_stride: int, block_rows: int) -> Any:
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
@@ -175,10 +231,12 @@ def gluon_split_launch(
     sm_scale: float,
     sms: int,
     capacity: int,
+    order: torch.Tensor | None = None,
 ) -> Callable[[], object]:
     """The Gluon split kernel's launch for one candidate (the reduction is the caller's): one
-    persistent CTA per SM at most, each taking every sms-th work item, or (split_by
-    "balanced") one run of tiles (balanced_plan; `splits` is then its slots)."""
+    persistent CTA per SM at most, each taking every sms-th work item (in `order`'s order when
+    given: int32 [items], longest_first's), or (split_by "balanced") one run of tiles
+    (balanced_plan; `splits` is then its slots)."""
     from .attention_decode_gluon_kernel import _decode_gluon_kernel
 
     batch, h_q, seq_q, head_dim = q.shape
@@ -205,6 +263,7 @@ def gluon_split_launch(
     if balanced:
         ctas, per_min, slots = balanced_plan(cache_seqlens, h_kv * m_blocks, bn, capacity, sms)
         assert slots == splits, (slots, splits)  # the caller sized the partials with it
+    assert order is None or (not balanced and order.numel() == n_items), (balanced, n_items)
     args = (
         q_desc,
         k_desc,
@@ -214,6 +273,7 @@ def gluon_split_launch(
         lse_part,
         cache_seqlens,
         block_table,
+        order,
         h_q,
         h_q // h_kv,
         seq_q,
@@ -244,6 +304,7 @@ def gluon_split_launch(
         BALANCED=balanced,
         # the lengths' vector in _balanced_run: at least one element per thread of 4 warps
         BLOCK_B=max(128, 1 << (batch - 1).bit_length()),
+        ORDERED=order is not None,
         num_warps=4,
     )
     kernel = _decode_gluon_kernel[(ctas,)]
@@ -269,7 +330,7 @@ def aot_specs(
     specs = []
     cands = gluon_decode_configs(head_dim, page_size, 16)
     runs = [(c, True) for c in cands]
-    runs += [(dict(cands[0], split_by="balanced"), True)]
+    runs += [(dict(cands[0], split_by="balanced"), True), (dict(cands[0], order=True), True)]
     runs += [(gluon_decode_configs(head_dim, None, 16)[0], False)]
     for cfg, paged in runs:
         bn, st = cfg["BLOCK_N"], cfg["num_stages"]
@@ -292,14 +353,18 @@ def aot_specs(
             SPLIT_BY_LONGEST=False,
             BALANCED=cfg.get("split_by") == "balanced",
             BLOCK_B=128,
+            ORDERED=bool(cfg.get("order")),
         )
         types = dict(Out=f"*{ty}", O_part="*fp32", Lse_part="*fp32", Seqlens="*i32")
-        types.update(Block_table="*i32", sm_scale="fp32")
+        types.update(Block_table="*i32", Order="*i32", sm_scale="fp32")
         if not paged:
             constexprs["Block_table"] = None
+        if not cfg.get("order"):
+            constexprs["Order"] = None
         types.update(descs)  # a Gluon descriptor's type names its shared layout
         kind = f"paged{page_size}" if paged else "dense"
         kind += "_balanced" if cfg.get("split_by") == "balanced" else ""
+        kind += "_ordered" if cfg.get("order") else ""
         name = f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}"
         spec = aot_spec(name, _decode_gluon_kernel, types, constexprs, dict(num_warps=4))
         specs.append(dict(spec, gluon=True))

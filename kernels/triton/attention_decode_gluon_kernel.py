@@ -31,6 +31,13 @@ finishes a unit sets the slots after its own to lse -inf, which the reduction sk
 ragged lengths, a split of each sequence into equal parts, or into parts of the longest's size,
 leaves the SMs that drew the long sequences running last (batch 16, KV 4k: 0.55-0.64 of the
 H200's read ceiling at GQA 8, session 64); equal runs of tiles do not.
+
+ORDERED keeps the per-item split but deals the items to the CTAs' round-robin slots longest
+first (the launcher's plan, attention_decode_gluon.longest_first): where a ragged batch has
+more items than CTAs (batch 64 x 4 KV heads: 256 items on 132), CTA c otherwise runs items c
+and c + 132 whatever their lengths, and the last CTA to finish holds two long sequences
+(batch 64, KV 4k, ragged: 0.81-0.86 of the H200's read ceiling with the Gluon kernel against
+0.90-0.97 at equal lengths, session 67).
 """
 
 from __future__ import annotations
@@ -101,6 +108,16 @@ def _item(item, units, Seqlens, seq_q, num_splits, longest,
         limit = kv_len
     n_full = gl.maximum(gl.minimum(hi, limit) - lo, 0) // BLOCK_N
     return off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full
+
+
+@gluon.jit
+def _ordered(slot, Order, ORDERED: gl.constexpr):
+    """The work item in a CTA's round-robin slot: the launcher's longest-first order, or the
+    slot itself."""
+    if ORDERED:
+        return gl.load(Order + slot)
+    else:
+        return slot
 
 
 @gluon.jit
@@ -207,13 +224,13 @@ def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
 @gluon.jit
 def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
               q_ready, q_empty, k_ready, v_ready, kv_empty,
-              Seqlens, Block_table, n_items, units, GROUP, seq_q, num_splits, longest,
+              Seqlens, Block_table, Order, n_items, units, GROUP, seq_q, num_splits, longest,
               x0, x1, per, b0, base0,
               q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
               HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
               PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr,
               SUB: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-              SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr):
+              SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr, ORDERED: gl.constexpr):
     """One warp: for each work item (or segment), its Q box (two buffers: the next item's Q
     lands while the consumer still reads this one's) and K and V of every KV tile, STAGES tiles
     ahead across items, so a new item's first tiles stream in under the previous item's last.
@@ -233,10 +250,10 @@ def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                                  q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
                                  HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES)
     else:
-        for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
+        for j in range(gl.program_id(0), n_items, gl.num_programs(0)):
             off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
-                item, units, Seqlens, seq_q, num_splits, longest, M_BLOCKS, H_KV, BLOCK_N,
-                CAUSAL, SPLIT_BY_LONGEST)
+                _ordered(j, Order, ORDERED), units, Seqlens, seq_q, num_splits, longest,
+                M_BLOCKS, H_KV, BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
             t, k = _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                                  q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
                                  off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
@@ -366,11 +383,12 @@ def _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv
 
 @gluon.jit
 def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
-              Out, O_part, Lse_part, Seqlens, n_items, units, H_Q, GROUP, seq_q, num_splits,
-              longest, x0, x1, per, b0, base0, qk_scale, stride_ob, stride_oh, stride_om,
+              Out, O_part, Lse_part, Seqlens, Order, n_items, units, H_Q, GROUP, seq_q,
+              num_splits, longest, x0, x1, per, b0, base0, qk_scale, stride_ob, stride_oh, stride_om,
               HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
               BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-              SPLIT: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr):
+              SPLIT: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr,
+              ORDERED: gl.constexpr):
     """For each work item (or segment), in the producer's order: the KV loop over its tiles
     and the epilogue (final rows or partials)."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -395,10 +413,10 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
                                  HEAD_DIM, BLOCK_N, STAGES, CAUSAL, SPLIT, BALANCED,
                                  s_layout, o_layout, p_layout)
     else:
-        for item in range(gl.program_id(0), n_items, gl.num_programs(0)):
+        for j in range(gl.program_id(0), n_items, gl.num_programs(0)):
             off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
-                item, units, Seqlens, seq_q, num_splits, longest, M_BLOCKS, H_KV, BLOCK_N,
-                CAUSAL, SPLIT_BY_LONGEST)
+                _ordered(j, Order, ORDERED), units, Seqlens, seq_q, num_splits, longest,
+                M_BLOCKS, H_KV, BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
             t, k = _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready,
                                  kv_empty, Out, O_part, Lse_part, t, k, off_b, off_hkv, off_mb,
                                  split, False, kv_len, lo, n_tiles, n_full, H_Q, GROUP, seq_q,
@@ -414,6 +432,8 @@ def _decode_gluon_kernel(
     q_desc, k_desc, v_desc,
     # pointers
     Out, O_part, Lse_part, Seqlens, Block_table,
+    # ORDERED: the work item of each round-robin slot (int32 [n_items]; else unread)
+    Order,
     # sizes
     H_Q, GROUP, seq_q, num_splits, longest, sm_scale, n_items,
     # BALANCED: the batch and the least KV tiles per CTA run
@@ -424,7 +444,7 @@ def _decode_gluon_kernel(
     HEAD_DIM: gl.constexpr, H_KV: gl.constexpr, BLOCK_N: gl.constexpr, SUB: gl.constexpr,
     M_BLOCKS: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, PAGED: gl.constexpr,
     PAGE_SIZE: gl.constexpr, CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr,
-    BALANCED: gl.constexpr, BLOCK_B: gl.constexpr,
+    BALANCED: gl.constexpr, BLOCK_B: gl.constexpr, ORDERED: gl.constexpr,
 ):
     """Persistent: each CTA takes work items pid, pid + grid, ...; an item is one KV group's
     G x Sq query rows (64 per M block) over one KV split of one sequence. BALANCED: each CTA
@@ -459,21 +479,23 @@ def _decode_gluon_kernel(
     fence_async_shared()  # the initialised barriers are visible to the TMA unit
     if not PAGED:
         Block_table = Seqlens  # unread (a partition argument may not be None)
+    if not ORDERED:
+        Order = Seqlens  # unread
 
     gl.warp_specialize([
         (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
-                     Out, O_part, Lse_part, Seqlens, n_items, units, H_Q, GROUP, seq_q,
+                     Out, O_part, Lse_part, Seqlens, Order, n_items, units, H_Q, GROUP, seq_q,
                      num_splits, longest, x0, x1, per, b0, base0, qk_scale,
                      stride_ob, stride_oh, stride_om,
                      HEAD_DIM, M_BLOCKS, H_KV, BLOCK_N, STAGES, CAUSAL, SPLIT,
-                     SPLIT_BY_LONGEST, BALANCED)),
+                     SPLIT_BY_LONGEST, BALANCED, ORDERED)),
         (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                      q_ready, q_empty, k_ready, v_ready, kv_empty,
-                     Seqlens, Block_table, n_items, units, GROUP, seq_q, num_splits, longest,
-                     x0, x1, per, b0, base0,
+                     Seqlens, Block_table, Order, n_items, units, GROUP, seq_q, num_splits,
+                     longest, x0, x1, per, b0, base0,
                      q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
                      HEAD_DIM, M_BLOCKS, H_KV, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, CAUSAL,
-                     SPLIT_BY_LONGEST, BALANCED)),
+                     SPLIT_BY_LONGEST, BALANCED, ORDERED)),
     ], [1], [PRODUCER_REGS])
 
 # fmt: on

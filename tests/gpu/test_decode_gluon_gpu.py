@@ -152,7 +152,8 @@ def test_many_work_items_per_persistent_cta(splits, by):
     reuses both Q buffers and runs stages across items; with split_by longest the short
     sequences' last splits are items with no tile; balanced, each CTA's run crosses several
     units. Added after session 64's run (the tests then had at most two items per CTA); the
-    per-item splits passed on an H200 in session 65."""
+    per-item splits passed on an H200 in session 65. The per-item launches are dealt longest
+    first (session 67), and must give the bits of the same launch in item order."""
     from harness_kernels.triton.attention_decode import prepare_decode
     from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
 
@@ -180,11 +181,27 @@ def test_many_work_items_per_persistent_cta(splits, by):
     assert launch.config["impl"] == "gluon"
     if by != "balanced":
         assert launch.config["programs"] == 512 * splits
+    # ragged, more items than CTAs: the per-item launches deal them longest first (session 67)
+    assert launch.config["item_order"] == (None if by == "balanced" else "longest-first")
     first = launch().clone()
     for _ in range(20):
         assert torch.equal(launch(), first)
     assert torch.isfinite(first).all()
     assert (first.float() - ref).abs().max().item() < 3e-2
+    if by != "balanced":  # each item's arithmetic is its own: item order gives the same bits
+        in_item_order = prepare_decode(
+            q,
+            k,
+            v,
+            cache_seqlens=seqlens,
+            block_table=table,
+            configs=cfgs,
+            num_splits=splits,
+            tune=False,
+            rung="no-longest-first",
+        )
+        assert in_item_order.config["item_order"] is None
+        assert torch.equal(in_item_order(), first)
 
 
 @needs_sm90

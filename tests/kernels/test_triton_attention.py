@@ -330,7 +330,15 @@ def test_decode_rejects_bad_input() -> None:
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), rung="split")
     with pytest.raises(ValueError):
         prepare_decode(q, k, k, cache_seqlens=torch.tensor([8, 8], dtype=torch.int32), reduce="x")
-    assert DECODE_RUNGS == ("full", "no-split", "no-pipeline", "no-tma", "no-gluon", "no-balanced")
+    assert DECODE_RUNGS == (
+        "full",
+        "no-split",
+        "no-pipeline",
+        "no-tma",
+        "no-gluon",
+        "no-balanced",
+        "no-longest-first",
+    )
     lens = torch.tensor([8, 8], dtype=torch.int32)
     balanced = [dict(impl="gluon", BLOCK_N=64, split_by="balanced")]
     for extra in (dict(rung="no-balanced"), dict(rung="no-split"), dict(num_splits=2)):

@@ -452,12 +452,34 @@ def test_decode_caches_its_choice(monkeypatch, cache):
         assert second.config[name] == first.config[name], name
 
 
-def _decode_reference(q, k, v) -> torch.Tensor:
-    """softmax(q k^T / sqrt(D)) v over a dense [B, Hkv, S, D] cache, every key visible."""
+def _decode_reference(q, k, v, lens=None) -> torch.Tensor:
+    """softmax(q k^T / sqrt(D)) v over a dense [B, Hkv, S, D] cache, the first lens[b] keys of
+    sequence b visible (every key without lens; one query row per sequence)."""
     group = q.shape[1] // k.shape[1]
     k, v = (t.float().repeat_interleave(group, dim=1) for t in (k, v))
     s = q.float() @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if lens is not None:
+        keys = torch.arange(k.shape[2])
+        s = s.masked_fill(keys >= torch.as_tensor(lens).view(-1, 1, 1, 1), float("-inf"))
     return (s.softmax(-1) @ v).to(q.dtype)
+
+
+def _fake_gluon_launch(monkeypatch, sms: int, right=True, lens=None) -> list[dict]:
+    """The Gluon launch faked on `sms` SMs: it records each build's config (num_splits its
+    splits, `order` the item order given as a list, or None) and writes whole rows, the
+    reference when `right`, zeros when not (even for a split launch, whose partials the merge
+    then reads: NaN, as the tuner poisons them before each check, so no split Gluon candidate
+    passes on the `tl` candidates' partials)."""
+    built: list[dict] = []
+
+    def fake_gluon(q, k_cache, v_cache, out, *args, cfg, splits, order=None, **kwargs):
+        built.append(dict(cfg, num_splits=splits, order=None if order is None else order.tolist()))
+        ref = _decode_reference(q, k_cache, v_cache, lens) if right else torch.zeros_like(out)
+        return lambda: out.copy_(ref)
+
+    monkeypatch.setattr(attention_decode, "gluon_split_launch", fake_gluon)
+    monkeypatch.setattr(attention_decode, "num_sms", lambda device: sms)
+    return built
 
 
 @needs_interpreter
@@ -475,21 +497,11 @@ def test_decode_times_the_gluon_kernel_beside_tl_and_takes_it_only_when_right(
     q = torch.randn(2, 8, 1, 64, generator=gen).half()
     k, v = (torch.randn(2, 2, 256, 64, generator=gen).half() for _ in range(2))
     seqlens = torch.tensor([256, 256], dtype=torch.int32)
-    built: list[dict] = []
-
-    def fake_gluon(q, k_cache, v_cache, out, *args, cfg, splits, **kwargs):
-        built.append(dict(cfg, num_splits=splits))
-        # whole rows even for a split launch, whose partials the merge then reads: NaN, as the
-        # tuner poisons them before each check, so no split Gluon candidate passes on the `tl`
-        # candidates' partials
-        ref = _decode_reference(q, k_cache, v_cache) if right else torch.zeros_like(out)
-        return lambda: out.copy_(ref)
 
     def ms(cfg: dict) -> float:  # Gluon faster, one split fastest
         return (0.5 if cfg.get("impl") == "gluon" else 1.0) + 0.01 * cfg["num_splits"]
 
-    monkeypatch.setattr(attention_decode, "gluon_split_launch", fake_gluon)
-    monkeypatch.setattr(attention_decode, "num_sms", lambda device: 3)  # 4 units on 3 SMs
+    built = _fake_gluon_launch(monkeypatch, 3, right)  # 4 units on 3 SMs
     tl_cands = [_cfg(16, 64, 4, 2)]
     timed = _fake_attention_gpu(
         monkeypatch, attention_decode, "decode_configs", tl_cands, ms, gluon=True
@@ -527,14 +539,7 @@ def test_decode_no_balanced_rung_offers_full_but_the_balanced_runs(monkeypatch, 
     q = torch.randn(2, 8, 1, 64, generator=gen).half()
     k, v = (torch.randn(2, 2, 256, 64, generator=gen).half() for _ in range(2))
     seqlens = torch.tensor([256, 100], dtype=torch.int32)
-    built: list[dict] = []
-
-    def fake_gluon(q, k_cache, v_cache, out, *args, cfg, splits, **kwargs):
-        built.append(dict(cfg, num_splits=splits))
-        return lambda: out.copy_(_decode_reference(q, k_cache, v_cache))
-
-    monkeypatch.setattr(attention_decode, "gluon_split_launch", fake_gluon)
-    monkeypatch.setattr(attention_decode, "num_sms", lambda device: 3)
+    built = _fake_gluon_launch(monkeypatch, 3)  # the lengths ignored: every Gluon one wrong
     _fake_attention_gpu(
         monkeypatch,
         attention_decode,
@@ -551,6 +556,55 @@ def test_decode_no_balanced_rung_offers_full_but_the_balanced_runs(monkeypatch, 
     attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)  # full: its own key
     balanced = [c for c in built if c.get("split_by") == "balanced"]
     assert {(c["BLOCK_N"], c["num_stages"]) for c in balanced} == per_item
+
+
+@needs_interpreter
+def test_decode_deals_a_ragged_batchs_gluon_items_longest_first(monkeypatch, cache):
+    """A ragged batch with more Gluon work items than SMs (4 sequences x 2 KV heads on 3):
+    every per-item Gluon candidate is launched with longest_first's order of its own items'
+    tiles, a balanced one without; the Gluon pick records it. Equal lengths and the rung
+    own-triton-no-longest-first launch in item order."""
+    from harness_kernels.triton.attention_decode_gluon import item_tiles, longest_first
+
+    gen = torch.Generator().manual_seed(5)
+    q = torch.randn(4, 8, 1, 64, generator=gen).half()
+    k, v = (torch.randn(4, 2, 256, 64, generator=gen).half() for _ in range(2))
+    lens = [100, 256, 60, 200]
+    seqlens = torch.tensor(lens, dtype=torch.int32)
+    built = _fake_gluon_launch(monkeypatch, 3, lens=lens)
+    _fake_attention_gpu(
+        monkeypatch,
+        attention_decode,
+        "decode_configs",
+        [_cfg(16, 64, 4, 2)],
+        lambda cfg: 0.5 if cfg.get("impl") == "gluon" else 1.0,
+        gluon=True,
+    )
+    launch = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)
+    per_item = [c for c in built if c.get("split_by") != "balanced"]
+    assert per_item and all(c.get("split_by") is None for c in per_item)  # one split each
+    for c in per_item:
+        tiles = item_tiles(lens, 2, c["num_splits"], c["BLOCK_N"], 256, False)
+        assert c["order"] == longest_first(tiles, 3) and sorted(c["order"]) == list(range(8))
+    assert all(c["order"] is None for c in built if c.get("split_by") == "balanced")
+    assert launch.config["impl"] == "gluon"
+    ordered = launch.config["split_by"] != "balanced"
+    assert launch.config["item_order"] == ("longest-first" if ordered else None)
+    torch.testing.assert_close(launch(), _decode_reference(q, k, v, lens))
+
+    built.clear()
+    launch = attention_decode.prepare_decode(
+        q, k, v, cache_seqlens=seqlens, rung="no-longest-first"
+    )
+    assert built and all(c["order"] is None for c in built)
+    assert launch.config["variant"] == "no-longest-first" and launch.config["item_order"] is None
+
+    built = _fake_gluon_launch(monkeypatch, 3)  # every key visible
+    launch = attention_decode.prepare_decode(
+        q, k, v, cache_seqlens=torch.full((4,), 256, dtype=torch.int32)
+    )
+    assert built and all(c["order"] is None for c in built)
+    assert launch.config["impl"] == "gluon" and launch.config["item_order"] is None
 
 
 # ---- the own CUTLASS GEMM choice ----------------------------------------------------------------
