@@ -170,7 +170,9 @@ def own_config(row: dict) -> str:
             cut = "longest" if cfg.get("split_by") == "longest" else "own length"
             longest = _int(cfg.get("max_kv_len"))
             keys = f" of <= {math.ceil(longest / splits):,} keys" if longest else ""
-            return f"{tile}, {splits} splits{keys} (by the {cut})"
+            tile = f"{tile}, {splits} splits{keys} (by the {cut})"
+        if cfg.get("item_order") == "longest-first":  # the Gluon decode (session 67)
+            tile += ", items longest first"
         return tile
     return str(cfg.get("variant", ""))
 

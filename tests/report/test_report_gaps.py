@@ -392,6 +392,20 @@ def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
             },
             "64x64 w4 s4, balanced runs of >= 768 keys on 132 CTAs",
         ),
+        (  # the Gluon decode's items dealt to its CTAs longest first (session 67)
+            {
+                "kernel": "attn_decode",
+                "BLOCK_M": 64,
+                "BLOCK_N": 128,
+                "num_warps": 4,
+                "num_stages": 2,
+                "num_splits": 2,
+                "split_by": "longest",
+                "max_kv_len": 16384,
+                "item_order": "longest-first",
+            },
+            "64x128 w4 s2, 2 splits of <= 8,192 keys (by the longest), items longest first",
+        ),
         (  # one split: the tile alone
             {
                 "kernel": "attn_decode",
