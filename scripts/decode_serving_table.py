@@ -19,6 +19,9 @@ over the rate one cold pass reads the same number of bytes at (the faster provid
 interpolated in log bytes). A decode point moves 0.1-0.3 GB in 30-80 us, where a plain read
 does not reach the 4 GiB plateau either: this column says how much of the gap is the size.
 
+After the slices: the ceiling bar per (batch, KV length, ragged), and every point behind the
+fastest vendor, slowest first.
+
 --batch N keeps one batch size (repeatable): one half of the grid against the same half of
 another run. --against RUN (an earlier run of the same grid, usually on another machine of the
 same model) adds each provider's speed in RUN_DIR over its speed in RUN, at the points both
@@ -40,6 +43,8 @@ from harness.store import read_rows
 
 SLICE = ["q_len", "group", "ragged"]
 POINT = ["q_len", "group", "ragged", "page_size", "batch", "kv_len"]
+# the ceiling bar's own axes (issue 21.3: batch >= 16, KV >= 4k), lengths equal or ragged
+BAR = ["batch", "kv_len", "ragged"]
 
 
 def hbm_read_gbps(ceilings_dir: Path) -> float:
@@ -174,6 +179,29 @@ def summarize(points: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([by_slice, whole])
 
 
+def ceiling_by(points: pd.DataFrame, keys: list[str] = BAR) -> pd.DataFrame:
+    """The ceiling bar per (batch, KV length, ragged): points, geomean fraction of the ceiling
+    (and of a read of the same bytes), how many reach 90%, the lowest."""
+
+    def one(g: pd.DataFrame) -> pd.Series:
+        frac = g["ceiling_frac"]
+        out = {"points": len(g), "of_ceiling": round(geomean(frac), 3)}
+        out[">=90%"] = int((frac >= 0.9).sum())
+        out["min"] = round(frac.min(), 3)
+        if "read_once_frac" in g:
+            out["of_read_once"] = round(geomean(g["read_once_frac"]), 3)
+        return pd.Series(out, dtype=object)  # counts print as counts
+
+    return points.groupby(level=keys).apply(one)
+
+
+def behind(points: pd.DataFrame) -> pd.DataFrame:
+    """The points where a vendor row was faster, slowest first: own's fraction of the ceiling,
+    own over the fastest vendor, and which vendor."""
+    slow = points[points["vs_best"] < 1.0].sort_values("vs_best")
+    return slow[["ceiling_frac", "vs_best", "best"]].round(3)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir", type=Path)
@@ -198,6 +226,12 @@ def main() -> None:
         print(f"one cold read pass ({a.read_once}), GB/s by bytes: {sizes}")
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(summarize(points).to_string())
+        print("the ceiling bar by batch, KV length and raggedness:")
+        print(ceiling_by(points).to_string())
+        slow = behind(points)
+        print(f"{len(slow)} point(s) behind the fastest vendor" + (":" if len(slow) else ""))
+        if len(slow):
+            print(slow.to_string())
     if a.against is not None:
         other = keep_batches(read_rows(str(a.against)), a.batch)
         if other.empty:

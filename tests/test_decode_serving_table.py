@@ -55,6 +55,13 @@ def test_slices_ceiling_fraction_and_the_fastest_vendor():
     assert summary.loc[(1, 4, False), ">=90%"] == 1 and summary.loc[(1, 4, True), ">=1.00x"] == 0
     whole = summary.loc[("all", "", "")]
     assert whole["points"] == 2 and whole["vs_fastest_vendor"] == pytest.approx(0.938, abs=1e-3)
+    # the ceiling bar per (batch, KV length, ragged), and the one point behind a vendor
+    bar = serving.ceiling_by(points)
+    assert bar.loc[(16, 4096, False), ">=90%"] == 1 and bar.loc[(16, 4096, True), ">=90%"] == 0
+    assert bar.loc[(16, 4096, True), "of_ceiling"] == pytest.approx(0.5)
+    slow = serving.behind(points)
+    assert list(slow.index) == [(1, 4, True, 16, 16, 4096)]
+    assert slow.iloc[0]["best"] == "flashinfer" and slow.iloc[0]["vs_best"] == pytest.approx(0.8)
 
 
 def test_a_point_timed_on_two_machines_has_no_vendor_ratio():
