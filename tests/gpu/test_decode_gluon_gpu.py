@@ -168,16 +168,21 @@ def test_many_work_items_per_persistent_cta(splits, by):
         key: val for key, val in gluon_decode_configs(128, 16, 16)[0].items() if key != "BLOCK_M"
     }
     cfgs = [dict(cfg, split_by=by)] if by else [cfg]
-    launch = prepare_decode(
-        q,
-        k,
-        v,
-        cache_seqlens=seqlens,
-        block_table=table,
-        configs=cfgs,
-        num_splits=splits,
-        tune=False,
-    )
+
+    def prepare(rung: str = "full"):
+        return prepare_decode(
+            q,
+            k,
+            v,
+            cache_seqlens=seqlens,
+            block_table=table,
+            configs=cfgs,
+            num_splits=splits,
+            tune=False,
+            rung=rung,
+        )
+
+    launch = prepare()
     assert launch.config["impl"] == "gluon"
     if by != "balanced":
         assert launch.config["programs"] == 512 * splits
@@ -189,17 +194,7 @@ def test_many_work_items_per_persistent_cta(splits, by):
     assert torch.isfinite(first).all()
     assert (first.float() - ref).abs().max().item() < 3e-2
     if by != "balanced":  # each item's arithmetic is its own: item order gives the same bits
-        in_item_order = prepare_decode(
-            q,
-            k,
-            v,
-            cache_seqlens=seqlens,
-            block_table=table,
-            configs=cfgs,
-            num_splits=splits,
-            tune=False,
-            rung="no-longest-first",
-        )
+        in_item_order = prepare("no-longest-first")
         assert in_item_order.config["item_order"] is None
         assert torch.equal(in_item_order(), first)
 

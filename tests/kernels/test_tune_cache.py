@@ -529,6 +529,19 @@ def test_decode_times_the_gluon_kernel_beside_tl_and_takes_it_only_when_right(
         assert launch.config["tune_failed"]  # the wrong kernel's rejections are recorded
 
 
+def _gluon_faster_than_one_tl_tile(monkeypatch) -> None:
+    """A pretend sm_90 tuner with one `tl` tile beside the Gluon tiles, every Gluon candidate
+    timed faster (it is picked where its output agrees)."""
+    _fake_attention_gpu(
+        monkeypatch,
+        attention_decode,
+        "decode_configs",
+        [_cfg(16, 64, 4, 2)],
+        lambda cfg: 0.5 if cfg.get("impl") == "gluon" else 1.0,
+        gluon=True,
+    )
+
+
 @needs_interpreter
 def test_decode_no_balanced_rung_offers_full_but_the_balanced_runs(monkeypatch, cache):
     """own-triton-no-balanced: the same `tl` and Gluon tiles as full, no balanced candidate, a
@@ -540,14 +553,7 @@ def test_decode_no_balanced_rung_offers_full_but_the_balanced_runs(monkeypatch, 
     k, v = (torch.randn(2, 2, 256, 64, generator=gen).half() for _ in range(2))
     seqlens = torch.tensor([256, 100], dtype=torch.int32)
     built = _fake_gluon_launch(monkeypatch, 3)  # the lengths ignored: every Gluon one wrong
-    _fake_attention_gpu(
-        monkeypatch,
-        attention_decode,
-        "decode_configs",
-        [_cfg(16, 64, 4, 2)],
-        lambda cfg: 0.5 if cfg.get("impl") == "gluon" else 1.0,
-        gluon=True,
-    )
+    _gluon_faster_than_one_tl_tile(monkeypatch)
     launch = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens, rung="no-balanced")
     assert built and not any(c.get("split_by") == "balanced" for c in built)
     assert launch.config["variant"] == "no-balanced"
@@ -572,14 +578,7 @@ def test_decode_deals_a_ragged_batchs_gluon_items_longest_first(monkeypatch, cac
     lens = [100, 256, 60, 200]
     seqlens = torch.tensor(lens, dtype=torch.int32)
     built = _fake_gluon_launch(monkeypatch, 3, lens=lens)
-    _fake_attention_gpu(
-        monkeypatch,
-        attention_decode,
-        "decode_configs",
-        [_cfg(16, 64, 4, 2)],
-        lambda cfg: 0.5 if cfg.get("impl") == "gluon" else 1.0,
-        gluon=True,
-    )
+    _gluon_faster_than_one_tl_tile(monkeypatch)
     launch = attention_decode.prepare_decode(q, k, v, cache_seqlens=seqlens)
     per_item = [c for c in built if c.get("split_by") != "balanced"]
     assert per_item and all(c.get("split_by") is None for c in per_item)  # one split each
