@@ -43,6 +43,7 @@ from .attention_decode_gluon import (
     gluon_split_launch,
     item_tiles,
     longest_first,
+    persistent_ctas,
 )
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
@@ -258,7 +259,7 @@ def prepare_decode(
         key = (cfg["BLOCK_N"], splits, by_longest)
         if key not in orders:
             tiles = item_tiles(lens, h_kv * m_blocks, splits, cfg["BLOCK_N"], max_kv, by_longest)
-            order = longest_first(tiles, min(len(tiles), sms))
+            order = longest_first(tiles, persistent_ctas(len(tiles), sms))
             orders[key] = (
                 None if order is None else torch.tensor(order, dtype=torch.int32, device=q.device)
             )

@@ -148,6 +148,12 @@ def balanced_plan(
     return ctas, per_min, slots
 
 
+def persistent_ctas(n_items: int, sms: int) -> int:
+    """The per-item launch's grid: one CTA per SM at most, none without an item (longest_first
+    plans for this many)."""
+    return max(1, min(n_items, sms))
+
+
 def item_tiles(
     lens: list[int],
     units_b: int,
@@ -259,7 +265,7 @@ def gluon_split_launch(
         kv_rows = (k_cache.stride(0) // k_cache.stride(2), k_cache.stride(1) // k_cache.stride(2))
     n_items = batch * h_kv * m_blocks * splits
     balanced = cfg.get("split_by") == "balanced"
-    ctas, per_min = min(n_items, sms), 1
+    ctas, per_min = persistent_ctas(n_items, sms), 1
     if balanced:
         ctas, per_min, slots = balanced_plan(cache_seqlens, h_kv * m_blocks, bn, capacity, sms)
         assert slots == splits, (slots, splits)  # the caller sized the partials with it
