@@ -12,7 +12,8 @@ from more than one GPU (a resumed run that ended on another machine: `device_uui
 it is left out of the vs-vendor columns and counted on the last line, since timings compare only
 within one machine. Nor has a point where a vendor of the run has no row at all (a run cut short
 before it: session 58's H100 run lacked FA4's row at a point where FA4 had been the fastest).
-Its own GB/s still counts against the ceiling.
+Its own GB/s still counts against the ceiling. Another own provider of the run (a rung such as
+own-triton-no-longest-first) is no vendor: it gets its own lines, its time over own's per slice.
 
 --read-once DIR (a `probes_read_once` run on the same GPU model) adds `of_read_once`: own GB/s
 over the rate one cold pass reads the same number of bytes at (the faster provider at each size,
@@ -45,6 +46,7 @@ SLICE = ["q_len", "group", "ragged"]
 POINT = ["q_len", "group", "ragged", "page_size", "batch", "kv_len"]
 # the ceiling bar's own axes (issue 21.3: batch >= 16, KV >= 4k), lengths equal or ragged
 BAR = ["batch", "kv_len", "ragged"]
+RUNG = "rung:"  # a column of `table`: that own rung's time over own's, per point
 
 
 def hbm_read_gbps(ceilings_dir: Path) -> float:
@@ -86,18 +88,20 @@ def table(
     wide = rows.pivot_table(index=POINT, columns="provider", values="latency_ms_median")
     own_rows = rows[rows["provider"] == own].set_index(POINT)
     gbps = own_rows["gbps"]
-    vendors = [c for c in wide.columns if c != own]
+    rungs = own_rungs(rows, own)
+    vendors = [c for c in wide.columns if c != own and c not in rungs]
     if vendors:  # points with both; a run of own rows alone keeps them all, with no ratio
         wide = wide[wide[vendors].notna().any(axis=1) & wide[own].notna()]
     vs_best = wide[vendors].min(axis=1) / wide[own] if vendors else wide[own] * float("nan")
     no_ratio = pd.Series("", index=wide.index)
     if vendors:
-        run_vendors = set(present.explode()) - {own}
+        run_vendors = set(present.explode()) - {own} - set(rungs)
         missing = ~present.map(run_vendors.issubset).reindex(wide.index).fillna(False)
         no_ratio = no_ratio.mask(missing, "a vendor not measured")
     if "device_uuid" in rows:  # a point timed on two machines has no like-for-like ratio
         machines = rows.groupby(POINT)["device_uuid"].nunique().reindex(wide.index)
         no_ratio = no_ratio.mask(machines > 1, "timed on more than one GPU")
+    one_machine = no_ratio != "timed on more than one GPU"
     vs_best = vs_best.where(no_ratio == "")
     out = pd.DataFrame(
         {
@@ -108,9 +112,43 @@ def table(
             "no_ratio": no_ratio,
         }
     )
+    for rung in rungs:  # the rung's time over own's: > 1 where what the rung leaves out paid
+        out[RUNG + rung] = (wide[rung] / wide[own]).where(one_machine)
     if read_once is not None:
         out["read_once_frac"] = gbps / read_once_gbps(read_once, own_rows["min_bytes"])
     return out[out.index.isin(wide.index)]
+
+
+def own_rungs(rows: pd.DataFrame, own: str) -> list[str]:
+    """The run's other own providers: rungs of own's ladder (own-triton-no-longest-first), which
+    are set against own point by point, never counted as a vendor. Rows name their family; a
+    table without the column goes by the provider's name."""
+    family = rows["family"] if "family" in rows else rows["provider"].str.startswith("own-")
+    is_own = family.eq("own") if "family" in rows else family
+    return sorted(set(rows.loc[is_own, "provider"]) - {own})
+
+
+def rungs_by(points: pd.DataFrame) -> pd.DataFrame:
+    """Per slice and whole: each rung's time over own's at the points both measured (geomean,
+    min, how many at or above 1.00x): what the feature the rung leaves out was worth there."""
+    out = []
+    for col in [c for c in points.columns if c.startswith(RUNG)]:
+        parts = [(k, g[col].dropna()) for k, g in points.groupby(level=SLICE)]
+        for key, r in parts + [(("all", "", ""), points[col].dropna())]:
+            if r.empty:
+                continue
+            out.append(
+                dict(
+                    rung=col[len(RUNG) :],
+                    **dict(zip(SLICE, key, strict=True)),
+                    points=len(r),
+                    rung_over_own=round(geomean(r), 3),
+                    min=round(r.min(), 3),
+                    max=round(r.max(), 3),
+                    **{">=1.00x": int((r >= 1.0).sum())},
+                )
+            )
+    return pd.DataFrame(out)
 
 
 def keep_batches(rows: pd.DataFrame, batches: list[int] | None) -> pd.DataFrame:
@@ -228,6 +266,10 @@ def main() -> None:
         print(summarize(points).to_string())
         print("the ceiling bar by batch, KV length and raggedness:")
         print(ceiling_by(points).to_string())
+        rungs = rungs_by(points)
+        if len(rungs):
+            print("own against its rungs in this run (the rung's time / own's, same point):")
+            print(rungs.to_string(index=False))
         slow = behind(points)
         print(f"{len(slow)} point(s) behind the fastest vendor" + (":" if len(slow) else ""))
         if len(slow):
@@ -240,7 +282,7 @@ def main() -> None:
         print(f"each provider here over itself in {a.against} (latency there / here):")
         print(drift.to_string(index=False) if len(drift) else "no point measured ok in both")
     attention = rows[(rows["op"] == "attention") & (rows["status"] == "ok")]
-    if set(attention["provider"]) <= {a.own}:
+    if set(attention["provider"]) <= {a.own, *own_rungs(attention, a.own)}:
         print("own rows only: no vs-vendor ratio")
     else:
         for why, n in points.loc[points["no_ratio"] != "", "no_ratio"].value_counts().items():

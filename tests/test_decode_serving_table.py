@@ -185,3 +185,34 @@ def test_provider_drift_separates_each_providers_change_between_two_runs():
     assert drift.loc[("own-triton", "q_len 1"), "n"] == 1
     assert drift.loc[("flashinfer", "all"), "speed_here_over_there"] == pytest.approx(0.909, 1e-3)
     assert ("flashinfer", "q_len 1") not in drift.index  # per q_len for own only
+
+
+def test_an_own_rung_is_set_against_own_and_never_counted_as_a_vendor():
+    """A run with own-triton-no-longest-first beside own-triton and the vendors (session 68): the
+    rung is faster than FlashInfer at one point, yet the fastest vendor stays FlashInfer, and the
+    rung gets its own ratio (its time over own's) per point and per slice."""
+    rows = pd.DataFrame(
+        [
+            {**_row("own-triton", 0.10, 4500.0, ragged=True), "family": "own"},
+            {**_row("own-triton-no-longest-first", 0.105, 4300.0, ragged=True), "family": "own"},
+            {**_row("flashinfer", 0.11, 4100.0, ragged=True), "family": "vendor"},
+            {**_row("own-triton", 0.20, 4400.0, ragged=True, q_len=2), "family": "own"},
+            {
+                **_row("own-triton-no-longest-first", 0.19, 4600.0, ragged=True, q_len=2),
+                "family": "own",
+            },
+            {**_row("flashinfer", 0.21, 4200.0, ragged=True, q_len=2), "family": "vendor"},
+        ]
+    )
+    points = serving.table(rows, "own-triton", 5000.0)
+    one = points.loc[(1, 4, True, 16, 16, 4096)]
+    assert one["best"] == "flashinfer" and one["vs_best"] == pytest.approx(1.1)
+    assert one[serving.RUNG + "own-triton-no-longest-first"] == pytest.approx(1.05)
+    rungs = serving.rungs_by(points)
+    whole = rungs[rungs["q_len"] == "all"].iloc[0]
+    assert whole["points"] == 2 and whole[">=1.00x"] == 1
+    assert whole["rung_over_own"] == pytest.approx((1.05 * 0.95) ** 0.5, abs=1e-3)
+    # without a family column the provider's name says which rows are own
+    assert serving.own_rungs(rows.drop(columns="family"), "own-triton") == [
+        "own-triton-no-longest-first"
+    ]
