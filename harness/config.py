@@ -76,6 +76,9 @@ class RunConfig:
     stop_after_s: float | None = _key(
         None, "start no new point after this many seconds (exit 75); the same command resumes"
     )
+    compile_workers: int | None = _key(
+        None, "processes that compile own Triton's candidates before the tune pass (0: none)"
+    )
     # ([cpu,cpu] runs two CPU workers: the CPU path of the same code.)
     devices: Any = _key(None, "all, or indices [0,1,3]: one worker per device, one merged run")
     # Set for workers, and for cluster jobs: one job per shard, see configs/hydra/launcher/.

@@ -218,6 +218,7 @@ class RunPlan:
     tune_only: bool  # prepare the pending own points (their tuners fill the disk cache); time none
     # stop_after_s=: no point (tuned or timed) starts after this epoch time; None: no limit
     stop_at: float | None
+    compile_workers: int | None  # compile_workers=: harness.compile_ahead's processes; None: auto
     config_yaml: str  # the resolved config, written beside the rows as config.yaml
 
     @property
@@ -252,5 +253,6 @@ def run_plan(cfg: DictConfig) -> RunPlan:
         allow_mixed=bool(cfg.allow_mixed),
         tune_only=bool(cfg.tune_only),
         stop_at=stop_time(cfg.stop_after_s),
+        compile_workers=cfg.compile_workers,
         config_yaml=OmegaConf.to_yaml(cfg, resolve=True),
     )

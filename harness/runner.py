@@ -218,6 +218,7 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
             plan.point_timeout_s,
             force=plan.tune_only,
             stop_at=plan.stop_at,
+            compile_workers=plan.compile_workers,
         )
         for key, point in [] if plan.tune_only else todo:
             if plan.stop_at is not None and time.time() >= plan.stop_at:

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from harness import inflight
+from harness.compile_ahead import compile_ahead
 from harness.device import DeviceInfo
 from harness.measure.point import check_inputs, deadline, release_memory
 from harness.measure.protocol import Protocol
@@ -54,18 +55,26 @@ def tune_first(
     timeout_s: float | None = None,
     force: bool = False,
     stop_at: float | None = None,
+    compile_workers: int | None = None,
 ) -> set[str]:
     """Prepare each pending own point once on the inputs its correctness check will draw; the
     keys whose prepare succeeded (a failed one tunes again inside its point). Nothing on the
     CPU (no tuner times there) or with tune_first off, unless `force` (tune_only=true: the
     pass is all that is asked for, so it runs and reports on a CPU too). No point starts after
     `stop_at` (epoch seconds, stop_after_s=): the rest tune inside their points, or in the next
-    invocation."""
+    invocation. First, own Triton's candidates compile in `compile_workers` processes
+    (harness.compile_ahead; None: as many as the cores and the GPU's memory allow, 0: none)."""
     if not force and (not protocol.tune_first or not device.is_gpu):
         return set()
     chosen = own_points(todo, registry, device)
     if not chosen:
         return set()
+    if compile_workers != 0 and device.is_gpu:
+        # no later than stop_after_s, nor longer than one point may take (a hung kernel)
+        ends = [t for t in (stop_at, timeout_s and time.time() + timeout_s) if t]
+        compile_ahead(
+            chosen, device, *check_inputs(protocol), out, compile_workers, min(ends, default=None)
+        )
     started, prepared = time.perf_counter(), set()
     spent: dict[str, float] = {}  # seconds per provider: where a long pass goes
     stopped = 0

@@ -241,3 +241,28 @@ def test_stop_after_s_in_a_measuring_child_is_a_clean_stop_not_a_crash(tmp_path,
     assert main(args) == 0
     rows = store.read_rows(tmp_path / "t")
     assert len(rows) > 0 and set(rows["status"]) == {"ok"}
+
+
+def test_own_triton_points_compile_ahead_first_unless_told_not(monkeypatch, tmp_path):
+    """Before the pass prepares its points one by one, harness.compile_ahead gets them all
+    (it keeps own Triton's), with the check inputs' seed and fill and a deadline no later than
+    stop_after_s; compile_workers=0 skips it."""
+    prepared: list = []
+    registry, _ = _setup(monkeypatch, prepared)
+    calls: list = []
+
+    def ahead(chosen, device, seed, fill, out, workers, deadline):
+        calls.append(([k for k, _ in chosen], seed, fill, workers, deadline, list(prepared)))
+        return {}
+
+    monkeypatch.setattr("harness.tune_pass.compile_ahead", ahead)
+    todo = [("k1", Point(P1, "own-a")), ("k2", Point(P1, "vendor"))]
+    stop = time.time() + 60
+    out = io.StringIO()
+    tune_first(todo, registry, GPU, Protocol(seed=3), tmp_path, 0, out, 900.0, stop_at=stop)
+    assert calls == [(["k1"], 3001, "randn", None, stop, [])]  # before any prepare
+    calls.clear()
+    tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, out, compile_workers=0)
+    assert calls == []
+    tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, out, 60.0, compile_workers=4)
+    assert calls[0][3] == 4 and calls[0][4] <= time.time() + 60
