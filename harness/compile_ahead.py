@@ -17,19 +17,24 @@ point already tuned compiles only its choice. The workers have all exited before
 begins, so no compile runs beside a timing. The pass then times the same candidates, which
 Triton now loads from disk.
 
-A worker that fails, or the whole step cut at its deadline, costs time and nothing else: the
-points it did not compile compile in the pass, as before. Only own-triton providers are sent
-(own CUTLASS is built by runner.prebuild), and only on a GPU.
+A worker that fails, dies or is cut at the deadline costs time and nothing else: the points it
+did not compile compile in the pass, as before. Each worker has its own pipe and its own share
+of the points, so a worker that dies cannot hold a lock the others need, and every worker still
+alive at the deadline is killed. Only own-triton providers are sent (own CUTLASS is built by
+runner.prebuild), only on a GPU, and by default only where one process measures on the host
+(devices= runs one per GPU, and one's compiling would run beside another's timing).
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import os
 import sys
 import time
 from collections import defaultdict
-from typing import Any
+from multiprocessing.connection import Connection, wait
+from typing import Any, cast
 
 from harness.device import DeviceInfo
 from harness.sweep import Point
@@ -39,6 +44,7 @@ from harness.sweep import Point
 # instead of a second worker compiling the same kernels beside it.
 SIZE_AXES = ("batch", "kv_len", "m")
 MAX_WORKERS = 16
+WORKER_HOST_BYTES = 3 << 30  # host memory one worker takes: torch, Triton, a CUDA context
 # GPU memory one worker may need beyond its inputs: its CUDA context, Triton's and the
 # tuners' buffers (the split partials of a decode are a fraction of its inputs)
 WORKER_OVERHEAD_BYTES = 1 << 30
@@ -62,82 +68,125 @@ def groups_of(chosen: list[tuple[str, Point]]) -> list[list[tuple[str, str, str,
 
 
 def worker_count(
-    groups: list[list], cores: int, free_gpu_bytes: int | None, asked: int | None = None
+    groups: list[list],
+    cores: int,
+    free_gpu_bytes: int | None,
+    asked: int | None = None,
+    free_host_bytes: int | None = None,
 ) -> int:
-    """How many workers: `asked` if given (0: none), else one per group up to the cores less
-    two (the measuring process and the system) and MAX_WORKERS, and no more than the GPU's free
-    memory holds at the largest point's least traffic three times over (a ragged batch's cache
-    is allocated for its longest sequence; outputs; split partials)."""
+    """How many workers: `asked` if given (0: none), else one per task up to the cores less two
+    (the measuring process and the system) and MAX_WORKERS, no more than the host's free memory
+    holds (WORKER_HOST_BYTES each) and the GPU's at the largest point's least traffic three
+    times over (a ragged batch's cache is allocated for its longest sequence; outputs; split
+    partials). Fewer than two is none: one worker would only move the compiling, not share it."""
+    tasks = sum(len(g) for g in groups)
     if asked is not None:
-        return max(0, min(asked, len(groups)))
-    n = min(len(groups), max(1, cores - 2), MAX_WORKERS)
+        return max(0, min(asked, tasks))
+    n = min(tasks, max(1, cores - 2), MAX_WORKERS)
+    if free_host_bytes is not None:
+        n = min(n, free_host_bytes // WORKER_HOST_BYTES)
     if free_gpu_bytes is not None and groups:
         need = max(3 * task[3].min_bytes() for group in groups for task in group)
-        n = min(n, max(1, free_gpu_bytes // (need + WORKER_OVERHEAD_BYTES)))
-    return int(n)
+        n = min(n, free_gpu_bytes // (need + WORKER_OVERHEAD_BYTES))
+    return int(n) if n >= 2 else 0
+
+
+def shares(groups: list[list], workers: int) -> list[list]:
+    """The tasks dealt to `workers` workers: a group stays whole in one worker unless it holds
+    more than an even share (then it is cut into even shares: their kernels may differ, as a
+    GEMM's candidates do with M), largest first to the least loaded worker."""
+    even = math.ceil(sum(len(g) for g in groups) / workers)
+    pieces = [g[i : i + even] for g in groups for i in range(0, len(g), even)]
+    out: list[list] = [[] for _ in range(workers)]
+    for piece in sorted(pieces, key=len, reverse=True):
+        min(out, key=len).extend(piece)
+    return [s for s in out if s]
+
+
+def cores_here() -> int:
+    """The cores this process may run on (its affinity, where the OS says)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 2
+
+
+def host_free_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo, or None where there is none."""
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+_ORIGINAL_TIMERS: set = set()  # the real timers, recorded by the first stub_timers call
 
 
 def stub_timers() -> None:
     """In a worker: the tuners' timers return at once and the disk tune cache is never written.
-    The timers are replaced in harness_kernels.bench_cold before any tuner imports them, and
-    again in every module already loaded that bound them by name."""
+    The timers are replaced in harness_kernels.bench_cold, so a tuner imported afterwards binds
+    the stub, and in every harness_kernels module already loaded that bound a real one."""
     import harness_kernels.bench_cold as bench
     import harness_kernels.tune_cache as tune_cache
 
-    originals = {getattr(bench, name) for name in TIMER_NAMES}
     for name in TIMER_NAMES:
+        if getattr(bench, name) is not _no_time:
+            _ORIGINAL_TIMERS.add(getattr(bench, name))
         setattr(bench, name, _no_time)
     for module in list(sys.modules.values()):
         if getattr(module, "__name__", "").startswith("harness_kernels"):
             for name in TIMER_NAMES:
-                if getattr(module, name, None) in originals:
+                if getattr(module, name, None) in _ORIGINAL_TIMERS:
                     setattr(module, name, _no_time)
     tune_cache.save = _no_save
 
 
 def _no_time(fn, device, *args, **kwargs) -> float:
-    """A timer that times nothing (fn was already launched once by its tuner, which compiled it)."""
-    return 1.0
+    """A timer that times nothing (fn was already launched once by its tuner, which compiled
+    it). 0 ms: below capped_retime.MIN_MS, so no tuner starts a re-time at the power cap."""
+    return 0.0
 
 
 def _no_save(*args, **kwargs) -> None:
     return None
 
 
-# the worker's own registry and device, made once by _init
-_WORKER: dict[str, Any] = {}
+def _worker(conn, device_spec: str, seed: int, fill: str, tasks: list) -> None:
+    """One worker: prepare each task with the timers stubbed; send (key, None or why) per task
+    down `conn`. A failure to start is sent for every task."""
+    try:
+        stub_timers()  # before the providers import the tuners
+        import torch
 
+        from harness.device import get_device
+        from harness.measure.point import release_memory
+        from harness.providers import load_all
 
-def _init(device_spec: str, seed: int, fill: str) -> None:
-    stub_timers()  # before the providers import the tuners
-    from harness.device import get_device
-    from harness.providers import load_all
-    from harness.runner import bind_device
-
-    device = get_device(device_spec)
-    bind_device(device)
-    stub_timers()  # and for any tuner module the providers' import loaded by name
-    _WORKER.update(registry=load_all(), device=device, seed=seed, fill=fill)
-
-
-def _compile_group(group: list[tuple[str, str, str, Any]]) -> list[tuple[str, str | None]]:
-    """Prepare each task of one group in this worker: (key, None) or (key, why it failed)."""
-    from harness.measure.point import release_memory
-
-    registry, device = _WORKER["registry"], _WORKER["device"]
-    done: list[tuple[str, str | None]] = []
-    for key, op, provider, problem in group:
+        device = get_device(device_spec)
+        if device.type == "cuda":  # launches go to the current device (runner.bind_device)
+            torch.cuda.set_device(device.index)
+        registry = load_all()
+        stub_timers()  # any module the providers loaded that bound a timer some other way
+    except BaseException as exc:  # noqa: BLE001 - said for every task; the pass compiles them
+        for key, *_ in tasks:
+            conn.send((key, f"worker did not start: {type(exc).__name__}: {exc}"[:200]))
+        conn.close()
+        return
+    for key, op, provider, problem in tasks:
         inputs = None
         try:
-            inputs = problem.make_inputs(_WORKER["seed"], _WORKER["fill"], device.torch_device)
+            inputs = problem.make_inputs(seed, fill, device.torch_device)
             registry.get(op, provider).prepare(problem, inputs, device)
-            done.append((key, None))
+            conn.send((key, None))
         except Exception as exc:  # noqa: BLE001 - the pass compiles it instead
-            done.append((key, f"{type(exc).__name__}: {exc}"[:200]))
+            conn.send((key, f"{type(exc).__name__}: {exc}"[:200]))
         finally:
             inputs = None
             release_memory(device)
-    return done
+    conn.close()
 
 
 def compile_ahead(
@@ -148,20 +197,23 @@ def compile_ahead(
     out,
     workers: int | None = None,
     deadline: float | None = None,
+    processes_here: int = 1,
 ) -> dict[str, str | None]:
     """Compile the chosen own-triton points' candidates in worker processes (module docstring);
     key -> None (compiled) or why not, for the points sent. Returns when all are done or at
-    `deadline` (epoch seconds), whichever is first; the workers are gone either way."""
+    `deadline` (epoch seconds), whichever is first; the workers are gone either way.
+    `processes_here`: measuring processes on this host (devices=); more than one sends nothing
+    unless `workers` is given."""
     chosen = [(k, p) for k, p in chosen if compiles_ahead(p.provider, device)]
     groups = groups_of(chosen)
-    if not groups:
+    if not groups or (workers is None and processes_here > 1):
         return {}
     free = None
     if device.type == "cuda":
         import torch
 
         free = torch.cuda.mem_get_info(device.index)[0]
-    n = worker_count(groups, os.cpu_count() or 2, free, workers)
+    n = worker_count(groups, cores_here(), free, workers, host_free_bytes())
     if n == 0:
         return {}
     started = time.perf_counter()
@@ -169,8 +221,8 @@ def compile_ahead(
     results = run_workers(groups, spec, seed, fill, n, deadline)
     failed = sum(why is not None for why in results.values())
     print(
-        f"harness: compile ahead: {len(chosen)} own Triton points in {len(groups)} groups on "
-        f"{n} workers, {time.perf_counter() - started:.0f} s"
+        f"harness: compile ahead: {len(chosen)} own Triton points on {n} workers, "
+        f"{time.perf_counter() - started:.0f} s"
         + (f"; {failed} not compiled ahead (the tune pass compiles them)" if failed else ""),
         file=out,
     )
@@ -185,23 +237,36 @@ def run_workers(
     workers: int,
     deadline: float | None = None,
 ) -> dict[str, str | None]:
-    """Prepare every task of `groups` in `workers` spawned processes with the timers stubbed
-    (one group per worker, in turn); key -> None or why not. The pool is ended on return."""
+    """Prepare every task of `groups` in `workers` spawned processes with the timers stubbed,
+    each with its share (`shares`) and its own pipe; key -> None or why not. A worker that dies
+    leaves its unfinished tasks saying so; at `deadline` every worker still running is killed."""
+    ctx = mp.get_context("spawn")
+    running: dict[Any, tuple[Any, list]] = {}
+    for share in shares(groups, workers):
+        receive, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_worker, args=(send, device_spec, seed, fill, share), daemon=True)
+        proc.start()
+        send.close()  # the worker's end: EOF here once the worker has gone
+        running[receive] = (proc, share)
     results: dict[str, str | None] = {}
-    pool = mp.get_context("spawn").Pool(
-        workers, initializer=_init, initargs=(device_spec, seed, fill)
-    )
     try:
-        pending = [pool.apply_async(_compile_group, (g,)) for g in groups]
-        for job, group in zip(pending, groups, strict=True):
-            left = None if deadline is None else max(0.0, deadline - time.time())
-            try:
-                results.update(job.get(timeout=left))
-            except mp.TimeoutError:
-                results.update({t[0]: "not reached by the deadline" for t in group})
-            except Exception as exc:  # noqa: BLE001 - a worker lost: its points compile later
-                results.update({t[0]: f"worker failed: {type(exc).__name__}" for t in group})
+        while running:
+            left = None if deadline is None else deadline - time.time()
+            if left is not None and left <= 0:
+                break
+            for conn in wait(list(running), timeout=left):
+                try:
+                    key, why = cast(Connection, conn).recv()  # a pipe's receiving end
+                    results[key] = why
+                except (EOFError, OSError):  # done, or died: the rest of its share says how
+                    proc, share = running.pop(conn)
+                    proc.join(timeout=5)
+                    for key, *_ in share:
+                        results.setdefault(key, f"its worker ended (exit code {proc.exitcode})")
     finally:
-        pool.terminate()
-        pool.join()
+        for proc, share in running.values():
+            proc.kill()
+            proc.join(timeout=5)
+            for key, *_ in share:
+                results.setdefault(key, "not reached by the deadline")
     return results

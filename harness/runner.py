@@ -219,6 +219,7 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
             force=plan.tune_only,
             stop_at=plan.stop_at,
             compile_workers=plan.compile_workers,
+            processes_here=plan.shard_count,
         )
         for key, point in [] if plan.tune_only else todo:
             if plan.stop_at is not None and time.time() >= plan.stop_at:

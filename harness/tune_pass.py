@@ -56,6 +56,7 @@ def tune_first(
     force: bool = False,
     stop_at: float | None = None,
     compile_workers: int | None = None,
+    processes_here: int = 1,
 ) -> set[str]:
     """Prepare each pending own point once on the inputs its correctness check will draw; the
     keys whose prepare succeeded (a failed one tunes again inside its point). Nothing on the
@@ -63,7 +64,9 @@ def tune_first(
     pass is all that is asked for, so it runs and reports on a CPU too). No point starts after
     `stop_at` (epoch seconds, stop_after_s=): the rest tune inside their points, or in the next
     invocation. First, own Triton's candidates compile in `compile_workers` processes
-    (harness.compile_ahead; None: as many as the cores and the GPU's memory allow, 0: none)."""
+    (harness.compile_ahead; None: as many as the cores and memory allow where this is the only
+    measuring process of the run, `processes_here` 1; 0: none). A failure there is reported and
+    the pass goes on: compiling ahead only saves time."""
     if not force and (not protocol.tune_first or not device.is_gpu):
         return set()
     chosen = own_points(todo, registry, device)
@@ -72,9 +75,18 @@ def tune_first(
     if compile_workers != 0 and device.is_gpu:
         # no later than stop_after_s, nor longer than one point may take (a hung kernel)
         ends = [t for t in (stop_at, timeout_s and time.time() + timeout_s) if t]
-        compile_ahead(
-            chosen, device, *check_inputs(protocol), out, compile_workers, min(ends, default=None)
-        )
+        try:
+            compile_ahead(
+                chosen,
+                device,
+                *check_inputs(protocol),
+                out,
+                compile_workers,
+                min(ends, default=None),
+                processes_here,
+            )
+        except Exception as exc:  # noqa: BLE001 - the pass compiles everything itself
+            print(f"harness: compile ahead failed ({type(exc).__name__}: {exc})", file=out)
     started, prepared = time.perf_counter(), set()
     spent: dict[str, float] = {}  # seconds per provider: where a long pass goes
     stopped = 0

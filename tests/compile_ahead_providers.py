@@ -4,6 +4,7 @@ workers, spawned processes, register it too). It stands in for a tuner that comp
 candidate on its first launch: the mark is the compile."""
 
 import os
+import time
 from pathlib import Path
 from unittest import mock
 
@@ -29,9 +30,15 @@ def _build(problem):
 @register("own-triton-marks", "gemm", "own", ("cpu",))
 def marks(problem, inputs, device):
     """Tunes over CANDIDATES with the attention tuner (timed, and stored on disk), then runs
-    torch matmul. A shape with m == 13 fails in prepare."""
+    torch matmul. It leaves its process id first. A shape with m == 13 fails in prepare, one
+    with m == 7 ends its process, one with m == 5 takes a minute."""
+    Path(os.environ[MARKS], f"pid-{problem.m}-{os.getpid()}").touch()
     if problem.m == 13:
         raise RuntimeError("no candidate fits m 13")
+    if problem.m == 7:
+        os._exit(3)
+    if problem.m == 5:
+        time.sleep(60)
     key = ("marks", problem.m, problem.n, problem.k)
     stored = attention_tune.stored_key(key, CANDIDATES, "cpu-marks")
     # The tuner waits for each candidate's first launch with torch.cuda.synchronize(), which

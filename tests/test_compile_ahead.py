@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -43,13 +44,31 @@ def test_points_that_differ_in_size_only_share_a_worker():
 def test_worker_count_follows_cores_memory_and_the_ask():
     groups = [[("k", "attention", "own-triton", _decode(kv_len=16384))]] * 20
     need = 3 * _decode(kv_len=16384).min_bytes() + compile_ahead.WORKER_OVERHEAD_BYTES
-    assert compile_ahead.worker_count(groups, cores=16, free_gpu_bytes=None) == 14
-    assert compile_ahead.worker_count(groups, cores=256, free_gpu_bytes=None) == 16
-    assert compile_ahead.worker_count(groups, cores=64, free_gpu_bytes=5 * need) == 5
-    assert compile_ahead.worker_count(groups, cores=64, free_gpu_bytes=need // 2) == 1
-    assert compile_ahead.worker_count(groups[:3], cores=64, free_gpu_bytes=None) == 3
-    assert compile_ahead.worker_count(groups, cores=64, free_gpu_bytes=None, asked=0) == 0
-    assert compile_ahead.worker_count(groups[:2], cores=64, free_gpu_bytes=None, asked=8) == 2
+    count = compile_ahead.worker_count
+    assert count(groups, cores=16, free_gpu_bytes=None) == 14
+    assert count(groups, cores=256, free_gpu_bytes=None) == 16
+    assert count(groups, cores=64, free_gpu_bytes=5 * need) == 5
+    assert count(groups, cores=64, free_gpu_bytes=None, free_host_bytes=12 << 30) == 4
+    assert count(groups[:3], cores=64, free_gpu_bytes=None) == 3
+    # one worker would only move the compiling, not share it
+    assert count(groups, cores=64, free_gpu_bytes=need + need // 2) == 0
+    assert count(groups, cores=3, free_gpu_bytes=None) == 0
+    assert count(groups, cores=64, free_gpu_bytes=None, asked=0) == 0
+    assert count(groups[:2], cores=64, free_gpu_bytes=None, asked=8) == 2
+
+
+def test_shares_keep_groups_whole_unless_one_is_more_than_its_share():
+    group = lambda name, n: [(f"{name}{i}", "gemm", "own-triton", None) for i in range(n)]
+    dealt = compile_ahead.shares([group("a", 2), group("b", 2), group("c", 1), group("d", 1)], 3)
+    assert sorted(sorted(k for k, *_ in s) for s in dealt) == [
+        ["a0", "a1"],
+        ["b0", "b1"],
+        ["c0", "d0"],
+    ]
+    # one sweep of 8 rungs at one shape: cut into even shares, or one worker would do it all
+    dealt = compile_ahead.shares([group("r", 8)], 4)
+    assert [len(s) for s in dealt] == [2, 2, 2, 2]
+    assert compile_ahead.shares([group("a", 1)], 4) == [group("a", 1)]
 
 
 def test_only_own_triton_on_a_gpu_is_sent():
@@ -91,9 +110,10 @@ def test_workers_launch_every_candidate_time_nothing_and_store_nothing(marks, mo
     results = compile_ahead.run_workers(groups, "cpu", 1, "randn", workers=2)
     assert results["k32"] is None and results["k48"] is None
     assert results["k13"] == "RuntimeError: no candidate fits m 13"  # the pass will say why
-    made = sorted(p.name.rsplit("-", 1)[0] for p in (marks / "marks").iterdir())
+    launched = [p for p in (marks / "marks").iterdir() if not p.name.startswith("pid-")]
+    made = sorted(p.name.rsplit("-", 1)[0] for p in launched)
     assert made == ["32-0", "32-1", "32-2", "48-0", "48-1", "48-2"]  # each launched once
-    assert os.getpid() not in {int(p.name.rsplit("-", 1)[1]) for p in (marks / "marks").iterdir()}
+    assert os.getpid() not in {int(p.name.rsplit("-", 1)[1]) for p in launched}
     # the stubbed timer made the first candidate win, and no decision was kept
     tune = marks / "tune"
     assert not tune.exists() or not any(tune.rglob("*.json"))
@@ -112,7 +132,75 @@ def test_workers_launch_every_candidate_time_nothing_and_store_nothing(marks, mo
     assert any(tune.rglob("*"))
 
 
-def test_the_deadline_ends_the_workers(marks):
-    groups = [[("k32", "gemm", "own-triton-marks", _gemm(32))]]
-    results = compile_ahead.run_workers(groups, "cpu", 1, "randn", workers=1, deadline=0.0)
-    assert results == {"k32": "not reached by the deadline"}
+def _pids(marks, m: int) -> list[int]:
+    return [int(p.name.rsplit("-", 1)[1]) for p in (marks / "marks").glob(f"pid-{m}-*")]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_worker_that_dies_leaves_its_points_to_the_pass(marks):
+    groups = [
+        [
+            ("k7", "gemm", "own-triton-marks", _gemm(7)),
+            ("k32", "gemm", "own-triton-marks", _gemm(32)),
+        ],
+        [("k48", "gemm", "own-triton-marks", _gemm(48))],
+    ]
+    results = compile_ahead.run_workers(groups, "cpu", 1, "randn", workers=2)
+    assert results["k48"] is None
+    assert results["k7"] == results["k32"] == "its worker ended (exit code 3)"
+
+
+def test_a_worker_that_cannot_start_says_so_for_each_point(marks, monkeypatch):
+    monkeypatch.setenv("HARNESS_EXTRA_PROVIDERS", "compile_ahead_providers,no_such_module_here")
+    groups = [[("k32", "gemm", "own-triton-marks", _gemm(32))]] * 2
+    results = compile_ahead.run_workers(groups, "cpu", 1, "randn", workers=2)
+    assert results["k32"].startswith("worker did not start: ModuleNotFoundError")
+
+
+def test_the_deadline_kills_the_workers(marks):
+    groups = [
+        [("k5", "gemm", "own-triton-marks", _gemm(5))],
+        [("k6", "gemm", "own-triton-marks", _gemm(6))],
+    ]
+    began = time.time()
+    results = compile_ahead.run_workers(groups, "cpu", 1, "randn", workers=2, deadline=began + 20)
+    assert results == {"k5": "not reached by the deadline", "k6": None}
+    assert time.time() - began < 40  # the sleeping worker was killed, not waited for
+    (pid,) = _pids(marks, 5)
+    assert _gone(pid)
+
+
+def test_stub_timers_replaces_every_timer_a_tuner_bound(monkeypatch):
+    """Each tuner module binds bench_cold / bench_capped by name at import: after stub_timers
+    none holds a real timer, and tune_cache.save writes nothing. (Restored after the test.)"""
+    import importlib
+
+    import harness_kernels.bench_cold as bench
+    import harness_kernels.tune_cache as tune_cache
+
+    names = ["capped_retime", "cutlass.gemm_tune", "triton.attention_tune"]
+    names += ["triton.gemm_tune", "triton.kernel_choice"]
+    modules = [bench, *(importlib.import_module(f"harness_kernels.{n}") for n in names)]
+    real = {bench.bench_cold, bench.bench_capped}
+    for module in modules:
+        for name in compile_ahead.TIMER_NAMES:
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, getattr(module, name))
+    monkeypatch.setattr(tune_cache, "save", tune_cache.save)
+    compile_ahead.stub_timers()
+    held = {
+        (m.__name__, n)
+        for m in modules
+        for n in compile_ahead.TIMER_NAMES
+        if getattr(m, n, None) in real
+    }
+    assert held == set()
+    assert sum(hasattr(m, n) for m in modules for n in compile_ahead.TIMER_NAMES) >= 7
+    assert bench.bench_cold(lambda: None, None) == 0.0 and tune_cache.save(None, [], 0, 1.0) is None

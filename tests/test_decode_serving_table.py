@@ -1,18 +1,12 @@
-"""scripts/decode_serving_table.py: own paged decode per (q_len, GQA group, ragged) slice against
+"""harness/report/decode_serving.py (scripts/decode_serving_table.py prints it): own paged decode per (q_len, GQA group, ragged) slice against
 the measured HBM read ceiling and the fastest vendor row of each point."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "decode_serving_table.py"
-spec = importlib.util.spec_from_file_location("decode_serving_table", SCRIPT)
-serving = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(serving)
+from harness.report import decode_serving as serving
 
 
 def _row(provider: str, ms: float, gbps: float, ragged=None, q_len=1, kv_heads=8) -> dict:
@@ -216,3 +210,50 @@ def test_an_own_rung_is_set_against_own_and_never_counted_as_a_vendor():
     assert serving.own_rungs(rows.drop(columns="family"), "own-triton") == [
         "own-triton-no-longest-first"
     ]
+
+
+def test_the_report_table_gives_each_serving_run_its_bars():
+    """serving_table: one line per (GPU, run, batch, KV length, ragged) and one per run whole;
+    a run of another sweep is not a serving run, a GPU without a measured read ceiling is left
+    out and named, and a run of own providers alone shows its rung but no vendor columns."""
+
+    def rows(run, sweep, device, *specs):
+        return [
+            {**_row(p, ms, gbps, ragged=ragged), "run_id": run, "sweep": sweep}
+            | {"device_name": device, "family": "own" if p.startswith("own") else "vendor"}
+            for p, ms, gbps, ragged in specs
+        ]
+
+    df = pd.DataFrame(
+        rows(
+            "serve",
+            "fmha_decode_serving",
+            "H200",
+            ("own-triton", 0.10, 4500.0, None),
+            ("flashinfer", 0.11, 4000.0, None),
+            ("own-triton", 0.20, 3600.0, True),
+            ("flashinfer", 0.18, 4000.0, True),
+        )
+        + rows(
+            "ab",
+            "fmha_decode_serving",
+            "H200",
+            ("own-triton", 0.10, 4500.0, True),
+            ("own-triton-no-tma", 0.12, 3750.0, True),
+        )
+        + rows("other", "fmha_decode_paged", "H200", ("own-triton", 0.10, 4500.0, None))
+        + rows("serve", "fmha_decode_serving", "MI300X", ("own-triton", 0.1, 4000.0, None))
+    )
+    t = serving.serving_table(df, {"H200": 5000.0})
+    f = t.frame.set_index(["run", "batch", "kv_len", "ragged"])
+    assert set(f.index.get_level_values("run")) == {"serve", "ab"}  # not "other"
+    full = f.loc[("serve", "16", "4096", "no")]
+    assert full["of_ceiling"] == "0.900" and full[">=90%"] == 1
+    assert full["vs_fastest_vendor"] == "1.100x" and full["fastest_vendor"] == "flashinfer"
+    ragged = f.loc[("serve", "16", "4096", "yes")]
+    assert ragged["vs_fastest_vendor"] == "0.900x" and ragged[">=1.00x"] == 0
+    whole = f.loc[("serve", "all", "", "")]
+    assert whole["points"] == 2 and whole[">=1.00x"] == 1
+    ab = f.loc[("ab", "all", "", "")]
+    assert ab["vs_fastest_vendor"] == "" and ab["rung_over_own"] == "own-triton-no-tma: 1.200x"
+    assert "No measured ceiling, left out: MI300X." in t.caption

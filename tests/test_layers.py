@@ -46,6 +46,7 @@ LAYER_OF = {
     "harness.plan": "run",
     "harness.runner": "run",
     "harness.tune_pass": "run",
+    "harness.compile_ahead": "run",
     "harness.shard": "run",
     "harness.collectives": "run",
     "harness.inflight": "run",

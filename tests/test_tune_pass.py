@@ -251,8 +251,10 @@ def test_own_triton_points_compile_ahead_first_unless_told_not(monkeypatch, tmp_
     registry, _ = _setup(monkeypatch, prepared)
     calls: list = []
 
-    def ahead(chosen, device, seed, fill, out, workers, deadline):
+    def ahead(chosen, device, seed, fill, out, workers, deadline, processes_here):
         calls.append(([k for k, _ in chosen], seed, fill, workers, deadline, list(prepared)))
+        if workers == 3:
+            raise OSError("no more processes")
         return {}
 
     monkeypatch.setattr("harness.tune_pass.compile_ahead", ahead)
@@ -266,3 +268,11 @@ def test_own_triton_points_compile_ahead_first_unless_told_not(monkeypatch, tmp_
     assert calls == []
     tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, out, 60.0, compile_workers=4)
     assert calls[0][3] == 4 and calls[0][4] <= time.time() + 60
+    # a failure there is said, and the pass prepares its points all the same
+    prepared.clear()
+    assert tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, out, compile_workers=3) == {
+        "k1"
+    }
+    assert (
+        prepared == [16] and "compile ahead failed (OSError: no more processes)" in out.getvalue()
+    )

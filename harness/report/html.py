@@ -18,12 +18,13 @@ from harness.report import data
 from harness.report.collectives import collective_figures
 from harness.report.compose import SELECTIONS
 from harness.report.crossgpu_section import Section, cross_gpu_sections
+from harness.report.decode_serving import serving_table
 from harness.report.figures import FigureFile, slug, styled
 from harness.report.gaps import gap_tables
 from harness.report.ladder import ladder_figures
 from harness.report.latency import WorkloadReport, workload_reports
 from harness.report.layer_ops import layer_ops_figures, layer_ops_table
-from harness.report.peaks import device_peaks
+from harness.report.peaks import device_peaks, measured_hbm_read
 from harness.report.roofline import roofline_figures, rung_roofline_figures, set_aside_figures
 from harness.report.tables import (
     Table,
@@ -77,6 +78,8 @@ class Report:
     set_aside_figures: list[FigureFile] = field(default_factory=list)  # but their own
     layer_ops: list[FigureFile] = field(default_factory=list)  # decoder-layer ops, per device
     layer_ops_table: Table | None = None
+    # issue 21.3's bars per serving run (harness.report.decode_serving)
+    serving: Table = field(default_factory=lambda: Table("decode_serving", "", "", pd.DataFrame()))
 
     @property
     def index(self) -> Path:
@@ -194,6 +197,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(everything)
     report.set_aside = set_aside_table(aside)
+    report.serving = serving_table(df, measured_hbm_read(peaks))
     main_tables = [
         inputs_table(everything),
         cross_gpu_table(df),
@@ -206,6 +210,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     ]
     report.tables = [
         *main_tables,
+        report.serving,
         *wl_tables,
         report.layer_ops_table,
         report.set_aside,
@@ -258,6 +263,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         '<a href="#layer-ops">Decoder-layer ops</a> · '
         '<a href="#ladder">Ladder</a> · <a href="#collectives">Collectives</a> · '
         '<a href="#gaps">Own vs vendor: where and why</a> · '
+        '<a href="#decode-serving">Paged decode as served</a> · '
         '<a href="#tables">Cross-GPU and cross-vendor</a> · '
         '<a href="#set-aside">Smoke and CPU rows</a> · '
         '<a href="#not-ok">Rows not ok</a> · <a href="#unstable">Unstable rows</a></p>',
@@ -313,6 +319,11 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         table_html(gap_sum),
         table_html(worst),
         table_html(gaps, open_=False),
+        '<h2 id="decode-serving">Paged decode as served</h2>',
+        table_html(r.serving)
+        if not r.serving.frame.empty
+        else "<p>(no run of <code>harness run sweep=fmha_decode_serving</code> with own-triton "
+        "rows and a measured HBM read ceiling)</p>",
     ]
     parts += [
         '<h2 id="tables">Cross-GPU and cross-vendor</h2>',
@@ -392,6 +403,12 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         worst.markdown(),
         "",
         f"Every point: [tables/{gaps.stem}.md](tables/{gaps.stem}.md)",
+        "",
+        "## Paged decode as served",
+        "",
+        r.serving.caption,
+        "",
+        r.serving.markdown(),
         "",
     ]
     out += [

@@ -97,6 +97,13 @@ def device_peaks(df: pd.DataFrame) -> dict[str, Peaks]:
     return out
 
 
+def measured_hbm_read(peaks: dict[str, Peaks]) -> dict[str, float]:
+    """Each device's measured HBM read ceiling (GB/s), where one was measured."""
+    return {
+        d: p.measured["hbm_read_gbps"] for d, p in peaks.items() if "hbm_read_gbps" in p.measured
+    }
+
+
 def _as_ceiling_rows(peaks: dict[str, Peaks], source: str) -> pd.DataFrame:
     """Peaks of one source dressed as ceiling rows, so one formula gives both fractions."""
     rows = []

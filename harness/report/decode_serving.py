@@ -1,0 +1,290 @@
+"""Issue 21.3's two bars for a paged-decode serving run: own GB/s as a fraction of the GPU's
+measured HBM read ceiling, and own time against the fastest vendor row of the same point, by
+(q_len, GQA group, ragged) slice and by (batch, KV length, ragged); another own provider of the
+run (a rung) set against own per slice. scripts/decode_serving_table.py prints them for one run;
+the report's serving table (serving_table) gives the ceiling bar of every serving run it reads.
+
+A ratio compares rows of one run on one GPU only: a point whose rows come from more than one
+GPU (`device_uuid`), or lacks a vendor the run has, gets no ratio (its own GB/s still counts
+against the ceiling).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from harness.measure.stats import geomean
+from harness.report.tables import Table
+from harness.store import read_rows
+
+SLICE = ["q_len", "group", "ragged"]
+POINT = ["q_len", "group", "ragged", "page_size", "batch", "kv_len"]
+# the ceiling bar's own axes (issue 21.3: batch >= 16, KV >= 4k), lengths equal or ragged
+BAR = ["batch", "kv_len", "ragged"]
+RUNG = "rung:"  # a column of `table`: that own rung's time over own's, per point
+
+
+def hbm_read_gbps(ceilings_dir: Path) -> float:
+    rows = read_rows(str(ceilings_dir))
+    hit = rows[(rows["metric"] == "hbm_read_gbps") & (rows["status"] == "ok")]
+    if hit.empty:
+        raise SystemExit(f"no hbm_read_gbps row in {ceilings_dir}")
+    return float(hit["gbps"].max())
+
+
+def read_once_curve(run_dir: Path) -> pd.Series:
+    """GB/s of one cold read pass by bytes read: the faster provider at each size."""
+    rows = read_rows(str(run_dir))
+    ok = rows[(rows["op"] == "memory") & (rows["status"] == "ok") & (rows["metric"] == "read")]
+    ok = ok[ok["traffic_bytes"] == ok["working_set_bytes"]]  # one pass only
+    if ok.empty:
+        raise SystemExit(f"no one-pass read rows in {run_dir}")
+    return ok.groupby("traffic_bytes")["gbps"].max().sort_index()
+
+
+def read_once_gbps(curve: pd.Series, nbytes: pd.Series) -> pd.Series:
+    """The curve at each byte count, linear in log bytes between sizes, its end values outside."""
+    x = np.log(np.asarray(nbytes, dtype=np.float64))
+    y = np.interp(x, np.log(curve.index.to_numpy(np.float64)), curve.to_numpy(np.float64))
+    return pd.Series(y, index=nbytes.index)
+
+
+def table(
+    rows: pd.DataFrame, own: str, ceiling: float, read_once: pd.Series | None = None
+) -> pd.DataFrame:
+    rows = rows[rows["op"] == "attention"].copy()
+    rows["group"] = rows["q_heads"] // rows["kv_heads"]
+    # schema 5 drops `ragged` from rows of one length (None): those are not ragged
+    rows["ragged"] = rows["ragged"].fillna(False).astype(bool)
+    # a point where a vendor of the run has no row at all (a run cut short before it) has no
+    # fastest vendor yet; one whose vendor row failed (status not ok) has the others'
+    present = rows.groupby(POINT)["provider"].agg(set)
+    rows = rows[rows["status"] == "ok"]
+    wide = rows.pivot_table(index=POINT, columns="provider", values="latency_ms_median")
+    own_rows = rows[rows["provider"] == own].set_index(POINT)
+    gbps = own_rows["gbps"]
+    rungs = own_rungs(rows, own)
+    vendors = [c for c in wide.columns if c != own and c not in rungs]
+    if vendors:  # points with both; a run of own rows alone keeps them all, with no ratio
+        wide = wide[wide[vendors].notna().any(axis=1) & wide[own].notna()]
+    vs_best = wide[vendors].min(axis=1) / wide[own] if vendors else wide[own] * float("nan")
+    no_ratio = pd.Series("", index=wide.index)
+    if vendors:
+        run_vendors = set(present.explode()) - {own} - set(rungs)
+        missing = ~present.map(run_vendors.issubset).reindex(wide.index).fillna(False)
+        no_ratio = no_ratio.mask(missing, "a vendor not measured")
+    if "device_uuid" in rows:  # a point timed on two machines has no like-for-like ratio
+        machines = rows.groupby(POINT)["device_uuid"].nunique().reindex(wide.index)
+        no_ratio = no_ratio.mask(machines > 1, "timed on more than one GPU")
+    one_machine = no_ratio != "timed on more than one GPU"
+    vs_best = vs_best.where(no_ratio == "")
+    out = pd.DataFrame(
+        {
+            "own_gbps": gbps,
+            "ceiling_frac": gbps / ceiling,
+            "vs_best": vs_best,
+            "best": wide[vendors].idxmin(axis=1).where(vs_best.notna()) if vendors else None,
+            "no_ratio": no_ratio,
+        }
+    )
+    for rung in rungs:  # the rung's time over own's: > 1 where what the rung leaves out paid
+        out[RUNG + rung] = (wide[rung] / wide[own]).where(one_machine)
+    if read_once is not None:
+        out["read_once_frac"] = gbps / read_once_gbps(read_once, own_rows["min_bytes"])
+    return out[out.index.isin(wide.index)]
+
+
+def own_rungs(rows: pd.DataFrame, own: str) -> list[str]:
+    """The run's other own providers: rungs of own's ladder (own-triton-no-longest-first), which
+    are set against own point by point, never counted as a vendor. Rows name their family; a
+    table without the column goes by the provider's name."""
+    family = rows["family"] if "family" in rows else rows["provider"].str.startswith("own-")
+    is_own = family.eq("own") if "family" in rows else family
+    return sorted(set(rows.loc[is_own, "provider"]) - {own})
+
+
+def rungs_by(points: pd.DataFrame) -> pd.DataFrame:
+    """Per slice and whole: each rung's time over own's at the points both measured (geomean,
+    min, how many at or above 1.00x): what the feature the rung leaves out was worth there."""
+    out = []
+    for col in [c for c in points.columns if c.startswith(RUNG)]:
+        parts = [(k, g[col].dropna()) for k, g in points.groupby(level=SLICE)]
+        for key, r in parts + [(("all", "", ""), points[col].dropna())]:
+            if r.empty:
+                continue
+            out.append(
+                dict(
+                    rung=col[len(RUNG) :],
+                    **dict(zip(SLICE, key, strict=True)),
+                    points=len(r),
+                    rung_over_own=round(geomean(r), 3),
+                    min=round(r.min(), 3),
+                    max=round(r.max(), 3),
+                    **{">=1.00x": int((r >= 1.0).sum())},
+                )
+            )
+    return pd.DataFrame(out)
+
+
+def keep_batches(rows: pd.DataFrame, batches: list[int] | None) -> pd.DataFrame:
+    """The rows of these batch sizes alone (None: all), so that a run of one half of the grid
+    (the batch-16 half a call can time) is set against the same half of a whole-grid run."""
+    return rows if not batches else rows[rows["batch"].isin(batches)]
+
+
+def provider_drift(rows: pd.DataFrame, other: pd.DataFrame, own: str) -> pd.DataFrame:
+    """Each provider's speed in `rows` over its speed in `other` (latency there / latency here,
+    geomean over the points both measured ok; > 1: faster here), whole and, for `own`, by q_len."""
+
+    def latency(r: pd.DataFrame) -> pd.DataFrame:
+        r = r[(r["op"] == "attention") & (r["status"] == "ok")].copy()
+        r["group"] = r["q_heads"] // r["kv_heads"]
+        r["ragged"] = r["ragged"].fillna(False).astype(bool)
+        return r.pivot_table(index=POINT, columns="provider", values="latency_ms_median")
+
+    here, there = latency(rows), latency(other)
+    out = []
+    for provider in sorted(set(here.columns) & set(there.columns)):
+        speed = (there[provider] / here[provider]).dropna()
+        if speed.empty:
+            continue
+        parts = [("all", speed)]
+        if provider == own:
+            parts += [(f"q_len {q}", g) for q, g in speed.groupby(level="q_len")]
+        for label, g in parts:
+            out.append(
+                dict(
+                    provider=provider,
+                    points=label,
+                    n=len(g),
+                    speed_here_over_there=round(geomean(g), 3),
+                    min=round(g.min(), 3),
+                    max=round(g.max(), 3),
+                )
+            )
+    return pd.DataFrame(out)
+
+
+def summarize(points: pd.DataFrame, keys: list[str] = SLICE) -> pd.DataFrame:
+    """Per group of `keys` (index levels of `table`'s frame) and whole: points, own GB/s and its
+    fraction of the ceiling (geomeans), how many reach 90%, own against the fastest vendor
+    (geomean, min, how many at or above 1.00x) and which vendor was fastest most often."""
+
+    def one(g: pd.DataFrame) -> pd.Series:
+        ratios, best = g["vs_best"].dropna(), g["best"].dropna().mode()
+        return pd.Series(
+            {
+                "points": len(g),
+                "own_gbps": round(geomean(g["own_gbps"]), 0),
+                "of_ceiling": round(geomean(g["ceiling_frac"]), 3),
+                ">=90%": int((g["ceiling_frac"] >= 0.9).sum()),
+                **(
+                    {"of_read_once": round(geomean(g["read_once_frac"]), 3)}
+                    if "read_once_frac" in g
+                    else {}
+                ),
+                "vs_fastest_vendor": round(geomean(ratios), 3) if len(ratios) else float("nan"),
+                "min": round(ratios.min(), 3),
+                ">=1.00x": int((ratios >= 1.0).sum()),
+                "fastest_vendor": best.iat[0] if len(best) else "-",
+            }
+        )
+
+    by_slice = points.groupby(level=keys).apply(one)
+    whole = one(points).to_frame(("all",) + ("",) * (len(keys) - 1)).T
+    whole.index.names = keys
+    return pd.concat([by_slice, whole])
+
+
+SERVING_SWEEP = "fmha_decode_serving"  # sweeps/fmha_decode_serving.yaml; runs of it only
+OWN = "own-triton"
+
+
+def serving_table(df: pd.DataFrame, hbm_read: dict[str, float]) -> Table:
+    """The report's table of issue 21.3's bars: one line per serving run, GPU, batch, KV length
+    and raggedness (and the run whole), from `df` (harness.report.data.load's rows, with their
+    `sweep`) and each GPU's measured HBM read ceiling (`hbm_read`, GB/s by device name). A run
+    on a GPU without a measured ceiling is left out and named in the caption."""
+    title = "Paged decode as served: the HBM read ceiling and the fastest vendor (issue 21.3)"
+    sweep = df["sweep"] if "sweep" in df else pd.Series(None, index=df.index, dtype=object)
+    rows = df[(df["op"] == "attention") & (sweep == SERVING_SWEEP)]
+    lines, no_ceiling = [], set()
+    for (device, run), run_rows in rows.groupby(["device_name", "run_id"], sort=True):
+        if OWN not in set(run_rows["provider"]):
+            continue
+        ceiling = hbm_read.get(str(device))
+        if ceiling is None:
+            no_ceiling.add(str(device))
+            continue
+        points = table(run_rows, OWN, ceiling)
+        rungs = own_rungs(run_rows, OWN)
+        bars = summarize(points, BAR)
+        for key, bar in bars.iterrows():
+            where = points if key[0] == "all" else points.xs(key, level=BAR, drop_level=False)
+            rung_text = "; ".join(
+                f"{r}: {geomean(where[RUNG + r].dropna()):.3f}x"
+                for r in rungs
+                if where[RUNG + r].notna().any()
+            )
+            vs = bar["vs_fastest_vendor"]
+            no_vendor = pd.isna(vs)  # a run of own providers alone (an A/B of rungs)
+            lines.append(
+                {
+                    "gpu": device,
+                    "run": run,
+                    "batch": key[0] if key[0] == "all" else str(int(key[0])),
+                    "kv_len": key[1] if key[0] == "all" else str(int(key[1])),
+                    "ragged": key[2] if key[0] == "all" else ("yes" if key[2] else "no"),
+                    "points": int(bar["points"]),
+                    "own_gbps": f"{bar['own_gbps']:,.0f}",
+                    "of_ceiling": f"{bar['of_ceiling']:.3f}",
+                    ">=90%": int(bar[">=90%"]),
+                    "vs_fastest_vendor": "" if no_vendor else f"{vs:.3f}x",
+                    "min": "" if no_vendor else f"{bar['min']:.3f}x",
+                    ">=1.00x": "" if no_vendor else int(bar[">=1.00x"]),
+                    "fastest_vendor": "" if no_vendor else bar["fastest_vendor"],
+                    "rung_over_own": rung_text,
+                }
+            )
+    ceilings = ", ".join(f"{d} {v:,.0f} GB/s" for d, v in sorted(hbm_read.items()))
+    caption = (
+        f"Runs of sweeps/{SERVING_SWEEP}.yaml: {OWN}'s GB/s (least bytes over the median) as a "
+        f"fraction of the GPU's measured HBM read ceiling ({ceilings or 'none measured'}), "
+        "geomean per group, and how many points reach 0.90; the fastest vendor row's time "
+        f"over {OWN}'s at each point (> 1: own faster; geomean, min, how many at or above "
+        "1.00x), only between rows of one run on one GPU. rung_over_own: another own provider "
+        "of the run (a rung of the ladder), its time over own's. Issue 21.3's bar: 0.90 of the "
+        "ceiling and 1.00x at batch >= 16, KV >= 4k."
+        + (
+            f" No measured ceiling, left out: {', '.join(sorted(no_ceiling))}."
+            if no_ceiling
+            else ""
+        )
+    )
+    return Table("decode_serving", title, caption, pd.DataFrame(lines))
+
+
+def ceiling_by(points: pd.DataFrame, keys: list[str] = BAR) -> pd.DataFrame:
+    """The ceiling bar per (batch, KV length, ragged): points, geomean fraction of the ceiling
+    (and of a read of the same bytes), how many reach 90%, the lowest."""
+
+    def one(g: pd.DataFrame) -> pd.Series:
+        frac = g["ceiling_frac"]
+        out = {"points": len(g), "of_ceiling": round(geomean(frac), 3)}
+        out[">=90%"] = int((frac >= 0.9).sum())
+        out["min"] = round(frac.min(), 3)
+        if "read_once_frac" in g:
+            out["of_read_once"] = round(geomean(g["read_once_frac"]), 3)
+        return pd.Series(out, dtype=object)  # counts print as counts
+
+    return points.groupby(level=keys).apply(one)
+
+
+def behind(points: pd.DataFrame) -> pd.DataFrame:
+    """The points where a vendor row was faster, slowest first: own's fraction of the ceiling,
+    own over the fastest vendor, and which vendor."""
+    slow = points[points["vs_best"] < 1.0].sort_values("vs_best")
+    return slow[["ceiling_frac", "vs_best", "best"]].round(3)
