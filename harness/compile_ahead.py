@@ -13,9 +13,9 @@ save turned off. So each candidate is built and launched once, which compiles it
 on-disk cache (TRITON_CACHE_DIR, which every process shares), and nothing is timed. The stub
 makes the first candidate "win", but no decision a worker makes is kept: the tune cache is not
 written, and the in-process caches end with the worker. Stored decisions are still read, so a
-point already tuned compiles only its choice. The workers have all exited before the pass
-begins, so no compile runs beside a timing. The pass then times the same candidates, which
-Triton now loads from disk.
+point already tuned compiles only its choice (each worker launches the prepared point once).
+The workers have all exited before the pass begins, so no compile runs beside a timing. The
+pass then times the same candidates, which Triton now loads from disk.
 
 A worker that fails, dies or is cut at the deadline costs time and nothing else: the points it
 did not compile compile in the pass, as before. Each worker has its own pipe and its own share
@@ -179,7 +179,13 @@ def _worker(conn, device_spec: str, seed: int, fill: str, tasks: list) -> None:
         inputs = None
         try:
             inputs = problem.make_inputs(seed, fill, device.torch_device)
-            registry.get(op, provider).prepare(problem, inputs, device)
+            prepared = registry.get(op, provider).prepare(problem, inputs, device)
+            if prepared.external is None:
+                # the chosen launch once: where the tune cache held the point's decisions, the
+                # tuner built nothing, and this compiles what the pass will run
+                prepared.run()
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
             conn.send((key, None))
         except Exception as exc:  # noqa: BLE001 - the pass compiles it instead
             conn.send((key, f"{type(exc).__name__}: {exc}"[:200]))
