@@ -35,4 +35,7 @@ grep -h "tune pass" $L/$ID-$C.txt | tail -2 | cut -c1-200; tail -3 $L/$ID-$C.txt
 cp $R/$ID/_workers/worker-0.log $L/$ID-$C-worker.log 2>/dev/null
 tar czf $OUT/results.tgz $R; tar czf $OUT/tune-cache.tgz -C $HARNESS_CACHE_DIR tune 2>/dev/null
 echo "t=$(( $(date +%s) - t0 ))"
+# session 68 lost a 544 s tune pass to this: the next call met a cold machine, and the cache
+# this call filled had not been taken back
+echo "before the next call, even back to back: python3 scripts/take_back.py <files_at> --root ."
 exit 0
