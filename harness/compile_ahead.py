@@ -45,6 +45,9 @@ from harness.sweep import Point
 SIZE_AXES = ("batch", "kv_len", "m")
 MAX_WORKERS = 16
 WORKER_HOST_BYTES = 3 << 30  # host memory one worker takes: torch, Triton, a CUDA context
+# No worker reporting a point for this long ends the step (a hung launch, a stuck start): one
+# decode point's 45-73 candidates compile in well under a minute
+STALL_S = 300.0
 # GPU memory one worker may need beyond its inputs: its CUDA context, Triton's and the
 # tuners' buffers (the split partials of a decode are a fraction of its inputs)
 WORKER_OVERHEAD_BYTES = 1 << 30
@@ -245,7 +248,8 @@ def run_workers(
 ) -> dict[str, str | None]:
     """Prepare every task of `groups` in `workers` spawned processes with the timers stubbed,
     each with its share (`shares`) and its own pipe; key -> None or why not. A worker that dies
-    leaves its unfinished tasks saying so; at `deadline` every worker still running is killed."""
+    leaves its unfinished tasks saying so; at `deadline`, or after STALL_S without a report from
+    any worker, every worker still running is killed."""
     ctx = mp.get_context("spawn")
     running: dict[Any, tuple[Any, list]] = {}
     for share in shares(groups, workers):
@@ -255,15 +259,18 @@ def run_workers(
         send.close()  # the worker's end: EOF here once the worker has gone
         running[receive] = (proc, share)
     results: dict[str, str | None] = {}
+    heard = time.time()  # the last report from any worker
     try:
         while running:
-            left = None if deadline is None else deadline - time.time()
-            if left is not None and left <= 0:
+            ends = [heard + STALL_S] + ([deadline] if deadline is not None else [])
+            left = min(ends) - time.time()
+            if left <= 0:
                 break
             for conn in wait(list(running), timeout=left):
                 try:
                     key, why = cast(Connection, conn).recv()  # a pipe's receiving end
                     results[key] = why
+                    heard = time.time()
                 except (EOFError, OSError):  # done, or died: the rest of its share says how
                     proc, share = running.pop(conn)
                     proc.join(timeout=5)
@@ -274,5 +281,5 @@ def run_workers(
             proc.kill()
             proc.join(timeout=5)
             for key, *_ in share:
-                results.setdefault(key, "not reached by the deadline")
+                results.setdefault(key, "not reached by the deadline (or all workers stalled)")
     return results

@@ -73,8 +73,11 @@ def tune_first(
     if not chosen:
         return set()
     if compile_workers != 0 and device.is_gpu:
-        # no later than stop_after_s, nor longer than one point may take (a hung kernel)
-        ends = [t for t in (stop_at, timeout_s and time.time() + timeout_s) if t]
+        # no longer than one point may take (a hung kernel), nor past half the time to
+        # stop_after_s: a step that needs more has failed at saving time, and the pass needs it
+        now = time.time()
+        half = stop_at and now + max(0.0, stop_at - now) / 2
+        ends = [t for t in (half, timeout_s and now + timeout_s) if t]
         try:
             compile_ahead(
                 chosen,

@@ -176,10 +176,20 @@ def test_the_deadline_kills_the_workers(marks):
     ]
     began = time.time()
     results = compile_ahead.run_workers(groups, "cpu", 1, "randn", workers=2, deadline=began + 20)
-    assert results == {"k5": "not reached by the deadline", "k6": None}
+    assert results == {"k5": "not reached by the deadline (or all workers stalled)", "k6": None}
     assert time.time() - began < 40  # the sleeping worker was killed, not waited for
     (pid,) = _pids(marks, 5)
     assert _gone(pid)
+
+
+def test_workers_that_all_stall_are_killed(marks, monkeypatch):
+    monkeypatch.setattr(compile_ahead, "STALL_S", 8.0)
+    groups = [[("k5", "gemm", "own-triton-marks", _gemm(5))]]
+    began = time.time()
+    results = compile_ahead.run_workers(groups, "cpu", 1, "randn", workers=1)  # no deadline
+    assert results == {"k5": "not reached by the deadline (or all workers stalled)"}
+    assert time.time() - began < 40
+    assert all(_gone(pid) for pid in _pids(marks, 5))
 
 
 def test_stub_timers_replaces_every_timer_a_tuner_bound(monkeypatch):

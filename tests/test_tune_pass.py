@@ -262,7 +262,9 @@ def test_own_triton_points_compile_ahead_first_unless_told_not(monkeypatch, tmp_
     stop = time.time() + 60
     out = io.StringIO()
     tune_first(todo, registry, GPU, Protocol(seed=3), tmp_path, 0, out, 900.0, stop_at=stop)
-    assert calls == [(["k1"], 3001, "randn", None, stop, [])]  # before any prepare
+    (call,) = calls
+    assert call[:4] == (["k1"], 3001, "randn", None) and call[5] == []  # before any prepare
+    assert stop - 31 <= call[4] <= stop - 29  # half the time left to stop_after_s
     calls.clear()
     tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, out, compile_workers=0)
     assert calls == []
