@@ -257,3 +257,30 @@ def test_the_report_table_gives_each_serving_run_its_bars():
     ab = f.loc[("ab", "all", "", "")]
     assert ab["vs_fastest_vendor"] == "" and ab["rung_over_own"] == "own-triton-no-tma: 1.200x"
     assert "No measured ceiling, left out: MI300X." in t.caption
+
+
+def test_the_script_prints_a_committed_run_with_its_rung():
+    """scripts/decode_serving_table.py on session 68's committed ragged batch-64 run (own
+    Triton, its item-order rung, FlashInfer, FA4; the H200's ceilings run beside it)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    run = root / "results/h200/fmha_decode_serving-b64-ragged-s68"
+    if not run.is_dir():
+        pytest.skip("results/h200 not in this checkout")
+    script = root / "scripts/decode_serving_table.py"
+    out = subprocess.run(
+        [sys.executable, str(script), str(run), "--read-once", str(run.parent / "read_once-s57")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "HBM read ceiling 4,628 GB/s (measured)" in out
+    assert "own against its rungs in this run" in out
+    whole = [
+        line for line in out.splitlines() if line.startswith("own-triton-no-longest-first   all")
+    ]
+    assert len(whole) == 1 and whole[0].split()[2] == "19"  # points
+    assert "0 point(s) behind the fastest vendor" in out
