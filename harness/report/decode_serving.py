@@ -203,11 +203,14 @@ SERVING_SWEEP = "fmha_decode_serving"  # sweeps/fmha_decode_serving.yaml; runs o
 OWN = "own-triton"
 
 
-def serving_table(df: pd.DataFrame, hbm_read: dict[str, float]) -> Table:
+def serving_table(
+    df: pd.DataFrame, hbm_read: dict[str, float], sources: dict[str, str] | None = None
+) -> Table:
     """The report's table of issue 21.3's bars: one line per serving run, GPU, batch, KV length
     and raggedness (and the run whole), from `df` (harness.report.data.load's rows, with their
-    `sweep`) and each GPU's measured HBM read ceiling (`hbm_read`, GB/s by device name). A run
-    on a GPU without a measured ceiling is left out and named in the caption."""
+    `sweep`) and each GPU's measured HBM read ceiling (`hbm_read`, GB/s by device name; where
+    each came from in `sources`, for the caption). A run on a GPU without a measured ceiling is
+    left out and named in the caption."""
     title = "Paged decode as served: the HBM read ceiling and the fastest vendor (issue 21.3)"
     sweep = df["sweep"] if "sweep" in df else pd.Series(None, index=df.index, dtype=object)
     rows = df[(df["op"] == "attention") & (sweep == SERVING_SWEEP)]
@@ -249,7 +252,11 @@ def serving_table(df: pd.DataFrame, hbm_read: dict[str, float]) -> Table:
                     "rung_over_own": rung_text,
                 }
             )
-    ceilings = ", ".join(f"{d} {v:,.0f} GB/s" for d, v in sorted(hbm_read.items()))
+    sources = sources or {}
+    ceilings = "; ".join(
+        f"{d} {v:,.0f} GB/s" + (f", from the {sources[d]}" if d in sources else "")
+        for d, v in sorted(hbm_read.items())
+    )
     caption = (
         f"Runs of sweeps/{SERVING_SWEEP}.yaml: {OWN}'s GB/s (least bytes over the median) as a "
         f"fraction of the GPU's measured HBM read ceiling ({ceilings or 'none measured'}), "

@@ -197,7 +197,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(everything)
     report.set_aside = set_aside_table(aside)
-    report.serving = serving_table(df, measured_hbm_read(peaks))
+    report.serving = serving_table(df, *measured_hbm_read(peaks))
     main_tables = [
         inputs_table(everything),
         cross_gpu_table(df),

@@ -97,11 +97,15 @@ def device_peaks(df: pd.DataFrame) -> dict[str, Peaks]:
     return out
 
 
-def measured_hbm_read(peaks: dict[str, Peaks]) -> dict[str, float]:
-    """Each device's measured HBM read ceiling (GB/s), where one was measured."""
-    return {
-        d: p.measured["hbm_read_gbps"] for d, p in peaks.items() if "hbm_read_gbps" in p.measured
-    }
+def measured_hbm_read(peaks: dict[str, Peaks]) -> tuple[dict[str, float], dict[str, str]]:
+    """Each device's measured HBM read ceiling (GB/s), where one was measured, and where each
+    came from (a ceilings run, or a faster ok row that raised it)."""
+    metric = "hbm_read_gbps"
+    have = {d: p for d, p in peaks.items() if metric in p.measured}
+    return (
+        {d: p.measured[metric] for d, p in have.items()},
+        {d: p.measured_from[metric] for d, p in have.items() if metric in p.measured_from},
+    )
 
 
 def _as_ceiling_rows(peaks: dict[str, Peaks], source: str) -> pd.DataFrame:
