@@ -20,9 +20,10 @@ pass then times the same candidates, which Triton now loads from disk.
 A worker that fails, dies or is cut at the deadline costs time and nothing else: the points it
 did not compile compile in the pass, as before. Each worker has its own pipe and its own share
 of the points, so a worker that dies cannot hold a lock the others need, and every worker still
-alive at the deadline is killed. Only own-triton providers are sent (own CUTLASS is built by
-runner.prebuild), only on a GPU, and by default only where one process measures on the host
-(devices= runs one per GPU, and one's compiling would run beside another's timing).
+alive at the deadline is killed. Only providers registered with compiles_ahead are sent (own
+Triton's and own Gluon's; own CUTLASS is built by runner.prebuild), only on a GPU, and by
+default only where one process measures on the host (devices= runs one per GPU, and one's
+compiling would run beside another's timing).
 """
 
 from __future__ import annotations
@@ -54,9 +55,14 @@ WORKER_OVERHEAD_BYTES = 1 << 30
 TIMER_NAMES = ("bench_cold", "bench_capped")
 
 
-def compiles_ahead(provider_name: str, device: DeviceInfo) -> bool:
-    """Whether this provider's points are sent: own Triton's, on a GPU."""
-    return device.is_gpu and provider_name.startswith("own-triton")
+def compiles_ahead(op: str, provider_name: str, device: DeviceInfo) -> bool:
+    """Whether this provider's points are sent: on a GPU, those of providers registered with
+    compiles_ahead (own Triton's and own Gluon's, whose prepare tunes through the stubbed
+    timers)."""
+    from harness.providers import REGISTRY, load_all
+
+    load_all()
+    return device.is_gpu and REGISTRY.get(op, provider_name).compiles_ahead
 
 
 def groups_of(chosen: list[tuple[str, Point]]) -> list[list[tuple[str, str, str, Any]]]:
@@ -213,7 +219,7 @@ def compile_ahead(
     `deadline` (epoch seconds), whichever is first; the workers are gone either way.
     `processes_here`: measuring processes on this host (devices=); more than one sends nothing
     unless `workers` is given."""
-    chosen = [(k, p) for k, p in chosen if compiles_ahead(p.provider, device)]
+    chosen = [(k, p) for k, p in chosen if compiles_ahead(p.problem.op, p.provider, device)]
     groups = groups_of(chosen)
     if not groups or (workers is None and processes_here > 1):
         return {}

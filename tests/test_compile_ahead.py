@@ -71,12 +71,15 @@ def test_shares_keep_groups_whole_unless_one_is_more_than_its_share():
     assert compile_ahead.shares([group("a", 1)], 4) == [group("a", 1)]
 
 
-def test_only_own_triton_on_a_gpu_is_sent():
+def test_only_providers_registered_to_compile_ahead_on_a_gpu_are_sent():
     cpu = get_device("cpu")
-    assert not compile_ahead.compiles_ahead("own-triton", cpu)
+    assert not compile_ahead.compiles_ahead("attention", "own-triton", cpu)
     gpu = type("Gpu", (), {"is_gpu": True})()
-    assert compile_ahead.compiles_ahead("own-triton-no-longest-first", gpu)
-    assert not compile_ahead.compiles_ahead("own-cutlass", gpu)
+    assert compile_ahead.compiles_ahead("attention", "own-triton-no-longest-first", gpu)
+    assert compile_ahead.compiles_ahead("gemm", "own-triton-gluon", gpu)
+    assert not compile_ahead.compiles_ahead("attention", "own-cutlass", gpu)
+    # named own-triton, but prepare builds a layer, not a tuned Triton point
+    assert not compile_ahead.compiles_ahead("decoder_layer", "own-triton", gpu)
     assert not compile_ahead.compile_ahead(
         [("k", Point(_decode(), "own-triton"))], cpu, 1, "randn", io.StringIO()
     )

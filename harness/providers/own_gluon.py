@@ -67,7 +67,13 @@ def _register(rung: str) -> None:
         f"overlap {'on' if rung == 'full' else 'off'}; sm_90, dense KV."
     )
     register(
-        provider_name(rung), "attention", "own", ("nvidia",), min_cc=(9, 0), supports=_supports
+        provider_name(rung),
+        "attention",
+        "own",
+        ("nvidia",),
+        min_cc=(9, 0),
+        supports=_supports,
+        compiles_ahead=True,
     )(prepare)
 
 
@@ -87,7 +93,15 @@ def _gemm_supports(problem: GemmProblem, device: DeviceInfo) -> str | None:
     return None
 
 
-@register("own-triton-gluon", "gemm", "own", ("nvidia",), min_cc=(9, 0), supports=_gemm_supports)
+@register(
+    "own-triton-gluon",
+    "gemm",
+    "own",
+    ("nvidia",),
+    min_cc=(9, 0),
+    supports=_gemm_supports,
+    compiles_ahead=True,
+)
 def _prepare_gemm(problem: GemmProblem, inputs: dict, device: DeviceInfo) -> Prepared:
     """Own Gluon GEMM: TMA producer warp, two consumer warpgroups, persistent, tile widths
     of two power-of-two parts fitted to the SM count; sm_90, bf16/fp16, and fp8 e4m3 with

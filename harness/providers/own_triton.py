@@ -74,7 +74,14 @@ def _gemm_rung(rung: str) -> None:
         return Prepared(launch, dict(launch.config))
 
     prepare.__doc__ = f"Own Triton GEMM, ladder rung '{rung}'."
-    register(_provider_name(rung), "gemm", "own", VENDORS, supports=_gemm_supports)(prepare)
+    register(
+        _provider_name(rung),
+        "gemm",
+        "own",
+        VENDORS,
+        supports=_gemm_supports,
+        compiles_ahead=True,
+    )(prepare)
 
 
 def _is_decode(problem: AttentionProblem) -> bool:
@@ -140,6 +147,7 @@ def _attention_rung(rung: str) -> None:
         "own",
         VENDORS,
         supports=_attention_supports_for(rung),
+        compiles_ahead=True,
     )(prepare)
 
 

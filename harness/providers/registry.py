@@ -93,6 +93,9 @@ class Provider(Generic[P]):
     supports: SupportsFn[P] = _always
     description: str = ""
     prebuild: Prebuild | None = None  # asked by the runner before the first point
+    # prepare compiles Triton candidates through the tuners' timers (bench_cold, bench_capped),
+    # so harness.compile_ahead can run it in a worker with those timers stubbed
+    compiles_ahead: bool = False
 
     def why_unavailable(self, device: DeviceInfo) -> str | None:
         """Why this provider cannot run on `device` at all, or None."""
@@ -183,6 +186,7 @@ def register(
     supports: SupportsFn[P] = _always,
     registry: Registry = REGISTRY,
     prebuild: Prebuild | None = None,
+    compiles_ahead: bool = False,
 ) -> Callable[[PrepareFn[P]], PrepareFn[P]]:
     """Decorator: register `prepare` as provider `name`; the docstring's first line describes it."""
 
@@ -200,6 +204,7 @@ def register(
                 supports,
                 doc[0] if doc else "",
                 prebuild,
+                compiles_ahead,
             )
         )
         return prepare
