@@ -1,10 +1,10 @@
 """Vendor kernel names from a profiler trace (harness.measure.kernel_names) and how `harness
-gaps` shows them beside the own kernel's config (harness.report.gaps)."""
+gaps` shows them beside the own kernel's config (harness.report.kernel_configs)."""
 
 import json
 
 from harness.measure.kernel_names import MAX_KERNELS, kernels_from_trace
-from harness.report.gaps import kernel_label, own_config, reference_kernel
+from harness.report.kernel_configs import kernel_label, own_config, reference_kernel
 
 NVJET = "nvjet_sm90_tst_168x128_64x5_1x2_h_bz_TNN"
 REDUCE = (
