@@ -15,10 +15,11 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 P="--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64"
 mkdir -p .whl .cache
-# hydra-core and omegaconf (pyproject's floors, the versions tested), PyYAML (omegaconf's need),
+# hydra-core and omegaconf (within pyproject's ranges, as pip resolves them for a user: hydra-core
+# 1.3 takes omegaconf < 2.4, and --no-deps resolves nothing), PyYAML (omegaconf's need),
 # pytest-xdist and execnet (`pytest -m gpu` runs with pyproject's `-n auto`), cuda-bench (nvbench,
 # for `harness crosscheck`; it needs the image's cuda.bindings)
-$PY -m pip download -q --no-deps $P -d .whl hydra-core==1.3.2 omegaconf==2.3.0 'PyYAML>=6' \
+$PY -m pip download -q --no-deps $P -d .whl 'hydra-core>=1.3' 'omegaconf>=2.3,<2.4' 'PyYAML>=6' \
   'pytest-xdist>=3.5' execnet cuda-bench==0.3.0
 # antlr4 4.9.3 (hydra's parser runtime, pinned by omegaconf) is an sdist only: build its wheel
 [ -n "$(ls .whl/antlr4_python3_runtime-4.9.3-*.whl 2>/dev/null)" ] ||
