@@ -36,6 +36,8 @@ if [ "${PARTS:-0}" = 1 ]; then
   rm -rf .whl-parts
   $PY scripts/wheel_parts.py split --mib 44 "$d"/*.whl
   rm -rf "$d"
+  # its sizes count results/ and reports/ in the tree: a part's call sets them aside here first
+  echo "a part's call carries no results/ or reports/ (move them aside and back: results/h200/README.md, 'Owed runs')"
 fi
 if [ "${INC:-0}" = 1 ]; then
   src=$($PY -c "import cutlass_library, pathlib; print(pathlib.Path(cutlass_library.__file__).parent / 'source')")
