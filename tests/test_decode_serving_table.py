@@ -284,3 +284,39 @@ def test_the_script_prints_a_committed_run_with_its_rung():
     ]
     assert len(whole) == 1 and whole[0].split()[2] == "19"  # points
     assert "0 point(s) behind the fastest vendor" in out
+
+
+def test_the_figure_draws_each_point_once_from_its_latest_run_with_a_vendor(tmp_path):
+    """decode_serving_figure: per GPU with a measured ceiling, one scatter of both bars; a point
+    timed by two runs is drawn from the later one, a run of own rows alone gives no point, and a
+    GPU without a ceiling gets no figure."""
+    from harness.report.decode_serving_figure import latest_points, serving_figures
+    from harness.report.figures import styled
+
+    def rows(run, when, device, *specs):
+        return [
+            {**_row(p, ms, gbps, ragged=ragged), "run_id": run, "timestamp": when}
+            | {"sweep": "fmha_decode_serving", "device_name": device}
+            | {"family": "own" if p.startswith("own") else "vendor"}
+            for p, ms, gbps, ragged in specs
+        ]
+
+    df = pd.DataFrame(
+        rows("old", "2026-11-28T10:00:00", "H200", ("own-triton", 0.10, 4000.0, None))
+        + rows("old", "2026-11-28T10:00:01", "H200", ("flashinfer", 0.12, 3300.0, None))
+        + rows("old", "2026-11-28T10:00:02", "H200", ("own-triton", 0.20, 3000.0, True))
+        + rows("old", "2026-11-28T10:00:03", "H200", ("flashinfer", 0.18, 3300.0, True))
+        + rows("new", "2026-11-29T10:00:00", "H200", ("own-triton", 0.16, 4700.0, True))
+        + rows("new", "2026-11-29T10:00:01", "H200", ("flashinfer", 0.18, 4200.0, True))
+        + rows("own-only", "2026-11-30T10:00:00", "H200", ("own-triton", 0.1, 5000.0, None))
+        + rows("x", "2026-11-30T10:00:00", "MI300X", ("own-triton", 0.1, 4000.0, None))
+    )
+    points = latest_points(df[df["device_name"] == "H200"], 5000.0).set_index("ragged")
+    assert points.loc[True, "run"] == "new" and points.loc[False, "run"] == "old"
+    assert points.loc[True, "ceiling_frac"] == pytest.approx(0.94)
+    assert points.loc[True, "vs_best"] == pytest.approx(0.18 / 0.16)
+    with styled():
+        figures = serving_figures(df, {"H200": 5000.0}, tmp_path)
+    assert [f.stem for f in figures] == ["decode-serving-h200"]
+    assert figures[0].png.is_file() and figures[0].svg.is_file()
+    assert "new, old" in figures[0].caption and "own-only" not in figures[0].caption

@@ -19,6 +19,7 @@ from harness.report.collectives import collective_figures
 from harness.report.compose import SELECTIONS
 from harness.report.crossgpu_section import Section, cross_gpu_sections
 from harness.report.decode_serving import serving_table
+from harness.report.decode_serving_figure import serving_figures
 from harness.report.figures import FigureFile, slug, styled
 from harness.report.gaps import gap_tables
 from harness.report.ladder import ladder_figures
@@ -80,6 +81,7 @@ class Report:
     layer_ops_table: Table | None = None
     # issue 21.3's bars per serving run (harness.report.decode_serving)
     serving: Table = field(default_factory=lambda: Table("decode_serving", "", "", pd.DataFrame()))
+    serving_figures: list[FigureFile] = field(default_factory=list)  # both bars per point, per GPU
 
     @property
     def index(self) -> Path:
@@ -183,6 +185,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     out.mkdir(parents=True, exist_ok=True)
     report = Report(out, full=files == "all")
     peaks = device_peaks(df)
+    hbm_read = measured_hbm_read(peaks)
     with styled():
         roofs = roofline_figures(df, peaks, out, aside)
         report.workloads = workload_reports(df, peaks, out)
@@ -193,11 +196,12 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         report.set_aside_figures = set_aside_figures(aside, aside_peaks, out)
         report.cross_gpu = cross_gpu_sections(df, out)
         report.layer_ops = layer_ops_figures(df, peaks, out)
+        report.serving_figures = serving_figures(df, hbm_read[0], out)
     report.layer_ops_table = layer_ops_table(df, peaks)
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(everything)
     report.set_aside = set_aside_table(aside)
-    report.serving = serving_table(df, *measured_hbm_read(peaks))
+    report.serving = serving_table(df, *hbm_read)
     main_tables = [
         inputs_table(everything),
         cross_gpu_table(df),
@@ -220,6 +224,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         *roofs,
         *(w.figure for w in report.workloads),
         *report.layer_ops,
+        *report.serving_figures,
         *report.rung_roofs,
         *ladders,
         *colls,
@@ -320,6 +325,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         table_html(worst),
         table_html(gaps, open_=False),
         '<h2 id="decode-serving">Paged decode as served</h2>',
+        *map(figure_html, r.serving_figures),
         table_html(r.serving)
         if not r.serving.frame.empty
         else "<p>(no run of <code>harness run sweep=fmha_decode_serving</code> with own-triton "
@@ -406,6 +412,7 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         "",
         "## Paged decode as served",
         "",
+        *[line for f in r.serving_figures for line in fig(f)],
         r.serving.caption,
         "",
         r.serving.markdown(),
