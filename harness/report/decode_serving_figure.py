@@ -47,7 +47,9 @@ def serving_figures(df: pd.DataFrame, hbm_read: dict[str, float], out: Path) -> 
     figures = []
     for device, dev_rows in rows.groupby("device_name", sort=True):
         ceiling = hbm_read.get(str(device))
-        points = latest_points(dev_rows, ceiling) if ceiling else pd.DataFrame()
+        if not ceiling:
+            continue
+        points = latest_points(dev_rows, ceiling)
         if points.empty:
             continue
         figures.append(_figure(str(device), ceiling, points, out))
