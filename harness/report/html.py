@@ -22,6 +22,7 @@ from harness.report.decode_serving import serving_table
 from harness.report.decode_serving_figure import serving_figures
 from harness.report.figures import FigureFile, slug, styled
 from harness.report.gaps import gap_tables
+from harness.report.gemm_by_m_figure import gemm_by_m_figures
 from harness.report.ladder import ladder_figures
 from harness.report.latency import WorkloadReport, workload_reports
 from harness.report.layer_ops import layer_ops_figures, layer_ops_table
@@ -82,6 +83,9 @@ class Report:
     # issue 21.3's bars per serving run (harness.report.decode_serving)
     serving: Table = field(default_factory=lambda: Table("decode_serving", "", "", pd.DataFrame()))
     serving_figures: list[FigureFile] = field(default_factory=list)  # both bars per point, per GPU
+    gemm_figures: list[FigureFile] = field(
+        default_factory=list
+    )  # issue 20.1: speedup by M, per GPU
 
     @property
     def index(self) -> Path:
@@ -197,6 +201,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         report.cross_gpu = cross_gpu_sections(df, out)
         report.layer_ops = layer_ops_figures(df, peaks, out)
         report.serving_figures = serving_figures(df, hbm_read[0], out)
+        report.gemm_figures = gemm_by_m_figures(df, out)
     report.layer_ops_table = layer_ops_table(df, peaks)
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(everything)
@@ -225,6 +230,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         *(w.figure for w in report.workloads),
         *report.layer_ops,
         *report.serving_figures,
+        *report.gemm_figures,
         *report.rung_roofs,
         *ladders,
         *colls,
@@ -321,6 +327,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         )
     parts += [
         '<h2 id="gaps">Own vs vendor: where and why</h2>',
+        *map(figure_html, r.gemm_figures),
         table_html(gap_sum),
         table_html(worst),
         table_html(gaps, open_=False),
@@ -400,6 +407,7 @@ def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     out += [
         "## Own vs vendor: where and why",
         "",
+        *[line for f in r.gemm_figures for line in fig(f)],
         gap_sum.caption,
         "",
         gap_sum.markdown(),
