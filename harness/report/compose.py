@@ -309,3 +309,17 @@ def steps_table(steps: list[Step]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+# What a composed latency assumes: the note under every latency-vs-batch figure of the report.
+COMPOSE_NOTE = (
+    "Composed latency: layer = sum over its problems of count x median latency of the chosen "
+    "ok row; step = layers x layer + the LM head; decode ms/token = step, tokens/s = batch / "
+    "step; prefill tokens/s = batch x prompt / step. Assumed: kernels back to back with no "
+    "overlap or launch gaps (each median timed alone, cold L2); norms, rotary, activations, "
+    "residuals, sampling and tensor-parallel all-reduces cost nothing; equal sequence lengths; "
+    "balanced MoE routing. The bound is the same sum of max(flops / peak, min_bytes / HBM "
+    "bandwidth). A batch is composed only when every problem has an ok row. Measured ceilings "
+    "are the best rows of a ceilings run raised to any faster ok row of the GPU and dtype (a "
+    "kernel timed in another run can beat the ceilings run), so no step exceeds its bound."
+)

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import html
 import shutil
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
 from harness.report import data
+from harness.report.built import Report
 from harness.report.collectives import collective_figures
-from harness.report.compose import SELECTIONS
-from harness.report.crossgpu_section import Section, cross_gpu_sections
+from harness.report.compose import COMPOSE_NOTE, SELECTIONS
+from harness.report.crossgpu_section import cross_gpu_sections
 from harness.report.decode_serving import serving_table
 from harness.report.decode_serving_figure import serving_figures
 from harness.report.figures import FigureFile, slug, styled
@@ -26,6 +26,7 @@ from harness.report.gemm_by_m_figure import gemm_by_m_figures
 from harness.report.ladder import ladder_figures
 from harness.report.latency import WorkloadReport, workload_reports
 from harness.report.layer_ops import layer_ops_figures, layer_ops_table
+from harness.report.markdown import render_markdown
 from harness.report.peaks import device_peaks, measured_hbm_read
 from harness.report.roofline import roofline_figures, rung_roofline_figures, set_aside_figures
 from harness.report.tables import (
@@ -52,44 +53,6 @@ table.data th, table.data td { padding: 2px 6px; border-bottom: 1px solid #e4e4e
 table.data th { background: #f4f4f4; } details { margin: 0.5em 0; } code { font-size: 0.9em; }
 .note { font-size: 0.9em; color: #444; max-width: 1000px; }
 """
-COMPOSE_NOTE = (
-    "Composed latency: layer = sum over its problems of count x median latency of the chosen "
-    "ok row; step = layers x layer + the LM head; decode ms/token = step, tokens/s = batch / "
-    "step; prefill tokens/s = batch x prompt / step. Assumed: kernels back to back with no "
-    "overlap or launch gaps (each median timed alone, cold L2); norms, rotary, activations, "
-    "residuals, sampling and tensor-parallel all-reduces cost nothing; equal sequence lengths; "
-    "balanced MoE routing. The bound is the same sum of max(flops / peak, min_bytes / HBM "
-    "bandwidth). A batch is composed only when every problem has an ok row. Measured ceilings "
-    "are the best rows of a ceilings run raised to any faster ok row of the GPU and dtype (a "
-    "kernel timed in another run can beat the ceilings run), so no step exceeds its bound."
-)
-
-
-@dataclass
-class Report:
-    """What one build produced (paths relative to out_dir)."""
-
-    out_dir: Path
-    figures: list[FigureFile] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-    workloads: list[WorkloadReport] = field(default_factory=list)
-    cross_gpu: list[Section] = field(default_factory=list)  # two GPUs of one vendor: their pair
-    full: bool = True  # False: index.html and PNG figures only (FILES["html"])
-    rung_roofs: list[FigureFile] = field(default_factory=list)  # in the Ladder section
-    set_aside: Table | None = None  # smoke and CPU rows: kept out of every figure and table
-    set_aside_figures: list[FigureFile] = field(default_factory=list)  # but their own
-    layer_ops: list[FigureFile] = field(default_factory=list)  # decoder-layer ops, per device
-    layer_ops_table: Table | None = None
-    # issue 21.3's bars per serving run (harness.report.decode_serving)
-    serving: Table = field(default_factory=lambda: Table("decode_serving", "", "", pd.DataFrame()))
-    serving_figures: list[FigureFile] = field(default_factory=list)  # both bars per point, per GPU
-    gemm_figures: list[FigureFile] = field(
-        default_factory=list
-    )  # issue 20.1: speedup by M, per GPU
-
-    @property
-    def index(self) -> Path:
-        return self.out_dir / "index.html"
 
 
 def _e(text) -> str:
@@ -250,7 +213,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     for t in report.tables:
         t.write(out)
     (out / "index.md").write_text(
-        _markdown(report, cmd, roofs, ladders_and_colls, wl_tables, main_tables)
+        render_markdown(report, cmd, roofs, ladders_and_colls, wl_tables, main_tables)
     )
     return report
 
@@ -354,111 +317,3 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
-
-
-def _markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
-    ladders, colls = ladders_and_colls
-    inputs, cross_gpu, cross_vendor, own_vendor, summary, _, unstable, *gap_tables = main
-    gap_sum, worst, gaps = gap_tables
-    out = [
-        "# Kernel characterization report",
-        "",
-        f"Built from parquet rows alone by `{cmd}`. Figures link their SVG; "
-        "`tables/` holds every table as .md, .tex (booktabs) and .html.",
-        "",
-        "## Runs",
-        "",
-        inputs.markdown(),
-        "",
-        "## Rooflines",
-        "",
-    ]
-    fig = lambda f: [
-        f"![{f.stem}](figures/{f.png.name})",
-        "",
-        f"{f.caption} ([SVG](figures/{f.svg.name}))",
-        "",
-    ]
-    for f in roofs:
-        out += fig(f)
-    out += ["## Latency vs batch (LLM workloads)", "", COMPOSE_NOTE, ""]
-    for wr, t in zip(r.workloads, wl_tables, strict=True):
-        out += [
-            f"### {wr.device}: {wr.workload.name}",
-            "",
-            *fig(wr.figure),
-            f"Composed steps: [tables/{t.stem}.md](tables/{t.stem}.md); "
-            f"{len(wr.missing)} problems without an ok row.",
-            "",
-        ]
-    out += ["## Decoder-layer ops (norms, rotary, activation, KV append)", ""]
-    for f in r.layer_ops:
-        out += fig(f)
-    if r.layer_ops_table is not None and not r.layer_ops_table.frame.empty:
-        t = r.layer_ops_table
-        out += [f"Every point: [tables/{t.stem}.md](tables/{t.stem}.md)", ""]
-    out += [line for s in r.cross_gpu for line in s.markdown()]
-    out += ["## Ladder", ""]
-    for f in [*r.rung_roofs, *ladders]:
-        out += fig(f)
-    out += ["## Collectives", ""]
-    for f in colls:
-        out += fig(f)
-    out += [
-        "## Own vs vendor: where and why",
-        "",
-        *[line for f in r.gemm_figures for line in fig(f)],
-        gap_sum.caption,
-        "",
-        gap_sum.markdown(),
-        "",
-        f"### {worst.title}",
-        "",
-        worst.markdown(),
-        "",
-        f"Every point: [tables/{gaps.stem}.md](tables/{gaps.stem}.md)",
-        "",
-        "## Paged decode as served",
-        "",
-        *[line for f in r.serving_figures for line in fig(f)],
-        r.serving.caption,
-        "",
-        r.serving.markdown(),
-        "",
-    ]
-    out += [
-        "## Own vs vendor, each GPU on its own roofline",
-        "",
-        own_vendor.caption,
-        "",
-        own_vendor.markdown(),
-        "",
-        "## Cross-GPU",
-        "",
-        f"[tables/{cross_gpu.stem}.md](tables/{cross_gpu.stem}.md)",
-        "",
-        "## Cross-vendor",
-        "",
-        cross_vendor.caption,
-        "",
-        f"[tables/{cross_vendor.stem}.md](tables/{cross_vendor.stem}.md)",
-        "",
-        "## Smoke and CPU rows",
-        "",
-        r.set_aside.caption if r.set_aside else "",
-        "",
-        r.set_aside.markdown() if r.set_aside else "",
-        "",
-        *(line for f in r.set_aside_figures for line in fig(f)),
-        "## Rows not ok",
-        "",
-        summary.markdown(),
-        "",
-        "## Rows with unstable samples",
-        "",
-        unstable.caption,
-        "",
-        unstable.markdown(),
-        "",
-    ]
-    return "\n".join(out)
