@@ -6,7 +6,7 @@ Why (session 43, one H100, gemm_llama's eight M 4096 shapes, cuBLAS and own CUTL
 on): own CUTLASS timed right after its own tuning ran at a median 1,485 MHz, timed with its
 tuning read from disk at 1,515 MHz, both at the 700 W cap. Own / cuBLAS was 0.961x and 0.964x in
 the two runs that tuned, 0.978x, 0.979x and 0.980x in the three that did not (cuBLAS at 1,530 -
-1,560 MHz in all five). The settle (point.settle_power) did not see it: after tuning the board is
+1,560 MHz in all five). The settle (power_settle.settle_power) did not see it: after tuning the board is
 already at its power limit, so the settle ended after one slice, but the clock the limiter
 allows there is lower. With this pass every timed point follows the same history: its inputs,
 its check, the settle, the warm-up.

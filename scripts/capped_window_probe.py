@@ -40,7 +40,7 @@ from harness_kernels.triton.gemm_operands import check_operands
 from harness_kernels.triton.gemm_target import kernel_target
 
 from harness.device import get_device
-from harness.measure.point import settle_power
+from harness.measure.power_settle import settle_power
 from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
 from harness.measure.timer import L2Flusher, time_cuda_events

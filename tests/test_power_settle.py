@@ -1,11 +1,11 @@
-"""The power settle before a point's warm-up (point.settle_power) and the limiter reading that
+"""The power settle before a point's warm-up (power_settle.settle_power) and the limiter reading that
 ends it (telemetry.PowerState), with the GPU and NVML faked. No timing is asserted."""
 
 from __future__ import annotations
 
 import time
 
-from harness.measure import point, telemetry
+from harness.measure import power_settle, telemetry
 from harness.measure.protocol import Protocol
 from harness.measure.telemetry import PowerState
 
@@ -33,7 +33,7 @@ IDLE, CREDIT, CAP = (
 def _settle(tel, protocol: Protocol | None = None, run=None):
     protocol = protocol or Protocol()
     events: list[str] = []
-    spent = point.settle_power(
+    spent = power_settle.settle_power(
         run or (lambda: events.append("run")),
         lambda: events.append("flush"),
         protocol,
@@ -69,7 +69,7 @@ def test_the_limit_bounds_the_settle_and_no_power_limit_runs_nothing():
 def test_calls_are_waited_for_often_and_a_slow_call_is_not_batched():
     _, events = _settle(FakeTelemetry([IDLE, CAP]))
     runs_between = [len(c) for c in "".join(e[0] for e in events if e != "flush").split("s") if c]
-    assert runs_between and max(runs_between) <= point._SETTLE_MAX_CALLS_PER_SYNC
+    assert runs_between and max(runs_between) <= power_settle._SETTLE_MAX_CALLS_PER_SYNC
     slow: list[str] = []
 
     def slow_call() -> None:

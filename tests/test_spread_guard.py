@@ -4,6 +4,7 @@ in silence."""
 from harness.measure import point, spread_guard
 from harness.measure.protocol import Protocol
 from harness.measure.timer import Timing
+from harness.measure.timing_columns import timing_columns
 
 P = Protocol()
 TIGHT = [0.0200 + 0.0001 * (i % 5) for i in range(100)]  # 20.0-20.4 us
@@ -63,7 +64,7 @@ def test_timing_columns_carry_the_verdict():
     from harness.problems import GemmProblem
 
     problem = GemmProblem(m=64, n=64, k=64, dtype="fp32")
-    cols = point.timing_columns(problem, _timing(BIMODAL), None, "p90/p10 2.52 > 1.10", 2)
+    cols = timing_columns(problem, _timing(BIMODAL), None, "p90/p10 2.52 > 1.10", 2)
     assert cols["unstable"] is True and cols["timing_attempts"] == 2
     assert cols["latency_p90_over_p10"] > 2.5 and cols["stream_hold"] == "flag"
     assert cols["unstable_reason"].startswith("p90/p10")

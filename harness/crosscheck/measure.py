@@ -17,9 +17,10 @@ from harness.crosscheck import nvbench
 from harness.device import DeviceInfo
 from harness.measure import spread_guard
 from harness.measure import timer as timers
-from harness.measure.point import measure_point, timing_columns
+from harness.measure.point import measure_point
 from harness.measure.protocol import Protocol
 from harness.measure.telemetry import Telemetry
+from harness.measure.timing_columns import timing_columns
 from harness.problems import Problem
 from harness.providers import Provider
 from harness.providers.registry import Prepared

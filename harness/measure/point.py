@@ -22,7 +22,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
 
 import torch
 
@@ -30,10 +29,11 @@ from harness.device import DeviceInfo
 from harness.measure import spread_guard
 from harness.measure import timer as timers
 from harness.measure.kernel_names import launched_kernels
+from harness.measure.power_settle import settle_power
 from harness.measure.protocol import Protocol
 from harness.measure.spread_guard import p90_over_p10
-from harness.measure.stats import summarize
 from harness.measure.telemetry import Telemetry
+from harness.measure.timing_columns import timing_columns
 from harness.problems import Check, Problem
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Unsupported
@@ -305,49 +305,6 @@ def _check_then_time(
     return out
 
 
-# The settle runs the call in slices this long, then asks the limiter (an NVML read costs ~1 ms).
-_SETTLE_SLICE_S = 0.1
-_SETTLE_MAX_CALLS_PER_SYNC = 8
-_SETTLE_SYNC_EVERY_S = 0.01  # launches return at once: wait for them about this often
-
-
-def settle_power(run, flush, protocol: Protocol, telemetry, sync) -> float | None:
-    """Run flush + call in slices until the power limiter has settled (telemetry.PowerState)
-    or power_settle_ms has passed; the seconds spent, or None where telemetry cannot tell (no
-    enforced power limit to read, or turned off), in which case nothing runs.
-
-    The first slice always runs: an idle GPU reads as settled before the kernel has drawn any
-    power. A light kernel costs one or two slices; a heavy one runs until the board's averaged
-    power has reached the limit, so every provider of a point is timed from the state a
-    sustained stream of it reaches, whichever ran just before it (protocol.power_settle_ms says
-    what that changed). The calls are synchronised every ~10 ms of them: a slice of unsynchronised
-    launches queued up to 7.7 s of a 22 ms GEMM (H100, session 41)."""
-    limit_s = protocol.power_settle_ms / 1e3
-    if telemetry is None or limit_s <= 0 or not telemetry.available:
-        return None
-    if (state := telemetry.power_state()) is None:
-        return None
-    t0 = time.perf_counter()
-    if flush is not None:
-        flush()
-    run()
-    sync()
-    per_call = time.perf_counter() - t0
-    batch = max(1, min(_SETTLE_MAX_CALLS_PER_SYNC, int(_SETTLE_SYNC_EVERY_S / max(per_call, 1e-6))))
-    while True:
-        t = time.perf_counter()
-        while time.perf_counter() - t < _SETTLE_SLICE_S:
-            for _ in range(batch):
-                if flush is not None:
-                    flush()
-                run()
-            sync()
-        spent = time.perf_counter() - t0
-        before, state = state, telemetry.power_state()
-        if spent >= limit_s or state is None or not state.unsettled(before.power_w):
-            return spent
-
-
 def _vendor_kernels(run) -> dict:
     """{"kernels": [...]} for a vendor row's provider_config: what its library launched
     (kernel_names.py); a profiler failure is recorded, never a failed point."""
@@ -399,54 +356,6 @@ def _time_once(closures, device, protocol, timer_name, complete, on_start, flush
         flush = flusher if protocol.l2 == "cold" else None
         return timers.time_xpu(closures[0], protocol, flush, on_start)
     raise ValueError(f"protocol.timer: '{timer_name}' cannot run on {device.type}")
-
-
-def timing_columns(
-    problem: Problem,
-    timing: timers.Timing,
-    tel,
-    unstable: str | None = None,
-    attempts: int = 1,
-) -> dict:
-    """Status ok with latency statistics, TFLOP/s and GB/s (from the problem's own work
-    counts, never a provider's), protocol facts, the spread guard's verdict and telemetry of
-    one timed point."""
-    s = summarize(timing.samples_ms)
-    secs = s.median / 1e3
-    out = dict(
-        status="ok",
-        reason=None,
-        latency_ms_median=s.median,
-        latency_ms_mean=s.mean,
-        latency_ms_min=s.min,
-        latency_ms_p10=s.p10,
-        latency_ms_p90=s.p90,
-        latency_ms_std=s.std,
-        latency_rse=s.rse_median,
-        latency_p90_over_p10=p90_over_p10(timing.samples_ms),
-        unstable=unstable is not None,
-        unstable_reason=unstable,
-        timing_attempts=attempts,
-        stream_hold=timing.stream_hold,
-        hold_expired=timing.hold_expired,
-        n_samples=s.n,
-        samples_ms=[float(x) for x in timing.samples_ms],
-        stop_reason=timing.stop_reason,
-        tflops=problem.flops() / secs / 1e12,
-        gbps=problem.min_bytes() / secs / 1e9,
-        timer=timing.timer,
-        l2=timing.l2,
-        warmup_calls=timing.warmup_calls,
-        calls_per_sample=timing.calls_per_sample,
-        rotation_sets=timing.rotation_sets,
-    )
-    if tel is not None:
-        t = asdict(tel)
-        t.pop("source")
-        out.update(t)
-    if hasattr(problem, "derived"):  # problem-specific columns from the timing (latency per hop)
-        out.update(problem.derived(out))
-    return out
 
 
 def _external_point(problem: Problem, prepared, protocol: Protocol, telemetry) -> dict:
