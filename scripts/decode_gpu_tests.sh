@@ -1,14 +1,28 @@
-# The Gluon decode's GPU tests, the split merge's and compile ahead's (its workers with the real
-# decode tuner, before the sweep's tune pass relies on them), for a call script to source before its
-# sweep: `decode_gpu_tests LOG SECONDS` writes pytest's output to LOG, prints one line, and on
-# a failure prints the failures and returns 1 (the caller packs its results and stops).
+# The Gluon decode's GPU tests and the split merge's, then compile ahead's (its workers with the
+# real decode tuner, before the sweep's tune pass relies on them), for a call script to source
+# before its sweep: `decode_gpu_tests LOG SECONDS` writes pytest's output to LOG, prints one line
+# per step, and on a decode failure prints the failures and returns 1 (the caller packs its
+# results and stops: a wrong kernel must not be timed). Compile ahead only saves time, so its
+# failure does not stop the call: it prints why and sets COMPILE_AHEAD_OFF=compile_workers=0,
+# which the caller adds to its sweep, so the tune pass compiles everything itself.
+COMPILE_AHEAD_OFF=""
 decode_gpu_tests() {
   local log=$1 limit=$2 rc
   timeout -k 10 "$limit" python3 -m pytest -q -m gpu tests/gpu/test_decode_gluon_gpu.py \
-    tests/gpu/test_decode_merge_gpu.py tests/gpu/test_compile_ahead_gpu.py -p no:cacheprovider -x \
-    > "$log" 2>&1
+    tests/gpu/test_decode_merge_gpu.py -p no:cacheprovider -x > "$log" 2>&1
   rc=$?; echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 "$log")"
-  [ $rc -eq 0 ] && return 0
-  grep -E "^(E |FAILED|ERROR)" "$log" | head -30 | cut -c1-400
-  return 1
+  if [ $rc -ne 0 ]; then
+    grep -E "^(E |FAILED|ERROR)" "$log" | head -30 | cut -c1-400
+    return 1
+  fi
+  local ahead=${log%.txt}-compile-ahead.txt
+  timeout -k 10 180 python3 -m pytest -q -m gpu tests/gpu/test_compile_ahead_gpu.py \
+    -p no:cacheprovider -x > "$ahead" 2>&1
+  rc=$?; echo "compile ahead test rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 "$ahead")"
+  if [ $rc -ne 0 ]; then
+    grep -E "^(E |FAILED|ERROR)" "$ahead" | head -10 | cut -c1-400
+    COMPILE_AHEAD_OFF="compile_workers=0"
+    echo "compile ahead off for this call's sweep ($COMPILE_AHEAD_OFF)"
+  fi
+  return 0
 }

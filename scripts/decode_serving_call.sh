@@ -10,7 +10,7 @@
 # this run's alone: two runs chained in one call must fit the call's limit together (session
 # 59's call 2 did not, and lost a batch-64 tune pass to the limit). TESTS=1 first runs the
 # Gluon decode's GPU tests (and the split merge's), out of the same budget; a failure stops the
-# call before the sweep.
+# call before the sweep (compile ahead's test only turns compile ahead off: decode_gpu_tests.sh).
 set -u
 t0=$(date +%s); C=${CALL:-call1}; ID=${ID:?run id}; B=${BUDGET:-520}
 export TRITON_INTERPRET=0 TRITON_CACHE_DIR=/tmp/tcache FLASHINFER_WORKSPACE_BASE=/tmp/fi \
@@ -29,7 +29,8 @@ python3 -c "import flash_attn.cute, flashinfer" 2>/dev/null && extra=""
 echo "vendors importable: $([ -z "$extra" ] && echo yes || echo no, tune pass only)"
 left=$(( B - ($(date +%s) - t0) ))
 timeout -k 15 -s INT $((left + 90)) python3 -m harness.cli run sweep=fmha_decode_serving \
-  results_dir=$R run_id=$ID progress=false stop_after_s=$left $extra ${OVR:-} > $L/$ID-$C.txt 2>&1
+  results_dir=$R run_id=$ID progress=false stop_after_s=$left $extra ${OVR:-} \
+  $COMPILE_AHEAD_OFF > $L/$ID-$C.txt 2>&1
 echo "$ID rc=$? (75: stopped at the budget) t=$(( $(date +%s) - t0 ))"
 grep -h "tune pass" $L/$ID-$C.txt | tail -2 | cut -c1-200; tail -3 $L/$ID-$C.txt | cut -c1-200
 cp $R/$ID/_workers/worker-0.log $L/$ID-$C-worker.log 2>/dev/null

@@ -23,7 +23,8 @@ fi
 left=$(( ${BUDGET:-540} - ($(date +%s) - t0) ))
 timeout -k 15 -s INT $((left + 60)) python3 -m harness.cli run sweep=fmha_decode_serving \
   'sweep.groups.0.providers=[own-triton,own-triton-no-tma]' "sweep.groups.0.product.batch=${BATCH:-[16]}" \
-  results_dir=$R run_id=$ID progress=false stop_after_s=$left ${OVR:-} > $L/$ID.txt 2>&1
+  results_dir=$R run_id=$ID progress=false stop_after_s=$left ${OVR:-} $COMPILE_AHEAD_OFF \
+  > $L/$ID.txt 2>&1
 echo "$ID rc=$? (75: stopped at the budget) t=$(( $(date +%s) - t0 )): $(tail -1 $L/$ID.txt | cut -c1-200)"
 tar czf $OUT/results.tgz $R
 python3 scripts/gluon_decode_table.py $R/$ID 2>&1 | tail -25
