@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +194,27 @@ def latest(df: pd.DataFrame, keys: tuple[str, ...] | list[str]) -> pd.DataFrame:
     filled = order[keys].astype(str)  # None / NaN group together instead of being dropped
     keep = ~filled.duplicated(keep="last")
     return order[keep].drop(columns="_ts")
+
+
+def latest_per_run(
+    rows: pd.DataFrame, per_run: Callable[[pd.DataFrame], pd.DataFrame], keys: list[str]
+) -> pd.DataFrame:
+    """per_run(one run's rows) for every run in `rows`, each line (by `keys`) kept from the
+    latest run that has it (runs ordered by their last row's timestamp), with its run id in
+    `run`: a figure may mix runs, never rows of two runs in one ratio."""
+    frames = []
+    for run, run_rows in rows.groupby("run_id", sort=False):
+        lines = per_run(run_rows)
+        if lines.empty:
+            continue
+        lines = lines.assign(
+            run=run, when=str(run_rows["timestamp"].max()) if "timestamp" in run_rows else ""
+        )
+        frames.append(lines)
+    if not frames:
+        return pd.DataFrame()
+    every = pd.concat(frames, ignore_index=True).sort_values(["when", "run"], kind="stable")
+    return every.drop_duplicates(keys, keep="last").drop(columns="when").reset_index(drop=True)
 
 
 def device_of(row: Any) -> str:

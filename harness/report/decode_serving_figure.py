@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from harness.report.data import latest_per_run
 from harness.report.decode_serving import OWN, POINT, SERVING_SWEEP, table
 from harness.report.figures import FigureFile, new_figure, save, series_colors, slug
 
@@ -24,19 +25,14 @@ BAR_CEILING, BAR_VENDOR = 0.90, 1.00  # issue 21.3: 0.90 of the ceiling, 1.00x t
 def latest_points(rows: pd.DataFrame, ceiling: float) -> pd.DataFrame:
     """Per point (decode_serving.POINT), `table`'s columns from the latest run that has a vendor
     ratio there, with that run's id in `run`; rows of one GPU model, any number of runs."""
-    frames = []
-    for run, run_rows in rows.groupby("run_id", sort=False):
+
+    def per_run(run_rows: pd.DataFrame) -> pd.DataFrame:
         if OWN not in set(run_rows["provider"]):
-            continue
+            return pd.DataFrame()
         points = table(run_rows, OWN, ceiling)
-        points = points[points["vs_best"].notna()].reset_index()
-        points["run"] = run
-        points["when"] = str(run_rows["timestamp"].max()) if "timestamp" in run_rows else ""
-        frames.append(points)
-    if not frames:
-        return pd.DataFrame()
-    every = pd.concat(frames, ignore_index=True).sort_values(["when", "run"], kind="stable")
-    return every.drop_duplicates(POINT, keep="last").drop(columns="when").reset_index(drop=True)
+        return points[points["vs_best"].notna()].reset_index()
+
+    return latest_per_run(rows, per_run, POINT)
 
 
 def serving_figures(df: pd.DataFrame, hbm_read: dict[str, float], out: Path) -> list[FigureFile]:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from harness.measure.stats import geomean
+from harness.report.data import latest_per_run
 from harness.report.figures import FigureFile, new_figure, save, series_colors, slug
 
 SWEEP = "gemm_llama"
@@ -51,18 +52,7 @@ def run_ratios(run_rows: pd.DataFrame) -> pd.DataFrame:
 
 def latest_ratios(rows: pd.DataFrame) -> pd.DataFrame:
     """run_ratios of every run of one GPU model, each (shape, own) kept from its latest run."""
-    frames = []
-    for run, run_rows in rows.groupby("run_id", sort=False):
-        ratios = run_ratios(run_rows)
-        if ratios.empty:
-            continue
-        ratios["run"] = run
-        ratios["when"] = str(run_rows["timestamp"].max()) if "timestamp" in run_rows else ""
-        frames.append(ratios)
-    if not frames:
-        return pd.DataFrame()
-    every = pd.concat(frames, ignore_index=True).sort_values(["when", "run"], kind="stable")
-    return every.drop_duplicates([*SHAPE, "own"], keep="last").drop(columns="when")
+    return latest_per_run(rows, run_ratios, [*SHAPE, "own"])
 
 
 def gemm_by_m_figures(df: pd.DataFrame, out: Path) -> list[FigureFile]:
