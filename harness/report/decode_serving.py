@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from harness.measure.stats import geomean
+from harness.report import read_once
 from harness.report.tables import Table
 from harness.store import read_rows
 
@@ -37,19 +37,13 @@ def hbm_read_gbps(ceilings_dir: Path) -> float:
 
 def read_once_curve(run_dir: Path) -> pd.Series:
     """GB/s of one cold read pass by bytes read: the faster provider at each size."""
-    rows = read_rows(str(run_dir))
-    ok = rows[(rows["op"] == "memory") & (rows["status"] == "ok") & (rows["metric"] == "read")]
-    ok = ok[ok["traffic_bytes"] == ok["working_set_bytes"]]  # one pass only
+    ok = read_once.one_pass_reads(read_rows(str(run_dir)))
     if ok.empty:
         raise SystemExit(f"no one-pass read rows in {run_dir}")
-    return ok.groupby("traffic_bytes")["gbps"].max().sort_index()
+    return read_once.curve(ok)
 
 
-def read_once_gbps(curve: pd.Series, nbytes: pd.Series) -> pd.Series:
-    """The curve at each byte count, linear in log bytes between sizes, its end values outside."""
-    x = np.log(np.asarray(nbytes, dtype=np.float64))
-    y = np.interp(x, np.log(curve.index.to_numpy(np.float64)), curve.to_numpy(np.float64))
-    return pd.Series(y, index=nbytes.index)
+read_once_gbps = read_once.gbps_at  # the curve at each byte count (the script's name for it)
 
 
 def table(

@@ -40,6 +40,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from harness.measure.stats import geomean
+from harness.report import read_once
 from harness.report.ceilings import PEAK_OF_DTYPE
 from harness.report.data import fmt
 from harness.report.data import ladder_rungs as rungs
@@ -224,6 +225,7 @@ def _reason(
     ref: dict | None,
     ref_frac,
     roof,
+    read_gbps: float | None = None,
 ) -> str:
     if ref is None:
         return "no ok vendor row at this point"
@@ -253,6 +255,11 @@ def _reason(
     aside = f" ({clocks[1]}: {clocks[0]:.2f}x per cycle)" if clocks else ""
     if same_fill and fill is not None and fill < TAIL_FILL:
         aside += f"; {ref['provider']} runs {ref_ctas} CTAs, so the {fill:.0%} fill is shared"
+    if read_gbps and regime == "memory":
+        aside += (
+            f"; a cold read of these bytes runs {read_gbps:,.0f} GB/s: own "
+            f"{_pct(_of(own, read_gbps))}, {ref['provider']} {_pct(_of(ref, read_gbps))} of it"
+        )
     if share is not None and regime == "compute":
         aside += (
             f"; its exponentials alone need {share:.0%} of the tensor time at head_dim "
@@ -264,6 +271,21 @@ def _reason(
     )
 
 
+def _of(row: dict, gbps: float) -> float | None:
+    v = _num(row.get("gbps"))
+    return v / gbps if v else None
+
+
+def _read_once_at(row: dict, curves: dict[str, pd.Series]) -> float | None:
+    """One cold read pass's GB/s over the row's bytes on its GPU model, where a
+    `probes_read_once` run is among the rows read."""
+    c = curves.get(str(row.get("device_name")))
+    nbytes = _num(row.get("min_bytes"))
+    if c is None or c.empty or not nbytes:
+        return None
+    return float(read_once.gbps_at(c, pd.Series([nbytes])).iloc[0])
+
+
 def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One line per (GPU, point, own provider) with the point's reference beside it (the
     fastest ok vendor row, NO_VENDOR and a NaN speedup where none): speedup, regime, both
@@ -272,6 +294,7 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
     ok = speed_rows(df)
     peaks = device_peaks(df)
     rung_names = rungs(ok.loc[ok["family"] == "own", "provider"])
+    curves = read_once.curves_by_device(df)
     lines = []
     for (device, _, problem), g in ok.groupby(["device", "op", "problem"], sort=True):
         own = g[g["family"] == "own"]
@@ -292,6 +315,7 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
             own_frac = frac(r) if regime else None
             ref_frac = frac(ref) if regime and ref else None
             s = ref["latency_ms_median"] / r["latency_ms_median"] if ref else math.nan
+            read_gbps = _read_once_at(r, curves) if regime == "memory" else None
             units, sms = work_units(r), to_int(r.get("device_sm_count"))
             fill = sm_fill(units, sms)
             lines.append(
@@ -313,6 +337,8 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                     "regime": regime,
                     "own_frac": own_frac,
                     "reference_frac": ref_frac,
+                    "read_once_gbps": read_gbps,
+                    "reference_of_read_once": _of(ref, read_gbps) if ref and read_gbps else None,
                     "units": units,
                     "sms": sms,
                     "fill": fill,
@@ -321,7 +347,18 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                     "reference_gpu": same_gpu(r, ref),
                     "softmax_share": share,
                     "reason": _reason(
-                        s, share, fill, units, sms, regime, own_frac, r, ref, ref_frac, roof
+                        s,
+                        share,
+                        fill,
+                        units,
+                        sms,
+                        regime,
+                        own_frac,
+                        r,
+                        ref,
+                        ref_frac,
+                        roof,
+                        read_gbps,
                     ),
                 }
             )
@@ -369,6 +406,7 @@ def gap_summary(frame: pd.DataFrame) -> pd.DataFrame:
                 if len(compared)
                 else math.nan,
                 "worst": f"{worst['speedup']:.3f} {worst['problem']}" if worst is not None else "",
+                "roof_speedup": roof_speedup(compared),
                 "behind_by_reason": _counts(behind["reason"].str.split(":").str[0]),
                 "references": _counts(compared["reference"]),
                 "no_reference": len(g) - len(compared),
@@ -378,12 +416,34 @@ def gap_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def roof_speedup(frame: pd.DataFrame) -> float:
+    """The geomean speedup over the reference of a kernel that ran at the roof at every point
+    with a regime (1 / the reference's fraction of it): the most any own kernel could show, so
+    the room a bar like issue 20.1's 1.03x has. A memory-bound point's roof is one cold read of
+    its bytes where a `probes_read_once` run is among the rows, else the HBM read ceiling.
+    H200 gemm_llama-s61 with `ceilings` and `read_once-s57`: cuBLAS at 0.91-0.94 of the bf16
+    peak where compute-bound (room 1.07-1.10x) and 0.89 of a cold read of the bytes where
+    memory-bound (room 1.12x; 1.39x against the ceiling alone, which a single pass over
+    34-940 MB cannot reach). NaN without a roof. An upper bound: a roof raised by the fastest
+    row is met by that row's shape, not by every shape."""
+    if "reference_frac" not in frame:
+        return math.nan
+    fracs = frame["reference_frac"]
+    if "reference_of_read_once" in frame:  # a memory-bound point's roof: a read of its bytes
+        fracs = frame["reference_of_read_once"].where(
+            frame["reference_of_read_once"].notna(), fracs
+        )
+    fracs = pd.to_numeric(fracs, errors="coerce").dropna()
+    fracs = fracs[fracs > 0]
+    return geomean(1 / fracs) if len(fracs) else math.nan
+
+
 def _display(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.copy()
     shown["speedup"] = shown["speedup"].map(lambda v: fmt(v, ".3f"))
-    for col in ("own_ms", "reference_ms", "intensity", "ridge"):
+    for col in ("own_ms", "reference_ms", "intensity", "ridge", "read_once_gbps"):
         shown[col] = shown[col].map(fmt)
-    for col in ("own_frac", "reference_frac", "fill"):
+    for col in ("own_frac", "reference_frac", "reference_of_read_once", "fill"):
         shown[col] = shown[col].map(_pct)
     shown["units"] = shown["units"].map(lambda v: "" if pd.isna(v) else str(int(v)))
     shown = shown.drop(columns=["sms"])
@@ -406,6 +466,7 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
         summary["geomean"] = summary["geomean"].map(lambda v: fmt(v, ".3f"))
         summary["median"] = summary["median"].map(lambda v: fmt(v, ".3f"))
         summary["at_par_or_better"] = summary["at_par_or_better"].map(_pct)
+        summary["roof_speedup"] = summary["roof_speedup"].map(lambda v: fmt(v, ".3f"))
     caption = (
         f"Own kernel vs its reference: the fastest ok vendor row of the same point on "
         f"the same GPU, named per line (references: how often each was it; "
@@ -414,7 +475,10 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
         f"points behind: 'tail' when the own kernel's equal-cost work units leave SMs "
         f"idle in the last wave (fill < {TAIL_FILL:.0%}), else the regime (intensity vs "
         f"the ridge of the measured ceilings, datasheet where none) and both kernels' "
-        f"fraction of that roof. rung: a ladder rung or fixed config. "
+        f"fraction of that roof. roof_speedup: the geomean speedup over the reference of a "
+        f"kernel at that roof at every point (1 / the reference's fraction), the most any "
+        f"own kernel could show; an upper bound, since a measured roof is the fastest row's "
+        f"shape. rung: a ladder rung or fixed config. "
         f"reference_gpu / reference_on_other_gpu: whether the reference row was timed on "
         f"the own row's GPU (device_uuid) or on another GPU of the same model (weaker: "
         f"machines differ by a few percent)."

@@ -3,6 +3,7 @@
 import json
 import math
 
+import pandas as pd
 import pytest
 from report_fixtures import ceiling_row, speed_row, write_run
 
@@ -209,6 +210,17 @@ def test_summary_geomean_and_headline_first(gap_rows):
     assert head["at_par_or_better"] == pytest.approx(0.25)
     assert head["behind_by_reason"] == "compute-bound 1, memory-bound 1, tail 1"
     assert "own-triton-no-tma" not in gaps.render_worst(gaps.gap_frame(gap_rows))
+    # the room at the roof: 1 / each reference's fraction of its roof, geomean over the points
+    frame = gaps.gap_frame(gap_rows)
+    head_rows = frame[~frame["rung"]]
+    room = math.exp(sum(math.log(1 / f) for f in head_rows["reference_frac"]) / len(head_rows))
+    assert head["roof_speedup"] == pytest.approx(room) and room > 1
+
+
+def test_the_room_at_the_roof_skips_points_without_one():
+    frame = pd.DataFrame({"reference_frac": [0.5, 0.8, math.nan, None]})
+    assert gaps.roof_speedup(frame) == pytest.approx(math.sqrt(2 * 1.25))
+    assert math.isnan(gaps.roof_speedup(pd.DataFrame({"reference_frac": [math.nan]})))
 
 
 def test_report_has_the_gap_section(built):
@@ -459,3 +471,61 @@ def test_a_compute_bound_attention_point_names_what_its_exponentials_need(tmp_pa
     assert gaps.softmax_share({**own, "head_dim": 128}, peaks) == pytest.approx(share / 2)
     assert gaps.softmax_share({**own, "op": "gemm"}, peaks) is None
     assert gaps.softmax_share(own, None) is None
+
+
+def _read_once_row(nbytes: float, gbps: float, provider: str = "triton-stream") -> dict:
+    """A probes_read_once row: one cold pass over `nbytes` on the H200."""
+    row = ceiling_row("h200", "read", gbps, "read_once")
+    row.update(
+        op="memory",
+        provider=provider,
+        family="probe",
+        working_set_bytes=nbytes,
+        traffic_bytes=nbytes,
+        point_key=f"read{int(nbytes)}{provider}"[:20],
+        gbps=gbps,
+        tflops=None,
+    )
+    return row
+
+
+def test_a_memory_bound_point_is_set_against_a_cold_read_of_its_own_bytes(tmp_path):
+    """With a read-once run among the rows, a memory-bound point's roof is one cold pass over
+    its bytes (a 50 MB decode GEMM cannot read at the 4.3 TB/s ceiling): the reason names it,
+    and the room at the roof uses it; a compute-bound point keeps the tensor peak."""
+    mem = {"m": 16, "n": 6144, "k": 4096, **GEMM}
+    big = {"m": 8192, "n": 8192, "k": 8192, **GEMM}
+    rows = []
+    for p, ven_ms, own_ms in ((mem, 0.020, 0.025), (big, 1.60, 1.50)):
+        rows.append(speed_row("h200", "gemm", p, "cublas", "gemm_llama", median_ms=ven_ms))
+        rows.append(speed_row("h200", "gemm", p, "own-triton", "gemm_llama", median_ms=own_ms))
+    write_run(tmp_path, "gemm_llama", rows)
+    write_run(
+        tmp_path,
+        "ceilings",
+        [
+            ceiling_row("h200", m, v, "ceilings")
+            for m, v in (("hbm_read_gbps", 4300.0), ("tensor_bf16_tflops", 760.0))
+        ],
+    )
+    reads = [_read_once_row(1e7, 2000.0), _read_once_row(1e9, 4000.0)]
+    reads.append(_read_once_row(1e7, 2100.0, "torch-stream"))  # the faster one at 10 MB
+    write_run(tmp_path, "read_once", reads)
+    frame = gaps.gap_frame(load([tmp_path])).set_index("problem")
+    m = frame.loc[next(p for p in frame.index if p.startswith("gemm 16x"))]
+    c = frame.loc[next(p for p in frame.index if p.startswith("gemm 8192x"))]
+    nbytes = speed_row("h200", "gemm", mem, "cublas", "x")["min_bytes"]
+    frac = math.log(nbytes / 1e7) / math.log(100)
+    expect = 2100.0 + (4000.0 - 2100.0) * frac  # linear in log bytes between the two sizes
+    assert m["regime"] == "memory" and m["read_once_gbps"] == pytest.approx(expect)
+    ven_gbps = nbytes / (m["reference_ms"] * 1e-3) / 1e9
+    assert m["reference_of_read_once"] == pytest.approx(ven_gbps / expect, rel=0.02)
+    assert "a cold read of these bytes runs" in m["reason"]
+    assert c["regime"] == "compute" and pd.isna(c["read_once_gbps"])
+    room = math.sqrt((1 / m["reference_of_read_once"]) * (1 / c["reference_frac"]))
+    line = gaps.gap_summary(frame.reset_index()).iloc[0]
+    assert line["roof_speedup"] == pytest.approx(room)
+    # without the read-once run the same point's roof is the HBM read ceiling
+    (tmp_path / "read_once").rename(tmp_path.parent / f"{tmp_path.name}-aside")
+    plain = gaps.gap_frame(load([tmp_path])).set_index("problem").loc[m.name]
+    assert pd.isna(plain["read_once_gbps"]) and "cold read" not in plain["reason"]
