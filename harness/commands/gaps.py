@@ -39,6 +39,14 @@ def main(args: list[str]) -> int:
         return 0
     shown = summary.drop(columns=["worst"])
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    room = gaps.room_by_regime(frame)
+    if not room.empty:
+        print(
+            "\nroom at the roof by regime (headline kernels; roof: the measured peak, or for a "
+            "memory-bound point\none cold read of its bytes where a read-once run is given, "
+            "else the read ceiling):"
+        )
+        print(room.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"\nworst {ns.worst} points per GPU (headline kernels, ladder rungs left out):")
     print(gaps.render_worst(frame, ns.worst, tablefmt="simple"))
     if before is not None:

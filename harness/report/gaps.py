@@ -438,6 +438,46 @@ def roof_speedup(frame: pd.DataFrame) -> float:
     return geomean(1 / fracs) if len(fracs) else math.nan
 
 
+def room_by_regime(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (GPU, dtype, own provider, run, regime) of the headline kernels: points, the reference's
+    and own's geomean fraction of the roof (a cold read of the point's bytes where known for a
+    memory-bound point, else the ceiling) and the room (1 / the reference's): where a bar like
+    1.03x can still be won. Empty without regimes."""
+    if frame.empty or "regime" not in frame:
+        return pd.DataFrame()
+    f = frame[~frame["rung"] & frame["speedup"].notna() & frame["regime"].notna()].copy()
+    if f.empty:
+        return pd.DataFrame()
+    ref = pd.to_numeric(f["reference_frac"], errors="coerce")
+    if "reference_of_read_once" in f:
+        once = pd.to_numeric(f["reference_of_read_once"], errors="coerce")
+        f["roof"] = (
+            once.notna()
+            .map({True: "cold read", False: "ceiling"})
+            .where(f["regime"] == "memory", "peak")
+        )
+        ref = once.where(once.notna(), ref)
+    else:
+        f["roof"] = f["regime"].map({"memory": "ceiling", "compute": "peak"})
+    f["ref_of_roof"] = ref
+    f["own_of_roof"] = ref * f["speedup"]
+    out = []
+    keys = ["device", "dtype", "own", "run", "regime", "roof"]
+    for key, g in f.groupby(keys, sort=True):
+        g = g[g["ref_of_roof"] > 0]
+        out.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "points": len(g),
+                "speedup": geomean(g["speedup"]),
+                "reference_of_roof": geomean(g["ref_of_roof"]),
+                "own_of_roof": geomean(g["own_of_roof"]),
+                "room": geomean(1 / g["ref_of_roof"]),
+            }
+        )
+    return pd.DataFrame(out)
+
+
 def _display(frame: pd.DataFrame) -> pd.DataFrame:
     shown = frame.copy()
     shown["speedup"] = shown["speedup"].map(lambda v: fmt(v, ".3f"))

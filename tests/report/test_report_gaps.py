@@ -529,3 +529,29 @@ def test_a_memory_bound_point_is_set_against_a_cold_read_of_its_own_bytes(tmp_pa
     (tmp_path / "read_once").rename(tmp_path.parent / f"{tmp_path.name}-aside")
     plain = gaps.gap_frame(load([tmp_path])).set_index("problem").loc[m.name]
     assert pd.isna(plain["read_once_gbps"]) and "cold read" not in plain["reason"]
+
+
+def test_the_room_by_regime_splits_memory_from_compute_and_names_each_roof(gap_rows):
+    """gap_root has two memory-bound points (no read-once run: the read ceiling is their roof)
+    and two compute-bound ones; own's fraction of the roof is the reference's times the speedup."""
+    frame = gaps.gap_frame(gap_rows)
+    room = gaps.room_by_regime(frame).set_index("regime")
+    assert set(room.index) == {"memory", "compute"}
+    assert room.loc["memory", "roof"] == "ceiling" and room.loc["compute", "roof"] == "peak"
+    head = frame[~frame["rung"]]
+    for regime, line in room.iterrows():
+        g = head[head["regime"] == regime]
+        assert line["points"] == len(g)
+        expect = math.exp(sum(math.log(v) for v in g["reference_frac"]) / len(g))
+        assert line["reference_of_roof"] == pytest.approx(expect)
+        own = math.exp(sum(math.log(v) for v in g["reference_frac"] * g["speedup"]) / len(g))
+        assert line["own_of_roof"] == pytest.approx(own)
+        assert line["room"] == pytest.approx(1 / expect)
+    assert gaps.room_by_regime(frame.iloc[0:0]).empty
+
+
+def test_cli_prints_the_room_by_regime(gap_root, capsys):
+    from harness import cli
+
+    assert cli.main(["gaps", str(gap_root), "worst=1"]) == 0
+    assert "room at the roof by regime" in capsys.readouterr().out
