@@ -497,8 +497,9 @@ def worst_points(frame: pd.DataFrame, n: int = WORST_SHOWN) -> pd.DataFrame:
     return frame.groupby("device", sort=True).head(n) if not frame.empty else frame
 
 
-def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
-    """(summary, worst points of the headline kernels, every point) as report tables."""
+def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table, Table]:
+    """(summary, the room at the roof by regime, worst points of the headline kernels, every
+    point) as report tables."""
     frame = gap_frame(df)
     summary = gap_summary(frame)
     if not summary.empty:
@@ -524,8 +525,21 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table]:
         f"machines differ by a few percent)."
     )
     worst = worst_points(frame)
+    room = room_by_regime(frame)
+    if not room.empty:
+        for col in ("speedup", "reference_of_roof", "own_of_roof", "room"):
+            room[col] = room[col].map(lambda v: fmt(v, ".3f"))
+    room_caption = (
+        "Where a bar can still be won: per run and regime, the reference's and own's geomean "
+        "fraction of the roof, and the room (1 / the reference's; what a kernel at the roof "
+        "at every point would show). roof: 'peak' is the measured tensor peak; 'cold read' "
+        "one cold read pass over the point's own bytes (a probes_read_once run among the "
+        "rows read; a single pass over tens of MB cannot reach the read ceiling); 'ceiling' "
+        "the HBM read ceiling where no such run was read."
+    )
     return (
         Table("gaps_summary", "Own vs vendor: where and why", caption, summary),
+        Table("gaps_room", "The room at the roof, by regime", room_caption, room),
         Table(
             "gaps_worst",
             f"Worst {WORST_SHOWN} points per GPU (headline kernels)",

@@ -223,7 +223,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     figure_html = partial(_figure_html, full=r.full)
     table_html = partial(_table_html, full=r.full)
     inputs, cross_gpu, cross_vendor, own_vendor, summary, every, unstable, *gap_tables = main
-    gap_sum, worst, gaps = gap_tables
+    gap_sum, room, worst, gaps = gap_tables
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         "<title>Kernel characterization report</title>",
@@ -292,6 +292,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         '<h2 id="gaps">Own vs vendor: where and why</h2>',
         *map(figure_html, r.gemm_figures),
         table_html(gap_sum),
+        table_html(room),
         table_html(worst),
         table_html(gaps, open_=False),
         '<h2 id="decode-serving">Paged decode as served</h2>',

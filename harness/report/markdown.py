@@ -12,7 +12,7 @@ def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -
     """index.md: the report's sections as Markdown, each table linked under tables/."""
     ladders, colls = ladders_and_colls
     inputs, cross_gpu, cross_vendor, own_vendor, summary, _, unstable, *gap_tables = main
-    gap_sum, worst, gaps = gap_tables
+    gap_sum, room, worst, gaps = gap_tables
     out = [
         "# Kernel characterization report",
         "",
@@ -64,6 +64,12 @@ def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -
         gap_sum.caption,
         "",
         gap_sum.markdown(),
+        "",
+        f"### {room.title}",
+        "",
+        room.caption,
+        "",
+        room.markdown(),
         "",
         f"### {worst.title}",
         "",

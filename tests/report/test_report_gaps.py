@@ -226,8 +226,10 @@ def test_the_room_at_the_roof_skips_points_without_one():
 def test_report_has_the_gap_section(built):
     index = (built.index.parent / "index.md").read_text()
     assert "## Own vs vendor: where and why" in index
-    for stem in ("gaps_summary", "gaps_worst", "gaps"):
+    for stem in ("gaps_summary", "gaps_room", "gaps_worst", "gaps"):
         assert (built.index.parent / "tables" / f"{stem}.md").exists()
+    assert "### The room at the roof, by regime" in index
+    assert "The room at the roof, by regime" in (built.index.parent / "index.html").read_text()
 
 
 def test_cli_prints_summary_and_worst(gap_root, capsys):
