@@ -206,6 +206,7 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
         unit="pt",
     )
     done_here, left = 0, 0  # points timed by the loop below; left untimed at stop_after_s
+    tune_record: dict = {}  # the tune pass's points and seconds, for run.json's history
     try:
         pretuned = tune_first(
             todo,
@@ -220,6 +221,7 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
             stop_at=plan.stop_at,
             compile_workers=plan.compile_workers,
             processes_here=plan.shard_count,
+            record=tune_record,
         )
         for key, point in [] if plan.tune_only else todo:
             if plan.stop_at is not None and time.time() >= plan.stop_at:
@@ -246,9 +248,18 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
         bar.close()
     done = len(plan.mine) - pending
     if plan.tune_only:  # nothing timed: the points stay pending for the run that times them
-        runrecord.finish(run_path, 0, {}, meta_name=meta_name)  # its overrides say tune_only
+        runrecord.finish(  # its overrides say tune_only
+            run_path, 0, {}, meta_name=meta_name, entry=_tune_entry(tune_record)
+        )
         # stop_after_s passed: the tune pass may have left points untuned (it says how many)
         stopped = plan.stop_at is not None and time.time() >= plan.stop_at
         return RunResult(run_path, len(plan.mine), 0, done, {}, stopped=stopped)
-    runrecord.finish(run_path, pending - left, statuses, meta_name=meta_name)
+    runrecord.finish(
+        run_path, pending - left, statuses, meta_name=meta_name, entry=_tune_entry(tune_record)
+    )
     return RunResult(run_path, len(plan.mine), pending - left, done, statuses, stopped=left > 0)
+
+
+def _tune_entry(record: dict) -> dict | None:
+    """The history entry's `tune_pass` field: what the pass did, where it ran at all."""
+    return {"tune_pass": record} if record else None

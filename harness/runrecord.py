@@ -146,14 +146,23 @@ def begin(
 
 
 def finish(
-    run_path: Path, measured: int, statuses: dict, meta_name: str = "run.json", **extra
+    run_path: Path,
+    measured: int,
+    statuses: dict,
+    meta_name: str = "run.json",
+    entry: dict | None = None,
+    **extra,
 ) -> None:
-    """Complete this invocation's history entry (measured now, their statuses) and set `extra`
-    top-level fields (the `devices=` parent's wall time and workers)."""
+    """Complete this invocation's history entry (measured now, their statuses, and `entry`'s
+    fields: the tune pass's record) and set `extra` top-level fields (the `devices=` parent's
+    wall time and workers)."""
     path = run_path / meta_name
     record = json.loads(path.read_text())
     record.update(extra, updated=now_iso())
     record["history"][-1].update(
-        measured_now=measured, statuses={k: int(v) for k, v in statuses.items()}, done=now_iso()
+        measured_now=measured,
+        statuses={k: int(v) for k, v in statuses.items()},
+        done=now_iso(),
+        **(entry or {}),
     )
     store.write_text(path, json.dumps(record, indent=2, sort_keys=True, default=str))

@@ -57,6 +57,7 @@ def tune_first(
     stop_at: float | None = None,
     compile_workers: int | None = None,
     processes_here: int = 1,
+    record: dict | None = None,
 ) -> set[str]:
     """Prepare each pending own point once on the inputs its correctness check will draw; the
     keys whose prepare succeeded (a failed one tunes again inside its point). Nothing on the
@@ -66,7 +67,9 @@ def tune_first(
     invocation. First, own Triton's candidates compile in `compile_workers` processes
     (harness.compile_ahead; None: as many as the cores and memory allow where this is the only
     measuring process of the run, `processes_here` 1; 0: none). A failure there is reported and
-    the pass goes on: compiling ahead only saves time."""
+    the pass goes on: compiling ahead only saves time. `record`, where given, receives what the
+    pass printed (points, seconds by provider, failed, not reached; compile ahead's points,
+    failures and seconds) for the run's history: how long a cold pass took is provenance."""
     if not force and (not protocol.tune_first or not device.is_gpu):
         return set()
     chosen = own_points(todo, registry, device)
@@ -78,8 +81,10 @@ def tune_first(
         now = time.time()
         half = stop_at and now + max(0.0, stop_at - now) / 2
         ends = [t for t in (half, timeout_s and now + timeout_s) if t]
+        began = time.perf_counter()
+        ahead: dict[str, str | None] | None = None
         try:
-            compile_ahead(
+            ahead = compile_ahead(
                 chosen,
                 device,
                 *check_inputs(protocol),
@@ -90,6 +95,13 @@ def tune_first(
             )
         except Exception as exc:  # noqa: BLE001 - the pass compiles everything itself
             print(f"harness: compile ahead failed ({type(exc).__name__}: {exc})", file=out)
+        if record is not None:
+            record["compile_ahead"] = {
+                "points": len(ahead) if ahead is not None else 0,
+                "not_compiled": sum(v is not None for v in ahead.values()) if ahead else 0,
+                "failed": ahead is None,
+                "seconds": round(time.perf_counter() - began, 1),
+            }
     started, prepared = time.perf_counter(), set()
     spent: dict[str, float] = {}  # seconds per provider: where a long pass goes
     stopped = 0
@@ -121,6 +133,14 @@ def tune_first(
         + (f"; {stopped} not reached by stop_after_s" if stopped else ""),
         file=out,
     )
+    if record is not None:
+        record.update(
+            points=len(chosen) - stopped,
+            seconds=round(time.perf_counter() - started, 1),
+            by_provider={name: round(s, 1) for name, s in sorted(spent.items())},
+            failed=failed,
+            not_reached=stopped,
+        )
     return prepared
 
 

@@ -278,3 +278,57 @@ def test_own_triton_points_compile_ahead_first_unless_told_not(monkeypatch, tmp_
     assert (
         prepared == [16] and "compile ahead failed (OSError: no more processes)" in out.getvalue()
     )
+
+
+def test_the_pass_records_its_points_and_seconds_and_compile_aheads(monkeypatch, tmp_path):
+    """`record` gets what the pass printed, for run.json's history: points prepared, seconds
+    (all and per provider), failures, and compile ahead's points, failures and seconds."""
+    prepared: list = []
+    registry, _ = _setup(monkeypatch, prepared)
+    monkeypatch.setattr(
+        "harness.tune_pass.compile_ahead", lambda chosen, *a: {"k1": None, "k3": "OSError: x"}
+    )
+    todo = [("k1", Point(P1, "own-a")), ("k2", Point(P1, "vendor")), ("k3", Point(P2, "own-a"))]
+    record: dict = {}
+    assert tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, io.StringIO(), record=record)
+    assert record["points"] == 2 and record["failed"] == 1 and record["not_reached"] == 0
+    assert set(record["by_provider"]) == {"own-a gemm"} and record["seconds"] >= 0
+    ahead = record["compile_ahead"]
+    assert ahead["points"] == 2 and ahead["not_compiled"] == 1 and ahead["failed"] is False
+    # compile ahead raising is recorded as failed; compile_workers=0 records no compile ahead
+    monkeypatch.setattr("harness.tune_pass.compile_ahead", _raise)
+    record = {}
+    tune_first(todo, registry, GPU, Protocol(), tmp_path, 0, io.StringIO(), record=record)
+    assert record["compile_ahead"]["failed"] is True and record["points"] == 2
+    record = {}
+    tune_first(
+        todo,
+        registry,
+        GPU,
+        Protocol(),
+        tmp_path,
+        0,
+        io.StringIO(),
+        compile_workers=0,
+        record=record,
+    )
+    assert "compile_ahead" not in record and record["points"] == 2
+
+
+def _raise(*args, **kwargs):
+    raise OSError("no more processes")
+
+
+def test_the_runner_writes_the_pass_into_the_runs_history(monkeypatch, tmp_path):
+    def tune(todo, *args, record=None, **kwargs):
+        record.update(points=len(todo), seconds=1.5)
+        return set()
+
+    monkeypatch.setattr(runner, "tune_first", tune)
+    args = ["run", "sweep=smoke", "device=cpu", "providers=[torch-cpu]", "progress=false"]
+    args += [f"results_dir={tmp_path}", "run_id=t", "isolate=false"]
+    assert main([*args, "tune_only=true"]) == 0
+    assert main(args) == 0
+    history = json.loads((tmp_path / "t" / "run.json").read_text())["history"]
+    assert [h["tune_pass"]["seconds"] for h in history] == [1.5, 1.5]
+    assert history[0]["tune_pass"]["points"] == history[1]["measured_now"]
