@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from harness.report import decode_serving as serving
+from harness.report import read_once
 
 
 def _row(provider: str, ms: float, gbps: float, ragged=None, q_len=1, kv_heads=8) -> dict:
@@ -108,7 +109,7 @@ def test_read_once_curve_sets_each_point_against_a_read_of_its_own_bytes(tmp_pat
     curve = serving.read_once_curve(run)
     assert list(curve.index) == [10**8, 10**10]
     assert list(curve) == [3200.0, 4000.0]
-    at = serving.read_once_gbps(curve, pd.Series([10**8, 10**9, 10**11, 10**7]))
+    at = read_once.gbps_at(curve, pd.Series([10**8, 10**9, 10**11, 10**7]))
     assert list(at) == pytest.approx([3200.0, 3600.0, 4000.0, 3200.0])
     rows = pd.DataFrame(
         [

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.measure.stats import geomean
-from harness.report import read_once
+from harness.report import read_once as cold_read  # `read_once` names table()'s curve
 from harness.report.tables import Table
 from harness.store import read_rows
 
@@ -37,13 +37,10 @@ def hbm_read_gbps(ceilings_dir: Path) -> float:
 
 def read_once_curve(run_dir: Path) -> pd.Series:
     """GB/s of one cold read pass by bytes read: the faster provider at each size."""
-    ok = read_once.one_pass_reads(read_rows(str(run_dir)))
+    ok = cold_read.one_pass_reads(read_rows(str(run_dir)))
     if ok.empty:
         raise SystemExit(f"no one-pass read rows in {run_dir}")
-    return read_once.curve(ok)
-
-
-read_once_gbps = read_once.gbps_at  # the curve at each byte count (the script's name for it)
+    return cold_read.curve(ok)
 
 
 def table(
@@ -87,7 +84,7 @@ def table(
     for rung in rungs:  # the rung's time over own's: > 1 where what the rung leaves out paid
         out[RUNG + rung] = (wide[rung] / wide[own]).where(one_machine)
     if read_once is not None:
-        out["read_once_frac"] = gbps / read_once_gbps(read_once, own_rows["min_bytes"])
+        out["read_once_frac"] = gbps / cold_read.gbps_at(read_once, own_rows["min_bytes"])
     return out[out.index.isin(wide.index)]
 
 

@@ -286,6 +286,16 @@ def _read_once_at(row: dict, curves: dict[str, pd.Series]) -> float | None:
     return float(read_once.gbps_at(c, pd.Series([nbytes])).iloc[0])
 
 
+def _roof_name(regime: str | None, ref_of_read: float | None) -> str | None:
+    """'peak' (compute-bound), 'cold read' (memory-bound, a read-once run given: one pass over
+    the point's bytes) or 'ceiling' (memory-bound, the HBM read ceiling); None without a regime."""
+    if regime is None:
+        return None
+    if regime == "compute":
+        return "peak"
+    return "cold read" if ref_of_read else "ceiling"
+
+
 def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One line per (GPU, point, own provider) with the point's reference beside it (the
     fastest ok vendor row, NO_VENDOR and a NaN speedup where none): speedup, regime, both
@@ -316,6 +326,7 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
             ref_frac = frac(ref) if regime and ref else None
             s = ref["latency_ms_median"] / r["latency_ms_median"] if ref else math.nan
             read_gbps = _read_once_at(r, curves) if regime == "memory" else None
+            ref_of_read = _of(ref, read_gbps) if ref and read_gbps else None
             units, sms = work_units(r), to_int(r.get("device_sm_count"))
             fill = sm_fill(units, sms)
             lines.append(
@@ -338,7 +349,10 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                     "own_frac": own_frac,
                     "reference_frac": ref_frac,
                     "read_once_gbps": read_gbps,
-                    "reference_of_read_once": _of(ref, read_gbps) if ref and read_gbps else None,
+                    "reference_of_read_once": ref_of_read,
+                    # the roof `roof_speedup` and `room_by_regime` count against
+                    "roof": _roof_name(regime, ref_of_read),
+                    "reference_of_roof": ref_of_read or ref_frac,
                     "units": units,
                     "sms": sms,
                     "fill": fill,
@@ -426,14 +440,9 @@ def roof_speedup(frame: pd.DataFrame) -> float:
     memory-bound (room 1.12x; 1.39x against the ceiling alone, which a single pass over
     34-940 MB cannot reach). NaN without a roof. An upper bound: a roof raised by the fastest
     row is met by that row's shape, not by every shape."""
-    if "reference_frac" not in frame:
+    if "reference_of_roof" not in frame:
         return math.nan
-    fracs = frame["reference_frac"]
-    if "reference_of_read_once" in frame:  # a memory-bound point's roof: a read of its bytes
-        fracs = frame["reference_of_read_once"].where(
-            frame["reference_of_read_once"].notna(), fracs
-        )
-    fracs = pd.to_numeric(fracs, errors="coerce").dropna()
+    fracs = pd.to_numeric(frame["reference_of_roof"], errors="coerce").dropna()
     fracs = fracs[fracs > 0]
     return geomean(1 / fracs) if len(fracs) else math.nan
 
@@ -448,17 +457,7 @@ def room_by_regime(frame: pd.DataFrame) -> pd.DataFrame:
     f = frame[~frame["rung"] & frame["speedup"].notna() & frame["regime"].notna()].copy()
     if f.empty:
         return pd.DataFrame()
-    ref = pd.to_numeric(f["reference_frac"], errors="coerce")
-    if "reference_of_read_once" in f:
-        once = pd.to_numeric(f["reference_of_read_once"], errors="coerce")
-        f["roof"] = (
-            once.notna()
-            .map({True: "cold read", False: "ceiling"})
-            .where(f["regime"] == "memory", "peak")
-        )
-        ref = once.where(once.notna(), ref)
-    else:
-        f["roof"] = f["regime"].map({"memory": "ceiling", "compute": "peak"})
+    ref = pd.to_numeric(f["reference_of_roof"], errors="coerce")
     f["ref_of_roof"] = ref
     f["own_of_roof"] = ref * f["speedup"]
     out = []
@@ -483,7 +482,13 @@ def _display(frame: pd.DataFrame) -> pd.DataFrame:
     shown["speedup"] = shown["speedup"].map(lambda v: fmt(v, ".3f"))
     for col in ("own_ms", "reference_ms", "intensity", "ridge", "read_once_gbps"):
         shown[col] = shown[col].map(fmt)
-    for col in ("own_frac", "reference_frac", "reference_of_read_once", "fill"):
+    for col in (
+        "own_frac",
+        "reference_frac",
+        "reference_of_read_once",
+        "reference_of_roof",
+        "fill",
+    ):
         shown[col] = shown[col].map(_pct)
     shown["units"] = shown["units"].map(lambda v: "" if pd.isna(v) else str(int(v)))
     shown = shown.drop(columns=["sms"])

@@ -13,6 +13,18 @@ from harness.report.data import load
 GEMM = {"dtype": "bf16", "layout": "nt", "batch": 1}
 
 
+def _write_ceilings(root) -> None:
+    """The H200's measured ceilings (ridge 760e12 / 4300e9 = 177 FLOP/B) as a run under root."""
+    write_run(
+        root,
+        "ceilings",
+        [
+            ceiling_row("h200", m, v, "ceilings")
+            for m, v in (("hbm_read_gbps", 4300.0), ("tensor_bf16_tflops", 760.0))
+        ],
+    )
+
+
 def test_sm_fill_is_mean_over_busiest_sm():
     assert gaps.sm_fill(80, 132) == pytest.approx(80 / 132)  # 52 SMs idle
     assert gaps.sm_fill(264, 132) == 1.0
@@ -164,14 +176,7 @@ def gap_root(tmp_path_factory):
         )
         rows.append(rung)
     write_run(root, "gemm_llama", rows)
-    write_run(
-        root,
-        "ceilings",
-        [
-            ceiling_row("h200", m, v, "ceilings")
-            for m, v in (("hbm_read_gbps", 4300.0), ("tensor_bf16_tflops", 760.0))
-        ],
-    )
+    _write_ceilings(root)
     return root
 
 
@@ -218,9 +223,9 @@ def test_summary_geomean_and_headline_first(gap_rows):
 
 
 def test_the_room_at_the_roof_skips_points_without_one():
-    frame = pd.DataFrame({"reference_frac": [0.5, 0.8, math.nan, None]})
+    frame = pd.DataFrame({"reference_of_roof": [0.5, 0.8, math.nan, None]})
     assert gaps.roof_speedup(frame) == pytest.approx(math.sqrt(2 * 1.25))
-    assert math.isnan(gaps.roof_speedup(pd.DataFrame({"reference_frac": [math.nan]})))
+    assert math.isnan(gaps.roof_speedup(pd.DataFrame({"reference_of_roof": [math.nan]})))
 
 
 def test_report_has_the_gap_section(built):
@@ -250,14 +255,7 @@ def test_a_compute_bound_point_at_a_lower_clock_says_so_with_the_per_cycle_ratio
     ven.update(sm_clock_mhz=1485.0, power_w=647.0)
     own.update(sm_clock_mhz=1350.0, power_w=691.0)
     write_run(tmp_path, "gemm_llama", [ven, own])
-    write_run(
-        tmp_path,
-        "ceilings",
-        [
-            ceiling_row("h200", m, v, "ceilings")
-            for m, v in (("hbm_read_gbps", 4300.0), ("tensor_bf16_tflops", 760.0))
-        ],
-    )
+    _write_ceilings(tmp_path)
     line = gaps.gap_frame(load([tmp_path])).iloc[0]
     per_cycle = 3.84 * 1485 / (4.30 * 1350)
     assert line["reason"] == (
@@ -502,14 +500,7 @@ def test_a_memory_bound_point_is_set_against_a_cold_read_of_its_own_bytes(tmp_pa
         rows.append(speed_row("h200", "gemm", p, "cublas", "gemm_llama", median_ms=ven_ms))
         rows.append(speed_row("h200", "gemm", p, "own-triton", "gemm_llama", median_ms=own_ms))
     write_run(tmp_path, "gemm_llama", rows)
-    write_run(
-        tmp_path,
-        "ceilings",
-        [
-            ceiling_row("h200", m, v, "ceilings")
-            for m, v in (("hbm_read_gbps", 4300.0), ("tensor_bf16_tflops", 760.0))
-        ],
-    )
+    _write_ceilings(tmp_path)
     reads = [_read_once_row(1e7, 2000.0), _read_once_row(1e9, 4000.0)]
     reads.append(_read_once_row(1e7, 2100.0, "torch-stream"))  # the faster one at 10 MB
     write_run(tmp_path, "read_once", reads)
