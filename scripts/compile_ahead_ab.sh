@@ -34,5 +34,5 @@ for arm in ${ARMS:-ahead inline inline ahead}; do
 $i-$arm $label $w"
 done
 tar czf $OUT/results.tgz $R
-echo "$table" | column -t
+echo "$table" | awk '{printf "%-12s %-8s %s\n", $1, $2, $3}'  # the image has no column(1)
 echo "t=$(( $(date +%s) - t0 ))"

@@ -124,8 +124,8 @@ def prepare_decode(
     list, for probes of configs the lists lack (scripts/decode_probe.py); taken as given: the
     rung's stage count and the shared-memory pruning are not applied to them.
     `reduce` merges the splits of a split config in a second kernel ("kernel") or inside the
-    split kernel ("fused", attention_decode_kernel.py); None: the two are timed for the chosen
-    config (untimed: "kernel").
+    split kernel ("fused": attention_decode_kernel.py, and the Gluon kernel's per-item splits);
+    None: the two are timed for the chosen config (untimed: "kernel"; balanced runs: "kernel").
     """
     if rung not in DECODE_RUNGS:
         raise ValueError(f"rung {rung!r} not in {DECODE_RUNGS}")
@@ -203,7 +203,12 @@ def prepare_decode(
             block_m=block_m,
         )
         cands += gluon
-        if rung not in ("no-split", "no-balanced") and num_splits is None and fill < 8:
+        if (
+            rung not in ("no-split", "no-balanced")
+            and num_splits is None
+            and fill < 8
+            and reduce != "fused"  # balanced runs merge in the reduction kernel only
+        ):
             # and, for a ragged batch, each Gluon tile over equal runs of KV tiles (split_by
             # "balanced"). Not for one of equal lengths, whose equal splits are already balanced:
             # there they would only add a kernel to compile and time per Gluon tile to the tune
@@ -214,6 +219,8 @@ def prepare_decode(
         if any(c.get("split_by") == "balanced" and c.get("impl") != "gluon" for c in cands):
             raise ValueError("split_by 'balanced' is the Gluon kernel's only")
         balanced_given = any(c.get("split_by") == "balanced" for c in cands)
+        if balanced_given and reduce == "fused":
+            raise ValueError("split_by 'balanced' merges in the reduction kernel, not 'fused'")
         if balanced_given and (rung in ("no-split", "no-balanced") or num_splits is not None):
             # its slots follow from the lengths: a split count or a rung without them would be
             # ignored silently
@@ -288,6 +295,7 @@ def prepare_decode(
                 sms=sms,
                 capacity=capacity,
                 order=item_order(cfg, splits),
+                counters=counters if fused else None,
             )
         else:
             split_launch = _tl_split_launch(cfg, splits, fused)
@@ -367,7 +375,7 @@ def prepare_decode(
         device_key(q.device),
     ) + ((repr(configs),) if configs is not None else ())
     # with the Gluon tiles among the candidates the choice is another one (the `tl` kernel's
-    # pick for reduce="fused", or for a layout TMA cannot take, must not stand in for it)
+    # pick for a layout TMA cannot take must not stand in for it)
     key += ("gluon",) if any(c.get("impl") == "gluon" for c in cands) else ()
     # A ragged batch is tuned apart from one of its longest length (keys of full batches are
     # unchanged): on the H200 (session 53, fmha_decode_serving) ragged batches reused the split
@@ -406,8 +414,9 @@ def prepare_decode(
     # of its own, so the joint search's stored decisions still hold), or the caller's.
     reduce_info: dict[str, Any] = {}
     if cfg["num_splits"] > 1:
-        # the Gluon kernel's splits are merged by the reduction kernel only
-        merges = ("kernel",) if cfg.get("impl") == "gluon" else (reduce,) if reduce else REDUCES
+        # balanced runs are merged by the reduction kernel only (a unit's partials are segments
+        # of several CTAs' runs); per-item splits of either kernel both ways
+        merges = ("kernel",) if balanced else (reduce,) if reduce else REDUCES
         ways = [dict(cfg, REDUCE=r) for r in merges]
         stored = stored_key(key + ("reduce",), ways, device_key(q.device)) if tune_on else None
         cfg, reduce_info = tune_configs(

@@ -4,7 +4,8 @@ when it can run, its candidates, its shared memory, its launch and its AOT compi
 attention_decode.prepare_decode offers these candidates beside the `tl` kernel's (marked
 impl="gluon") and times both in one joint search, so each problem gets the faster kernel and
 its provider_config says which. The Gluon kernel writes the same split partials, so a split
-config merges them with the same reduction kernel; the fused merge is the `tl` kernel's only.
+config merges them with the same reduction kernel, or inside the kernel (the fused merge, as the
+`tl` kernel's; not for balanced runs, whose units' partials are segments of runs).
 """
 
 from __future__ import annotations
@@ -104,8 +105,6 @@ def gluon_candidates(
 ) -> tuple[list[dict], str | None]:
     """(the Gluon candidates prepare_decode adds to the `tl` kernel's, why there are none)."""
     why = gluon_decode_problem(target, q, k_cache, v_cache, paged, rung)
-    if why is None and reduce == "fused":
-        why = "the fused split merge is the `tl` kernel's only"
     if why is not None:
         return [], why
     cands = gluon_decode_configs(q.shape[-1], page_size, block_m)
@@ -238,11 +237,13 @@ def gluon_split_launch(
     sms: int,
     capacity: int,
     order: torch.Tensor | None = None,
+    counters: torch.Tensor | None = None,
 ) -> Callable[[], object]:
-    """The Gluon split kernel's launch for one candidate (the reduction is the caller's): one
-    persistent CTA per SM at most, each taking every sms-th work item (in `order`'s order when
-    given: int32 [items], longest_first's), or (split_by "balanced") one run of tiles
-    (balanced_plan; `splits` is then its slots)."""
+    """The Gluon split kernel's launch for one candidate (the reduction is the caller's, or,
+    given `counters`, int32 [units] at zero, the kernel's own fused merge): one persistent CTA
+    per SM at most, each taking every sms-th work item (in `order`'s order when given: int32
+    [items], longest_first's), or (split_by "balanced") one run of tiles (balanced_plan;
+    `splits` is then its slots)."""
     from .attention_decode_gluon_kernel import _decode_gluon_kernel
 
     batch, h_q, seq_q, head_dim = q.shape
@@ -270,6 +271,9 @@ def gluon_split_launch(
         ctas, per_min, slots = balanced_plan(cache_seqlens, h_kv * m_blocks, bn, capacity, sms)
         assert slots == splits, (slots, splits)  # the caller sized the partials with it
     assert order is None or (not balanced and order.numel() == n_items), (balanced, n_items)
+    fused = counters is not None and splits > 1
+    assert not (fused and balanced), "the fused merge takes per-item splits only"
+    assert not fused or counters.numel() >= batch * h_kv * m_blocks  # type: ignore[union-attr]
     args = (
         q_desc,
         k_desc,
@@ -279,6 +283,7 @@ def gluon_split_launch(
         lse_part,
         cache_seqlens,
         block_table,
+        counters if fused else None,
         order,
         h_q,
         h_q // h_kv,
@@ -311,6 +316,7 @@ def gluon_split_launch(
         # the lengths' vector in _balanced_run: at least one element per thread of 4 warps
         BLOCK_B=max(128, 1 << (batch - 1).bit_length()),
         ORDERED=order is not None,
+        FUSED_REDUCE=fused,
         num_warps=4,
     )
     kernel = _decode_gluon_kernel[(ctas,)]
@@ -337,6 +343,7 @@ def aot_specs(
     cands = gluon_decode_configs(head_dim, page_size, 16)
     runs = [(c, True) for c in cands]
     runs += [(dict(cands[0], split_by="balanced"), True), (dict(cands[0], order=True), True)]
+    runs += [(dict(cands[0], order=True, fused=True), True)]
     runs += [(gluon_decode_configs(head_dim, None, 16)[0], False)]
     for cfg, paged in runs:
         bn, st = cfg["BLOCK_N"], cfg["num_stages"]
@@ -360,17 +367,21 @@ def aot_specs(
             BALANCED=cfg.get("split_by") == "balanced",
             BLOCK_B=128,
             ORDERED=bool(cfg.get("order")),
+            FUSED_REDUCE=bool(cfg.get("fused")),
         )
         types = dict(Out=f"*{ty}", O_part="*fp32", Lse_part="*fp32", Seqlens="*i32")
-        types.update(Block_table="*i32", Order="*i32", sm_scale="fp32")
+        types.update(Block_table="*i32", Order="*i32", Counters="*i32", sm_scale="fp32")
         if not paged:
             constexprs["Block_table"] = None
         if not cfg.get("order"):
             constexprs["Order"] = None
+        if not cfg.get("fused"):
+            constexprs["Counters"] = None
         types.update(descs)  # a Gluon descriptor's type names its shared layout
         kind = f"paged{page_size}" if paged else "dense"
         kind += "_balanced" if cfg.get("split_by") == "balanced" else ""
         kind += "_ordered" if cfg.get("order") else ""
+        kind += "_fused" if cfg.get("fused") else ""
         name = f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}"
         spec = aot_spec(name, _decode_gluon_kernel, types, constexprs, dict(num_warps=4))
         specs.append(dict(spec, gluon=True))

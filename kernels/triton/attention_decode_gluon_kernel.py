@@ -9,8 +9,9 @@ K/V tiles in flight by TMA whatever the consumer does, and the consumer's dots a
 
 One CTA owns (batch, KV head, M block, KV split), as the `tl` kernel's programs do, and
 writes the same outputs (the final rows, or fp32 partials and log2-sum-exps that
-attention_decode_kernel._decode_reduce_kernel merges), so the launcher can time the two
-kernels against each other for each problem:
+attention_decode_kernel._decode_reduce_kernel merges, or with FUSED_REDUCE the unit's last split
+to finish merges, as the `tl` kernel's fused merge does), so the launcher can time the two
+kernels, and the two merges, against each other for each problem:
   producer   one warp (48 registers): the 64-row Q box of the group's stacked rows (the
              G x Sq rows r = g * Sq + i of one KV group lie next to each other in a packed
              [B, Hq, Sq, D] query), then K and V of every KV tile of the split, STAGES ahead.
@@ -319,14 +320,16 @@ def _tile(q, o, m_i, l_i, t, start, k_smem, v_smem, k_ready, v_ready, kv_empty,
 
 @gluon.jit
 def _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
-                  Out, O_part, Lse_part, t, k, off_b, off_hkv, off_mb, slot, last,
-                  kv_len, lo, n_tiles, n_full, H_Q, GROUP, seq_q, num_splits, qk_scale,
+                  Out, O_part, Lse_part, Counters, t, k, off_b, off_hkv, off_mb, unit, slot,
+                  last, kv_len, lo, n_tiles, n_full, H_Q, GROUP, seq_q, num_splits, qk_scale,
                   stride_ob, stride_oh, stride_om,
                   HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
                   CAUSAL: gl.constexpr, SPLIT: gl.constexpr, BALANCED: gl.constexpr,
+                  FUSED_REDUCE: gl.constexpr,
                   s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr):
     """One work item's (or segment's) KV loop over its tiles and its epilogue: the final rows,
-    or the partial in split `slot`; the counters after it."""
+    or the partial in split `slot` (FUSED_REDUCE: and, if it is the unit's last split to
+    finish, the merge of all of them into the final rows); the counters after it."""
     # stacked row r = g * seq_q + i: query head off_hkv * GROUP + g at query position i,
     # which sees keys up to i + kv_len - seq_q (bottom-right causal alignment)
     rows_s = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
@@ -373,6 +376,16 @@ def _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv
                 for unused in range(slot + 1, num_splits):
                     gl.store(Lse_part + part_s + unused, gl.full_like(lse, float("-inf")),
                              mask=rows_s < GROUP * seq_q)
+        if FUSED_REDUCE:
+            # as attention_decode_kernel's FUSED_REDUCE: the consumer warpgroup's partial
+            # stores happen before one thread's acq_rel count, and the unit's last split to
+            # count merges every split's partial (written by other SMs, read from L2)
+            _thread_barrier()
+            done = gl.atomic_add(Counters + unit, 1, sem="acq_rel", scope="gpu")
+            if done == num_splits - 1:
+                _merge_unit(O_part, Lse_part, Out, off_b, off_hkv, off_mb, H_Q, GROUP, seq_q,
+                            num_splits, stride_ob, stride_oh, stride_om, HEAD_DIM)
+                gl.store(Counters + unit, 0)  # the next launch counts from zero again
     else:
         ptrs = (Out + off_b.to(gl.int64) * stride_ob
                 + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1)
@@ -382,13 +395,58 @@ def _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv
 
 
 @gluon.jit
+def _merge_unit(O_part, Lse_part, Out, off_b, off_hkv, off_mb, H_Q, GROUP, seq_q, num_splits,
+                stride_ob, stride_oh, stride_om, HEAD_DIM: gl.constexpr):
+    """The final rows of one (batch, KV head, M block) unit from its splits' partials: rows
+    sum_s 2^(lse_s - lse) O_s / sum_s 2^(lse_s - lse), an online log-sum-exp over the splits
+    in split order (as attention_decode_kernel._merge_splits, so every launch gives the same
+    bits). 16 rows at a time in a plain blocked layout (each thread four consecutive fp32 of a
+    row): the 64 rows' [64, D] fp32 tiles twice over would not fit beside the consumer's
+    registers at D 256. A slot of lse -inf (a split that saw no key) weighs nothing and its O is
+    not read. Loads skip L1 (.cg): other SMs wrote the partials."""
+    m_layout: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
+    offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, m_layout))
+    # the unit's stacked rows r = g * seq_q + i are query head off_hkv * GROUP + g at position
+    # i, so row r's partials start at ((off_b * H_Q + off_hkv * GROUP) * seq_q + r) * splits
+    row0 = (off_b * H_Q + off_hkv * GROUP) * seq_q
+    for c in gl.static_range(4):
+        rows = off_mb * 64 + c * 16 + gl.arange(0, 16, layout=gl.SliceLayout(1, m_layout))
+        row_ok = rows < GROUP * seq_q
+        part0 = (row0 + rows).to(gl.int64) * num_splits
+        m = gl.full([16], float("-inf"), gl.float32, layout=gl.SliceLayout(1, m_layout))
+        denom = gl.zeros([16], gl.float32, layout=gl.SliceLayout(1, m_layout))
+        acc = gl.zeros([16, HEAD_DIM], gl.float32, layout=m_layout)
+        for s in range(num_splits):
+            lse = gl.load(Lse_part + part0 + s, mask=row_ok, other=float("-inf"),
+                          cache_modifier=".cg")
+            o_ok = gl.expand_dims(row_ok & (lse > float("-inf")), 1)
+            o = gl.load(O_part + gl.expand_dims((part0 + s) * HEAD_DIM, 1)
+                        + gl.expand_dims(offs_d, 0), mask=o_ok, other=0.0, cache_modifier=".cg")
+            m_new = gl.maximum(m, lse)
+            m_sub = gl.where(m_new == float("-inf"), 0.0, m_new)  # no key yet: weigh 0, no NaN
+            scale = gl.exp2(m - m_sub)
+            w = gl.exp2(lse - m_sub)
+            acc = acc * gl.expand_dims(scale, 1) + o * gl.expand_dims(w, 1)
+            denom = denom * scale + w
+            m = m_new
+        out = acc / gl.expand_dims(gl.where(denom > 0.0, denom, 1.0), 1)
+        off_i = rows % seq_q
+        off_hq = off_hkv * GROUP + rows // seq_q
+        ptrs = (Out + off_b.to(gl.int64) * stride_ob
+                + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1)
+                + gl.expand_dims(offs_d, 0))
+        gl.store(ptrs, out.to(Out.dtype.element_ty), mask=gl.expand_dims(row_ok, 1))
+
+
+@gluon.jit
 def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
-              Out, O_part, Lse_part, Seqlens, Order, n_items, units, H_Q, GROUP, seq_q,
-              num_splits, longest, x0, x1, per, b0, base0, qk_scale, stride_ob, stride_oh, stride_om,
+              Out, O_part, Lse_part, Counters, Seqlens, Order, n_items, units, H_Q, GROUP,
+              seq_q, num_splits, longest, x0, x1, per, b0, base0, qk_scale,
+              stride_ob, stride_oh, stride_om,
               HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
               BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
               SPLIT: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr,
-              ORDERED: gl.constexpr):
+              ORDERED: gl.constexpr, FUSED_REDUCE: gl.constexpr):
     """For each work item (or segment), in the producer's order: the KV loop over its tiles
     and the epilogue (final rows or partials)."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -407,22 +465,25 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
             off_b, off_hkv, off_mb, slot, last, kv_len, lo, n_tiles, n_full, x, b, base = (
                 _segment(x, x1, b, base, per, Seqlens, seq_q, M_BLOCKS, H_KV, BLOCK_N, CAUSAL))
             t, k = _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready,
-                                 kv_empty, Out, O_part, Lse_part, t, k, off_b, off_hkv, off_mb,
-                                 slot, last, kv_len, lo, n_tiles, n_full, H_Q, GROUP, seq_q,
-                                 num_splits, qk_scale, stride_ob, stride_oh, stride_om,
-                                 HEAD_DIM, BLOCK_N, STAGES, CAUSAL, SPLIT, BALANCED,
+                                 kv_empty, Out, O_part, Lse_part, Counters, t, k, off_b,
+                                 off_hkv, off_mb, 0, slot, last, kv_len, lo, n_tiles, n_full,
+                                 H_Q, GROUP, seq_q, num_splits, qk_scale,
+                                 stride_ob, stride_oh, stride_om,
+                                 HEAD_DIM, BLOCK_N, STAGES, CAUSAL, SPLIT, BALANCED, False,
                                  s_layout, o_layout, p_layout)
     else:
         for j in range(gl.program_id(0), n_items, gl.num_programs(0)):
             off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
                 _ordered(j, Order, ORDERED), units, Seqlens, seq_q, num_splits, longest,
                 M_BLOCKS, H_KV, BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
+            unit = (off_b * H_KV + off_hkv) * M_BLOCKS + off_mb  # its fused merge's counter
             t, k = _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready,
-                                 kv_empty, Out, O_part, Lse_part, t, k, off_b, off_hkv, off_mb,
-                                 split, False, kv_len, lo, n_tiles, n_full, H_Q, GROUP, seq_q,
-                                 num_splits, qk_scale, stride_ob, stride_oh, stride_om,
+                                 kv_empty, Out, O_part, Lse_part, Counters, t, k, off_b,
+                                 off_hkv, off_mb, unit, split, False, kv_len, lo, n_tiles,
+                                 n_full, H_Q, GROUP, seq_q, num_splits, qk_scale,
+                                 stride_ob, stride_oh, stride_om,
                                  HEAD_DIM, BLOCK_N, STAGES, CAUSAL, SPLIT, BALANCED,
-                                 s_layout, o_layout, p_layout)
+                                 FUSED_REDUCE, s_layout, o_layout, p_layout)
 
 
 @gluon.jit
@@ -432,6 +493,8 @@ def _decode_gluon_kernel(
     q_desc, k_desc, v_desc,
     # pointers
     Out, O_part, Lse_part, Seqlens, Block_table,
+    # FUSED_REDUCE: one int32 count per (batch, KV head, M block) unit, 0 between launches
+    Counters,
     # ORDERED: the work item of each round-robin slot (int32 [n_items]; else unread)
     Order,
     # sizes
@@ -445,6 +508,7 @@ def _decode_gluon_kernel(
     M_BLOCKS: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, PAGED: gl.constexpr,
     PAGE_SIZE: gl.constexpr, CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr,
     BALANCED: gl.constexpr, BLOCK_B: gl.constexpr, ORDERED: gl.constexpr,
+    FUSED_REDUCE: gl.constexpr,
 ):
     """Persistent: each CTA takes work items pid, pid + grid, ...; an item is one KV group's
     G x Sq query rows (64 per M block) over one KV split of one sequence. BALANCED: each CTA
@@ -481,14 +545,16 @@ def _decode_gluon_kernel(
         Block_table = Seqlens  # unread (a partition argument may not be None)
     if not ORDERED:
         Order = Seqlens  # unread
+    if not FUSED_REDUCE:
+        Counters = Seqlens  # unread
 
     gl.warp_specialize([
         (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
-                     Out, O_part, Lse_part, Seqlens, Order, n_items, units, H_Q, GROUP, seq_q,
-                     num_splits, longest, x0, x1, per, b0, base0, qk_scale,
+                     Out, O_part, Lse_part, Counters, Seqlens, Order, n_items, units, H_Q,
+                     GROUP, seq_q, num_splits, longest, x0, x1, per, b0, base0, qk_scale,
                      stride_ob, stride_oh, stride_om,
                      HEAD_DIM, M_BLOCKS, H_KV, BLOCK_N, STAGES, CAUSAL, SPLIT,
-                     SPLIT_BY_LONGEST, BALANCED, ORDERED)),
+                     SPLIT_BY_LONGEST, BALANCED, ORDERED, FUSED_REDUCE)),
         (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                      q_ready, q_empty, k_ready, v_ready, kv_empty,
                      Seqlens, Block_table, Order, n_items, units, GROUP, seq_q, num_splits,

@@ -134,7 +134,8 @@ def test_when_the_gluon_decode_is_a_candidate() -> None:
     assert "sm_90 only" in _why(target=("cuda", 80))
     assert "`tl` kernel only" in _why(rung="no-tma")
     assert "`tl` kernel only" in _why(rung="no-gluon")
-    assert "fused" in _why(reduce="fused")
+    # the fused merge is both kernels' since session 71 (balanced runs excepted)
+    assert _why(reduce="fused") is None
     q, k, v = _problem()
     assert "packed" in _why(q=q.transpose(1, 2).contiguous().transpose(1, 2))
     # K and V as halves of one [pages, 2, page, Hkv, D] buffer: pages are not back to back
@@ -162,4 +163,27 @@ def test_v_alignment_is_checked_and_a_given_gluon_config_is_refused_off_sm90() -
             cache_seqlens=torch.tensor([70, 40], dtype=torch.int32),
             block_table=table,
             configs=[{key: val for key, val in cfg.items() if key != "BLOCK_M"}],
+        )
+
+
+def test_balanced_runs_are_refused_the_fused_merge() -> None:
+    """Balanced runs cut a unit's KV across several CTAs' runs, whose partials only the
+    reduction kernel merges: given with reduce="fused" they are refused, before any target
+    check (so here, off sm_90), rather than merged the other way silently."""
+    from harness_kernels.triton.attention_decode import prepare_decode
+
+    q, k, v = _problem()
+    table = torch.arange(10, dtype=torch.int32).view(2, 5)
+    cfg = {
+        key: val for key, val in gluon_decode_configs(128, 16, 32)[0].items() if key != "BLOCK_M"
+    }
+    with pytest.raises(ValueError, match="balanced' merges in the reduction kernel"):
+        prepare_decode(
+            q,
+            k,
+            v,
+            cache_seqlens=torch.tensor([70, 40], dtype=torch.int32),
+            block_table=table,
+            configs=[dict(cfg, split_by="balanced")],
+            reduce="fused",
         )
