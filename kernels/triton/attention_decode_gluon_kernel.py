@@ -400,41 +400,47 @@ def _merge_unit(O_part, Lse_part, Out, off_b, off_hkv, off_mb, H_Q, GROUP, seq_q
     """The final rows of one (batch, KV head, M block) unit from its splits' partials: rows
     sum_s 2^(lse_s - lse) O_s / sum_s 2^(lse_s - lse), an online log-sum-exp over the splits
     in split order (as attention_decode_kernel._merge_splits, so every launch gives the same
-    bits). 16 rows at a time in a plain blocked layout (each thread four consecutive fp32 of a
-    row): the 64 rows' [64, D] fp32 tiles twice over would not fit beside the consumer's
-    registers at D 256. A slot of lse -inf (a split that saw no key) weighs nothing and its O is
-    not read. Loads skip L1 (.cg): other SMs wrote the partials."""
+    bits). It runs on the kernel's critical path (the unit's last CTA, before its next item), so
+    its loads are laid out to be in flight together: the splits four at a time, unrolled, each
+    split's O loaded beside its lse rather than after it (every per-item split writes its
+    partial, zeros and lse -inf when it saw no key, so no O load waits on an lse), and the 64
+    rows in chunks of 4096 / HEAD_DIM rows (two at D 128), which bounds the registers the four
+    [rows, D] fp32 tiles take beside the consumer's. A first version, one split and 16 rows at a
+    time with each O load masked by its lse, ran 0.73-0.97x the reduction kernel at 10 of 12
+    batch-16 points (session 71, _logs/session71/fused-merge). Loads skip L1 (.cg): other SMs
+    wrote the partials."""
+    CHUNK: gl.constexpr = 4096 // HEAD_DIM
     m_layout: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
-    offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, m_layout))
+    offs_d = gl.expand_dims(gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, m_layout)), 0)
     # the unit's stacked rows r = g * seq_q + i are query head off_hkv * GROUP + g at position
     # i, so row r's partials start at ((off_b * H_Q + off_hkv * GROUP) * seq_q + r) * splits
     row0 = (off_b * H_Q + off_hkv * GROUP) * seq_q
-    for c in gl.static_range(4):
-        rows = off_mb * 64 + c * 16 + gl.arange(0, 16, layout=gl.SliceLayout(1, m_layout))
+    for c in gl.static_range(64 // CHUNK):
+        rows = off_mb * 64 + c * CHUNK + gl.arange(0, CHUNK, layout=gl.SliceLayout(1, m_layout))
         row_ok = rows < GROUP * seq_q
         part0 = (row0 + rows).to(gl.int64) * num_splits
-        m = gl.full([16], float("-inf"), gl.float32, layout=gl.SliceLayout(1, m_layout))
-        denom = gl.zeros([16], gl.float32, layout=gl.SliceLayout(1, m_layout))
-        acc = gl.zeros([16, HEAD_DIM], gl.float32, layout=m_layout)
-        for s in range(num_splits):
-            lse = gl.load(Lse_part + part0 + s, mask=row_ok, other=float("-inf"),
-                          cache_modifier=".cg")
-            o_ok = gl.expand_dims(row_ok & (lse > float("-inf")), 1)
-            o = gl.load(O_part + gl.expand_dims((part0 + s) * HEAD_DIM, 1)
-                        + gl.expand_dims(offs_d, 0), mask=o_ok, other=0.0, cache_modifier=".cg")
-            m_new = gl.maximum(m, lse)
-            m_sub = gl.where(m_new == float("-inf"), 0.0, m_new)  # no key yet: weigh 0, no NaN
-            scale = gl.exp2(m - m_sub)
-            w = gl.exp2(lse - m_sub)
-            acc = acc * gl.expand_dims(scale, 1) + o * gl.expand_dims(w, 1)
-            denom = denom * scale + w
-            m = m_new
+        m = gl.full([CHUNK], float("-inf"), gl.float32, layout=gl.SliceLayout(1, m_layout))
+        denom = gl.zeros([CHUNK], gl.float32, layout=gl.SliceLayout(1, m_layout))
+        acc = gl.zeros([CHUNK, HEAD_DIM], gl.float32, layout=m_layout)
+        for s0 in range(0, num_splits, 4):
+            for j in gl.static_range(4):
+                ok = row_ok & (s0 + j < num_splits)
+                lse = gl.load(Lse_part + part0 + s0 + j, mask=ok, other=float("-inf"),
+                              cache_modifier=".cg")
+                o = gl.load(O_part + gl.expand_dims((part0 + s0 + j) * HEAD_DIM, 1) + offs_d,
+                            mask=gl.expand_dims(ok, 1), other=0.0, cache_modifier=".cg")
+                m_new = gl.maximum(m, lse)
+                m_sub = gl.where(m_new == float("-inf"), 0.0, m_new)  # no key yet: weigh 0
+                scale = gl.exp2(m - m_sub)
+                w = gl.exp2(lse - m_sub)
+                acc = acc * gl.expand_dims(scale, 1) + o * gl.expand_dims(w, 1)
+                denom = denom * scale + w
+                m = m_new
         out = acc / gl.expand_dims(gl.where(denom > 0.0, denom, 1.0), 1)
         off_i = rows % seq_q
         off_hq = off_hkv * GROUP + rows // seq_q
         ptrs = (Out + off_b.to(gl.int64) * stride_ob
-                + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1)
-                + gl.expand_dims(offs_d, 0))
+                + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1) + offs_d)
         gl.store(ptrs, out.to(Out.dtype.element_ty), mask=gl.expand_dims(row_ok, 1))
 
 
