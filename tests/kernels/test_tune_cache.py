@@ -489,8 +489,7 @@ def test_decode_times_the_gluon_kernel_beside_tl_and_takes_it_only_when_right(
 ):
     """On a pretend sm_90 the Gluon kernel's tiles join the joint search; faked faster, it is
     chosen when its output agrees with the `tl` kernel's and dropped when it does not (a fast
-    but wrong kernel is never picked); a Gluon pick is recorded as such, merged by the
-    reduction kernel only."""
+    but wrong kernel is never picked); a Gluon pick is recorded as such."""
     from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
 
     gen = torch.Generator().manual_seed(3)
@@ -604,6 +603,71 @@ def test_decode_deals_a_ragged_batchs_gluon_items_longest_first(monkeypatch, cac
     )
     assert built and all(c["order"] is None for c in built)
     assert launch.config["impl"] == "gluon" and launch.config["item_order"] is None
+
+
+@needs_interpreter
+@pytest.mark.parametrize("faster", ["fused", "kernel"])
+def test_decode_times_both_merges_of_a_gluon_split_and_balanced_runs_keep_the_kernel(
+    monkeypatch, cache, faster
+):
+    """A Gluon split config's two merges are timed against each other, as the `tl` kernel's
+    (session 71): the fused one launches with the per-unit counters, the other with none and the
+    reduction kernel after it; the faster is kept and recorded as tuned. Balanced runs, whose
+    units' partials are segments of several CTAs' runs, are merged by the reduction kernel only,
+    without a timing of the other way."""
+    from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
+
+    gen = torch.Generator().manual_seed(6)
+    q = torch.randn(2, 8, 1, 64, generator=gen).half()
+    k, v = (torch.randn(2, 2, 256, 64, generator=gen).half() for _ in range(2))
+    lens = [256, 100]
+    seqlens = torch.tensor(lens, dtype=torch.int32)
+    ref = _decode_reference(q, k, v, lens)
+    launched: list[tuple] = []
+
+    def fake_gluon(q, k_cache, v_cache, out, o_part, lse_part, *args, cfg, splits, **kwargs):
+        fused = kwargs.get("counters") is not None
+        launched.append((cfg.get("split_by"), cfg.get("REDUCE"), fused))
+
+        def launch():
+            if splits > 1 and not fused:  # equal partials: the reduction kernel gives ref
+                o_part[:, :, :, :splits] = ref.float().unsqueeze(3)
+                lse_part[:, :, :, :splits] = 0.0
+            else:
+                out.copy_(ref)
+
+        return launch
+
+    monkeypatch.setattr(attention_decode, "gluon_split_launch", fake_gluon)
+    monkeypatch.setattr(attention_decode, "num_sms", lambda device: 3)
+    timed = _fake_attention_gpu(
+        monkeypatch,
+        attention_decode,
+        "decode_configs",
+        [_cfg(16, 64, 4, 2)],
+        lambda cfg: 0.5 if cfg.get("REDUCE") == faster else 1.0,
+        gluon=True,
+    )
+    gluon = {key: val for key, val in gluon_decode_configs(64, None, 16)[0].items()}
+    gluon.pop("BLOCK_M")
+    launch = attention_decode.prepare_decode(
+        q, k, v, cache_seqlens=seqlens, configs=[gluon], num_splits=2
+    )
+    assert launch.config["impl"] == "gluon" and launch.config["num_splits"] == 2
+    assert (launch.config["reduce"], launch.config["reduce_source"]) == (faster, "tuned")
+    assert {c.get("REDUCE") for c in timed} >= {"kernel", "fused"}
+    assert (None, "fused", True) in launched and (None, "kernel", False) in launched
+    torch.testing.assert_close(launch(), ref)
+
+    launched.clear()
+    timed.clear()
+    launch = attention_decode.prepare_decode(
+        q, k, v, cache_seqlens=seqlens, configs=[dict(gluon, split_by="balanced")]
+    )
+    assert launch.config["split_by"] == "balanced" and launch.config["reduce"] == "kernel"
+    assert launched and all(not fused for _, _, fused in launched)
+    assert "fused" not in {c.get("REDUCE") for c in timed}
+    torch.testing.assert_close(launch(), ref)
 
 
 # ---- the own CUTLASS GEMM choice ----------------------------------------------------------------
