@@ -1,13 +1,16 @@
-"""What merging the Gluon decode's splits inside the kernel is worth: a probe.
+"""What merging the Gluon decode's splits inside the kernel, or launching the merge as a
+programmatic dependent, is worth: a probe.
 
 At batch 16 the serving grid's Gluon decode splits each sequence in 2-4 (64-128 units on 132
 SMs), and until session 71 a second kernel merged the splits. That launch and its ramp cost a
 few microseconds, against decodes of 28-60 us at KV 4k (0.70-0.78 of the H200's HBM read
 ceiling at GQA 8, session 66). The fused merge (FUSED_REDUCE) lets each unit's last split to
-finish do the merge instead. This takes the own-triton rows of committed runs whose pick was a
-Gluon split config, rebuilds each point, pins that config, checks both merges against the fp32
-reference and times them alternating, with the tuners' timer (kernels/bench_cold.py: a 256 MB
-read flush and a stream hold before every launch).
+finish do the merge instead; the "pdl" merge keeps the reduction kernel but launches it as the
+split kernel's programmatic dependent, so its launch overlaps the split kernel's tail. This
+takes the own-triton rows of committed runs whose pick was a Gluon split config, rebuilds each
+point, pins that config, checks the three merges against the fp32 reference and times them
+alternating, with the tuners' timer (kernels/bench_cold.py: a 256 MB read flush and a stream
+hold before every launch).
 
 Short bursts, not the sweep's protocol: for deciding, not for citing as a sweep result (the
 sweep tunes the merge per point and records it in provider_config's `reduce`).
@@ -30,6 +33,7 @@ from harness.problems.attention import AttentionProblem
 from harness.store import read_rows
 
 CEILING_GBPS = {"H200": 4628.0, "H100": 3100.0}  # measured HBM read ceilings (results/*/)
+WAYS = ("kernel", "fused", "pdl")  # the reduction kernel first: the speed-ups are over it
 FIELDS = ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "head_dim", "causal", "page_size")
 
 
@@ -73,7 +77,7 @@ def probe(problem: AttentionProblem, pick: dict, rounds: int, ceiling: float | N
             tune=False,
             reduce=way,
         )
-        for way in ("kernel", "fused")
+        for way in WAYS
     }
     verdicts = {way: problem.check(launch(), ref) for way, launch in launches.items()}
     times: dict[str, list[float]] = {way: [] for way in launches}
@@ -91,7 +95,7 @@ def probe(problem: AttentionProblem, pick: dict, rounds: int, ceiling: float | N
         frac = f" ({gbps / ms[way] / ceiling:.3f})" if ceiling else ""
         ok = "" if verdicts[way].ok else " WRONG"
         cells.append(f"{ms[way] * 1e3:.1f} us{frac}{ok}")
-    cells.append(f"{ms['kernel'] / ms['fused']:.3f}x")
+    cells += [f"{ms['kernel'] / ms[way]:.3f}x" for way in WAYS[1:]]
     return " | ".join(cells)
 
 
@@ -110,7 +114,7 @@ def main() -> None:
         f"timer (bench_cold), median of {args.rounds} alternating rounds; fraction of {ceiling} "
         "GB/s"
     )
-    print("point | pinned config | reduction kernel | fused merge | speed-up")
+    print("point | pinned config | reduction kernel | fused | pdl | fused speed-up | pdl speed-up")
     for problem, pick in points[: args.limit]:
         print(probe(problem, pick, args.rounds, ceiling), flush=True)
 

@@ -1,4 +1,4 @@
-# The Gluon decode's fused split merge on a lent GPU, one call (about 110 s on a cold H200):
+# The Gluon decode's fused and PDL split merges on a lent GPU, one call (about 120 s on a cold H200):
 # its GPU tests (tests/gpu/test_decode_gluon_fused_gpu.py: fp32, the reduction kernel's merge,
 # 200 bit-identical launches), then, only if they pass, scripts/decode_merge_probe.py over the
 # committed batch-16 serving runs' Gluon split picks at KV 4k (burst timer: for deciding, not

@@ -61,9 +61,11 @@ DECODE_RUNGS = (
     "no-balanced",
     "no-longest-first",
 )
-# How a split config's partial outputs are merged: a second kernel, or the split kernel's last
-# program of each unit (attention_decode_kernel.py, FUSED_REDUCE).
-REDUCES = ("kernel", "fused")
+# How a split config's partial outputs are merged: a second kernel, the split kernel's last
+# program of each unit (attention_decode_kernel.py, FUSED_REDUCE), or the second kernel launched
+# as the split kernel's programmatic dependent ("pdl": sm_90 and later, so its launch overlaps
+# the split kernel's tail).
+REDUCES = ("kernel", "fused", "pdl")
 
 MAX_BLOCK_M = 64  # larger GQA groups x q_len are cut into several M blocks
 
@@ -123,9 +125,11 @@ def prepare_decode(
     `configs` (dicts as attention_configs._cfg makes, without BLOCK_M) replaces the candidate
     list, for probes of configs the lists lack (scripts/decode_probe.py); taken as given: the
     rung's stage count and the shared-memory pruning are not applied to them.
-    `reduce` merges the splits of a split config in a second kernel ("kernel") or inside the
-    split kernel ("fused": attention_decode_kernel.py, and the Gluon kernel's per-item splits);
-    None: the two are timed for the chosen config (untimed: "kernel"; balanced runs: "kernel").
+    `reduce` merges the splits of a split config in a second kernel ("kernel"), inside the
+    split kernel ("fused": attention_decode_kernel.py, and the Gluon kernel's per-item splits),
+    or in the second kernel launched as the split kernel's programmatic dependent ("pdl", sm_90);
+    None: the ways the target and config allow are timed for the chosen config (untimed:
+    "kernel"; balanced runs are never fused).
     """
     if rung not in DECODE_RUNGS:
         raise ValueError(f"rung {rung!r} not in {DECODE_RUNGS}")
@@ -156,6 +160,10 @@ def prepare_decode(
     fill = length_fill(total_kv, batch, max_kv)
     sm_scale = 1.0 / math.sqrt(head_dim) if sm_scale is None else float(sm_scale)
     target, sms = target_of(q.device), num_sms(q.device)
+    # griddepcontrol (programmatic dependent launch) is sm_90's and later
+    pdl_ok = target[0] == "cuda" and isinstance(target[1], int) and target[1] >= 90
+    if reduce == "pdl" and not pdl_ok:
+        raise ValueError(f"reduce 'pdl' needs sm_90 or later; target {target[0]}:{target[1]}")
     group = h_q // h_kv
     block_m = min(MAX_BLOCK_M, max(16, next_pow2(group * seq_q)))  # >= 16: tensor-core M
     m_blocks = triton.cdiv(group * seq_q, block_m)
@@ -276,6 +284,7 @@ def prepare_decode(
         balanced = cfg.get("split_by") == "balanced"
         splits = balanced_slots(cfg["BLOCK_N"]) if balanced else cfg["num_splits"]
         fused = splits > 1 and cfg.get("REDUCE") == "fused"
+        pdl = splits > 1 and cfg.get("REDUCE") == "pdl"
         if cfg.get("impl") == "gluon":
             split_launch = gluon_split_launch(
                 q,
@@ -296,6 +305,7 @@ def prepare_decode(
                 capacity=capacity,
                 order=item_order(cfg, splits),
                 counters=counters if fused else None,
+                launch_dependents=pdl,
             )
         else:
             split_launch = _tl_split_launch(cfg, splits, fused)
@@ -307,6 +317,10 @@ def prepare_decode(
         # [slots, D] fp32 tile needs more than two warps' registers
         warps = 2 if next_pow2(splits) <= 32 else 4
         reduce_meta = dict(HEAD_DIM=head_dim, SPLITS_POW2=next_pow2(splits), num_warps=warps)
+        if pdl and not interpreting():  # the split kernel's programmatic dependent: it waits
+            # for it on the GPU (the interpreter, which runs launches in order, has no
+            # griddepcontrol: there, as the CPU tests' pretend sm_90, the plain launch)
+            reduce_meta.update(GDC_WAIT=True, launch_pdl=True)
 
         def launch() -> None:
             split_launch()
@@ -414,9 +428,11 @@ def prepare_decode(
     # of its own, so the joint search's stored decisions still hold), or the caller's.
     reduce_info: dict[str, Any] = {}
     if cfg["num_splits"] > 1:
-        # balanced runs are merged by the reduction kernel only (a unit's partials are segments
-        # of several CTAs' runs); per-item splits of either kernel both ways
-        merges = ("kernel",) if balanced else (reduce,) if reduce else REDUCES
+        # every way the target allows (pdl: sm_90), but balanced runs are never fused: a unit's
+        # partials are segments of several CTAs' runs, which the reduction kernel merges
+        merges: tuple[str, ...] = (reduce,) if reduce else REDUCES if pdl_ok else REDUCES[:2]
+        if balanced:
+            merges = tuple(m for m in merges if m != "fused")
         ways = [dict(cfg, REDUCE=r) for r in merges]
         stored = stored_key(key + ("reduce",), ways, device_key(q.device)) if tune_on else None
         cfg, reduce_info = tune_configs(
@@ -568,8 +584,8 @@ def aot_specs(
     dense = dict(base, PAGED=False, PAGE_SIZE=1, Block_table=None, Counters=None)
     paged = dict(base, PAGED=True, PAGE_SIZE=page_size, Counters=None)
     fused = dict(base, PAGED=True, PAGE_SIZE=page_size, FUSED_REDUCE=True)
-    reduce = dict(HEAD_DIM=head_dim, SPLITS_POW2=8)
-    return [
+    reduce = dict(HEAD_DIM=head_dim, SPLITS_POW2=8, GDC_WAIT=False)
+    specs = [
         aot_spec("attn_decode_split_dense", _decode_split_kernel, types, dense, opts),
         aot_spec(f"attn_decode_split_paged{page_size}", _decode_split_kernel, types, paged, opts),
         aot_spec(
@@ -577,3 +593,10 @@ def aot_specs(
         ),
         aot_spec("attn_decode_reduce", _decode_reduce_kernel, types, reduce, dict(num_warps=2)),
     ]
+    if backend == "cuda":  # the "pdl" merge's reduction: griddepcontrol is sm_90's
+        pdl = dict(reduce, GDC_WAIT=True)
+        opts_pdl = dict(num_warps=2, launch_pdl=True)
+        specs.append(
+            aot_spec("attn_decode_reduce_pdl", _decode_reduce_kernel, types, pdl, opts_pdl)
+        )
+    return specs

@@ -238,12 +238,14 @@ def gluon_split_launch(
     capacity: int,
     order: torch.Tensor | None = None,
     counters: torch.Tensor | None = None,
+    launch_dependents: bool = False,
 ) -> Callable[[], object]:
     """The Gluon split kernel's launch for one candidate (the reduction is the caller's, or,
     given `counters`, int32 [units] at zero, the kernel's own fused merge): one persistent CTA
     per SM at most, each taking every sms-th work item (in `order`'s order when given: int32
     [items], longest_first's), or (split_by "balanced") one run of tiles (balanced_plan;
-    `splits` is then its slots)."""
+    `splits` is then its slots). `launch_dependents`: each CTA lets the next kernel, launched as
+    its programmatic dependent (the reduction kernel's "pdl" way), be scheduled at its start."""
     from .attention_decode_gluon_kernel import _decode_gluon_kernel
 
     batch, h_q, seq_q, head_dim = q.shape
@@ -317,6 +319,7 @@ def gluon_split_launch(
         BLOCK_B=max(128, 1 << (batch - 1).bit_length()),
         ORDERED=order is not None,
         FUSED_REDUCE=fused,
+        LAUNCH_DEPENDENTS=launch_dependents,
         num_warps=4,
     )
     kernel = _decode_gluon_kernel[(ctas,)]
@@ -343,7 +346,7 @@ def aot_specs(
     cands = gluon_decode_configs(head_dim, page_size, 16)
     runs = [(c, True) for c in cands]
     runs += [(dict(cands[0], split_by="balanced"), True), (dict(cands[0], order=True), True)]
-    runs += [(dict(cands[0], order=True, fused=True), True)]
+    runs += [(dict(cands[0], order=True, fused=True), True), (dict(cands[0], pdl=True), True)]
     runs += [(gluon_decode_configs(head_dim, None, 16)[0], False)]
     for cfg, paged in runs:
         bn, st = cfg["BLOCK_N"], cfg["num_stages"]
@@ -368,6 +371,7 @@ def aot_specs(
             BLOCK_B=128,
             ORDERED=bool(cfg.get("order")),
             FUSED_REDUCE=bool(cfg.get("fused")),
+            LAUNCH_DEPENDENTS=bool(cfg.get("pdl")),
         )
         types = dict(Out=f"*{ty}", O_part="*fp32", Lse_part="*fp32", Seqlens="*i32")
         types.update(Block_table="*i32", Order="*i32", Counters="*i32", sm_scale="fp32")
@@ -382,6 +386,7 @@ def aot_specs(
         kind += "_balanced" if cfg.get("split_by") == "balanced" else ""
         kind += "_ordered" if cfg.get("order") else ""
         kind += "_fused" if cfg.get("fused") else ""
+        kind += "_pdl" if cfg.get("pdl") else ""
         name = f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}"
         spec = aot_spec(name, _decode_gluon_kernel, types, constexprs, dict(num_warps=4))
         specs.append(dict(spec, gluon=True))

@@ -445,6 +445,15 @@ def _merge_unit(O_part, Lse_part, Out, off_b, off_hkv, off_mb, H_Q, GROUP, seq_q
 
 
 @gluon.jit
+def _launch_dependents():
+    """griddepcontrol.launch_dependents: the reduction kernel launched after this one as its
+    programmatic dependent (REDUCE "pdl") may be scheduled from now; it waits in its own first
+    instruction (griddepcontrol.wait) until this grid has finished and its stores are visible."""
+    gl.inline_asm_elementwise("griddepcontrol.launch_dependents; // dummy $0", "=r", [],
+                              dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
 def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
               Out, O_part, Lse_part, Counters, Seqlens, Order, n_items, units, H_Q, GROUP,
               seq_q, num_splits, longest, x0, x1, per, b0, base0, qk_scale,
@@ -514,11 +523,15 @@ def _decode_gluon_kernel(
     M_BLOCKS: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, PAGED: gl.constexpr,
     PAGE_SIZE: gl.constexpr, CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr,
     BALANCED: gl.constexpr, BLOCK_B: gl.constexpr, ORDERED: gl.constexpr,
-    FUSED_REDUCE: gl.constexpr,
+    FUSED_REDUCE: gl.constexpr, LAUNCH_DEPENDENTS: gl.constexpr = False,
 ):
     """Persistent: each CTA takes work items pid, pid + grid, ...; an item is one KV group's
     G x Sq query rows (64 per M block) over one KV split of one sequence. BALANCED: each CTA
     takes one run of tiles over the units laid end to end instead (the module's docstring)."""
+    if LAUNCH_DEPENDENTS:
+        # at the start: this grid is persistent, at most one CTA per SM and all resident at
+        # once, so the dependent's programs take only SMs whose CTA has finished
+        _launch_dependents()
     units = n_items // num_splits  # (batch, KV head, M block)
     if BALANCED:
         x0, x1, per, b0, base0 = _balanced_run(Seqlens, batch, per_min, H_KV * M_BLOCKS,

@@ -17,6 +17,9 @@ back from L2 and writes the output, then zeroes its counter for the next launch.
 second launch and its ramp, a few microseconds, which is 5-10% of the shortest decodes (batch 16,
 KV 4k: 46-99 us on an H100, results/h100/fmha_decode_serving); the last program's merge is a tail
 of its own. Which is faster is timed per shape (attention_decode.prepare_decode).
+A third way keeps the reduction kernel but launches it as a programmatic dependent of the split
+kernel (PDL, sm_90: `launch_pdl`, GDC_WAIT): its launch and the scheduling of its programs
+overlap the split kernel's tail instead of following it.
 
 Paged caches ([num_pages, page_size, Hkv, D], pages in any order via block_table): when
 BLOCK_N divides page_size a KV tile lies in one page and costs one block-table lookup; when it
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import gdc_wait
 
 # fmt: off
 # Kernel argument lists are grouped by kind under comment headers, tutorial style.
@@ -249,9 +253,14 @@ def _decode_reduce_kernel(
     # strides
     stride_ob, stride_oh, stride_om,
     # meta-parameters
-    HEAD_DIM: tl.constexpr, SPLITS_POW2: tl.constexpr,
+    HEAD_DIM: tl.constexpr, SPLITS_POW2: tl.constexpr, GDC_WAIT: tl.constexpr = False,
 ):
-    """Out[b, h, i] = sum_s 2^(lse_s - lse) O_s over the KV splits of one query row."""
+    """Out[b, h, i] = sum_s 2^(lse_s - lse) O_s over the KV splits of one query row.
+    GDC_WAIT: launched as a programmatic dependent of the split kernel (launch_pdl, sm_90), it
+    waits here, before its first read of a partial, for that kernel to finish and its stores to
+    be visible (griddepcontrol.wait)."""
+    if GDC_WAIT:
+        gdc_wait()
     row = tl.program_id(0)  # (b * H_Q + h) * seq_q + i
     off_i = row % seq_q
     off_h = row // seq_q % H_Q

@@ -187,3 +187,22 @@ def test_balanced_runs_are_refused_the_fused_merge() -> None:
             configs=[dict(cfg, split_by="balanced")],
             reduce="fused",
         )
+
+
+def test_the_pdl_merge_is_refused_off_sm90() -> None:
+    """reduce="pdl" launches the reduction kernel as a programmatic dependent that waits with
+    griddepcontrol.wait, sm_90's: elsewhere (here the interpreter) it is refused, not run as a
+    plain launch under its name."""
+    from harness_kernels.triton.attention_decode import prepare_decode
+
+    q, k, v = _problem()
+    table = torch.arange(10, dtype=torch.int32).view(2, 5)
+    with pytest.raises(ValueError, match="reduce 'pdl' needs sm_90"):
+        prepare_decode(
+            q,
+            k,
+            v,
+            cache_seqlens=torch.tensor([70, 40], dtype=torch.int32),
+            block_table=table,
+            reduce="pdl",
+        )

@@ -85,6 +85,7 @@ _SCRIPT = textwrap.dedent(
             # PTX atom.* (with its memory-order qualifiers) or AMDGCN *_atomic_*
             atomics=len(re.findall(r"\\batom\\.|_atomic_", asm)),
             acq_rel_atomics=len(re.findall(r"\\batom(\\.\\w+)*\\.acq_rel\\b", asm)),
+            gdc_wait=asm.count("griddepcontrol.wait"),
         )
         if backend == "cuda":  # ptxas spill-store + spill-load bytes
             facts["spills"] = resource_usage(cc, target).get("n_spills", -1)
@@ -157,6 +158,9 @@ def test_sm90_decode_uses_tensor_cores(aot_reports: dict) -> None:
         assert facts["cp_async"] > 0, name  # K/V pipelined through shared memory
         assert facts["shared"] <= SM90_SMEM_BYTES and facts["spills"] == 0, name
     assert "attn_decode_reduce" in report
+    # the "pdl" merge's reduction waits for the split kernel on the GPU; the plain one does not
+    assert report["attn_decode_reduce_pdl"]["gdc_wait"] == 1
+    assert report["attn_decode_reduce"]["gdc_wait"] == 0
 
 
 def test_sm90_decode_candidates_fit_without_spills(aot_reports: dict) -> None:

@@ -412,7 +412,8 @@ def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
     timed = _fake_attention_gpu(monkeypatch, attention_decode, "decode_configs", cands, ms)
     launch = attention_decode.prepare_decode(q, k, k, cache_seqlens=seqlens)
     wide = split_candidates(4, 256, 32, num_sms(q.device))
-    assert len(timed) == len(wide) + len(narrow) + 2  # and the merge's two ways
+    assert len(timed) == len(wide) + len(narrow) + 3  # and the merge's three ways (sm_90)
+    assert {c.get("REDUCE") for c in timed} == {None, "kernel", "fused", "pdl"}
     assert len(wide) + len(narrow) == launch.config["tune_candidates"]
     assert (launch.config["BLOCK_N"], launch.config["num_splits"]) == (16, narrow[-1])
     assert (launch.config["reduce"], launch.config["reduce_source"]) == ("fused", "tuned")
@@ -424,7 +425,7 @@ def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
 
     again = attention_decode.prepare_decode(q, k, k, cache_seqlens=seqlens)
     assert again.config["tune_source"] == "tuned" and again.config["tune_cache_hit"]
-    assert len(timed) == len(wide) + len(narrow) + 2 and again.config["reduce"] == "fused"
+    assert len(timed) == len(wide) + len(narrow) + 3 and again.config["reduce"] == "fused"
     row = {"provider_config": json.dumps(again.config)}
     assert not tuned_in_point(row) and tuned_in_point(
         {"provider_config": json.dumps(launch.config)}
@@ -606,15 +607,16 @@ def test_decode_deals_a_ragged_batchs_gluon_items_longest_first(monkeypatch, cac
 
 
 @needs_interpreter
-@pytest.mark.parametrize("faster", ["fused", "kernel"])
-def test_decode_times_both_merges_of_a_gluon_split_and_balanced_runs_keep_the_kernel(
+@pytest.mark.parametrize("faster", ["fused", "kernel", "pdl"])
+def test_decode_times_every_merge_of_a_gluon_split_and_balanced_runs_are_not_fused(
     monkeypatch, cache, faster
 ):
-    """A Gluon split config's two merges are timed against each other, as the `tl` kernel's
-    (session 71): the fused one launches with the per-unit counters, the other with none and the
-    reduction kernel after it; the faster is kept and recorded as tuned. Balanced runs, whose
-    units' partials are segments of several CTAs' runs, are merged by the reduction kernel only,
-    without a timing of the other way."""
+    """A Gluon split config's merges are timed against each other, as the `tl` kernel's
+    (session 71): the fused one launches with the per-unit counters, the others with none and
+    the reduction kernel after it ("pdl": the Gluon CTAs let it launch early, and it waits on
+    the GPU; here, under the interpreter, a plain launch); the fastest is kept and recorded as
+    tuned. Balanced runs, whose units' partials are segments of several CTAs' runs, are merged
+    by the reduction kernel only, in either launch."""
     from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
 
     gen = torch.Generator().manual_seed(6)
@@ -627,6 +629,7 @@ def test_decode_times_both_merges_of_a_gluon_split_and_balanced_runs_keep_the_ke
 
     def fake_gluon(q, k_cache, v_cache, out, o_part, lse_part, *args, cfg, splits, **kwargs):
         fused = kwargs.get("counters") is not None
+        assert kwargs.get("launch_dependents") == (cfg.get("REDUCE") == "pdl")
         launched.append((cfg.get("split_by"), cfg.get("REDUCE"), fused))
 
         def launch():
@@ -655,8 +658,9 @@ def test_decode_times_both_merges_of_a_gluon_split_and_balanced_runs_keep_the_ke
     )
     assert launch.config["impl"] == "gluon" and launch.config["num_splits"] == 2
     assert (launch.config["reduce"], launch.config["reduce_source"]) == (faster, "tuned")
-    assert {c.get("REDUCE") for c in timed} >= {"kernel", "fused"}
+    assert {c.get("REDUCE") for c in timed} >= {"kernel", "fused", "pdl"}
     assert (None, "fused", True) in launched and (None, "kernel", False) in launched
+    assert (None, "pdl", False) in launched
     torch.testing.assert_close(launch(), ref)
 
     launched.clear()
@@ -664,9 +668,10 @@ def test_decode_times_both_merges_of_a_gluon_split_and_balanced_runs_keep_the_ke
     launch = attention_decode.prepare_decode(
         q, k, v, cache_seqlens=seqlens, configs=[dict(gluon, split_by="balanced")]
     )
-    assert launch.config["split_by"] == "balanced" and launch.config["reduce"] == "kernel"
+    assert launch.config["split_by"] == "balanced"
+    assert launch.config["reduce"] == ("kernel" if faster == "fused" else faster)
     assert launched and all(not fused for _, _, fused in launched)
-    assert "fused" not in {c.get("REDUCE") for c in timed}
+    assert {c.get("REDUCE") for c in timed} - {None} == {"kernel", "pdl"}
     torch.testing.assert_close(launch(), ref)
 
 
