@@ -20,8 +20,9 @@ over the rate one cold pass reads the same number of bytes at (the faster provid
 interpolated in log bytes). A decode point moves 0.1-0.3 GB in 30-80 us, where a plain read
 does not reach the 4 GiB plateau either: this column says how much of the gap is the size.
 
-After the slices: the ceiling bar per (batch, KV length, ragged), and every point behind the
-fastest vendor, slowest first.
+After the slices: the ceiling bar per (batch, KV length, ragged), own's rungs, how own's tuner
+ran the points (kernel, split, merge, item order: provider_config, counted), and every point
+behind the fastest vendor, slowest first.
 
 --batch N keeps one batch size (repeatable): one half of the grid against the same half of
 another run. --against RUN (an earlier run of the same grid, usually on another machine of the
@@ -43,6 +44,7 @@ from harness.report.decode_serving import (
     ceiling_by,
     hbm_read_gbps,
     keep_batches,
+    own_picks,
     own_rungs,
     provider_drift,
     read_once_curve,
@@ -83,6 +85,10 @@ def main() -> None:
         if len(rungs):
             print("own against its rungs in this run (the rung's time / own's, same point):")
             print(rungs.to_string(index=False))
+        picks = own_picks(rows, a.own)
+        if len(picks):
+            print(f"how {a.own}'s tuner ran the points (provider_config):")
+            print(picks.to_string(index=False))
         slow = behind(points)
         print(f"{len(slow)} point(s) behind the fastest vendor" + (":" if len(slow) else ""))
         if len(slow):

@@ -323,3 +323,51 @@ def test_the_figure_draws_each_point_once_from_its_latest_run_with_a_vendor(tmp_
     assert [f.stem for f in figures] == ["decode-serving-h200"]
     assert figures[0].png.is_file() and figures[0].svg.is_file()
     assert "new, old" in figures[0].caption and "own-only" not in figures[0].caption
+
+
+def test_own_picks_count_how_the_tuner_ran_each_point():
+    """provider_config, counted per (kernel, split, merge, item order); vendors and rows that
+    are not ok are left out, and a whole-KV pick has no merge."""
+    import json
+
+    def pick(**cfg) -> str:
+        return json.dumps(dict(kernel="attn_decode", **cfg))
+
+    rows = pd.DataFrame(
+        [
+            dict(_row("own-triton", 1.0, 1.0), provider_config=pick(impl="gluon", num_splits=1)),
+            dict(
+                _row("own-triton", 1.0, 1.0),
+                provider_config=pick(
+                    impl="gluon",
+                    num_splits=4,
+                    split_by="length",
+                    reduce="pdl",
+                    item_order="longest-first",
+                ),
+            ),
+            dict(
+                _row("own-triton", 1.0, 1.0),
+                provider_config=pick(
+                    impl="gluon",
+                    num_splits=4,
+                    split_by="length",
+                    reduce="pdl",
+                    item_order="longest-first",
+                ),
+            ),
+            dict(
+                _row("own-triton", 1.0, 1.0),
+                provider_config=pick(impl="tl", num_splits=3, split_by="longest", reduce="fused"),
+            ),
+            dict(_row("own-triton", 1.0, 1.0), status="error", provider_config=pick(impl="tl")),
+            dict(_row("flashinfer", 1.0, 1.0), provider_config="{}"),
+        ]
+    )
+    picks = serving.own_picks(rows, "own-triton")
+    assert picks.to_dict("records") == [
+        dict(kernel="gluon", split="by length", merge="pdl", order="longest-first", points=2),
+        dict(kernel="gluon", split="whole", merge="-", order="-", points=1),
+        dict(kernel="tl", split="by longest", merge="fused", order="-", points=1),
+    ]
+    assert serving.own_picks(rows.drop(columns="provider_config"), "own-triton").empty

@@ -11,6 +11,7 @@ against the ceiling).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -118,6 +119,32 @@ def rungs_by(points: pd.DataFrame) -> pd.DataFrame:
                 )
             )
     return pd.DataFrame(out)
+
+
+def own_picks(rows: pd.DataFrame, own: str) -> pd.DataFrame:
+    """How own's tuner ran the run's points, counted from provider_config: the kernel (`tl` or
+    Gluon), whole or split (by each sequence's length, by the longest, or balanced runs), how
+    the splits were merged ("kernel", "fused" or "pdl") and the Gluon item order. A run's
+    numbers say what it reached; this says which of the ways it reached them with."""
+    mine = rows[(rows["provider"] == own) & (rows["status"] == "ok")]
+    if "provider_config" not in mine or mine.empty:
+        return pd.DataFrame()
+    picks = []
+    for text in mine["provider_config"]:
+        cfg = json.loads(text) if isinstance(text, str) and text else {}
+        split = (cfg.get("num_splits") or 1) > 1 or cfg.get("split_by") == "balanced"
+        picks.append(
+            dict(
+                kernel=cfg.get("impl", "tl"),
+                split=f"by {cfg.get('split_by') or 'length'}" if split else "whole",
+                merge=(cfg.get("reduce") or "kernel") if split else "-",
+                order=cfg.get("item_order") or "-",
+            )
+        )
+    counts = pd.DataFrame(picks).value_counts().rename("points").reset_index()
+    order = ["points", "kernel", "split", "merge", "order"]  # ties by name: the same every run
+    ascending = [False, True, True, True, True]
+    return counts.sort_values(order, ascending=ascending).reset_index(drop=True)
 
 
 def keep_batches(rows: pd.DataFrame, batches: list[int] | None) -> pd.DataFrame:
