@@ -104,6 +104,19 @@ def bench_cold(
     return statistics.median(samples)
 
 
+def alternating_medians(
+    launches: dict[str, Callable[[], Any]], device: torch.device, rounds: int
+) -> dict[str, float]:
+    """Each launch's median ms over `rounds` rounds that time every launch once in turn
+    (bench_cold, 50 ms warm-up, 200 ms window): the probes' A/B, where a drift of the machine
+    over the rounds lands on every launch alike rather than on whichever ran last."""
+    times: dict[str, list[float]] = {name: [] for name in launches}
+    for _ in range(rounds):
+        for name, launch in launches.items():
+            times[name].append(bench_cold(launch, device, warmup_ms=50, rep_ms=200))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def bench_capped(fn: Callable[[], Any], device: torch.device) -> float:
     """bench_cold with a warm-up and a window long enough for the power limiter: a heavy GEMM's
     25 ms burst runs at the top clock before the limiter engages, while the sweep times it over

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 
 import torch
-from harness_kernels.bench_cold import bench_cold
+from harness_kernels.bench_cold import alternating_medians
 from harness_kernels.triton.attention_decode import prepare_decode
 
 from harness.problems.attention import AttentionProblem
@@ -80,11 +79,7 @@ def probe(problem: AttentionProblem, pick: dict, rounds: int, ceiling: float | N
         for way in WAYS
     }
     verdicts = {way: problem.check(launch(), ref) for way, launch in launches.items()}
-    times: dict[str, list[float]] = {way: [] for way in launches}
-    for _ in range(rounds):
-        for way, launch in launches.items():
-            times[way].append(bench_cold(launch, device, warmup_ms=50, rep_ms=200))
-    ms = {way: statistics.median(t) for way, t in times.items()}
+    ms = alternating_medians(launches, device, rounds)
     gbps = problem.min_bytes() / 1e6
     c = pick["config"]
     cells = [

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
 
 import torch
-from harness_kernels.bench_cold import bench_cold
+from harness_kernels.bench_cold import alternating_medians
 from harness_kernels.triton.attention_decode import prepare_decode
 
 from harness.problems.attention import AttentionProblem
@@ -64,11 +63,7 @@ def probe(problem: AttentionProblem, rounds: int, ceiling: float | None) -> str:
         for rung in ("no-longest-first", "full")
     }
     verdicts = {rung: problem.check(launch(), ref) for rung, launch in launches.items()}
-    times: dict[str, list[float]] = {rung: [] for rung in launches}
-    for _ in range(rounds):
-        for rung, launch in launches.items():
-            times[rung].append(bench_cold(launch, device, warmup_ms=50, rep_ms=200))
-    ms = {rung: statistics.median(t) for rung, t in times.items()}
+    ms = alternating_medians(launches, device, rounds)
     gbps = problem.min_bytes() / 1e6
     cells = [problem.label(), launches["full"].config["item_order"] or "-"]
     for rung in launches:

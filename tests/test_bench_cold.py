@@ -57,3 +57,22 @@ def test_a_long_kernel_still_gets_the_minimum_samples(monkeypatch):
     timed = log[log.index("sync", log.index("record") + 1) + 1 :]
     timed = timed[timed.index("flush", timed.index("call") + 1) :]  # after the warm-up call
     assert timed.count("call") == bench_cold._MIN_SAMPLES == 10
+
+
+def test_alternating_medians_time_every_launch_once_per_round(monkeypatch):
+    """The probes' A/B: round after round each launch once, in turn, with the probes' short
+    windows; each launch's median over its rounds."""
+    order = []
+    fake_ms = {"a": iter([3.0, 1.0, 2.0]), "b": iter([5.0, 4.0, 9.0])}
+
+    def fake(fn, device, warmup_ms=None, rep_ms=None):
+        assert (warmup_ms, rep_ms) == (50, 200)
+        order.append(fn())
+        return next(fake_ms[order[-1]])
+
+    monkeypatch.setattr(bench_cold, "bench_cold", fake)
+    medians = bench_cold.alternating_medians(
+        {"a": lambda: "a", "b": lambda: "b"}, torch.device("cpu"), 3
+    )
+    assert order == ["a", "b"] * 3
+    assert medians == {"a": 2.0, "b": 5.0}

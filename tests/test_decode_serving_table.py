@@ -333,34 +333,20 @@ def test_own_picks_count_how_the_tuner_ran_each_point():
     def pick(**cfg) -> str:
         return json.dumps(dict(kernel="attn_decode", **cfg))
 
+    own = _row("own-triton", 1.0, 1.0)
+    pdl = pick(
+        impl="gluon", num_splits=4, split_by="length", reduce="pdl", item_order="longest-first"
+    )
     rows = pd.DataFrame(
         [
-            dict(_row("own-triton", 1.0, 1.0), provider_config=pick(impl="gluon", num_splits=1)),
+            dict(own, provider_config=pick(impl="gluon", num_splits=1)),
+            dict(own, provider_config=pdl),
+            dict(own, provider_config=pdl),
             dict(
-                _row("own-triton", 1.0, 1.0),
-                provider_config=pick(
-                    impl="gluon",
-                    num_splits=4,
-                    split_by="length",
-                    reduce="pdl",
-                    item_order="longest-first",
-                ),
-            ),
-            dict(
-                _row("own-triton", 1.0, 1.0),
-                provider_config=pick(
-                    impl="gluon",
-                    num_splits=4,
-                    split_by="length",
-                    reduce="pdl",
-                    item_order="longest-first",
-                ),
-            ),
-            dict(
-                _row("own-triton", 1.0, 1.0),
+                own,
                 provider_config=pick(impl="tl", num_splits=3, split_by="longest", reduce="fused"),
             ),
-            dict(_row("own-triton", 1.0, 1.0), status="error", provider_config=pick(impl="tl")),
+            dict(own, status="error", provider_config=pick(impl="tl")),
             dict(_row("flashinfer", 1.0, 1.0), provider_config="{}"),
         ]
     )

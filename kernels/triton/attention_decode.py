@@ -207,7 +207,6 @@ def prepare_decode(
             paged=paged,
             page_size=page_size,
             rung=cand_rung,
-            reduce=reduce,
             block_m=block_m,
         )
         cands += gluon

@@ -100,7 +100,6 @@ def gluon_candidates(
     paged: bool,
     page_size: int | None,
     rung: str,
-    reduce: str | None,
     block_m: int,
 ) -> tuple[list[dict], str | None]:
     """(the Gluon candidates prepare_decode adds to the `tl` kernel's, why there are none)."""

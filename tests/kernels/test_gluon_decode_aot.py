@@ -114,7 +114,7 @@ def _problem(paged: bool = True):
 
 def _why(target=("cuda", 90), q=None, k=None, v=None, paged=True, **kw) -> str | None:
     pq, pk, pv = _problem(paged)
-    args = dict(paged=paged, page_size=16 if paged else None, rung="full", reduce=None)
+    args = dict(paged=paged, page_size=16 if paged else None, rung="full")
     args.update(kw)
     cands, why = gluon_candidates(
         target,
@@ -134,8 +134,6 @@ def test_when_the_gluon_decode_is_a_candidate() -> None:
     assert "sm_90 only" in _why(target=("cuda", 80))
     assert "`tl` kernel only" in _why(rung="no-tma")
     assert "`tl` kernel only" in _why(rung="no-gluon")
-    # the fused merge is both kernels' since session 71 (balanced runs excepted)
-    assert _why(reduce="fused") is None
     q, k, v = _problem()
     assert "packed" in _why(q=q.transpose(1, 2).contiguous().transpose(1, 2))
     # K and V as halves of one [pages, 2, page, Hkv, D] buffer: pages are not back to back
