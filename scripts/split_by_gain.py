@@ -22,6 +22,16 @@ import tempfile
 from pathlib import Path
 
 
+def cache_root(cache: Path) -> Path:
+    """The tune cache's folder: CACHE itself, or where its .tgz was unpacked."""
+    if not cache.is_file():
+        return cache
+    root = Path(tempfile.mkdtemp())
+    with tarfile.open(cache) as tar:
+        tar.extractall(root, filter="data")
+    return root
+
+
 def decisions(root: Path) -> list[tuple[float, float, str, str, str]]:
     rows = []
     for f in glob.glob(str(root / "tune" / "triton-attention" / "*.json")):
@@ -56,12 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cache", type=Path)
     a = ap.parse_args()
-    root = a.cache
-    if root.is_file():
-        root = Path(tempfile.mkdtemp())
-        with tarfile.open(a.cache) as tar:
-            tar.extractall(root, filter="data")
-    rows = decisions(root)
+    rows = decisions(cache_root(a.cache))
     if not rows:
         raise SystemExit(f"no ragged decode decision timed both ways in {a.cache}")
     ratios = [r[0] for r in rows]

@@ -1,0 +1,44 @@
+"""scripts/merge_gain.py: the reduction kernel's time over each other split merge's, per
+'reduce' decision of a decode tune cache."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+sys.path.insert(0, str(SCRIPTS))  # merge_gain imports split_by_gain's cache reader
+spec = importlib.util.spec_from_file_location("merge_gain", SCRIPTS / "merge_gain.py")
+gain = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gain)
+
+EQUAL = "('attn_decode', 16, 32, 4, 8, 128, torch.bfloat16, True, 'full', 256, 4096, None, 'H', 'gluon', 'reduce')"
+RAGGED = EQUAL.replace("'gluon'", "'fill6/8', 'gluon'")
+
+
+def _entry(root: Path, name: str, problem: str, timings: dict) -> None:
+    folder = root / "tune" / "triton-attention"
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"key": {"problem": problem}, "record": {"tune_timings_ms": timings}}
+    (folder / f"{name}.json").write_text(json.dumps(record))
+
+
+def test_margins_per_decision_and_by_raggedness(tmp_path):
+    _entry(tmp_path, "a", EQUAL, {"g-m64-kernel": 0.108, "g-m64-fused": 0.100, "g-m64-pdl": 0.120})
+    # off sm_90: no pdl
+    _entry(tmp_path, "b", RAGGED, {"g-m64-kernel": 0.090, "g-m64-fused": 0.100})
+    _entry(tmp_path, "c", EQUAL.replace("'reduce'", "'joint'"), {"g-m64": 0.1})  # not a merge
+    _entry(tmp_path, "d", RAGGED, {"g-m64-fused": 0.1})  # the caller's merge: nothing to compare
+    rows = gain.decisions(tmp_path)
+    assert len(rows) == 2
+    equal, ragged = sorted(rows, key=lambda r: r["ragged"])
+    assert equal["fused"] == pytest.approx(1.08) and equal["pdl"] == pytest.approx(0.9)
+    assert (equal["chosen"], equal["config"], equal["rung"]) == ("fused", "g-m64", "full")
+    assert ragged["ragged"] and "pdl" not in ragged and ragged["chosen"] == "kernel"
+    lines = gain.summary(rows)
+    assert lines[0].startswith("equal-length, 1 decisions: fused 1.080x")
+    assert "won 0 of 1" in lines[1] and "pdl" not in lines[1]
