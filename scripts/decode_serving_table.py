@@ -44,6 +44,8 @@ from harness.report.decode_serving import (
     ceiling_by,
     hbm_read_gbps,
     keep_batches,
+    merge_margins,
+    own_merge_timings,
     own_picks,
     own_rungs,
     provider_drift,
@@ -89,6 +91,10 @@ def main() -> None:
         if len(picks):
             print(f"how {a.own}'s tuner ran the points (provider_config):")
             print(picks.to_string(index=False))
+        margins = merge_margins(own_merge_timings(rows, a.own))
+        if len(margins):
+            print("its split merges in its tuner's timings (the reduction kernel's time / each's):")
+            print(margins.to_string(index=False))
         slow = behind(points)
         print(f"{len(slow)} point(s) behind the fastest vendor" + (":" if len(slow) else ""))
         if len(slow):

@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import math
 import re
 from pathlib import Path
 
+from harness_kernels.triton.attention_decode import merge_timings
 from split_by_gain import cache_root
 
-MERGES = ("fused", "pdl")
+from harness.report.decode_serving import MERGES, merge_margins
 
 
 def decisions(root: Path) -> list[dict]:
@@ -33,49 +33,32 @@ def decisions(root: Path) -> list[dict]:
         problem = entry["key"]["problem"]
         if "attn_decode" not in problem or "'reduce'" not in problem:
             continue
-        t = entry["record"].get("tune_timings_ms", {})
-        kernel = {k[: -len("-kernel")]: v for k, v in t.items() if k.endswith("-kernel")}
-        if len(kernel) != 1:  # a caller's fixed merge: nothing to set against
+        timings = merge_timings(entry["record"].get("tune_timings_ms"))
+        if not timings or "kernel" not in timings:  # a caller's fixed merge: nothing to compare
             continue
-        (config, base), row = next(iter(kernel.items())), {}
-        for m in MERGES:
-            if f"{config}-{m}" in t:
-                row[m] = base / t[f"{config}-{m}"]
-        axes = re.findall(r"\b\d+\b", problem.replace("torch.bfloat16", ""))[:7]
+        config = next(n for n in entry["record"]["tune_timings_ms"] if n.endswith("-kernel"))
         rung = re.search(r"True, '([\w-]+)'", problem)
         rows.append(
             dict(
-                row,
-                config=config,
-                chosen=min(t, key=t.get).rsplit("-", 1)[1],
+                timings=timings,
+                config=config.removesuffix("-kernel"),
+                chosen=min(timings, key=timings.get),
                 ragged="fill" in problem,
                 rung=rung.group(1) if rung else "",
-                axes=" ".join(axes),
+                axes=" ".join(re.findall(r"\b\d+\b", problem.replace("torch.bfloat16", ""))[:7]),
             )
         )
     return rows
 
 
-def geomean(xs: list[float]) -> float:
-    return math.exp(sum(map(math.log, xs)) / len(xs))
-
-
 def summary(rows: list[dict]) -> list[str]:
     out = []
     for ragged in (False, True):
-        part = [r for r in rows if r["ragged"] == ragged]
-        if not part:
-            continue
-        cells = []
-        for m in MERGES:
-            xs = [r[m] for r in part if m in r]
-            if xs:
-                won = sum(x > 1 for x in xs)
-                cells.append(
-                    f"{m} {geomean(xs):.3f}x ({min(xs):.3f}-{max(xs):.3f}, won {won} of {len(xs)})"
-                )
-        kind = "ragged" if ragged else "equal-length"
-        out.append(f"{kind}, {len(part)} decisions: " + "; ".join(cells))
+        part = [r["timings"] for r in rows if r["ragged"] == ragged]
+        if part:
+            kind = "ragged" if ragged else "equal-length"
+            table = merge_margins(part).to_string(index=False)
+            out.append(f"{kind}, {len(part)} decisions:\n{table}")
     return out
 
 
@@ -92,7 +75,8 @@ def main() -> None:
         "fused  pdl    chosen config                   rung              (batch q_heads kv_heads q_len D page kv)"
     )
     for r in sorted(rows, key=lambda r: (r["ragged"], r["axes"], r["rung"])):
-        f, p = (f"{r[m]:.3f}" if m in r else "  -  " for m in MERGES)
+        t = r["timings"]
+        f, p = (f"{t['kernel'] / t[m]:.3f}" if m in t else "  -  " for m in MERGES)
         print(f"{f}  {p}  {r['chosen']:6s} {r['config']:24s} {r['rung']:17s} {r['axes']}")
 
 

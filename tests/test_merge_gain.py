@@ -36,9 +36,39 @@ def test_margins_per_decision_and_by_raggedness(tmp_path):
     rows = gain.decisions(tmp_path)
     assert len(rows) == 2
     equal, ragged = sorted(rows, key=lambda r: r["ragged"])
-    assert equal["fused"] == pytest.approx(1.08) and equal["pdl"] == pytest.approx(0.9)
+    assert equal["timings"] == {"kernel": 0.108, "fused": 0.100, "pdl": 0.120}
     assert (equal["chosen"], equal["config"], equal["rung"]) == ("fused", "g-m64", "full")
-    assert ragged["ragged"] and "pdl" not in ragged and ragged["chosen"] == "kernel"
+    assert ragged["ragged"] and "pdl" not in ragged["timings"] and ragged["chosen"] == "kernel"
     lines = gain.summary(rows)
-    assert lines[0].startswith("equal-length, 1 decisions: fused 1.080x")
-    assert "won 0 of 1" in lines[1] and "pdl" not in lines[1]
+    assert lines[0].startswith("equal-length, 1 decisions:") and lines[1].startswith("ragged, 1")
+    assert "pdl" not in lines[1]
+
+
+def test_margins_from_rows_provider_config():
+    """The same margins from a run's rows (provider_config.reduce_timings_ms, session 72 on)."""
+    import pandas as pd
+
+    from harness.report.decode_serving import merge_margins, own_merge_timings
+
+    cfgs = [
+        {"reduce": "fused", "reduce_timings_ms": {"kernel": 0.11, "fused": 0.10, "pdl": 0.12}},
+        {"reduce": "kernel", "reduce_timings_ms": {"kernel": 0.10, "fused": 0.11, "pdl": 0.105}},
+        {"reduce": None},  # a whole-sequence point: no merge
+        {"reduce": "fused", "reduce_timings_ms": None},  # the caller's merge
+    ]
+    rows = pd.DataFrame(
+        {
+            "provider": ["own-triton"] * 4 + ["flashinfer"],
+            "status": ["ok"] * 5,
+            "provider_config": [json.dumps(c) for c in cfgs] + [json.dumps(cfgs[0])],
+        }
+    )
+    timings = own_merge_timings(rows, "own-triton")
+    assert len(timings) == 2
+    table = merge_margins(timings).set_index("merge")
+    assert table.loc["fused", "decisions"] == 2 and table.loc["fused", "won"] == 1
+    assert table.loc["fused", "max"] == pytest.approx(1.1)
+    assert table.loc["pdl", "won"] == 0 and table.loc["pdl", "min"] == pytest.approx(
+        0.917, abs=1e-3
+    )
+    assert merge_margins([{"fused": 0.1}]).empty  # no reduction kernel time: nothing to set against

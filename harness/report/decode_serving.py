@@ -147,6 +147,41 @@ def own_picks(rows: pd.DataFrame, own: str) -> pd.DataFrame:
     return counts.sort_values(order, ascending=ascending).reset_index(drop=True)
 
 
+MERGES = ("fused", "pdl")  # the split merges set against the reduction kernel ("kernel")
+
+
+def merge_margins(decisions: list[dict[str, float]]) -> pd.DataFrame:
+    """Per merge, the reduction kernel's time over that merge's across merge decisions, each
+    {merge: ms} as one process timed them (provider_config.reduce_timings_ms, or a tune cache's
+    decision): geomean, min, max and how often it won (> 1). A row's `reduce` names only the
+    winner; these are the margins it won by. Decisions without a "kernel" time are skipped."""
+    out = []
+    for merge in MERGES:
+        r = pd.Series([d["kernel"] / d[merge] for d in decisions if "kernel" in d and merge in d])
+        if len(r):
+            out.append(
+                dict(
+                    merge=merge,
+                    decisions=len(r),
+                    kernel_over_merge=round(geomean(r), 3),
+                    min=round(r.min(), 3),
+                    max=round(r.max(), 3),
+                    won=int((r > 1).sum()),
+                )
+            )
+    return pd.DataFrame(out)
+
+
+def own_merge_timings(rows: pd.DataFrame, own: str) -> list[dict[str, float]]:
+    """Own's merge decisions in a run: each ok row's provider_config.reduce_timings_ms (rows
+    from before session 72 do not carry it)."""
+    mine = rows[(rows["provider"] == own) & (rows["status"] == "ok")]
+    if "provider_config" not in mine:
+        return []
+    cfgs = (json.loads(t) if isinstance(t, str) and t else {} for t in mine["provider_config"])
+    return [c["reduce_timings_ms"] for c in cfgs if c.get("reduce_timings_ms")]
+
+
 def keep_batches(rows: pd.DataFrame, batches: list[int] | None) -> pd.DataFrame:
     """The rows of these batch sizes alone (None: all), so that a run of one half of the grid
     (the batch-16 half a call can time) is set against the same half of a whole-grid run."""

@@ -48,7 +48,7 @@ from .attention_decode_gluon import (
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
-from .attention_tune import stored_key
+from .attention_tune import candidate_name, stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_decode's `rung` keyword.
@@ -434,8 +434,16 @@ def prepare_decode(
             merges = tuple(m for m in merges if m != "fused")
         ways = [dict(cfg, REDUCE=r) for r in merges]
         stored = stored_key(key + ("reduce",), ways, device_key(q.device)) if tune_on else None
+        # named as the joint search names them, so reduce_info keeps each way's time
         cfg, reduce_info = tune_configs(
-            key + ("reduce",), ways, build, tune_on, out, stored, poison=scratch
+            key + ("reduce",),
+            ways,
+            build,
+            tune_on,
+            out,
+            stored,
+            label=candidate_name,
+            poison=scratch,
         )
     # num_splits_source "variant": fixed by the no-split rung (a value committed rows carry)
     source = (
@@ -500,6 +508,9 @@ def prepare_decode(
         # how the splits are merged, and whether that was timed ("tuned", "cache") or not
         reduce=cfg.get("REDUCE") if cfg["num_splits"] > 1 else None,
         reduce_source=reduce_info and ("user" if reduce else reduce_info["tune_source"]) or None,
+        # each way's time when they were timed against each other (tuned now or read from the
+        # tune cache): what the choice beat; a row's `reduce` alone names only the winner
+        reduce_timings_ms=merge_timings(reduce_info.get("tune_timings_ms")),
         programs=plan[0] if plan else programs * cfg["num_splits"],
         num_sms=sms,
         max_kv_len=max_kv,
@@ -525,6 +536,14 @@ def prepare_decode(
         tune_cache_hit=bool(info.get("tune_cache_hit", False)),
     )
     return AttentionLaunch(out, None, config, [build(cfg)])
+
+
+def merge_timings(timings: dict[str, float] | None) -> dict[str, float] | None:
+    """{merge: ms} from the merge decision's tune timings, whose names end in "-<merge>"
+    (candidate_name), or None when the merges were not timed against each other."""
+    if not timings:
+        return None
+    return {name.rsplit("-", 1)[1]: ms for name, ms in timings.items()}
 
 
 def length_fill(total_kv: int, batch: int, longest: int) -> int:

@@ -90,7 +90,7 @@ def tune(
 
     best_ms, best, failed, first = math.inf, None, [], None
     timings: dict[str, float] = {}
-    name = label or _short
+    name = label or candidate_name
     for i, cand in enumerate(candidates):
         try:
             fn = build(cand)
@@ -135,7 +135,7 @@ def tune(
     return dict(candidates[best]), dict(info, tune_cache_hit=False)
 
 
-def _short(cfg: dict) -> str:
+def candidate_name(cfg: dict) -> str:
     """A candidate's name in tune_failed and tune_timings_ms: the `tl` kernels' tile shorthand, or
     every key=value for other kernels' configs (the Gluon FMHA's have no BLOCK_M or num_warps)."""
     if not {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"} <= cfg.keys():

@@ -262,6 +262,7 @@ def test_decode_fused_merge_matches_the_reduction_kernel(case: tuple) -> None:
     _assert_close(first, ref, dtype)
     torch.testing.assert_close(first, kernel(), rtol=0, atol=2e-3)
     assert (fused.config["reduce"], fused.config["reduce_source"]) == ("fused", "user")
+    assert fused.config["reduce_timings_ms"] is None  # the caller's merge: nothing timed
     assert kernel.config["reduce"] == "kernel"
     # untimed (the interpreter), the merge defaults to the kernel; one split merges nothing
     assert prepare_decode(q, k_cache, v_cache, **args).config["reduce"] == "kernel"
@@ -508,7 +509,7 @@ def test_decode_candidate_names_tell_split_cut_and_merge_apart() -> None:
     """tune_timings_ms is keyed by name: candidates that differ only in split_by or REDUCE kept
     one time between them until their names differed (session 57)."""
     from harness_kernels.triton.attention_configs import _cfg
-    from harness_kernels.triton.attention_tune import _short
+    from harness_kernels.triton.attention_tune import candidate_name
 
     base = dict(_cfg(16, 64, 4, 3), BLOCK_M=16, num_splits=4)
     cands = [
@@ -521,4 +522,4 @@ def test_decode_candidate_names_tell_split_cut_and_merge_apart() -> None:
             {"REDUCE": "fused", "split_by": "longest"},
         )
     ]
-    assert len({_short(c) for c in cands}) == len(cands)
+    assert len({candidate_name(c) for c in cands}) == len(cands)

@@ -417,6 +417,10 @@ def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
     assert len(wide) + len(narrow) == launch.config["tune_candidates"]
     assert (launch.config["BLOCK_N"], launch.config["num_splits"]) == (16, narrow[-1])
     assert (launch.config["reduce"], launch.config["reduce_source"]) == ("fused", "tuned")
+    # what the choice beat, by merge: the row carries the margins, not only the winner
+    merges = launch.config["reduce_timings_ms"]
+    assert set(merges) == {"kernel", "fused", "pdl"} and min(merges, key=merges.get) == "fused"
+    assert merges["kernel"] - merges["fused"] == pytest.approx(0.1, rel=0.05)
     assert launch.config["num_splits_source"] == "tuned"
     assert launch.config["split_candidates"] == narrow
     assert not launch.config["tune_cache_hit"]
@@ -426,6 +430,7 @@ def test_decode_times_every_tile_with_every_split_count(monkeypatch, cache):
     again = attention_decode.prepare_decode(q, k, k, cache_seqlens=seqlens)
     assert again.config["tune_source"] == "tuned" and again.config["tune_cache_hit"]
     assert len(timed) == len(wide) + len(narrow) + 3 and again.config["reduce"] == "fused"
+    assert again.config["reduce_timings_ms"] == merges
     row = {"provider_config": json.dumps(again.config)}
     assert not tuned_in_point(row) and tuned_in_point(
         {"provider_config": json.dumps(launch.config)}
@@ -658,6 +663,8 @@ def test_decode_times_every_merge_of_a_gluon_split_and_balanced_runs_are_not_fus
     )
     assert launch.config["impl"] == "gluon" and launch.config["num_splits"] == 2
     assert (launch.config["reduce"], launch.config["reduce_source"]) == (faster, "tuned")
+    merges = launch.config["reduce_timings_ms"]
+    assert set(merges) == {"kernel", "fused", "pdl"} and min(merges, key=merges.get) == faster
     assert {c.get("REDUCE") for c in timed} >= {"kernel", "fused", "pdl"}
     assert (None, "fused", True) in launched and (None, "kernel", False) in launched
     assert (None, "pdl", False) in launched
