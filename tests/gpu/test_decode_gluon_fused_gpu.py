@@ -129,5 +129,8 @@ def test_the_tuner_times_every_merge_for_a_gluon_split():
     assert launch.config["impl"] == "gluon" and launch.config["num_splits"] == 4
     assert launch.config["reduce"] in ("fused", "kernel", "pdl")
     assert launch.config["reduce_source"] in ("tuned", "cache")
+    merges = launch.config["reduce_timings_ms"]  # every way timed, the winner the fastest
+    assert set(merges) == {"kernel", "fused", "pdl"}
+    assert min(merges, key=merges.get) == launch.config["reduce"]
     ref = _reference(q, k, v, lens, table, 16, causal=True)
     assert (launch().float() - ref).abs().max().item() < 3e-2
