@@ -1,0 +1,75 @@
+"""Launch the Gluon decode's split merges at one committed point each, for Nsight Compute.
+
+The tuner's timings say the fused merge (each unit's last split to finish merges) beats the
+reduction kernel at equal lengths (1.023x, session 72) and mostly loses at ragged ones (0.980x,
+session 73). Its timer sees one number per merge; ncu's per-kernel counters say where the time
+goes: how long the split kernel runs with and without the merge inside it, how long the
+reduction kernel runs after it, and the DRAM bytes and SM activity of each. For each point this
+takes the first own-triton row of the run picked as a Gluon split (decode_merge_probe's
+reading), checks every merge against the fp32 reference, launches each twice (the first
+compiles), and then once inside an NVTX range named `ncu`, which ncu's filter keeps:
+
+    ncu --nvtx --nvtx-include "ncu/" --set full --clock-control none -o merge \
+        python3 scripts/decode_merge_ncu.py results/h200/fmha_decode_serving-b16-ragged-s73 \
+        results/h200/fmha_decode_serving-b16-equal-s72 --kv 4096
+
+It prints the order of the profiled launches so the report can be read back. Not a timer: ncu
+replays each kernel with its caches flushed, one kernel at a time (so the "pdl" overlap is gone).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+from decode_merge_probe import WAYS, gluon_split_points
+from harness_kernels.triton.attention_decode import prepare_decode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "runs", nargs="+", help="committed runs: the first Gluon split pick of each"
+    )
+    parser.add_argument("--kv", type=int, default=None, help="only points of this KV length")
+    args = parser.parse_args()
+    device = torch.device("cuda")
+    order = []
+    for run in args.runs:
+        points = gluon_split_points([run], args.kv)
+        if not points:
+            print(f"{run}: no Gluon split pick at kv {args.kv}")
+            continue
+        problem, pick = points[0]
+        inputs = problem.make_inputs(0, "randn", device)
+        ref = problem.reference(inputs)
+        kw = dict(cache_seqlens=inputs["cache_seqlens"], block_table=inputs["block_table"])
+        for way in WAYS:
+            launch = prepare_decode(
+                inputs["q"],
+                inputs["k_cache"],
+                inputs["v_cache"],
+                **kw,
+                configs=[pick["config"]],
+                num_splits=pick["splits"],
+                tune=False,
+                reduce=way,
+            )
+            verdict = problem.check(launch(), ref)
+            launch()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_push("ncu")
+            launch()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
+            c = pick["config"]
+            order.append(
+                f"{problem.label()} | {c['BLOCK_N']} s{c['num_stages']} split {pick['splits']} "
+                f"{c.get('split_by', 'length')} | {way} | {'ok' if verdict.ok else 'WRONG'}"
+            )
+    print("profiled launches in order (kernel and pdl: the split kernel, then the reduction):")
+    print("\n".join(order))
+
+
+if __name__ == "__main__":
+    main()
