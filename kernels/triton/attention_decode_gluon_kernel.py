@@ -395,20 +395,48 @@ def _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv
 
 
 @gluon.jit
+def _merge_splits(O_part, Lse_part, part0, row_ok, num_splits, offs_d, acc, denom, m,
+                  HEAD_DIM: gl.constexpr, UNROLL: gl.constexpr):
+    """The online log-sum-exp over the splits of one chunk of rows, UNROLL splits at a time,
+    unrolled so that their loads are in flight together; a split past the last is masked."""
+    for s0 in range(0, num_splits, UNROLL):
+        for j in gl.static_range(UNROLL):
+            ok = row_ok & (s0 + j < num_splits)
+            lse = gl.load(Lse_part + part0 + s0 + j, mask=ok, other=float("-inf"),
+                          cache_modifier=".cg")
+            o = gl.load(O_part + gl.expand_dims((part0 + s0 + j) * HEAD_DIM, 1)
+                        + offs_d, mask=gl.expand_dims(ok, 1), other=0.0, cache_modifier=".cg")
+            m_new = gl.maximum(m, lse)
+            m_sub = gl.where(m_new == float("-inf"), 0.0, m_new)  # no key yet: weigh 0
+            scale = gl.exp2(m - m_sub)
+            w = gl.exp2(lse - m_sub)
+            acc = acc * gl.expand_dims(scale, 1) + o * gl.expand_dims(w, 1)
+            denom = denom * scale + w
+            m = m_new
+    return acc, denom
+
+
+@gluon.jit
 def _merge_unit(O_part, Lse_part, Out, off_b, off_hkv, off_mb, H_Q, GROUP, seq_q, num_splits,
                 stride_ob, stride_oh, stride_om, HEAD_DIM: gl.constexpr):
     """The final rows of one (batch, KV head, M block) unit from its splits' partials: rows
     sum_s 2^(lse_s - lse) O_s / sum_s 2^(lse_s - lse), an online log-sum-exp over the splits
     in split order (as attention_decode_kernel._merge_splits, so every launch gives the same
     bits). It runs on the kernel's critical path (the unit's last CTA, before its next item), so
-    its loads are laid out to be in flight together: the splits four at a time, unrolled, each
-    split's O loaded beside its lse rather than after it (every per-item split writes its
-    partial, zeros and lse -inf when it saw no key, so no O load waits on an lse), and the 64
-    rows in chunks of 4096 / HEAD_DIM rows (two at D 128), which bounds the registers the four
-    [rows, D] fp32 tiles take beside the consumer's. A first version, one split and 16 rows at a
-    time with each O load masked by its lse, ran 0.73-0.97x the reduction kernel at 10 of 12
-    batch-16 points (session 71, _logs/session71/fused-merge). Loads skip L1 (.cg): other SMs
-    wrote the partials."""
+    its loads are laid out to be in flight together: the splits unrolled, each split's O loaded
+    beside its lse rather than after it (every per-item split writes its partial, zeros and lse
+    -inf when it saw no key, so no O load waits on an lse), and the 64 rows in chunks of
+    4096 / HEAD_DIM rows (two at D 128), which bounds the registers the [rows, D] fp32 tiles
+    take beside the consumer's. A first version, one split and 16 rows at a time with each O
+    load masked by its lse, ran 0.73-0.97x the reduction kernel at 10 of 12 batch-16 points
+    (session 71, _logs/session71/fused-merge). Loads skip L1 (.cg): other SMs wrote the
+    partials.
+    Only the work of real rows and splits is issued: a chunk with no row of the unit is skipped
+    (GQA 4-8 at q_len 1-4 fills 4-32 of the 64 rows), and two splits take a two-wide path. Under
+    ncu (session 73, _logs/session73/ncu-merge-*) the merge of four splits in every chunk, most
+    of them masked, issued 2x the reduction kernel's instructions at a ragged point of 8 rows
+    and 2 splits, on one warp per scheduler: it added 7.1k cycles per SM to the split kernel
+    where the reduction kernel took 3.4k."""
     CHUNK: gl.constexpr = 4096 // HEAD_DIM
     m_layout: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
     offs_d = gl.expand_dims(gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, m_layout)), 0)
@@ -416,32 +444,32 @@ def _merge_unit(O_part, Lse_part, Out, off_b, off_hkv, off_mb, H_Q, GROUP, seq_q
     # i, so row r's partials start at ((off_b * H_Q + off_hkv * GROUP) * seq_q + r) * splits
     row0 = (off_b * H_Q + off_hkv * GROUP) * seq_q
     for c in gl.static_range(64 // CHUNK):
-        rows = off_mb * 64 + c * CHUNK + gl.arange(0, CHUNK, layout=gl.SliceLayout(1, m_layout))
-        row_ok = rows < GROUP * seq_q
-        part0 = (row0 + rows).to(gl.int64) * num_splits
-        m = gl.full([CHUNK], float("-inf"), gl.float32, layout=gl.SliceLayout(1, m_layout))
-        denom = gl.zeros([CHUNK], gl.float32, layout=gl.SliceLayout(1, m_layout))
-        acc = gl.zeros([CHUNK, HEAD_DIM], gl.float32, layout=m_layout)
-        for s0 in range(0, num_splits, 4):
-            for j in gl.static_range(4):
-                ok = row_ok & (s0 + j < num_splits)
-                lse = gl.load(Lse_part + part0 + s0 + j, mask=ok, other=float("-inf"),
-                              cache_modifier=".cg")
-                o = gl.load(O_part + gl.expand_dims((part0 + s0 + j) * HEAD_DIM, 1) + offs_d,
-                            mask=gl.expand_dims(ok, 1), other=0.0, cache_modifier=".cg")
-                m_new = gl.maximum(m, lse)
-                m_sub = gl.where(m_new == float("-inf"), 0.0, m_new)  # no key yet: weigh 0
-                scale = gl.exp2(m - m_sub)
-                w = gl.exp2(lse - m_sub)
-                acc = acc * gl.expand_dims(scale, 1) + o * gl.expand_dims(w, 1)
-                denom = denom * scale + w
-                m = m_new
-        out = acc / gl.expand_dims(gl.where(denom > 0.0, denom, 1.0), 1)
-        off_i = rows % seq_q
-        off_hq = off_hkv * GROUP + rows // seq_q
-        ptrs = (Out + off_b.to(gl.int64) * stride_ob
-                + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1) + offs_d)
-        gl.store(ptrs, out.to(Out.dtype.element_ty), mask=gl.expand_dims(row_ok, 1))
+        if off_mb * 64 + c * CHUNK < GROUP * seq_q:  # the chunk holds a row of the unit
+            rows = off_mb * 64 + c * CHUNK + gl.arange(0, CHUNK,
+                                                       layout=gl.SliceLayout(1, m_layout))
+            row_ok = rows < GROUP * seq_q
+            part0 = (row0 + rows).to(gl.int64) * num_splits
+            m = gl.full([CHUNK], float("-inf"), gl.float32, layout=gl.SliceLayout(1, m_layout))
+            denom = gl.zeros([CHUNK], gl.float32, layout=gl.SliceLayout(1, m_layout))
+            acc = gl.zeros([CHUNK, HEAD_DIM], gl.float32, layout=m_layout)
+            # the two-wide path at D <= 128 only: at D 256 a second copy of the loop beside the
+            # consumer's accumulator spilled 224 bytes (Triton 3.9), past the AOT test's bound
+            if HEAD_DIM <= 128:
+                if num_splits <= 2:
+                    acc, denom = _merge_splits(O_part, Lse_part, part0, row_ok, num_splits,
+                                               offs_d, acc, denom, m, HEAD_DIM, 2)
+                else:
+                    acc, denom = _merge_splits(O_part, Lse_part, part0, row_ok, num_splits,
+                                               offs_d, acc, denom, m, HEAD_DIM, 4)
+            else:
+                acc, denom = _merge_splits(O_part, Lse_part, part0, row_ok, num_splits, offs_d,
+                                           acc, denom, m, HEAD_DIM, 4)
+            out = acc / gl.expand_dims(gl.where(denom > 0.0, denom, 1.0), 1)
+            off_i = rows % seq_q
+            off_hq = off_hkv * GROUP + rows // seq_q
+            ptrs = (Out + off_b.to(gl.int64) * stride_ob
+                    + gl.expand_dims(off_hq * stride_oh + off_i * stride_om, 1) + offs_d)
+            gl.store(ptrs, out.to(Out.dtype.element_ty), mask=gl.expand_dims(row_ok, 1))
 
 
 @gluon.jit
