@@ -45,6 +45,7 @@ from harness.report.decode_serving import (
     hbm_read_gbps,
     keep_batches,
     merge_margins,
+    merge_margins_by_splits,
     own_merge_timings,
     own_picks,
     own_rungs,
@@ -95,6 +96,10 @@ def main() -> None:
         if len(margins):
             print("its split merges in its tuner's timings (the reduction kernel's time / each's):")
             print(margins.to_string(index=False))
+            by_splits = merge_margins_by_splits(rows, a.own)
+            if len(by_splits) and by_splits["splits"].nunique() > 1:
+                print("the same by split count:")
+                print(by_splits.to_string(index=False))
         slow = behind(points)
         print(f"{len(slow)} point(s) behind the fastest vendor" + (":" if len(slow) else ""))
         if len(slow):

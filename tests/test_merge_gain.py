@@ -72,3 +72,30 @@ def test_margins_from_rows_provider_config():
         0.917, abs=1e-3
     )
     assert merge_margins([{"fused": 0.1}]).empty  # no reduction kernel time: nothing to set against
+
+
+def test_margins_by_split_count():
+    """The margins per split count, from rows: each count's decisions alone, and none for the
+    rows without a count or without timings."""
+    import pandas as pd
+
+    from harness.report.decode_serving import merge_margins_by_splits
+
+    cfgs = [
+        {"num_splits": 2, "reduce_timings_ms": {"kernel": 0.11, "fused": 0.10}},
+        {"num_splits": 2, "reduce_timings_ms": {"kernel": 0.10, "fused": 0.10}},
+        {"num_splits": 4, "reduce_timings_ms": {"kernel": 0.10, "fused": 0.125, "pdl": 0.1}},
+        {"num_splits": 1},  # whole: no merge
+    ]
+    rows = pd.DataFrame(
+        {
+            "provider": ["own-triton"] * 4,
+            "status": ["ok"] * 4,
+            "provider_config": [json.dumps(c) for c in cfgs],
+        }
+    )
+    table = merge_margins_by_splits(rows, "own-triton").set_index(["splits", "merge"])
+    assert list(table.index) == [(2, "fused"), (4, "fused"), (4, "pdl")]
+    assert table.loc[(2, "fused"), "decisions"] == 2 and table.loc[(2, "fused"), "won"] == 1
+    assert table.loc[(4, "fused"), "kernel_over_merge"] == pytest.approx(0.8)
+    assert merge_margins_by_splits(rows.iloc[3:], "own-triton").empty
