@@ -13,6 +13,8 @@ compiles), and then once inside an NVTX range named `ncu`, which ncu's filter ke
         python3 scripts/decode_merge_ncu.py results/h200/fmha_decode_serving-b16-ragged-s73 \
         results/h200/fmha_decode_serving-b16-equal-s72 --kv 4096
 
+(scripts/decode_merge_ncu.sh runs it so on a lent GPU and prints the counters.)
+
 It prints the order of the profiled launches so the report can be read back. Not a timer: ncu
 replays each kernel with its caches flushed, one kernel at a time (so the "pdl" overlap is gone).
 """
@@ -25,6 +27,19 @@ import torch
 from decode_merge_probe import WAYS, gluon_split_points
 from harness_kernels.triton.attention_decode import prepare_decode
 
+from harness.problems.attention import AttentionProblem
+
+
+def first_picks(runs: list[str], kv: int | None) -> list[tuple[str, AttentionProblem, dict]]:
+    """(run, problem, pinned pick) of the first own-triton Gluon split pick of each run at this
+    KV length; a run with none is left out."""
+    out = []
+    for run in runs:
+        points = gluon_split_points([run], kv)
+        if points:
+            out.append((run, *points[0]))
+    return out
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -34,13 +49,11 @@ def main() -> None:
     parser.add_argument("--kv", type=int, default=None, help="only points of this KV length")
     args = parser.parse_args()
     device = torch.device("cuda")
+    picks = first_picks(args.runs, args.kv)
+    for run in set(args.runs) - {run for run, _, _ in picks}:
+        print(f"{run}: no Gluon split pick at kv {args.kv}")
     order = []
-    for run in args.runs:
-        points = gluon_split_points([run], args.kv)
-        if not points:
-            print(f"{run}: no Gluon split pick at kv {args.kv}")
-            continue
-        problem, pick = points[0]
+    for _, problem, pick in picks:
         inputs = problem.make_inputs(0, "randn", device)
         ref = problem.reference(inputs)
         kw = dict(cache_seqlens=inputs["cache_seqlens"], block_table=inputs["block_table"])
