@@ -24,8 +24,7 @@ from __future__ import annotations
 import argparse
 
 import torch
-from decode_merge_probe import WAYS, gluon_split_points
-from harness_kernels.triton.attention_decode import prepare_decode
+from decode_merge_probe import gluon_split_points, merge_launches
 
 from harness.problems.attention import AttentionProblem
 
@@ -56,18 +55,7 @@ def main() -> None:
     for _, problem, pick in picks:
         inputs = problem.make_inputs(0, "randn", device)
         ref = problem.reference(inputs)
-        kw = dict(cache_seqlens=inputs["cache_seqlens"], block_table=inputs["block_table"])
-        for way in WAYS:
-            launch = prepare_decode(
-                inputs["q"],
-                inputs["k_cache"],
-                inputs["v_cache"],
-                **kw,
-                configs=[pick["config"]],
-                num_splits=pick["splits"],
-                tune=False,
-                reduce=way,
-            )
+        for way, launch in merge_launches(inputs, pick).items():
             verdict = problem.check(launch(), ref)
             launch()
             torch.cuda.synchronize()

@@ -61,13 +61,11 @@ def gluon_split_points(runs: list[str], kv: int | None) -> list[tuple[AttentionP
     return points
 
 
-def probe(problem: AttentionProblem, pick: dict, rounds: int, ceiling: float | None) -> str:
-    device = torch.device("cuda")
-    inputs = problem.make_inputs(0, "randn", device)
-    ref = problem.reference(inputs)
+def merge_launches(inputs: dict, pick: dict) -> dict:
+    """{merge: launch} of the pinned config over these inputs, one per way of merging."""
     args = (inputs["q"], inputs["k_cache"], inputs["v_cache"])
     kw = dict(cache_seqlens=inputs["cache_seqlens"], block_table=inputs["block_table"])
-    launches = {
+    return {
         way: prepare_decode(
             *args,
             **kw,
@@ -78,6 +76,13 @@ def probe(problem: AttentionProblem, pick: dict, rounds: int, ceiling: float | N
         )
         for way in WAYS
     }
+
+
+def probe(problem: AttentionProblem, pick: dict, rounds: int, ceiling: float | None) -> str:
+    device = torch.device("cuda")
+    inputs = problem.make_inputs(0, "randn", device)
+    ref = problem.reference(inputs)
+    launches = merge_launches(inputs, pick)
     verdicts = {way: problem.check(launch(), ref) for way, launch in launches.items()}
     ms = alternating_medians(launches, device, rounds)
     gbps = problem.min_bytes() / 1e6
