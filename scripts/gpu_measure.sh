@@ -31,7 +31,11 @@ if [ $# -lt 2 ] || ! [[ $1 =~ ^[0-9]+$ ]]; then
   echo "harness: error: arguments: '$*'; allowed: <seconds budget> \"<run_id> [ceilings] <overrides...>\" ..." >&2
   exit 2
 fi
-. scripts/device_env.sh || exit 1
+# DEVICE_ENV=0: the caller's python3 as it is (the CPU test of this script)
+[ "${DEVICE_ENV:-1}" = 0 ] || . scripts/device_env.sh || exit 1
+# The machine's copy of the tree has no git history of its own (session 74's runs through this
+# script recorded a stale base commit, dirty): the rows name the commit device_carry.sh wrote.
+[ -f .cache/gitid ] && export $(cat .cache/gitid)
 budget=$1; shift
 R=results/_scratch/$GPU; L=$R/_logs; mkdir -p $L
 t0=$(date +%s)

@@ -1,0 +1,75 @@
+"""scripts/gpu_measure.sh on a CPU, through a stand-in `python3` on PATH: every harness command it
+runs names the commit in .cache/gitid (what device_carry.sh wrote on the CPU box), not what git
+says in the lent machine's copy of the tree, and each spec's overrides reach the harness."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("bash") is None or shutil.which("timeout") is None, reason="needs bash, timeout"
+)
+
+
+def _run(tmp_path: Path, gitid: str | None) -> tuple[subprocess.CompletedProcess, list[str]]:
+    tree = tmp_path / "tree"
+    (tree / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "gpu_measure.sh", tree / "scripts")
+    if gitid is not None:
+        (tree / ".cache").mkdir()
+        (tree / ".cache" / "gitid").write_text(gitid + "\n")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "calls.txt"
+    # each call: its environment's commit, then its arguments
+    (fake / "python3").write_text(
+        "#!/usr/bin/env bash\n"
+        f'echo "sha=${{HARNESS_GIT_SHA:-unset}} dirty=${{HARNESS_GIT_DIRTY:-unset}} $*" >> {calls}\n'
+        'case "$*" in *harness.cli*) echo "run: 2 points, 2 measured now (ok=2)" ;; esac\n'
+    )
+    (fake / "python3").chmod(0o755)
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {
+        **os.environ,
+        "PATH": f"{fake}:{os.environ['PATH']}",
+        "GPU": "h200",
+        "OUT": str(out),
+        "DEVICE_ENV": "0",
+        "HARNESS_CACHE_DIR": str(tmp_path / "hcache"),
+    }
+    env.pop("HARNESS_GIT_SHA", None)
+    env.pop("HARNESS_GIT_DIRTY", None)
+    spec = "my-run sweep=smoke 'sweep.groups.0.providers=[torch]'"
+    done = subprocess.run(
+        ["bash", "scripts/gpu_measure.sh", "120", spec],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done, calls.read_text().splitlines()
+
+
+def test_the_harness_runs_name_the_commit_device_carry_wrote(tmp_path):
+    done, calls = _run(tmp_path, "HARNESS_GIT_SHA=ba2bf557 HARNESS_GIT_DIRTY=0")
+    assert done.returncode == 0, done.stderr
+    harness = [c for c in calls if "harness.cli" in c]
+    assert len(harness) == 1
+    assert harness[0].startswith("sha=ba2bf557 dirty=0 ")
+    assert "sweep.groups.0.providers=[torch]" in harness[0]  # the spec's quoting survives eval
+    assert "run_id=my-run" in harness[0] and "stop_after_s=" in harness[0]
+    assert "my-run rc=0" in done.stdout
+    assert (tmp_path / "out" / "results.tgz").is_file()
+
+
+def test_without_a_gitid_the_harness_falls_back_to_its_own_git_reading(tmp_path):
+    done, calls = _run(tmp_path, None)
+    assert done.returncode == 0, done.stderr
+    assert [c for c in calls if "harness.cli" in c][0].startswith("sha=unset dirty=unset ")
