@@ -76,6 +76,11 @@ def prepare_best_attention(
         choice_source=choice.source,
         choice_decided_by=choice.decided_by,
     )
+    if choice.burst_tl_ms is not None:
+        # the capped pair was within the noise and a burst pair decided: the times that decided
+        both.update(
+            choice_burst_tl_ms=choice.burst_tl_ms, choice_burst_gluon_ms=choice.burst_gluon_ms
+        )
     if choice.kernel == "gluon-ws":
         gluon.config.update(choice="gluon", **both)
         return gluon

@@ -44,6 +44,11 @@ class Choice:
     gluon_ms: float
     source: str  # "timed" | "cache"
     decided_by: str = "capped"  # "capped" | "burst" (bench_cold; capped pairs within NOISE too)
+    # Where a capped pair within NOISE was timed again in bursts, the burst pair's means: the
+    # times that decided (tl_ms and gluon_ms stay the capped pair's, the sweep's clock state, so
+    # without these a row could show the side that did not run as the faster one)
+    burst_tl_ms: float | None = None
+    burst_gluon_ms: float | None = None
 
 
 def choose(
@@ -76,22 +81,31 @@ def choose(
     if found is not None:
         rec = found.record
         by = rec.get("decided_by", "capped" if capped else "burst")
-        choice = Choice(_KERNELS[found.index], rec["tl_ms"], rec["gluon_ms"], "cache", by)
+        pair = _means(rec.get("burst_samples_ms"))
+        choice = Choice(_KERNELS[found.index], rec["tl_ms"], rec["gluon_ms"], "cache", by, *pair)
     else:
         times = _interleaved(tl, gluon, bench_capped if capped else bench_cold, device)
         tl_ms, gluon_ms = fmean(times["tl"]), fmean(times["gluon-ws"])
         record: dict[str, Any] = dict(tl_ms=tl_ms, gluon_ms=gluon_ms, samples_ms=times)
         by, decide = "capped" if capped else "burst", (tl_ms, gluon_ms)
+        burst_pair: tuple[Any, Any] = (None, None)
         if capped and max(tl_ms, gluon_ms) < NOISE * min(tl_ms, gluon_ms):
             burst = _interleaved(tl, gluon, bench_cold, device)
-            decide = (fmean(burst["tl"]), fmean(burst["gluon-ws"]))
+            decide = burst_pair = _means(burst)
             by, record["burst_samples_ms"] = "burst", burst
         record["decided_by"] = by
         index = 1 if decide[1] < decide[0] else 0
-        choice = Choice(_KERNELS[index], tl_ms, gluon_ms, "timed", by)
+        choice = Choice(_KERNELS[index], tl_ms, gluon_ms, "timed", by, *burst_pair)
         tune_cache.save(stored, list(sides), index, min(tl_ms, gluon_ms), record)
     _DECIDED[memo] = choice
     return choice
+
+
+def _means(samples: dict[str, list[float]] | None) -> tuple[Any, Any]:
+    """Each side's mean of an interleaved pair's samples, (tl, Gluon); (None, None) for none."""
+    if not samples:
+        return None, None
+    return fmean(samples["tl"]), fmean(samples["gluon-ws"])
 
 
 def _interleaved(

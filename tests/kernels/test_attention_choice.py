@@ -55,7 +55,8 @@ def fakes(monkeypatch):
 
     def choose(tl, gluon, sides, problem, device, device_name, sources, capped, family):
         seen.update(sides=sides, capped=capped, family=family, sources=sources)
-        return Choice(seen.get("winner", "gluon-ws"), 2.1, 1.9, "timed")
+        burst = seen.get("burst", (None, None))
+        return Choice(seen.get("winner", "gluon-ws"), 2.1, 1.9, "timed", "capped", *burst)
 
     monkeypatch.setattr(attention_choice, "prepare_attention", prepare_attention)
     monkeypatch.setattr(attention_choice, "prepare_gluon_attention", prepare_gluon_attention)
@@ -91,6 +92,17 @@ def test_the_tl_launch_runs_where_it_re_times_faster(fakes):
     launch = _prepare()
     assert launch is made["tl"] and launch.config["choice"] == "tl"
     assert launch.config["choice_gluon_ms"] == 1.9  # what it beat stays on record
+
+
+def test_a_burst_decided_choice_records_the_burst_pair_beside_the_capped_one(fakes):
+    """Where the capped pair was within the noise and a burst pair decided, the row carries
+    both: the capped pair may favour the side that did not run."""
+    made, seen = fakes
+    assert "choice_burst_tl_ms" not in _prepare().config  # decided at the cap: no burst pair
+    seen.update(winner="tl", burst=(1.7, 1.75))
+    cfg = _prepare().config
+    assert cfg["choice"] == "tl" and (cfg["choice_tl_ms"], cfg["choice_gluon_ms"]) == (2.1, 1.9)
+    assert (cfg["choice_burst_tl_ms"], cfg["choice_burst_gluon_ms"]) == (1.7, 1.75)
 
 
 def test_a_short_kernel_is_re_timed_in_bursts_and_an_untuned_tl_side_uses_gluon_s_time(fakes):

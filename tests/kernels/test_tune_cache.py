@@ -831,15 +831,19 @@ def test_a_capped_pair_closer_than_the_noise_is_decided_by_an_interleaved_burst_
     assert order == ["tl", "gluon-ws", "gluon-ws", "tl"] * 2
     assert (first.kernel, first.decided_by) == ("tl", "burst")
     assert first.tl_ms == pytest.approx(2.084) and first.gluon_ms == pytest.approx(2.052)
+    # the burst pair that decided stays on the choice, so a row can say why tl ran
+    assert (first.burst_tl_ms, first.burst_gluon_ms) == pytest.approx((1.91, 2.09))
     kernel_choice.clear_cache()  # as a fresh process
     again = kernel_choice.choose(*args, *rest, capped=True)
     assert (again.kernel, again.decided_by, again.source) == ("tl", "burst", "cache")
+    assert (again.burst_tl_ms, again.burst_gluon_ms) == pytest.approx((1.91, 2.09))
     # 5% apart at the cap: the capped pair decides, with no burst pair timed
     kernel_choice.clear_cache()
     capped.update({"tl": [2.15, 2.15], "gluon-ws": [2.05, 2.05]})
     other = (tl, gluon, ("tl k1 128x256", "gluon k3 128x256 cooperative"), args[3])
     wide = kernel_choice.choose(*other, *rest, capped=True)
     assert (wide.kernel, wide.decided_by) == ("gluon-ws", "capped") and len(order) == 12
+    assert wide.burst_tl_ms is None and wide.burst_gluon_ms is None
     kernel_choice.clear_cache()
 
 
