@@ -14,6 +14,7 @@ citing as a sweep result. The grid is walked best-filling first, and each shape 
 compiling new configs after --seconds.
 
     python3 scripts/gemm_decode_probe.py 1x4096x4096 16x4096x4096 [--dtype fp8|bf16] [--top 4]
+        [--swapped] [--real-swap] [--min-units 32]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import functools
 import itertools
 import statistics
 import time
+from dataclasses import replace
 
 import torch
 from harness_kernels.bench_cold import bench_cold
@@ -60,9 +62,10 @@ def grid(
     max_smem: int,
     block_ms: tuple[int, ...] = BLOCK_MS,
     block_ns: tuple[int, ...] = BLOCK_NS,
+    min_units: int | None = None,
 ) -> list[GemmConfig]:
-    """Persistent 4-warp TMA configs whose units (tiles x split) fill between half a wave and
-    two programs per SM, that fit shared memory (per program at two per SM), with at least two
+    """Persistent 4-warp TMA configs whose units (tiles x split) fill between half a wave (or
+    `min_units`) and two programs per SM, that fit shared memory (per program at two per SM), with at least two
     K tiles per split; best-filling first (then fewer bytes read per unit). BLOCK_M stays within
     M (rounded up to a power of two), except the smallest of `block_ms`."""
     block_ks = (64, 128, 256) if in_bytes == 2 else (128, 256, 512)
@@ -77,7 +80,7 @@ def grid(
         units = -(-m // bm) * -(-n // bn) * split
         if split > 1 and k_tiles < 2 * split or st > -(-k_tiles // split):
             continue
-        if not num_sms // 2 <= units <= num_sms * pps:
+        if not (num_sms // 2 if min_units is None else min_units) <= units <= num_sms * pps:
             continue
         cfg = GemmConfig(bm, bn, bk, 4, st, split_k=split, programs_per_sm=pps)
         if shared_mem_bytes(cfg, in_bytes, 2) * pps > max_smem:
@@ -125,6 +128,8 @@ def probe(
     seconds: float,
     every: bool = False,
     swapped: bool = False,
+    real_swap: bool = False,
+    min_units: int | None = None,
 ) -> list[str]:
     """The report lines for one shape."""
     device = torch.device("cuda")
@@ -152,7 +157,7 @@ def probe(
     )
     dev = kernel_target(device)
     ops = check_operands(a, b, None, sa, sb, "tf32", dev)
-    cfgs = grid(m, n, k, a.element_size(), dev.num_sms, dev.max_shared_mem)
+    cfgs = grid(m, n, k, a.element_size(), dev.num_sms, dev.max_shared_mem, min_units=min_units)
     timed, failed, wrong, t0 = _time_grid(ops, cfgs, dev, lambda out: err(out) > tol, seconds)
     best = sorted(timed, key=timed.get)[:top]
     contenders = {"pick " + _name(pick_cfg): pick, vendor_name: vendor}
@@ -178,6 +183,31 @@ def probe(
         for cfg in sorted(timed_t, key=timed_t.get)[:top]:
             contenders["swap C^T " + _name(cfg)] = launch = build_launch(ops_t, cfg, dev)
             launch.bind_compiled()
+    if real_swap:
+        # The kernel the tuner runs (swap_ab: C^T stored into C's layout by pointers), over a
+        # wider grid than decode_swap_configs offers: split 1 at fewer units than half a wave
+        # (cuBLASLt's fp8 decode kernel at 4096x4096 runs 64 CTAs), more stages, 2 per SM.
+        token_tiles = (16, 32, 64) if m > 32 else (16, 32)
+        cfgs_r = [
+            replace(c, swap_ab=True)
+            for c in grid(
+                n,
+                m,
+                k,
+                a.element_size(),
+                dev.num_sms,
+                dev.max_shared_mem,
+                (64,),
+                token_tiles,
+                min_units=min_units,
+            )
+        ]
+        timed_r, f_r, w_r, _ = _time_grid(ops, cfgs_r, dev, lambda out: err(out) > tol, seconds)
+        swap_note += f"; real swap_ab: {len(timed_r)} of {len(cfgs_r)} ({f_r} failed, {w_r} wrong)"
+        for cfg in sorted(timed_r, key=timed_r.get)[:top]:
+            if cfg != pick_cfg:
+                contenders[_name(cfg)] = launch = build_launch(ops, cfg, dev)
+                launch.bind_compiled()
     for name, fn in contenders.items():
         got = fn()
         assert err(got.t() if name.startswith("swap") else got) <= tol, f"{name} wrong"
@@ -207,13 +237,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=120, help="per shape, for the grid")
     parser.add_argument("--every", action="store_true", help="also list every config's time")
     parser.add_argument("--swapped", action="store_true", help="also time C^T = W A^T's grid")
+    parser.add_argument(
+        "--real-swap", action="store_true", help="also time the swap_ab kernel's own grid"
+    )
+    parser.add_argument(
+        "--min-units", type=int, default=None, help="fewest units a grid config may have"
+    )
     a = parser.parse_args(argv)
     dtype = "fp8_e4m3" if a.dtype == "fp8" else "bf16"
     shapes = [parse_shape(s) for s in a.shapes]
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, {props.multi_processor_count} SMs", flush=True)
     for m, n, k in shapes:
-        print("\n".join(probe(m, n, k, dtype, a.top, a.seconds, a.every, a.swapped)), flush=True)
+        print(
+            "\n".join(
+                probe(
+                    m, n, k, dtype, a.top, a.seconds, a.every, a.swapped, a.real_swap, a.min_units
+                )
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

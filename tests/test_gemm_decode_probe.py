@@ -45,3 +45,14 @@ def test_grid_walks_best_filling_first():
     cfgs = probe.grid(1, 4096, 4096, 1, **H100)
     fills = [min(1.0, -(-4096 // c.block_n) * c.split_k / (132 * c.programs_per_sm)) for c in cfgs]
     assert fills == sorted(fills, reverse=True)
+
+
+def test_min_units_admits_cublaslts_64_cta_decode_grid():
+    # The swapped grid at 4x4096x4096 (C^T: N=4096 rows of 64-row weight tiles, 4 tokens):
+    # split 1 is 64 units, under half a wave, so only --min-units puts it in the grid.
+    args = (4096, 4, 4096, 1, H100["num_sms"], H100["max_smem"], (64,), (16, 32))
+    one_split = GemmConfig(64, 16, 256, 4, 4, split_k=1, programs_per_sm=1)
+    assert one_split not in probe.grid(*args)
+    cfgs = probe.grid(*args, min_units=32)
+    assert one_split in cfgs
+    assert all(-(-4096 // c.block_m) * c.split_k >= 32 for c in cfgs)
