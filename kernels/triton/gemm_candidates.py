@@ -208,15 +208,35 @@ def decode_swap_configs(
         for bk in (256 // in_bytes, 512 // in_bytes):  # 256- and 512-byte K rows
             k_tiles = -(-k // bk)
             tiles = -(-n // 64) * -(-m // bn)
-            split = one_wave_split(tiles, k_tiles, dev.num_sms)
-            stages = min(SWAP_DECODE_STAGES, -(-k_tiles // split))
-            cfg = apply_rung(GemmConfig(64, bn, bk, 4, stages, split_k=split, swap_ab=True), rung)
-            # Not keep_config: it drops a 32-wide token tile at 16 tokens as far larger than the
-            # problem, and that tile was the probe's fastest at 16x8192x8192.
-            fits = shared_mem_bytes(cfg, in_bytes, out_bytes) <= dev.max_shared_mem
-            if stages >= 3 and fits and cfg not in out:
-                out.append(cfg)
+            for split, per_sm in _swap_grids(tiles, k_tiles, dev.num_sms):
+                stages = min(SWAP_DECODE_STAGES, -(-k_tiles // split))
+                cfg = GemmConfig(
+                    64, bn, bk, 4, stages, split_k=split, programs_per_sm=per_sm, swap_ab=True
+                )
+                cfg = apply_rung(cfg, rung)
+                # Not keep_config: it drops a 32-wide token tile at 16 tokens as far larger
+                # than the problem, and that tile was the probe's fastest at 16x8192x8192.
+                smem = shared_mem_bytes(cfg, in_bytes, out_bytes) * cfg.programs_per_sm
+                if stages >= 3 and smem <= dev.max_shared_mem and cfg not in out:
+                    out.append(cfg)
     return out
+
+
+def _swap_grids(tiles: int, k_tiles: int, num_sms: int) -> list[tuple[int, int]]:
+    """(split-K, programs per SM) of the swapped decode candidates at `tiles` output tiles.
+
+    The one-wave split first (deep_configs' rule), then the whole K range where that split cut
+    it: on an H200 (session 75's probe, `results/h200/_logs/session75/`) 64x16x512 s4 whole, 64
+    CTAs as cuBLASLt runs there, took 9.2-9.3 us at 1, 4 and 16x4096x4096 where the tuner's
+    two-way split took 10.7-11.3 (cuBLASLt 9.1-9.6). Where the tiles outnumber the SMs, a
+    second program per SM, so the persistent grid holds every tile at once instead of a
+    partial second round: 64x32x256 s4 at 2 per SM took 24.4 us at 32x10240x8192 (160 tiles),
+    the tuner's one per SM 28.8 (cuBLASLt 24.6)."""
+    split = one_wave_split(tiles, k_tiles, num_sms)
+    grids = [(split, 1)] + ([(1, 1)] if split > 1 else [])
+    if num_sms < tiles <= 2 * num_sms:
+        grids.append((1, 2))
+    return grids
 
 
 def _listed_candidates(

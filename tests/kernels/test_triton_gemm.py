@@ -702,6 +702,25 @@ def test_decode_swap_configs_for_bf16_keep_the_bytes_of_a_k_row():
     assert all(shared_mem_bytes(c, 2, 2) <= H200.max_shared_mem for c in bf16)
 
 
+def test_decode_swap_configs_offer_whole_k_and_two_programs_per_sm():
+    """Beside the one-wave split, the whole K range (H200 probe, session 75: 64x16x512 s4 whole,
+    64 CTAs, 1.16-1.22x the two-way split at 1-16x4096x4096), and where the tiles outnumber the
+    SMs but fit two per SM, a grid of two per SM (64x32x256 s4: 1.18x one per SM at
+    32x10240x8192, 160 tiles); never two per SM past shared memory."""
+    grids = lambda m, n, k: {  # noqa: E731
+        (c.block_n, c.block_k, c.split_k, c.programs_per_sm)
+        for c in decode_swap_configs("full", m, n, k, 1, 2, H200)
+    }
+    for m in (1, 4, 16):
+        assert {(16, 512, 2, 1), (16, 512, 1, 1)} <= grids(m, 4096, 4096)
+    assert (32, 256, 1, 2) in grids(32, 10240, 8192)
+    assert (16, 256, 1, 2) in grids(4, 10240, 8192)  # 160 tiles of 16 tokens
+    assert all(p == 1 for *_, p in grids(1, 4096, 4096))  # 64 tiles: one per SM holds them
+    assert all(p == 1 for *_, p in grids(32, 57344, 8192))  # 896 tiles: past two per SM
+    for c in decode_swap_configs("full", 32, 10240, 8192, 1, 2, H200):
+        assert shared_mem_bytes(c, 1, 2) * c.programs_per_sm <= H200.max_shared_mem
+
+
 @pytest.mark.parametrize("dtype_bytes", [1, 2])
 @pytest.mark.parametrize(
     "shape", [(1, 4096, 4096), (16, 4096, 4096), (32, 6144, 4096), (128, 4096, 4096)]
@@ -769,7 +788,9 @@ def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
             units = -(-n // c.block_m) * -(-m // c.block_n) * c.split_k
             assert c.swap_ab and units <= H200.num_sms or c.split_k == 1
             assert shared_mem_bytes(c, 1, 2) <= H200.max_shared_mem
-    assert decode_swap_configs("full", 8, 4096, 1024, 1, 2, H200) == []  # < 3 stages of K
+    assert decode_swap_configs("full", 8, 4096, 512, 1, 2, H200) == []  # < 3 stages of K
+    # a split's share of K under 3 stages: only the whole K range is offered
+    assert {c.split_k for c in decode_swap_configs("full", 8, 4096, 1024, 1, 2, H200)} == {1}
     assert decode_swap_configs("full", 16, 4096, 4096, 4, 4, H200) == []
     assert decode_swap_configs("full", 64, 4096, 4096, 1, 2, H200) == []
     assert decode_swap_configs("full", 16, 4096, 4096, 1, 2, _pretend("sm_80")) == []
