@@ -23,6 +23,7 @@ The reference of a point is its fastest ok vendor row, as `harness gaps` takes i
 bf16 and tf32, the faster of cuBLASLt's two `_scaled_mm` rows (fast accumulation or not) for fp8.
 
 python3 scripts/gemm_ratio_table.py results/_scratch/h200/<run_id> [more runs...]
+python3 scripts/gemm_ratio_table.py <run>@1,2,4 <other run>@128,256   (a grid over runs)
 """
 
 from __future__ import annotations
@@ -165,9 +166,29 @@ def _best_of(fastest: pd.DataFrame, own_rows: pd.DataFrame, own: list[str]) -> l
     ]
 
 
-def main(paths: list[str]) -> int:
+def read_runs(specs: list[str]) -> pd.DataFrame:
+    """The rows of each run, `RUN@M,M,...` keeping only those M: so that a grid measured over
+    several runs (each point's ratio within the run that measured it) reads as one. A point
+    that two of them measured is refused: its vendor and own rows would mix runs."""
     cols = ["provider", "family", *SHAPE, "dtype", "layout", "status", "latency_ms_median"]
-    df = read_rows(*paths, columns=[*cols, "provider_config", "sm_clock_mhz"])
+    parts = []
+    for spec in specs:
+        path, _, ms = spec.partition("@")
+        df = read_rows(path, columns=[*cols, "provider_config", "sm_clock_mhz"])
+        if ms:
+            df = df[df.m.isin([int(m) for m in ms.split(",")])]
+        parts.append(df.assign(_run=path))
+    df = pd.concat(parts, ignore_index=True)
+    ok = df[df.status == "ok"]  # skipped rows (another vendor's provider) hold no time
+    runs = ok.groupby([*SHAPE, "dtype", "layout"])._run.nunique()
+    if (runs > 1).any():
+        twice = " ".join("x".join(map(str, key[:3])) for key in runs[runs > 1].index[:5])
+        raise SystemExit(f"points in more than one run ({twice} ...): keep them apart with @M,...")
+    return df.drop(columns="_run")
+
+
+def main(paths: list[str]) -> int:
+    df = read_runs(paths)
     ok = df[df.status == "ok"]
     for (dtype, layout), group in ok.groupby(["dtype", "layout"]):
         print(f"== {dtype} {layout}")

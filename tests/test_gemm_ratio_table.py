@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ratio_table.py"
 spec = importlib.util.spec_from_file_location("gemm_ratio_table", SCRIPT)
@@ -128,3 +129,26 @@ def test_drift_line_reads_own_tritons_pair_re_time_not_its_burst():
         ]
     )
     assert "  sweep/tuner time (median): M>=2048 1.010" in table.ratio_table(rows)
+
+
+def _run_rows(ms: list[int], vendor_ms: float) -> pd.DataFrame:
+    rows = [_row("cublaslt-fp8", "vendor", m, vendor_ms) for m in ms]
+    rows += [_row("own-triton", "own", m, 0.010, TRITON) for m in ms]
+    rows += [_row("hipblaslt", "vendor", m, float("nan")) for m in ms]
+    df = pd.DataFrame(rows).assign(dtype="fp8_e4m3", layout="nt", sm_clock_mhz=float("nan"))
+    return df.assign(status=["skipped" if p == "hipblaslt" else "ok" for p in df.provider])
+
+
+def test_a_grid_over_runs_keeps_each_points_ratio_within_its_run(monkeypatch):
+    """`RUN@M,...` keeps those M of a run, so a grid measured over several runs reads as one;
+    a point measured in two runs is refused (its rows would mix runs), while skipped rows,
+    which every run of the preset holds, are not a clash."""
+    runs = {"a": _run_rows([1, 16384], 0.011), "b": _run_rows([1, 128], 0.009)}
+    monkeypatch.setattr(table, "read_rows", lambda path, columns: runs[path])
+    df = table.read_runs(["b", "a@16384"])
+    ok = df[df.status == "ok"]
+    assert sorted(set(ok.m)) == [1, 128, 16384] and len(ok) == 6
+    text = "\n".join(table.ratio_table(ok))
+    assert "1 4096 4096 | 9.0 (cublaslt-fp8) | 0.900 " in text  # run b's M 1, not run a's
+    with pytest.raises(SystemExit, match="more than one run .*1x4096x4096"):
+        table.read_runs(["a", "b"])
