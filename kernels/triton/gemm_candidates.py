@@ -175,9 +175,12 @@ def most_stages_that_fit(
     return stages
 
 
-# 33-64 tokens too (two 32-wide token tiles, or one 64-wide): at 64x4096x4096 fp8 the swapped
-# 64x32x512 s4 took 10.3 us against the unswapped pick's 10.7 (H200 probe, session 75)
-SWAP_DECODE_MAX_M = 64
+# Not past 32 tokens: at 33-64 two 32-wide token tiles read each weight tile twice. Offered at
+# M 64 (session 75, results/h200/gemm_llama_lowp-fp8-swap-m64-s75), the tuner took swapped
+# 64x32x512 s4 at 64x4096x4096 and 64x4096x14336 on its timings (10.0 and 20.1 us, the
+# unswapped 64x64 s6 10.1 and 21.0), and the sweep timed it at 10.5 and 22.6 us: 0.899x and
+# 0.854x cuBLASLt, where the unswapped tile had run 0.91-0.93x.
+SWAP_DECODE_MAX_M = 32
 SWAP_DECODE_STAGES = 4
 
 
@@ -195,8 +198,7 @@ def decode_swap_configs(
     the best swapped config beat the tuner's pick at every shape probed: fp8 by 5.6-8.8% at 1
     and 16x4096x4096, 16x8192x8192 and 32x6144x4096 (results/h100/_logs/session47); bf16 by
     2.3-5.9% at eight shapes of M 1-32 (session48), and cuBLAS by 0.8-4.6% at six of them.
-    Offered: 64-row weight tiles, the tokens in 16- and 32-wide tiles (and 64 past 32 tokens;
-    bf16's fastest at
+    Offered: 64-row weight tiles, the tokens in 16- and 32-wide tiles (bf16's fastest at
     32x4096x14336 put 32 tokens in two 16-wide tiles; fp8's at 16x8192x8192 put 16 in a 32-wide
     one), K tiles of 256 and 512 bytes at up to 4 stages (none with fewer than 3, as
     deep_configs), split-K as deep_configs splits (units within one wave). Every rung that
@@ -207,7 +209,7 @@ def decode_swap_configs(
     if m > SWAP_DECODE_MAX_M or rung in ("no-tensor-cores", "no-pipeline"):
         return []
     out: list[GemmConfig] = []
-    for bn in (16, 32, 64) if m > 32 else (16, 32):
+    for bn in (16, 32):
         for bk in (256 // in_bytes, 512 // in_bytes):  # 256- and 512-byte K rows
             k_tiles = -(-k // bk)
             tiles = -(-n // 64) * -(-m // bn)
