@@ -63,10 +63,11 @@ def grid(
     block_ms: tuple[int, ...] = BLOCK_MS,
     block_ns: tuple[int, ...] = BLOCK_NS,
     min_units: int | None = None,
+    max_rounds: int = 1,
 ) -> list[GemmConfig]:
     """Persistent 4-warp TMA configs whose units (tiles x split) fill between half a wave (or
-    `min_units`) and two programs per SM, that fit shared memory (per program at two per SM), with at least two
-    K tiles per split; best-filling first (then fewer bytes read per unit). BLOCK_M stays within
+    `min_units`) and `max_rounds` rounds of the grid (one or two programs per SM), that fit
+    shared memory (per program at two per SM), with at least two K tiles per split; best-filling first (then fewer bytes read per unit). BLOCK_M stays within
     M (rounded up to a power of two), except the smallest of `block_ms`."""
     block_ks = (64, 128, 256) if in_bytes == 2 else (128, 256, 512)
     m_cap = max(16, 1 << max(m - 1, 0).bit_length())
@@ -80,7 +81,8 @@ def grid(
         units = -(-m // bm) * -(-n // bn) * split
         if split > 1 and k_tiles < 2 * split or st > -(-k_tiles // split):
             continue
-        if not (num_sms // 2 if min_units is None else min_units) <= units <= num_sms * pps:
+        fewest = num_sms // 2 if min_units is None else min_units
+        if not fewest <= units <= num_sms * pps * max_rounds:
             continue
         cfg = GemmConfig(bm, bn, bk, 4, st, split_k=split, programs_per_sm=pps)
         if shared_mem_bytes(cfg, in_bytes, 2) * pps > max_smem:
@@ -186,7 +188,9 @@ def probe(
     if real_swap:
         # The kernel the tuner runs (swap_ab: C^T stored into C's layout by pointers), over a
         # wider grid than decode_swap_configs offers: split 1 at fewer units than half a wave
-        # (cuBLASLt's fp8 decode kernel at 4096x4096 runs 64 CTAs), more stages, 2 per SM.
+        # (cuBLASLt's fp8 decode kernel at 4096x4096 runs 64 CTAs), more stages, 2 per SM,
+        # 128-row weight tiles, and up to 4 rounds of the persistent grid (N 28672: 448 tiles
+        # of 64 rows, where cuBLASLt runs 128-row tiles).
         token_tiles = (16, 32, 64) if m > 32 else (16, 32)
         cfgs_r = [
             replace(c, swap_ab=True)
@@ -197,9 +201,10 @@ def probe(
                 a.element_size(),
                 dev.num_sms,
                 dev.max_shared_mem,
-                (64,),
+                (64, 128),
                 token_tiles,
                 min_units=min_units,
+                max_rounds=4,
             )
         ]
         timed_r, f_r, w_r, _ = _time_grid(ops, cfgs_r, dev, lambda out: err(out) > tol, seconds)

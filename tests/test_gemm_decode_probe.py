@@ -56,3 +56,13 @@ def test_min_units_admits_cublaslts_64_cta_decode_grid():
     cfgs = probe.grid(*args, min_units=32)
     assert one_split in cfgs
     assert all(-(-4096 // c.block_m) * c.split_k >= 32 for c in cfgs)
+
+
+def test_max_rounds_admits_more_tiles_than_one_round_of_the_grid():
+    # N 28672 swapped: 448 tiles of 64 weight rows, 224 of 128 (cuBLASLt's nvjet 128x8 tiles
+    # there); one round of one program per SM holds neither
+    args = (28672, 4, 4096, 1, H100["num_sms"], H100["max_smem"], (64, 128), (16, 32))
+    assert not any(c.programs_per_sm == 1 for c in probe.grid(*args, min_units=32))
+    cfgs = probe.grid(*args, min_units=32, max_rounds=4)
+    assert {(64, 1), (128, 1)} <= {(c.block_m, c.split_k) for c in cfgs}
+    assert all(-(-28672 // c.block_m) * c.split_k <= 4 * 132 * c.programs_per_sm for c in cfgs)
