@@ -67,8 +67,9 @@ def grid(
 ) -> list[GemmConfig]:
     """Persistent 4-warp TMA configs whose units (tiles x split) fill between half a wave (or
     `min_units`) and `max_rounds` rounds of the grid (one or two programs per SM), that fit
-    shared memory (per program at two per SM), with at least two K tiles per split; best-filling first (then fewer bytes read per unit). BLOCK_M stays within
-    M (rounded up to a power of two), except the smallest of `block_ms`."""
+    shared memory (per program at two per SM), with at least two K tiles per split;
+    best-filling first (then fewer bytes read per unit). BLOCK_M stays within M (rounded up to
+    a power of two), except the smallest of `block_ms`."""
     block_ks = (64, 128, 256) if in_bytes == 2 else (128, 256, 512)
     m_cap = max(16, 1 << max(m - 1, 0).bit_length())
     ranked = []
@@ -168,13 +169,13 @@ def probe(
             contenders[_name(cfg)] = launch = build_launch(ops, cfg, dev)
             launch.bind_compiled()
     swap_note = ""
+    token_tiles = (16, 32, 64) if m > 32 else (16, 32)  # M 33-128: 64-wide token tiles too
     if swapped:
         # C^T = W A^T: the weight's rows fill wgmma's 64-row tiles, the tokens are its N (both
         # operands K-major, so TMA reads both). Written here as a contiguous [N, M]: an upper
         # bound for a kernel that stores C^T into C's layout.
         w = b.t()
         ops_t = check_operands(w, a.t(), None, sb, sa, "tf32", dev)
-        token_tiles = (16, 32, 64) if m > 32 else (16, 32)  # M 33-128: 64-wide token tiles too
         cfgs_t = grid(
             n, m, k, a.element_size(), dev.num_sms, dev.max_shared_mem, (64, 128), token_tiles
         )
@@ -191,7 +192,6 @@ def probe(
         # (cuBLASLt's fp8 decode kernel at 4096x4096 runs 64 CTAs), more stages, 2 per SM,
         # 128-row weight tiles, and up to 4 rounds of the persistent grid (N 28672: 448 tiles
         # of 64 rows, where cuBLASLt runs 128-row tiles).
-        token_tiles = (16, 32, 64) if m > 32 else (16, 32)
         cfgs_r = [
             replace(c, swap_ab=True)
             for c in grid(
