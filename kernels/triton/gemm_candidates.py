@@ -201,9 +201,9 @@ def decode_swap_configs(
     Offered: 64-row weight tiles, the tokens in 16- and 32-wide tiles (bf16's fastest at
     32x4096x14336 put 32 tokens in two 16-wide tiles; fp8's at 16x8192x8192 put 16 in a 32-wide
     one), K tiles of 256 and 512 bytes at up to 4 stages (none with fewer than 3, as
-    deep_configs), split-K as deep_configs splits (units within one wave). Every rung that
-    offers deep_configs offers these, with the rung applied, so a rung's gap measures its
-    feature and not the swap."""
+    deep_configs), split-K as deep_configs splits (units within one wave); at wide N also
+    128-row weight tiles (_wide_weight_tiles). Every rung that offers deep_configs offers these,
+    with the rung applied, so a rung's gap measures its feature and not the swap."""
     if dev.backend != "cuda" or dev.capability // 10 != 9 or in_bytes not in (1, 2):
         return []
     if m > SWAP_DECODE_MAX_M or rung in ("no-tensor-cores", "no-pipeline"):
@@ -224,7 +224,37 @@ def decode_swap_configs(
                 smem = shared_mem_bytes(cfg, in_bytes, out_bytes) * cfg.programs_per_sm
                 if stages >= 3 and smem <= dev.max_shared_mem and cfg not in out:
                     out.append(cfg)
+        out += _wide_weight_tiles(rung, n, k, bn, in_bytes, out_bytes, dev, out)
     return out
+
+
+def _wide_weight_tiles(
+    rung: str,
+    n: int,
+    k: int,
+    bn: int,
+    in_bytes: int,
+    out_bytes: int,
+    dev: KernelTarget,
+    offered: list[GemmConfig],
+) -> list[GemmConfig]:
+    """Where the weight's rows in 128-row tiles outnumber the SMs (N 28672 and 57344), the tile
+    of 128 weight rows with 128-byte K rows at 4 stages, two programs per SM.
+
+    cuBLASLt's fp8 decode kernel there runs 128-row tiles (nvjet 128x8 in 2x1 clusters), and on
+    an H200 (session 76's probe, `results/h200/_logs/session76/`) 128x16x128 s4 at two per SM was
+    the fastest of the swapped configs timed (63 and 24) at 4x28672x4096 and 1x57344x8192 (31.7 and 110.5 us; the
+    tuner's 64x16x512 s4 one per SM 32.2 and 111.4), 128x32x128 at 32x28672x4096 (32.3 us
+    against 33.7)."""
+    if -(-n // 128) <= dev.num_sms:  # the weight's rows alone, whatever the token tiles
+        return []
+    bk = 128 // in_bytes
+    stages = min(SWAP_DECODE_STAGES, -(-k // bk))
+    cfg = apply_rung(GemmConfig(128, bn, bk, 4, stages, programs_per_sm=2, swap_ab=True), rung)
+    smem = shared_mem_bytes(cfg, in_bytes, out_bytes) * cfg.programs_per_sm
+    if stages < 3 or smem > dev.max_shared_mem or cfg in offered:
+        return []
+    return [cfg]
 
 
 def _swap_grids(tiles: int, k_tiles: int, num_sms: int) -> list[tuple[int, int]]:

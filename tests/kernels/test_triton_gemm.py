@@ -707,9 +707,10 @@ def test_decode_swap_configs_offer_whole_k_and_two_programs_per_sm():
     64 CTAs, 1.16-1.22x the two-way split at 1-16x4096x4096), and where the tiles outnumber the
     SMs but fit two per SM, a grid of two per SM (64x32x256 s4: 1.18x one per SM at
     32x10240x8192, 160 tiles); never two per SM past shared memory."""
-    grids = lambda m, n, k: {  # noqa: E731
+    grids = lambda m, n, k: {  # noqa: E731  (64-row tiles; 128-row ones: the test below)
         (c.block_n, c.block_k, c.split_k, c.programs_per_sm)
         for c in decode_swap_configs("full", m, n, k, 1, 2, H200)
+        if c.block_m == 64
     }
     for m in (1, 4, 16):
         assert {(16, 512, 2, 1), (16, 512, 1, 1)} <= grids(m, 4096, 4096)
@@ -719,6 +720,27 @@ def test_decode_swap_configs_offer_whole_k_and_two_programs_per_sm():
     assert all(p == 1 for *_, p in grids(32, 57344, 8192))  # 896 tiles: past two per SM
     for c in decode_swap_configs("full", 32, 10240, 8192, 1, 2, H200):
         assert shared_mem_bytes(c, 1, 2) * c.programs_per_sm <= H200.max_shared_mem
+
+
+@pytest.mark.parametrize("in_bytes", [1, 2])
+def test_decode_swap_configs_offer_128_row_weight_tiles_at_wide_n(in_bytes):
+    """Where 128-row weight tiles still outnumber the SMs (N 28672, 57344), 128 rows with
+    128-byte K rows at 4 stages, two per SM (H200 probe, session 76: 128x16x128 s4 p2 the
+    fastest swapped config at 4x28672x4096 and 1x57344x8192); not where 64-row tiles already
+    leave SMs idle (N 4096-10240)."""
+    wide = lambda m, n, k: [  # noqa: E731
+        c for c in decode_swap_configs("full", m, n, k, in_bytes, 2, H200) if c.block_m == 128
+    ]
+    bk = 128 // in_bytes
+    for m, n, k in ((1, 28672, 4096), (4, 28672, 4096), (16, 57344, 8192)):
+        assert wide(m, n, k) == [
+            GemmConfig(128, bn, bk, 4, 4, programs_per_sm=2, swap_ab=True) for bn in (16, 32)
+        ]
+    assert [c.block_n for c in wide(32, 28672, 4096)] == [16, 32]  # 448 and 224 tiles
+    for m, n, k in ((1, 4096, 4096), (32, 10240, 8192), (16, 8192, 28672)):
+        assert wide(m, n, k) == []
+    for c in wide(32, 57344, 8192):
+        assert shared_mem_bytes(c, in_bytes, 2) * 2 <= H200.max_shared_mem
 
 
 @pytest.mark.parametrize("dtype_bytes", [1, 2])
