@@ -238,15 +238,17 @@ def _wide_weight_tiles(
     dev: KernelTarget,
     offered: list[GemmConfig],
 ) -> list[GemmConfig]:
-    """Where the weight's rows in 128-row tiles outnumber the SMs (N 28672 and 57344), the tile
-    of 128 weight rows with 128-byte K rows at 4 stages, two programs per SM.
+    """Where the weight's rows in 128-row tiles outnumber the SMs but fit two per SM (N 28672
+    on 132 SMs: 224 tiles), the tile of 128 weight rows with 128-byte K rows at 4 stages, two
+    programs per SM: one round of the persistent grid, where 64-row tiles take 448 units.
 
-    cuBLASLt's fp8 decode kernel there runs 128-row tiles (nvjet 128x8 in 2x1 clusters), and on
-    an H200 (session 76's probe, `results/h200/_logs/session76/`) 128x16x128 s4 at two per SM was
-    the fastest of the swapped configs timed (63 and 24) at 4x28672x4096 and 1x57344x8192 (31.7 and 110.5 us; the
-    tuner's 64x16x512 s4 one per SM 32.2 and 111.4), 128x32x128 at 32x28672x4096 (32.3 us
-    against 33.7)."""
-    if -(-n // 128) <= dev.num_sms:  # the weight's rows alone, whatever the token tiles
+    cuBLASLt's fp8 decode kernel there runs 128-row tiles (nvjet 128x8 in 2x1 clusters). On an
+    H200 (session 76, `results/h200/_logs/session76/`) the probe found 128x16x128 s4 two per SM
+    the fastest swapped config at 4x28672x4096 (31.7 us, the tuner's 64x16x512 s4 32.2); in
+    the sweep's tune pass (one card, the tuner's timer) the 128-row tile beat every other
+    candidate at N 28672 by 0.3-3.8% (fp8) and 1.1-2.2% (bf16) at M 1-32, and lost to the
+    64-row tiles by 2-4% at N 57344 (448 tiles of 128 rows: two rounds), so not offered there."""
+    if not dev.num_sms < -(-n // 128) <= 2 * dev.num_sms:  # the weight's rows, any token tile
         return []
     bk = 128 // in_bytes
     stages = min(SWAP_DECODE_STAGES, -(-k // bk))

@@ -724,22 +724,24 @@ def test_decode_swap_configs_offer_whole_k_and_two_programs_per_sm():
 
 @pytest.mark.parametrize("in_bytes", [1, 2])
 def test_decode_swap_configs_offer_128_row_weight_tiles_at_wide_n(in_bytes):
-    """Where 128-row weight tiles still outnumber the SMs (N 28672, 57344), 128 rows with
-    128-byte K rows at 4 stages, two per SM (H200 probe, session 76: 128x16x128 s4 p2 the
-    fastest swapped config at 4x28672x4096 and 1x57344x8192); not where 64-row tiles already
+    """Where the weight's 128-row tiles outnumber the SMs but fit two per SM (N 28672: 224 on
+    132 SMs), 128 rows with 128-byte K rows at 4 stages, two per SM (H200, session 76: the
+    probe's fastest swapped config at 4x28672x4096, and 0.3-3.8% ahead in the tune pass); not
+    at N 57344 (two rounds: 2-4% behind the 64-row tiles there), nor where 64-row tiles already
     leave SMs idle (N 4096-10240)."""
     wide = lambda m, n, k: [  # noqa: E731
         c for c in decode_swap_configs("full", m, n, k, in_bytes, 2, H200) if c.block_m == 128
     ]
     bk = 128 // in_bytes
-    for m, n, k in ((1, 28672, 4096), (4, 28672, 4096), (16, 57344, 8192)):
-        assert wide(m, n, k) == [
+    for m in (1, 4, 16, 32):
+        assert wide(m, 28672, 4096) == [
             GemmConfig(128, bn, bk, 4, 4, programs_per_sm=2, swap_ab=True) for bn in (16, 32)
         ]
-    assert [c.block_n for c in wide(32, 28672, 4096)] == [16, 32]  # 448 and 224 tiles
-    for m, n, k in ((1, 4096, 4096), (32, 10240, 8192), (16, 8192, 28672)):
+        no_tma = decode_swap_configs("no-tma", m, 28672, 4096, in_bytes, 2, H200)
+        assert replace(wide(m, 28672, 4096)[0], tma=False) in no_tma  # the rung, not the tile
+    for m, n, k in ((1, 4096, 4096), (32, 10240, 8192), (16, 8192, 28672), (1, 57344, 8192)):
         assert wide(m, n, k) == []
-    for c in wide(32, 57344, 8192):
+    for c in wide(32, 28672, 4096):
         assert shared_mem_bytes(c, in_bytes, 2) * 2 <= H200.max_shared_mem
 
 
