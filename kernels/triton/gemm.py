@@ -15,6 +15,12 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 |                 |                          | kernel's (tile widths like 160 that fill the    |
 |                 |                          | SMs; config["kernel"] says which ran); this     |
 |                 |                          | rung is `tl` alone                              |
+| no-swap-ab      | swapped configs          | decode (M <= 32, B a weight [N, K]): C^T =      |
+|                 | (C^T = B^T A^T)          | W A^T puts the weight's rows on wgmma's 64- or  |
+|                 |                          | 128-row tiles and the tokens on its N; tf32 nn: |
+|                 |                          | B read in place as wgmma's register operand.    |
+|                 |                          | The rung keeps the Gluon GEMM: its gap is the   |
+|                 |                          | swap's alone                                    |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
 |                 |                          | no address registers; pointer loads (cp.async)  |
 |                 |                          | spend registers and issue slots on addresses    |
@@ -299,7 +305,8 @@ def prepare_matmul(
             # B^T A^T: B read in place as wgmma's register operand), tiled for [N, M]
             swapped = candidate_configs(tl_rung, n, m, k, a.element_size(), p.out_bytes, dev)
             cands = cands + [replace(c, transpose_b=True) for c in cands[:2]]
-            cands = cands + [replace(c, swap_ab=True, tma=False) for c in swapped[:3]]
+            if tl_rung != "no-swap-ab":
+                cands = cands + [replace(c, swap_ab=True, tma=False) for c in swapped[:3]]
         if p.b_is_nk:
             swaps = decode_swap_configs(tl_rung, m, n, k, a.element_size(), p.out_bytes, dev)
             cands = cands + [c for c in swaps if c not in cands]
@@ -330,13 +337,13 @@ def prepare_matmul(
         # every candidate's tuner time, as own-cutlass records them: what the choice beat
         launch.config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     launch.bind_compiled()  # compile now, outside any timed window
-    if rung == "full" and tune:
-        return _gluon_if_faster(launch, p, dev)
+    if rung in ("full", "no-swap-ab") and tune:  # the rung removes the swap, not the Gluon GEMM
+        return _gluon_if_faster(launch, p, dev, rung)
     return launch
 
 
 def _gluon_if_faster(
-    launch: MatmulLaunch, p: GemmOperands, dev: KernelTarget
+    launch: MatmulLaunch, p: GemmOperands, dev: KernelTarget, rung: str = "full"
 ) -> MatmulLaunch | GluonMatmulLaunch:
     """On sm_90 with bf16/fp16 operands (C of their dtype) or fp8 e4m3 with B K-major (bf16 C),
     also tune the Gluon GEMM (gemm_gluon.py) and return it
@@ -399,7 +406,7 @@ def _gluon_if_faster(
             choice_burst_tl_ms=choice.burst_tl_ms, choice_burst_gluon_ms=choice.burst_gluon_ms
         )
     if choice.kernel == "gluon-ws":
-        gluon.config.update(kernel="gluon-ws", variant="full", **both)
+        gluon.config.update(kernel="gluon-ws", variant=rung, **both)
         return gluon
     launch.config.update(kernel="tl", **both)
     return launch

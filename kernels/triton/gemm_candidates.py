@@ -206,7 +206,7 @@ def decode_swap_configs(
     with the rung applied, so a rung's gap measures its feature and not the swap."""
     if dev.backend != "cuda" or dev.capability // 10 != 9 or in_bytes not in (1, 2):
         return []
-    if m > SWAP_DECODE_MAX_M or rung in ("no-tensor-cores", "no-pipeline"):
+    if m > SWAP_DECODE_MAX_M or rung in ("no-tensor-cores", "no-pipeline", "no-swap-ab"):
         return []
     out: list[GemmConfig] = []
     for bn in (16, 32):

@@ -13,10 +13,11 @@ from dataclasses import asdict, dataclass, replace
 from .gemm_target import KernelTarget
 
 # "no-gluon" leaves the configs as "full" does: it only keeps prepare_matmul from also timing the
-# Gluon kernel (gemm.py)
+# Gluon kernel (gemm.py); "no-swap-ab" leaves them too, less every swapped one (C^T = B^T A^T)
 RUNGS = (
     "full",
     "no-gluon",
+    "no-swap-ab",
     "no-tma",
     "no-pipeline",
     "not-persistent",

@@ -37,10 +37,10 @@ def pick(monkeypatch):
     monkeypatch.setattr(gemm, "choose", choose)
     dev = SimpleNamespace(backend="cuda", capability=90, name="Fake H200")
 
-    def run(choice: Choice, m: int = 4096):
+    def run(choice: Choice, m: int = 4096, rung: str = "full"):
         seen["choice"] = choice
         tl = SimpleNamespace(config=dict(tuned_ms=0.158, block_m=128, block_n=256, tune_key="t"))
-        return gemm._gluon_if_faster(tl, _operands(m), dev), tl, gluon, seen
+        return gemm._gluon_if_faster(tl, _operands(m), dev, rung), tl, gluon, seen
 
     return run
 
@@ -72,3 +72,10 @@ def test_a_choice_decided_at_the_cap_records_no_burst_pair(pick):
 def test_at_decode_sizes_the_gluon_kernel_is_not_tried(pick):
     ran, tl, _, seen = pick(Choice("gluon-ws", 1.0, 0.5, "timed"), m=gemm.GLUON_MIN_M)
     assert ran is tl and "sides" not in seen and "kernel" not in ran.config
+
+
+def test_the_no_swap_ab_rung_keeps_the_gluon_kernel_under_its_own_name(pick):
+    """own-triton-no-swap-ab removes only the swapped configs: where Gluon wins it runs, and the
+    row names the rung, not "full"."""
+    ran, _, gluon, _ = pick(Choice("gluon-ws", 0.16, 0.15, "timed", "capped"), rung="no-swap-ab")
+    assert ran is gluon and ran.config["variant"] == "no-swap-ab"

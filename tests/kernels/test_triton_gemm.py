@@ -325,7 +325,7 @@ def test_decode_large_m_and_other_vendors_keep_the_fixed_lists(target, m):
         assert bool(deep) == (target == "sm_90" and m <= 32 and rung in DEEP_RUNGS)
 
 
-DEEP_RUNGS = ("full", "no-gluon", "no-tma", "not-persistent", "no-splitk")
+DEEP_RUNGS = ("full", "no-gluon", "no-swap-ab", "no-tma", "not-persistent", "no-splitk")
 
 
 # (M, N, K) -> the (BLOCK_M, BLOCK_N) of cuBLAS's nvjet kernel there (its name, transposed), at
@@ -819,7 +819,7 @@ def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
     # none past 32 tokens: two token tiles read each weight tile twice (session 75's M 64 run)
     assert decode_swap_configs("full", 64, 4096, 4096, 1, 2, H200) == []
     assert decode_swap_configs("full", 16, 4096, 4096, 1, 2, _pretend("sm_80")) == []
-    for rung in ("no-tensor-cores", "no-pipeline"):
+    for rung in ("no-tensor-cores", "no-pipeline", "no-swap-ab"):
         assert decode_swap_configs(rung, 16, 4096, 4096, 1, 2, H200) == []
     # the other rungs get them with their feature removed (their gap is not the swap's)
     assert all(not c.tma for c in decode_swap_configs("no-tma", 16, 4096, 4096, 1, 2, H200))
