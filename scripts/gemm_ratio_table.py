@@ -52,6 +52,10 @@ def _tile(cfg: str) -> str:
         tile += f"/sk{c['split_k']}"
     if c.get("stream_k"):
         tile += "/streamK"
+    if c.get("programs_per_sm", 1) > 1:
+        tile += f"/p{c['programs_per_sm']}"
+    if c.get("swap_ab"):  # C^T = W A^T: the weight's rows on block_m, the tokens on block_n
+        tile += "/swap"
     if c.get("kernel") == "gluon-ws":  # own-triton ran its Gluon GEMM: which schedule
         tile += "/gl-pp" if c.get("schedule") == "ping-pong" else "/gl-coop"
     return tile

@@ -152,3 +152,10 @@ def test_a_grid_over_runs_keeps_each_points_ratio_within_its_run(monkeypatch):
     assert "1 4096 4096 | 9.0 (cublaslt-fp8) | 0.900 " in text  # run b's M 1, not run a's
     with pytest.raises(SystemExit, match="more than one run .*1x4096x4096"):
         table.read_runs(["a", "b"])
+
+
+def test_a_tile_label_says_swapped_and_two_per_sm():
+    """The decode picks differ by the swap and the programs per SM, not only by the tile."""
+    cfg = {"block_m": 128, "block_n": 16, "num_stages": 4, "programs_per_sm": 2, "swap_ab": True}
+    assert table._tile(json.dumps(cfg)) == "128x16s4/p2/swap"
+    assert table._tile(json.dumps({"block_m": 16, "block_n": 64, "num_stages": 5})) == "16x64s5"
