@@ -182,7 +182,9 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
     prebuild(todo, registry, device, out)
     telemetry = Telemetry(device.vendor, device.index) if device.is_gpu else None
     flusher = (
-        L2Flusher(device.torch_device, device.flush_bytes, protocol.l2_flush)
+        L2Flusher(
+            device.torch_device, device.flush_bytes, protocol.l2_flush, protocol.l2_flush_factor
+        )
         if device.is_gpu
         else None
     )

@@ -12,7 +12,9 @@ import pyarrow as pa
 
 # Bumped on every change of SCHEMA's columns, each with an entry in harness/schema_history.py
 # (tests/test_schema_history.py checks both): rows of every version stay readable side by side.
-SCHEMA_VERSION = 5  # 5: ragged; 4: power_settle_s; 3: model; 2: spread guard, stream hold
+SCHEMA_VERSION = (
+    6  # 6: l2_flush_bytes; 5: ragged; 4: power_settle_s; 3: model; 2: spread guard, stream hold
+)
 
 _STR, _I64, _F64, _BOOL = pa.string(), pa.int64(), pa.float64(), pa.bool_()
 SCHEMA = pa.schema(
@@ -98,6 +100,9 @@ SCHEMA = pa.schema(
         ("l2", _STR),
         ("fill", _STR),
         ("l2_flush", _STR),  # read | write (nvbench's cold mode) | n/a
+        # bytes the flush streamed before each sample (protocol.l2_flush_factor x the cache);
+        # null where none ran (L2 hot, CPU, graph replay) and on rows before schema 6
+        ("l2_flush_bytes", _I64),
         ("stream_hold", _STR),  # flag: a blocking kernel held the stream | none
         ("hold_expired", _I64),  # samples whose hold timed out before the launch was queued
         ("max_spread", _F64),

@@ -165,6 +165,15 @@ HISTORY: tuple[ColumnSet, ...] = (
         "a paged attention problem's sequences of different lengths (issue 21.3, 2026-11-27); "
         "null on every row before it and on rows of one length; no committed rows yet",
     ),
+    ColumnSet(
+        "6",
+        6,
+        115,
+        "b5a362e4f2c909117fd7ffd3f46e3418fe6b6351ef7854cb6d9f1cab3a480491",
+        ("l2_flush_bytes",),
+        "bytes the L2 flush streamed before each sample (protocol.l2_flush_factor, session 76, "
+        "2026-12-03); null on every row before it, where 2x the cache was streamed",
+    ),
 )
 _BY_FINGERPRINT = {c.fingerprint: c for c in HISTORY}
 

@@ -31,6 +31,7 @@ def test_ok_row_has_speed_and_correctness():
     assert row["n_samples"] == len(row["samples_ms"]) >= 3
     assert row["rel_err"] < 1e-6 and row["provider_config"] == '{"tile": 8}'
     assert row["device_type"] == "cpu" and row["timer"] == "host"
+    assert row["l2_flush_bytes"] is None  # no flush on the CPU
 
 
 def test_wrong_result_is_never_timed():

@@ -44,3 +44,28 @@ def test_protocol_validation_names_key():
         Protocol(l2="lukewarm").validate()
     with pytest.raises(ValueError, match="protocol.min_samples"):
         Protocol(min_samples=0).validate()
+
+
+def test_the_flush_streams_its_factor_of_the_cache_and_keys_only_a_non_default():
+    """protocol.l2_flush_factor sizes the flush (2x the cache by default, as every committed
+    row was timed); a non-default factor enters the point key, the default does not, so the
+    keys of earlier runs still match."""
+    import pytest
+    import torch
+
+    from harness.measure.point import flushed_bytes
+    from harness.measure.timer import L2Flusher
+
+    cpu = torch.device("cpu")
+    assert L2Flusher(cpu, 50 << 20).nbytes == 100 << 20
+    assert L2Flusher(cpu, 50 << 20, factor=4.0).nbytes == 200 << 20
+    assert L2Flusher(cpu, None, factor=1.5).nbytes == 192 << 20  # unknown cache: 128 MiB
+    assert "l2_flush_factor" not in Protocol().key_fields()
+    assert Protocol(l2_flush_factor=4.0).key_fields()["l2_flush_factor"] == 4.0
+    with pytest.raises(ValueError, match="protocol.l2_flush_factor"):
+        Protocol(l2_flush_factor=0.5).validate()
+    flusher = L2Flusher(cpu, 1 << 20, factor=3.0)
+    assert flushed_bytes(flusher, Protocol(), "cuda-events") == 3 << 20
+    assert flushed_bytes(flusher, Protocol(l2="hot"), "cuda-events") is None
+    assert flushed_bytes(flusher, Protocol(), "cuda-graph") is None  # rotation, no flush
+    assert flushed_bytes(None, Protocol(), "host") is None

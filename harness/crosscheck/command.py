@@ -109,7 +109,9 @@ def crosscheck(
     store.write_run_meta(run_path, plan.config_yaml, meta)
     registry, telemetry = load_all(), Telemetry(device.vendor, device.index)
     dev = device.torch_device
-    default_flusher = L2Flusher(dev, device.flush_bytes, protocol.l2_flush)
+    default_flusher = L2Flusher(
+        dev, device.flush_bytes, protocol.l2_flush, protocol.l2_flush_factor
+    )
     # nvbench memsets exactly the L2 (cudaDevAttrL2CacheSize); L2Flusher streams 2x its argument.
     half_l2 = device.l2_bytes // 2 if device.l2_bytes else None
     matched_flusher = L2Flusher(dev, half_l2, "write")

@@ -65,6 +65,7 @@ def check_protocol(protocol: Protocol, device_type: str, collectives_only: bool 
     # Fields only a cold L2 reads: any value but the default would be recorded, never used.
     for key, why in (
         ("l2_flush", "L2 hot: nothing is flushed"),
+        ("l2_flush_factor", "L2 hot: nothing is flushed"),
         ("l2_rotation_factor", "L2 hot: no input sets rotate"),
         ("max_rotation_sets", "L2 hot: no input sets rotate"),
     ):

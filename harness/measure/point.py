@@ -302,7 +302,15 @@ def _check_then_time(
     tel = telemetry.stop() if telemetry else None
     out.update(timing_columns(problem, timing, tel, unstable, attempts))
     out["power_settle_s"] = settle_s
+    out["l2_flush_bytes"] = flushed_bytes(flusher, protocol, timer_name)
     return out
+
+
+def flushed_bytes(flusher, protocol: Protocol, timer_name: str) -> int | None:
+    """Bytes the flush streamed before each sample; None where no flush ran (L2 hot, CPU, or
+    a graph replay, which rotates input sets instead)."""
+    flushing = timer_name in ("cuda-events", "xpu-events") and protocol.l2 == "cold"
+    return flusher.nbytes if flusher is not None and flushing else None
 
 
 def _vendor_kernels(run) -> dict:

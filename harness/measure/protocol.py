@@ -13,9 +13,10 @@ FLUSH_MODES = ("read", "write")
 class Protocol:
     """Timer, cache state, inputs, warm-up and stop rule of one measurement.
 
-    cuda-events: one event pair around every call; cold L2 by streaming a buffer of 2x the L2
-        size before each call, outside the timed window (l2_flush: read, or write as nvbench's
-        cold mode does, which leaves dirty lines whose write-back the next kernel pays). With
+    cuda-events: one event pair around every call; cold L2 by streaming a buffer of
+        l2_flush_factor x the L2 (the last-level cache: CDNA3's Infinity Cache) before each
+        call, outside the timed window (l2_flush: read, or write as nvbench's cold mode does,
+        which leaves dirty lines whose write-back the next kernel pays). With
         stream_hold, a blocking kernel holds the stream before each start event until the
         call is queued, so host launch latency is never timed (kernels/stream_hold.py, which
         the own tuners' cold timer shares).
@@ -55,6 +56,10 @@ class Protocol:
     # against 1,515 MHz at the same 700 W) when its tuner had just run. false: tune in the point.
     tune_first: bool = True
     l2_flush: str = "read"  # read | write (nvbench's cold mode: a memset)
+    # The flush streams this many times the cache (rows: l2_flush_bytes). 2 leaves no input line
+    # resident under LRU; the own tuners' timer (kernels/bench_cold.py) streams 256 MB, 4.3x the
+    # H200's L2: a larger factor tests whether a replacement policy kept some inputs anyway.
+    l2_flush_factor: float = 2.0
     stream_hold: bool = True  # a blocking kernel before each start event (CUDA and ROCm)
     # cuda-events queues up to 100 samples between host syncs; nvbench's cold mode syncs after
     # each, so the GPU idles between samples (clocks may drop). true matches it.
@@ -99,6 +104,11 @@ class Protocol:
         ):
             if getattr(self, key) < 0:
                 raise ValueError(f"protocol.{key}: {getattr(self, key)} is negative; allowed: >= 0")
+        if self.l2_flush_factor < 1.0:
+            raise ValueError(
+                f"protocol.l2_flush_factor: {self.l2_flush_factor} streams less than the cache; "
+                "allowed: >= 1"
+            )
         if self.max_spread < 1.0:
             raise ValueError(
                 f"protocol.max_spread: {self.max_spread}, but p90/p10 is at least 1; allowed: >= 1"
@@ -115,10 +125,12 @@ class Protocol:
         return {"cpu": "host", "xpu": "xpu-events"}.get(device_type, "cuda-events")
 
     def key_fields(self) -> dict:
-        """Fields that change what is measured (they enter the point key). The flush mode
-        enters only when it is not the default, so the keys of earlier runs still match."""
+        """Fields that change what is measured (they enter the point key). The flush mode and
+        size enter only when not the default, so the keys of earlier runs still match."""
         d = asdict(self)
         keys = {k: d[k] for k in ("timer", "l2", "fill", "seed")}
         if self.l2_flush != "read":
             keys["l2_flush"] = self.l2_flush
+        if self.l2_flush_factor != 2.0:
+            keys["l2_flush_factor"] = self.l2_flush_factor
         return keys

@@ -228,7 +228,8 @@ def _hot_repeats(fn: Closure) -> int:
 
 
 class L2Flusher:
-    """Evicts the last-level cache before a call by streaming a buffer of twice its size.
+    """Evicts the last-level cache before a call by streaming a buffer of `factor` (default 2)
+    times its size.
 
     The flush READS (a reduction into one value): flushing by writing, as zero_() does, leaves
     the cache full of dirty lines, and the next memory-bound kernel then pays their write-back
@@ -240,13 +241,15 @@ class L2Flusher:
     Infinity Cache behind a 4 MiB-per-XCD L2, so 2x the L2 alone would leave inputs resident.
     """
 
-    def __init__(self, device: torch.device, cache_bytes: int | None, mode: str = "read") -> None:
+    def __init__(
+        self, device: torch.device, cache_bytes: int | None, mode: str = "read", factor: float = 2.0
+    ) -> None:
         if mode not in FLUSH_MODES:
             raise ValueError(
                 f"protocol.l2_flush: unknown '{mode}'; allowed: {', '.join(FLUSH_MODES)}"
             )
-        # Unknown cache size: assume 128 MiB.
-        nbytes = 2 * (cache_bytes or (128 << 20))
+        # Unknown cache size: assume 128 MiB. Whole float32 elements (the buffer's unit).
+        nbytes = int(factor * (cache_bytes or (128 << 20))) // 4 * 4
         self.nbytes = nbytes
         self.mode = mode
         self.buf = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
