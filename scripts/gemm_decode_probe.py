@@ -14,7 +14,13 @@ citing as a sweep result. The grid is walked best-filling first, and each shape 
 compiling new configs after --seconds.
 
     python3 scripts/gemm_decode_probe.py 1x4096x4096 16x4096x4096 [--dtype fp8|bf16] [--top 4]
-        [--swapped] [--real-swap] [--min-units 32]
+        [--swapped] [--real-swap] [--min-units 32] [--capped]
+
+--capped re-times the contenders with the tuners' capped window (bench_capped: 150 ms of
+warm-up, 100 ms of samples) instead of bursts. Each contender's line also gives the SM clock
+read after its timings (median over the rounds): in session 76 the bursts timed cuBLASLt
+7-10% slower than the sweeps did at 4x28672x4096 and 64x4096x4096, own Triton 2-6% slower,
+and a burst after an idle spell may not have reached the clock the sweep runs at.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import time
 from dataclasses import replace
 
 import torch
-from harness_kernels.bench_cold import bench_cold
+from harness_kernels.bench_cold import bench_capped, bench_cold
 from harness_kernels.triton.gemm import build_launch, prepare_matmul
 from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes
 from harness_kernels.triton.gemm_operands import check_operands
@@ -42,6 +48,23 @@ BLOCK_NS = (32, 64, 128, 256)
 STAGES = (4, 6, 8, 12, 16)
 SPLITS = (1, 2, 4, 8)
 PROGRAMS_PER_SM = (1, 2)
+
+
+def sm_clock_mhz() -> int | None:
+    """The GPU's SM clock now (NVML), or None where NVML cannot tell."""
+    try:
+        import pynvml as nv
+
+        nv.nvmlInit()
+        return int(nv.nvmlDeviceGetClockInfo(nv.nvmlDeviceGetHandleByIndex(0), nv.NVML_CLOCK_SM))
+    except Exception:  # noqa: BLE001 - no NVML: the times stand without their clock
+        return None
+
+
+def clock_note(readings: list[int | None]) -> str:
+    """'1980 MHz' (the median reading), or '' where none was read."""
+    got = [r for r in readings if r is not None]
+    return f"{statistics.median(got):.0f} MHz" if got else ""
 
 
 def parse_shape(spec: str) -> tuple[int, int, int]:
@@ -133,6 +156,7 @@ def probe(
     swapped: bool = False,
     real_swap: bool = False,
     min_units: int | None = None,
+    capped: bool = False,
 ) -> list[str]:
     """The report lines for one shape."""
     device = torch.device("cuda")
@@ -217,17 +241,22 @@ def probe(
         got = fn()
         assert err(got.t() if name.startswith("swap C^T") else got) <= tol, f"{name} wrong"
     rounds: dict[str, list[float]] = {name: [] for name in contenders}
+    clocks: dict[str, list[int | None]] = {name: [] for name in contenders}
+    timer = bench_capped if capped else bench_cold
     for _ in range(ROUNDS):
         for name, fn in contenders.items():
-            rounds[name].append(bench_cold(fn, device) * 1e3)
+            rounds[name].append(timer(fn, device) * 1e3)
+            clocks[name].append(sm_clock_mhz())
     us = {name: statistics.median(t) for name, t in rounds.items()}
     lines = [
         f"{m}x{n}x{k} {dtype}: {len(timed)} of {len(cfgs)} configs timed in "
         f"{time.monotonic() - t0:.0f} s ({failed} failed to build or run, {wrong} wrong)"
-        f"{swap_note}; us, median of {ROUNDS} rounds:"
+        f"{swap_note}; us, median of {ROUNDS} rounds of "
+        f"{'capped readings (bench_capped)' if capped else 'bursts (bench_cold)'}:"
     ]
     for name in sorted(us, key=lambda name: us[name]):
-        lines.append(f"  {name:32s} {us[name]:8.2f}  ({us[vendor_name] / us[name]:.3f}x vendor)")
+        ratio = f"({us[vendor_name] / us[name]:.3f}x vendor)"
+        lines.append(f"  {name:32s} {us[name]:8.2f}  {ratio}  {clock_note(clocks[name])}".rstrip())
     if every:  # the grid's single burst per config, fastest first
         lines.append("  every config timed, one burst each:")
         lines += [f"    {_name(c):30s} {timed[c]:8.2f}" for c in sorted(timed, key=timed.get)]
@@ -248,6 +277,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--min-units", type=int, default=None, help="fewest units a grid config may have"
     )
+    parser.add_argument(
+        "--capped", action="store_true", help="re-time the contenders at the power cap"
+    )
     a = parser.parse_args(argv)
     dtype = "fp8_e4m3" if a.dtype == "fp8" else "bf16"
     shapes = [parse_shape(s) for s in a.shapes]
@@ -257,7 +289,17 @@ def main(argv: list[str] | None = None) -> None:
         print(
             "\n".join(
                 probe(
-                    m, n, k, dtype, a.top, a.seconds, a.every, a.swapped, a.real_swap, a.min_units
+                    m,
+                    n,
+                    k,
+                    dtype,
+                    a.top,
+                    a.seconds,
+                    a.every,
+                    a.swapped,
+                    a.real_swap,
+                    a.min_units,
+                    a.capped,
                 )
             ),
             flush=True,

@@ -66,3 +66,9 @@ def test_max_rounds_admits_more_tiles_than_one_round_of_the_grid():
     cfgs = probe.grid(*args, min_units=32, max_rounds=4)
     assert {(64, 1), (128, 1)} <= {(c.block_m, c.split_k) for c in cfgs}
     assert all(-(-28672 // c.block_m) * c.split_k <= 4 * 132 * c.programs_per_sm for c in cfgs)
+
+
+def test_a_contender_line_names_its_median_clock_when_nvml_read_one():
+    assert probe.clock_note([1980, None, 1755, 1980]) == "1980 MHz"
+    assert probe.clock_note([None, None]) == ""
+    assert probe.sm_clock_mhz() is None or probe.sm_clock_mhz() > 0  # no GPU here: None
