@@ -30,9 +30,10 @@ from .gemm_target import KernelTarget, kernel_target
 MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
 # one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES), and up to two
-# wide-K twins of the whole-K one (wide_k_twins)
+# wide-K twins of the whole-K one (wide_k_twins) plus one of its transposed partner
+# (_transposed_partner)
 DEEP_CANDIDATES = 2
-DEEP_TWINS = 2
+DEEP_TWINS = 3
 MAX_DEEP_STAGES = 16
 # fp8 at 16-32 rows (mma.sync, 256-wide K tiles): fewer stages stream faster. Over ten decode
 # shapes on an H100 (scripts/gemm_decode_probe.py, results/h100/_logs/session47) the tile's
@@ -126,10 +127,40 @@ def deep_configs(
     ranked.sort(key=lambda rc: rc[0])
     # The best whole-K tile, then the best split one: split-K's partial sums cost a reduction
     # that the fill and the bytes read do not price, so each kind gets its own place.
-    whole = [c for _, c in ranked if c.split_k == 1][:1]
+    whole_ranked = [(key, c) for key, c in ranked if c.split_k == 1]
+    whole = [c for _, c in whole_ranked[:1]]
     parted = [c for _, c in ranked if c.split_k > 1][: DEEP_CANDIDATES - len(whole)]
     twins = [t for c in whole for t in wide_k_twins(c, m, n, k, in_bytes, out_bytes, dev)]
-    return whole + parted + [c for c in twins if c not in parted]
+    partner = _transposed_partner(whole_ranked, m, n, k, in_bytes, out_bytes, dev)
+    return whole + parted + [c for c in twins + partner if c not in parted]
+
+
+def _transposed_partner(
+    whole_ranked: list[tuple[tuple[float, float], GemmConfig]],
+    m: int,
+    n: int,
+    k: int,
+    in_bytes: int,
+    out_bytes: int,
+    dev: KernelTarget,
+) -> list[GemmConfig]:
+    """The whole-K tile that ties with the best one and has more rows, as its 256-byte-row
+    twin (one config), or none.
+
+    A tile and its transpose (32x64, 64x32) tie on fill and on elements read per unit, and
+    the ranking keeps the first, the one of fewer rows; but at 64 tokens 32x64 reads each
+    weight tile twice and 64x32 once. In session 75's H200 probe the unswapped 64x32 was the
+    fastest unswapped tile at 64x4096x4096 (256-byte rows, 8 stages: 10.62 us) and
+    64x4096x14336 (512-byte rows, 4 stages: 20.64 us), against the tuner's 64x64 at 10.72 and
+    20.96; the deep 32x64 had taken 15.0 us. Offered in the wide-K form, which beat the deep
+    narrow rows of the same tile in every probe (wide_k_twins)."""
+    if not whole_ranked:
+        return []
+    best_key, best = whole_ranked[0]
+    for key, cfg in whole_ranked[1:]:
+        if key == best_key and cfg.block_m > best.block_m:
+            return wide_k_twins(cfg, m, n, k, in_bytes, out_bytes, dev)[:1]
+    return []
 
 
 def wide_k_twins(

@@ -350,12 +350,31 @@ def test_deep_configs_offer_cublas_one_wave_shape(shape):
         assert H200.num_sms // 2 <= units <= H200.num_sms and cfg.programs_per_sm == 1
         if cfg in wide_k_twins(deep[0], m, n, k, 2, 2, H200):  # (test_deep_configs_add_wide...)
             continue
+        if (cfg.block_m, cfg.block_n) == (deep[0].block_n, deep[0].block_m):  # (...partner)
+            continue
         assert cfg.num_stages >= 5 and shared_mem_bytes(cfg, 2, 2) <= H200.max_shared_mem
         # One stage more would not fit (or would outrun the split's K tiles).
         deeper = replace(cfg, num_stages=cfg.num_stages + 1)
         k_tiles = -(-k // cfg.block_k) // cfg.split_k
         assert shared_mem_bytes(deeper, 2, 2) > H200.max_shared_mem or deeper.num_stages > k_tiles
     assert deep[0] in candidate_configs("full", m, n, k, 2, 2, H200)
+
+
+@pytest.mark.parametrize("in_bytes", [1, 2])
+def test_deep_configs_offer_the_transposed_tile_that_reads_the_weight_once(in_bytes):
+    """At 64 tokens 32x64 and 64x32 tie on fill and elements read per unit; the ranking keeps
+    32x64 (each weight tile read twice), so 64x32 (the 64 tokens in one tile, each weight tile
+    read once: the H200 probe's fastest unswapped tile at 64x4096x4096 and 64x4096x14336,
+    session 75) comes too, once, with 256-byte K rows; the split tile stays."""
+    for k in (4096, 14336):
+        deep = deep_configs("full", 64, 4096, k, in_bytes, 2, H200)
+        assert (deep[0].block_m, deep[0].block_n) == (32, 64) and deep[1].split_k > 1
+        partner = [c for c in deep if (c.block_m, c.block_n) == (64, 32)]
+        assert len(partner) == 1 and partner[0].split_k == 1
+        assert partner[0].block_k * in_bytes == 256 and 3 <= partner[0].num_stages <= 6
+        assert partner[0] in candidate_configs("full", 64, 4096, k, in_bytes, 2, H200)
+    # no tie, no partner: at 16 tokens the tiles have at most 16 rows
+    assert all(c.block_m <= 16 for c in deep_configs("full", 16, 4096, 4096, in_bytes, 2, H200))
 
 
 def test_deep_configs_follow_the_rungs_and_stay_on_hopper():
