@@ -12,6 +12,7 @@ from harness.cliargs import Parser
 def main(args: list[str]) -> int:
     from harness.report import gaps
     from harness.report.data import load
+    from harness.report.rung_worth import rung_worth
 
     parser = Parser(
         "gaps",
@@ -47,6 +48,14 @@ def main(args: list[str]) -> int:
             "else the read ceiling):"
         )
         print(room.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    worth = rung_worth(frame)
+    if not worth.empty:
+        print(
+            "\nwhat each ladder rung's feature was worth, within its run (the rung's time over "
+            "its own kernel's\nat the points both measured; above 1: the feature paid; "
+            "paid_at: points above 1):"
+        )
+        print(worth.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"\nworst {ns.worst} points per GPU (headline kernels, ladder rungs left out):")
     print(gaps.render_worst(frame, ns.worst, tablefmt="simple"))
     if before is not None:
