@@ -55,6 +55,7 @@ from harness.report.kernel_configs import (
 )
 from harness.report.peaks import Peaks, device_peaks
 from harness.report.reference import NO_VENDOR, fastest
+from harness.report.rung_worth import rung_worth
 from harness.report.tables import Table, speed_rows
 
 PAR = 0.02  # |speedup - 1| below this is "on par": A/A runs of kernels > 50 us agree to 0.4%
@@ -502,9 +503,9 @@ def worst_points(frame: pd.DataFrame, n: int = WORST_SHOWN) -> pd.DataFrame:
     return frame.groupby("device", sort=True).head(n) if not frame.empty else frame
 
 
-def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table, Table]:
+def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table, Table, Table]:
     """(summary, the room at the roof by regime, worst points of the headline kernels, every
-    point) as report tables."""
+    point, what each ladder rung's feature was worth within its run) as report tables."""
     frame = gap_frame(df)
     summary = gap_summary(frame)
     if not summary.empty:
@@ -557,6 +558,24 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table, Table]:
             caption,
             _display(frame) if not frame.empty else frame,
         ),
+        worth_table(frame),
+    )
+
+
+def worth_table(frame: pd.DataFrame) -> Table:
+    """rung_worth as a report table (the ladder section's)."""
+    worth = rung_worth(frame)
+    for col in ("rung_over_own", "min", "max"):
+        if col in worth:
+            worth[col] = worth[col].map(lambda v: fmt(v, ".3f"))
+    caption = (
+        "Per run and ladder rung: the rung's median time over its own kernel's (the provider "
+        "its name extends) at every point both measured ok in that run, so on one card in one "
+        "process; above 1 the feature the rung removes paid (paid_at: at how many points). "
+        "Never taken across runs: two cards of one model drift by a few percent."
+    )
+    return Table(
+        "ladder_worth", "What each rung's feature was worth, within its run", caption, worth
     )
 
 

@@ -223,7 +223,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
     figure_html = partial(_figure_html, full=r.full)
     table_html = partial(_table_html, full=r.full)
     inputs, cross_gpu, cross_vendor, own_vendor, summary, every, unstable, *gap_tables = main
-    gap_sum, room, worst, gaps = gap_tables
+    gap_sum, room, worst, gaps, worth = gap_tables
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         "<title>Kernel characterization report</title>",
@@ -276,6 +276,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         '<h2 id="ladder">Ladder</h2>',
         *map(figure_html, r.rung_roofs),
         *map(figure_html, ladders),
+        *([table_html(worth)] if not worth.frame.empty else []),
     ]
     if not ladders:
         parts.append(

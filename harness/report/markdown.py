@@ -12,7 +12,7 @@ def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -
     """index.md: the report's sections as Markdown, each table linked under tables/."""
     ladders, colls = ladders_and_colls
     inputs, cross_gpu, cross_vendor, own_vendor, summary, _, unstable, *gap_tables = main
-    gap_sum, room, worst, gaps = gap_tables
+    gap_sum, room, worst, gaps, worth = gap_tables
     out = [
         "# Kernel characterization report",
         "",
@@ -54,6 +54,8 @@ def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -
     out += ["## Ladder", ""]
     for f in [*r.rung_roofs, *ladders]:
         out += fig(f)
+    if not worth.frame.empty:
+        out += [f"### {worth.title}", "", worth.caption, "", worth.markdown(), ""]
     out += ["## Collectives", ""]
     for f in colls:
         out += fig(f)

@@ -141,7 +141,7 @@ def test_gaps_reference_per_point_and_summary(ref_rows):
 
 
 def test_gaps_tables_name_the_reference(ref_rows):
-    _, _, worst, every = gaps.gap_tables(ref_rows)
+    _, _, worst, every, _ = gaps.gap_tables(ref_rows)
     assert "reference" in worst.frame.columns and "reference" in every.frame.columns
     assert NO_VENDOR in set(every.frame["reference"])
     assert "reference" in worst.markdown()

@@ -50,3 +50,17 @@ def test_worth_is_per_run_and_never_across_runs():
 def test_no_rung_no_table():
     frame = pd.DataFrame([_line("a", "own-triton", "p1", 10.0, False)])
     assert rung_worth(frame).empty and rung_worth(pd.DataFrame()).empty
+
+
+def test_the_report_table_formats_the_ratios():
+    from harness.report.gaps import worth_table
+
+    frame = pd.DataFrame(
+        [
+            _line("a", "own-triton", "p1", 10.0, False),
+            _line("a", "own-triton-no-tma", "p1", 11.0, True),
+        ]
+    )
+    table = worth_table(frame)
+    assert table.stem == "ladder_worth" and table.frame["rung_over_own"].tolist() == ["1.100"]
+    assert worth_table(frame.iloc[:1]).frame.empty  # no rung: the section shows no table
