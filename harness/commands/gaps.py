@@ -40,22 +40,18 @@ def main(args: list[str]) -> int:
         return 0
     shown = summary.drop(columns=["worst"])
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    room = gaps.room_by_regime(frame)
-    if not room.empty:
-        print(
-            "\nroom at the roof by regime (headline kernels; roof: the measured peak, or for a "
-            "memory-bound point\none cold read of its bytes where a read-once run is given, "
-            "else the read ceiling):"
-        )
-        print(room.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    worth = rung_worth(frame)
-    if not worth.empty:
-        print(
-            "\nwhat each ladder rung's feature was worth, within its run (the rung's time over "
-            "its own kernel's\nat the points both measured; above 1: the feature paid; "
-            "paid_at: points above 1):"
-        )
-        print(worth.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    _section(
+        "room at the roof by regime (headline kernels; roof: the measured peak, or for a "
+        "memory-bound point\none cold read of its bytes where a read-once run is given, "
+        "else the read ceiling):",
+        gaps.room_by_regime(frame),
+    )
+    _section(
+        "what each ladder rung's feature was worth, within its run (the rung's time over "
+        "its own kernel's\nat the points both measured; above 1: the feature paid; "
+        "paid_at: points above 1):",
+        rung_worth(frame),
+    )
     print(f"\nworst {ns.worst} points per GPU (headline kernels, ladder rungs left out):")
     print(gaps.render_worst(frame, ns.worst, tablefmt="simple"))
     if before is not None:
@@ -67,6 +63,13 @@ def main(args: list[str]) -> int:
         )
         print(gap_change.render(gap_change.gap_change(gaps.gap_frame(before), frame), ns.worst))
     return 0
+
+
+def _section(title: str, table) -> None:
+    """A titled table of the terminal output, left out where it is empty."""
+    if not table.empty:
+        print(f"\n{title}")
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 
 def _against(spec: str | None):

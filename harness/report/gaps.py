@@ -531,10 +531,8 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table, Table, Table]:
         f"machines differ by a few percent)."
     )
     worst = worst_points(frame)
-    room = room_by_regime(frame)
-    if not room.empty:
-        for col in ("speedup", "reference_of_roof", "own_of_roof", "room"):
-            room[col] = room[col].map(lambda v: fmt(v, ".3f"))
+    room_cols = ("speedup", "reference_of_roof", "own_of_roof", "room")
+    room = _three_places(room_by_regime(frame), room_cols)
     room_caption = (
         "Where a bar can still be won: per run and regime, the reference's and own's geomean "
         "fraction of the roof, and the room (1 / the reference's; what a kernel at the roof "
@@ -562,12 +560,16 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table, Table, Table]:
     )
 
 
+def _three_places(frame: pd.DataFrame, cols: tuple[str, ...]) -> pd.DataFrame:
+    """`frame` with `cols` as text to three decimals (an empty frame as it is)."""
+    for col in cols if not frame.empty else ():
+        frame[col] = frame[col].map(lambda v: fmt(v, ".3f"))
+    return frame
+
+
 def worth_table(frame: pd.DataFrame) -> Table:
     """rung_worth as a report table (the ladder section's)."""
-    worth = rung_worth(frame)
-    for col in ("rung_over_own", "min", "max"):
-        if col in worth:
-            worth[col] = worth[col].map(lambda v: fmt(v, ".3f"))
+    worth = _three_places(rung_worth(frame), ("rung_over_own", "min", "max"))
     caption = (
         "Per run and ladder rung: the rung's median time over its own kernel's (the provider "
         "its name extends) at every point both measured ok in that run, so on one card in one "
