@@ -30,10 +30,10 @@ from .gemm_target import KernelTarget, kernel_target
 MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
 # one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES), and up to two
-# wide-K twins of the whole-K one (wide_k_twins) plus one of its transposed partner
+# wide-K twins of the whole-K one (wide_k_twins) plus up to two of its transposed partner
 # (_transposed_partner)
 DEEP_CANDIDATES = 2
-DEEP_TWINS = 3
+DEEP_TWINS = 4
 MAX_DEEP_STAGES = 16
 # fp8 at 16-32 rows (mma.sync, 256-wide K tiles): fewer stages stream faster. Over ten decode
 # shapes on an H100 (scripts/gemm_decode_probe.py, results/h100/_logs/session47) the tile's
@@ -144,8 +144,8 @@ def _transposed_partner(
     out_bytes: int,
     dev: KernelTarget,
 ) -> list[GemmConfig]:
-    """The whole-K tile that ties with the best one and has more rows, as its 256-byte-row
-    twin (one config), or none.
+    """The whole-K tile that ties with the best one and has more rows, as its wide-K twins
+    (256-byte rows, and 512-byte ones at 4 stages), or none.
 
     A tile and its transpose (32x64, 64x32) tie on fill and on elements read per unit, and
     the ranking keeps the first, the one of fewer rows; but at 64 tokens 32x64 reads each
@@ -153,13 +153,16 @@ def _transposed_partner(
     fastest unswapped tile at 64x4096x4096 (256-byte rows, 8 stages: 10.62 us) and
     64x4096x14336 (512-byte rows, 4 stages: 20.64 us), against the tuner's 64x64 at 10.72 and
     20.96; the deep 32x64 had taken 15.0 us. Offered in the wide-K form, which beat the deep
-    narrow rows of the same tile in every probe (wide_k_twins)."""
+    narrow rows of the same tile in every probe (wide_k_twins). Both widths: session 76 offered
+    the 256-byte one alone, and the sweep picked it at 64x4096x4096 fp8 (10.11 us, from the
+    swapped pick's 10.46 on another card), where session 77's capped probe timed the 512-byte
+    one 3.8% faster (10.37 us against 10.78, cuBLASLt 10.40; results/h200/_logs/session77)."""
     if not whole_ranked:
         return []
     best_key, best = whole_ranked[0]
     for key, cfg in whole_ranked[1:]:
         if key == best_key and cfg.block_m > best.block_m:
-            return wide_k_twins(cfg, m, n, k, in_bytes, out_bytes, dev)[:1]
+            return wide_k_twins(cfg, m, n, k, in_bytes, out_bytes, dev)
     return []
 
 
