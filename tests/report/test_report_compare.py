@@ -218,3 +218,19 @@ def test_an_own_kernel_tuned_inside_its_point_on_one_side_only_is_noted(tmp_path
     assert notes[8192] == "only A tuned inside the point"
     assert notes[4096] == "" and notes[2048] == ""
     assert notes[1024] == "only B tuned inside the point"
+
+
+def test_points_flushed_with_different_byte_counts_are_noted(tmp_path):
+    """A 2x-L2 flush in A and a 4x one in B (protocol.l2_flush_factor): the points still meet,
+    with a note that states both sizes; equal sizes, or a row from before schema 6 (no
+    l2_flush_bytes), get none."""
+    mib = 2**20
+    sides = {
+        1: ({"l2_flush_bytes": 120 * mib}, {"l2_flush_bytes": 240 * mib}),
+        4: ({"l2_flush_bytes": 120 * mib}, {"l2_flush_bytes": 120 * mib}),
+        32: ({"l2_flush_bytes": None}, {"l2_flush_bytes": 240 * mib}),
+    }
+    result, notes = _compare_pairs(tmp_path, "cublas", sides)
+    assert notes[1] == "flush A 120 MiB, B 240 MiB"
+    assert notes[4] == "" and notes[32] == ""
+    assert set(result["verdict"]) == {"SAME"}
