@@ -86,7 +86,7 @@ def _flush_note(ra: dict, rb: dict) -> str:
     """The two sides flushed different byte counts before each sample (protocol.l2_flush_factor,
     the rows' `l2_flush_bytes`; rows from before schema 6 carry none and are not flagged). The
     points still meet: on an H200 one-pass reads of 16-512 MB timed within 0-2.6% behind 1x-4x
-    L2 flushes, and 1.5-8% slower at <= 192 MB behind 8x (results/h200/README.md, session 77),
+    L2 flushes, and 1.2-9% slower at <= 192 MB behind 8x (results/h200/README.md, session 77),
     so a ratio across flush sizes carries that difference too."""
     sizes = [r.get("l2_flush_bytes") for r in (ra, rb)]
     known = [float(f) for f in sizes if f is not None and not math.isnan(float(f))]
