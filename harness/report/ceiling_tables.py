@@ -68,7 +68,7 @@ def bandwidth_table(rows: pd.DataFrame) -> str:
     for r in order.to_dict("records"):
         passes = int(r["traffic_bytes"] // r["working_set_bytes"]) if r.get("traffic_bytes") else 1
         level = level_of(int(r["working_set_bytes"]), r.get("device_l2_bytes"))
-        if passes == 1 and level != "global":
+        if passes == 1 and level != "global" and r.get("l2") != "hot":
             level = "cold pass"  # read once after the L2 flush: from memory, whatever its size
         body.append(
             [

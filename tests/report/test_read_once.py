@@ -56,3 +56,18 @@ def test_rows_without_the_read_columns_give_no_curve():
     rows = pd.DataFrame([{"op": "gemm", "status": "ok", "device_name": "NVIDIA H200"}])
     assert read_once.one_pass_reads(rows).empty
     assert read_once.curves_by_device(rows) == {}
+
+
+def test_a_hot_cache_run_beside_the_cold_ones_does_not_raise_the_roof():
+    """The curve is the fastest row per size, so a `protocol.l2=hot` run in the same tree (an
+    H200's 16 MiB read: 4.1 TB/s warm, 2.0 cold) must not count; cold rows of any flush size,
+    and rows from before the column, do."""
+    rows = pd.DataFrame(
+        [
+            _read("NVIDIA H200", 1.6e7, 2000.0, l2="cold"),
+            _read("NVIDIA H200", 1.6e7, 4100.0, l2="hot"),
+            _read("NVIDIA H200", 1.6e7, 1900.0, l2="cold", l2_flush_bytes=480 * 2**20),
+            _read("NVIDIA H200", 4e9, 4600.0, l2=None),
+        ]
+    )
+    assert read_once.curves_by_device(rows)["NVIDIA H200"].to_dict() == {1.6e7: 2000.0, 4e9: 4600.0}
