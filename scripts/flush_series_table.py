@@ -5,7 +5,7 @@ ratio under 1 is a read the run's flush left faster.
 
 Session 77 (H200, results/h200/README.md): two series on two cards, one in each order, asked
 whether the sweep's default 2x-L2 read flush leaves part of a 64-192 MB operand in the L2. At
-most a little: 1x and 2x read alike (within 0.6%); 4x read 0-2.6% slower at 48-192 MB in the
+most a little: 1x and 2x read alike (within 1.5%); 4x read 0-2.6% slower at 48-192 MB in the
 series that ran 2x first and 0-1.8% in the one that ran 4x first; 8x read 1.2-9% slower than
 1x and 2x at every size up to 192 MB, 16 MB (inside the L2, evicted by any of them)
 included, so most of 8x's cost is not L2 residue.
