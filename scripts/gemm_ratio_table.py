@@ -174,11 +174,14 @@ def read_runs(specs: list[str]) -> pd.DataFrame:
     """The rows of each run, `RUN@M,M,...` keeping only those M: so that a grid measured over
     several runs (each point's ratio within the run that measured it) reads as one. A point
     that two of them measured is refused: its vendor and own rows would mix runs."""
-    cols = ["provider", "family", *SHAPE, "dtype", "layout", "status", "latency_ms_median"]
+    cols = ["op", "provider", "family", *SHAPE, "dtype", "layout", "status", "latency_ms_median"]
     parts = []
     for spec in specs:
         path, _, ms = spec.partition("@")
         df = read_rows(path, columns=[*cols, "provider_config", "sm_clock_mhz"])
+        # A model preset's run holds its other ops too (their m, n, k empty): the GEMMs only,
+        # their shape as integers again
+        df = df[df.op == "gemm"].astype({d: int for d in SHAPE})
         if ms:
             df = df[df.m.isin([int(m) for m in ms.split(",")])]
         parts.append(df.assign(_run=path))

@@ -23,6 +23,7 @@ TRITON = json.dumps({"block_m": 64, "block_n": 128, "split_k": 4})
 
 def _row(provider: str, family: str, m: int, ms: float, cfg: str = "{}") -> dict:
     return dict(
+        op="gemm",
         provider=provider,
         family=family,
         m=m,
@@ -152,6 +153,18 @@ def test_a_grid_over_runs_keeps_each_points_ratio_within_its_run(monkeypatch):
     assert "1 4096 4096 | 9.0 (cublaslt-fp8) | 0.900 " in text  # run b's M 1, not run a's
     with pytest.raises(SystemExit, match="more than one run .*1x4096x4096"):
         table.read_runs(["a", "b"])
+
+
+def test_a_model_presets_run_reads_its_gemms_only(monkeypatch):
+    """A preset's run (qwen2_5_7b_decode) holds attention and the layer ops too, whose m, n, k
+    are empty: only the GEMMs are read, and their shapes print as integers, not 1.0x4096.0."""
+    gemms = _run_rows([1], 0.011)
+    norm = dict(op="add_rmsnorm", provider="own-triton", family="own", m=float("nan"), n=3584)
+    df = pd.concat([gemms, pd.DataFrame([norm | {"k": float("nan"), "status": "ok"}])])
+    monkeypatch.setattr(table, "read_rows", lambda path, columns: df)
+    ok = table.read_runs(["preset"]).query("status == 'ok'")
+    assert set(ok.op) == {"gemm"} and ok.m.dtype.kind == "i"
+    assert "1 4096 4096 | 11.0 (cublaslt-fp8) | 1.100 " in "\n".join(table.ratio_table(ok))
 
 
 def test_a_tile_label_says_swapped_and_two_per_sm():
