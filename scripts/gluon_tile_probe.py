@@ -18,14 +18,23 @@ not the sweep's protocol: for choosing what to build, not for citing as a sweep 
     python3 scripts/gluon_tile_probe.py 512x10240x8192 256x6144x4096 [--top 6] [--stages 6,8]
     python3 scripts/gluon_tile_probe.py 512x10240x8192 --fp8   # against cuBLASLt's _scaled_mm
     python3 scripts/gluon_tile_probe.py 2048x57344x8192 --capped   # rank them at the power cap
+    python3 scripts/gluon_tile_probe.py 512x4608x3584 --extra-parts 128+16,64+16 --capped
+
+`--extra-parts` pins tiles of N parts the tuner does not offer (their names end in '+'), every
+legal one of each: widths such as 144 (128 + 16) and 80 (64 + 16) split N 4608 into 32 and 58
+tiles, the one-wave counts cuBLAS's 144- and 80-wide kernels run at Qwen2.5-7B's fused QKV
+weight (session 78), where the offered widths leave a wave short or over. A probe first, so that
+the tuner's candidates (and its stored decisions, keyed by gemm_gluon.py) change only for a tile
+that wins here.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -72,15 +81,69 @@ def pinned_configs(
     return out
 
 
+@contextlib.contextmanager
+def offered_parts(parts: tuple[tuple[int, int], ...]) -> Iterator[None]:
+    """gemm_gluon as if it offered only these N parts (BN0, BN1), while the block runs: its
+    candidate lists, and prepare_gluon_matmul's check that a pinned tile is one, read them."""
+    kept = gemm_gluon.N_PARTS
+    gemm_gluon.N_PARTS = parts
+    try:
+        yield
+    finally:
+        gemm_gluon.N_PARTS = kept
+
+
+def extra_configs(
+    m: int,
+    n: int,
+    k: int,
+    elem: int,
+    sms: int,
+    parts: tuple[tuple[int, int], ...],
+    caps: list[int],
+    c_elem: int = 2,
+) -> list[tuple[str, dict[str, Any], int]]:
+    """[(name + '+', Gluon config, its stage cap)]: every legal tile of these N parts (each
+    schedule, slice and accumulator limit as gemm_gluon's own), under each cap, each tile and
+    depth once. None of them is a tile the tuner offers."""
+    out: list[tuple[str, dict[str, Any], int]] = []
+    seen: set[str] = set()
+    with offered_parts(parts):
+        for cap in caps:
+            for cfg in gemm_gluon.gluon_gemm_configs(m, n, k, elem, c_elem, sms, cap, None):
+                if (name := gemm_gluon.config_name(cfg)) not in seen:
+                    seen.add(name)
+                    out.append((name + "+", cfg, cap))
+    return out
+
+
+def parse_parts(text: str) -> tuple[tuple[int, int], ...]:
+    """'128+16,64+16' -> ((128, 16), (64, 16)); each part a power of two (wgmma's N and the TMA
+    box), the second smaller than the first, as gemm_gluon's N_PARTS are."""
+    parts = []
+    for item in filter(None, text.split(",")):
+        bn0, _, bn1 = item.partition("+")
+        p = (int(bn0), int(bn1 or 0))
+        if any(x & (x - 1) for x in p) or p[0] < 16 or not p[1] < p[0] or (p[1] and p[1] < 8):
+            raise SystemExit(f"--extra-parts: {item!r}; allowed: BN0+BN1, powers of two, BN1 < BN0")
+        parts.append(p)
+    return tuple(parts)
+
+
 VENDORS = ("cublas", "scaled_mm", "scaled_mm-fastaccum")
 
 
 def kernels_for(
-    a: torch.Tensor, b: torch.Tensor, top: int, caps: list[int], scales: tuple | None = None
+    a: torch.Tensor,
+    b: torch.Tensor,
+    top: int,
+    caps: list[int],
+    scales: tuple | None = None,
+    parts: tuple[tuple[int, int], ...] = (),
 ) -> dict[str, Callable[[], Any]]:
     """{name: launch}: the vendor rows (cuBLAS; fp8, with `scales`: cuBLASLt's `_scaled_mm`
     with and without fast accumulation), the production pick, then each pinned Gluon
-    candidate (pinned_configs) in model order."""
+    candidate (pinned_configs) in model order, then the tiles of `parts` (extra_configs)."""
     m, k = a.shape
     n = b.shape[1]
     sms = torch.cuda.get_device_properties(a.device).multi_processor_count
@@ -101,6 +164,12 @@ def kernels_for(
             a, b, a_scale=sa, b_scale=sb, tune=False, config=cfg, max_stages=cap,
             per_schedule=top,
         )  # fmt: skip
+    for name, cfg, cap in extra_configs(m, n, k, a.element_size(), sms, parts, caps):
+        with offered_parts(parts):
+            out[name] = gemm_gluon.prepare_gluon_matmul(
+                a, b, a_scale=sa, b_scale=sb, tune=False, config=cfg, max_stages=cap,
+                per_schedule=None,
+            )  # fmt: skip
     return out
 
 
@@ -112,6 +181,7 @@ def probe(
     caps: list[int],
     fp8: bool = False,
     timer: Callable[[Callable[[], Any], torch.device], float] = bench_cold,
+    parts: tuple[tuple[int, int], ...] = (),
 ) -> list[tuple[str, float | str]]:
     """[(kernel, median us or why it was not timed)] for one shape, in kernels_for's order;
     `timer` takes each reading (bench_cold, or bench_capped for the ranking at the cap)."""
@@ -125,7 +195,7 @@ def probe(
         ref = (a.float() * sa) @ (w.float() * sb).t()
     else:
         ref = a.float() @ w.float().t()
-    kernels = kernels_for(a, w.t(), top, caps, scales)
+    kernels = kernels_for(a, w.t(), top, caps, scales, parts)
     wrong: dict[str, str] = {}
     for name, fn in kernels.items():
         err = _err(fn(), ref)
@@ -145,7 +215,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--top", type=int, default=6, help="tiles per schedule, model order")
     parser.add_argument("--stages", default="6", help="Gluon stage caps (comma-separated)")
     parser.add_argument("--capped", action="store_true", help="time at the power cap")
+    parser.add_argument(
+        "--extra-parts", default="", help="N parts the tuner does not offer, e.g. 128+16,64+16"
+    )
     args = parser.parse_args(argv)
+    parts = parse_parts(args.extra_parts)
     caps = [int(s) for s in args.stages.split(",")]
     props = torch.cuda.get_device_properties(0)
     timer = bench_capped if args.capped else bench_cold
@@ -153,10 +227,11 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{props.name}, {props.multi_processor_count} SMs; us, median of {ROUNDS} rounds of "
         f"{how}; ratios against the fastest vendor row; * = among the tiles the tuner times"
+        + ("; + = not offered by the tuner (--extra-parts)" if parts else "")
     )
     for shape in args.shapes:
         m, n, k = (int(x) for x in shape.split("x"))
-        rows = probe(m, n, k, args.top, caps, args.fp8, timer)
+        rows = probe(m, n, k, args.top, caps, args.fp8, timer, parts)
         base = fastest_vendor(rows)
         print(f"{shape}{' fp8 e4m3' if args.fp8 else ''}:")
         for name, us in rows:

@@ -60,7 +60,7 @@ def test_capped_times_every_kernel_with_the_capped_re_time_s_reading(monkeypatch
 
     timers = []
 
-    def fake_probe(m, n, k, top, caps, fp8, timer):
+    def fake_probe(m, n, k, top, caps, fp8, timer, parts):
         timers.append(timer)
         return [("cublas", 10.0), ("pick gluon 128x192s4 cooperative", 12.5)]
 
@@ -73,3 +73,32 @@ def test_capped_times_every_kernel_with_the_capped_re_time_s_reading(monkeypatch
     out = capsys.readouterr().out
     assert "capped readings (bench_capped)" in out and "bursts (bench_cold)" in out
     assert "12.50 us  0.800x vendor" in out
+
+
+def test_extra_parts_pin_tiles_the_tuner_does_not_offer_and_leave_its_list_as_it_was():
+    """--extra-parts 128+16,64+16: at Qwen2.5-7B's fused QKV weight with 512 tokens (N 4608),
+    the 144-wide tile makes 4 x 32 = 128 tiles, the one wave cuBLAS's 144-wide kernel runs,
+    where the offered 160 makes 116 and 128 makes 144. Each extra tile is marked '+', none is
+    one the tuner lists, and the tuner's own list is untouched afterwards."""
+    m, n, k = 512, 4608, 3584
+    before = gemm_gluon.gluon_gemm_configs(m, n, k, 2, 2, 132)
+    offered = gemm_gluon.N_PARTS
+    parts = probe.parse_parts("128+16,64+16")
+    assert parts == ((128, 16), (64, 16))
+    extra = probe.extra_configs(m, n, k, 2, 132, parts, caps=[6])
+    names = [name for name, _, _ in extra]
+    assert all(name.endswith("+") for name in names) and len(names) == len(set(names))
+    assert {"128x144s5+", "128x80s6+", "64x144s6pp+", "64x80s6pp+"} <= set(names)
+    assert {cfg["BLOCK_N"] for _, cfg, _ in extra} == {144, 80}
+    assert not {name.rstrip("+") for name in names} & {gemm_gluon.config_name(c) for c in before}
+    assert gemm_gluon.N_PARTS == offered
+    assert gemm_gluon.gluon_gemm_configs(m, n, k, 2, 2, 132) == before
+
+
+def test_extra_parts_refuse_what_the_kernel_cannot_build():
+    import pytest
+
+    for bad in ("96+16", "128+128", "128+4", "8"):
+        with pytest.raises(SystemExit, match="--extra-parts"):
+            probe.parse_parts(bad)
+    assert probe.parse_parts("") == ()
