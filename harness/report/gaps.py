@@ -49,6 +49,7 @@ from harness.report.kernel_configs import (
     own_config,
     reference_ctas,
     reference_kernel,
+    reference_split,
     sm_fill,
     to_int,
     work_units,
@@ -65,6 +66,10 @@ TAIL_FILL = 0.8  # below this the last wave's idle SMs explain more than the mai
 # cuBLAS 1485 MHz at 647 W (0.895x; 0.98x per cycle). Telemetry samples clocks to 15 MHz steps.
 CLOCK_GAP = 0.03
 PER_CYCLE_PAR = 0.95  # per cycle at least this close: the clock is the reason, not the code
+# The own kernel's busiest SM computes at least this much more of the output than the vendor's
+# busiest: the tile shape is the reason (Qwen2.5-7B 512x4608x3584 on an H200, session 78: own
+# Triton's 116 tiles of 128x160 against cuBLAS's 128 CTAs of 144x128, both one wave, 0.863x)
+SHARE_GAP = 1.05
 # The tuner timed the chosen kernel this much faster than the sweep did: H200 gemm_llama-settled,
 # 1x28672x4096, own CUTLASS tuned 59.3 us (cuBLAS 58.9 in the sweep), timed 65.9 us with p90/p10
 # 1.03; the partial-grid states of gemm_tune.py's decode comment.
@@ -250,6 +255,8 @@ def _reason(
     clocks = _clock_gap(own, ref) if regime == "compute" else None
     if clocks and clocks[0] >= PER_CYCLE_PAR:
         return f"clock: {clocks[1]}; {clocks[0]:.2f}x per cycle"
+    if (share_gap := _busiest_share(units, sms, ref_ctas, ref)) is not None:
+        return share_gap
     if regime is None:
         return "behind; no ceiling known for this GPU and dtype"
     what = "HBM bandwidth" if regime == "memory" else "tensor peak"
@@ -269,6 +276,26 @@ def _reason(
     return (
         f"{regime}-bound: own {_pct(own_frac)} vs {ref['provider']} {_pct(ref_frac)} of {what} "
         f"({roof.source}){aside}"
+    )
+
+
+def _busiest_share(units, sms, ref_ctas: int | None, ref: dict) -> str | None:
+    """The reason when the own kernel's busiest SM computes SHARE_GAP more of the output than
+    the vendor's: each kernel's busiest SM runs ceil(units / SMs) equal tiles of 1 / units of
+    the output. None when either count is unknown, the vendor splits K (unequal shares) or its
+    grid is whole waves of SMs (persistent)."""
+    if not units or not sms or not ref_ctas or reference_split(ref):
+        return None
+    if ref_ctas % sms == 0:  # whole waves of SMs: read as a persistent grid, whose CTAs each
+        return None  # run an unknown number of tiles (cuBLAS's 2x66 at 8192^3)
+    own_rounds, ref_rounds = math.ceil(units / sms), math.ceil(ref_ctas / sms)
+    ratio = (own_rounds / units) / (ref_rounds / ref_ctas)
+    if ratio < SHARE_GAP:
+        return None
+    return (
+        f"work per SM: own's busiest SM computes {ratio:.2f}x as much of the output as "
+        f"{ref['provider']}'s ({units} units, {own_rounds} on the busiest of {sms} SMs; "
+        f"{ref['provider']}: {ref_ctas} CTAs, {ref_rounds})"
     )
 
 

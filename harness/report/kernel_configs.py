@@ -54,6 +54,9 @@ def work_units(row: dict) -> int | None:
         return None
     if isinstance(cfg.get("units"), int | float):  # own Triton GEMM: tiles x splits
         return int(cfg["units"])
+    # own Triton's Gluon GEMM: equal output tiles dealt over a persistent grid
+    if cfg.get("kernel") in ("gemm_gluon_ws", "gluon-ws") and isinstance(cfg.get("tiles"), int):
+        return int(cfg["tiles"])
     if cfg.get("library") == "own-cutlass":
         return _cutlass_units(row, cfg)
     if cfg.get("kernel") == "attn_decode" and cfg.get("programs"):
@@ -137,6 +140,14 @@ def reference_ctas(row: dict | None) -> int | None:
         except ValueError:
             return None
     return None
+
+
+def reference_split(row: dict | None) -> bool:
+    """Whether the vendor row's kernels split K (a split-K main kernel, or its reduce): its
+    CTAs then do unequal shares of the output, so they are not counted as output tiles."""
+    kernels = config_of(row).get("kernels") if row else None
+    names = [str(k.get("name", "")).lower() for k in kernels or [] if isinstance(k, dict)]
+    return any("splitk" in n or "reduce" in n for n in names)
 
 
 def sm_fill(units: int | None, sms: int | None) -> float | None:

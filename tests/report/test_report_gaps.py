@@ -83,6 +83,8 @@ def _row(cfg: dict, **axes) -> dict:
             {"batch": 2, "q_heads": 32, "q_len": 1000, "causal": True},
             None,
         ),  # unequal units
+        # own Triton's Gluon GEMM records its tiles (equal, on a persistent grid)
+        ({"kernel": "gemm_gluon_ws", "tiles": 116, "num_programs": 116}, {}, 116),
         ({}, {}, None),
     ],
 )
@@ -548,3 +550,39 @@ def test_cli_prints_the_room_by_regime(gap_root, capsys):
 
     assert cli.main(["gaps", str(gap_root), "worst=1"]) == 0
     assert "room at the roof by regime" in capsys.readouterr().out
+
+
+def _share_reason(units: int, *grids: tuple[str, str]) -> str:
+    from types import SimpleNamespace
+
+    cfg = {"kernel": "gemm_gluon_ws", "tiles": units}
+    own = {"provider": "own-triton", "latency_ms_median": 0.0299, **_row(cfg)}
+    return gaps._reason(
+        0.863,
+        None,
+        gaps.sm_fill(units, 132),
+        units,
+        132,
+        "compute",
+        0.57,
+        own,
+        _vendor(*grids),
+        0.66,
+        SimpleNamespace(source="datasheet"),
+    )
+
+
+def test_a_vendor_that_spreads_the_output_over_more_ctas_in_one_wave_is_the_reason():
+    """Qwen2.5-7B 512x4608x3584 on an H200 (session 78): own Triton's 116 tiles of 128x160
+    against cuBLAS's 128 CTAs of 144x128, both one wave: own's busiest SM computes 128 / 116 =
+    1.10x as much of the output. A split-K vendor (unequal shares), a grid of whole waves of SMs
+    (persistent: shares unknown) or a gap under 5% give no such reason."""
+    tst = "nvjet_sm90_tst_144x128_64x6_1x2_h_bz_TNN"
+    reason = _share_reason(116, (tst, "2x64x1"))
+    assert reason == (
+        "work per SM: own's busiest SM computes 1.10x as much of the output as cublas's (116 "
+        "units, 1 on the busiest of 132 SMs; cublas: 128 CTAs, 1)"
+    )
+    for grids in (((tst + "_splitK", "2x64x1"), (REDUCE, "64x1x1")), ((tst, "2x66x1"),)):
+        assert _share_reason(116, *grids).startswith("compute-bound: own 57% vs cublas 66%")
+    assert _share_reason(124, (tst, "2x64x1")).startswith("compute-bound")  # 1.03x
