@@ -107,7 +107,11 @@ def extra_configs(
     schedule, slice and accumulator limit as gemm_gluon's own), under each cap, each tile and
     depth once. None of them is a tile the tuner offers."""
     out: list[tuple[str, dict[str, Any], int]] = []
-    seen: set[str] = set()
+    seen = {  # what the tuner offers (its wave tiles among them) is listed as its own
+        gemm_gluon.config_name(cfg)
+        for cap in caps
+        for cfg in gemm_gluon.gluon_gemm_configs(m, n, k, elem, c_elem, sms, cap)
+    }
     with offered_parts(parts):
         for cap in caps:
             for cfg in gemm_gluon.gluon_gemm_configs(m, n, k, elem, c_elem, sms, cap, None):

@@ -38,6 +38,7 @@ Needs only the standard library.
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 import json
 import lzma
@@ -60,6 +61,8 @@ def gpu_tag(device: str) -> str | None:
 def _members(path: Path) -> dict[str, bytes]:
     """The regular files of a tune-cache tgz, by name (tune/<family>/<digest>.json)."""
     out: dict[str, bytes] = {}
+    if path.suffix == ".tgz" and not gzip.decompress(path.read_bytes()):
+        return out  # `tar czf` of a cache that tuned nothing: gzip of no bytes, not a tar
     with tarfile.open(path) as tar:
         for m in tar.getmembers():
             f = tar.extractfile(m) if m.isfile() else None

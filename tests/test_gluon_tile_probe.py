@@ -78,8 +78,9 @@ def test_capped_times_every_kernel_with_the_capped_re_time_s_reading(monkeypatch
 def test_extra_parts_pin_tiles_the_tuner_does_not_offer_and_leave_its_list_as_it_was():
     """--extra-parts 128+16,64+16: at Qwen2.5-7B's fused QKV weight with 512 tokens (N 4608),
     the 144-wide tile makes 4 x 32 = 128 tiles, the one wave cuBLAS's 144-wide kernel runs,
-    where the offered 160 makes 116 and 128 makes 144. Each extra tile is marked '+', none is
-    one the tuner lists, and the tuner's own list is untouched afterwards."""
+    where the power-of-two 160 makes 116 and 128 makes 144. The tuner now offers the 64-row-slice
+    144-wide tiles itself (gemm_gluon.WAVE_PARTS); the rest are extra, each marked '+', none one
+    the tuner lists, and the tuner's own list is untouched afterwards."""
     m, n, k = 512, 4608, 3584
     before = gemm_gluon.gluon_gemm_configs(m, n, k, 2, 2, 132)
     offered = gemm_gluon.N_PARTS
@@ -88,7 +89,8 @@ def test_extra_parts_pin_tiles_the_tuner_does_not_offer_and_leave_its_list_as_it
     extra = probe.extra_configs(m, n, k, 2, 132, parts, caps=[6])
     names = [name for name, _, _ in extra]
     assert all(name.endswith("+") for name in names) and len(names) == len(set(names))
-    assert {"128x144s5+", "128x80s6+", "64x144s6pp+", "64x80s6pp+"} <= set(names)
+    assert {"128x144s5", "64x144s6pp"} <= {gemm_gluon.config_name(c) for c in before}
+    assert {"256x144s4+", "128x80s6+", "64x80s6pp+"} <= set(names)
     assert {cfg["BLOCK_N"] for _, cfg, _ in extra} == {144, 80}
     assert not {name.rstrip("+") for name in names} & {gemm_gluon.config_name(c) for c in before}
     assert gemm_gluon.N_PARTS == offered

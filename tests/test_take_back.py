@@ -3,6 +3,7 @@ libraries replaced, and the returned rows unpacked into the tree."""
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import io
 import json
@@ -217,3 +218,13 @@ def test_an_unfinished_run_is_listed_until_it_comes_back_whole(tmp_path):
     take_back.take_back(back, root)
     assert (root / ".cache" / "unfinished").read_text() == ""
     assert take_back.main(["--check-resume", run, "--root", str(root)]) == 0
+
+
+def test_a_cache_that_tuned_nothing_merges_nothing(tmp_path):
+    # the machine's `tar czf` of an empty tune folder returns gzip of no bytes, not a tar
+    root, back = tmp_path / "repo", tmp_path / "back"
+    root.mkdir()
+    back.mkdir()
+    (back / "tune-cache.tgz").write_bytes(gzip.compress(b""))
+    assert not any("tune-" in line for line in take_back.take_back(back, root))
+    assert not list((root / ".cache").glob("tune-*.tgz"))

@@ -29,6 +29,18 @@ from .gemm_gluon_tune import tune as tune_configs
 
 # (BN0, BN1): tile widths 320, 256, 192, 160, 128, 96 and 64 from power-of-two parts
 N_PARTS = ((256, 64), (256, 0), (128, 64), (128, 32), (128, 0), (64, 32), (64, 0))
+# 144-wide tiles (128 + a 16-column part: one m64n16 wgmma beside the wide one per K step), for
+# weights whose N is a multiple of 144 where the power-of-two widths leave a second wave or
+# uneven SMs. Qwen2.5-7B's fused QKV (N 4608 = 32 x 144): at M 512 128x144 makes 128 tiles on
+# 132 SMs where the tuner's 128x160 made 116 with 11% more work on the busiest SM; pinned beside
+# cuBLAS at the power cap (H200, session 79, _logs/session79/probe-waveparts-capped.txt) 128x144
+# ran 0.950x cuBLAS against the pick's 0.910x (fp8 0.935x / 0.906x), 64x144 ping-pong at M 256
+# 0.945x / 0.898x. 80-wide tiles (64 + 16) lost there (0.60-0.84x) and are not offered. A wave
+# tile is timed only where it models faster than every power-of-two tile of its schedule, and
+# beside them, not in their place (as the best modelled, it takes the deep twin). Only with
+# 64-row consumer slices: with 128 (256x144, 128x144 ping-pong) they ran 0.32-0.88x there.
+WAVE_PARTS = ((128, 16),)
+WAVE_SLICES = (64,)
 SLICES = (64, 128)  # rows per consumer warpgroup
 SCHEDULES = ("cooperative", "pingpong")
 CONSUMERS = 2
@@ -166,19 +178,12 @@ def gluon_gemm_configs(
     out = []
     for schedule in SCHEDULES:
         pingpong = schedule == "pingpong"
-        ranked = []
-        for slice_m in SLICES:
-            if tile_rows(slice_m, pingpong) >= 256 and m <= 128:
-                continue  # half of every tile would be padding rows
-            for bn0, bn1 in N_PARTS:
-                if slice_m * (bn0 + bn1) // 128 > MAX_ACC_REGS[schedule]:
-                    continue
-                cfg = _tile(slice_m, bn0, bn1, bk, in_bytes, out_bytes, pingpong, max_stages)
-                if cfg is not None:
-                    cost = modelled_cost(m, n, cfg["BLOCK_M"], cfg["BLOCK_N"], num_sms)
-                    ranked.append((cost, cfg))
-        ranked.sort(key=lambda tc: tc[0])
+        tile = (schedule, bk, in_bytes, out_bytes, max_stages)
+        ranked = _ranked(m, n, num_sms, SLICES, N_PARTS, *tile)
         chosen = [cfg for _, cfg in ranked[:per_schedule]]
+        waves = _ranked(m, n, num_sms, WAVE_SLICES, WAVE_PARTS, *tile)
+        if per_schedule is not None and waves and (not ranked or waves[0][0] < ranked[0][0]):
+            chosen.insert(0, waves[0][1])
         if chosen:
             best = chosen[0]
             twin = _tile(
@@ -195,6 +200,34 @@ def gluon_gemm_configs(
                 chosen.append(twin)
         out += chosen
     return out
+
+
+def _ranked(
+    m: int,
+    n: int,
+    num_sms: int,
+    slices: tuple[int, ...],
+    parts: tuple[tuple[int, int], ...],
+    schedule: str,
+    bk: int,
+    in_bytes: int,
+    out_bytes: int,
+    max_stages: int,
+) -> list[tuple[float, dict[str, Any]]]:
+    """The legal tiles of one schedule from `slices` and `parts`, cheapest modelled first."""
+    pingpong = schedule == "pingpong"
+    ranked = []
+    for slice_m in slices:
+        if tile_rows(slice_m, pingpong) >= 256 and m <= 128:
+            continue  # half of every tile would be padding rows
+        for bn0, bn1 in parts:
+            if slice_m * (bn0 + bn1) // 128 > MAX_ACC_REGS[schedule]:
+                continue
+            cfg = _tile(slice_m, bn0, bn1, bk, in_bytes, out_bytes, pingpong, max_stages)
+            if cfg is not None:
+                ranked.append((modelled_cost(m, n, cfg["BLOCK_M"], cfg["BLOCK_N"], num_sms), cfg))
+    ranked.sort(key=lambda tc: tc[0])
+    return ranked
 
 
 def _tile(
@@ -428,6 +461,7 @@ def aot_specs(
         (256, 10240, 8192),
         (512, 10240, 8192),  # 128x320 and 256x160: 160 accumulators per consumer thread
         (8192, 8192, 8192),
+        (512, 4608, 3584),  # the 144-wide wave tiles (WAVE_PARTS), both schedules
     ),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every

@@ -229,3 +229,22 @@ def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
     if shape == (256, 10240, 8192):
         # 128 tiles of 128x160 on 132 SMs (cuBLAS ran 122 of 128x168); 128x256 leaves 52 idle
         assert (cands[0]["BLOCK_M"], cands[0]["BLOCK_N"]) == (128, 160)
+
+
+def test_gemm_wave_tiles_offered_beside_where_they_fill_one_wave() -> None:
+    """The 144-wide tiles (128 + 16 columns, 64-row slices only) at Qwen2.5-7B's fused QKV
+    weight: 128x144 makes 4 x 32 = 128 tiles at M 512 (one wave on 132 SMs), first of the
+    cooperative list and timed with its deep twin where one fits, every power-of-two tile
+    still listed; none at 512x10240x8192, where 144 makes two waves."""
+    from harness_kernels.triton.gemm_gluon import MAX_CANDIDATES, config_name, gluon_gemm_configs
+
+    cands = gluon_gemm_configs(512, 4608, 3584, 2, 2, 132)
+    names = [config_name(c) for c in cands]
+    assert names[0] == "128x144s5" and "64x144s6pp" in names
+    assert all(c["SLICE_M"] == 64 for c in cands if c["BN1"] == 16)
+    for pp in (False, True):
+        plain = [c for c in cands if c["PINGPONG"] is pp and c["BN1"] != 16]
+        assert len({(c["SLICE_M"], c["BN0"], c["BN1"]) for c in plain}) == MAX_CANDIDATES
+    assert not any(c["BN1"] == 16 for c in gluon_gemm_configs(512, 10240, 8192, 2, 2, 132))
+    every = gluon_gemm_configs(512, 4608, 3584, 2, 2, 132, per_schedule=None)
+    assert not any(c["BN1"] == 16 for c in every)  # a probe's "every legal one" is N_PARTS'
