@@ -21,6 +21,10 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 |                 |                          | B read in place as wgmma's register operand.    |
 |                 |                          | The rung keeps the Gluon GEMM: its gap is the   |
 |                 |                          | swap's alone                                    |
+| no-wave-tiles   | the Gluon GEMM's 144-    | N a multiple of 144 (Qwen2.5-7B's fused QKV,    |
+|                 | wide tiles (128 + 16)    | 4608): one wave of tiles where the power-of-two |
+|                 |                          | widths leave a second or uneven SMs; the `tl`   |
+|                 |                          | configs and the rest of the Gluon GEMM kept     |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
 |                 |                          | no address registers; pointer loads (cp.async)  |
 |                 |                          | spend registers and issue slots on addresses    |
@@ -291,8 +295,8 @@ def prepare_matmul(
     dev = kernel_target(None if interpreting() else a.device)
     p = check_operands(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
     m, n, k = p.mnk
-    # "no-gluon" times the `tl` configs "full" times (and shares their tuning decisions)
-    tl_rung = "full" if rung == "no-gluon" else rung
+    # "no-gluon" and "no-wave-tiles" time the `tl` configs "full" times (and share its decisions)
+    tl_rung = "full" if rung in ("no-gluon", "no-wave-tiles") else rung
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
     key: tuple = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, tl_rung, dev.name)
     key += (aligned, "tuned" if tune and dev.backend != "interpreter" else "untuned")
@@ -337,7 +341,8 @@ def prepare_matmul(
         # every candidate's tuner time, as own-cutlass records them: what the choice beat
         launch.config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     launch.bind_compiled()  # compile now, outside any timed window
-    if rung in ("full", "no-swap-ab") and tune:  # the rung removes the swap, not the Gluon GEMM
+    # these rungs remove the swap or the wave tiles, not the Gluon GEMM
+    if rung in ("full", "no-swap-ab", "no-wave-tiles") and tune:
         return _gluon_if_faster(launch, p, dev, rung)
     return launch
 
@@ -365,7 +370,12 @@ def _gluon_if_faster(
     tl_tile = f"{launch.config['block_m']}x{launch.config['block_n']}"
     try:
         gluon = prepare_gluon_matmul(
-            p.a, p.b, a_scale=p.a_scale, b_scale=p.b_scale, out_dtype=p.out_dtype
+            p.a,
+            p.b,
+            a_scale=p.a_scale,
+            b_scale=p.b_scale,
+            out_dtype=p.out_dtype,
+            wave_tiles=rung != "no-wave-tiles",
         )
     except GluonGemmUnsupported as e:
         launch.config.update(kernel="tl", gluon=f"not run: {e}")

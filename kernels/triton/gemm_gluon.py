@@ -169,11 +169,13 @@ def gluon_gemm_configs(
     num_sms: int,
     max_stages: int = MAX_STAGES,
     per_schedule: int | None = MAX_CANDIDATES,
+    wave_tiles: bool = True,
 ) -> list[dict[str, Any]]:
     """Candidates: per schedule the `per_schedule` best modelled (distinct tile shapes; None:
     every legal one, a probe's), cooperative first; each with the most stages that fit, up to
-    `max_stages`; after each schedule's, the deep twin of its best (DEEP_STAGES) where it
-    holds more stages."""
+    `max_stages`; the best wave tile (WAVE_PARTS) first where it models faster than all of
+    them (not with `wave_tiles` False, rung no-wave-tiles, or per_schedule None); after each
+    schedule's, the deep twin of its best (DEEP_STAGES) where it holds more stages."""
     bk = 128 // in_bytes  # 128-byte rows: the widest TMA swizzle
     out = []
     for schedule in SCHEDULES:
@@ -182,7 +184,8 @@ def gluon_gemm_configs(
         ranked = _ranked(m, n, num_sms, SLICES, N_PARTS, *tile)
         chosen = [cfg for _, cfg in ranked[:per_schedule]]
         waves = _ranked(m, n, num_sms, WAVE_SLICES, WAVE_PARTS, *tile)
-        if per_schedule is not None and waves and (not ranked or waves[0][0] < ranked[0][0]):
+        offer = wave_tiles and per_schedule is not None and waves
+        if offer and (not ranked or waves[0][0] < ranked[0][0]):
             chosen.insert(0, waves[0][1])
         if chosen:
             best = chosen[0]
@@ -362,6 +365,7 @@ def prepare_gluon_matmul(
     config: dict | None = None,
     max_stages: int = MAX_STAGES,
     per_schedule: int | None = MAX_CANDIDATES,
+    wave_tiles: bool = True,
 ) -> GluonMatmulLaunch:
     """Check operands, allocate C, choose (time) a tile, return the launch (calling it only
     launches). The tile is timed in bursts, and the close rivals of a long winner again at the
@@ -370,7 +374,8 @@ def prepare_gluon_matmul(
     bf16; `out_dtype`, if given, must be C's dtype). `config` (one of gluon_gemm_configs) pins
     the tile untimed. `max_stages` caps the pipeline (deeper ones are
     a probe's: scripts/gluon_decode_probe.py); `per_schedule` how many tiles of each schedule
-    are candidates (None: all; scripts/gluon_tile_probe.py pins each in turn). Raises
+    are candidates (None: all; scripts/gluon_tile_probe.py pins each in turn); `wave_tiles`
+    False leaves out the 144-wide tiles (own Triton's rung no-wave-tiles). Raises
     GluonGemmUnsupported off sm_90."""
     b_is_nk, c_dtype = _check(a, b, a_scale, b_scale, out_dtype)
     target = target_of(a.device)
@@ -382,7 +387,7 @@ def prepare_gluon_matmul(
     out = torch.empty((m, n), device=a.device, dtype=c_dtype)
     num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     elem, c_elem = a.element_size(), out.element_size()
-    cands = gluon_gemm_configs(m, n, k, elem, c_elem, num_sms, max_stages, per_schedule)
+    cands = gluon_gemm_configs(m, n, k, elem, c_elem, num_sms, max_stages, per_schedule, wave_tiles)
     has_scale = a_scale is not None
     w = b.t() if b_is_nk else b  # the row-major tensor TMA describes: [N, K] or [K, N]
 
@@ -402,6 +407,7 @@ def prepare_gluon_matmul(
 
     # the stage cap picks the candidates: decisions under two caps must not share a key
     key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages, per_schedule)
+    key += () if wave_tiles else ("no-wave-tiles",)  # the rung's tiles are not full's
     if config is not None:
         if config not in cands:
             raise ValueError(f"config {config} is not a candidate: {cands}")
