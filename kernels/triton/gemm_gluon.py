@@ -407,7 +407,11 @@ def prepare_gluon_matmul(
 
     # the stage cap picks the candidates: decisions under two caps must not share a key
     key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages, per_schedule)
-    key += () if wave_tiles else ("no-wave-tiles",)  # the rung's tiles are not full's
+    full = cands
+    if not wave_tiles:
+        full = gluon_gemm_configs(m, n, k, elem, c_elem, num_sms, max_stages, per_schedule)
+    if cands != full:  # the rung's tiles are not full's; where they are, it shares full's choice
+        key += ("no-wave-tiles",)
     if config is not None:
         if config not in cands:
             raise ValueError(f"config {config} is not a candidate: {cands}")

@@ -248,3 +248,13 @@ def test_gemm_wave_tiles_offered_beside_where_they_fill_one_wave() -> None:
     assert not any(c["BN1"] == 16 for c in gluon_gemm_configs(512, 10240, 8192, 2, 2, 132))
     every = gluon_gemm_configs(512, 4608, 3584, 2, 2, 132, per_schedule=None)
     assert not any(c["BN1"] == 16 for c in every)  # a probe's "every legal one" is N_PARTS'
+    # rung no-wave-tiles: the same list less the wave tiles (and the deep twin goes back to the
+    # best power-of-two tile); where none is offered, the very list full times (and so, in
+    # prepare_gluon_matmul, full's key and its decision)
+    rung = gluon_gemm_configs(512, 4608, 3584, 2, 2, 132, wave_tiles=False)
+    assert [c for c in cands if c["BN1"] != 16 and c not in rung] == []
+    assert not any(c["BN1"] == 16 for c in rung)
+    for shape in ((512, 10240, 8192), (512, 3584, 3584)):
+        assert gluon_gemm_configs(*shape, 2, 2, 132, wave_tiles=False) == gluon_gemm_configs(
+            *shape, 2, 2, 132
+        )
