@@ -82,8 +82,8 @@ def pinned_configs(
 
 
 @contextlib.contextmanager
-def offered_parts(parts: tuple[tuple[int, int], ...]) -> Iterator[None]:
-    """gemm_gluon as if it offered only these N parts (BN0, BN1), while the block runs: its
+def offered_parts(parts: tuple[tuple[int, ...], ...]) -> Iterator[None]:
+    """gemm_gluon as if it offered only these N parts (BN0, BN1[, BN2]), while the block runs: its
     candidate lists, and prepare_gluon_matmul's check that a pinned tile is one, read them."""
     kept = gemm_gluon.N_PARTS
     gemm_gluon.N_PARTS = parts
@@ -99,7 +99,7 @@ def extra_configs(
     k: int,
     elem: int,
     sms: int,
-    parts: tuple[tuple[int, int], ...],
+    parts: tuple[tuple[int, ...], ...],
     caps: list[int],
     c_elem: int = 2,
 ) -> list[tuple[str, dict[str, Any], int]]:
@@ -121,16 +121,23 @@ def extra_configs(
     return out
 
 
-def parse_parts(text: str) -> tuple[tuple[int, int], ...]:
-    """'128+16,64+16' -> ((128, 16), (64, 16)); each part a power of two (wgmma's N and the TMA
-    box), the second smaller than the first, as gemm_gluon's N_PARTS are."""
+def parse_parts(text: str) -> tuple[tuple[int, ...], ...]:
+    """'128+16,64+32+16' -> ((128, 16), (64, 32, 16)); two or three parts, each a power of two
+    (wgmma's N and the TMA box; Triton's shapes) of at least 8, each smaller than the one before,
+    the first at least 16, as gemm_gluon's N_PARTS and WAVE_PARTS are."""
     parts = []
     for item in filter(None, text.split(",")):
-        bn0, _, bn1 = item.partition("+")
-        p = (int(bn0), int(bn1 or 0))
-        if any(x & (x - 1) for x in p) or p[0] < 16 or not p[1] < p[0] or (p[1] and p[1] < 8):
-            raise SystemExit(f"--extra-parts: {item!r}; allowed: BN0+BN1, powers of two, BN1 < BN0")
-        parts.append(p)
+        try:
+            p = tuple(int(x) for x in item.split("+"))
+        except ValueError:
+            p = ()
+        ok = 1 <= len(p) <= 3 and p[0] >= 16 and all(x >= 8 and not x & (x - 1) for x in p)
+        if not ok or any(b >= a for a, b in zip(p, p[1:], strict=False)):
+            raise SystemExit(
+                f"--extra-parts: {item!r}; allowed: BN0[+BN1[+BN2]], powers of two >= 8, "
+                "each smaller than the one before"
+            )
+        parts.append(p if len(p) > 1 else (p[0], 0))
     return tuple(parts)
 
 
@@ -143,7 +150,7 @@ def kernels_for(
     top: int,
     caps: list[int],
     scales: tuple | None = None,
-    parts: tuple[tuple[int, int], ...] = (),
+    parts: tuple[tuple[int, ...], ...] = (),
 ) -> dict[str, Callable[[], Any]]:
     """{name: launch}: the vendor rows (cuBLAS; fp8, with `scales`: cuBLASLt's `_scaled_mm`
     with and without fast accumulation), the production pick, then each pinned Gluon
@@ -185,7 +192,7 @@ def probe(
     caps: list[int],
     fp8: bool = False,
     timer: Callable[[Callable[[], Any], torch.device], float] = bench_cold,
-    parts: tuple[tuple[int, int], ...] = (),
+    parts: tuple[tuple[int, ...], ...] = (),
 ) -> list[tuple[str, float | str]]:
     """[(kernel, median us or why it was not timed)] for one shape, in kernels_for's order;
     `timer` takes each reading (bench_cold, or bench_capped for the ranking at the cap)."""

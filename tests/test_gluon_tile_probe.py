@@ -100,7 +100,8 @@ def test_extra_parts_pin_tiles_the_tuner_does_not_offer_and_leave_its_list_as_it
 def test_extra_parts_refuse_what_the_kernel_cannot_build():
     import pytest
 
-    for bad in ("96+16", "128+128", "128+4", "8"):
+    for bad in ("96+16", "128+128", "128+4", "8", "64+16+32", "64+32+16+8", "a+16"):
         with pytest.raises(SystemExit, match="--extra-parts"):
             probe.parse_parts(bad)
     assert probe.parse_parts("") == ()
+    assert probe.parse_parts("64+32+16,128") == ((64, 32, 16), (128, 0))

@@ -27,8 +27,17 @@ from .attention_configs import SM90_SMEM_BYTES
 from .attention_target import device_key, target_of
 from .gemm_gluon_tune import tune as tune_configs
 
-# (BN0, BN1): tile widths 320, 256, 192, 160, 128, 96 and 64 from power-of-two parts
-N_PARTS = ((256, 64), (256, 0), (128, 64), (128, 32), (128, 0), (64, 32), (64, 0))
+# (BN0, BN1): tile widths 320, 256, 192, 160, 128, 96 and 64 from power-of-two parts (a third
+# part, BN2, only in WAVE_PARTS)
+N_PARTS: tuple[tuple[int, ...], ...] = (
+    (256, 64),
+    (256, 0),
+    (128, 64),
+    (128, 32),
+    (128, 0),
+    (64, 32),
+    (64, 0),
+)
 # 144-wide tiles (128 + a 16-column part: one m64n16 wgmma beside the wide one per K step), for
 # weights whose N is a multiple of 144 where the power-of-two widths leave a second wave or
 # uneven SMs. Qwen2.5-7B's fused QKV (N 4608 = 32 x 144): at M 512 128x144 makes 128 tiles on
@@ -39,7 +48,11 @@ N_PARTS = ((256, 64), (256, 0), (128, 64), (128, 32), (128, 0), (64, 32), (64, 0
 # tile is timed only where it models faster than every power-of-two tile of its schedule, and
 # beside them, not in their place (as the best modelled, it takes the deep twin). Only with
 # 64-row consumer slices: with 128 (256x144, 128x144 ping-pong) they ran 0.32-0.88x there.
-WAVE_PARTS = ((128, 16),)
+# 112-wide tiles (64 + 32 + 16: three wgmmas per K step, A read once for each) for N 3584 =
+# 32 x 112 (Qwen2.5-7B's hidden size: o and down projections), 14336 and 28672: at M 512,
+# N 3584 128x112 makes 128 tiles where 128x128 made 112 with 14% more work on the busiest SM
+# (cuBLAS runs 112x128 there, 128 CTAs; own Triton 0.893x in qwen2_5_7b_gemm-wave-s79).
+WAVE_PARTS: tuple[tuple[int, ...], ...] = ((128, 16), (64, 32, 16))
 WAVE_SLICES = (64,)
 SLICES = (64, 128)  # rows per consumer warpgroup
 SCHEDULES = ("cooperative", "pingpong")
@@ -198,6 +211,7 @@ def gluon_gemm_configs(
                 out_bytes,
                 pingpong,
                 max(DEEP_STAGES, max_stages),
+                best["BN2"],
             )
             if twin is not None and twin["STAGES"] > best["STAGES"]:
                 chosen.append(twin)
@@ -210,7 +224,7 @@ def _ranked(
     n: int,
     num_sms: int,
     slices: tuple[int, ...],
-    parts: tuple[tuple[int, int], ...],
+    parts: tuple[tuple[int, ...], ...],
     schedule: str,
     bk: int,
     in_bytes: int,
@@ -223,10 +237,11 @@ def _ranked(
     for slice_m in slices:
         if tile_rows(slice_m, pingpong) >= 256 and m <= 128:
             continue  # half of every tile would be padding rows
-        for bn0, bn1 in parts:
-            if slice_m * (bn0 + bn1) // 128 > MAX_ACC_REGS[schedule]:
+        for part in parts:
+            bn0, bn1, bn2 = (*part, 0, 0)[:3]
+            if slice_m * (bn0 + bn1 + bn2) // 128 > MAX_ACC_REGS[schedule]:
                 continue
-            cfg = _tile(slice_m, bn0, bn1, bk, in_bytes, out_bytes, pingpong, max_stages)
+            cfg = _tile(slice_m, bn0, bn1, bk, in_bytes, out_bytes, pingpong, max_stages, bn2)
             if cfg is not None:
                 ranked.append((modelled_cost(m, n, cfg["BLOCK_M"], cfg["BLOCK_N"], num_sms), cfg))
     ranked.sort(key=lambda tc: tc[0])
@@ -242,18 +257,21 @@ def _tile(
     out_bytes: int,
     pingpong: bool,
     max_stages: int,
+    bn2: int = 0,
 ) -> dict[str, Any] | None:
     """One candidate: the tile with the most stages that fit up to `max_stages` (None if not
-    even two do)."""
-    plan = stages_and_epilogue(slice_m, bn0 + bn1, bk, in_bytes, out_bytes, pingpong, max_stages)
+    even two do); `bn2` a third N part (with bn1 > 0)."""
+    bn = bn0 + bn1 + bn2
+    plan = stages_and_epilogue(slice_m, bn, bk, in_bytes, out_bytes, pingpong, max_stages)
     if plan is None:
         return None
     return dict(
         BLOCK_M=tile_rows(slice_m, pingpong),
-        BLOCK_N=bn0 + bn1,
+        BLOCK_N=bn,
         SLICE_M=slice_m,
         BN0=bn0,
         BN1=bn1,
+        BN2=bn2,
         BK=bk,
         STAGES=plan[0],
         C_SMEM=plan[1],
@@ -270,15 +288,18 @@ def config_name(cfg: dict[str, Any]) -> str:
 
 def _boxes(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, list[int]]:
     """The TMA box of each descriptor argument of _gemm_ws_kernel, in argument order (without a
-    second N part, part 1's descriptors repeat part 0's and are never used)."""
+    second or third N part, its descriptors repeat part 0's and are never used)."""
     slice_m, bn0, bk = cfg["SLICE_M"], cfg["BN0"], cfg["BK"]
     bn1 = cfg["BN1"] or bn0
+    bn2 = cfg["BN2"] or bn0
     return dict(
         a_desc=[slice_m, bk],
         b0_desc=[bn0, bk] if b_is_nk else [bk, bn0],
         b1_desc=[bn1, bk] if b_is_nk else [bk, bn1],
+        b2_desc=[bn2, bk] if b_is_nk else [bk, bn2],
         c0_desc=[slice_m, bn0],
         c1_desc=[slice_m, bn1],
+        c2_desc=[slice_m, bn2],
     )
 
 
@@ -289,6 +310,7 @@ def _constexprs(cfg: dict[str, Any], b_is_nk: bool, has_scale: bool = False) -> 
         CONSUMERS=CONSUMERS,
         BN0=cfg["BN0"],
         BN1=cfg["BN1"],
+        BN2=cfg["BN2"],
         BK=cfg["BK"],
         STAGES=cfg["STAGES"],
         GROUP_M=cfg["GROUP_M"],
@@ -394,7 +416,8 @@ def prepare_gluon_matmul(
     def build(cfg: dict) -> Callable[[], object]:
         from .gemm_gluon_kernel import _gemm_ws_kernel
 
-        sources = dict(a_desc=a, b0_desc=w, b1_desc=w, c0_desc=out, c1_desc=out)
+        sources = dict(a_desc=a, b0_desc=w, b1_desc=w, b2_desc=w, c0_desc=out, c1_desc=out)
+        sources |= dict(c2_desc=out)
         descs = [_descriptor(sources[arg], box) for arg, box in _boxes(cfg, b_is_nk).items()]
         tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
         grid = (min(tiles, num_sms),)
@@ -406,7 +429,8 @@ def prepare_gluon_matmul(
         return lambda: kernel(*args, **meta, num_warps=4)
 
     # the stage cap picks the candidates: decisions under two caps must not share a key
-    key = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages, per_schedule)
+    key: tuple = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages)
+    key += (per_schedule,)
     full = cands
     if not wave_tiles:
         full = gluon_gemm_configs(m, n, k, elem, c_elem, num_sms, max_stages, per_schedule)
@@ -436,7 +460,7 @@ def prepare_gluon_matmul(
         block_m=cfg["BLOCK_M"],
         block_n=cfg["BLOCK_N"],
         block_k=cfg["BK"],
-        n_parts=[cfg["BN0"], cfg["BN1"]] if cfg["BN1"] else [cfg["BN0"]],
+        n_parts=[part for part in (cfg["BN0"], cfg["BN1"], cfg["BN2"]) if part],
         num_stages=cfg["STAGES"],
         epilogue="TMA store via shared memory" if cfg["C_SMEM"] else "stores from registers",
         group_m=cfg["GROUP_M"],
@@ -472,6 +496,7 @@ def aot_specs(
         (512, 10240, 8192),  # 128x320 and 256x160: 160 accumulators per consumer thread
         (8192, 8192, 8192),
         (512, 4608, 3584),  # the 144-wide wave tiles (WAVE_PARTS), both schedules
+        (512, 3584, 3584),  # the 112-wide ones (three N parts)
     ),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every
@@ -496,7 +521,7 @@ def aot_specs(
     elem = torch.empty((), dtype=dtype).element_size()
     c_elem = torch.empty((), dtype=c_dtype).element_size()
     cfgs = {
-        (c["SLICE_M"], c["BN0"], c["BN1"], c["PINGPONG"], c["STAGES"]): c
+        (c["SLICE_M"], c["BN0"], c["BN1"], c["BN2"], c["PINGPONG"], c["STAGES"]): c
         for m, n, k in shapes
         for c in gluon_gemm_configs(m, n, k, elem, c_elem, 132)
     }

@@ -5,8 +5,9 @@ Why a second Triton GEMM: the `tl` kernel (gemm_kernel.py) leaves the schedule t
 pipeliner and takes power-of-two tiles only. On LLM shapes of M 128-1024 that leaves SMs idle
 (M 256, N 10240: 80 tiles of 128x256 on 132 SMs) and the H200 measured it at 0.74x cuBLAS there;
 cuBLAS ran 122 tiles of 128x168. Gluon exposes what that takes:
-  - a tile N of two power-of-two parts (BN0 + BN1: 128 + 32 = 160, 128 + 64 = 192), each its own
-    TMA box, wgmma and accumulator, so the tile count can be fitted to the SM count;
+  - a tile N of up to three power-of-two parts (BN0 + BN1 + BN2: 128 + 32 = 160, 128 + 64 = 192,
+    64 + 32 + 16 = 112), each its own TMA box, wgmma and accumulator, so the tile count can be
+    fitted to the SM count;
   - a producer warp (24 registers) that loads A and B tiles by TMA into STAGES stages, running
     ahead into the next tile while the consumers store this one;
   - two consumer warpgroups (240 registers each) that own SLICE_M rows each of a
@@ -63,9 +64,10 @@ def _b_operand(b_smem, stage, B_IS_NK: gl.constexpr):
 
 
 @gluon.jit
-def _producer(a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
+def _producer(a_desc, b0_desc, b1_desc, b2_desc, a_smem, b0_smem, b1_smem, b2_smem, ready, empty,
+              M, N, K,
               SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr,
-              BN1: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
+              BN1: gl.constexpr, BN2: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
               GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, PINGPONG: gl.constexpr):
     """One warp: for every tile of this CTA, every K step's A slices and B parts, STAGES ahead
     (in tile order: with PINGPONG the consumers take alternate tiles, so this order is also the
@@ -73,15 +75,15 @@ def _producer(a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, 
     A_SLICES: gl.constexpr = 1 if PINGPONG else CONSUMERS
     BM: gl.constexpr = SLICE_M * A_SLICES
     num_pid_m = gl.cdiv(M, BM)
-    num_pid_n = gl.cdiv(N, BN0 + BN1)
+    num_pid_n = gl.cdiv(N, BN0 + BN1 + BN2)
     k_tiles = gl.cdiv(K, BK)
-    # bytes one stage receives: both A slices and both B parts
-    NBYTES: gl.constexpr = (BM + BN0 + BN1) * BK * a_desc.dtype.primitive_bitwidth // 8
+    # bytes one stage receives: every A slice and every B part
+    NBYTES: gl.constexpr = (BM + BN0 + BN1 + BN2) * BK * a_desc.dtype.primitive_bitwidth // 8
     it = 0
     for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
         pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BM
-        off_n = pid_n * (BN0 + BN1)
+        off_n = pid_n * (BN0 + BN1 + BN2)
         for ki in range(k_tiles):
             s = it % STAGES
             # a fresh barrier's "previous phase" (parity 1) counts as complete: the first
@@ -97,10 +99,14 @@ def _producer(a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, 
                 tma_load(b0_desc, [off_n, k0], ready.index(s), b0_smem.index(s))
                 if BN1 > 0:
                     tma_load(b1_desc, [off_n + BN0, k0], ready.index(s), b1_smem.index(s))
+                if BN2 > 0:
+                    tma_load(b2_desc, [off_n + BN0 + BN1, k0], ready.index(s), b2_smem.index(s))
             else:
                 tma_load(b0_desc, [k0, off_n], ready.index(s), b0_smem.index(s))
                 if BN1 > 0:
                     tma_load(b1_desc, [k0, off_n + BN0], ready.index(s), b1_smem.index(s))
+                if BN2 > 0:
+                    tma_load(b2_desc, [k0, off_n + BN0 + BN1], ready.index(s), b2_smem.index(s))
             it += 1
 
 
@@ -115,10 +121,11 @@ def _store_part(c_ptr, stride_cm, acc, off_m, off_n, M, N, acc_layout: gl.conste
 
 
 @gluon.jit
-def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc, c1_desc,
-              c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K,
+def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty, order,
+              c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K,
               SLICE: gl.constexpr, SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr,
-              BN0: gl.constexpr, BN1: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
+              BN0: gl.constexpr, BN1: gl.constexpr, BN2: gl.constexpr, BK: gl.constexpr,
+              STAGES: gl.constexpr,
               GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr,
               C_SMEM: gl.constexpr, PINGPONG: gl.constexpr, INSTR_K: gl.constexpr):
     """Cooperative: rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA.
@@ -139,8 +146,11 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN0, INSTR_K])
     acc1_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN1 if BN1 > 0 else 8, INSTR_K])
+    acc2_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BN2 if BN2 > 0 else 8, INSTR_K])
+    BN: gl.constexpr = BN0 + BN1 + BN2
     num_pid_m = gl.cdiv(M, BM)
-    num_pid_n = gl.cdiv(N, BN0 + BN1)
+    num_pid_n = gl.cdiv(N, BN)
     k_tiles = gl.cdiv(K, BK)
     scale = 1.0
     if HAS_SCALE:
@@ -152,6 +162,7 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c
         pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
         acc0 = gl.zeros([SLICE_M, BN0], gl.float32, acc0_layout)
         acc1 = gl.zeros([SLICE_M, BN1 if BN1 > 0 else 8], gl.float32, acc1_layout)
+        acc2 = gl.zeros([SLICE_M, BN2 if BN2 > 0 else 8], gl.float32, acc2_layout)
         if PINGPONG:
             # consumer 1's t-th turn follows consumer 0's t-th; consumer 0's t-th (t > 0)
             # follows consumer 1's (t-1)-th
@@ -162,7 +173,12 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c
             mbarrier.wait(ready.index(s), (it // STAGES) & 1)
             a = a_smem.index(s * A_SLICES + A_SLICE)
             acc0 = warpgroup_mma(a, _b_operand(b0_smem, s, B_IS_NK), acc0, is_async=True)
-            if BN1 > 0:
+            if BN2 > 0:
+                acc1 = warpgroup_mma(a, _b_operand(b1_smem, s, B_IS_NK), acc1, is_async=True)
+                acc2 = warpgroup_mma(a, _b_operand(b2_smem, s, B_IS_NK), acc2, is_async=True)
+                # step ki's three wgmma groups may still run; step ki-1's are done
+                acc0, acc1, acc2 = warpgroup_mma_wait(3, deps=(acc0, acc1, acc2))
+            elif BN1 > 0:
                 acc1 = warpgroup_mma(a, _b_operand(b1_smem, s, B_IS_NK), acc1, is_async=True)
                 # step ki's two wgmma groups may still run; step ki-1's are done
                 acc0, acc1 = warpgroup_mma_wait(2, deps=(acc0, acc1))
@@ -174,7 +190,9 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c
         if PINGPONG:  # every stage wait of this tile passed: the other consumer's turn
             mbarrier.arrive(order.index((SLICE + 1) % CONSUMERS), count=1)
         t += 1
-        if BN1 > 0:
+        if BN2 > 0:
+            acc0, acc1, acc2 = warpgroup_mma_wait(0, deps=(acc0, acc1, acc2))
+        elif BN1 > 0:
             acc0, acc1 = warpgroup_mma_wait(0, deps=(acc0, acc1))
         else:
             acc0 = warpgroup_mma_wait(0, deps=(acc0, ))
@@ -185,32 +203,41 @@ def _consumer(a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c
         if HAS_SCALE:
             acc0 = acc0 * scale
             acc1 = acc1 * scale
+            acc2 = acc2 * scale
         off_m = pid_m * BM + A_SLICE * SLICE_M
-        off_n = pid_n * (BN0 + BN1)
+        off_n = pid_n * BN
         if C_SMEM:
             c0 = c0_smem.index(SLICE)
             c1 = c1_smem.index(SLICE)
+            c2 = c2_smem.index(SLICE)
             tma.store_wait(0)  # the previous tile's stores have read this consumer's C buffers
             c0.store(acc0.to(c0_desc.dtype))
             if BN1 > 0:
                 c1.store(acc1.to(c1_desc.dtype))
+            if BN2 > 0:
+                c2.store(acc2.to(c2_desc.dtype))
             fence_async_shared()
             tma_store(c0_desc, [off_m, off_n], c0)
             if BN1 > 0:
                 tma_store(c1_desc, [off_m, off_n + BN0], c1)
+            if BN2 > 0:
+                tma_store(c2_desc, [off_m, off_n + BN0 + BN1], c2)
         else:
             _store_part(c_ptr, stride_cm, acc0, off_m, off_n, M, N, acc0_layout)
             if BN1 > 0:
                 _store_part(c_ptr, stride_cm, acc1, off_m, off_n + BN0, M, N, acc1_layout)
+            if BN2 > 0:
+                _store_part(c_ptr, stride_cm, acc2, off_m, off_n + BN0 + BN1, M, N, acc2_layout)
     if C_SMEM:
         tma.store_wait(0)
 
 
 @gluon.jit
 def _gemm_ws_kernel(
-    # TMA descriptors: A in [SLICE_M, BK] boxes, B's two parts in [BN0|BN1, BK] boxes ([BK,
-    # BN0|BN1] for a row-major B), C's in [SLICE_M, BN0|BN1] boxes (BN1 = 0: part 0's again)
-    a_desc, b0_desc, b1_desc, c0_desc, c1_desc,
+    # TMA descriptors: A in [SLICE_M, BK] boxes, B's parts in [BN0|BN1|BN2, BK] boxes ([BK,
+    # BN0|BN1|BN2] for a row-major B), C's in [SLICE_M, BN0|BN1|BN2] boxes (a part of 0 columns:
+    # part 0's again, never used)
+    a_desc, b0_desc, b1_desc, b2_desc, c0_desc, c1_desc, c2_desc,
     # C itself and its row stride (the stores from registers, without C_SMEM)
     c_ptr, stride_cm,
     # per-tensor scales (fp32 scalars; read only with HAS_SCALE)
@@ -219,11 +246,12 @@ def _gemm_ws_kernel(
     M, N, K,
     # meta-parameters
     SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr, BN1: gl.constexpr,
-    BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr,
-    HAS_SCALE: gl.constexpr, C_SMEM: gl.constexpr, PINGPONG: gl.constexpr,
+    BN2: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
+    B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr, C_SMEM: gl.constexpr, PINGPONG: gl.constexpr,
 ):
     """C = scale * A @ B over a persistent grid of at most one CTA per SM. Tiles are
-    (CONSUMERS x SLICE_M) x (BN0 + BN1), or SLICE_M x (BN0 + BN1) with PINGPONG."""
+    (CONSUMERS x SLICE_M) x (BN0 + BN1 + BN2), or SLICE_M x (BN0 + BN1 + BN2) with PINGPONG
+    (BN2 > 0 only with BN1 > 0)."""
     dtype: gl.constexpr = a_desc.dtype
     # wgmma's K per instruction: 32 bytes of operand (16 for bf16/fp16, 32 for fp8)
     INSTR_K: gl.constexpr = 256 // dtype.primitive_bitwidth
@@ -240,6 +268,13 @@ def _gemm_ws_kernel(
             b1_smem = gl.allocate_shared_memory(dtype, [STAGES, BK, BN1], b1_desc.layout)
     else:  # no second part: its operands alias part 0's and are never touched
         b1_smem = b0_smem
+    if BN2 > 0:
+        if B_IS_NK:
+            b2_smem = gl.allocate_shared_memory(dtype, [STAGES, BN2, BK], b2_desc.layout)
+        else:
+            b2_smem = gl.allocate_shared_memory(dtype, [STAGES, BK, BN2], b2_desc.layout)
+    else:
+        b2_smem = b0_smem
     if C_SMEM:
         c0_smem = gl.allocate_shared_memory(c0_desc.dtype, [CONSUMERS, SLICE_M, BN0],
                                             c0_desc.layout)
@@ -247,9 +282,14 @@ def _gemm_ws_kernel(
         if BN1 > 0:
             c1_smem = gl.allocate_shared_memory(c1_desc.dtype, [CONSUMERS, SLICE_M, BN1],
                                                 c1_desc.layout)
+        c2_smem = c0_smem
+        if BN2 > 0:
+            c2_smem = gl.allocate_shared_memory(c2_desc.dtype, [CONSUMERS, SLICE_M, BN2],
+                                                c2_desc.layout)
     else:  # C leaves from registers: no staging buffers (their bytes went to a stage)
         c0_smem = a_smem
         c1_smem = a_smem
+        c2_smem = a_smem
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for s in gl.static_range(STAGES):
@@ -262,16 +302,17 @@ def _gemm_ws_kernel(
     fence_async_shared()  # the initialised barriers are visible to the TMA unit
 
     gl.warp_specialize([
-        (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc,
-                     c1_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M,
-                     CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM,
-                     PINGPONG, INSTR_K)),
-        (_consumer, (a_smem, b0_smem, b1_smem, c0_smem, c1_smem, ready, empty, order, c0_desc,
-                     c1_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M,
-                     CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM,
-                     PINGPONG, INSTR_K)),
-        (_producer, (a_desc, b0_desc, b1_desc, a_smem, b0_smem, b1_smem, ready, empty, M, N, K,
-                     SLICE_M, CONSUMERS, BN0, BN1, BK, STAGES, GROUP_M, B_IS_NK, PINGPONG)),
+        (_consumer, (a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty,
+                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, a_scale_ptr,
+                     b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES,
+                     GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K)),
+        (_consumer, (a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty,
+                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, a_scale_ptr,
+                     b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES,
+                     GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K)),
+        (_producer, (a_desc, b0_desc, b1_desc, b2_desc, a_smem, b0_smem, b1_smem, b2_smem, ready,
+                     empty, M, N, K, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES, GROUP_M,
+                     B_IS_NK, PINGPONG)),
     ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
 
 # fmt: on

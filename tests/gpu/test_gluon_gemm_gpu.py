@@ -55,6 +55,36 @@ def test_every_candidate_matches_reference(shape: tuple, b_is_nk: bool) -> None:
 
 
 @pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
+@pytest.mark.parametrize("fp8", [False, True], ids=["bf16", "fp8"])
+@pytest.mark.parametrize("shape", [(512, 3584, 1024), (200, 1000, 528), (1000, 4608, 4096)])
+def test_every_wave_tile_matches_reference(shape: tuple, fp8: bool, monkeypatch) -> None:
+    """The wave tiles' N parts (144 = 128 + 16, 112 = 64 + 32 + 16: three TMA boxes, wgmmas and
+    accumulators) in every legal tile, both schedules and slices, B column-major (and row-major
+    in bf16), ragged M, N and K among the shapes; fp8 with scales."""
+    from harness_kernels.triton import gemm_gluon
+
+    monkeypatch.setattr(gemm_gluon, "N_PARTS", gemm_gluon.WAVE_PARTS)
+    m, n, k = shape
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    every = gemm_gluon.gluon_gemm_configs(m, n, k, 1 if fp8 else 2, 2, sms, per_schedule=None)
+    assert {c["BLOCK_N"] for c in every} == {144, 112}
+    for b_is_nk in (True,) if fp8 else (True, False):
+        a, b = _operands(m, n, k, b_is_nk, torch.bfloat16)
+        scales: dict = {}
+        if fp8:
+            # B K-major: w [N, K] row-major, b = w.t()
+            a, b = a.to(torch.float8_e4m3fn), b.t().contiguous().to(torch.float8_e4m3fn).t()
+            scales = dict(a_scale=torch.tensor([0.5], device="cuda"))
+            scales |= dict(b_scale=torch.tensor([0.25], device="cuda"))
+        ref = (a.float() @ b.float()) * (0.125 if fp8 else 1.0)
+        for cfg in every:
+            launch = gemm_gluon.prepare_gluon_matmul(a, b, config=cfg, per_schedule=None, **scales)
+            launch.out.fill_(float("nan"))
+            err = ((launch().float() - ref).norm() / ref.norm()).item()
+            assert err < 2e-2, (gemm_gluon.config_name(cfg), b_is_nk, err)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
 @pytest.mark.parametrize("tiles_per_cta", [1, 2, 3, 5])
 def test_pingpong_turns_with_any_tile_count(tiles_per_cta: int) -> None:
     """Ping-pong consumers take alternate tiles of a CTA and their main loops take turns: a CTA

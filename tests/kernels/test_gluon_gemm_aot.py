@@ -46,11 +46,11 @@ _SCRIPT = textwrap.dedent(
         in_bytes = 1 if "fp8" in spec["name"] else 2
         report[spec["name"]] = dict(
             shared=info["shared"],
-            budget=G.smem_bytes(c["SLICE_M"], c["BN0"] + c["BN1"], bk, c["STAGES"], in_bytes, 2,
+            budget=G.smem_bytes(c["SLICE_M"], c["BN0"] + c["BN1"] + c["BN2"], bk, c["STAGES"], in_bytes, 2,
                                 c["C_SMEM"], c["PINGPONG"]),
             fp8=in_bytes == 1, has_scale=c["HAS_SCALE"],
             c_smem=c["C_SMEM"], pingpong=c["PINGPONG"],
-            bn0=c["BN0"], bn1=c["BN1"], spills=info.get("n_spills", -1), mma=info["mma"],
+            bn0=c["BN0"], bn1=c["BN1"], bn2=c["BN2"], spills=info.get("n_spills", -1), mma=info["mma"],
             tma_loads=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
             tma_stores=ptx.count("cp.async.bulk.tensor.2d.global.shared"),
             setmaxnreg=sorted(set(re.findall(r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", ptx))),
@@ -74,6 +74,8 @@ def test_every_spec_compiles(report: dict) -> None:
     assert len(report) >= 10
     assert any(f["bn1"] == 32 for f in report.values())  # 128 + 32 = 160
     assert any(f["bn1"] == 64 for f in report.values())  # 128 + 64 = 192
+    assert any(f["bn1"] == 16 for f in report.values())  # 128 + 16 = 144 (a wave tile)
+    assert any(f["bn2"] == 16 for f in report.values())  # 64 + 32 + 16 = 112 (three parts)
     assert not all(f["c_smem"] for f in report.values())  # 128x256 stores from registers
     assert {f["pingpong"] for f in report.values()} == {True, False}
     assert any(f["fp8"] for f in report.values())
@@ -83,7 +85,7 @@ def test_structure(report: dict) -> None:
     for name, f in report.items():
         assert f["spills"] == 0, name
         assert f["shared"] <= SM90_SMEM_BYTES and f["shared"] <= f["budget"], name
-        parts = {f["bn0"], f["bn1"]} - {0}
+        parts = {f["bn0"], f["bn1"], f["bn2"]} - {0}
         shapes = {re.sub(r"\.f32.*", "", k) for k in f["mma"]}
         # wgmma's K is 32 bytes of operand: k16 for bf16/fp16, k32 (e4m3 x e4m3) for fp8
         ks, kinds = ("k32", "e4m3.e4m3") if f["fp8"] else ("k16", "")

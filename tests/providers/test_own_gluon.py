@@ -207,7 +207,7 @@ def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
         # at most one deep twin: the best tile again, deeper, last
         best = listed[0]
         twins = [c for c in listed[1:] if c["SLICE_M"] == best["SLICE_M"] and
-                 (c["BN0"], c["BN1"]) == (best["BN0"], best["BN1"])]  # fmt: skip
+                 (c["BN0"], c["BN1"], c["BN2"]) == (best["BN0"], best["BN1"], best["BN2"])]  # fmt: skip
         assert len(twins) <= 1 and all(t["STAGES"] > best["STAGES"] for t in twins)
         assert twins == listed[len(listed) - len(twins) :]
         for c in listed:
@@ -217,7 +217,7 @@ def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
         assert 1 <= len(listed) <= MAX_CANDIDATES
         assert len({(c["BLOCK_M"], c["BLOCK_N"]) for c in listed}) == len(listed)
         for c in listed:
-            assert c["BLOCK_N"] == c["BN0"] + c["BN1"]
+            assert c["BLOCK_N"] == c["BN0"] + c["BN1"] + c["BN2"]
             # cooperative tiles are both consumers' slices; a ping-pong tile is one consumer's
             assert c["BLOCK_M"] == (1 if pp else 2) * c["SLICE_M"]
             acc = c["SLICE_M"] * c["BLOCK_N"] // 128  # fp32 per consumer thread
@@ -231,30 +231,40 @@ def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
         assert (cands[0]["BLOCK_M"], cands[0]["BLOCK_N"]) == (128, 160)
 
 
+def _wave(c: dict) -> bool:
+    """A wave tile: 144 wide (128 + 16) or 112 (64 + 32 + 16)."""
+    return c["BN1"] == 16 or c["BN2"] > 0
+
+
 def test_gemm_wave_tiles_offered_beside_where_they_fill_one_wave() -> None:
-    """The 144-wide tiles (128 + 16 columns, 64-row slices only) at Qwen2.5-7B's fused QKV
-    weight: 128x144 makes 4 x 32 = 128 tiles at M 512 (one wave on 132 SMs), first of the
-    cooperative list and timed with its deep twin where one fits, every power-of-two tile
-    still listed; none at 512x10240x8192, where 144 makes two waves."""
+    """The wave tiles (gemm_gluon.WAVE_PARTS, 64-row slices only) at Qwen2.5-7B's weights: at
+    M 512, 128x144 makes 4 x 32 = 128 tiles of N 4608 and 128x112 128 tiles of N 3584 (one wave
+    on 132 SMs), each first of the cooperative list and timed with its deep twin where one
+    fits, every power-of-two tile still listed; none at 512x10240x8192, where 144 and 112 make
+    two waves."""
     from harness_kernels.triton.gemm_gluon import MAX_CANDIDATES, config_name, gluon_gemm_configs
 
     cands = gluon_gemm_configs(512, 4608, 3584, 2, 2, 132)
     names = [config_name(c) for c in cands]
     assert names[0] == "128x144s5" and "64x144s6pp" in names
-    assert all(c["SLICE_M"] == 64 for c in cands if c["BN1"] == 16)
-    for pp in (False, True):
-        plain = [c for c in cands if c["PINGPONG"] is pp and c["BN1"] != 16]
-        assert len({(c["SLICE_M"], c["BN0"], c["BN1"]) for c in plain}) == MAX_CANDIDATES
-    assert not any(c["BN1"] == 16 for c in gluon_gemm_configs(512, 10240, 8192, 2, 2, 132))
+    three = gluon_gemm_configs(512, 3584, 3584, 2, 2, 132)
+    assert [(c["BN0"], c["BN1"], c["BN2"]) for c in three[:1]] == [(64, 32, 16)]
+    assert "64x112s6pp" in [config_name(c) for c in three]
+    for listed in (cands, three):
+        assert all(c["SLICE_M"] == 64 for c in listed if _wave(c))
+        for pp in (False, True):
+            plain = [c for c in listed if c["PINGPONG"] is pp and not _wave(c)]
+            assert len({(c["SLICE_M"], c["BN0"], c["BN1"]) for c in plain}) == MAX_CANDIDATES
+    assert not any(_wave(c) for c in gluon_gemm_configs(512, 10240, 8192, 2, 2, 132))
     every = gluon_gemm_configs(512, 4608, 3584, 2, 2, 132, per_schedule=None)
-    assert not any(c["BN1"] == 16 for c in every)  # a probe's "every legal one" is N_PARTS'
+    assert not any(_wave(c) for c in every)  # a probe's "every legal one" is N_PARTS'
     # rung no-wave-tiles: the same list less the wave tiles (and the deep twin goes back to the
     # best power-of-two tile); where none is offered, the very list full times (and so, in
     # prepare_gluon_matmul, full's key and its decision)
     rung = gluon_gemm_configs(512, 4608, 3584, 2, 2, 132, wave_tiles=False)
-    assert [c for c in cands if c["BN1"] != 16 and c not in rung] == []
-    assert not any(c["BN1"] == 16 for c in rung)
-    for shape in ((512, 10240, 8192), (512, 3584, 3584)):
+    assert [c for c in cands if not _wave(c) and c not in rung] == []
+    assert not any(_wave(c) for c in rung)
+    for shape in ((512, 10240, 8192), (512, 6144, 4096)):
         assert gluon_gemm_configs(*shape, 2, 2, 132, wave_tiles=False) == gluon_gemm_configs(
             *shape, 2, 2, 132
         )
