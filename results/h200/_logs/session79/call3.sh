@@ -5,7 +5,7 @@
 set -u
 nvidia-smi --query-gpu=uuid,power.limit,clocks.max.sm --format=csv,noheader
 . scripts/device_env.sh > /dev/null || exit 1
-timeout 170 python3 -m pytest -q -m gpu -n 8 tests/gpu/test_gluon_gemm_gpu.py -k wave 2>&1 |
+timeout 170 python3 -m pytest -q -m gpu -n 6 --dist load tests/gpu/test_gluon_gemm_gpu.py -k wave 2>&1 |
   tail -8 | tee $OUT/gluon-wave-gpu-tests.txt
 GPU=h200 bash scripts/gpu_measure.sh ${BUDGET:-290} "qwen2_5_7b_gemm-wave3-s79 sweep=gemm_llama \
 'sweep.groups.0.providers=[cublas,own-triton,own-triton-no-wave-tiles]' \
