@@ -48,11 +48,14 @@ N_PARTS: tuple[tuple[int, ...], ...] = (
 # tile is timed only where it models faster than every power-of-two tile of its schedule, and
 # beside them, not in their place (as the best modelled, it takes the deep twin). Only with
 # 64-row consumer slices: with 128 (256x144, 128x144 ping-pong) they ran 0.32-0.88x there.
-# 112-wide tiles (64 + 32 + 16: three wgmmas per K step, A read once for each) for N 3584 =
-# 32 x 112 (Qwen2.5-7B's hidden size: o and down projections), 14336 and 28672: at M 512,
-# N 3584 128x112 makes 128 tiles where 128x128 made 112 with 14% more work on the busiest SM
-# (cuBLAS runs 112x128 there, 128 CTAs; own Triton 0.893x in qwen2_5_7b_gemm-wave-s79).
-WAVE_PARTS: tuple[tuple[int, ...], ...] = ((128, 16), (64, 32, 16))
+# Not offered: 112-wide tiles (64 + 32 + 16, the kernel's three N parts) for N 3584 = 32 x 112
+# (Qwen2.5-7B's hidden size), where 128x112 makes one wave of 128 tiles at M 512 and 128x128
+# makes 112 (cuBLAS runs 112x128 on 128 CTAs). Correct on the GPU, but three wgmmas per K step
+# (A read for each, two of them narrow) cost more than the wave saves: in the H200 tune pass
+# (qwen2_5_7b_gemm-wave3-s79) 128x112 took 26.7 us against 128x128's 23.5 at 512x3584x3584
+# and 121 against 106 at K 18944; 64x112 ping-pong lost likewise. `scripts/gluon_tile_probe.py
+# --extra-parts 64+32+16` pins them.
+WAVE_PARTS: tuple[tuple[int, ...], ...] = ((128, 16),)
 WAVE_SLICES = (64,)
 SLICES = (64, 128)  # rows per consumer warpgroup
 SCHEDULES = ("cooperative", "pingpong")
@@ -198,10 +201,13 @@ def gluon_gemm_configs(
         chosen = [cfg for _, cfg in ranked[:per_schedule]]
         waves = _ranked(m, n, num_sms, WAVE_SLICES, WAVE_PARTS, *tile)
         offer = wave_tiles and per_schedule is not None and waves
+        # the deep twins of the best tile, and of the best power-of-two one where a wave tile
+        # goes before it (session 79: at 256x3584x3584 the twin 64x128s8pp won the bf16 tune)
+        bests = chosen[:1]
         if offer and (not ranked or waves[0][0] < ranked[0][0]):
             chosen.insert(0, waves[0][1])
-        if chosen:
-            best = chosen[0]
+            bests.insert(0, waves[0][1])
+        for best in bests:
             twin = _tile(
                 best["SLICE_M"],
                 best["BN0"],
@@ -496,7 +502,6 @@ def aot_specs(
         (512, 10240, 8192),  # 128x320 and 256x160: 160 accumulators per consumer thread
         (8192, 8192, 8192),
         (512, 4608, 3584),  # the 144-wide wave tiles (WAVE_PARTS), both schedules
-        (512, 3584, 3584),  # the 112-wide ones (three N parts)
     ),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every

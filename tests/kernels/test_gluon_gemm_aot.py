@@ -33,6 +33,10 @@ _SCRIPT = textwrap.dedent(
     specs += [dict(s, name=s["name"] + "_fp16") for s in G.aot_specs(torch.float16, True)[:2]]
     # fp8 e4m3 (B K-major, scales, bf16 C): the 160-accumulator tiles and a ping-pong one
     specs += G.aot_specs(torch.float8_e4m3fn, True, shapes=((512, 10240, 8192),))[:6]
+    # three N parts (64 + 32 + 16 = 112; a probe's tile, not offered): both schedules
+    kept, G.N_PARTS = G.N_PARTS, ((64, 32, 16),)
+    specs += G.aot_specs(torch.bfloat16, True, shapes=((512, 3584, 3584),))
+    G.N_PARTS = kept
     for spec in specs:
         c = spec["constexprs"]
         try:
