@@ -325,7 +325,15 @@ def test_decode_large_m_and_other_vendors_keep_the_fixed_lists(target, m):
         assert bool(deep) == (target == "sm_90" and m <= 32 and rung in DEEP_RUNGS)
 
 
-DEEP_RUNGS = ("full", "no-gluon", "no-swap-ab", "no-tma", "not-persistent", "no-splitk")
+DEEP_RUNGS = (
+    "full",
+    "no-gluon",
+    "no-swap-ab",
+    "no-wave-tiles",
+    "no-tma",
+    "not-persistent",
+    "no-splitk",
+)
 
 
 # (M, N, K) -> the (BLOCK_M, BLOCK_N) of cuBLAS's nvjet kernel there (its name, transposed), at
