@@ -23,7 +23,7 @@ from harness.report.decode_serving_figure import serving_figures
 from harness.report.figures import FigureFile, slug, styled
 from harness.report.gaps import gap_tables
 from harness.report.gemm_by_m_figure import gemm_by_m_figures
-from harness.report.ladder import ladder_figures
+from harness.report.ladder import SINGLE_RUNG_NOTE, ladder_figures
 from harness.report.latency import WorkloadReport, workload_reports
 from harness.report.layer_ops import layer_ops_figures, layer_ops_table
 from harness.report.markdown import render_markdown
@@ -283,6 +283,8 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
             "<p>(no problem measured by two or more own-kernel rungs; "
             "<code>harness run sweep=ladder</code>)</p>"
         )
+    if not worth.frame.empty:
+        parts.append(f"<p>{SINGLE_RUNG_NOTE}</p>")
     parts += ['<h2 id="collectives">Collectives</h2>', *map(figure_html, colls)]
     if not colls:
         parts.append(

@@ -20,6 +20,15 @@ from harness.report.figures import (
 )
 
 PANELS_PER_FIGURE = 6
+# A panel is a ladder: at least this many rungs of one own kernel on the problem in one run. A
+# run that set one rung beside its own kernel (an A/B over a sweep's points: 659 of the 680
+# panels of the H200 and H100 rows in session 79, 114 figures) is the rung-worth table's, which
+# gives each such run's ratio over all its points.
+MIN_RUNGS = 2
+SINGLE_RUNG_NOTE = (
+    "A run that set a single rung beside its own kernel is no panel here: the table of what "
+    "each rung was worth gives that rung's ratio over all of the run's points."
+)
 _VENDOR_COLOR = "0.78"  # vendor bars: light grey and hatched, named on the axis
 _TINY = 0.04  # a bar under this fraction of the longest also says its TFLOP/s in its label
 
@@ -40,6 +49,19 @@ def ladder_problems(rows: pd.DataFrame) -> pd.DataFrame:
     keep = set(has_rung[has_rung].index)
     mask = [k in keep for k in zip(*(ok[c] for c in keys), strict=True)]
     return ok[mask]
+
+
+def ladder_panels(rows: pd.DataFrame) -> pd.DataFrame:
+    """ladder_problems' rows of the (device, problem, run) that measured at least MIN_RUNGS
+    rungs."""
+    lad = ladder_problems(rows)
+    if lad.empty:
+        return lad
+    keys = ["device_name", "op", "problem", "run_id"]
+    own = lad[lad["family"] == "own"].groupby(keys)["provider"]
+    rungs = own.agg(lambda names: len(ladder_rungs(set(names))))
+    keep = set(rungs[rungs >= MIN_RUNGS].index)
+    return lad[[k in keep for k in zip(*(lad[c] for c in keys), strict=True)]]
 
 
 def speedup_text(speedup: float) -> str:
@@ -83,8 +105,9 @@ def _panel(ax, g: pd.DataFrame, colors: dict[str, tuple]) -> None:
 
 
 def ladder_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
-    """Per device, the ladder problems in figures of up to PANELS_PER_FIGURE bar charts."""
-    lad = ladder_problems(rows)
+    """Per device, the ladder problems (MIN_RUNGS rungs or more in one run) in figures of up to
+    PANELS_PER_FIGURE bar charts."""
+    lad = ladder_panels(rows)
     files = []
     for (name, kind), dev in lad.groupby(["device_name", "device_type"], sort=True):
         device = device_of({"device_name": name, "device_type": kind})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from harness.report.built import Report
 from harness.report.compose import COMPOSE_NOTE
+from harness.report.ladder import SINGLE_RUNG_NOTE
 
 
 def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
@@ -56,6 +57,7 @@ def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -
         out += fig(f)
     if not worth.frame.empty:
         out += [f"### {worth.title}", "", worth.caption, "", worth.markdown(), ""]
+        out += [SINGLE_RUNG_NOTE, ""]
     out += ["## Collectives", ""]
     for f in colls:
         out += fig(f)

@@ -183,3 +183,47 @@ def test_two_own_kernels_without_a_rung_are_no_ladder():
     )
     ladder = ladder_problems(rows)
     assert set(ladder["problem"]) == {"gemm b"} and set(ladder["run_id"]) == {"r1"}
+
+
+def test_a_single_rung_ab_is_the_worth_tables_not_a_panel():
+    """Two rungs of own-triton on one problem in one run make a ladder panel; a run that set one
+    rung beside own-triton (an A/B over a sweep's points) is left to the rung-worth table."""
+    from harness.report.ladder import MIN_RUNGS, ladder_panels
+
+    def row(provider, problem, family="own", run="r1"):
+        return dict(
+            provider=provider,
+            family=family,
+            problem=problem,
+            op="gemm",
+            status="ok",
+            latency_ms_median=1.0,
+            device_name="NVIDIA H200",
+            timestamp="t",
+            timer="cuda-events",
+            l2="cold",
+            fill="randn",
+            seed=0,
+            run_id=run,
+        )
+
+    rows = pd.DataFrame(
+        [
+            row("own-triton", "gemm a"),
+            row("own-triton-no-tma", "gemm a"),
+            row("own-triton-no-pipeline", "gemm a"),
+            row("cublas", "gemm a", "vendor"),
+            row("own-triton", "gemm b", run="r2"),
+            row("own-triton-no-wave-tiles", "gemm b", run="r2"),
+            row("cublas", "gemm b", "vendor", run="r2"),
+        ]
+    )
+    assert MIN_RUNGS == 2
+    panels = ladder_panels(rows)
+    assert set(panels["problem"]) == {"gemm a"}
+    assert set(panels["provider"]) == {
+        "own-triton",
+        "own-triton-no-tma",
+        "own-triton-no-pipeline",
+        "cublas",
+    }
