@@ -21,9 +21,9 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 |                 |                          | B read in place as wgmma's register operand.    |
 |                 |                          | The rung keeps the Gluon GEMM: its gap is the   |
 |                 |                          | swap's alone                                    |
-| no-wave-tiles   | the Gluon GEMM's wave    | N a multiple of 144 or 112 (Qwen2.5-7B's 4608,  |
-|                 | tiles: 144 wide (128 +   | 3584): one wave of tiles where the power-of-two |
-|                 | 16), 112 (64 + 32 + 16)  | widths leave a second or uneven SMs; the `tl`   |
+| no-wave-tiles   | the Gluon GEMM's 144-    | N a multiple of 144 (Qwen2.5-7B's fused QKV,    |
+|                 | wide tiles (128 + 16)    | 4608): one wave of tiles where the power-of-two |
+|                 |                          | widths leave a second or uneven SMs; the `tl`   |
 |                 |                          | configs and the rest of the Gluon GEMM kept     |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
 |                 |                          | no address registers; pointer loads (cp.async)  |

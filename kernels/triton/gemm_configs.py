@@ -14,7 +14,7 @@ from .gemm_target import KernelTarget
 
 # "no-gluon" leaves the configs as "full" does: it only keeps prepare_matmul from also timing the
 # Gluon kernel (gemm.py); "no-swap-ab" leaves them too, less every swapped one (C^T = B^T A^T);
-# "no-wave-tiles" leaves them and the Gluon kernel, less its 144- and 112-wide tiles (WAVE_PARTS)
+# "no-wave-tiles" leaves them and the Gluon kernel, less its 144-wide tiles (WAVE_PARTS)
 RUNGS = (
     "full",
     "no-gluon",

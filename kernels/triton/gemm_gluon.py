@@ -46,7 +46,8 @@ N_PARTS: tuple[tuple[int, ...], ...] = (
 # ran 0.950x cuBLAS against the pick's 0.910x (fp8 0.935x / 0.906x), 64x144 ping-pong at M 256
 # 0.945x / 0.898x. 80-wide tiles (64 + 16) lost there (0.60-0.84x) and are not offered. A wave
 # tile is timed only where it models faster than every power-of-two tile of its schedule, and
-# beside them, not in their place (as the best modelled, it takes the deep twin). Only with
+# beside them, not in their place (the deep twins of both it and the best power-of-two tile are
+# timed too). Only with
 # 64-row consumer slices: with 128 (256x144, 128x144 ping-pong) they ran 0.32-0.88x there.
 # Not offered: 112-wide tiles (64 + 32 + 16, the kernel's three N parts) for N 3584 = 32 x 112
 # (Qwen2.5-7B's hidden size), where 128x112 makes one wave of 128 tiles at M 512 and 128x128
@@ -422,8 +423,9 @@ def prepare_gluon_matmul(
     def build(cfg: dict) -> Callable[[], object]:
         from .gemm_gluon_kernel import _gemm_ws_kernel
 
-        sources = dict(a_desc=a, b0_desc=w, b1_desc=w, b2_desc=w, c0_desc=out, c1_desc=out)
-        sources |= dict(c2_desc=out)
+        sources = dict(
+            a_desc=a, b0_desc=w, b1_desc=w, b2_desc=w, c0_desc=out, c1_desc=out, c2_desc=out
+        )
         descs = [_descriptor(sources[arg], box) for arg, box in _boxes(cfg, b_is_nk).items()]
         tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
         grid = (min(tiles, num_sms),)
@@ -437,10 +439,11 @@ def prepare_gluon_matmul(
     # the stage cap picks the candidates: decisions under two caps must not share a key
     key: tuple = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages)
     key += (per_schedule,)
-    full = cands
-    if not wave_tiles:
-        full = gluon_gemm_configs(m, n, k, elem, c_elem, num_sms, max_stages, per_schedule)
-    if cands != full:  # the rung's tiles are not full's; where they are, it shares full's choice
+    # the rung's tiles differ from full's only where a wave tile is offered: elsewhere it shares
+    # full's key and so its choice
+    if not wave_tiles and cands != gluon_gemm_configs(
+        m, n, k, elem, c_elem, num_sms, max_stages, per_schedule
+    ):
         key += ("no-wave-tiles",)
     if config is not None:
         if config not in cands:

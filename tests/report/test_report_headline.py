@@ -147,38 +147,40 @@ def test_ladder_panel_without_a_vendor_row_says_so(frame):
     assert labels and all(t.endswith("TFLOP/s") and "x" not in t for t in labels)
 
 
+def _ladder_row(provider, problem, family="own", run="r1"):
+    """One ok GEMM row of the ladder tests (H200, cold L2, randn)."""
+    return dict(
+        provider=provider,
+        family=family,
+        problem=problem,
+        op="gemm",
+        status="ok",
+        latency_ms_median=1.0,
+        device_name="NVIDIA H200",
+        timestamp="t",
+        timer="cuda-events",
+        l2="cold",
+        fill="randn",
+        seed=0,
+        run_id=run,
+    )
+
+
 def test_two_own_kernels_without_a_rung_are_no_ladder():
     """own-triton beside own-cutlass on a GEMM is a comparison, not a ladder; a rung makes one,
     measured in the same run (a panel's bars share a run)."""
     from harness.report.ladder import ladder_problems
 
-    def row(provider, problem, family="own", run="r1"):
-        return dict(
-            provider=provider,
-            family=family,
-            problem=problem,
-            op="gemm",
-            status="ok",
-            latency_ms_median=1.0,
-            device_name="NVIDIA H200",
-            timestamp="t",
-            timer="cuda-events",
-            l2="cold",
-            fill="randn",
-            seed=0,
-            run_id=run,
-        )
-
     rows = pd.DataFrame(
         [
-            row("own-triton", "gemm a"),
-            row("own-cutlass", "gemm a"),
-            row("cublas", "gemm a", "vendor"),
-            row("own-triton", "gemm b"),
-            row("own-triton-no-tma", "gemm b"),
-            row("cublas", "gemm b", "vendor", run="r2"),  # another run: not in the panel
-            row("own-triton", "gemm c"),
-            row("own-triton-no-tma", "gemm c", run="r2"),  # the rung in another run
+            _ladder_row("own-triton", "gemm a"),
+            _ladder_row("own-cutlass", "gemm a"),
+            _ladder_row("cublas", "gemm a", "vendor"),
+            _ladder_row("own-triton", "gemm b"),
+            _ladder_row("own-triton-no-tma", "gemm b"),
+            _ladder_row("cublas", "gemm b", "vendor", run="r2"),  # another run: not in the panel
+            _ladder_row("own-triton", "gemm c"),
+            _ladder_row("own-triton-no-tma", "gemm c", run="r2"),  # the rung in another run
         ]
     )
     ladder = ladder_problems(rows)
@@ -190,32 +192,15 @@ def test_a_single_rung_ab_is_the_worth_tables_not_a_panel():
     rung beside own-triton (an A/B over a sweep's points) is left to the rung-worth table."""
     from harness.report.ladder import MIN_RUNGS, ladder_panels
 
-    def row(provider, problem, family="own", run="r1"):
-        return dict(
-            provider=provider,
-            family=family,
-            problem=problem,
-            op="gemm",
-            status="ok",
-            latency_ms_median=1.0,
-            device_name="NVIDIA H200",
-            timestamp="t",
-            timer="cuda-events",
-            l2="cold",
-            fill="randn",
-            seed=0,
-            run_id=run,
-        )
-
     rows = pd.DataFrame(
         [
-            row("own-triton", "gemm a"),
-            row("own-triton-no-tma", "gemm a"),
-            row("own-triton-no-pipeline", "gemm a"),
-            row("cublas", "gemm a", "vendor"),
-            row("own-triton", "gemm b", run="r2"),
-            row("own-triton-no-wave-tiles", "gemm b", run="r2"),
-            row("cublas", "gemm b", "vendor", run="r2"),
+            _ladder_row("own-triton", "gemm a"),
+            _ladder_row("own-triton-no-tma", "gemm a"),
+            _ladder_row("own-triton-no-pipeline", "gemm a"),
+            _ladder_row("cublas", "gemm a", "vendor"),
+            _ladder_row("own-triton", "gemm b", run="r2"),
+            _ladder_row("own-triton-no-wave-tiles", "gemm b", run="r2"),
+            _ladder_row("cublas", "gemm b", "vendor", run="r2"),
         ]
     )
     assert MIN_RUNGS == 2
