@@ -17,7 +17,13 @@ from harness import schema_history, store
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results"
-RUNS = sorted(f.parent for f in RESULTS.rglob(store.COMPACTED))
+# Committed runs only: git-ignored folders such as results/_scratch (a lent call's working
+# copy, partly compacted) start with "_".
+RUNS = sorted(
+    f.parent
+    for f in RESULTS.rglob(store.COMPACTED)
+    if not any(p.startswith("_") for p in f.parent.relative_to(RESULTS).parts)
+)
 
 
 def python_blocks() -> list[str]:

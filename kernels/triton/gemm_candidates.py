@@ -59,7 +59,9 @@ def candidate_configs(
         out = list(_mid_candidates(rung, m, n, k, in_bytes, out_bytes, dev))
     else:
         out = _listed_candidates(rung, m, n, k, in_bytes, out_bytes, dev)
-    return out + [c for c in deep_configs(rung, m, n, k, in_bytes, out_bytes, dev) if c not in out]
+    deep = deep_configs(rung, m, n, k, in_bytes, out_bytes, dev)
+    deep += tiny_n_configs(rung, m, n, k, in_bytes, out_bytes, dev)
+    return out + [c for c in dict.fromkeys(deep) if c not in out]
 
 
 def one_wave_split(tiles: int, k_tiles: int, num_sms: int) -> int:
@@ -133,6 +135,50 @@ def deep_configs(
     twins = [t for c in whole for t in wide_k_twins(c, m, n, k, in_bytes, out_bytes, dev)]
     partner = _transposed_partner(whole_ranked, m, n, k, in_bytes, out_bytes, dev)
     return whole + parted + [c for c in twins + partner if c not in parted]
+
+
+# An MoE router's gate GEMM has N = the expert count (Mixtral 8): N at most this gets
+# tiny_n_configs.
+TINY_N = 16
+TINY_N_STAGES = 4
+
+
+def tiny_n_configs(
+    rung: str, m: int, n: int, k: int, in_bytes: int, out_bytes: int, dev: KernelTarget
+) -> list[GemmConfig]:
+    """Hopper, N <= TINY_N, M <= DEEP_MAX_M: 16-wide N tiles over M, K split to fill the SMs.
+
+    Mixtral's router (N 8, K 4096) ran 0.49-0.83x cuBLAS at M 1-512 on an H200 (session 80,
+    `results/h200/mixtral_8x7b_decode-s80`): nothing offered there fits it. deep_configs'
+    N tiles start at 32, which keep_config drops at N 8, and its rules (at least 4 K tiles per
+    split, units filling half the SMs) leave no split at M 512 either, so the tuner took a
+    64x64 tile: 1-8 CTAs streaming all of K. The problem is a few MB of activations and 64 KB
+    of weight: only many programs in flight make it fast. So: 16-wide N tiles (wgmma and
+    mma.sync take N 16; the 8 columns past N are TMA's zero fill and a masked store), 16 rows
+    (mma.sync) or 64 (one wgmma warpgroup) over M, and the largest power-of-two split that
+    keeps the units within one wave with at least 2 K tiles each (at most 16, split_k_choices'
+    cap), then a quarter of it (fewer partials to reduce); at most TINY_N_STAGES stages. The tuner times them beside the rest."""
+    if dev.backend != "cuda" or dev.capability // 10 != 9 or n > TINY_N or m > DEEP_MAX_M:
+        return []
+    if rung in ("no-tensor-cores", "no-pipeline"):
+        return []  # as deep_configs: the rung's own list is its measurement
+    bk0 = max(128 // in_bytes, 16)
+    out: list[GemmConfig] = []
+    for bm in (16, 64):
+        if bm == 64 and m <= 16:
+            continue  # 16 rows hold the tokens; 64 would compute 48 rows of zeros
+        bk = bk0 if bm >= 64 else 2 * bk0  # as deep_configs: 128-byte rows at 64, 256 at 16
+        tiles, k_tiles = -(-m // bm), -(-k // bk)
+        split = 1
+        while 2 * split * tiles <= dev.num_sms and 4 * split <= k_tiles and split < 16:
+            split *= 2
+        for s in dict.fromkeys((split, max(split // 4, 1))):
+            s = 1 if rung == "no-splitk" else s
+            cfg = GemmConfig(bm, 16, bk, 4, min(TINY_N_STAGES, -(-k_tiles // s)), split_k=s)
+            cfg = apply_rung(cfg, rung)
+            if cfg not in out and keep_config(cfg, m, n, k, in_bytes, out_bytes, dev):
+                out.append(cfg)
+    return out
 
 
 def _transposed_partner(

@@ -27,6 +27,7 @@ from harness_kernels.triton.gemm_candidates import (  # noqa: E402
     candidate_configs,
     decode_swap_configs,
     deep_configs,
+    tiny_n_configs,
     wide_k_twins,
 )
 from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes  # noqa: E402
@@ -857,3 +858,50 @@ def test_decode_swap_configs_tile_the_weight_rows_for_fp8_nt_on_hopper():
     assert all(
         not c.persistent for c in decode_swap_configs("not-persistent", 16, 4096, 4096, 1, 2, H200)
     )
+
+
+# ---- tiny N: an MoE router's gate (N = the expert count) -----------------------------------------
+
+
+@pytest.mark.parametrize("in_bytes", [1, 2])
+@pytest.mark.parametrize("m", [1, 16, 64, 512])
+def test_tiny_n_configs_tile_n_16_wide_and_split_k_to_fill_the_sms(m, in_bytes):
+    """Mixtral's router (N 8, K 4096): 16-wide N tiles, 16 or 64 rows, a split that keeps the
+    units within one wave with at least 2 K tiles each (at most 16 ways), and a quarter of it;
+    all of them in the tuner's list (session 80: nothing there fitted N 8)."""
+    tiny = tiny_n_configs("full", m, 8, 4096, in_bytes, 2, H200)
+    assert tiny and len(set(tiny)) == len(tiny)
+    offered = candidate_configs("full", m, 8, 4096, in_bytes, 2, H200)
+    for cfg in tiny:
+        assert cfg.block_n == 16 and cfg.block_m in (16, 64) and cfg in offered
+        assert cfg.block_m == 16 or m > 16
+        units = -(-m // cfg.block_m) * cfg.split_k
+        k_per_split = -(-4096 // cfg.block_k) // cfg.split_k
+        assert units <= H200.num_sms and k_per_split >= 2 and cfg.split_k <= 16
+        assert 2 <= cfg.num_stages <= min(4, k_per_split)
+    widest = max(c.split_k for c in tiny if c.block_m == 16)
+    assert [c.split_k for c in tiny if c.block_m == 16] == [widest, max(widest // 4, 1)]
+
+
+def test_tiny_n_configs_stay_at_tiny_n_on_hopper_and_follow_the_rungs():
+    assert tiny_n_configs("full", 64, 32, 4096, 2, 2, H200) == []  # N above TINY_N
+    assert tiny_n_configs("full", 1024, 8, 4096, 2, 2, H200) == []  # M above DEEP_MAX_M
+    assert tiny_n_configs("full", 64, 8, 4096, 2, 2, _pretend("sm_80")) == []
+    assert tiny_n_configs("full", 64, 8, 4096, 2, 2, _pretend("gfx942")) == []
+    for rung in ("no-pipeline", "no-tensor-cores"):
+        assert tiny_n_configs(rung, 64, 8, 4096, 2, 2, H200) == []
+    assert all(c.split_k == 1 for c in tiny_n_configs("no-splitk", 64, 8, 4096, 2, 2, H200))
+    assert all(not c.tma for c in tiny_n_configs("no-tma", 64, 8, 4096, 2, 2, H200))
+
+
+@needs_interpreter
+@pytest.mark.parametrize("split", [1, 4])
+def test_a_16_wide_tile_computes_an_8_column_c(split):
+    """N 8 in a 16-wide tile: the loads past N read zeros and the store leaves nothing past N
+    (C is [M, 8], row stride 8), split or not; ragged M and K."""
+    a, b, _ = _operands(33, 8, 200, torch.float32, b_col=True)
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
+    launch = build_launch(p, GemmConfig(16, 16, 16, 4, 2, split_k=split), kernel_target(None))
+    out = _run(launch)
+    assert out.shape == (33, 8) and out.stride() == (8, 1)
+    assert _rel_err(out, _reference(a, b, {})) < TOL["tf32"]

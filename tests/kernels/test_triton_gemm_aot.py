@@ -28,7 +28,7 @@ from harness_kernels.triton.gemm_candidates import decode_swap_configs
 swap_decode = decode_swap_configs("full", 16, 4096, 4096, 1, 2, TARGETS["sm_90"][1])[0]
 swap_decode_bf16 = decode_swap_configs("full", 16, 4096, 4096, 2, 2, TARGETS["sm_90"][1])[0]
 # The deep tile's wide-K twins (gemm_candidates.wide_k_twins): every one offered at these shapes.
-from harness_kernels.triton.gemm_candidates import deep_configs, wide_k_twins
+from harness_kernels.triton.gemm_candidates import deep_configs, tiny_n_configs, wide_k_twins
 twin_cases = {}
 for (m, n, k), dtype in [((128, 4096, 4096), torch.bfloat16), ((16, 4096, 4096), torch.bfloat16),
                          ((32, 6144, 4096), torch.bfloat16), ((256, 6144, 4096), torch.bfloat16),
@@ -62,6 +62,10 @@ cases = {
                                               config=swap_decode),
     ("sm_90", "bf16-decode-swapped"): GemmCase(16, 4096, 4096, config=swap_decode_bf16),
     **twin_cases,
+    # an MoE router's gate (Mixtral: N 8): the tiny-N tiles, 64 rows (wgmma) and 16 (mma.sync)
+    **{("sm_90", f"tiny-n-{c.block_m}x16-sk{c.split_k}"): GemmCase(512, 8, 4096, config=c)
+       for c in tiny_n_configs("full", 512, 8, 4096, 2, 2, TARGETS["sm_90"][1])
+       if c.split_k > 1},
     ("gfx942", "full"): gemm_cases()["full-bf16-8192"],
     ("gfx942", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
 }
@@ -217,3 +221,14 @@ def test_deep_tile_wide_k_twins_compile_within_their_estimate(compiled):
         assert info["has"]["wgmma"] or info["has"]["mma.sync"], name
         assert info["has"]["cp.async.bulk.tensor"] and info["n_spills"] == 0, name
         assert info["shared"] <= info["smem_estimate"] <= 232448, name
+
+
+def test_tiny_n_tiles_compile_to_tensor_cores_with_atomics_and_no_spills(compiled):
+    """The router's 16-wide N tiles at 512x8x4096, split: 64 rows on wgmma, 16 on mma.sync;
+    TMA loads (B's 8 rows past N are its zero fill), the split-K counter's atomics."""
+    tiny = {key: info for key, info in compiled.items() if key.startswith("sm_90/tiny-n-")}
+    assert {key.split("-")[2].split("x")[0] for key in tiny} == {"16", "64"}
+    for key, info in tiny.items():
+        mma = "wgmma" if "/tiny-n-64x" in key else "mma.sync"
+        assert info["has"][mma] and info["has"]["cp.async.bulk.tensor"], key
+        assert info["has"]["atom.global"] and info["n_spills"] == 0, key
