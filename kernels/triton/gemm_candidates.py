@@ -152,8 +152,9 @@ def tiny_n_configs(
     Mixtral's router (N 8, K 4096) ran 0.49-0.83x cuBLAS at M 1-512 on an H200 (session 80,
     `results/h200/mixtral_8x7b_decode-s80`): nothing offered there fits it. deep_configs'
     N tiles start at 32, which keep_config drops at N 8, so the tuner took one CTA's swapped
-    tile at M 1-32 and 16x64 or 64x64 tiles at M 64-512: 1-8 CTAs streaming all of K. The problem is a few MB of activations and 64 KB
-    of weight: only many programs in flight make it fast. So: 16-wide N tiles (wgmma and
+    tile at M 1-32 and 16x64 or 64x64 tiles at M 64-512: 1-8 CTAs streaming all of K. The
+    problem is a few MB of activations and 64 KB of weight: only many programs in flight make
+    it fast. So: 16-wide N tiles (wgmma and
     mma.sync take N 16; the 8 columns past N are TMA's zero fill and a masked store), 16 rows
     (mma.sync) or 64 (one wgmma warpgroup) over M, and the largest power-of-two split that
     keeps the units within one wave with at least 2 K tiles each (at most 16, split_k_choices'
