@@ -17,13 +17,10 @@ from harness import schema_history, store
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results"
-# Committed runs only: git-ignored folders such as results/_scratch (a lent call's working
-# copy, partly compacted) start with "_".
-RUNS = sorted(
-    f.parent
-    for f in RESULTS.rglob(store.COMPACTED)
-    if not any(p.startswith("_") for p in f.parent.relative_to(RESULTS).parts)
-)
+# Committed runs only: results/_scratch (git-ignored: a lent call's working copy, partly
+# compacted) is not one; results/<gpu>/_process_spread and the like are.
+SCRATCH = RESULTS / "_scratch"
+RUNS = sorted(f.parent for f in RESULTS.rglob(store.COMPACTED) if SCRATCH not in f.parents)
 
 
 def python_blocks() -> list[str]:
