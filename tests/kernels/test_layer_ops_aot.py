@@ -76,3 +76,39 @@ def test_layer_op_kernels_do_not_spill_and_keep_their_warps(compiled):
     for key, info in compiled.items():
         assert info["num_warps"] == info["num_warps_asked"], key
         assert info.get("n_spills", 0) == 0, key
+
+
+_ORDER_SCRIPT = r"""
+import json
+import torch
+from harness_kernels.triton import layer_ops as k
+from harness_kernels.triton.aot import TARGETS, compile_for, specialize
+
+meta = torch.device("meta")
+out = {}
+for n in (4096, 16384):  # Mixtral's and Llama-3.1-405B's hidden sizes
+    for fused in (False, True):
+        x = torch.empty((1, n), dtype=torch.bfloat16, device=meta)
+        w = torch.empty((n,), dtype=torch.bfloat16, device=meta)
+        launch = k.prepare_rmsnorm(x, w, torch.empty_like(x) if fused else None)
+        consts = {q: v for q, v in launch.meta.items() if q != "num_warps"}
+        full = list(launch.args) + [consts[q.name] for q in launch.kernel.params[len(launch.args):]]
+        gpu = TARGETS["sm_90"][0]
+        sig, ce, attrs = specialize(launch.kernel, tuple(full), gpu)
+        info = compile_for(launch.kernel, gpu, sig, ce, attrs, {"num_warps": launch.meta["num_warps"]})
+        lines = info["asm"]["ptx"].splitlines()
+        out[f"n{n}/{'add_' if fused else ''}rmsnorm"] = {
+            "loads": [i for i, s in enumerate(lines) if "ld.global" in s],
+            "barriers": [i for i, s in enumerate(lines) if "bar.sync" in s],
+        }
+print(json.dumps(out))
+"""
+
+
+def test_rmsnorm_issues_every_global_load_before_its_row_sum_barrier():
+    """The weight was once loaded after the row's sum: behind the sum's CTA barrier, a second
+    memory round trip in series, most of a 5 us kernel at m 1-2 (torch.compile 4.3 us at N 4096
+    on an H200, session 80). Every global load must come before the first barrier."""
+    for key, order in compile_in_child(_ORDER_SCRIPT).items():
+        assert order["barriers"], f"{key}: no CTA barrier (a one-warp row?)"
+        assert order["loads"] and max(order["loads"]) < min(order["barriers"]), (key, order)
