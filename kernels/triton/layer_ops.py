@@ -79,7 +79,7 @@ def _rmsnorm_kernel(
     x = tl.load(x_ptr + row * stride_x + offs, mask=mask, other=0.0).to(tl.float32)
     # The weight is loaded here, before the row's sum: loaded after it (as first written), its
     # loads issued only after the sum's CTA barrier, a second memory round trip in series (the
-    # sm_90 SASS showed the LDGs behind BAR.SYNC); at m 1-2 that is most of a 5 us kernel.
+    # sm_90 SASS showed the LDGs behind BAR.SYNC), where one row is the whole kernel's work.
     w = tl.load(w_ptr + offs, mask=mask, other=0.0)
     if HAS_RESIDUAL:
         # The sum feeds the norm unrounded; the stored residual is rounded (vLLM's order).
