@@ -23,17 +23,18 @@ from harness_kernels.triton.gemm_configs import GemmConfig
 from harness_kernels.triton.gemm_operands import check_operands
 from harness_kernels.triton.gemm_target import kernel_target
 
-CONFIG = re.compile(r"(\d+)x(\d+)x(\d+)s(\d+)(?:k(\d+))?(?:p(\d+))?(?:w(\d+))?$")
+CONFIG = re.compile(r"(\d+)x(\d+)x(\d+)s(\d+)(?:k(\d+))?(?:p(\d+))?(?:w(\d+))?(a)?$")
 
 
 def parse_config(text: str) -> GemmConfig:
-    """'32x128x128s5k2p1' -> GemmConfig(32, 128, 128, num_stages=5, split_k=2, ...)."""
+    """'32x128x128s5k2p1' -> GemmConfig(32, 128, 128, num_stages=5, split_k=2, ...); a trailing
+    'a' (split configs) sums the partials in a second launch (reduce_apart)."""
     found = CONFIG.match(text)
     if found is None:
         raise ValueError(
-            f"bad config {text!r}: want BMxBNxBKs<stages>[k<split>][p<per SM>][w<warps>]"
+            f"bad config {text!r}: want BMxBNxBKs<stages>[k<split>][p<per SM>][w<warps>][a]"
         )
-    bm, bn, bk, stages, split, per_sm, warps = found.groups()
+    bm, bn, bk, stages, split, per_sm, warps, apart = found.groups()
     return GemmConfig(
         int(bm),
         int(bn),
@@ -42,6 +43,7 @@ def parse_config(text: str) -> GemmConfig:
         num_stages=int(stages),
         split_k=int(split or 1),
         programs_per_sm=int(per_sm or 1),
+        reduce_apart=apart is not None,
     )
 
 

@@ -24,6 +24,9 @@ def test_config_names_parse_to_the_tuners_configs():
         16, 64, 128, num_stages=5, programs_per_sm=2
     )
     assert ncu.parse_config("128x128x64s4w8").num_warps == 8
+    apart = ncu.parse_config("128x256x64s4k7w8a")
+    assert apart.reduce_apart and apart.split_k == 7 and apart.num_warps == 8
+    assert not ncu.parse_config("128x256x64s4k7w8").reduce_apart
 
 
 @pytest.mark.parametrize("text", ["32x64s9", "32x64x128", "32x64x128s9q2", "a"])

@@ -23,11 +23,12 @@ from triton.compiler import ASTSource
 from triton.compiler.compiler import make_backend
 from triton.runtime.jit import JITFunction, native_specialize_impl
 
-from .gemm import build_launch
+from .gemm import MatmulLaunch, build_launch
 from .gemm_candidates import candidate_configs
 from .gemm_configs import GemmConfig, apply_rung
 from .gemm_kernel import _gemm_kernel
 from .gemm_operands import check_operands
+from .gemm_reduce_kernel import SUM_WARPS, _splitk_sum_kernel
 from .gemm_target import KernelTarget
 from .resource_usage import resource_usage
 
@@ -151,6 +152,12 @@ def gemm_cases() -> dict[str, GemmCase]:
 def gemm_launch_args(case: GemmCase, dev: KernelTarget) -> tuple[tuple, dict, dict]:
     """(kernel args, launch options, reported config) for `case` on `dev`, built on meta tensors
     by the same code path prepare_matmul uses, so the compiled instance is the one that runs."""
+    launch = _meta_launch(case, dev)
+    return launch.positional_args(), launch._options, launch.config
+
+
+def _meta_launch(case: GemmCase, dev: KernelTarget) -> MatmulLaunch:
+    """build_launch's MatmulLaunch for `case` on meta tensors (nothing is allocated or run)."""
     meta = torch.device("meta")
     a = torch.empty((case.m, case.k), device=meta, dtype=case.dtype)
     if case.b_col_major:
@@ -171,17 +178,25 @@ def gemm_launch_args(case: GemmCase, dev: KernelTarget) -> tuple[tuple, dict, di
         cfg = (split or cands)[0]
     else:
         cfg = apply_rung(cfg, case.rung)
-    launch = build_launch(p, cfg, dev)
-    return launch.positional_args(), launch._options, launch.config
+    return build_launch(p, cfg, dev)
 
 
 def compile_gemm_case(case: GemmCase, target_name: str, keep_asm: bool = True) -> dict[str, Any]:
     """Compile one GEMM case for a named target (see TARGETS); adds the config it used."""
     target, dev = TARGETS[target_name]
-    args, options, config = gemm_launch_args(case, dev)
-    signature, constexprs, attrs = specialize(_gemm_kernel, args, target)
-    info = compile_for(_gemm_kernel, target, signature, constexprs, attrs, options)
-    info["config"] = config
+    launch = _meta_launch(case, dev)
+    signature, constexprs, attrs = specialize(_gemm_kernel, launch.positional_args(), target)
+    info = compile_for(_gemm_kernel, target, signature, constexprs, attrs, launch._options)
+    info["config"] = launch.config
+    if launch._sum is not None:  # reduce_apart: the second launch, which sums the partials
+        summed = launch._sum
+        names = _splitk_sum_kernel.arg_names[len(summed.args) :]
+        args = (*summed.args, *(summed.constexprs[name] for name in names))
+        signature, constexprs, attrs = specialize(_splitk_sum_kernel, args, target)
+        options = {"num_warps": SUM_WARPS}
+        info["sum"] = compile_for(_splitk_sum_kernel, target, signature, constexprs, attrs, options)
+        if not keep_asm:
+            info["sum"].pop("asm")
     if not keep_asm:
         info.pop("asm")
     return info

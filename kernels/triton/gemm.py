@@ -75,6 +75,7 @@ from .gemm_gluon import TUNE_SOURCES as GLUON_TUNE_SOURCES
 from .gemm_gluon import GluonGemmUnsupported, GluonMatmulLaunch, prepare_gluon_matmul
 from .gemm_kernel import _gemm_kernel
 from .gemm_operands import GemmOperands, check_operands, tma_support, transposes_b
+from .gemm_reduce_kernel import SplitKSum, splitk_sum
 from .gemm_split import StreamKPlan, splitk_reduce_rows, stream_k_plan
 from .gemm_target import KernelTarget, interpreting, kernel_target
 from .gemm_tune import reference, remember, stored_key, tune_or_lookup
@@ -111,6 +112,7 @@ class MatmulLaunch:
     _runner: Any = None  # CompiledKernel[grid], once bind_compiled() has compiled it
     _runner_args: tuple = ()  # positional_args(), kept with the runner
     _prologue: Any = None  # work each call does before the kernel (transpose_b's copy of B)
+    _sum: SplitKSum | None = None  # reduce_apart: the launch that sums the split-K partials
 
     def __call__(self) -> torch.Tensor:
         if self._prologue is not None:
@@ -120,6 +122,8 @@ class MatmulLaunch:
             self._runner(*self._runner_args)
         else:
             _gemm_kernel[self._grid](*self._args, **self._constexprs, **self._options)
+        if self._sum is not None:
+            self._sum()
         return self.out
 
     def positional_args(self) -> tuple:
@@ -134,6 +138,8 @@ class MatmulLaunch:
         kernel = kernel.result() if hasattr(kernel, "result") else kernel
         if not interpreting() and hasattr(kernel, "packed_metadata"):
             self._runner, self._runner_args = kernel[self._grid], self.positional_args()
+        if self._sum is not None:
+            self._sum.bind_compiled()
 
 
 def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulLaunch:
@@ -171,6 +177,8 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
     tma_load, tma_store, tma_reason = tma_support(p, cfg, dev)
     if cfg.stream_k and (cfg.split_k != 1 or not cfg.persistent):
         raise ValueError(f"stream_k needs a persistent config with split_k=1; got {cfg}")
+    if cfg.reduce_apart and (cfg.split_k == 1 or cfg.stream_k):
+        raise ValueError(f"reduce_apart sums split-K partials: it needs split_k > 1; got {cfg}")
     # The partial-tile reduction (split-K, stream-K) writes C by pointers, as does a swapped
     # product (C^T into C's layout: unit stride down its rows).
     tma_store = tma_store and cfg.split_k == 1 and not cfg.stream_k and result is None
@@ -198,7 +206,9 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         if slots * parts * bm * bn >= 2**31:
             raise ValueError(f"split workspace of {slots}x{parts} tiles overflows 32-bit offsets")
         ws = torch.empty(slots * parts * bm * bn, device=a.device, dtype=torch.float32)
-        counters = torch.zeros(slots, device=a.device, dtype=torch.int32)
+        # the one-launch reduction's arrival counters (reduce_apart's second launch needs none)
+        if not cfg.reduce_apart:
+            counters = torch.zeros(slots, device=a.device, dtype=torch.int32)
     # Kept unformatted: the launch arguments one role per line (pointers, sizes, strides).
     # fmt: off
     args = (
@@ -227,6 +237,7 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         REDUCE_M=splitk_reduce_rows(bm, bn, parts, cfg.num_warps),
         STREAM_K=cfg.stream_k,
         MAX_PARTS=parts,
+        REDUCE_APART=cfg.reduce_apart,
     )
     options: dict[str, Any] = {"num_warps": cfg.num_warps, "num_stages": cfg.num_stages}
     if dev.backend == "hip":
@@ -265,9 +276,16 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         "arch": dev.arch,
         "device_name": dev.name,
     }
+    summed = None
+    if cfg.reduce_apart:
+        assert ws is not None
+        summed = splitk_sum(ws, out, p.a_scale, p.b_scale, tiles, bm, bn, cfg.group_m, parts)
+        config["sum_programs"] = summed.grid[0]
     grid = (num_programs, 1, 1)
     out = result if result is not None else out
-    return MatmulLaunch(out, config, grid, args, constexprs, options, _prologue=prologue)
+    return MatmulLaunch(
+        out, config, grid, args, constexprs, options, _prologue=prologue, _sum=summed
+    )
 
 
 def prepare_matmul(

@@ -29,6 +29,9 @@ from .gemm_target import KernelTarget, kernel_target
 # Candidate lists are capped so that tuning one shape stays at a few seconds on the GPU.
 MAX_CANDIDATES = 12
 STREAM_K_CANDIDATES = 2  # stream-K configs added to a mid-M list (beyond MAX_CANDIDATES)
+# split-K configs whose partials a second launch sums (GemmConfig.reduce_apart), added to a mid-M
+# list beside the stream-K ones
+REDUCE_APART_CANDIDATES = 2
 # one-wave deep-pipeline configs added on Hopper (beyond MAX_CANDIDATES), and up to two
 # wide-K twins of the whole-K one (wide_k_twins) plus up to two of its transposed partner
 # (_transposed_partner)
@@ -482,6 +485,7 @@ def _mid_candidates(
             (c.block_m, c.block_n) != (cfg.block_m, cfg.block_n) for c in extra
         ):
             extra.append(cfg)
+    extra += _reduce_apart_twins(timed, m, n, k, in_bytes, out_bytes, dev)
     anchors = [min(listed, key=lambda c: estimate_seconds(c, m, n, k, in_bytes, out_bytes, dev))]
     # 64x128, 4 warps, two programs per SM won 7 of the 11 weak H200 shapes under the old list.
     old_winner = [c for c in listed if (c.block_m, c.block_n, c.programs_per_sm) == (64, 128, 2)]
@@ -517,6 +521,35 @@ def _mid_candidates(
     order = {c: i for i, c in enumerate(ranked)}
     picked.sort(key=lambda c: order[c])
     return tuple(picked + anchors + extra)
+
+
+def _reduce_apart_twins(
+    timed: list[tuple[float, GemmConfig]],
+    m: int,
+    n: int,
+    k: int,
+    in_bytes: int,
+    out_bytes: int,
+    dev: KernelTarget,
+) -> list[GemmConfig]:
+    """Up to REDUCE_APART_CANDIDATES split-K configs of the modelled space with their partials
+    summed by a second launch (gemm_reduce_kernel.py), the best modelled of distinct tiles, if
+    within 2x of the best config. They ride along as stream-K does: the ranking and the untuned
+    default stay as they were. Where the one-launch reduction is long (wide tiles, many parts:
+    Llama-3.1-405B's 256x2304x16384, 128x256 split 7) the model prices the twin far lower."""
+    best = min((t for t, _ in timed), default=0.0)
+    apart = [replace(c, reduce_apart=True) for _, c in timed if c.split_k > 1]
+    twins = sorted(
+        ((estimate_seconds(c, m, n, k, in_bytes, out_bytes, dev), c) for c in apart),
+        key=lambda tc: tc[0],
+    )
+    out: list[GemmConfig] = []
+    for t, cfg in twins:
+        tile = (cfg.block_m, cfg.block_n)
+        if len(out) < REDUCE_APART_CANDIDATES and t <= 2.0 * best:
+            if all((c.block_m, c.block_n) != tile for c in out):
+                out.append(cfg)
+    return out
 
 
 def interpreter_pick(rung: str, m: int, n: int, k: int, in_bytes: int) -> GemmConfig:

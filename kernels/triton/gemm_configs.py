@@ -56,6 +56,12 @@ class GemmConfig:
     # for TMA). Column-major B (fp8 decode, decode_swap_configs): the weight's rows fill wgmma's
     # 64-row tiles and the few tokens are its N; both operands K-major, so TMA loads both.
     swap_ab: bool = False
+    # split_k > 1 only: units store their fp32 partials and a second kernel sums them over every
+    # SM (gemm_reduce_kernel.py, cuBLAS's split-K + splitKreduce), instead of the last unit of
+    # each tile summing them alone at one SM's L2 bandwidth (session 82's ncu at 256x2304x16384:
+    # 128x256 tiles split 7 took 47.7 us; at the per-SM rate of a 128x128 tile at whole K there,
+    # its main loop needs about 29).
+    reduce_apart: bool = False
     # AMD only: MFMA shape (16 -> 16x16 instructions, 32 -> 32x32) and the occupancy hint.
     matrix_instr_nonkdim: int = 0
     waves_per_eu: int = 0
@@ -200,5 +206,5 @@ def apply_rung(cfg: GemmConfig, rung: str) -> GemmConfig:
     if rung == "not-persistent":
         return replace(cfg, persistent=False, programs_per_sm=1, stream_k=False)
     if rung == "no-splitk":  # stream-K splits tiles' K ranges too
-        return replace(cfg, split_k=1, stream_k=False)
+        return replace(cfg, split_k=1, stream_k=False, reduce_apart=False)
     return cfg

@@ -29,7 +29,8 @@ from .gemm_target import KernelTarget
 #  * Split-K's price in this kernel: an fp32 partial per unit, and for the last unit of a tile
 #    a reduction that walks the tile in chunks (splitk_reduce_rows), one L2 round trip each
 #    (the chunk loop is not unrolled; the split loop inside it is), plus a pipeline refill per
-#    unit (the split-K loop is not flattened).
+#    unit (the split-K loop is not flattened). With reduce_apart the units only store, and a
+#    second launch reads every partial over all SMs: a launch gap plus the partials at L2 rate.
 #  * Tensor-core rate per tile. wgmma m64nNk16 reads both operands from shared memory (128 B
 #    per clock per SM against 4096 bf16 FLOP per clock), so narrow N starves it: relative rate
 #    ~ (64N / (64 + N)) / 51.2, i.e. N=64: 0.63, 128: 0.83, 256: 1; a single warpgroup alone on
@@ -53,6 +54,9 @@ _L2_BYTES = 50 << 20  # split-K partials beyond this are written back to HBM
 # M=64 N=10240 K=8192 at ~58 GB/s per SM on the H200 -> 72 KB / 58 GB/s ~ 1.25 us.
 _MEM_LATENCY = 1.25e-6
 _L2_LATENCY = 0.3e-6  # one split-K reduction chunk: L2 loads of every split, then its store
+# reduce_apart's second launch (gemm_reduce_kernel.py): the gap between two dependent launches on
+# one stream plus the sum's ramp (an assumption, not measured); its reads go at _L2_BW.
+_SUM_LAUNCH = 2e-6
 ACC_REGS = 128  # fp32 accumulators per thread beyond which ptxas spills (with addresses etc.)
 
 
@@ -124,12 +128,15 @@ def estimate_seconds(
         chunks = bm // splitk_reduce_rows(bm, bn, parts, cfg.num_warps)
         store = _L2_LATENCY + tile_f32 / _SM_LOAD_BW  # + barrier and acq_rel atomic
         reduce = chunks * _L2_LATENCY + parts * tile_f32 / _SM_LOAD_BW
-        overhead += (sm_partials * store + sm_reduces * reduce) / resident
+        # reduce_apart: no unit sums; the second launch does, after the GEMM (below)
+        in_kernel = 0 if cfg.reduce_apart else sm_reduces
+        overhead += (sm_partials * store + in_kernel * reduce) / resident
 
     a_bytes, b_bytes, c_bytes = m * k * in_bytes, n * k * in_bytes, m * n * out_bytes
     hbm = a_bytes + b_bytes + c_bytes + (partials if partials > _L2_BYTES else 0)
     l2 = a_bytes * tiles_n + b_bytes * tiles_m + 2 * partials + c_bytes
-    return _soft_max(busy + overhead, hbm / _HBM_BW, l2 / _L2_BW)
+    gemm = _soft_max(busy + overhead, hbm / _HBM_BW, l2 / _L2_BW)
+    return gemm + (_SUM_LAUNCH + partials / _L2_BW if cfg.reduce_apart and split > 1 else 0.0)
 
 
 def _soft_max(*times: float) -> float:

@@ -4,7 +4,10 @@ meta-parameters switch each fast path on or off, so one kernel serves every rung
 Scheduling: work units are (output tile, K split) pairs in grouped order (GROUP_M rows of tiles
 share B's columns while they are in L2). With SPLIT_K > 1 each unit stores an fp32 partial; the
 last unit to finish a tile (an atomic counter per tile) sums the partials in split order, so the
-result is deterministic and one launch suffices. That unit also resets the counter.
+result is deterministic and one launch suffices. That unit also resets the counter. With
+REDUCE_APART the units only store their partials and gemm_reduce_kernel.py sums them in a second
+launch spread over every SM (also in split order): one SM reading every partial of a 128x256
+tile at split 7 is ~770 KB through one L2 port, on the critical path.
 
 Stream-K (persistent configs with stream_k): when whole tiles would leave SMs idle in the last
 wave (80 tiles of 128x256 on 132 SMs at M=256, N=10240), the tiles of all full waves but the last
@@ -137,6 +140,18 @@ def _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
 
 
 @triton.jit
+def _store_partial(ws_ptr, acc, slot, part,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, MAX_PARTS: tl.constexpr):
+    """Store the fp32 accumulator whole as part `part` of workspace slot `slot`, laid out
+    [slots, MAX_PARTS, BLOCK_M, BLOCK_N] (tile-local: unmasked, rows past M hold zeros)."""
+    tile_elems = BLOCK_M * BLOCK_N
+    rows = tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    offs = (slot * MAX_PARTS + part) * tile_elems + rows[:, None] * BLOCK_N + cols[None, :]
+    tl.store(ws_ptr + offs, acc)
+
+
+@triton.jit
 def _partial_epilogue(c, acc, ws_ptr, counter_ptr, slot, part, n_parts, pid_m, pid_n, scale,
                       M, N, stride_cm, stride_cn,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, MAX_PARTS: tl.constexpr,
@@ -147,9 +162,8 @@ def _partial_epilogue(c, acc, ws_ptr, counter_ptr, slot, part, n_parts, pid_m, p
     order (deterministic) and writes C by pointers. Split-K and stream-K both end here."""
     tile_elems = BLOCK_M * BLOCK_N
     base = ws_ptr + slot * (MAX_PARTS * tile_elems)
-    rows = tl.arange(0, BLOCK_M)
     cols = tl.arange(0, BLOCK_N)
-    tl.store(base + part * tile_elems + rows[:, None] * BLOCK_N + cols[None, :], acc)
+    _store_partial(ws_ptr, acc, slot, part, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MAX_PARTS=MAX_PARTS)
     # Every thread's partial must be issued before the counter says "done": a CTA barrier, then
     # an acq_rel atomic at GPU scope (release for our partial, acquire for the others').
     tl.debug_barrier()
@@ -188,7 +202,8 @@ def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
                GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr, TMA_LOAD: tl.constexpr,
                TMA_STORE: tl.constexpr, B_IS_NK: tl.constexpr, USE_DOT: tl.constexpr,
                INPUT_PRECISION: tl.constexpr, HAS_SCALE: tl.constexpr, EVEN_K: tl.constexpr,
-               EPILOGUE_SUBTILE: tl.constexpr, UPCAST: tl.constexpr, REDUCE_M: tl.constexpr):
+               EPILOGUE_SUBTILE: tl.constexpr, UPCAST: tl.constexpr, REDUCE_M: tl.constexpr,
+               REDUCE_APART: tl.constexpr):
     """One work unit: K range `work_id % SPLIT_K` of output tile `work_id // SPLIT_K`.
 
     `work_id_c` equals `work_id` but is a separate loop-carried value, so that after loop
@@ -215,6 +230,9 @@ def _gemm_unit(work_id, work_id_c, a, b, c, ws_ptr, counter_ptr, scale,
         _store_c(c, acc, pid_m, pid_n, M, N, stride_cm, stride_cn,
                  BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, TMA=TMA_STORE,
                  EPILOGUE_SUBTILE=EPILOGUE_SUBTILE)
+    elif REDUCE_APART:  # the second launch sums the parts (gemm_reduce_kernel.py)
+        _store_partial(ws_ptr, acc, tile_c, work_id_c % SPLIT_K,
+                       BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, MAX_PARTS=SPLIT_K)
     else:
         _partial_epilogue(c, acc, ws_ptr, counter_ptr, tile_c, work_id_c % SPLIT_K, SPLIT_K,
                           pid_m, pid_n, scale, M, N, stride_cm, stride_cn,
@@ -284,7 +302,7 @@ def _gemm_kernel(
     USE_DOT: tl.constexpr, INPUT_PRECISION: tl.constexpr, HAS_SCALE: tl.constexpr,
     EVEN_K: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
     UPCAST: tl.constexpr, REDUCE_M: tl.constexpr, STREAM_K: tl.constexpr,
-    MAX_PARTS: tl.constexpr,
+    MAX_PARTS: tl.constexpr, REDUCE_APART: tl.constexpr,
 ):
     """C[M, N] = scale * A[M, K] @ B[K, N]; grid = num_programs (persistent) or every unit."""
     pid = tl.program_id(axis=0)
@@ -305,7 +323,8 @@ def _gemm_kernel(
                        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
                        SPLIT_K=1, TMA_LOAD=TMA_LOAD, TMA_STORE=False, B_IS_NK=B_IS_NK,
                        USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, HAS_SCALE=HAS_SCALE,
-                       EVEN_K=EVEN_K, EPILOGUE_SUBTILE=False, UPCAST=UPCAST, REDUCE_M=REDUCE_M)
+                       EVEN_K=EVEN_K, EPILOGUE_SUBTILE=False, UPCAST=UPCAST, REDUCE_M=REDUCE_M,
+                       REDUCE_APART=False)
         _stream_k_share(pid, num_programs, dp_tiles, sk_tiles, a, b, c, ws_ptr, counter_ptr,
                         scale, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
                         stride_cn,
@@ -326,7 +345,7 @@ def _gemm_kernel(
                        SPLIT_K=SPLIT_K, TMA_LOAD=TMA_LOAD, TMA_STORE=TMA_STORE, B_IS_NK=B_IS_NK,
                        USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, HAS_SCALE=HAS_SCALE,
                        EVEN_K=EVEN_K, EPILOGUE_SUBTILE=EPILOGUE_SUBTILE, UPCAST=UPCAST,
-                       REDUCE_M=REDUCE_M)
+                       REDUCE_M=REDUCE_M, REDUCE_APART=REDUCE_APART)
     else:
         _gemm_unit(pid, pid, a, b, c, ws_ptr, counter_ptr, scale,
                    M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
@@ -334,5 +353,5 @@ def _gemm_kernel(
                    SPLIT_K=SPLIT_K, TMA_LOAD=TMA_LOAD, TMA_STORE=TMA_STORE, B_IS_NK=B_IS_NK,
                    USE_DOT=USE_DOT, INPUT_PRECISION=INPUT_PRECISION, HAS_SCALE=HAS_SCALE,
                    EVEN_K=EVEN_K, EPILOGUE_SUBTILE=EPILOGUE_SUBTILE, UPCAST=UPCAST,
-                   REDUCE_M=REDUCE_M)
+                   REDUCE_M=REDUCE_M, REDUCE_APART=REDUCE_APART)
 # fmt: on

@@ -22,6 +22,7 @@ from harness_kernels.triton.gemm_candidates import (  # noqa: E402
     DEEP_CANDIDATES,
     DEEP_TWINS,
     MAX_CANDIDATES,
+    REDUCE_APART_CANDIDATES,
     STREAM_K_CANDIDATES,
     _listed_candidates,
     candidate_configs,
@@ -43,7 +44,9 @@ from harness_kernels.triton.gemm_split import (  # noqa: E402
 from harness_kernels.triton.gemm_target import KernelTarget, kernel_target  # noqa: E402
 
 # stream-K twins and one-wave deep configs ride beyond the cap
-MAX_LISTED = MAX_CANDIDATES + STREAM_K_CANDIDATES + DEEP_CANDIDATES + DEEP_TWINS
+MAX_LISTED = (
+    MAX_CANDIDATES + STREAM_K_CANDIDATES + REDUCE_APART_CANDIDATES + DEEP_CANDIDATES + DEEP_TWINS
+)
 
 FP8 = torch.float8_e4m3fn
 # Relative Frobenius error allowed per input dtype: output rounding (bf16 8 bits, fp16 11 bits),
@@ -152,6 +155,46 @@ def test_fp32_ieee_is_exact_to_fp32_rounding():
 @pytest.mark.parametrize("split_k", [2, 3, 4])
 @pytest.mark.parametrize("tma", [False, True], ids=["ptr", "tma"])
 @pytest.mark.parametrize("persistent", [False, True], ids=["grid", "persistent"])
+@pytest.mark.parametrize("dtype", [torch.float16, FP8], ids=["fp16", "fp8"])
+def test_reduce_apart_sums_the_same_bits_as_the_one_launch_split(split_k, tma, persistent, dtype):
+    """The second launch (gemm_reduce_kernel.py) sums the parts in split order, as the last unit
+    does in one launch: the same bits, with fp8's scales applied once, by the sum."""
+    a, b, scales = _operands(20, 40, 72 if dtype != FP8 else 160, dtype, b_col=True)
+    a_scale, b_scale = scales.get("a_scale"), scales.get("b_scale")
+    p = check_operands(a, b, None, a_scale, b_scale, "tf32", kernel_target(None))
+    cfg = GemmConfig(
+        16,
+        32,
+        16 if dtype != FP8 else 32,
+        split_k=split_k,
+        tma=tma,
+        persistent=persistent,
+        group_m=2,
+    )
+    one = build_launch(p, cfg, kernel_target(None))
+    apart = build_launch(p, replace(cfg, reduce_apart=True), kernel_target(None))
+    assert apart._args[6] is None and apart.config["sum_programs"] == 4  # 2x2 tiles, 1 chunk
+    out = _run(apart).clone()
+    assert _rel_err(out, _reference(a, b, scales)) < TOL[dtype]
+    assert torch.equal(out, _run(one))
+    assert torch.equal(_run(apart), out)  # a second launch overwrites with the same bits
+
+
+def test_reduce_apart_needs_a_split():
+    a, b, _ = _operands(20, 40, 72, torch.float16, b_col=True)
+    p = check_operands(a, b, None, None, None, "tf32", kernel_target(None))
+    for cfg in (
+        GemmConfig(16, 32, 16, reduce_apart=True),
+        GemmConfig(16, 32, 16, stream_k=True, reduce_apart=True),
+    ):
+        with pytest.raises(ValueError, match="reduce_apart"):
+            build_launch(p, cfg, kernel_target(None))
+
+
+@needs_interpreter
+@pytest.mark.parametrize("split_k", [2, 3, 4])
+@pytest.mark.parametrize("tma", [False, True], ids=["ptr", "tma"])
+@pytest.mark.parametrize("persistent", [False, True], ids=["grid", "persistent"])
 def test_split_k_reduction_is_deterministic_and_resets_counters(split_k, tma, persistent):
     # K=72: 5 K tiles of 16, so some splits are uneven and split 4 owns a single tile.
     a, b, _ = _operands(20, 40, 72, torch.float16, b_col=True)
@@ -226,7 +269,9 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
         cands = candidate_configs(rung, m, 8192, 8192, in_bytes, out_bytes, dev)
         assert 1 <= len(cands) <= MAX_LISTED and len(set(cands)) == len(cands)
         deep = deep_configs(rung, m, 8192, 8192, in_bytes, out_bytes, dev)
-        assert len([c for c in cands if not c.stream_k and c not in deep]) <= MAX_CANDIDATES
+        ranked = [c for c in cands if not (c.stream_k or c.reduce_apart) and c not in deep]
+        assert len(ranked) <= MAX_CANDIDATES
+        assert len([c for c in cands if c.reduce_apart]) <= REDUCE_APART_CANDIDATES
         for cfg in cands:
             assert shared_mem_bytes(cfg, in_bytes, out_bytes, dev.backend) <= dev.max_shared_mem
             assert cfg.tma == (dev.capability >= 90 and rung != "no-tma")
@@ -235,6 +280,7 @@ def test_candidate_spaces_fit_the_device(target, dtype, m):
                 assert cfg.split_k == 1
             if rung in ("no-splitk", "not-persistent"):
                 assert not cfg.stream_k
+            assert not cfg.reduce_apart or (cfg.split_k > 1 and not cfg.stream_k)
     full = candidate_configs("full", m, 4096, 4096, in_bytes, out_bytes, dev)
     if m == 1:  # decode: 4096/BN tiles cannot fill the machine, so split-K is on offer
         assert any(cfg.split_k > 1 for cfg in full)
@@ -489,12 +535,34 @@ def test_cost_model_prefers_stream_k_on_a_partial_wave():
 
 def test_mid_m_list_adds_stream_k_after_the_measured_choices():
     cands = candidate_configs("full", 256, 10240, 8192, 2, 2, H200)
-    plain = [c for c in cands if not c.stream_k]
+    plain = [c for c in cands if not (c.stream_k or c.reduce_apart)]
     streamed = [c for c in cands if c.stream_k]
-    assert 1 <= len(streamed) <= STREAM_K_CANDIDATES and cands[-len(streamed) :] == streamed
-    assert not cands[0].stream_k  # the untuned default is never the unmeasured path
+    apart = [c for c in cands if c.reduce_apart]
+    # the ride-alongs last: stream-K, then the split-K twins summed by a second launch
+    assert 1 <= len(streamed) <= STREAM_K_CANDIDATES and 1 <= len(apart) <= REDUCE_APART_CANDIDATES
+    assert cands[len(plain) :] == streamed + apart
+    assert not (cands[0].stream_k or cands[0].reduce_apart)  # the untuned default stays
     assert len(plain) <= MAX_CANDIDATES
     assert all(c.split_k == 1 and c.persistent for c in streamed)
+    assert all(c.split_k > 1 and not c.stream_k for c in apart)
+
+
+def test_reduce_apart_twins_are_offered_where_the_one_launch_sum_is_long():
+    """Llama-3.1-405B's fused QKV at M 256 (N 2304, K 16384; own 0.759x cuBLAS in session 81):
+    the 128x256 tile split 7 ways (126 units), whose last unit read ~770 KB of partials alone,
+    is offered with its partials summed by a second launch, and the model prices that below the
+    one-launch twin (session 82's ncu: 47.7 us one launch; cuBLAS 29.3 + a 6.7 us reduce)."""
+    m, n, k = 256, 2304, 16384
+    cands = candidate_configs("full", m, n, k, 2, 2, H200)
+    apart = [c for c in cands if c.reduce_apart]
+    wide = [c for c in apart if (c.block_m, c.block_n, c.split_k) == (128, 256, 7)]
+    assert wide, apart
+    one_launch = replace(wide[0], reduce_apart=False)
+    assert estimate_seconds(wide[0], m, n, k, 2, 2, H200) < estimate_seconds(
+        one_launch, m, n, k, 2, 2, H200
+    )
+    # the untuned default is not a ride-along
+    assert not cands[0].reduce_apart
 
 
 @needs_interpreter

@@ -24,6 +24,9 @@ mid_2progs = next(c for c in mid if c.block_m >= 128 and c.programs_per_sm == 2)
 # Stream-K at the worst gemm_llama shape (80 tiles of 128x256 on 132 SMs).
 weak = candidate_configs("full", 256, 10240, 8192, 2, 2, TARGETS["sm_90"][1])
 mid_sk = next(c for c in weak if c.stream_k and (c.block_m, c.block_n) == (128, 256))
+from dataclasses import replace
+qkv = candidate_configs("full", 256, 2304, 16384, 2, 2, TARGETS["sm_90"][1])
+split_apart = next(c for c in qkv if c.reduce_apart and (c.block_m, c.block_n) == (128, 256))
 from harness_kernels.triton.gemm_candidates import decode_swap_configs
 swap_decode = decode_swap_configs("full", 16, 4096, 4096, 1, 2, TARGETS["sm_90"][1])[0]
 swap_decode_bf16 = decode_swap_configs("full", 16, 4096, 4096, 2, 2, TARGETS["sm_90"][1])[0]
@@ -47,6 +50,10 @@ cases = {
     ("sm_90", "mid-m-splitk"): GemmCase(128, 4096, 4096, config=mid_split),
     ("sm_90", "mid-m-2progs"): GemmCase(128, 4096, 4096, config=mid_2progs),
     ("sm_90", "stream-k"): GemmCase(256, 10240, 8192, config=mid_sk),
+    # Llama-3.1-405B's fused QKV at M 256: the split-K twin whose partials a second launch sums
+    ("sm_90", "split-apart"): GemmCase(256, 2304, 16384, config=split_apart),
+    ("sm_90", "split-apart-fp8"): GemmCase(256, 2304, 16384, torch.float8_e4m3fn,
+                                           config=replace(split_apart, block_k=128, num_stages=3)),
     ("sm_90", "tf32-nn"): GemmCase(4096, 4096, 4096, torch.float32, b_col_major=False,
                                    config=GemmConfig(128, 128, 32, 8, 4)),
     ("sm_90", "tf32-nn-copied"): GemmCase(4096, 4096, 4096, torch.float32, b_col_major=False,
@@ -89,6 +96,9 @@ out = {}
 for (target, name), case in cases.items():
     info = compile_gemm_case(case, target)
     asm = info.pop("asm")
+    if "sum" in info:
+        sum_ptx = info["sum"].pop("asm").get("ptx", "")
+        info["sum"]["has"] = {s: s in sum_ptx for s in ("ld.global.cg", "atom.global", "bar.sync")}
     text = asm.get("ptx", "") + asm.get("amdgcn", "")
     info["has"] = {s: s in text for s in ("wgmma", "mma.sync", "v_mfma", "cp.async.bulk.tensor",
                                           "atom.global", "fma.rn.f32")}
@@ -162,6 +172,21 @@ def test_mid_m_two_programs_per_sm_are_co_resident(compiled):
     assert info["shared"] <= info["smem_estimate"]
     assert 2 * (info["shared"] + 1024) <= 232448 + 1024
     assert 2 * 32 * info["num_warps"] * info["n_regs"] <= 65536
+
+
+@pytest.mark.parametrize("case", ["split-apart", "split-apart-fp8"])
+def test_split_k_summed_apart_compiles_to_two_kernels_without_atomics(compiled, case):
+    """reduce_apart: the GEMM (wgmma + TMA, no spills) stores its partials with no counter
+    atomic, and a second kernel sums them, reading L2 (ld.global.cg), with no atomic or barrier
+    of its own and no spills."""
+    info = compiled[f"sm_90/{case}"]
+    cfg = info["config"]
+    assert cfg["reduce_apart"] and cfg["split_k"] > 1 and cfg["sum_programs"] > cfg["num_programs"]
+    assert info["has"]["wgmma"] and info["has"]["cp.async.bulk.tensor"]
+    assert not info["has"]["atom.global"] and info["n_spills"] == 0
+    summed = info["sum"]
+    assert summed["has"]["ld.global.cg"] and not summed["has"]["atom.global"]
+    assert summed["n_spills"] == 0 and summed["mma_count"] == 0
 
 
 def test_stream_k_compiles_to_wgmma_tma_and_atomics_without_spills(compiled):

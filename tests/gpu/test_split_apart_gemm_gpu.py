@@ -1,0 +1,76 @@
+"""GPU correctness of own Triton's split-K with the partials summed by a second launch
+(GemmConfig.reduce_apart, gemm_reduce_kernel.py): every such twin the candidate lists offer at
+Llama-3.1-405B's fused QKV (N 2304, K 16384) and at a ragged shape, bf16 and fp8, against an fp32
+reference and bit for bit against its one-launch twin, launched twice; then the tuner's pick.
+Run with `pytest -m gpu` on a Hopper GPU."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.gpu
+
+FP8 = torch.float8_e4m3fn
+
+
+def _sm90() -> bool:
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+def _operands(m: int, n: int, k: int, dtype: torch.dtype):
+    gen = torch.Generator(device="cuda").manual_seed(m * 131 + k)
+    a = torch.randn(m, k, device="cuda", generator=gen).to(dtype)
+    b = torch.randn(n, k, device="cuda", generator=gen).to(dtype).t()  # nt, as a Linear's weight
+    scales = {}
+    if dtype == FP8:
+        scales = {
+            "a_scale": torch.tensor(0.5, device="cuda"),
+            "b_scale": torch.tensor(2.0, device="cuda"),
+        }
+    return a, b, scales
+
+
+def _err(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scales: dict) -> float:
+    ref = a.float() @ b.float()
+    if scales:
+        ref = ref * (scales["a_scale"].item() * scales["b_scale"].item())
+    return ((out.float() - ref).norm() / ref.norm()).item()
+
+
+@pytest.mark.skipif(not _sm90(), reason="the twins are offered by the sm_90 mid-M model")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, FP8], ids=["bf16", "fp8"])
+@pytest.mark.parametrize("mnk", [(128, 2304, 16384), (256, 2304, 16384), (200, 2200, 5000)])
+def test_every_reduce_apart_twin_matches_reference_and_its_one_launch_twin(mnk, dtype) -> None:
+    from harness_kernels.triton.gemm import build_launch, prepare_matmul
+    from harness_kernels.triton.gemm_candidates import candidate_configs
+    from harness_kernels.triton.gemm_operands import check_operands
+    from harness_kernels.triton.gemm_target import kernel_target
+
+    m, n, k = mnk
+    a, b, scales = _operands(m, n, k, dtype)
+    dev = kernel_target(a.device)
+    p = check_operands(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32", dev)
+    cfgs = [c for c in candidate_configs("full", m, n, k, dtype.itemsize, 2, dev) if c.reduce_apart]
+    assert cfgs
+    for cfg in cfgs:
+        apart = build_launch(p, cfg, dev)
+        one = build_launch(p, replace(cfg, reduce_apart=False), dev)
+        apart.bind_compiled()  # the direct launches the sweep makes
+        outs = []
+        for _ in range(2):
+            apart.out.fill_(float("nan"))
+            outs.append(apart().clone())
+            torch.cuda.synchronize()
+        assert _err(outs[0], a, b, scales) < 2e-2, (mnk, cfg)
+        assert torch.equal(outs[0], outs[1]), (mnk, cfg)
+        assert torch.equal(outs[0], one()), (mnk, cfg)  # the same sums in the same order
+        print(mnk, dtype, cfg.block_m, cfg.block_n, cfg.split_k, apart.config["sum_programs"])
+    tuned = prepare_matmul(a, b, **scales)
+    assert _err(tuned(), a, b, scales) < 2e-2
+    times = tuned.config.get("candidates", {})
+    print(mnk, dtype, "picked", tuned.config.get("kernel"), tuned.config.get("tune_key"))
+    for name, ms in sorted(times.items(), key=lambda kv: kv[1]):
+        print(f"  {ms * 1000:8.1f} us  {name}")
