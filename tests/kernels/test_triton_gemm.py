@@ -539,7 +539,7 @@ def test_mid_m_list_adds_stream_k_after_the_measured_choices():
     streamed = [c for c in cands if c.stream_k]
     apart = [c for c in cands if c.reduce_apart]
     # the ride-alongs last: stream-K, then the split-K twins summed by a second launch
-    assert 1 <= len(streamed) <= STREAM_K_CANDIDATES and 1 <= len(apart) <= REDUCE_APART_CANDIDATES
+    assert 1 <= len(streamed) <= STREAM_K_CANDIDATES and len(apart) <= REDUCE_APART_CANDIDATES
     assert cands[len(plain) :] == streamed + apart
     assert not (cands[0].stream_k or cands[0].reduce_apart)  # the untuned default stays
     assert len(plain) <= MAX_CANDIDATES
@@ -563,6 +563,9 @@ def test_reduce_apart_twins_are_offered_where_the_one_launch_sum_is_long():
     )
     # the untuned default is not a ride-along
     assert not cands[0].reduce_apart
+    # where the model has them slower than a one-launch config they are not timed (session 82:
+    # they lost at all 23 such H200 shapes, by 2-32%)
+    assert not any(c.reduce_apart for c in candidate_configs("full", 256, 10240, 8192, 2, 2, H200))
 
 
 @needs_interpreter

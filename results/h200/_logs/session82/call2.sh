@@ -8,7 +8,7 @@ set -u
 nvidia-smi --query-gpu=uuid,power.limit,clocks.max.sm --format=csv,noheader
 t0=$(date +%s)
 . scripts/device_env.sh >/dev/null || exit 1
-TRITON_INTERPRET=0 timeout 150 python3 -m pytest -q -s -p no:xdist -m gpu tests/gpu/test_split_apart_gemm_gpu.py > $OUT/split-apart-gpu-tests.txt 2>&1
+TRITON_INTERPRET=0 timeout 150 python3 -m pytest -q -s -n 0 -m gpu tests/gpu/test_split_apart_gemm_gpu.py > $OUT/split-apart-gpu-tests.txt 2>&1
 echo "gpu tests rc=$? t=$(( $(date +%s) - t0 ))"; tail -3 $OUT/split-apart-gpu-tests.txt
 bash scripts/gemm_ncu_call.sh \
   "apart256 256 2304 16384 128x256x64s4k7w8 128x256x64s4k7w8a" \
