@@ -26,6 +26,7 @@ from .. import tune_cache
 from .attention_configs import SM90_SMEM_BYTES
 from .attention_target import device_key, target_of
 from .gemm_gluon_tune import tune as tune_configs
+from .gemm_reduce_kernel import splitk_sum
 
 # (BN0, BN1): tile widths 320, 256, 192, 160, 128, 96 and 64 from power-of-two parts (a third
 # part, BN2, only in WAVE_PARTS)
@@ -76,6 +77,16 @@ MAX_STAGES = 6
 # the twin is timed beside the usual depth, not in its place.
 DEEP_STAGES = 8
 MIN_STAGES = 4  # below this, C's staging buffers give way to a pipeline stage
+# Split-K (SPLIT_K > 1: fp32 partials, summed by gemm_reduce_kernel.py's second launch): per
+# schedule, SPLIT_TWINS tiles of at most half a wave each, split the most ways that keep the
+# units within one wave, divide the K steps evenly and leave each unit MIN_SPLIT_STEPS, chosen
+# by the useful share of one wave they fill (at least MIN_SPLIT_FILL; ties: the larger tile).
+# Llama-3.1-405B's fused QKV (N 2304, K 16384) at M 256: 32 tiles of 128x144 split 4 ways, 128
+# units (0.97 of 132 SMs), the decomposition cuBLAS runs there (then its splitKreduce); the `tl`
+# kernel's best (128x256 or 256x128 split 7, summed apart) ran 0.83x cuBLAS (session 82).
+SPLIT_TWINS = 1
+MIN_SPLIT_STEPS = 4
+MIN_SPLIT_FILL = 0.75
 MAX_CANDIDATES = 4  # timed per schedule
 GROUP_M = 8
 SMEM_SLACK = 1024  # mbarriers and alignment
@@ -223,7 +234,36 @@ def gluon_gemm_configs(
             if twin is not None and twin["STAGES"] > best["STAGES"]:
                 chosen.append(twin)
         out += chosen
+        if per_schedule is not None:
+            pool = [c for _, c in ranked] + ([c for _, c in waves] if wave_tiles else [])
+            out += split_twins(pool, m, n, k, in_bytes, num_sms, max_stages)
     return out
+
+
+def split_twins(
+    pool: list[dict[str, Any]],
+    m: int,
+    n: int,
+    k: int,
+    in_bytes: int,
+    num_sms: int,
+    max_stages: int,
+) -> list[dict[str, Any]]:
+    """The SPLIT_TWINS split-K twins of `pool`'s tiles that fill the most of one wave with
+    useful work (tiles x split / num_sms, times the share of the tiles inside M x N), if at
+    least MIN_SPLIT_FILL; ties go to the larger tile (fewer operand bytes per multiply-add)."""
+    scored = []
+    for cfg in pool:
+        twin = split_twin(cfg, m, n, k, in_bytes, num_sms, max_stages)
+        if twin is None:
+            continue
+        bm, bn = twin["BLOCK_M"], twin["BLOCK_N"]
+        tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+        useful = m * n / (tiles * bm * bn)
+        fill = useful * tiles * twin["SPLIT_K"] / num_sms
+        if fill >= MIN_SPLIT_FILL:
+            scored.append((-fill, -bm * bn, len(scored), twin))
+    return [twin for *_, twin in sorted(scored)[:SPLIT_TWINS]]
 
 
 def _ranked(
@@ -288,9 +328,39 @@ def _tile(
 
 
 def config_name(cfg: dict[str, Any]) -> str:
-    """A candidate as provider_config lists it: 128x160s4 (cooperative), 64x256s4pp (ping-pong)."""
+    """A candidate as provider_config lists it: 128x160s4 (cooperative), 64x256s4pp (ping-pong),
+    128x144s6k4 (split K 4 ways)."""
     pp = "pp" if cfg["PINGPONG"] else ""
-    return f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}s{cfg['STAGES']}{pp}"
+    split = f"k{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else ""
+    return f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}s{cfg['STAGES']}{pp}{split}"
+
+
+def split_twin(
+    cfg: dict[str, Any], m: int, n: int, k: int, in_bytes: int, num_sms: int, max_stages: int
+) -> dict[str, Any] | None:
+    """`cfg` split K the most ways (<= 16) that keep tiles x split within num_sms, divide the K
+    steps evenly and leave each unit MIN_SPLIT_STEPS; None where its tiles fill over half the
+    SMs or no split fits. C leaves through the second launch, so no C staging: the stages take
+    its bytes."""
+    tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
+    steps = triton.cdiv(k, cfg["BK"])
+    if 2 * tiles > num_sms:
+        return None
+    fits = [
+        s
+        for s in range(2, 17)
+        if tiles * s <= num_sms and steps % s == 0 and steps // s >= MIN_SPLIT_STEPS
+    ]
+    if not fits:
+        return None
+    pingpong = cfg["PINGPONG"]
+    stages = [
+        s
+        for s in range(2, max(max_stages, cfg["STAGES"]) + 1)
+        if smem_bytes(cfg["SLICE_M"], cfg["BLOCK_N"], cfg["BK"], s, in_bytes, 2, False, pingpong)
+        <= SM90_SMEM_BYTES
+    ]
+    return dict(cfg, STAGES=max(stages), C_SMEM=False, SPLIT_K=max(fits))
 
 
 def _boxes(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, list[int]]:
@@ -325,6 +395,7 @@ def _constexprs(cfg: dict[str, Any], b_is_nk: bool, has_scale: bool = False) -> 
         HAS_SCALE=has_scale,
         C_SMEM=cfg["C_SMEM"],
         PINGPONG=cfg["PINGPONG"],
+        SPLIT_K=cfg.get("SPLIT_K", 1),
     )
 
 
@@ -427,14 +498,28 @@ def prepare_gluon_matmul(
             a_desc=a, b0_desc=w, b1_desc=w, b2_desc=w, c0_desc=out, c1_desc=out, c2_desc=out
         )
         descs = [_descriptor(sources[arg], box) for arg, box in _boxes(cfg, b_is_nk).items()]
-        tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
-        grid = (min(tiles, num_sms),)
-        # without HAS_SCALE the scale pointers are never read
+        bm, bn, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("SPLIT_K", 1)
+        tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+        grid = (min(tiles * split, num_sms),)
+        # without HAS_SCALE the scale pointers are never read, nor the workspace without a split
         scales = (a_scale, b_scale) if has_scale else (a, a)
-        args = (*descs, out, out.stride(0), *scales, m, n, k)
+        ws = out
+        if split > 1:
+            ws = torch.empty(tiles * split * bm * bn, device=a.device, dtype=torch.float32)
+        args = (*descs, out, out.stride(0), ws, *scales, m, n, k)
         kernel = _gemm_ws_kernel[grid]
         meta = _constexprs(cfg, b_is_nk, has_scale)
-        return lambda: kernel(*args, **meta, num_warps=4)
+        if split == 1:
+            return lambda: kernel(*args, **meta, num_warps=4)
+        sum_scales = (a_scale, b_scale) if has_scale else (None, None)
+        summed = splitk_sum(ws, out, *sum_scales, tiles, bm, bn, cfg["GROUP_M"], split)
+        summed.bind_compiled()  # compiled now (its one launch sums an unwritten workspace)
+
+        def launch() -> None:
+            kernel(*args, **meta, num_warps=4)
+            summed()
+
+        return launch
 
     # the stage cap picks the candidates: decisions under two caps must not share a key
     key: tuple = ("gemm_gluon", m, n, k, a.dtype, b_is_nk, device_key(a.device), max_stages)
@@ -464,6 +549,7 @@ def prepare_gluon_matmul(
 
         cfg, info = tune_configs(key, cands, build, tune, out, stored, config_name)
     tiles = triton.cdiv(m, cfg["BLOCK_M"]) * triton.cdiv(n, cfg["BLOCK_N"])
+    split = cfg.get("SPLIT_K", 1)
     record: dict[str, Any] = dict(
         kernel="gemm_gluon_ws",
         block_m=cfg["BLOCK_M"],
@@ -471,10 +557,17 @@ def prepare_gluon_matmul(
         block_k=cfg["BK"],
         n_parts=[part for part in (cfg["BN0"], cfg["BN1"], cfg["BN2"]) if part],
         num_stages=cfg["STAGES"],
-        epilogue="TMA store via shared memory" if cfg["C_SMEM"] else "stores from registers",
+        epilogue=(
+            "fp32 partials, summed by a second launch"
+            if split > 1
+            else "TMA store via shared memory"
+            if cfg["C_SMEM"]
+            else "stores from registers"
+        ),
         group_m=cfg["GROUP_M"],
         tiles=tiles,
-        num_programs=min(tiles, num_sms),
+        split_k=split,
+        num_programs=min(tiles * split, num_sms),
         wave_fill=round(tiles / (triton.cdiv(tiles, num_sms) * num_sms), 3),
         schedule="ping-pong" if cfg["PINGPONG"] else "cooperative",
         warps="producer 1 (24 regs) + consumers 2 x 4 warps (240 regs)",
@@ -505,6 +598,7 @@ def aot_specs(
         (512, 10240, 8192),  # 128x320 and 256x160: 160 accumulators per consumer thread
         (8192, 8192, 8192),
         (512, 4608, 3584),  # the 144-wide wave tiles (WAVE_PARTS), both schedules
+        (256, 2304, 16384),  # split-K twins (Llama-3.1-405B's fused QKV)
     ),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every
@@ -529,7 +623,15 @@ def aot_specs(
     elem = torch.empty((), dtype=dtype).element_size()
     c_elem = torch.empty((), dtype=c_dtype).element_size()
     cfgs = {
-        (c["SLICE_M"], c["BN0"], c["BN1"], c["BN2"], c["PINGPONG"], c["STAGES"]): c
+        (
+            c["SLICE_M"],
+            c["BN0"],
+            c["BN1"],
+            c["BN2"],
+            c["PINGPONG"],
+            c["STAGES"],
+            c.get("SPLIT_K"),
+        ): c
         for m, n, k in shapes
         for c in gluon_gemm_configs(m, n, k, elem, c_elem, 132)
     }
@@ -545,6 +647,9 @@ def aot_specs(
             for arg, box in _boxes(cfg, b_is_nk).items()
         }
         types["c_ptr"] = f"*{triton_dtype_name(c_dtype)}"
+        # the split-K workspace (fp32); without a split, C again (never read)
+        split = cfg.get("SPLIT_K", 1) > 1
+        types["ws_ptr"] = "*fp32" if split else types["c_ptr"]
         scale_ty = "*fp32" if fp8 else f"*{triton_dtype_name(dtype)}"
         types |= {arg: scale_ty for arg in ("a_scale_ptr", "b_scale_ptr")}
         layout = "nk" if b_is_nk else "kn"

@@ -19,6 +19,11 @@ ragged edges (C_SMEM), or, where its staging buffers would cost a pipeline stage
 three stages with them, four without), by masked stores straight from the accumulators.
 fp8 e4m3 (B K-major, as wgmma reads fp8) takes per-tensor scales applied to the accumulators in
 the epilogue (HAS_SCALE) and writes bf16. sm_90 only (wgmma, TMA, setmaxnreg).
+Split-K (SPLIT_K > 1): the work units are (tile, K split) pairs, each K split an equal run of K
+steps; a unit stores its fp32 accumulators whole into a tile-local workspace ([tiles, SPLIT_K,
+BM, BN]) and gemm_reduce_kernel.py's second launch sums them in split order, scales and writes C.
+For few, long tiles (Llama-3.1-405B's fused QKV, N 2304 K 16384: 32 tiles of 128x144 at M 256,
+the decomposition cuBLAS runs there split 4 ways on 128 CTAs).
 """
 
 from __future__ import annotations
@@ -68,23 +73,26 @@ def _producer(a_desc, b0_desc, b1_desc, b2_desc, a_smem, b0_smem, b1_smem, b2_sm
               M, N, K,
               SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr,
               BN1: gl.constexpr, BN2: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr,
-              GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, PINGPONG: gl.constexpr):
-    """One warp: for every tile of this CTA, every K step's A slices and B parts, STAGES ahead
+              GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, PINGPONG: gl.constexpr,
+              SPLIT_K: gl.constexpr):
+    """One warp: for every unit of this CTA, every K step's A slices and B parts, STAGES ahead
     (in tile order: with PINGPONG the consumers take alternate tiles, so this order is also the
     order in which their main loops take turns)."""
     A_SLICES: gl.constexpr = 1 if PINGPONG else CONSUMERS
     BM: gl.constexpr = SLICE_M * A_SLICES
     num_pid_m = gl.cdiv(M, BM)
     num_pid_n = gl.cdiv(N, BN0 + BN1 + BN2)
-    k_tiles = gl.cdiv(K, BK)
+    # K steps per unit (the launcher splits only K step counts SPLIT_K divides)
+    k_iters = gl.cdiv(K, BK) // SPLIT_K
     # bytes one stage receives: every A slice and every B part
     NBYTES: gl.constexpr = (BM + BN0 + BN1 + BN2) * BK * a_desc.dtype.primitive_bitwidth // 8
     it = 0
-    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
-        pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+    for unit in range(gl.program_id(0), num_pid_m * num_pid_n * SPLIT_K, gl.num_programs(0)):
+        pid_m, pid_n = _tile_coords(unit // SPLIT_K, num_pid_m, num_pid_n, GROUP_M)
         off_m = pid_m * BM
         off_n = pid_n * (BN0 + BN1 + BN2)
-        for ki in range(k_tiles):
+        k_first = (unit % SPLIT_K) * k_iters
+        for ki in range(k_first, k_first + k_iters):
             s = it % STAGES
             # a fresh barrier's "previous phase" (parity 1) counts as complete: the first
             # STAGES fills do not wait
@@ -121,13 +129,26 @@ def _store_part(c_ptr, stride_cm, acc, off_m, off_n, M, N, acc_layout: gl.conste
 
 
 @gluon.jit
+def _store_partial_part(ws_ptr, acc, base, row0, col0, BN: gl.constexpr,
+                        acc_layout: gl.constexpr):
+    """Split-K: store one accumulator part, fp32 and unmasked, at rows row0.. and columns col0..
+    of its unit's [BM, BN] slab of the workspace, which starts at element `base`."""
+    rows = row0 + gl.arange(0, acc.shape[0], layout=gl.SliceLayout(1, acc_layout))
+    cols = col0 + gl.arange(0, acc.shape[1], layout=gl.SliceLayout(0, acc_layout))
+    ptrs = ws_ptr + base + gl.expand_dims(rows * BN, 1) + gl.expand_dims(cols, 0)
+    gl.store(ptrs, acc)
+
+
+@gluon.jit
 def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty, order,
-              c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, a_scale_ptr, b_scale_ptr, M, N, K,
+              c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, a_scale_ptr, b_scale_ptr,
+              M, N, K,
               SLICE: gl.constexpr, SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr,
               BN0: gl.constexpr, BN1: gl.constexpr, BN2: gl.constexpr, BK: gl.constexpr,
               STAGES: gl.constexpr,
               GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr,
-              C_SMEM: gl.constexpr, PINGPONG: gl.constexpr, INSTR_K: gl.constexpr):
+              C_SMEM: gl.constexpr, PINGPONG: gl.constexpr, INSTR_K: gl.constexpr,
+              SPLIT_K: gl.constexpr):
     """Cooperative: rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA.
     PINGPONG: every CONSUMERS-th tile of this CTA whole, starting at its SLICE-th; its epilogue
     runs while the other consumer's main loop keeps the tensor cores busy. The main loops take
@@ -151,15 +172,15 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
     BN: gl.constexpr = BN0 + BN1 + BN2
     num_pid_m = gl.cdiv(M, BM)
     num_pid_n = gl.cdiv(N, BN)
-    k_tiles = gl.cdiv(K, BK)
+    k_iters = gl.cdiv(K, BK) // SPLIT_K  # K steps per unit, as the producer counts them
     scale = 1.0
-    if HAS_SCALE:
+    if HAS_SCALE and SPLIT_K == 1:  # split-K: the second launch scales the sum
         scale = gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
-    it = FIRST * k_tiles
-    t = 0  # tiles this consumer has taken
-    for tile in range(gl.program_id(0) + FIRST * gl.num_programs(0), num_pid_m * num_pid_n,
-                      STRIDE * gl.num_programs(0)):
-        pid_m, pid_n = _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M)
+    it = FIRST * k_iters
+    t = 0  # units this consumer has taken
+    for unit in range(gl.program_id(0) + FIRST * gl.num_programs(0),
+                      num_pid_m * num_pid_n * SPLIT_K, STRIDE * gl.num_programs(0)):
+        pid_m, pid_n = _tile_coords(unit // SPLIT_K, num_pid_m, num_pid_n, GROUP_M)
         acc0 = gl.zeros([SLICE_M, BN0], gl.float32, acc0_layout)
         acc1 = gl.zeros([SLICE_M, BN1 if BN1 > 0 else 8], gl.float32, acc1_layout)
         acc2 = gl.zeros([SLICE_M, BN2 if BN2 > 0 else 8], gl.float32, acc2_layout)
@@ -168,7 +189,7 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
             # follows consumer 1's (t-1)-th
             if SLICE > 0 or t > 0:
                 mbarrier.wait(order.index(SLICE), (t - 1 + SLICE) & 1)
-        for ki in range(k_tiles):
+        for ki in range(k_iters):
             s = it % STAGES
             mbarrier.wait(ready.index(s), (it // STAGES) & 1)
             a = a_smem.index(s * A_SLICES + A_SLICE)
@@ -197,37 +218,49 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
         else:
             acc0 = warpgroup_mma_wait(0, deps=(acc0, ))
         mbarrier.arrive(empty.index((it - 1) % STAGES), count=1)
-        it += (STRIDE - 1) * k_tiles  # the other consumer's tiles
+        it += (STRIDE - 1) * k_iters  # the other consumer's units
 
-        # epilogue: the producer is already loading the next tile's stages
-        if HAS_SCALE:
-            acc0 = acc0 * scale
-            acc1 = acc1 * scale
-            acc2 = acc2 * scale
-        off_m = pid_m * BM + A_SLICE * SLICE_M
-        off_n = pid_n * BN
-        if C_SMEM:
-            c0 = c0_smem.index(SLICE)
-            c1 = c1_smem.index(SLICE)
-            c2 = c2_smem.index(SLICE)
-            tma.store_wait(0)  # the previous tile's stores have read this consumer's C buffers
-            c0.store(acc0.to(c0_desc.dtype))
+        # epilogue: the producer is already loading the next unit's stages
+        if SPLIT_K > 1:
+            # this unit's fp32 slab of the workspace: [tiles, SPLIT_K, BM, BN], tile-local
+            base = unit.to(gl.int64) * (BM * BN)
+            row0 = A_SLICE * SLICE_M
+            _store_partial_part(ws_ptr, acc0, base, row0, 0, BN, acc0_layout)
             if BN1 > 0:
-                c1.store(acc1.to(c1_desc.dtype))
+                _store_partial_part(ws_ptr, acc1, base, row0, BN0, BN, acc1_layout)
             if BN2 > 0:
-                c2.store(acc2.to(c2_desc.dtype))
-            fence_async_shared()
-            tma_store(c0_desc, [off_m, off_n], c0)
-            if BN1 > 0:
-                tma_store(c1_desc, [off_m, off_n + BN0], c1)
-            if BN2 > 0:
-                tma_store(c2_desc, [off_m, off_n + BN0 + BN1], c2)
+                _store_partial_part(ws_ptr, acc2, base, row0, BN0 + BN1, BN, acc2_layout)
         else:
-            _store_part(c_ptr, stride_cm, acc0, off_m, off_n, M, N, acc0_layout)
-            if BN1 > 0:
-                _store_part(c_ptr, stride_cm, acc1, off_m, off_n + BN0, M, N, acc1_layout)
-            if BN2 > 0:
-                _store_part(c_ptr, stride_cm, acc2, off_m, off_n + BN0 + BN1, M, N, acc2_layout)
+            if HAS_SCALE:
+                acc0 = acc0 * scale
+                acc1 = acc1 * scale
+                acc2 = acc2 * scale
+            off_m = pid_m * BM + A_SLICE * SLICE_M
+            off_n = pid_n * BN
+            if C_SMEM:
+                c0 = c0_smem.index(SLICE)
+                c1 = c1_smem.index(SLICE)
+                c2 = c2_smem.index(SLICE)
+                # the previous tile's stores have read this consumer's C buffers
+                tma.store_wait(0)
+                c0.store(acc0.to(c0_desc.dtype))
+                if BN1 > 0:
+                    c1.store(acc1.to(c1_desc.dtype))
+                if BN2 > 0:
+                    c2.store(acc2.to(c2_desc.dtype))
+                fence_async_shared()
+                tma_store(c0_desc, [off_m, off_n], c0)
+                if BN1 > 0:
+                    tma_store(c1_desc, [off_m, off_n + BN0], c1)
+                if BN2 > 0:
+                    tma_store(c2_desc, [off_m, off_n + BN0 + BN1], c2)
+            else:
+                _store_part(c_ptr, stride_cm, acc0, off_m, off_n, M, N, acc0_layout)
+                if BN1 > 0:
+                    _store_part(c_ptr, stride_cm, acc1, off_m, off_n + BN0, M, N, acc1_layout)
+                if BN2 > 0:
+                    _store_part(c_ptr, stride_cm, acc2, off_m, off_n + BN0 + BN1, M, N,
+                                acc2_layout)
     if C_SMEM:
         tma.store_wait(0)
 
@@ -238,8 +271,9 @@ def _gemm_ws_kernel(
     # BN0|BN1|BN2] for a row-major B), C's in [SLICE_M, BN0|BN1|BN2] boxes (a part of 0 columns:
     # part 0's again, never used)
     a_desc, b0_desc, b1_desc, b2_desc, c0_desc, c1_desc, c2_desc,
-    # C itself and its row stride (the stores from registers, without C_SMEM)
-    c_ptr, stride_cm,
+    # C itself and its row stride (the stores from registers, without C_SMEM); the split-K
+    # workspace (fp32 [tiles, SPLIT_K, BM, BN]; read only with SPLIT_K > 1)
+    c_ptr, stride_cm, ws_ptr,
     # per-tensor scales (fp32 scalars; read only with HAS_SCALE)
     a_scale_ptr, b_scale_ptr,
     # sizes
@@ -248,10 +282,12 @@ def _gemm_ws_kernel(
     SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr, BN1: gl.constexpr,
     BN2: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
     B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr, C_SMEM: gl.constexpr, PINGPONG: gl.constexpr,
+    SPLIT_K: gl.constexpr,
 ):
     """C = scale * A @ B over a persistent grid of at most one CTA per SM. Tiles are
     (CONSUMERS x SLICE_M) x (BN0 + BN1 + BN2), or SLICE_M x (BN0 + BN1 + BN2) with PINGPONG
-    (BN2 > 0 only with BN1 > 0)."""
+    (BN2 > 0 only with BN1 > 0). SPLIT_K > 1 (not with C_SMEM): fp32 partials into ws_ptr,
+    summed by gemm_reduce_kernel.py's launch."""
     dtype: gl.constexpr = a_desc.dtype
     # wgmma's K per instruction: 32 bytes of operand (16 for bf16/fp16, 32 for fp8)
     INSTR_K: gl.constexpr = 256 // dtype.primitive_bitwidth
@@ -303,16 +339,16 @@ def _gemm_ws_kernel(
 
     gl.warp_specialize([
         (_consumer, (a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty,
-                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, a_scale_ptr,
+                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, a_scale_ptr,
                      b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES,
-                     GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K)),
+                     GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K, SPLIT_K)),
         (_consumer, (a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty,
-                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, a_scale_ptr,
+                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, a_scale_ptr,
                      b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES,
-                     GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K)),
+                     GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K, SPLIT_K)),
         (_producer, (a_desc, b0_desc, b1_desc, b2_desc, a_smem, b0_smem, b1_smem, b2_smem, ready,
                      empty, M, N, K, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES, GROUP_M,
-                     B_IS_NK, PINGPONG)),
+                     B_IS_NK, PINGPONG, SPLIT_K)),
     ], [4, 1], [CONSUMER_REGS, PRODUCER_REGS])
 
 # fmt: on

@@ -28,8 +28,9 @@ SUM_WARPS = 4
 
 
 def sum_rows(block_m: int, block_n: int) -> int:
-    """Rows of a tile one program sums: SUM_ELEMS elements (a power of two, within the tile)."""
-    rows = max(SUM_ELEMS // block_n, 1)
+    """Rows of a tile one program sums: SUM_ELEMS elements of the tile's width padded to a power
+    of two (a power of two, within the tile)."""
+    rows = max(SUM_ELEMS // triton.next_power_of_2(block_n), 1)
     return min(block_m, 1 << (rows.bit_length() - 1))
 
 
@@ -39,29 +40,31 @@ def _splitk_sum_kernel(
     ws_ptr, c, a_scale_ptr, b_scale_ptr,
     M, N, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_K: tl.constexpr, ROWS: tl.constexpr, HAS_SCALE: tl.constexpr,
+    SPLIT_K: tl.constexpr, ROWS: tl.constexpr, HAS_SCALE: tl.constexpr, BN_POW2: tl.constexpr,
 ):
     """Program p sums rows [r, r + ROWS) of tile p // (BLOCK_M // ROWS) over its SPLIT_K parts
-    (workspace [tiles, SPLIT_K, BLOCK_M, BLOCK_N], tile ids in the GEMM's grouped order)."""
+    (workspace [tiles, SPLIT_K, BLOCK_M, BLOCK_N], tile ids in the GEMM's grouped order; the
+    Gluon GEMM's tiles may be 144 wide: columns run to BN_POW2, masked past BLOCK_N)."""
     pid = tl.program_id(axis=0)
     chunks = BLOCK_M // ROWS
     tile = pid // chunks
     r = (pid % chunks) * ROWS
     pid_m, pid_n = _tile_coords(tile, tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M=GROUP_M)
     rows = r + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
+    cols = tl.arange(0, BN_POW2)
+    in_tile = (rows[:, None] < BLOCK_M) & (cols[None, :] < BLOCK_N)
     tile_elems = BLOCK_M * BLOCK_N
     # int64: the workspace may pass 2**31 bytes (it stays under 2**31 elements: build_launch)
     src = ws_ptr + tile.to(tl.int64) * (SPLIT_K * tile_elems) + rows[:, None] * BLOCK_N + cols[None, :]
-    total = tl.zeros((ROWS, BLOCK_N), dtype=tl.float32)
+    total = tl.zeros((ROWS, BN_POW2), dtype=tl.float32)
     for s in tl.static_range(SPLIT_K):
         # .cg: the partials were written by other SMs in the previous launch; read them from L2
-        total += tl.load(src + s * tile_elems, cache_modifier=".cg")
+        total += tl.load(src + s * tile_elems, mask=in_tile, other=0.0, cache_modifier=".cg")
     if HAS_SCALE:
         total = total * (tl.load(a_scale_ptr) * tl.load(b_scale_ptr))
     offs_m = pid_m * BLOCK_M + rows
     offs_n = pid_n * BLOCK_N + cols
-    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N) & in_tile
     tl.store(c + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn,
              total.to(c.dtype.element_ty), mask=mask)
 # fmt: on
@@ -115,5 +118,6 @@ def splitk_sum(
         SPLIT_K=split_k,
         ROWS=rows,
         HAS_SCALE=a_scale is not None,
+        BN_POW2=triton.next_power_of_2(block_n),
     )
     return SplitKSum((tiles * (block_m // rows), 1, 1), args, constexprs)

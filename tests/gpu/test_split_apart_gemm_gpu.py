@@ -76,3 +76,51 @@ def test_every_reduce_apart_twin_matches_reference_and_its_one_launch_twin(mnk, 
     print(mnk, dtype, "picked", tuned.config.get("kernel"), tuned.config.get("tune_key"))
     for name, ms in sorted(times.items(), key=lambda kv: kv[1]):
         print(f"  {ms * 1000:8.1f} us  {name}")
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM is sm_90 only")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, FP8], ids=["bf16", "fp8"])
+@pytest.mark.parametrize("mnk", [(128, 2304, 16384), (256, 2304, 16384), (200, 2304, 4096)])
+def test_every_gluon_split_twin_matches_reference(mnk, dtype) -> None:
+    """The Gluon GEMM's split-K twins (gemm_gluon.split_twins: fp32 partials, the same second
+    launch), pinned one by one: right against fp32, the same bits on a second launch."""
+    from harness_kernels.triton.gemm_gluon import (
+        config_name,
+        gluon_gemm_configs,
+        prepare_gluon_matmul,
+    )
+
+    m, n, k = mnk
+    a, b, scales = _operands(m, n, k, dtype)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    out_bytes = 2
+    twins = [
+        c
+        for c in gluon_gemm_configs(m, n, k, dtype.itemsize, out_bytes, sms)
+        if c.get("SPLIT_K", 1) > 1
+    ]
+    assert twins
+    for cfg in twins:
+        launch = prepare_gluon_matmul(a, b, config=cfg, **scales)
+        outs = []
+        for _ in range(2):
+            launch.out.fill_(float("nan"))
+            outs.append(launch().clone())
+            torch.cuda.synchronize()
+        assert _err(outs[0], a, b, scales) < 2e-2, (mnk, config_name(cfg))
+        assert torch.equal(outs[0], outs[1]), (mnk, config_name(cfg))
+        print(
+            mnk, dtype, config_name(cfg), launch.config["num_programs"], launch.config["epilogue"]
+        )
+    tuned = prepare_gluon_matmul(a, b, **scales)
+    assert _err(tuned(), a, b, scales) < 2e-2
+    print(mnk, dtype, "Gluon tuner's pick", config_name_of(tuned.config))
+    for name, ms in sorted(tuned.config.get("tune_timings_ms", {}).items(), key=lambda kv: kv[1]):
+        print(f"  {ms * 1000:8.1f} us  {name}")
+
+
+def config_name_of(record: dict) -> str:
+    """A launch record's tile as the candidates are named (split included)."""
+    pp = "pp" if record["schedule"] == "ping-pong" else ""
+    split = f"k{record['split_k']}" if record.get("split_k", 1) > 1 else ""
+    return f"{record['block_m']}x{record['block_n']}s{record['num_stages']}{pp}{split}"

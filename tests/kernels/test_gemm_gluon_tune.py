@@ -153,3 +153,30 @@ def test_untuned_takes_the_first_candidate_untimed(monkeypatch):
     build, output, timed = _fake(monkeypatch, BURST, {})
     cfg, info = gemm_gluon_tune.tune(("k",), CANDS, build, False, output, _stored, _name)
     assert cfg == CANDS[0] and info["tuned"] is False and timed == {"burst": [], "cap": []}
+
+
+def test_split_twins_fill_one_wave_with_the_tile_cublas_runs_at_the_405b_qkv():
+    """Llama-3.1-405B's fused QKV (N 2304, K 16384; own Triton 0.76-0.83x cuBLAS at M 256):
+    the Gluon GEMM offers 128x144 split 4 ways (128 units on 132 SMs, cuBLAS's decomposition)
+    and 64x144 ping-pong split 2 ways; every twin's units fit one wave, its K steps divide
+    evenly, C leaves through the second launch (no staging), and it is named with its split."""
+    from harness_kernels.triton.gemm_gluon import (
+        MIN_SPLIT_STEPS,
+        config_name,
+        gluon_gemm_configs,
+    )
+
+    m, n, k = 256, 2304, 16384
+    cands = gluon_gemm_configs(m, n, k, 2, 2, 132)
+    twins = [c for c in cands if c.get("SPLIT_K", 1) > 1]
+    assert {config_name(c) for c in twins} == {"128x144s6k4", "64x144s6ppk2"}
+    for c in twins:
+        tiles = -(-m // c["BLOCK_M"]) * -(-n // c["BLOCK_N"])
+        steps = k // c["BK"]
+        assert tiles * c["SPLIT_K"] <= 132 and steps % c["SPLIT_K"] == 0
+        assert steps // c["SPLIT_K"] >= MIN_SPLIT_STEPS and not c["C_SMEM"]
+    # many tiles already: no twin (large M), and none for a probe's full list
+    assert not any(c.get("SPLIT_K", 1) > 1 for c in gluon_gemm_configs(1024, 8192, 8192, 2, 2, 132))
+    assert not any(
+        c.get("SPLIT_K", 1) > 1 for c in gluon_gemm_configs(m, n, k, 2, 2, 132, per_schedule=None)
+    )

@@ -55,6 +55,7 @@ _SCRIPT = textwrap.dedent(
             fp8=in_bytes == 1, has_scale=c["HAS_SCALE"],
             c_smem=c["C_SMEM"], pingpong=c["PINGPONG"],
             bn0=c["BN0"], bn1=c["BN1"], bn2=c["BN2"], spills=info.get("n_spills", -1), mma=info["mma"],
+            split=c["SPLIT_K"], st_global=ptx.count("st.global"),
             tma_loads=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
             tma_stores=ptx.count("cp.async.bulk.tensor.2d.global.shared"),
             setmaxnreg=sorted(set(re.findall(r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", ptx))),
@@ -83,6 +84,8 @@ def test_every_spec_compiles(report: dict) -> None:
     assert not all(f["c_smem"] for f in report.values())  # 128x256 stores from registers
     assert {f["pingpong"] for f in report.values()} == {True, False}
     assert any(f["fp8"] for f in report.values())
+    # split-K twins (Llama-3.1-405B's fused QKV), both schedules
+    assert {f["pingpong"] for f in report.values() if f["split"] > 1} == {True, False}
 
 
 def test_structure(report: dict) -> None:
@@ -99,6 +102,9 @@ def test_structure(report: dict) -> None:
         # each C part out by TMA when staged
         assert f["tma_loads"] >= (1 if f["pingpong"] else 2) + len(parts), name
         assert (f["tma_stores"] >= len(parts)) == f["c_smem"], name
+        # split-K units store fp32 partials from registers, nothing by TMA
+        if f["split"] > 1:
+            assert f["st_global"] > 0 and f["tma_stores"] == 0 and not f["c_smem"], name
         assert ["dec", "24"] in f["setmaxnreg"], name
         assert ["inc", "240"] in f["setmaxnreg"] or ["dec", "240"] in f["setmaxnreg"], name
         # the main loop leaves one group per N part in flight; the tile's end drains to 0

@@ -194,6 +194,7 @@ def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
     from harness_kernels.triton.gemm_gluon import (
         MAX_ACC_REGS,
         MAX_CANDIDATES,
+        SPLIT_TWINS,
         gluon_gemm_configs,
         modelled_cost,
         smem_bytes,
@@ -204,6 +205,10 @@ def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
     by_schedule = {pp: [c for c in cands if c["PINGPONG"] is pp] for pp in (False, True)}
     for pp, listed in by_schedule.items():
         schedule = "pingpong" if pp else "cooperative"
+        # split-K twins (gemm_gluon.split_twins) ride last, at most SPLIT_TWINS of them
+        split = [c for c in listed if c.get("SPLIT_K", 1) > 1]
+        assert len(split) <= SPLIT_TWINS and listed[len(listed) - len(split) :] == split
+        listed = listed[: len(listed) - len(split)]
         # at most one deep twin: the best tile again, deeper, last
         best = listed[0]
         twins = [c for c in listed[1:] if c["SLICE_M"] == best["SLICE_M"] and
@@ -250,7 +255,9 @@ def test_gemm_wave_tiles_offered_beside_where_they_fill_one_wave() -> None:
     assert {"64x144s7pp", "64x96s8pp"} <= set(names)  # both ping-pong twins: 64x144, 64x96
     assert all(c["SLICE_M"] == 64 for c in cands if _wave(c))
     for pp in (False, True):
-        plain = [c for c in cands if c["PINGPONG"] is pp and not _wave(c)]
+        plain = [
+            c for c in cands if c["PINGPONG"] is pp and not _wave(c) and c.get("SPLIT_K", 1) == 1
+        ]
         assert len({(c["SLICE_M"], c["BN0"], c["BN1"]) for c in plain}) == MAX_CANDIDATES
     for shape in ((512, 10240, 8192), (512, 3584, 3584)):
         assert not any(_wave(c) or c["BN2"] for c in gluon_gemm_configs(*shape, 2, 2, 132))
