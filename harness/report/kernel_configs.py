@@ -54,9 +54,9 @@ def work_units(row: dict) -> int | None:
         return None
     if isinstance(cfg.get("units"), int | float):  # own Triton GEMM: tiles x splits
         return int(cfg["units"])
-    # own Triton's Gluon GEMM: equal output tiles dealt over a persistent grid
+    # own Triton's Gluon GEMM: equal output tiles (x K splits) dealt over a persistent grid
     if cfg.get("kernel") in ("gemm_gluon_ws", "gluon-ws") and isinstance(cfg.get("tiles"), int):
-        return int(cfg["tiles"])
+        return int(cfg["tiles"]) * int(cfg.get("split_k") or 1)
     if cfg.get("library") == "own-cutlass":
         return _cutlass_units(row, cfg)
     if cfg.get("kernel") == "attn_decode" and cfg.get("programs"):
@@ -78,12 +78,14 @@ def own_config(row: dict) -> str:
         return f"{cfg['variant']} {cfg.get('run_options', '')}".strip()
     if cfg.get("kernel") in ("gemm_gluon_ws", "gluon-ws"):  # own Gluon GEMM (warp-specialized)
         tile = f"{cfg['block_m']}x{cfg.get('block_n')}x{cfg.get('block_k')}"
-        return f"{tile} Gluon {cfg.get('schedule', 'cooperative')} s{cfg.get('num_stages')}"
+        split = f" split-K {cfg['split_k']}" if (cfg.get("split_k") or 1) > 1 else ""
+        return f"{tile} Gluon {cfg.get('schedule', 'cooperative')} s{cfg.get('num_stages')}{split}"
     if "block_m" in cfg:  # own Triton GEMM
         tile = f"{cfg['block_m']}x{cfg.get('block_n')}x{cfg.get('block_k')}"
         split = " stream-K" if cfg.get("stream_k") else ""
         if (cfg.get("split_k") or 1) > 1:
             split = f" split-K {cfg['split_k']}"
+            split += " (summed apart)" if cfg.get("reduce_apart") else ""
         swap = " swapped (C^T)" if cfg.get("swap_ab") else ""  # the tile is [N, M]'s
         return f"{tile} w{cfg.get('num_warps')} s{cfg.get('num_stages')}{split}{swap}"
     if "consumers" in cfg:  # own Gluon attention: warp-specialized, no num_warps/num_stages

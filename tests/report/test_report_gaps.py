@@ -85,6 +85,8 @@ def _row(cfg: dict, **axes) -> dict:
         ),  # unequal units
         # own Triton's Gluon GEMM records its tiles (equal, on a persistent grid)
         ({"kernel": "gemm_gluon_ws", "tiles": 116, "num_programs": 116}, {}, 116),
+        # ... and its split-K twins, tiles x splits (405B QKV at M 256: 64 tiles of 64x144 split 2)
+        ({"kernel": "gluon-ws", "tiles": 64, "split_k": 2, "num_programs": 128}, {}, 128),
         ({}, {}, None),
     ],
 )
