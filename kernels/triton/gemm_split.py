@@ -3,7 +3,8 @@ stream-K shares the last waves out, and how the partial tiles are reduced.
 
 Decode-sized and mid-sized M leave fewer output tiles than SMs (or a partial last wave);
 splitting K puts a program on every SM at the price of fp32 partials and one reduction per tile.
-gemm_kernel.py runs the plans made here.
+gemm_kernel.py runs the plans made here; with GemmConfig.reduce_apart the reduction is a second
+launch over every SM instead (gemm_reduce_kernel.py), which splitk_reduce_rows does not size.
 """
 
 from __future__ import annotations
