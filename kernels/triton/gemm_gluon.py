@@ -252,7 +252,7 @@ def split_twins(
     """The SPLIT_TWINS split-K twins of `pool`'s tiles that fill the most of one wave with
     useful work (tiles x split / num_sms, times the share of the tiles inside M x N), if at
     least MIN_SPLIT_FILL; ties go to the larger tile (fewer operand bytes per multiply-add)."""
-    scored = []
+    scored: list[tuple[float, int, int, dict[str, Any]]] = []
     for cfg in pool:
         twin = split_twin(cfg, m, n, k, in_bytes, num_sms, max_stages)
         if twin is None:

@@ -223,7 +223,8 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
         # epilogue: the producer is already loading the next unit's stages
         if SPLIT_K > 1:
             # this unit's fp32 slab of the workspace: [tiles, SPLIT_K, BM, BN], tile-local
-            base = unit.to(gl.int64) * (BM * BN)
+            # (`unit` is a tensor in the traced kernel; mypy reads the range as ints)
+            base = unit.to(gl.int64) * (BM * BN)  # type: ignore[attr-defined]
             row0 = A_SLICE * SLICE_M
             _store_partial_part(ws_ptr, acc0, base, row0, 0, BN, acc0_layout)
             if BN1 > 0:
