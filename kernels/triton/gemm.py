@@ -178,7 +178,7 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
     if cfg.stream_k and (cfg.split_k != 1 or not cfg.persistent):
         raise ValueError(f"stream_k needs a persistent config with split_k=1; got {cfg}")
     if cfg.reduce_apart and (cfg.split_k == 1 or cfg.stream_k):
-        raise ValueError(f"reduce_apart sums split-K partials: it needs split_k > 1; got {cfg}")
+        raise ValueError(f"reduce_apart sums split-K partials: it needs split_k > 1 (got {cfg})")
     # The partial-tile reduction (split-K, stream-K) writes C by pointers, as does a swapped
     # product (C^T into C's layout: unit stride down its rows).
     tma_store = tma_store and cfg.split_k == 1 and not cfg.stream_k and result is None
@@ -400,7 +400,10 @@ def _gluon_if_faster(
         return launch
     gluon_ms = gluon.config.get("tune_ms")
     gluon_tile = f"{gluon.config['block_m']}x{gluon.config['block_n']}"
-    gluon_pick = f"{gluon_tile} {gluon.config['schedule']}"
+    split = gluon.config.get("split_k", 1)
+    gluon_pick = f"{gluon_tile} {gluon.config['schedule']}" + (
+        f" split-K {split}" if split > 1 else ""
+    )
     choice = choose(
         launch,
         gluon,

@@ -534,7 +534,8 @@ def _reduce_apart_twins(
 ) -> list[GemmConfig]:
     """Up to REDUCE_APART_CANDIDATES split-K configs of the modelled space with their partials
     summed by a second launch (gemm_reduce_kernel.py), the best modelled of distinct tiles, only
-    where the model prices them below every one-launch config. They ride along as stream-K
+    where the model prices them below the best one-launch config it ranks (stream-K configs and
+    the anchors aside). They ride along as stream-K
     does: the ranking and the untuned default stay as they were.
 
     Session 82 offered them within 2x of the best on an H200 (27 shapes): they won only where the

@@ -135,6 +135,9 @@ def estimate_seconds(
     a_bytes, b_bytes, c_bytes = m * k * in_bytes, n * k * in_bytes, m * n * out_bytes
     hbm = a_bytes + b_bytes + c_bytes + (partials if partials > _L2_BYTES else 0)
     l2 = a_bytes * tiles_n + b_bytes * tiles_m + 2 * partials + c_bytes
+    # reduce_apart: the L2 term above still counts the partials' read (and C's store) in the
+    # GEMM, and the sum's term counts the read again: a lean against the twins that session 82's
+    # gate (gemm_candidates._reduce_apart_twins) was measured with, so it is kept.
     gemm = _soft_max(busy + overhead, hbm / _HBM_BW, l2 / _L2_BW)
     return gemm + (_SUM_LAUNCH + partials / _L2_BW if cfg.reduce_apart and split > 1 else 0.0)
 

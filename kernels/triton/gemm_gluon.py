@@ -500,6 +500,8 @@ def prepare_gluon_matmul(
         descs = [_descriptor(sources[arg], box) for arg, box in _boxes(cfg, b_is_nk).items()]
         bm, bn, split = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg.get("SPLIT_K", 1)
         tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+        if triton.cdiv(k, cfg["BK"]) % split:  # the kernel runs cdiv(K, BK) // SPLIT_K steps
+            raise ValueError(f"SPLIT_K {split} does not divide the K steps of {config_name(cfg)}")
         grid = (min(tiles * split, num_sms),)
         # without HAS_SCALE the scale pointers are never read, nor the workspace without a split
         scales = (a_scale, b_scale) if has_scale else (a, a)
@@ -568,13 +570,18 @@ def prepare_gluon_matmul(
         tiles=tiles,
         split_k=split,
         num_programs=min(tiles * split, num_sms),
-        wave_fill=round(tiles / (triton.cdiv(tiles, num_sms) * num_sms), 3),
+        # units (tiles x K splits) over the SMs' waves: how full the last wave runs
+        wave_fill=round(tiles * split / (triton.cdiv(tiles * split, num_sms) * num_sms), 3),
         schedule="ping-pong" if cfg["PINGPONG"] else "cooperative",
         warps="producer 1 (24 regs) + consumers 2 x 4 warps (240 regs)",
         persistent=True,
         tma=True,
         b_layout="col" if b_is_nk else "row",
-        scales="per-tensor, in the epilogue" if has_scale else None,
+        scales=(
+            ("per-tensor, in the sum's launch" if split > 1 else "per-tensor, in the epilogue")
+            if has_scale
+            else None
+        ),
         candidates=[config_name(c) for c in cands],  # tune_timings_ms: what each took
         target=f"{target[0]}:{target[1]}",
         device_name=torch.cuda.get_device_name(a.device),

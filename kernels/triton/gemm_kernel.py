@@ -335,7 +335,8 @@ def _gemm_kernel(
     elif PERSISTENT:
         work_id_c = pid - num_programs
         # Flattening fuses the tile loop with the K loop, so the next tile's loads are issued
-        # while this tile's epilogue runs; split-K's barrier + atomic epilogue stays unflattened.
+        # while this tile's epilogue runs; split-K's barrier + atomic epilogue stays unflattened
+        # (and so, untried, does REDUCE_APART's plain partial store).
         for work_id in tl.range(pid, num_units, num_programs, flatten=SPLIT_K == 1,
                                 warp_specialize=WARP_SPECIALIZE):
             work_id_c += num_programs

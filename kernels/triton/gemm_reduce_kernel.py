@@ -54,7 +54,8 @@ def _splitk_sum_kernel(
     cols = tl.arange(0, BN_POW2)
     in_tile = (rows[:, None] < BLOCK_M) & (cols[None, :] < BLOCK_N)
     tile_elems = BLOCK_M * BLOCK_N
-    # int64: the workspace may pass 2**31 bytes (it stays under 2**31 elements: build_launch)
+    # int64: the workspace may pass 2**31 bytes (build_launch keeps the `tl` kernel's under 2**31
+    # elements; the Gluon GEMM's units fit one wave, a few million elements)
     src = ws_ptr + tile.to(tl.int64) * (SPLIT_K * tile_elems) + rows[:, None] * BLOCK_N + cols[None, :]
     total = tl.zeros((ROWS, BN_POW2), dtype=tl.float32)
     for s in tl.static_range(SPLIT_K):

@@ -187,7 +187,7 @@ def test_reduce_apart_needs_a_split():
         GemmConfig(16, 32, 16, reduce_apart=True),
         GemmConfig(16, 32, 16, stream_k=True, reduce_apart=True),
     ):
-        with pytest.raises(ValueError, match="reduce_apart"):
+        with pytest.raises(ValueError, match=r"it needs split_k > 1"):
             build_launch(p, cfg, kernel_target(None))
 
 
@@ -976,3 +976,36 @@ def test_a_16_wide_tile_computes_an_8_column_c(split):
     out = _run(launch)
     assert out.shape == (33, 8) and out.stride() == (8, 1)
     assert _rel_err(out, _reference(a, b, {})) < TOL["tf32"]
+
+
+@needs_interpreter
+@pytest.mark.parametrize("bm,bn,split", [(32, 144, 3), (64, 48, 2), (128, 16, 4)])
+def test_split_sum_reads_every_part_of_every_tile_in_grouped_order(bm, bn, split):
+    """gemm_reduce_kernel's second launch on its own, as the Gluon GEMM feeds it: tiles of any
+    width (144: columns padded to 256 and masked), several row chunks per tile, ragged M and N,
+    tile ids in the grouped order, the scales applied once. A Python model of the workspace
+    ([tiles, split, BM, BN]) gives the expected C."""
+    from harness_kernels.triton.gemm_reduce_kernel import splitk_sum, sum_rows
+
+    m, n, group_m = 3 * bm - 5, 2 * bn - 3, 2
+    tiles_m, tiles_n = -(-m // bm), -(-n // bn)
+    tiles = tiles_m * tiles_n
+    ws = torch.randn(tiles, split, bm, bn)
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16)
+    scales = torch.tensor(0.5), torch.tensor([1.5])
+    summed = splitk_sum(ws.flatten(), out, *scales, tiles, bm, bn, group_m, split)
+    assert summed.grid[0] == tiles * (bm // sum_rows(bm, bn)) > tiles  # several chunks a tile
+    summed()
+    expect = torch.empty(tiles_m * bm, tiles_n * bn)
+    for t in range(tiles):  # gemm_kernel._tile_coords, in Python
+        per_group = group_m * tiles_n
+        first_m = (t // per_group) * group_m
+        rows_in_group = min(tiles_m - first_m, group_m)
+        pid_m = first_m + (t % per_group) % rows_in_group
+        pid_n = (t % per_group) // rows_in_group
+        part_sum = ws[t, 0].clone()
+        for s in range(1, split):  # in split order, as the kernel adds them
+            part_sum += ws[t, s]
+        expect[pid_m * bm : (pid_m + 1) * bm, pid_n * bn : (pid_n + 1) * bn] = part_sum
+    expect = (expect[:m, :n] * 0.75).to(torch.bfloat16)
+    torch.testing.assert_close(out, expect, rtol=1e-2, atol=1e-2)
