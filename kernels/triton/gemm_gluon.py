@@ -605,11 +605,13 @@ def aot_specs(
         (512, 10240, 8192),  # 128x320 and 256x160: 160 accumulators per consumer thread
         (8192, 8192, 8192),
         (512, 4608, 3584),  # the 144-wide wave tiles (WAVE_PARTS), both schedules
-        (256, 2304, 16384),  # split-K twins (Llama-3.1-405B's fused QKV)
+    ),
+    split_shapes: tuple[tuple[int, int, int], ...] = (
+        (256, 2304, 16384),  # Llama-3.1-405B's fused QKV: its split-K twins only
     ),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every
-    candidate tile of `shapes` on 132 SMs; the signature is what the JIT builds for real
+    candidate tile of `shapes` on 132 SMs and the split-K twins of `split_shapes`; the signature is what the JIT builds for real
     descriptors (their shared layouts are part of a Gluon descriptor's type). fp8 e4m3 specs
     read A and B in fp8, write C in FP8_OUT and take fp32 scales (B K-major only)."""
     from triton.experimental.gluon import language as gl
@@ -629,6 +631,13 @@ def aot_specs(
     c_dtype = FP8_OUT if fp8 else dtype
     elem = torch.empty((), dtype=dtype).element_size()
     c_elem = torch.empty((), dtype=c_dtype).element_size()
+    listed = [c for m, n, k in shapes for c in gluon_gemm_configs(m, n, k, elem, c_elem, 132)]
+    listed += [
+        c
+        for m, n, k in split_shapes
+        for c in gluon_gemm_configs(m, n, k, elem, c_elem, 132)
+        if c.get("SPLIT_K", 1) > 1
+    ]
     cfgs = {
         (
             c["SLICE_M"],
@@ -639,8 +648,7 @@ def aot_specs(
             c["STAGES"],
             c.get("SPLIT_K"),
         ): c
-        for m, n, k in shapes
-        for c in gluon_gemm_configs(m, n, k, elem, c_elem, 132)
+        for c in listed
     }
 
     def desc_type(t: torch.dtype, box: list[int]) -> str:
