@@ -2,7 +2,7 @@
 eager (one kernel per torch op) and through torch.compile, cut as vLLM's piecewise compile cuts
 it: the ops before attention and the ops after it are compiled graphs, the KV append and the
 attention between them run eagerly (a compiled index_copy_ into a graph input becomes a copy of
-the whole cache: 126x the own kernel on the H200, results/h200/layer_ops-r2). Torch has no paged
+the whole cache: 126x the own kernel on the H200 in layer_ops-r2, 2026-11-24). Torch has no paged
 attention kernel, so the attention gathers each sequence's pages into a dense copy first (as the
 sdpa-paged-gather provider does): a naive step beside the own kernels' paged split-KV decode."""
 

@@ -149,6 +149,26 @@ def smem_bytes(
     return stages * (tile_rows(slice_m, pingpong) + bn) * bk * in_bytes + c + SMEM_SLACK
 
 
+def most_stages(
+    slice_m: int,
+    bn: int,
+    bk: int,
+    in_bytes: int,
+    out_bytes: int,
+    c_smem: bool,
+    pingpong: bool,
+    max_stages: int,
+) -> int:
+    """The most pipeline stages (2..max_stages) that fit shared memory, C staged or not; 0 if
+    not even two do."""
+    fit = [
+        s
+        for s in range(2, max_stages + 1)
+        if smem_bytes(slice_m, bn, bk, s, in_bytes, out_bytes, c_smem, pingpong) <= SM90_SMEM_BYTES
+    ]
+    return max(fit, default=0)
+
+
 def stages_and_epilogue(
     slice_m: int,
     bn: int,
@@ -161,17 +181,9 @@ def stages_and_epilogue(
     """(stages, C staged in shared memory for TMA stores): the most stages that fit with C
     staged, unless that leaves fewer than MIN_STAGES and storing C from registers buys one
     (128x256: three stages staged, four not). None if not even two stages fit."""
-
-    def most(c_smem: bool) -> int:
-        fit = [
-            s
-            for s in range(2, max_stages + 1)
-            if smem_bytes(slice_m, bn, bk, s, in_bytes, out_bytes, c_smem, pingpong)
-            <= SM90_SMEM_BYTES
-        ]
-        return max(fit, default=0)
-
-    staged, direct = most(True), most(False)
+    tile = (slice_m, bn, bk, in_bytes, out_bytes)
+    staged = most_stages(*tile, True, pingpong, max_stages)
+    direct = most_stages(*tile, False, pingpong, max_stages)
     if staged < MIN_STAGES and direct > staged:
         return direct, False
     return (staged, True) if staged else None
@@ -353,14 +365,17 @@ def split_twin(
     ]
     if not fits:
         return None
-    pingpong = cfg["PINGPONG"]
-    stages = [
-        s
-        for s in range(2, max(max_stages, cfg["STAGES"]) + 1)
-        if smem_bytes(cfg["SLICE_M"], cfg["BLOCK_N"], cfg["BK"], s, in_bytes, 2, False, pingpong)
-        <= SM90_SMEM_BYTES
-    ]
-    return dict(cfg, STAGES=max(stages), C_SMEM=False, SPLIT_K=max(fits))
+    stages = most_stages(
+        cfg["SLICE_M"],
+        cfg["BLOCK_N"],
+        cfg["BK"],
+        in_bytes,
+        2,
+        False,
+        cfg["PINGPONG"],
+        max(max_stages, cfg["STAGES"]),
+    )
+    return dict(cfg, STAGES=stages, C_SMEM=False, SPLIT_K=max(fits))
 
 
 def _boxes(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, list[int]]:

@@ -11,33 +11,10 @@ from dataclasses import replace
 import pytest
 import torch
 
+# the tiny-N tests' nt operands (a Linear's weight), fp8 scales, fp32-reference error, sm_90 check
+from test_tiny_n_gemm_gpu import FP8, _err, _operands, _sm90
+
 pytestmark = pytest.mark.gpu
-
-FP8 = torch.float8_e4m3fn
-
-
-def _sm90() -> bool:
-    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
-
-
-def _operands(m: int, n: int, k: int, dtype: torch.dtype):
-    gen = torch.Generator(device="cuda").manual_seed(m * 131 + k)
-    a = torch.randn(m, k, device="cuda", generator=gen).to(dtype)
-    b = torch.randn(n, k, device="cuda", generator=gen).to(dtype).t()  # nt, as a Linear's weight
-    scales = {}
-    if dtype == FP8:
-        scales = {
-            "a_scale": torch.tensor(0.5, device="cuda"),
-            "b_scale": torch.tensor(2.0, device="cuda"),
-        }
-    return a, b, scales
-
-
-def _err(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, scales: dict) -> float:
-    ref = a.float() @ b.float()
-    if scales:
-        ref = ref * (scales["a_scale"].item() * scales["b_scale"].item())
-    return ((out.float() - ref).norm() / ref.norm()).item()
 
 
 @pytest.mark.skipif(not _sm90(), reason="the twins are offered by the sm_90 mid-M model")

@@ -14,9 +14,9 @@ RESULTS = SWEEPS_DIR.parent / "results/h200"
 
 @pytest.fixture(scope="module")
 def rows():
-    if not (RESULTS / "layer_ops-r2").is_dir():
-        pytest.skip("results/h200/layer_ops-r2 not in this checkout")
-    return data.load([RESULTS / "layer_ops-r2", RESULTS / "ceilings"])
+    if not (RESULTS / "layer_ops-s82").is_dir():
+        pytest.skip("results/h200/layer_ops-s82 not in this checkout")
+    return data.load([RESULTS / "layer_ops-s82", RESULTS / "ceilings"])
 
 
 def test_layer_ops_table_has_every_point_and_provider(rows):
