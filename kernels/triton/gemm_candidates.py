@@ -542,8 +542,9 @@ def _reduce_apart_twins(
     one-launch sum is long (Llama-3.1-405B's N 2304, K 16384: 128x256 / 256x128 split 7 at M 256,
     tuner times 1.30x their one-launch twins, 1.16x the best one-launch config; 1.09x at M 128),
     and the model priced them below the best one-launch config at exactly those two and two
-    ties (1.00-1.03 modelled, 0.92 and 1.00 measured); at the other 23 it had them 2-14% slower
-    and they lost by 2-32%."""
+    ties (1.00-1.03 modelled, 0.92 and 1.00 measured); at the other 23 it had them 0.3-17%
+    slower, and they took 2-46% longer than the best one-launch candidate there
+    (results/h200/_logs/session82/tune-apart-s82.txt)."""
     best = min((t for t, _ in timed), default=0.0)
     apart = [replace(c, reduce_apart=True) for _, c in timed if c.split_k > 1]
     twins = sorted(

@@ -564,7 +564,7 @@ def test_reduce_apart_twins_are_offered_where_the_one_launch_sum_is_long():
     # the untuned default is not a ride-along
     assert not cands[0].reduce_apart
     # where the model has them slower than a one-launch config they are not timed (session 82:
-    # they lost at all 23 such H200 shapes, by 2-32%)
+    # they took 2-46% longer at all 23 such H200 shapes)
     assert not any(c.reduce_apart for c in candidate_configs("full", 256, 10240, 8192, 2, 2, H200))
 
 
