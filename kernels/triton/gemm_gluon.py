@@ -87,6 +87,16 @@ MIN_STAGES = 4  # below this, C's staging buffers give way to a pipeline stage
 SPLIT_TWINS = 1
 MIN_SPLIT_STEPS = 4
 MIN_SPLIT_FILL = 0.75
+# Each split twin of at most IN_PLACE_MAX_SPLIT parts has an in-place twin (SUM_IN_PLACE): the
+# last unit of a tile's row slice to count in sums the slice's parts and writes C in the same
+# launch, so no second launch and no gap before it; its read (all parts of its slice, through one
+# SM) lies on the tile's critical path. The `tl` kernel's one-launch sum with 7 parts of 128x256
+# took 47.7 us under ncu at the 405B QKV, against 32.2 + 7.8 us summed apart (session 82); a
+# 64x144 ping-pong tile split 2 reads 2 x 36 KB. The tuner times both twins. The sum holds a
+# slice's total beside a part in flight: past IN_PLACE_MAX_ACC accumulators per thread it spills
+# (256x160 split 2, 160 each: 80 spilled registers under Triton 3.6's ptxas).
+IN_PLACE_MAX_SPLIT = 4
+IN_PLACE_MAX_ACC = 96
 MAX_CANDIDATES = 4  # timed per schedule
 GROUP_M = 8
 SMEM_SLACK = 1024  # mbarriers and alignment
@@ -248,8 +258,20 @@ def gluon_gemm_configs(
         out += chosen
         if per_schedule is not None:
             pool = [c for _, c in ranked] + ([c for _, c in waves] if wave_tiles else [])
-            out += split_twins(pool, m, n, k, in_bytes, num_sms, max_stages)
+            twins = split_twins(pool, m, n, k, in_bytes, num_sms, max_stages)
+            out += twins + in_place_twins(twins)
     return out
+
+
+def in_place_twins(twins: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The in-place twin (SUM_IN_PLACE: the sum in the GEMM's own launch) of every split twin
+    of at most IN_PLACE_MAX_SPLIT parts and IN_PLACE_MAX_ACC accumulators per consumer thread."""
+    return [
+        dict(t, SUM_IN_PLACE=True)
+        for t in twins
+        if t["SPLIT_K"] <= IN_PLACE_MAX_SPLIT
+        and t["SLICE_M"] * t["BLOCK_N"] // 128 <= IN_PLACE_MAX_ACC
+    ]
 
 
 def split_twins(
@@ -341,9 +363,11 @@ def _tile(
 
 def config_name(cfg: dict[str, Any]) -> str:
     """A candidate as provider_config lists it: 128x160s4 (cooperative), 64x256s4pp (ping-pong),
-    128x144s6k4 (split K 4 ways)."""
+    128x144s6k4 (split K 4 ways, summed by a second launch), 64x144s8ppk2i (split K 2 ways,
+    summed in place)."""
     pp = "pp" if cfg["PINGPONG"] else ""
     split = f"k{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else ""
+    split += "i" if cfg.get("SUM_IN_PLACE") else ""
     return f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}s{cfg['STAGES']}{pp}{split}"
 
 
@@ -411,6 +435,7 @@ def _constexprs(cfg: dict[str, Any], b_is_nk: bool, has_scale: bool = False) -> 
         C_SMEM=cfg["C_SMEM"],
         PINGPONG=cfg["PINGPONG"],
         SPLIT_K=cfg.get("SPLIT_K", 1),
+        SUM_IN_PLACE=bool(cfg.get("SUM_IN_PLACE")),
     )
 
 
@@ -523,10 +548,16 @@ def prepare_gluon_matmul(
         ws = out
         if split > 1:
             ws = torch.empty(tiles * split * bm * bn, device=a.device, dtype=torch.float32)
-        args = (*descs, out, out.stride(0), ws, *scales, m, n, k)
+        # the in-place sum's counters: one per tile row slice, zero (each slice's summing unit
+        # sets its counter back to zero for the next launch); elsewhere never read
+        counters = out
+        if cfg.get("SUM_IN_PLACE"):
+            slices = 1 if cfg["PINGPONG"] else CONSUMERS
+            counters = torch.zeros(tiles * slices, device=a.device, dtype=torch.int32)
+        args = (*descs, out, out.stride(0), ws, counters, *scales, m, n, k)
         kernel = _gemm_ws_kernel[grid]
         meta = _constexprs(cfg, b_is_nk, has_scale)
-        if split == 1:
+        if split == 1 or cfg.get("SUM_IN_PLACE"):
             return lambda: kernel(*args, **meta, num_warps=4)
         sum_scales = (a_scale, b_scale) if has_scale else (None, None)
         summed = splitk_sum(ws, out, *sum_scales, tiles, bm, bn, cfg["GROUP_M"], split)
@@ -575,7 +606,9 @@ def prepare_gluon_matmul(
         n_parts=[part for part in (cfg["BN0"], cfg["BN1"], cfg["BN2"]) if part],
         num_stages=cfg["STAGES"],
         epilogue=(
-            "fp32 partials, summed by a second launch"
+            "fp32 partials, summed in place by each tile slice's last unit"
+            if cfg.get("SUM_IN_PLACE")
+            else "fp32 partials, summed by a second launch"
             if split > 1
             else "TMA store via shared memory"
             if cfg["C_SMEM"]
@@ -593,7 +626,11 @@ def prepare_gluon_matmul(
         tma=True,
         b_layout="col" if b_is_nk else "row",
         scales=(
-            ("per-tensor, in the sum's launch" if split > 1 else "per-tensor, in the epilogue")
+            (
+                "per-tensor, in the sum's launch"
+                if split > 1 and not cfg.get("SUM_IN_PLACE")
+                else "per-tensor, in the epilogue"
+            )
             if has_scale
             else None
         ),
@@ -662,6 +699,7 @@ def aot_specs(
             c["PINGPONG"],
             c["STAGES"],
             c.get("SPLIT_K"),
+            c.get("SUM_IN_PLACE"),
         ): c
         for c in listed
     }
@@ -680,6 +718,7 @@ def aot_specs(
         # the split-K workspace (fp32); without a split, C again (never read)
         split = cfg.get("SPLIT_K", 1) > 1
         types["ws_ptr"] = "*fp32" if split else types["c_ptr"]
+        types["counter_ptr"] = "*i32" if cfg.get("SUM_IN_PLACE") else types["c_ptr"]
         scale_ty = "*fp32" if fp8 else f"*{triton_dtype_name(dtype)}"
         types |= {arg: scale_ty for arg in ("a_scale_ptr", "b_scale_ptr")}
         layout = "nk" if b_is_nk else "kn"

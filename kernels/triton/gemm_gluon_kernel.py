@@ -21,7 +21,10 @@ fp8 e4m3 (B K-major, as wgmma reads fp8) takes per-tensor scales applied to the 
 the epilogue (HAS_SCALE) and writes bf16. sm_90 only (wgmma, TMA, setmaxnreg).
 Split-K (SPLIT_K > 1): the work units are (tile, K split) pairs, each K split an equal run of K
 steps; a unit stores its fp32 accumulators whole into a tile-local workspace ([tiles, SPLIT_K,
-BM, BN]) and gemm_reduce_kernel.py's second launch sums them in split order, scales and writes C.
+BM, BN]) and gemm_reduce_kernel.py's second launch sums them in split order, scales and writes C;
+or (SUM_IN_PLACE) the last unit of a tile's row slice to count itself in (an atomic counter per
+slice) sums the slice's parts in the same order and writes C, in the same launch: for few, small
+parts (a 64x144 slice's parts are 36 KB each), where a second launch costs more than the read.
 For few, long tiles (Llama-3.1-405B's fused QKV, N 2304 K 16384: 32 tiles of 128x144 at M 256,
 the decomposition cuBLAS runs there split 4 ways on 128 CTAs).
 """
@@ -38,7 +41,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from .gluon_compat import tma_load, tma_store
+from .gluon_compat import thread_barrier, tma_load, tma_store
 
 PRODUCER_REGS = gl.constexpr(24)
 CONSUMER_REGS = gl.constexpr(240)
@@ -140,15 +143,32 @@ def _store_partial_part(ws_ptr, acc, base, row0, col0, BN: gl.constexpr,
 
 
 @gluon.jit
+def _sum_parts(ws_ptr, tile_base, row0, col0, SLICE_M: gl.constexpr, WIDTH: gl.constexpr,
+               BM: gl.constexpr, BN: gl.constexpr, SPLIT_K: gl.constexpr,
+               acc_layout: gl.constexpr):
+    """SUM_IN_PLACE: the sum, in split order from zero (gemm_reduce_kernel.py's order, so the
+    same bits), of rows row0.. and columns col0..col0 + WIDTH of a tile's SPLIT_K fp32 slabs,
+    which start at element `tile_base`."""
+    rows = row0 + gl.arange(0, SLICE_M, layout=gl.SliceLayout(1, acc_layout))
+    cols = col0 + gl.arange(0, WIDTH, layout=gl.SliceLayout(0, acc_layout))
+    ptrs = ws_ptr + tile_base + gl.expand_dims(rows * BN, 1) + gl.expand_dims(cols, 0)
+    total = gl.zeros([SLICE_M, WIDTH], gl.float32, acc_layout)
+    for s in gl.static_range(SPLIT_K):
+        # .cg: the other parts were stored by other SMs; read them from L2, not this SM's L1
+        total += gl.load(ptrs + s * (BM * BN), cache_modifier=".cg")
+    return total
+
+
+@gluon.jit
 def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty, order,
-              c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, a_scale_ptr, b_scale_ptr,
-              M, N, K,
+              c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, counter_ptr, a_scale_ptr,
+              b_scale_ptr, M, N, K,
               SLICE: gl.constexpr, SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr,
               BN0: gl.constexpr, BN1: gl.constexpr, BN2: gl.constexpr, BK: gl.constexpr,
               STAGES: gl.constexpr,
               GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr,
               C_SMEM: gl.constexpr, PINGPONG: gl.constexpr, INSTR_K: gl.constexpr,
-              SPLIT_K: gl.constexpr):
+              SPLIT_K: gl.constexpr, SUM_IN_PLACE: gl.constexpr):
     """Cooperative: rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA.
     PINGPONG: every CONSUMERS-th tile of this CTA whole, starting at its SLICE-th; its epilogue
     runs while the other consumer's main loop keeps the tensor cores busy. The main loops take
@@ -174,7 +194,8 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
     num_pid_n = gl.cdiv(N, BN)
     k_iters = gl.cdiv(K, BK) // SPLIT_K  # K steps per unit, as the producer counts them
     scale = 1.0
-    if HAS_SCALE and SPLIT_K == 1:  # split-K: the second launch scales the sum
+    # split-K summed apart: the second launch scales the sum
+    if HAS_SCALE and (SPLIT_K == 1 or SUM_IN_PLACE):
         scale = gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
     it = FIRST * k_iters
     t = 0  # units this consumer has taken
@@ -231,6 +252,32 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
                 _store_partial_part(ws_ptr, acc1, base, row0, BN0, BN, acc1_layout)
             if BN2 > 0:
                 _store_partial_part(ws_ptr, acc2, base, row0, BN0 + BN1, BN, acc2_layout)
+            if SUM_IN_PLACE:
+                # as the Gluon decode's fused merge: every thread of this warpgroup has issued
+                # its partial stores before one thread's acq_rel count; the slice's last part to
+                # count sums every part (other SMs', read from L2) and writes C
+                thread_barrier()
+                tile = unit // SPLIT_K
+                slot = tile * A_SLICES + A_SLICE
+                done = gl.atomic_add(counter_ptr + slot, 1, sem="acq_rel", scope="gpu")
+                if done == SPLIT_K - 1:
+                    tile_base = tile.to(gl.int64) * (SPLIT_K * BM * BN)
+                    off_m = pid_m * BM + row0
+                    off_n = pid_n * BN
+                    sum0 = _sum_parts(ws_ptr, tile_base, row0, 0, SLICE_M, BN0, BM, BN, SPLIT_K,
+                                      acc0_layout)
+                    _store_part(c_ptr, stride_cm, sum0 * scale, off_m, off_n, M, N, acc0_layout)
+                    if BN1 > 0:
+                        sum1 = _sum_parts(ws_ptr, tile_base, row0, BN0, SLICE_M, BN1, BM, BN,
+                                          SPLIT_K, acc1_layout)
+                        _store_part(c_ptr, stride_cm, sum1 * scale, off_m, off_n + BN0, M, N,
+                                    acc1_layout)
+                    if BN2 > 0:
+                        sum2 = _sum_parts(ws_ptr, tile_base, row0, BN0 + BN1, SLICE_M, BN2, BM,
+                                          BN, SPLIT_K, acc2_layout)
+                        _store_part(c_ptr, stride_cm, sum2 * scale, off_m, off_n + BN0 + BN1, M,
+                                    N, acc2_layout)
+                    gl.store(counter_ptr + slot, 0)  # the next launch counts from zero again
         else:
             if HAS_SCALE:
                 acc0 = acc0 * scale
@@ -273,8 +320,9 @@ def _gemm_ws_kernel(
     # part 0's again, never used)
     a_desc, b0_desc, b1_desc, b2_desc, c0_desc, c1_desc, c2_desc,
     # C itself and its row stride (the stores from registers, without C_SMEM); the split-K
-    # workspace (fp32 [tiles, SPLIT_K, BM, BN]; read only with SPLIT_K > 1)
-    c_ptr, stride_cm, ws_ptr,
+    # workspace (fp32 [tiles, SPLIT_K, BM, BN]; read only with SPLIT_K > 1) and, to sum it in
+    # place, one int32 counter per tile row slice (zeros; read only with SUM_IN_PLACE)
+    c_ptr, stride_cm, ws_ptr, counter_ptr,
     # per-tensor scales (fp32 scalars; read only with HAS_SCALE)
     a_scale_ptr, b_scale_ptr,
     # sizes
@@ -283,12 +331,13 @@ def _gemm_ws_kernel(
     SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr, BN1: gl.constexpr,
     BN2: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
     B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr, C_SMEM: gl.constexpr, PINGPONG: gl.constexpr,
-    SPLIT_K: gl.constexpr,
+    SPLIT_K: gl.constexpr, SUM_IN_PLACE: gl.constexpr = False,
 ):
     """C = scale * A @ B over a persistent grid of at most one CTA per SM. Tiles are
     (CONSUMERS x SLICE_M) x (BN0 + BN1 + BN2), or SLICE_M x (BN0 + BN1 + BN2) with PINGPONG
     (BN2 > 0 only with BN1 > 0). SPLIT_K > 1 (not with C_SMEM): fp32 partials into ws_ptr,
-    summed by gemm_reduce_kernel.py's launch."""
+    summed by gemm_reduce_kernel.py's launch, or by the last of each slice's units to count in
+    (SUM_IN_PLACE)."""
     dtype: gl.constexpr = a_desc.dtype
     # wgmma's K per instruction: 32 bytes of operand (16 for bf16/fp16, 32 for fp8)
     INSTR_K: gl.constexpr = 256 // dtype.primitive_bitwidth
@@ -340,13 +389,15 @@ def _gemm_ws_kernel(
 
     gl.warp_specialize([
         (_consumer, (a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty,
-                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, a_scale_ptr,
-                     b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES,
-                     GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K, SPLIT_K)),
+                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, counter_ptr,
+                     a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK,
+                     STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K, SPLIT_K,
+                     SUM_IN_PLACE)),
         (_consumer, (a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty,
-                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, a_scale_ptr,
-                     b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES,
-                     GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K, SPLIT_K)),
+                     order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, counter_ptr,
+                     a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK,
+                     STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K, SPLIT_K,
+                     SUM_IN_PLACE)),
         (_producer, (a_desc, b0_desc, b1_desc, b2_desc, a_smem, b0_smem, b1_smem, b2_smem, ready,
                      empty, M, N, K, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES, GROUP_M,
                      B_IS_NK, PINGPONG, SPLIT_K)),

@@ -1,8 +1,8 @@
 """GPU correctness of own Triton's split-K with the partials summed by a second launch
-(GemmConfig.reduce_apart, gemm_reduce_kernel.py): every such twin the candidate lists offer at
-Llama-3.1-405B's fused QKV (N 2304, K 16384) and at a ragged shape, bf16 and fp8, against an fp32
-reference and bit for bit against its one-launch twin, launched twice; then the tuner's pick.
-Run with `pytest -m gpu` on a Hopper GPU."""
+(GemmConfig.reduce_apart, gemm_reduce_kernel.py) or, in the Gluon GEMM, also in place: every
+such twin the candidate lists offer at Llama-3.1-405B's fused QKV (N 2304, K 16384) and at a
+ragged shape, bf16 and fp8, against an fp32 reference and bit for bit against its other twin,
+launched two or three times; then the tuner's pick. Run with `pytest -m gpu` on a Hopper GPU."""
 
 from __future__ import annotations
 
@@ -63,7 +63,9 @@ def test_every_reduce_apart_twin_matches_reference_and_its_one_launch_twin(mnk, 
 @pytest.mark.parametrize("mnk", [(128, 2304, 16384), (256, 2304, 16384), (200, 2304, 4096)])
 def test_every_gluon_split_twin_matches_reference(mnk, dtype) -> None:
     """The Gluon GEMM's split-K twins (gemm_gluon.split_twins: fp32 partials, the same second
-    launch), pinned one by one: right against fp32, the same bits on a second launch."""
+    launch; in_place_twins: summed by each tile slice's last unit), pinned one by one: right
+    against fp32, the same bits on every launch (three: an in-place twin's counters must be back
+    at zero after each), and an in-place twin the same bits as its twin summed apart."""
     from harness_kernels.triton.gemm_gluon import (
         config_name,
         gluon_gemm_configs,
@@ -79,16 +81,23 @@ def test_every_gluon_split_twin_matches_reference(mnk, dtype) -> None:
         for c in gluon_gemm_configs(m, n, k, dtype.itemsize, out_bytes, sms)
         if c.get("SPLIT_K", 1) > 1
     ]
-    assert twins
+    assert twins and any(c.get("SUM_IN_PLACE") for c in twins)
+    apart_bits = {}
     for cfg in twins:
         launch = prepare_gluon_matmul(a, b, config=cfg, **scales)
         outs = []
-        for _ in range(2):
+        for _ in range(3):
             launch.out.fill_(float("nan"))
             outs.append(launch().clone())
             torch.cuda.synchronize()
         assert _err(outs[0], a, b, scales) < 2e-2, (mnk, config_name(cfg))
         assert torch.equal(outs[0], outs[1]), (mnk, config_name(cfg))
+        assert torch.equal(outs[0], outs[2]), (mnk, config_name(cfg))
+        name = config_name(cfg)
+        if cfg.get("SUM_IN_PLACE"):  # the same sums in the same order as the second launch
+            assert torch.equal(outs[0], apart_bits[name[:-1]]), (mnk, name)
+        else:
+            apart_bits[name] = outs[0]
         print(
             mnk, dtype, config_name(cfg), launch.config["num_programs"], launch.config["epilogue"]
         )
