@@ -84,17 +84,24 @@ MIN_STAGES = 4  # below this, C's staging buffers give way to a pipeline stage
 # Llama-3.1-405B's fused QKV (N 2304, K 16384) at M 256: 32 tiles of 128x144 split 4 ways, 128
 # units (0.97 of 132 SMs), the decomposition cuBLAS runs there (then its splitKreduce); the `tl`
 # kernel's best (128x256 or 256x128 split 7, summed apart) ran 0.83x cuBLAS (session 82).
-SPLIT_TWINS = 1
+SPLIT_TWINS = 2
+# the split twins' pool adds the wave parts at 128 rows a consumer (256x144 cooperative, 128x144
+# ping-pong): fewer operand bytes per multiply-add than 64-row slices, at twice the split
+SPLIT_WAVE_SLICES = (64, 128)
 MIN_SPLIT_STEPS = 4
 MIN_SPLIT_FILL = 0.75
-# Each split twin of at most IN_PLACE_MAX_SPLIT parts has an in-place twin (SUM_IN_PLACE): the
-# last unit of a tile's row slice to count in sums the slice's parts and writes C in the same
-# launch, so no second launch and no gap before it; its read (all parts of its slice, through one
-# SM) lies on the tile's critical path. The `tl` kernel's one-launch sum with 7 parts of 128x256
-# took 47.7 us under ncu at the 405B QKV, against 32.2 + 7.8 us summed apart (session 82); a
-# 64x144 ping-pong tile split 2 reads 2 x 36 KB. The tuner times both twins. The sum holds a
-# slice's total beside a part in flight: past IN_PLACE_MAX_ACC accumulators per thread it spills
-# (256x160 split 2, 160 each: 80 spilled registers under Triton 3.6's ptxas).
+# A split twin's in-place twin (SUM_IN_PLACE, in_place_twins): the last unit of a tile's row
+# slice to count in sums the slice's parts and writes C in the GEMM's own launch, so no second
+# launch; its read of every part of its slice through one SM lies on the tile's critical path.
+# Not offered (OFFER_IN_PLACE): at the 405B QKV (N 2304, K 16384) on an H200 the tuner timed it
+# level with or behind its twin summed apart at every point, bf16 and fp8 (M 256: 64x144 ping-pong
+# split 2 39.5 vs 39.5 us, 128x144 split 4 45.6 vs 39.4; M 128: split 4 31.8 vs 31.0; session 83,
+# results/h200/_logs/session83): the second launch was not what the split cost. Kept for the GPU
+# tests and the AOT specs, which hold it right, and for a probe on another GPU. Only for at most
+# IN_PLACE_MAX_SPLIT parts; the sum holds a slice's total beside a part in flight, so past
+# IN_PLACE_MAX_ACC accumulators per thread it spills (256x160 split 2, 160 each: 80 spilled
+# registers under Triton 3.6's ptxas).
+OFFER_IN_PLACE = False
 IN_PLACE_MAX_SPLIT = 4
 IN_PLACE_MAX_ACC = 96
 MAX_CANDIDATES = 4  # timed per schedule
@@ -257,9 +264,11 @@ def gluon_gemm_configs(
                 chosen.append(twin)
         out += chosen
         if per_schedule is not None:
-            pool = [c for _, c in ranked] + ([c for _, c in waves] if wave_tiles else [])
+            pool = [c for _, c in ranked]
+            if wave_tiles:
+                pool += [c for _, c in _ranked(m, n, num_sms, SPLIT_WAVE_SLICES, WAVE_PARTS, *tile)]
             twins = split_twins(pool, m, n, k, in_bytes, num_sms, max_stages)
-            out += twins + in_place_twins(twins)
+            out += twins + (in_place_twins(twins) if OFFER_IN_PLACE else [])
     return out
 
 
@@ -579,7 +588,9 @@ def prepare_gluon_matmul(
     ):
         key += ("no-wave-tiles",)
     if config is not None:
-        if config not in cands:
+        # a candidate, or the in-place twin of a split one (not offered, but pinned by the tests)
+        splits = [c for c in cands if c.get("SPLIT_K", 1) > 1]
+        if config not in cands + in_place_twins(splits):
             raise ValueError(f"config {config} is not a candidate: {cands}")
         cfg, info = dict(config), dict(tuned=False, tune_candidates=1, tune_source="pinned")
     else:
@@ -663,9 +674,10 @@ def aot_specs(
     ),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: every
-    candidate tile of `shapes` on 132 SMs and the split-K twins of `split_shapes`; the signature is what the JIT builds for real
-    descriptors (their shared layouts are part of a Gluon descriptor's type). fp8 e4m3 specs
-    read A and B in fp8, write C in FP8_OUT and take fp32 scales (B K-major only)."""
+    candidate tile of `shapes` on 132 SMs and the split-K twins of `split_shapes` (and their
+    in-place twins); the signature is what the JIT builds for real descriptors (their shared
+    layouts are part of a Gluon descriptor's type). fp8 e4m3 specs read A and B in fp8, write C
+    in FP8_OUT and take fp32 scales (B K-major only)."""
     from triton.experimental.gluon import language as gl
 
     from .attention_launch import aot_spec
@@ -684,12 +696,13 @@ def aot_specs(
     elem = torch.empty((), dtype=dtype).element_size()
     c_elem = torch.empty((), dtype=c_dtype).element_size()
     listed = [c for m, n, k in shapes for c in gluon_gemm_configs(m, n, k, elem, c_elem, 132)]
-    listed += [
+    split = [
         c
         for m, n, k in split_shapes
         for c in gluon_gemm_configs(m, n, k, elem, c_elem, 132)
         if c.get("SPLIT_K", 1) > 1
     ]
+    listed += split + in_place_twins(split)  # the in-place twins, offered or not
     cfgs = {
         (
             c["SLICE_M"],

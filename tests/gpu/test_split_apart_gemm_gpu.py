@@ -69,6 +69,7 @@ def test_every_gluon_split_twin_matches_reference(mnk, dtype) -> None:
     from harness_kernels.triton.gemm_gluon import (
         config_name,
         gluon_gemm_configs,
+        in_place_twins,
         prepare_gluon_matmul,
     )
 
@@ -81,6 +82,7 @@ def test_every_gluon_split_twin_matches_reference(mnk, dtype) -> None:
         for c in gluon_gemm_configs(m, n, k, dtype.itemsize, out_bytes, sms)
         if c.get("SPLIT_K", 1) > 1
     ]
+    twins += in_place_twins(twins)  # not offered to the tuner, but pinned here
     assert twins and any(c.get("SUM_IN_PLACE") for c in twins)
     apart_bits = {}
     for cfg in twins:

@@ -169,13 +169,13 @@ def test_split_twins_fill_one_wave_with_the_tile_cublas_runs_at_the_405b_qkv():
     m, n, k = 256, 2304, 16384
     cands = gluon_gemm_configs(m, n, k, 2, 2, 132)
     twins = [c for c in cands if c.get("SPLIT_K", 1) > 1]
-    # each twin also summed in place (its own launch: split 2 and 4 are within the cap)
-    assert {config_name(c) for c in twins} == {
+    # two per schedule; the 128-row slices (256x144, 128x144 ping-pong) split twice as many ways
+    assert [config_name(c) for c in twins] == [
+        "256x144s4k8",
         "128x144s6k4",
+        "128x144s6ppk4",
         "64x144s6ppk2",
-        "128x144s6k4i",
-        "64x144s6ppk2i",
-    }
+    ]
     for c in twins:
         tiles = -(-m // c["BLOCK_M"]) * -(-n // c["BLOCK_N"])
         steps = k // c["BK"]
@@ -190,29 +190,43 @@ def test_split_twins_fill_one_wave_with_the_tile_cublas_runs_at_the_405b_qkv():
 
 def test_in_place_twins_only_for_few_parts_and_otherwise_equal():
     """A split twin's in-place twin differs only in SUM_IN_PLACE (the same tile, stages and
-    split, so the tuner times the two sums of one decomposition); none past IN_PLACE_MAX_SPLIT
-    parts (the summing unit reads every part of its slice through one SM) or IN_PLACE_MAX_ACC
-    accumulators per thread. At the 405B QKV's M 64 the ping-pong twin splits 8 ways: summed
-    apart only."""
+    split); none past IN_PLACE_MAX_SPLIT parts (the summing unit reads every part of its slice
+    through one SM) or IN_PLACE_MAX_ACC accumulators per thread (it would spill). Not offered
+    to the tuner (OFFER_IN_PLACE: never faster than the sum apart, session 83)."""
     from harness_kernels.triton.gemm_gluon import (
+        IN_PLACE_MAX_ACC,
         IN_PLACE_MAX_SPLIT,
+        OFFER_IN_PLACE,
         config_name,
         gluon_gemm_configs,
         in_place_twins,
     )
 
-    for m in (64, 128, 256):
-        cands = gluon_gemm_configs(m, 2304, 16384, 2, 2, 132)
-        apart = [c for c in cands if c.get("SPLIT_K", 1) > 1 and not c.get("SUM_IN_PLACE")]
-        placed = [c for c in cands if c.get("SUM_IN_PLACE")]
-        assert apart and placed == in_place_twins(apart)
+    assert not OFFER_IN_PLACE
+    for m, n, k in ((64, 2304, 16384), (256, 2304, 16384), (256, 10240, 8192)):
+        cands = gluon_gemm_configs(m, n, k, 2, 2, 132)
+        assert not any(c.get("SUM_IN_PLACE") for c in cands)
+        twins = [c for c in cands if c.get("SPLIT_K", 1) > 1]
+        placed = in_place_twins(twins)
         for c in placed:
-            assert c["SPLIT_K"] <= IN_PLACE_MAX_SPLIT and config_name(c).endswith("i")
-            assert {**c, "SUM_IN_PLACE": False} in [{**a, "SUM_IN_PLACE": False} for a in apart]
-        big = [c for c in apart if c["SPLIT_K"] > IN_PLACE_MAX_SPLIT]
-        assert len(placed) == len(apart) - len(big)
-    m64 = {config_name(c) for c in gluon_gemm_configs(64, 2304, 16384, 2, 2, 132)}
-    assert "64x144s6ppk8" in m64 and "64x144s6ppk8i" not in m64
+            assert config_name(c) == config_name({**c, "SUM_IN_PLACE": False}) + "i"
+            assert {**c, "SUM_IN_PLACE": False} in [{**t, "SUM_IN_PLACE": False} for t in twins]
+        kept = [
+            t
+            for t in twins
+            if t["SPLIT_K"] <= IN_PLACE_MAX_SPLIT
+            and t["SLICE_M"] * t["BLOCK_N"] // 128 <= IN_PLACE_MAX_ACC
+        ]
+        assert len(placed) == len(kept)
+    names = {
+        config_name(c)
+        for c in in_place_twins(
+            [c for c in gluon_gemm_configs(256, 2304, 16384, 2, 2, 132) if c.get("SPLIT_K", 1) > 1]
+        )
+    }
+    # 256x144 split 8 and 128x144 ping-pong (144 accumulators a thread): apart only
+    assert names == {"128x144s6k4i", "64x144s6ppk2i"}
     # 256x160 (160 accumulators per consumer thread) split 2: the sum would spill
-    wide = {config_name(c) for c in gluon_gemm_configs(256, 10240, 8192, 2, 2, 132)}
-    assert "256x160s4k2" in wide and "256x160s4k2i" not in wide
+    wide = [c for c in gluon_gemm_configs(256, 10240, 8192, 2, 2, 132) if c.get("SPLIT_K", 1) > 1]
+    assert "256x160s4k2" in {config_name(c) for c in wide}
+    assert "256x160s4k2i" not in {config_name(c) for c in in_place_twins(wide)}
