@@ -11,4 +11,3 @@ TRITON_INTERPRET=0 timeout 170 python3 -m pytest -q -s -n 0 -m gpu tests/gpu/tes
 echo "gpu tests rc=$? t=$(( $(date +%s) - t0 ))"; grep -E "passed|failed|Error" $OUT/split-gpu-tests-2.txt | tail -5
 left() { echo $(( ${BUDGET:-540} - ($(date +%s) - t0) )); }
 GPU=h200 bash scripts/gpu_measure.sh $(left) "llama3_405b_decode-s83 sweep=llama3_405b_decode"
-tar czf $OUT/results.tgz -C results/_scratch h200
