@@ -84,10 +84,12 @@ MIN_STAGES = 4  # below this, C's staging buffers give way to a pipeline stage
 # Llama-3.1-405B's fused QKV (N 2304, K 16384) at M 256: 32 tiles of 128x144 split 4 ways, 128
 # units (0.97 of 132 SMs), the decomposition cuBLAS runs there (then its splitKreduce); the `tl`
 # kernel's best (128x256 or 256x128 split 7, summed apart) ran 0.83x cuBLAS (session 82).
-SPLIT_TWINS = 2
-# the split twins' pool adds the wave parts at 128 rows a consumer (256x144 cooperative, 128x144
-# ping-pong): fewer operand bytes per multiply-add than 64-row slices, at twice the split
-SPLIT_WAVE_SLICES = (64, 128)
+# One twin per schedule, from the tiles and the 64-row wave tiles. The wave parts at 128-row
+# slices (256x144 split 8, 128x144 ping-pong split 4: fewer operand bytes per multiply-add), the
+# second twin of each schedule, lost at every 405B QKV point on an H200 (M 256 bf16: 45.5 and
+# 42.6 us against 64x144 ping-pong split 2's 38.7; M 128: 31.6 against 30.4) and were picked
+# nowhere in the 405B decode preset (session 83, call 2: results/h200/_logs/session83).
+SPLIT_TWINS = 1
 MIN_SPLIT_STEPS = 4
 MIN_SPLIT_FILL = 0.75
 # A split twin's in-place twin (SUM_IN_PLACE, in_place_twins): the last unit of a tile's row
@@ -264,9 +266,7 @@ def gluon_gemm_configs(
                 chosen.append(twin)
         out += chosen
         if per_schedule is not None:
-            pool = [c for _, c in ranked]
-            if wave_tiles:
-                pool += [c for _, c in _ranked(m, n, num_sms, SPLIT_WAVE_SLICES, WAVE_PARTS, *tile)]
+            pool = [c for _, c in ranked] + ([c for _, c in waves] if wave_tiles else [])
             twins = split_twins(pool, m, n, k, in_bytes, num_sms, max_stages)
             out += twins + (in_place_twins(twins) if OFFER_IN_PLACE else [])
     return out
