@@ -9,6 +9,9 @@ and this script prints that order with each label's grid so the report can be re
         32x128x128s5k2 32x64x128s9 16x64x128s5p2
 
 A config is BMxBNxBK then s<stages>, and optionally k<split_k>, p<programs per SM>, w<warps>.
+A Gluon GEMM tile is `gl:` and its name as the Gluon tuner records it (gemm_gluon.config_name:
+gl:64x144s6ppk2, gl:128x144s6k4, gl:64x144s6ppk2i for a split summed in place), one of the
+candidates at this shape (or the in-place twin of a split one).
 Inputs are randn bf16 (never zeros: they time faster); B is column-major as in gemm_llama (nt).
 """
 
@@ -47,6 +50,21 @@ def parse_config(text: str) -> GemmConfig:
     )
 
 
+def gluon_config(text: str, m: int, n: int, k: int, num_sms: int) -> dict:
+    """'gl:64x144s6ppk2' -> the Gluon candidate of that name at m x n x k (bf16 in and out):
+    from the tuner's list, a probe's every legal tile, or a split twin's in-place twin."""
+    from harness_kernels.triton.gemm_gluon import config_name, gluon_gemm_configs, in_place_twins
+
+    listed = gluon_gemm_configs(m, n, k, 2, 2, num_sms)
+    listed += gluon_gemm_configs(m, n, k, 2, 2, num_sms, per_schedule=None)
+    listed += in_place_twins([c for c in listed if c.get("SPLIT_K", 1) > 1])
+    found = [c for c in listed if config_name(c) == text.removeprefix("gl:")]
+    if not found:
+        names = sorted({config_name(c) for c in listed})
+        raise ValueError(f"no Gluon candidate {text!r} at {m}x{n}x{k}: {names}")
+    return found[0]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("m", type=int)
@@ -64,11 +82,19 @@ def main(argv: list[str] | None = None) -> None:
     for _ in range(2):
         out = torch.matmul(a, w.t())
     order.append(("cublas", "torch.matmul", out))
+    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     for text in args.configs:
-        launch = build_launch(p, parse_config(text), dev)
+        if text.startswith("gl:"):
+            from harness_kernels.triton.gemm_gluon import prepare_gluon_matmul
+
+            cfg = gluon_config(text, args.m, args.n, args.k, sms)
+            launch = prepare_gluon_matmul(a, w.t(), config=cfg)
+        else:
+            launch = build_launch(p, parse_config(text), dev)
         for _ in range(2):
             out = launch()
-        grid = f"{launch.config.get('num_programs')} programs, {launch.config.get('units')} units"
+        units = launch.config.get("units", launch.config.get("split_k"))
+        grid = f"{launch.config.get('num_programs')} programs, {units} units"
         order.append((text, grid, out))
     torch.cuda.synchronize()
     print(f"{args.m}x{args.n}x{args.k} bf16 nt; each label launched twice, in this order:")

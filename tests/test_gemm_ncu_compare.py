@@ -33,3 +33,16 @@ def test_config_names_parse_to_the_tuners_configs():
 def test_bad_config_names_are_refused(text):
     with pytest.raises(ValueError, match="bad config"):
         ncu.parse_config(text)
+
+
+def test_gluon_names_resolve_to_the_gluon_tuners_candidates():
+    """gl:<name> is the Gluon candidate the tuner records by that name at the shape, the split
+    twins and their in-place twins among them; an unknown name is refused with the list."""
+    from harness_kernels.triton.gemm_gluon import config_name
+
+    for name in ("64x144s6ppk2", "128x144s6k4", "64x144s6ppk2i", "128x128s6"):
+        cfg = ncu.gluon_config(f"gl:{name}", 256, 2304, 16384, 132)
+        assert config_name(cfg) == name
+    assert ncu.gluon_config("gl:64x144s6ppk2i", 256, 2304, 16384, 132)["SUM_IN_PLACE"]
+    with pytest.raises(ValueError, match="no Gluon candidate"):
+        ncu.gluon_config("gl:64x144s6ppk9", 256, 2304, 16384, 132)
