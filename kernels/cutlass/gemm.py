@@ -208,6 +208,19 @@ CONFIGS: dict[str, GemmConfig] = {
         replace(
             _SM90, name="sm90-streamk-128x256", tile=(128, 256, 64), cluster=(2, 1), streamk=True
         ),
+        # Split-K on 128x144 tiles in 2x1 clusters (the pair multicasts its shared weight tile):
+        # the decomposition cuBLAS runs at Llama-3.1-405B's fused QKV (N 2304, K 16384) at M 256,
+        # nvjet_sm90_tst_144x128_64x6_1x2_h_bz_splitK on 128 CTAs (32 tiles split 4 ways). Own
+        # Triton's Gluon GEMM at that decomposition, without multicast (Triton 3.6 has none),
+        # read 27% more bytes through L2 and its main loop took 33 us to nvjet's 29.2 (ncu,
+        # H200, session 83). gemm_tune offers it split where its tiles fill at most half the SMs.
+        replace(
+            _SM90,
+            name="sm90-streamk-128x144-c2x1",
+            tile=(128, 144, 64),
+            cluster=(2, 1),
+            streamk=True,
+        ),
         *(
             replace(
                 _SM90, name=f"sm90-swapab-128x{n}", tile=(128, n, 128), streamk=True, swap_ab=True

@@ -44,6 +44,19 @@ def wave_fill_configs(m: int, n: int, sms: int = HOPPER_SMS, cluster: str = "") 
     return sorted(configs, key=lambda c: (-wave_fill(m, n, c.tile[:2], sms), -c.tile[1]))
 
 
+def cluster_splits(m: int, n: int, sms: int = HOPPER_SMS) -> list[int]:
+    """The split-K counts for 128x144 tiles in 2x1 clusters (sm90-streamk-128x144-c2x1): where
+    the tile rows pair up (an even count, so no cluster half idles) and the tiles fill at most
+    half the SMs, the largest split that keeps the units within one wave, and half of it (cuBLAS
+    splits 32 tiles 4 ways at 256x2304x16384); none elsewhere."""
+    rows, cols = -(-m // 128), -(-n // 144)
+    tiles = rows * cols
+    if rows % 2 or 2 * tiles > sms:
+        return []
+    most = min(sms // tiles, 8)
+    return sorted({most, max(most // 2, 2)}, reverse=True)
+
+
 def heuristic_raster(m: int, n: int, config: GemmConfig, swizzle: int = 1) -> str:
     """The raster CUTLASS's persistent scheduler picks under its heuristic (CUTLASS 4.2,
     PersistentTileSchedulerSm90Params: initialize, get_log_swizzle_size and
@@ -133,6 +146,9 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
         fill += [(c, O(swizzle=1)) for c in wave_fill_configs(m, n, sms, "-c2x1")]
     if m <= 256:
         sk = C["sm90-streamk-128x128"]
+        clustered = [
+            (C["sm90-streamk-128x144-c2x1"], O("split-k", s)) for s in cluster_splits(m, n, sms)
+        ]
         # fp8: ping-pong pairs sharing the activation tile; H200 128x28672x4096: 35.3 us against
         # 36.9 for the best of the rest (cuBLASLt 35.7; results/h200/_logs/fp8-explore).
         pairs = [(C["sm90-pingpong-128x128-c1x2"], O())] if dtype == "fp8_e4m3" else []
@@ -148,6 +164,7 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
             *pairs,
             *fill,
+            *clustered,
         ]
     # The N-split 128x320 tile (cuBLAS's tile at N 10240, gemm.py) with 16-byte stores, where
     # its 320-wide tiles fill the waves. Its 2-byte-store original lost at all 16 shapes of M

@@ -23,8 +23,9 @@ Split-K (SPLIT_K > 1): the work units are (tile, K split) pairs, each K split an
 steps; a unit stores its fp32 accumulators whole into a tile-local workspace ([tiles, SPLIT_K,
 BM, BN]) and gemm_reduce_kernel.py's second launch sums them in split order, scales and writes C;
 or (SUM_IN_PLACE) the last unit of a tile's row slice to count itself in (an atomic counter per
-slice) sums the slice's parts in the same order and writes C, in the same launch: for few, small
-parts (a 64x144 slice's parts are 36 KB each), where a second launch costs more than the read.
+slice) sums the slice's parts in the same order and writes C, in the same launch (measured
+never faster than the second launch on an H200, so not offered to the tuner: gemm_gluon.py's
+OFFER_IN_PLACE).
 For few, long tiles (Llama-3.1-405B's fused QKV, N 2304 K 16384: 32 tiles of 128x144 at M 256,
 the decomposition cuBLAS runs there split 4 ways on 128 CTAs).
 """

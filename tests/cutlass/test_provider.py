@@ -271,6 +271,24 @@ def test_tuning_candidates_per_m_regime():
     assert first[65] == "sm90-streamk-128x128" and first[16384] == "sm90-coop-128x256"
 
 
+def test_clustered_split_k_offered_where_few_tiles_pair_up():
+    """sm90-streamk-128x144-c2x1 split K (cuBLAS's decomposition at the 405B QKV, 256x2304x16384:
+    32 tiles of 128x144 split 4 ways on 128 CTAs, 2x1 clusters multicasting the weight tile):
+    offered at M <= 256 where the tile rows pair up and the tiles fill at most half the SMs,
+    split the most ways that stay within one wave and half that; not at M 128 (one tile row: a
+    cluster half would idle), nor where the tiles already fill the SMs."""
+    from harness_kernels.cutlass.gemm_tune import cluster_splits, sm90_candidates
+
+    assert CONFIGS["sm90-streamk-128x144-c2x1"].cluster == (2, 1)
+    assert cluster_splits(256, 2304) == [4, 2]
+    assert cluster_splits(256, 4096) == [2]  # 58 tiles: 2 ways within 132 SMs
+    assert cluster_splits(128, 2304) == [] and cluster_splits(256, 16384) == []
+    cands = [(c.name, o.mode, o.splits) for c, o in sm90_candidates(256, 2304, 16384, "bf16")]
+    assert ("sm90-streamk-128x144-c2x1", "split-k", 4) in cands
+    assert ("sm90-streamk-128x144-c2x1", "split-k", 2) in cands
+    assert not any("144" in c.name for c, _ in sm90_candidates(512, 2304, 16384, "bf16"))
+
+
 def test_large_m_times_each_big_tile_against_the_raster_its_heuristic_passes_over():
     from harness_kernels.cutlass.gemm_tune import heuristic_raster, sm90_candidates
 
