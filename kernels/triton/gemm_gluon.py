@@ -372,7 +372,7 @@ def _tile(
 
 def config_name(cfg: dict[str, Any]) -> str:
     """A candidate as provider_config lists it: 128x160s4 (cooperative), 64x256s4pp (ping-pong),
-    128x144s6k4 (split K 4 ways, summed by a second launch), 64x144s8ppk2i (split K 2 ways,
+    128x144s6k4 (split K 4 ways, summed by a second launch), 64x144s6ppk2i (split K 2 ways,
     summed in place)."""
     pp = "pp" if cfg["PINGPONG"] else ""
     split = f"k{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else ""

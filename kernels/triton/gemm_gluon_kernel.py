@@ -195,7 +195,8 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
     num_pid_n = gl.cdiv(N, BN)
     k_iters = gl.cdiv(K, BK) // SPLIT_K  # K steps per unit, as the producer counts them
     scale = 1.0
-    # split-K summed apart: the second launch scales the sum
+    # the scale is applied here without a split or summed in place; summed apart, the second
+    # launch scales the sum
     if HAS_SCALE and (SPLIT_K == 1 or SUM_IN_PLACE):
         scale = gl.load(a_scale_ptr) * gl.load(b_scale_ptr)
     it = FIRST * k_iters
