@@ -46,7 +46,9 @@ from harness.report.data import fmt
 from harness.report.data import ladder_rungs as rungs
 from harness.report.kernel_configs import (
     config_of,
+    own_cluster_ctas,
     own_config,
+    reference_cluster,
     reference_ctas,
     reference_kernel,
     reference_split,
@@ -261,6 +263,14 @@ def _reason(
         return "behind; no ceiling known for this GPU and dtype"
     what = "HBM bandwidth" if regime == "memory" else "tensor peak"
     aside = f" ({clocks[1]}: {clocks[0]:.2f}x per cycle)" if clocks else ""
+    # a vendor kernel in clusters can multicast one TMA load to every CTA of a cluster, which
+    # an unclustered own kernel reads through L2 once per CTA (ncu, H200 256x2304x16384, session
+    # 83: own Triton's split GEMM moved 27% more L2 bytes than cuBLAS's 1x2-cluster kernel)
+    if (cluster := reference_cluster(ref)) is not None and own_cluster_ctas(own) == 1:
+        aside += (
+            f"; {ref['provider']}'s kernel runs {cluster} CTA clusters (a TMA load can feed each "
+            "CTA of one), own none"
+        )
     if same_fill and fill is not None and fill < TAIL_FILL:
         aside += f"; {ref['provider']} runs {ref_ctas} CTAs, so the {fill:.0%} fill is shared"
     if read_gbps and regime == "memory":

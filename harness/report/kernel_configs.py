@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 
 def config_of(row: dict) -> dict:
@@ -142,6 +143,33 @@ def reference_ctas(row: dict | None) -> int | None:
         except ValueError:
             return None
     return None
+
+
+# cuBLAS's nvjet kernels name tile, K step x stages, then the CTA cluster:
+# nvjet_sm90_tst_144x128_64x6_1x2_h_bz_splitK_TNN -> 1x2
+_NVJET_CLUSTER = re.compile(r"nvjet_sm\d+_[a-z]+_\d+x\d+_\d+x\d+_(\d+)x(\d+)_")
+
+
+def reference_cluster(row: dict | None) -> str | None:
+    """The CTA cluster of the vendor row's main kernel where its name gives one of more than
+    one CTA ("1x2"); None otherwise (no kernels recorded, a name without one, or 1x1)."""
+    kernels = config_of(row).get("kernels") if row else None
+    for k in kernels if isinstance(kernels, list) else []:
+        name = str(k.get("name", "")) if isinstance(k, dict) else ""
+        if (found := _NVJET_CLUSTER.search(name)) is not None:
+            a, b = int(found.group(1)), int(found.group(2))
+            return f"{a}x{b}" if a * b > 1 else None
+    return None
+
+
+def own_cluster_ctas(row: dict | None) -> int:
+    """CTAs per cluster of an own kernel: its recorded "cluster" ("2x1", own CUTLASS), else 1
+    (own Triton's kernels launch no clusters)."""
+    cluster = str(config_of(row).get("cluster", "1x1")) if row else "1x1"
+    try:
+        return math.prod(int(x) for x in cluster.split("x"))
+    except ValueError:
+        return 1
 
 
 def reference_split(row: dict | None) -> bool:

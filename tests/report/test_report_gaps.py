@@ -588,3 +588,43 @@ def test_a_vendor_that_spreads_the_output_over_more_ctas_in_one_wave_is_the_reas
     for grids in (((tst + "_splitK", "2x64x1"), (REDUCE, "64x1x1")), ((tst, "2x66x1"),)):
         assert _share_reason(116, *grids).startswith("compute-bound: own 57% vs cublas 66%")
     assert _share_reason(124, (tst, "2x64x1")).startswith("compute-bound")  # 1.03x
+
+
+def test_a_vendor_kernel_in_clusters_is_named_beside_an_unclustered_own_kernel():
+    """Llama-3.1-405B's fused QKV at M 256 on an H200 (session 83): cuBLAS's split-K kernel runs
+    1x2 clusters (its name says so), own Triton's Gluon split GEMM none, and ncu found ours moving
+    27% more bytes through L2. The reason says so; not where the own kernel clusters (own CUTLASS
+    records "2x1") or the vendor's is 1x1, and a name without a cluster gives none."""
+    from types import SimpleNamespace
+
+    qkv = "nvjet_sm90_tst_144x128_64x6_1x2_h_bz_splitK_TNN"
+    assert gaps.reference_cluster(_vendor((REDUCE, "72x8x1"), (qkv, "2x64x1"))) == "1x2"
+    assert gaps.reference_cluster(_vendor((NVJET, "4x24x1"))) == "4x1"
+    plain = "nvjet_sm90_tst_128x128_64x6_1x1_h_bz_TNN"
+    assert gaps.reference_cluster(_vendor((plain, "2x64x1"))) is None
+    assert gaps.reference_cluster(_vendor((REDUCE, "72x8x1"))) is None
+    assert gaps.reference_cluster(_row({})) is None
+
+    def reason(own_cfg: dict, name: str) -> str:
+        own = {"provider": "own-triton", "latency_ms_median": 0.0395, **_row(own_cfg)}
+        return gaps._reason(
+            0.853,
+            None,
+            0.97,
+            128,
+            132,
+            "compute",
+            0.49,
+            own,
+            _vendor((name, "2x64x1"), (REDUCE, "72x8x1")),
+            0.58,
+            SimpleNamespace(source="datasheet"),
+        )
+
+    gluon = {"kernel": "gluon-ws", "tiles": 64, "split_k": 2, "num_programs": 128}
+    assert reason(gluon, qkv) == (
+        "compute-bound: own 49% vs cublas 58% of tensor peak (datasheet); cublas's kernel runs "
+        "1x2 CTA clusters (a TMA load can feed each CTA of one), own none"
+    )
+    assert "clusters" not in reason({**gluon, "cluster": "2x1"}, qkv)
+    assert "clusters" not in reason(gluon, plain)
