@@ -93,7 +93,9 @@ def main(argv: list[str] | None = None) -> None:
             launch = build_launch(p, parse_config(text), dev)
         for _ in range(2):
             out = launch()
-        units = launch.config.get("units", launch.config.get("split_k"))
+        # the `tl` kernel records its units; a Gluon tile records tiles and its split
+        rec = launch.config
+        units = rec.get("units") or rec.get("tiles", 0) * rec.get("split_k", 1)
         grid = f"{launch.config.get('num_programs')} programs, {units} units"
         order.append((text, grid, out))
     torch.cuda.synchronize()
