@@ -39,13 +39,8 @@ DEFAULT_SHAPES = "16384x10240x8192,8192x8192x8192,4096x28672x4096,512x8192x28672
 
 def parse_options(text: str) -> cutlass_gemm.RunOptions:
     """Options back from their printed form (RunOptions.__str__): "data-parallel/sw8",
-    "split-kx2/sw1", "heuristic/sw4/along-n"."""
-    mode, _, rest = text.partition("/sw")
-    sw, _, raster = rest.partition("/")
-    splits = 1
-    if mode.startswith("split-kx"):
-        mode, splits = "split-k", int(mode.removeprefix("split-kx"))
-    return cutlass_gemm.RunOptions(mode, splits, int(sw or 1), raster or "heuristic")
+    "split-kx2/sw1", "heuristic/sw4/along-n", "split-kx4/sw1/nondet"."""
+    return cutlass_gemm.RunOptions.parse(text)
 
 
 def nvml_handle(index: int):

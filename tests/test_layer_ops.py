@@ -155,3 +155,15 @@ def test_own_kernels_refuse_cpu_runs_without_the_interpreter(monkeypatch):
     p = SiluMulProblem(2, 64)
     with pytest.raises(Unsupported, match="TRITON_INTERPRET"):
         load_all().get("silu_mul", "own-triton").prepare(p, p.make_inputs(0, "randn", DEV), CPU)
+
+
+@pytest.mark.parametrize("problem", SMALL[:2], ids=lambda p: p.label())
+def test_the_weight_late_rung_is_the_same_norm_loaded_in_the_first_order(problem):
+    from harness.report.rung_worth import headline_of
+
+    out, ref = _run("own-triton-weight-late", problem)
+    headline, _ = _run("own-triton", problem)
+    assert problem.check(out, ref).ok
+    torch.testing.assert_close(out, headline, rtol=0, atol=0)  # only the load moved
+    assert headline_of("own-triton-weight-late", {"own-triton"}) == "own-triton"
+    assert "own-triton-weight-late" not in load_all().names("silu_mul")

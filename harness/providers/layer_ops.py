@@ -116,7 +116,22 @@ def _prepare_own(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
     return Prepared(launch, dict(launch.config), _output_for(problem, inputs))
 
 
+def _prepare_own_weight_late(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
+    """Own Triton RMSNorm with the weight loaded after the row's sum (a rung: session 82's order)."""
+    if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        raise Unsupported("CPU runs need TRITON_INTERPRET=1 before the kernels are imported")
+    from harness_kernels.triton import layer_ops as k
+
+    residual = inputs["residual"] if isinstance(problem, AddRmsNormProblem) else None
+    launch = k.prepare_rmsnorm(inputs["x"], inputs["weight"], residual, RMS_EPS, weight_late=True)
+    return Prepared(launch, dict(launch.config), _output_for(problem, inputs))
+
+
 _ALL = ("nvidia", "amd", "intel", "cpu")
+for _op in ("rmsnorm", "add_rmsnorm"):
+    register(
+        "own-triton-weight-late", _op, "own", ("nvidia", "amd", "cpu"), supports=_own_supports
+    )(_prepare_own_weight_late)
 for _op in LAYER_OP_PROBLEMS:
     register("own-triton", _op, "own", ("nvidia", "amd", "cpu"), supports=_own_supports)(
         _prepare_own

@@ -43,6 +43,7 @@ DTYPE_CODES = dict(DTYPES.values())  # name -> HK_DTYPE
 ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp8_e4m3": 1, "tf32": 4}  # every SM90 input dtype
 MODES = {"heuristic": 0, "data-parallel": 1, "split-k": 2, "stream-k": 3}
 RASTERS = {"heuristic": 0, "along-m": 1, "along-n": 2}  # sm90_gemm.cu's raster codes
+REDUCTIONS = {"deterministic": 0, "nondeterministic": 1}  # sm90_gemm.cu's reduction codes
 
 
 def layout_problem(dtype: str, b_col: bool) -> str | None:
@@ -284,24 +285,52 @@ class RunOptions:
     # the persistent scheduler's raster: CUTLASS's heuristic, or along the kernel's M or N
     # (cuBLAS's nvjet names say h or v per shape at large M: results/h100/_logs/session41)
     raster: str = "heuristic"  # heuristic | along-m | along-n
+    # How split-K / stream-K peers of one tile add their partials in the workspace (CUTLASS's
+    # ReductionMode): "deterministic" in turn, each peer waiting for the one before (the same
+    # bits every launch; the peers' adds are serialised on the tile's critical path), or
+    # "nondeterministic" at once, by atomic adds (the last peer still waits for all; the bits of
+    # C may differ between launches, so a row that uses it says so in its run_options).
+    reduction: str = "deterministic"
 
     def __post_init__(self) -> None:
-        # packed_swizzle gives the swizzle one byte and the raster the next
+        # packed_swizzle gives the swizzle one byte, the raster the next, the reduction the third
         if not 1 <= self.swizzle <= 255:
             raise ValueError(f"swizzle {self.swizzle}; allowed: 1..255")
         if self.raster not in RASTERS:
             raise ValueError(f"raster {self.raster!r}; allowed: {', '.join(RASTERS)}")
+        if self.reduction not in REDUCTIONS:
+            raise ValueError(f"reduction {self.reduction!r}; allowed: {', '.join(REDUCTIONS)}")
 
     def __str__(self) -> str:
         split = f"x{self.splits}" if self.mode == "split-k" else ""
         raster = "" if self.raster == "heuristic" else f"/{self.raster}"  # names kept as they were
-        return f"{self.mode}{split}/sw{self.swizzle}{raster}"
+        reduction = "/nondet" if self.reduction == "nondeterministic" else ""
+        return f"{self.mode}{split}/sw{self.swizzle}{raster}{reduction}"
+
+    @classmethod
+    def parse(cls, text: str) -> RunOptions:
+        """Options back from their printed form (str): "data-parallel/sw8", "split-kx2/sw1",
+        "heuristic/sw4/along-n", "split-kx4/sw1/nondet"."""
+        mode, _, rest = text.partition("/sw")
+        sw, *tail = rest.split("/")
+        splits = 1
+        if mode.startswith("split-kx"):
+            mode, splits = "split-k", int(mode.removeprefix("split-kx"))
+        raster, reduction = "heuristic", "deterministic"
+        for part in tail:
+            if part == "nondet":
+                reduction = "nondeterministic"
+            elif part in RASTERS:
+                raster = part
+            else:
+                raise ValueError(f"run options {text!r}: {part!r} is no raster or 'nondet'")
+        return cls(mode, splits, int(sw or 1), raster, reduction)
 
     @property
     def packed_swizzle(self) -> int:
         """The swizzle argument of hk_gemm_plan / hk_gemm_workspace: the raster order's code
-        (RASTERS) above the swizzle's low byte."""
-        return self.swizzle | RASTERS[self.raster] << 8
+        (RASTERS) above the swizzle's low byte, the reduction's code (REDUCTIONS) above that."""
+        return self.swizzle | RASTERS[self.raster] << 8 | REDUCTIONS[self.reduction] << 16
 
 
 def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:

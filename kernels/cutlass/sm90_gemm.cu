@@ -336,6 +336,9 @@ Arguments make_arguments(const void* A, const void* B, void* D, const float* alp
   const RasterOrder rasters[] = {RasterOrder::Heuristic, RasterOrder::AlongM, RasterOrder::AlongN};
   const int raster = (swizzle >> 8) & 0xff;
   args.scheduler.raster_order = rasters[raster < 3 ? raster : 0];
+  // The third byte: how split-K / stream-K peers add their partials (gemm.py, REDUCTIONS):
+  // 0 in turn (deterministic, CUTLASS's default), 1 at once by atomic adds.
+  const int reduction = (swizzle >> 16) & 0xff;
   swizzle &= 0xff;
   // Grouping up to `swizzle` tiles along the raster keeps neighbouring CTAs on shared A/B
   // panels, which then hit in L2.
@@ -346,9 +349,13 @@ Arguments make_arguments(const void* A, const void* B, void* D, const float* alp
                                  Decomposition::SplitK, Decomposition::StreamK};
   args.scheduler.decomposition_mode = modes[(mode >= 0 && mode < 4) ? mode : 0];
   args.scheduler.splits = splits > 0 ? splits : 1;
+  using Reduction = cutlass::gemm::kernel::detail::ReductionMode;
+  args.scheduler.reduction_mode =
+      reduction == 1 ? Reduction::Nondeterministic : Reduction::Deterministic;
 #else
   (void)mode;
   (void)splits;
+  (void)reduction;
 #endif
   return args;
 }

@@ -71,6 +71,9 @@ def test_gemm_config_matches_fp32(name, layout, mnk):
     modes = [RunOptions()]
     if config.streamk:
         modes += [RunOptions("split-k", 3), RunOptions("stream-k"), RunOptions("data-parallel")]
+        # the peers' partials added at once (atomics) rather than in turn
+        modes += [RunOptions("split-k", 3, reduction="nondeterministic")]
+        modes += [RunOptions("stream-k", reduction="nondeterministic")]
     if config.kernel == "sm90":  # the persistent scheduler's raster orders, with a swizzle
         modes += [RunOptions(swizzle=4, raster="along-m"), RunOptions(swizzle=2, raster="along-n")]
     for options in modes:
