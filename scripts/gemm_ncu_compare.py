@@ -11,7 +11,10 @@ and this script prints that order with each label's grid so the report can be re
 A config is BMxBNxBK then s<stages>, and optionally k<split_k>, p<programs per SM>, w<warps>.
 A Gluon GEMM tile is `gl:` and its name as the Gluon tuner records it (gemm_gluon.config_name:
 gl:64x144s6ppk2, gl:128x144s6k4, gl:64x144s6ppk2i for a split summed in place), one of the
-candidates at this shape (or the in-place twin of a split one).
+candidates at this shape (or the in-place twin of a split one). An own CUTLASS config is `cl:`, its
+name and, after a second colon, its run options as provider_config prints them
+(cl:sm90-streamk-128x144-c2x1:split-kx4/sw1, .../split-kx4/sw1/nondet); CUTLASS's split-K is
+one launch (its peers add their partials in the workspace), so ncu reports one kernel for it.
 Inputs are randn bf16 (never zeros: they time faster); B is column-major as in gemm_llama (nt).
 """
 
@@ -65,6 +68,17 @@ def gluon_config(text: str, m: int, n: int, k: int, num_sms: int) -> dict:
     return found[0]
 
 
+def cutlass_spec(text: str) -> tuple:
+    """'cl:sm90-streamk-128x144-c2x1:split-kx4/sw1/nondet' -> (the own CUTLASS config, its
+    RunOptions); without options, the defaults. An unknown config name is refused."""
+    from harness_kernels.cutlass.gemm import CONFIGS, RunOptions
+
+    name, _, options = text.removeprefix("cl:").partition(":")
+    if name not in CONFIGS:
+        raise ValueError(f"no own CUTLASS config {name!r}")
+    return CONFIGS[name], RunOptions.parse(options) if options else RunOptions()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("m", type=int)
@@ -84,6 +98,15 @@ def main(argv: list[str] | None = None) -> None:
     order.append(("cublas", "torch.matmul", out))
     sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     for text in args.configs:
+        if text.startswith("cl:"):
+            from harness_kernels.cutlass.gemm import prepare_gemm
+
+            launch = prepare_gemm(a, w.t(), *cutlass_spec(text))
+            for _ in range(2):
+                out = launch()
+            cluster = launch.config["cluster"]
+            order.append((text, f"{cluster} clusters, {launch.config['run_options']}", out))
+            continue
         if text.startswith("gl:"):
             from harness_kernels.triton.gemm_gluon import prepare_gluon_matmul
 
@@ -102,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.m}x{args.n}x{args.k} bf16 nt; each label launched twice, in this order:")
     for label, how, out in order:
         err = ((out.float() - ref).norm() / ref.norm()).item()
-        print(f"  {label:24s} {how:32s} rel err {err:.2e}")
+        print(f"  {label:50s} {how:32s} rel err {err:.2e}")
 
 
 if __name__ == "__main__":

@@ -46,3 +46,14 @@ def test_gluon_names_resolve_to_the_gluon_tuners_candidates():
     assert ncu.gluon_config("gl:64x144s6ppk2i", 256, 2304, 16384, 132)["SUM_IN_PLACE"]
     with pytest.raises(ValueError, match="no Gluon candidate"):
         ncu.gluon_config("gl:64x144s6ppk9", 256, 2304, 16384, 132)
+
+
+def test_cutlass_names_carry_their_run_options():
+    from harness_kernels.cutlass.gemm import CONFIGS, RunOptions
+
+    config, options = ncu.cutlass_spec("cl:sm90-streamk-128x144-c2x1:split-kx4/sw1/nondet")
+    assert config is CONFIGS["sm90-streamk-128x144-c2x1"]
+    assert options == RunOptions("split-k", 4, reduction="nondeterministic")
+    assert ncu.cutlass_spec("cl:sm90-pingpong-128x128")[1] == RunOptions()
+    with pytest.raises(ValueError, match="no own CUTLASS config"):
+        ncu.cutlass_spec("cl:sm90-coop-999x999:heuristic/sw1")

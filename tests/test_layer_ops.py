@@ -167,3 +167,14 @@ def test_the_weight_late_rung_is_the_same_norm_loaded_in_the_first_order(problem
     torch.testing.assert_close(out, headline, rtol=0, atol=0)  # only the load moved
     assert headline_of("own-triton-weight-late", {"own-triton"}) == "own-triton"
     assert "own-triton-weight-late" not in load_all().names("silu_mul")
+
+
+def test_rows_of_16384_load_the_weight_after_the_sum_and_say_so():
+    from harness_kernels.triton import layer_ops as k
+
+    for n, late in ((8192, False), (k.WEIGHT_LATE_MIN_N, True)):
+        x, w = torch.randn(2, n), torch.randn(n)
+        launch = k.prepare_rmsnorm(x, w, torch.randn(2, n))
+        assert launch.meta["WEIGHT_LATE"] is late
+        assert ("weight_load" in launch.config) is late
+    assert k.prepare_rmsnorm(x[:, :64], w[:64], weight_late=True).meta["WEIGHT_LATE"] is True

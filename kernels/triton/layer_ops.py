@@ -53,6 +53,13 @@ def _row_warps(block: int, elem_bytes: int) -> int:
 
 # --- RMSNorm, with or without the residual add --------------------------------------------
 
+# From this row width (elements, a power of two) the weight is loaded after the row's sum. One
+# H200 run of both orders (results/h200/add_rmsnorm-weight-s84, add-RMSNorm, m 1-8192): the
+# early load took 0.78-0.94x the late one's time at n 4096 and 8192 for m <= 256, and 0.99-1.09x
+# at n 16384 (1.09x at m 256; both orders compile to 16 warps of 102-110 registers there, one
+# CTA per SM, so the cause is not occupancy; it is measured, not modelled).
+WEIGHT_LATE_MIN_N = 16384
+
 
 @triton.jit
 def _rmsnorm_kernel(
@@ -78,11 +85,11 @@ def _rmsnorm_kernel(
     offs = tl.arange(0, BLOCK_N)
     mask = offs < n
     x = tl.load(x_ptr + row * stride_x + offs, mask=mask, other=0.0).to(tl.float32)
-    # The weight is loaded here, before the row's sum: loaded after it (as first written), its
-    # loads issued only after the sum's CTA barrier, a second memory round trip in series (the
-    # sm_90 SASS showed the LDGs behind BAR.SYNC), where one row is the whole kernel's work.
-    # WEIGHT_LATE keeps the first order as a ladder rung (own-triton-weight-late), so that what
-    # the change is worth at each width and row count is measured within one run on one card.
+    # The weight is loaded here, before the row's sum, for rows up to 8192 wide: loaded after it
+    # (as first written), its loads issue only after the sum's CTA barrier, a second memory
+    # round trip in series (the sm_90 SASS showed the LDGs behind BAR.SYNC), where one row is
+    # the whole kernel's work. Rows of 16384 (WEIGHT_LATE, prepare_rmsnorm's rule) load it after
+    # the sum: there the early load was 1.09x slower at m 256 (session 84, one H200 run).
     if not WEIGHT_LATE:
         w = tl.load(w_ptr + offs, mask=mask, other=0.0)
     if HAS_RESIDUAL:
@@ -105,10 +112,11 @@ def prepare_rmsnorm(
     weight: torch.Tensor,
     residual: torch.Tensor | None = None,
     eps: float = 1e-5,
-    weight_late: bool = False,
+    weight_late: bool | None = None,
 ) -> LayerOpLaunch:
     """x [m, n] (and residual [m, n]), weight [n] -> y [m, n] (and the new residual [m, n]).
-    `weight_late`: the weight loaded after the row's sum (the rung before session 82's change)."""
+    `weight_late`: the weight loaded after the row's sum rather than before it; None takes
+    WEIGHT_LATE_MIN_N's rule (the rung own-triton-weight-late passes True everywhere)."""
     m, n = x.shape
     if weight.shape != (n,) or (residual is not None and residual.shape != x.shape):
         raise ValueError(f"rmsnorm: weight {tuple(weight.shape)} / residual vs x {tuple(x.shape)}")
@@ -118,6 +126,8 @@ def prepare_rmsnorm(
         raise ValueError("rmsnorm: rows must be contiguous")
     block = triton.next_power_of_2(n)
     warps = _row_warps(block, x.element_size())
+    if weight_late is None:
+        weight_late = block >= WEIGHT_LATE_MIN_N
     y = torch.empty_like(x)
     fused = residual is not None
     res = residual if residual is not None else x
@@ -126,7 +136,7 @@ def prepare_rmsnorm(
     args = (x, res, weight, y, res_out, n, x.stride(0), res.stride(0), y.stride(0))
     meta = {"BLOCK_N": block, "HAS_RESIDUAL": fused, "WEIGHT_LATE": weight_late, "num_warps": warps}
     config = {"kernel": "add_rmsnorm" if fused else "rmsnorm", "block_n": block, "num_warps": warps}
-    if weight_late:  # the headline's config keeps the keys its stored rows have
+    if weight_late:  # rows of the early load keep the keys their stored rows have
         config["weight_load"] = "after the row's sum"
     outputs = (y, res_out) if fused else (y,)
     return LayerOpLaunch(
