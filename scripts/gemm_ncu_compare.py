@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> None:
         if text.startswith("cl:"):
             from harness_kernels.cutlass.gemm import prepare_gemm
 
-            launch = prepare_gemm(a, w.t(), *cutlass_spec(text))
+            config, options = cutlass_spec(text)
+            launch = prepare_gemm(a, w.t(), config, options=options)
             for _ in range(2):
                 out = launch()
             cluster = launch.config["cluster"]
