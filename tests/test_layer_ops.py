@@ -178,3 +178,41 @@ def test_rows_of_16384_load_the_weight_after_the_sum_and_say_so():
         assert launch.meta["WEIGHT_LATE"] is late
         assert ("weight_load" in launch.config) is late
     assert k.prepare_rmsnorm(x[:, :64], w[:64], weight_late=True).meta["WEIGHT_LATE"] is True
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_the_two_pass_kernel_matches_the_reference_over_chunks_and_strided_rows(fused, monkeypatch):
+    """Rows of 200 in chunks of 64 (the last one partial), seven rows over four programs (one
+    SM): each program takes rows four apart. The same fp32 sum is formed in both passes."""
+    from harness_kernels.triton import layer_ops as k
+
+    monkeypatch.setattr(k, "LOOPED_CHUNK", 64)
+    p = (AddRmsNormProblem if fused else RmsNormProblem)(7, 200, "fp32")
+    inputs = p.make_inputs(4, "randn", DEV)
+    res = inputs["residual"] if fused else None
+    launch = k.prepare_rmsnorm(inputs["x"], inputs["weight"], res, RMS_EPS, looped=True, sms=1)
+    assert launch.config["kernel"].endswith("_looped") and launch.grid == (4,)
+    out = torch.cat([o.flatten(1) for o in launch()], dim=1)
+    check = p.check(out, p.reference(inputs))
+    assert check.ok, check.reason
+
+
+def test_the_two_pass_kernel_takes_wide_rows_past_two_waves():
+    from harness_kernels.triton import layer_ops as k
+
+    assert k._looped_by_rule(16384, 512, 132)
+    assert not k._looped_by_rule(16384, 256, 132)  # two waves or fewer: the one-pass kernel
+    assert not k._looped_by_rule(8192, 32768, 132)
+
+
+@pytest.mark.parametrize("rung", ["own-triton-one-pass", "own-triton-looped"])
+def test_the_kernel_choice_rungs_pass_the_fp32_check(rung):
+    for problem in SMALL[:2]:
+        out, ref = _run(rung, problem)
+        assert problem.check(out, ref).ok
+        prepared = (
+            load_all()
+            .get(problem.op, rung)
+            .prepare(problem, problem.make_inputs(0, "randn", DEV), CPU)
+        )
+        assert prepared.config["kernel"].endswith("_looped") == (rung == "own-triton-looped")

@@ -102,10 +102,11 @@ def _prepare_own(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
         raise Unsupported("CPU runs need TRITON_INTERPRET=1 before the kernels are imported")
     from harness_kernels.triton import layer_ops as k
 
-    if isinstance(problem, AddRmsNormProblem):
-        launch = k.prepare_rmsnorm(inputs["x"], inputs["weight"], inputs["residual"], RMS_EPS)
-    elif isinstance(problem, RmsNormProblem):
-        launch = k.prepare_rmsnorm(inputs["x"], inputs["weight"], None, RMS_EPS)
+    if isinstance(problem, RmsNormProblem):  # and AddRmsNormProblem, its subclass
+        residual = inputs["residual"] if isinstance(problem, AddRmsNormProblem) else None
+        launch = k.prepare_rmsnorm(
+            inputs["x"], inputs["weight"], residual, RMS_EPS, sms=device.sm_count
+        )
     elif isinstance(problem, SiluMulProblem):
         launch = k.prepare_silu_mul(inputs["x"], device.sm_count)
     elif isinstance(problem, RopeProblem):
@@ -116,22 +117,45 @@ def _prepare_own(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
     return Prepared(launch, dict(launch.config), _output_for(problem, inputs))
 
 
-def _prepare_own_weight_late(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
-    """Own Triton RMSNorm with the weight loaded after the row's sum (a rung: session 82's order)."""
-    if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
-        raise Unsupported("CPU runs need TRITON_INTERPRET=1 before the kernels are imported")
-    from harness_kernels.triton import layer_ops as k
+# Rungs of the own RMSNorm: each pins one choice prepare_rmsnorm otherwise makes by rule.
+NORM_RUNGS = {
+    "own-triton-weight-late": (
+        {"weight_late": True, "looped": False},
+        "Own Triton RMSNorm, one pass, the weight loaded after the row's sum (a rung)",
+    ),
+    "own-triton-one-pass": (
+        {"looped": False},
+        "Own Triton RMSNorm, always the one-pass kernel (a rung: no two-pass kernel)",
+    ),
+    "own-triton-looped": (
+        {"looped": True},
+        "Own Triton RMSNorm, always the two-pass persistent kernel (a rung)",
+    ),
+}
 
-    residual = inputs["residual"] if isinstance(problem, AddRmsNormProblem) else None
-    launch = k.prepare_rmsnorm(inputs["x"], inputs["weight"], residual, RMS_EPS, weight_late=True)
-    return Prepared(launch, dict(launch.config), _output_for(problem, inputs))
+
+def _norm_rung(pins: dict[str, bool], doc: str) -> Callable[..., Prepared]:
+    def prepare(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
+        if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+            raise Unsupported("CPU runs need TRITON_INTERPRET=1 before the kernels are imported")
+        from harness_kernels.triton import layer_ops as k
+
+        residual = inputs["residual"] if isinstance(problem, AddRmsNormProblem) else None
+        launch = k.prepare_rmsnorm(
+            inputs["x"], inputs["weight"], residual, RMS_EPS, sms=device.sm_count, **pins
+        )
+        return Prepared(launch, dict(launch.config), _output_for(problem, inputs))
+
+    prepare.__doc__ = doc
+    return prepare
 
 
 _ALL = ("nvidia", "amd", "intel", "cpu")
 for _op in ("rmsnorm", "add_rmsnorm"):
-    register(
-        "own-triton-weight-late", _op, "own", ("nvidia", "amd", "cpu"), supports=_own_supports
-    )(_prepare_own_weight_late)
+    for _name, (_pins, _doc) in NORM_RUNGS.items():
+        register(_name, _op, "own", ("nvidia", "amd", "cpu"), supports=_own_supports)(
+            _norm_rung(_pins, _doc)
+        )
 for _op in LAYER_OP_PROBLEMS:
     register("own-triton", _op, "own", ("nvidia", "amd", "cpu"), supports=_own_supports)(
         _prepare_own

@@ -59,6 +59,16 @@ def _row_warps(block: int, elem_bytes: int) -> int:
 # at n 16384 (1.09x at m 256; both orders compile to 16 warps of 102-110 registers there, one
 # CTA per SM, so the cause is not occupancy; it is measured, not modelled).
 WEIGHT_LATE_MIN_N = 16384
+# From this row width, and more rows than LOOPED_MIN_WAVES per SM, the two-pass kernel: the
+# one-pass kernel holds a 16384-wide row in 16 warps of ~110 registers, one row per SM at a time,
+# with nothing to overlap its load, sum and store (torch.compile's looped reduction ran 0.89-0.96x
+# its time at m 512-8192 there: results/h200/rmsnorm-weight-s84). The two-pass one reads a row
+# in LOOPED_CHUNK pieces twice, the second time from L2, with LOOPED_PER_SM programs per SM.
+LOOPED_MIN_N = 16384
+LOOPED_MIN_WAVES = 2
+LOOPED_CHUNK = 4096
+LOOPED_PER_SM = 4
+LOOPED_WARPS = 8  # 16 elements a thread per chunk: 32 warps an SM in flight at LOOPED_PER_SM 4
 
 
 @triton.jit
@@ -107,16 +117,88 @@ def _rmsnorm_kernel(
     tl.store(y_ptr + row * stride_y + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def _rmsnorm_looped_kernel(
+    # pointers
+    x_ptr,
+    res_ptr,
+    w_ptr,
+    y_ptr,
+    res_out_ptr,
+    # sizes and strides (elements)
+    m,
+    n,
+    stride_x,
+    stride_res,
+    stride_y,
+    stride_res_out,
+    eps,
+    # meta-parameters
+    CHUNK: tl.constexpr,
+    HAS_RESIDUAL: tl.constexpr,
+):
+    # Persistent: the grid is a few programs per SM, each taking rows m apart by the grid, so the
+    # rows in flight (whose second read should hit L2) stay a few per SM.
+    offs = tl.arange(0, CHUNK)
+    for r in range(tl.program_id(0), m, tl.num_programs(0)):
+        row = tl.cast(r, tl.int64)  # the interpreter's range yields Python ints
+        # pass 1: the sum of squares (and the stored residual), a chunk at a time
+        acc = tl.zeros([CHUNK], tl.float32)
+        for start in range(0, n, CHUNK):
+            cols = start + offs
+            mask = cols < n
+            x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+            if HAS_RESIDUAL:
+                x += tl.load(res_ptr + row * stride_res + cols, mask=mask, other=0.0).to(tl.float32)
+                tl.store(
+                    res_out_ptr + row * stride_res_out + cols,
+                    x.to(res_out_ptr.dtype.element_ty),
+                    mask=mask,
+                )
+            acc += x * x
+        rstd = tl.rsqrt(tl.sum(acc, axis=0) / n + eps)
+        # pass 2: the row read again (from L2: it was read a moment ago) and the same fp32 sum
+        # formed again, unrounded as in pass 1, then scaled by the weight
+        for start in range(0, n, CHUNK):
+            cols = start + offs
+            mask = cols < n
+            x = tl.load(
+                x_ptr + row * stride_x + cols, mask=mask, other=0.0, eviction_policy="evict_first"
+            ).to(tl.float32)
+            if HAS_RESIDUAL:
+                x += tl.load(
+                    res_ptr + row * stride_res + cols,
+                    mask=mask,
+                    other=0.0,
+                    eviction_policy="evict_first",
+                ).to(tl.float32)
+            w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+            y = x * rstd * w.to(tl.float32)
+            tl.store(y_ptr + row * stride_y + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def _looped_by_rule(block: int, m: int, sms: int) -> bool:
+    """LOOPED_MIN_N's rule: rows wide enough that the one-pass kernel holds one row per SM at a
+    time, and more than LOOPED_MIN_WAVES such rows per SM to overlap."""
+    return block >= LOOPED_MIN_N and m > LOOPED_MIN_WAVES * sms
+
+
 def prepare_rmsnorm(
     x: torch.Tensor,
     weight: torch.Tensor,
     residual: torch.Tensor | None = None,
     eps: float = 1e-5,
     weight_late: bool | None = None,
+    looped: bool | None = None,
+    sms: int | None = None,
 ) -> LayerOpLaunch:
     """x [m, n] (and residual [m, n]), weight [n] -> y [m, n] (and the new residual [m, n]).
-    `weight_late`: the weight loaded after the row's sum rather than before it; None takes
-    WEIGHT_LATE_MIN_N's rule (the rung own-triton-weight-late passes True everywhere)."""
+    `weight_late`: the one-pass kernel loads the weight after the row's sum rather than before
+    it; None takes WEIGHT_LATE_MIN_N's rule (the rung own-triton-weight-late passes True).
+    `looped`: the two-pass persistent kernel (a chunk of the row at a time, the row read twice)
+    rather than the one-pass one (the row held in registers); None takes _looped_by_rule (the
+    rungs own-triton-looped and own-triton-one-pass pass True and False). `sms`: the SM count
+    (None: the device's; the CPU's interpreter counts 1)."""
     m, n = x.shape
     if weight.shape != (n,) or (residual is not None and residual.shape != x.shape):
         raise ValueError(f"rmsnorm: weight {tuple(weight.shape)} / residual vs x {tuple(x.shape)}")
@@ -124,24 +206,37 @@ def prepare_rmsnorm(
         raise ValueError(f"rmsnorm: row of {n} > {MAX_ROW} elements is not implemented")
     if x.stride(1) != 1 or weight.stride(0) != 1:
         raise ValueError("rmsnorm: rows must be contiguous")
+    if sms is None:
+        cuda = x.device.type == "cuda"
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count if cuda else 1
     block = triton.next_power_of_2(n)
-    warps = _row_warps(block, x.element_size())
-    if weight_late is None:
-        weight_late = block >= WEIGHT_LATE_MIN_N
+    if looped is None:
+        looped = _looped_by_rule(block, m, sms)
     y = torch.empty_like(x)
     fused = residual is not None
     res = residual if residual is not None else x
     res_out = torch.empty_like(x) if fused else y
-
-    args = (x, res, weight, y, res_out, n, x.stride(0), res.stride(0), y.stride(0))
+    strides = (x.stride(0), res.stride(0), y.stride(0), res_out.stride(0))
+    ptrs = (x, res, weight, y, res_out)
+    kind = "add_rmsnorm" if fused else "rmsnorm"
+    outputs = (y, res_out) if fused else (y,)
+    if looped:
+        chunk = min(block, LOOPED_CHUNK)
+        warps = min(LOOPED_WARPS, _row_warps(chunk, x.element_size()) * 2)
+        grid = (max(1, min(m, LOOPED_PER_SM * sms)),)
+        meta = {"CHUNK": chunk, "HAS_RESIDUAL": fused, "num_warps": warps}
+        config = {"kernel": f"{kind}_looped", "chunk": chunk, "num_warps": warps,
+                  "programs": grid[0]}  # fmt: skip
+        args = (*ptrs, m, n, *strides, eps)
+        return LayerOpLaunch(_rmsnorm_looped_kernel, grid, args, meta, outputs, config)
+    warps = _row_warps(block, x.element_size())
+    if weight_late is None:
+        weight_late = block >= WEIGHT_LATE_MIN_N
     meta = {"BLOCK_N": block, "HAS_RESIDUAL": fused, "WEIGHT_LATE": weight_late, "num_warps": warps}
-    config = {"kernel": "add_rmsnorm" if fused else "rmsnorm", "block_n": block, "num_warps": warps}
+    config = {"kernel": kind, "block_n": block, "num_warps": warps}
     if weight_late:  # rows of the early load keep the keys their stored rows have
         config["weight_load"] = "after the row's sum"
-    outputs = (y, res_out) if fused else (y,)
-    return LayerOpLaunch(
-        _rmsnorm_kernel, (m,), (*args, res_out.stride(0), eps), meta, outputs, config
-    )
+    return LayerOpLaunch(_rmsnorm_kernel, (m,), (*ptrs, n, *strides, eps), meta, outputs, config)
 
 
 # --- SiLU and multiply ----------------------------------------------------------------------
