@@ -67,8 +67,8 @@ WEIGHT_LATE_MIN_N = 16384
 LOOPED_MIN_N = 16384
 LOOPED_MIN_WAVES = 2
 LOOPED_CHUNK = 4096
-LOOPED_PER_SM = 4
-LOOPED_WARPS = 8  # 16 elements a thread per chunk: 32 warps an SM in flight at LOOPED_PER_SM 4
+LOOPED_PER_SM = 16  # programs per SM in the grid; how many are resident is the registers' say
+LOOPED_WARPS = 16  # 8 elements a thread per 4096-wide chunk
 
 
 @triton.jit
@@ -222,7 +222,7 @@ def prepare_rmsnorm(
     outputs = (y, res_out) if fused else (y,)
     if looped:
         chunk = min(block, LOOPED_CHUNK)
-        warps = min(LOOPED_WARPS, _row_warps(chunk, x.element_size()) * 2)
+        warps = min(LOOPED_WARPS, _row_warps(chunk, x.element_size()) * 4)
         grid = (max(1, min(m, LOOPED_PER_SM * sms)),)
         meta = {"CHUNK": chunk, "HAS_RESIDUAL": fused, "num_warps": warps}
         config = {"kernel": f"{kind}_looped", "chunk": chunk, "num_warps": warps,
