@@ -117,15 +117,13 @@ def _prepare_own(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
     return Prepared(launch, dict(launch.config), _output_for(problem, inputs))
 
 
-# Rungs of the own RMSNorm: each pins one choice prepare_rmsnorm otherwise makes by rule.
+# Rungs of the own RMSNorm: each pins a kernel choice the headline does not make. Session 84's
+# runs also hold `own-triton-one-pass`, which pinned the one-pass kernel while the headline took
+# the two-pass one by a rule that its run then removed (results/h200/rmsnorm-looped-s84).
 NORM_RUNGS = {
     "own-triton-weight-late": (
         {"weight_late": True, "looped": False},
         "Own Triton RMSNorm, one pass, the weight loaded after the row's sum (a rung)",
-    ),
-    "own-triton-one-pass": (
-        {"looped": False},
-        "Own Triton RMSNorm, always the one-pass kernel (a rung: no two-pass kernel)",
     ),
     "own-triton-looped": (
         {"looped": True},

@@ -59,13 +59,14 @@ def _row_warps(block: int, elem_bytes: int) -> int:
 # at n 16384 (1.09x at m 256; both orders compile to 16 warps of 102-110 registers there, one
 # CTA per SM, so the cause is not occupancy; it is measured, not modelled).
 WEIGHT_LATE_MIN_N = 16384
-# From this row width, and more rows than LOOPED_MIN_WAVES per SM, the two-pass kernel: the
-# one-pass kernel holds a 16384-wide row in 16 warps of ~110 registers, one row per SM at a time,
-# with nothing to overlap its load, sum and store (torch.compile's looped reduction ran 0.89-0.96x
-# its time at m 512-8192 there: results/h200/rmsnorm-weight-s84). The two-pass one reads a row
-# in LOOPED_CHUNK pieces twice, the second time from L2, with LOOPED_PER_SM programs per SM.
-LOOPED_MIN_N = 16384
-LOOPED_MIN_WAVES = 2
+# The two-pass persistent kernel (a chunk of the row at a time, the row read twice, the second
+# time from L2), torch.compile's looped reduction's plan: a rung only (own-triton-looped), never
+# the headline's pick. At N 16384, m >= 512 torch.compile's kernel ran 0.88-0.99x the one-pass
+# kernel's time (results/h200/rmsnorm-looped-s84). This kernel's first config (4 programs of 8
+# warps per SM) lost 1.02-1.38x to the one-pass kernel there: Nsight Compute put the loss in
+# latency (47% achieved occupancy against torch.compile's 89%), not bytes (DRAM reads 277 MB
+# against 268: the second read hits L2). The config below (16 warps, 34 registers, three
+# programs resident per SM) has not run on a GPU (results/h200/README.md, "Owed runs").
 LOOPED_CHUNK = 4096
 LOOPED_PER_SM = 16  # programs per SM in the grid; how many are resident is the registers' say
 LOOPED_WARPS = 16  # 8 elements a thread per 4096-wide chunk
@@ -177,28 +178,21 @@ def _rmsnorm_looped_kernel(
             tl.store(y_ptr + row * stride_y + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def _looped_by_rule(block: int, m: int, sms: int) -> bool:
-    """LOOPED_MIN_N's rule: rows wide enough that the one-pass kernel holds one row per SM at a
-    time, and more than LOOPED_MIN_WAVES such rows per SM to overlap."""
-    return block >= LOOPED_MIN_N and m > LOOPED_MIN_WAVES * sms
-
-
 def prepare_rmsnorm(
     x: torch.Tensor,
     weight: torch.Tensor,
     residual: torch.Tensor | None = None,
     eps: float = 1e-5,
     weight_late: bool | None = None,
-    looped: bool | None = None,
+    looped: bool = False,
     sms: int | None = None,
 ) -> LayerOpLaunch:
     """x [m, n] (and residual [m, n]), weight [n] -> y [m, n] (and the new residual [m, n]).
     `weight_late`: the one-pass kernel loads the weight after the row's sum rather than before
     it; None takes WEIGHT_LATE_MIN_N's rule (the rung own-triton-weight-late passes True).
-    `looped`: the two-pass persistent kernel (a chunk of the row at a time, the row read twice)
-    rather than the one-pass one (the row held in registers); None takes _looped_by_rule (the
-    rungs own-triton-looped and own-triton-one-pass pass True and False). `sms`: the SM count
-    (None: the device's; the CPU's interpreter counts 1)."""
+    `looped`: the two-pass persistent kernel (a chunk of the row at a time, the row read twice;
+    the rung own-triton-looped) rather than the one-pass one (the row held in registers).
+    `sms`: the SM count that sizes the two-pass grid (None: the device's; on the CPU, 1)."""
     m, n = x.shape
     if weight.shape != (n,) or (residual is not None and residual.shape != x.shape):
         raise ValueError(f"rmsnorm: weight {tuple(weight.shape)} / residual vs x {tuple(x.shape)}")
@@ -206,12 +200,7 @@ def prepare_rmsnorm(
         raise ValueError(f"rmsnorm: row of {n} > {MAX_ROW} elements is not implemented")
     if x.stride(1) != 1 or weight.stride(0) != 1:
         raise ValueError("rmsnorm: rows must be contiguous")
-    if sms is None:
-        cuda = x.device.type == "cuda"
-        sms = torch.cuda.get_device_properties(x.device).multi_processor_count if cuda else 1
     block = triton.next_power_of_2(n)
-    if looped is None:
-        looped = _looped_by_rule(block, m, sms)
     y = torch.empty_like(x)
     fused = residual is not None
     res = residual if residual is not None else x
@@ -221,6 +210,9 @@ def prepare_rmsnorm(
     kind = "add_rmsnorm" if fused else "rmsnorm"
     outputs = (y, res_out) if fused else (y,)
     if looped:
+        if sms is None:
+            cuda = x.device.type == "cuda"
+            sms = torch.cuda.get_device_properties(x.device).multi_processor_count if cuda else 1
         chunk = min(block, LOOPED_CHUNK)
         warps = min(LOOPED_WARPS, _row_warps(chunk, x.element_size()) * 4)
         grid = (max(1, min(m, LOOPED_PER_SM * sms)),)
