@@ -44,3 +44,5 @@ if [ "${INC:-0}" = 1 ]; then
   tar cJf .cache/cutlass-inc.tar.xz -C "$src" include
 fi
 ls -l .whl; du -sh .whl .whl-parts/* .cache/cutlass-inc.tar.xz 2>/dev/null || true
+# the tree and this carry as the device tool counts them (a tar's 512-byte blocks), against 64 MiB
+$PY scripts/carry_size.py .whl .cache || echo "warning: a call carrying .whl and .cache would be refused"
