@@ -56,14 +56,16 @@ def _row_warps(block: int, elem_bytes: int) -> int:
 # From this row width (elements, a power of two) the weight is loaded after the row's sum. One
 # H200 run of both orders (results/h200/add_rmsnorm-weight-s84, add-RMSNorm, m 1-8192): the
 # early load took 0.78-0.94x the late one's time at n 4096 and 8192 for m <= 256, and 0.99-1.09x
-# at n 16384 (1.09x at m 256; both orders compile to 16 warps of 102-110 registers there, one
-# CTA per SM, so the cause is not occupancy; it is measured, not modelled).
+# at n 16384 (1.09x at m 256). Why: at 16384 the early load holds the weight's 32 values a
+# thread across the sum, and add-RMSNorm's 16-warp program takes 77 registers (Triton 3.6; 75
+# under 3.9), one program per SM, where the late load's 62 fit two (tests/kernels/
+# test_layer_ops_aot.py checks it): 256 rows run in two waves instead of one.
 WEIGHT_LATE_MIN_N = 16384
 # The two-pass persistent kernel (a chunk of the row at a time, the row read twice, the second
 # time from L2), torch.compile's looped reduction's plan: a rung only (own-triton-looped), never
 # the headline's pick. At N 16384, m >= 512 torch.compile's kernel ran 0.88-0.99x the one-pass
 # kernel's time (results/h200/rmsnorm-looped-s84). This kernel's first config (4 programs of 8
-# warps per SM) lost 1.02-1.38x to the one-pass kernel there: Nsight Compute put the loss in
+# warps per SM) lost 1.02-1.65x to the one-pass kernel there: Nsight Compute put the loss in
 # latency (47% achieved occupancy against torch.compile's 89%), not bytes (DRAM reads 277 MB
 # against 268: the second read hits L2). The config below (16 warps, 34 registers, three
 # programs resident per SM) has not run on a GPU (results/h200/README.md, "Owed runs").
@@ -100,7 +102,7 @@ def _rmsnorm_kernel(
     # (as first written), its loads issue only after the sum's CTA barrier, a second memory
     # round trip in series (the sm_90 SASS showed the LDGs behind BAR.SYNC), where one row is
     # the whole kernel's work. Rows of 16384 (WEIGHT_LATE, prepare_rmsnorm's rule) load it after
-    # the sum: there the early load was 1.09x slower at m 256 (session 84, one H200 run).
+    # the sum: there the early load costs add-RMSNorm a program per SM (WEIGHT_LATE_MIN_N).
     if not WEIGHT_LATE:
         w = tl.load(w_ptr + offs, mask=mask, other=0.0)
     if HAS_RESIDUAL:
