@@ -1,11 +1,12 @@
 """Launch chosen providers of one decoder-layer op (layer_ops) on one shape, for Nsight Compute.
 
-Where does own RMSNorm's time go at Llama-3.1-405B's hidden size? At N 16384, m 512-2048 torch.
-compile's looped reduction ran 0.88-0.92x the one-pass kernel's time, and own two-pass kernel
-1.02-1.38x it (results/h200/rmsnorm-looped-s84); ncu's per-kernel DRAM bytes, L2 bytes and
-achieved occupancy say whether the bytes or the overlap differ. Each provider is prepared as a sweep prepares it (the registry's
-prepare: torch.compile compiles there), then launched twice; ncu reports the launches in order,
-and this script prints that order with each provider's recorded config.
+Where does own RMSNorm's time go at Llama-3.1-405B's hidden size? At N 16384, m 512-2048
+torch.compile's looped reduction ran 0.88-0.92x the one-pass kernel's time, and the own two-pass
+kernel 1.02-1.65x it (results/h200/README.md, session 84); ncu's per-kernel DRAM bytes, L2
+bytes and achieved occupancy say whether the bytes or the overlap differ. Each provider is
+prepared as a sweep prepares it (the registry's prepare: torch.compile compiles there), then
+launched twice; ncu reports the launches in order, and this script prints that order with each
+provider's recorded config.
 
     ncu --csv --page details --metrics <list> python3 scripts/layer_op_ncu_compare.py \
         rmsnorm 8192 16384 own-triton own-triton-looped torch-compile

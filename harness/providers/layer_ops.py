@@ -119,7 +119,7 @@ def _prepare_own(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
 
 # Rungs of the own RMSNorm: each pins a kernel choice the headline does not make. Session 84's
 # runs also hold `own-triton-one-pass`, which pinned the one-pass kernel while the headline took
-# the two-pass one by a rule that its run then removed (results/h200/rmsnorm-looped-s84).
+# the two-pass one by a rule removed after the run (results/h200/README.md, session 84).
 NORM_RUNGS = {
     "own-triton-weight-late": (
         {"weight_late": True, "looped": False},

@@ -10,19 +10,24 @@ or a faster ok row), else its datasheet, named in the caption.
 from __future__ import annotations
 
 import math
+import re
+from typing import Literal
 
 import pandas as pd
+from matplotlib.lines import Line2D
 
 from harness.report.data import IDENTITY, fmt, is_speed, latest, with_device
-from harness.report.figures import FigureFile, new_figure, save, series_colors, slug
+from harness.report.figures import SERIES_MAX, FigureFile, new_figure, save, series_colors, slug
 from harness.report.peaks import Peaks
 from harness.report.tables import Table
 from harness.workloads.derive import LAYER_OPS
 
 OWN = "own-triton"
+LineStyle = Literal["-", "--", ":", "-."]
+_STYLES: tuple[LineStyle, ...] = ("-", "--", ":", "-.")  # own first, then the vendors by name
 _TOKENS = {"kv_append": "batch"}  # the x axis: tokens (m), or sequences for the cache append
-_WIDTH = {"rmsnorm": "n", "add_rmsnorm": "n", "silu_mul": "n", "rope": "q_heads"}
-_WIDTH_LABEL = {"n": "n", "q_heads": "heads", "page_size": "page"}
+_WIDTH = {"rmsnorm": "n", "add_rmsnorm": "n", "silu_mul": "n"}
+_WIDTH_LABEL = {"n": "n"}
 
 
 def layer_op_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -33,11 +38,27 @@ def layer_op_rows(df: pd.DataFrame) -> pd.DataFrame:
         return rows
     rows = with_device(latest(rows, [*IDENTITY, "device_name"]))
     tokens = [r[_TOKENS.get(r["op"], "m")] for r in rows.to_dict("records")]
-    width = [
-        f"{_WIDTH_LABEL[a]} {int(r[a])}"
-        for r, a in ((r, _WIDTH.get(r["op"], "page_size")) for r in rows.to_dict("records"))
-    ]
-    return rows.assign(tokens=tokens, width=width)
+    return rows.assign(tokens=tokens, width=[_width(r) for r in rows.to_dict("records")])
+
+
+def _width(row: dict) -> str:
+    """What tells two shapes of one op apart in a legend: the row width, the query and KV heads,
+    or for the KV append its page, KV heads and cached tokens (the presets shard heads over TP
+    ranks and, in prefill, append to an empty cache: one line each, or the lines zig-zag)."""
+    if row["op"] == "rope":  # query / KV heads: TP-sharded presets share a query count
+        return f"heads {int(row['q_heads'])}/{int(row['kv_heads'])}"
+    if row["op"] != "kv_append":
+        axis = _WIDTH[row["op"]]
+        return f"{_WIDTH_LABEL[axis]} {int(row[axis])}"
+    return (
+        f"page {int(row['page_size'])}, {int(row['kv_heads'])} KV heads, "
+        f"{int(row['kv_len'])} cached"
+    )
+
+
+def _order(width: str) -> tuple[int, ...]:
+    """Legend order of widths: by the numbers in the label, in turn."""
+    return tuple(int(n) for n in re.findall(r"\d+", width))
 
 
 def _bandwidth(peaks: dict[str, Peaks], device_name: str) -> tuple[float | None, str]:
@@ -49,9 +70,21 @@ def _bandwidth(peaks: dict[str, Peaks], device_name: str) -> tuple[float | None,
     return None, "none"
 
 
-def layer_ops_figures(df: pd.DataFrame, peaks: dict[str, Peaks], out_dir) -> list[FigureFile]:
-    """Per device: a panel per op, GB/s against tokens, a line per provider and shape."""
+def is_rung(provider: str) -> bool:
+    """An own kernel's ladder rung (own-triton-weight-late pins one choice of own-triton)."""
+    return provider.startswith(OWN + "-")
+
+
+def figure_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """layer_op_rows less the own kernel's rungs: what the figures plot."""
     rows = layer_op_rows(df)
+    return rows[~rows["provider"].map(is_rung)] if not rows.empty else rows
+
+
+def layer_ops_figures(df: pd.DataFrame, peaks: dict[str, Peaks], out_dir) -> list[FigureFile]:
+    """Per device: a panel per op, GB/s against tokens, a line per provider and shape; the own
+    kernel's rungs are left to the table (a line each would bury the headline's)."""
+    rows = figure_rows(df)
     files: list[FigureFile] = []
     for device_name, g in rows.groupby("device_name", sort=True):
         device = g["device"].iloc[0]
@@ -59,17 +92,26 @@ def layer_ops_figures(df: pd.DataFrame, peaks: dict[str, Peaks], out_dir) -> lis
         fig = new_figure(3.3 * min(len(ops), 3), 3.0 * math.ceil(len(ops) / 3), constrained=True)
         axes = fig.subplots(math.ceil(len(ops) / 3), min(len(ops), 3), squeeze=False).flatten()
         bw, origin = _bandwidth(peaks, device_name)
-        colors = series_colors(sorted(g["provider"].unique()))
+        providers = sorted(g["provider"].unique(), key=lambda p: (p != OWN, p))
+        styles: dict[str, LineStyle] = {
+            p: _STYLES[i % len(_STYLES)] for i, p in enumerate(providers)
+        }
         for ax, op in zip(axes, ops, strict=False):
             mine = g[g["op"] == op]
-            widths = sorted(mine["width"].unique(), key=lambda w: int(w.split()[-1]))
+            # a colour per shape, a line style per provider: the legend names each once
+            widths = sorted(mine["width"].unique(), key=_order)[:SERIES_MAX]
+            colors = series_colors(widths)
+            mine = mine[mine["width"].isin(widths)]
             for (provider, width), line in mine.groupby(["provider", "width"], sort=True):
                 line = line.sort_values("tokens")
                 ax.plot(
-                    line["tokens"], line["gbps"], color=colors[provider],
-                    linestyle="-" if width == widths[0] else "--", marker=".", markersize=4,
-                    label=f"{provider}, {width}" if len(widths) > 1 else provider,
+                    line["tokens"], line["gbps"], color=colors[width], linestyle=styles[provider],
+                    marker=".", markersize=3, linewidth=1.1,
                 )  # fmt: skip
+            shown = [p for p in providers if p in set(mine["provider"])]
+            handles = [Line2D([], [], color="0.2", linestyle=styles[p], label=p) for p in shown]
+            handles += [Line2D([], [], color=colors[w], label=w) for w in widths]
+            ax.legend(handles=handles, fontsize=5.5, frameon=False, loc="upper left")
             if bw:
                 ax.axhline(bw, color="0.4", linewidth=0.8, linestyle=":")
             ax.set_xscale("log", base=2)
@@ -78,15 +120,15 @@ def layer_ops_figures(df: pd.DataFrame, peaks: dict[str, Peaks], out_dir) -> lis
             ax.set_ylabel("GB/s", fontsize=8)
             ax.tick_params(labelsize=7)
             ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=6, frameon=False)
         for ax in axes[len(ops) :]:
             ax.set_visible(False)
         line = f"dotted line: HBM read {bw:,.0f} GB/s ({origin})" if bw else "no bandwidth known"
         caption = (
             f"{device}: decoder-layer memory-bound ops, achieved GB/s (each input read and each "
             f"output written once, over the median) against tokens (KV append: sequences, one "
-            f"new token each); {line}. Solid and dashed: the two shapes of an op (Llama-3-8B, "
-            "-70B widths; KV append: pages of 16 and 256)."
+            f"new token each); {line}. A line per provider (line style) and shape (colour: row "
+            "width; rotary: query / KV heads; KV append: page, KV heads and cached tokens). The "
+            "own kernel's rungs are in the table below."
         )
         files.append(save(fig, out_dir, f"layer-ops-{slug(device)}", caption))
     return files

@@ -64,7 +64,7 @@ WEIGHT_LATE_MIN_N = 16384
 # The two-pass persistent kernel (a chunk of the row at a time, the row read twice, the second
 # time from L2), torch.compile's looped reduction's plan: a rung only (own-triton-looped), never
 # the headline's pick. At N 16384, m >= 512 torch.compile's kernel ran 0.88-0.99x the one-pass
-# kernel's time (results/h200/rmsnorm-looped-s84). This kernel's first config (4 programs of 8
+# kernel's time (results/h200/README.md, session 84). This kernel's first config (4 programs of 8
 # warps per SM) lost 1.02-1.65x to the one-pass kernel there: Nsight Compute put the loss in
 # latency (47% achieved occupancy against torch.compile's 89%), not bytes (DRAM reads 277 MB
 # against 268: the second read hits L2). The config below (16 warps, 34 registers, three
