@@ -103,12 +103,7 @@ def main(argv: list[str] | None = None) -> None:
 
             config, options = cutlass_spec(text)
             launch = prepare_gemm(a, w.t(), config, options=options)
-            for _ in range(2):
-                out = launch()
-            cluster = launch.config["cluster"]
-            order.append((text, f"{cluster} clusters, {launch.config['run_options']}", out))
-            continue
-        if text.startswith("gl:"):
+        elif text.startswith("gl:"):
             from harness_kernels.triton.gemm_gluon import prepare_gluon_matmul
 
             cfg = gluon_config(text, args.m, args.n, args.k, sms)
@@ -117,10 +112,12 @@ def main(argv: list[str] | None = None) -> None:
             launch = build_launch(p, parse_config(text), dev)
         for _ in range(2):
             out = launch()
-        # the `tl` kernel records its units; a Gluon tile records tiles and its split
         rec = launch.config
-        units = rec.get("units") or rec.get("tiles", 0) * rec.get("split_k", 1)
-        grid = f"{launch.config.get('num_programs')} programs, {units} units"
+        if "run_options" in rec:  # own CUTLASS: its clusters and scheduler options
+            grid = f"{rec['cluster']} clusters, {rec['run_options']}"
+        else:  # the `tl` kernel records its units; a Gluon tile records tiles and its split
+            units = rec.get("units") or rec.get("tiles", 0) * rec.get("split_k", 1)
+            grid = f"{rec.get('num_programs')} programs, {units} units"
         order.append((text, grid, out))
     torch.cuda.synchronize()
     print(f"{args.m}x{args.n}x{args.k} bf16 nt; each label launched twice, in this order:")

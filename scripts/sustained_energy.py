@@ -37,12 +37,6 @@ from harness.measure.telemetry import Telemetry
 DEFAULT_SHAPES = "16384x10240x8192,8192x8192x8192,4096x28672x4096,512x8192x28672"
 
 
-def parse_options(text: str) -> cutlass_gemm.RunOptions:
-    """Options back from their printed form (RunOptions.__str__): "data-parallel/sw8",
-    "split-kx2/sw1", "heuristic/sw4/along-n", "split-kx4/sw1/nondet"."""
-    return cutlass_gemm.RunOptions.parse(text)
-
-
 def nvml_handle(index: int):
     """The NVML handle of torch device `index`, matched by UUID (NVML counts every GPU)."""
     import pynvml  # GPU machines only: this module's helpers are tested without it
@@ -96,7 +90,7 @@ def cutlass_candidates(m: int, n: int, k: int, extra: list[str]):
     """The tuner's own CUTLASS candidates for this shape, then the --extra ones."""
     cands = sm90_candidates(m, n, k, "bf16")
     return cands + [
-        (cutlass_gemm.CONFIGS[name], parse_options(opts))
+        (cutlass_gemm.CONFIGS[name], cutlass_gemm.RunOptions.parse(opts))
         for name, _, opts in (e.partition(":") for e in extra)
     ]
 

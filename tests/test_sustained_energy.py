@@ -1,5 +1,6 @@
 """scripts/sustained_energy.py on the CPU: how its --extra candidates are read and joined to the
-tuner's own list (the timing itself needs a GPU and NVML)."""
+tuner's own list (the timing itself needs a GPU and NVML). Options read back from their printed
+form: RunOptions.parse, tests/cutlass/test_run_options.py."""
 
 from __future__ import annotations
 
@@ -13,16 +14,6 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "sustained_energy.py"
 spec = importlib.util.spec_from_file_location("sustained_energy", SCRIPT)
 probe = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(probe)
-
-
-def test_options_read_back_from_their_printed_form():
-    for options in (
-        RunOptions(),
-        RunOptions("data-parallel", 1, 8),
-        RunOptions("split-k", 4, 2),
-        RunOptions(swizzle=4, raster="along-n"),
-    ):
-        assert probe.parse_options(str(options)) == options
 
 
 def test_extra_candidates_follow_the_tuners_own():
