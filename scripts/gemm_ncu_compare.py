@@ -16,12 +16,17 @@ name and, after a second colon, its run options as provider_config prints them
 (cl:sm90-streamk-128x144-c2x1:split-kx4/sw1, .../split-kx4/sw1/nondet); CUTLASS's split-K is
 one launch (its peers add their partials in the workspace), so ncu reports one kernel for it.
 Inputs are randn bf16 (never zeros: they time faster); B is column-major as in gemm_llama (nt).
+With `--fp8` they are quantized to e4m3 with per-tensor scales (bf16 out), and the vendor rows are
+cuBLASLt's `_scaled_mm` with and without fast accumulation (the two cublaslt-fp8 providers);
+own Triton (`tl` and `gl:` labels) takes the scales as its provider does; `cl:` is bf16 only.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import re
+from collections.abc import Callable
 
 import torch
 from harness_kernels.triton.gemm import build_launch
@@ -53,13 +58,14 @@ def parse_config(text: str) -> GemmConfig:
     )
 
 
-def gluon_config(text: str, m: int, n: int, k: int, num_sms: int) -> dict:
-    """'gl:64x144s6ppk2' -> the Gluon candidate of that name at m x n x k (bf16 in and out):
-    from the tuner's list, a probe's every legal tile, or a split twin's in-place twin."""
+def gluon_config(text: str, m: int, n: int, k: int, num_sms: int, in_bytes: int = 2) -> dict:
+    """'gl:64x144s6ppk2' -> the Gluon candidate of that name at m x n x k (inputs of `in_bytes`,
+    bf16 out): from the tuner's list, a probe's every legal tile, or a split twin's in-place
+    twin."""
     from harness_kernels.triton.gemm_gluon import config_name, gluon_gemm_configs, in_place_twins
 
-    listed = gluon_gemm_configs(m, n, k, 2, 2, num_sms)
-    listed += gluon_gemm_configs(m, n, k, 2, 2, num_sms, per_schedule=None)
+    listed = gluon_gemm_configs(m, n, k, in_bytes, 2, num_sms)
+    listed += gluon_gemm_configs(m, n, k, in_bytes, 2, num_sms, per_schedule=None)
     listed += in_place_twins([c for c in listed if c.get("SPLIT_K", 1) > 1])
     found = [c for c in listed if config_name(c) == text.removeprefix("gl:")]
     if not found:
@@ -79,25 +85,60 @@ def cutlass_spec(text: str) -> tuple:
     return CONFIGS[name], RunOptions.parse(options) if options else RunOptions()
 
 
+def vendor_launches(
+    a: torch.Tensor, w: torch.Tensor, sa: torch.Tensor | None, sb: torch.Tensor | None
+) -> list[tuple[str, Callable[[], torch.Tensor]]]:
+    """[(label, launch)]: cuBLAS's matmul for bf16; for fp8 (scales given) cuBLASLt's
+    `_scaled_mm` with and without fast accumulation, as the two cublaslt-fp8 providers call it."""
+    if sa is None or sb is None:
+        return [("cublas", lambda: torch.matmul(a, w.t()))]
+    return [
+        (
+            label,
+            functools.partial(
+                torch._scaled_mm,
+                a,
+                w.t(),
+                scale_a=sa,
+                scale_b=sb,
+                out_dtype=torch.bfloat16,
+                use_fast_accum=fast,
+            ),
+        )
+        for label, fast in (("cublaslt-fp8", False), ("cublaslt-fp8-fastaccum", True))
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("m", type=int)
     parser.add_argument("n", type=int)
     parser.add_argument("k", type=int)
     parser.add_argument("configs", nargs="*", help="own Triton configs, e.g. 32x64x128s9")
+    parser.add_argument("--fp8", action="store_true", help="e4m3 inputs, per-tensor scales")
     args = parser.parse_args(argv)
     gen = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn(args.m, args.k, device="cuda", dtype=torch.bfloat16, generator=gen)
     w = torch.randn(args.n, args.k, device="cuda", dtype=torch.bfloat16, generator=gen)
-    ref = a.float() @ w.float().t()
+    sa = sb = None
+    if args.fp8:
+        from harness.problems.gemm import quantize_fp8
+
+        (a, sa), (w, sb) = quantize_fp8(a.float()), quantize_fp8(w.float())
+        ref = (a.float() * sa) @ (w.float() * sb).t()
+    else:
+        ref = a.float() @ w.float().t()
     dev = kernel_target(a.device)
-    p = check_operands(a, w.t(), None, None, None, "tf32", dev)
+    p = check_operands(a, w.t(), torch.bfloat16 if args.fp8 else None, sa, sb, "tf32", dev)
     order = []
-    for _ in range(2):
-        out = torch.matmul(a, w.t())
-    order.append(("cublas", "torch.matmul", out))
+    for label, vendor in vendor_launches(a, w, sa, sb):
+        for _ in range(2):
+            out = vendor()
+        order.append((label, "torch._scaled_mm" if args.fp8 else "torch.matmul", out))
     sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     for text in args.configs:
+        if text.startswith("cl:") and args.fp8:
+            raise SystemExit("cl: labels launch bf16 only")
         if text.startswith("cl:"):
             from harness_kernels.cutlass.gemm import prepare_gemm
 
@@ -106,8 +147,8 @@ def main(argv: list[str] | None = None) -> None:
         elif text.startswith("gl:"):
             from harness_kernels.triton.gemm_gluon import prepare_gluon_matmul
 
-            cfg = gluon_config(text, args.m, args.n, args.k, sms)
-            launch = prepare_gluon_matmul(a, w.t(), config=cfg)
+            cfg = gluon_config(text, args.m, args.n, args.k, sms, a.element_size())
+            launch = prepare_gluon_matmul(a, w.t(), a_scale=sa, b_scale=sb, config=cfg)
         else:
             launch = build_launch(p, parse_config(text), dev)
         for _ in range(2):
@@ -120,7 +161,8 @@ def main(argv: list[str] | None = None) -> None:
             grid = f"{rec.get('num_programs')} programs, {units} units"
         order.append((text, grid, out))
     torch.cuda.synchronize()
-    print(f"{args.m}x{args.n}x{args.k} bf16 nt; each label launched twice, in this order:")
+    dtype = "fp8 e4m3" if args.fp8 else "bf16"
+    print(f"{args.m}x{args.n}x{args.k} {dtype} nt; each label launched twice, in this order:")
     for label, how, out in order:
         err = ((out.float() - ref).norm() / ref.norm()).item()
         print(f"  {label:50s} {how:32s} rel err {err:.2e}")

@@ -57,3 +57,33 @@ def test_cutlass_names_carry_their_run_options():
     assert ncu.cutlass_spec("cl:sm90-pingpong-128x128")[1] == RunOptions()
     with pytest.raises(ValueError, match="no own CUTLASS config"):
         ncu.cutlass_spec("cl:sm90-coop-999x999:heuristic/sw1")
+
+
+def test_fp8_vendor_rows_are_the_two_cublaslt_providers():
+    """--fp8 launches `_scaled_mm` as cublaslt-fp8 and cublaslt-fp8-fastaccum call it (per-tensor
+    scales, bf16 out): both give the dequantised product; bf16 launches cuBLAS's matmul alone."""
+    import torch
+
+    from harness.problems.gemm import quantize_fp8
+
+    gen = torch.Generator().manual_seed(0)
+    a, w = torch.randn(32, 64, generator=gen), torch.randn(48, 64, generator=gen)
+    (qa, sa), (qw, sb) = quantize_fp8(a), quantize_fp8(w)
+    ref = (qa.float() * sa) @ (qw.float() * sb).t()
+    rows = ncu.vendor_launches(qa, qw, sa, sb)
+    assert [label for label, _ in rows] == ["cublaslt-fp8", "cublaslt-fp8-fastaccum"]
+    for _, launch in rows:
+        out = launch()
+        assert out.dtype == torch.bfloat16
+        assert ((out.float() - ref).norm() / ref.norm()).item() < 1e-2
+    bf16 = ncu.vendor_launches(a.bfloat16(), w.bfloat16(), None, None)
+    assert [label for label, _ in bf16] == ["cublas"]
+
+
+def test_gluon_names_resolve_at_fp8_widths():
+    """An fp8 Gluon tile (128-byte K rows: BK 128) is named as the fp8 tuner records it."""
+    from harness_kernels.triton.gemm_gluon import config_name
+
+    cfg = ncu.gluon_config("gl:256x128s4", 4096, 6144, 4096, 132, in_bytes=1)
+    assert config_name(cfg) == "256x128s4" and cfg["BK"] == 128
+    assert ncu.gluon_config("gl:128x192s4", 4096, 6144, 4096, 132)["BK"] == 64  # bf16
