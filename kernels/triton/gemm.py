@@ -25,6 +25,10 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 |                 | wide tiles (128 + 16)    | 4608): one wave of tiles where the power-of-two |
 |                 |                          | widths leave a second or uneven SMs; the `tl`   |
 |                 |                          | configs and the rest of the Gluon GEMM kept     |
+| burst-ties      | the tie rule: a capped   | heavy GEMMs run at the power cap, where Gluon   |
+|                 | tie goes to `tl`         | draws more per FLOP than a burst shows; this    |
+|                 | (kernel_choice.py)       | rung lets a burst pair break the tie, as "full" |
+|                 |                          | did before session 85                           |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
 |                 |                          | no address registers; pointer loads (cp.async)  |
 |                 |                          | spend registers and issue slots on addresses    |
@@ -313,8 +317,9 @@ def prepare_matmul(
     dev = kernel_target(None if interpreting() else a.device)
     p = check_operands(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
     m, n, k = p.mnk
-    # "no-gluon" and "no-wave-tiles" time the `tl` configs "full" times (and share its decisions)
-    tl_rung = "full" if rung in ("no-gluon", "no-wave-tiles") else rung
+    # "no-gluon", "no-wave-tiles" and "burst-ties" time the `tl` configs "full" times (and share
+    # its decisions)
+    tl_rung = "full" if rung in ("no-gluon", "no-wave-tiles", "burst-ties") else rung
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
     key: tuple = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, tl_rung, dev.name)
     key += (aligned, "tuned" if tune and dev.backend != "interpreter" else "untuned")
@@ -360,7 +365,7 @@ def prepare_matmul(
         launch.config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     launch.bind_compiled()  # compile now, outside any timed window
     # these rungs remove the swap or the wave tiles, not the Gluon GEMM
-    if rung in ("full", "no-swap-ab", "no-wave-tiles") and tune:
+    if rung in ("full", "no-swap-ab", "no-wave-tiles", "burst-ties") and tune:
         return _gluon_if_faster(launch, p, dev, rung)
     return launch
 
@@ -416,6 +421,7 @@ def _gluon_if_faster(
         dev.name,
         gemm_tune.TUNE_SOURCES + GLUON_TUNE_SOURCES,
         capped=tl_ms >= capped_retime.MIN_MS,
+        ties="burst" if rung == "burst-ties" else "tl",
     )
     both = dict(
         tl_tuned_ms=tl_ms,

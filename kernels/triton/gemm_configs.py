@@ -14,12 +14,15 @@ from .gemm_target import KernelTarget
 
 # "no-gluon" leaves the configs as "full" does: it only keeps prepare_matmul from also timing the
 # Gluon kernel (gemm.py); "no-swap-ab" leaves them too, less every swapped one (C^T = B^T A^T);
-# "no-wave-tiles" leaves them and the Gluon kernel, less its 144-wide tiles (WAVE_PARTS)
+# "no-wave-tiles" leaves them and the Gluon kernel, less its 144-wide tiles (WAVE_PARTS);
+# "burst-ties" leaves both kernels' candidates and lets a burst pair break a capped tie between
+# them, as "full" did before session 85 (kernel_choice.py: "full" gives the tie to `tl`)
 RUNGS = (
     "full",
     "no-gluon",
     "no-swap-ab",
     "no-wave-tiles",
+    "burst-ties",
     "no-tma",
     "no-pipeline",
     "not-persistent",

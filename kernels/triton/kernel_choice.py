@@ -14,6 +14,18 @@ about 3%, so where the capped pair is closer than NOISE the pair is timed again 
 the capped pair at 8192x10240x8192 put Gluon 1.5% ahead, and the sweep then timed it 7% behind
 the `tl` kernel that every burst had ranked first (results/h100/_logs/session49). The decision
 is kept on disk like the tuners' own (tune_cache.py), so a second sweep re-times nothing.
+
+A GEMM's capped tie goes to the `tl` kernel without a burst pair (ties="tl", the GEMM's choice
+since session 85). A burst runs before the power limiter engages, and there the Gluon GEMM is
+the faster per cycle; at the cap it draws more power per FLOP and loses clock. On an H200
+(results/h200/gemm_fp8-choice-s85, fp8, one run) the Gluon rows ran 3-4% lower SM clocks than
+the `tl` kernel's at the same ~685 W (8192x6144x4096: 1,575 against 1,635 MHz), and at the one
+point where a burst broke the tie (capped: Gluon 0.4% ahead; burst: Gluon 2.2% ahead) the sweep
+timed Gluon 1.5% behind the `tl` kernel. Over the H200's whole bf16 grid (gemm_llama-s61) and
+fp8 grid (sessions 74-75) the 22 capped ties that bursts gave to Gluon ran 0.980x and 0.976x
+the vendor, the 12 they gave to `tl` 0.995x and 0.999x; with the H100 case above, where the
+bursts ranked `tl` first, a tie went the sweep's way each time it went to `tl`. Attention keeps
+the burst pair (ties="burst"): nothing here measured its ties.
 """
 
 from __future__ import annotations
@@ -32,7 +44,11 @@ GEMM_FAMILY = "triton-gemm-choice"  # the disk cache's family per op
 ATTENTION_FAMILY = "triton-attention-choice"
 _KERNELS = ("tl", "gluon-ws")  # a stored decision's index names one of these
 _DECIDED: dict[str, Choice] = {}
-NOISE = capped_retime.NOISE  # capped pairs closer than this: an interleaved burst pair decides
+NOISE = capped_retime.NOISE  # capped pairs closer than this are a tie (TIES says who takes it)
+TIES = (
+    "burst",
+    "tl",
+)  # an interleaved burst pair decides a capped tie, or the `tl` kernel takes it
 
 
 @dataclass(frozen=True)
@@ -43,7 +59,9 @@ class Choice:
     tl_ms: float
     gluon_ms: float
     source: str  # "timed" | "cache"
-    decided_by: str = "capped"  # "capped" | "burst" (bench_cold; capped pairs within NOISE too)
+    # "capped" | "burst" (bench_cold; capped pairs within NOISE too) | "tie" (a capped pair
+    # within NOISE, given to the `tl` kernel: ties="tl")
+    decided_by: str = "capped"
     # Where a capped pair within NOISE was timed again in bursts, the burst pair's means: the
     # times that decided (tl_ms and gluon_ms stay the capped pair's, the sweep's clock state, so
     # without these a row could show the side that did not run as the faster one)
@@ -61,11 +79,18 @@ def choose(
     sources: tuple[str, ...],
     capped: bool = False,
     family: str = GEMM_FAMILY,
+    ties: str = "burst",
 ) -> Choice:
     """Re-time the two tuned launches interleaved and return the faster. `sides` names each
     side's tuned choice (its tile and schedule): the stored decision is reused only for the same
     two choices, GPU, driver, toolchain and kernel sources. `capped`: time at the power cap.
-    `family`: the op (GEMM_FAMILY, ATTENTION_FAMILY), which keeps their decisions apart."""
+    `family`: the op (GEMM_FAMILY, ATTENTION_FAMILY), which keeps their decisions apart.
+    `ties` (TIES): who takes a capped pair within NOISE; the two rules' decisions are kept
+    apart."""
+    if ties not in TIES:
+        raise ValueError(f"unknown ties rule {ties!r}; expected one of {TIES}")
+    if ties != "burst":  # the burst rule's keys stay as they were
+        problem = (*problem, f"ties={ties}")
     memo = repr((family, problem, sides, device_name))
     if memo in _DECIDED:
         return _DECIDED[memo]
@@ -90,9 +115,12 @@ def choose(
         by, decide = "capped" if capped else "burst", (tl_ms, gluon_ms)
         burst_pair: tuple[Any, Any] = (None, None)
         if capped and max(tl_ms, gluon_ms) < NOISE * min(tl_ms, gluon_ms):
-            burst = _interleaved(tl, gluon, bench_cold, device)
-            decide = burst_pair = _means(burst)
-            by, record["burst_samples_ms"] = "burst", burst
+            if ties == "tl":
+                by, decide = "tie", (0.0, 1.0)
+            else:
+                burst = _interleaved(tl, gluon, bench_cold, device)
+                decide = burst_pair = _means(burst)
+                by, record["burst_samples_ms"] = "burst", burst
         record["decided_by"] = by
         index = 1 if decide[1] < decide[0] else 0
         choice = Choice(_KERNELS[index], tl_ms, gluon_ms, "timed", by, *burst_pair)

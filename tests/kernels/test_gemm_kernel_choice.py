@@ -30,8 +30,8 @@ def pick(monkeypatch):
     )
     monkeypatch.setattr(gemm, "prepare_gluon_matmul", lambda *a, **k: gluon)
 
-    def choose(tl, gl, sides, problem, device, device_name, sources, capped):
-        seen.update(sides=sides, capped=capped)
+    def choose(tl, gl, sides, problem, device, device_name, sources, capped, ties):
+        seen.update(sides=sides, capped=capped, ties=ties)
         return seen["choice"]
 
     monkeypatch.setattr(gemm, "choose", choose)
@@ -79,3 +79,15 @@ def test_the_no_swap_ab_rung_keeps_the_gluon_kernel_under_its_own_name(pick):
     row names the rung, not "full"."""
     ran, _, gluon, _ = pick(Choice("gluon-ws", 0.16, 0.15, "timed", "capped"), rung="no-swap-ab")
     assert ran is gluon and ran.config["variant"] == "no-swap-ab"
+
+
+@pytest.mark.parametrize(("rung", "ties"), [("full", "tl"), ("burst-ties", "burst")])
+def test_full_gives_a_capped_tie_to_tl_and_the_burst_ties_rung_to_a_burst_pair(pick, rung, ties):
+    """own-triton (session 85) gives a GEMM's capped tie to the `tl` kernel; the burst-ties rung
+    keeps the rule before it, and a tie it gave to Gluon runs Gluon under the rung's name."""
+    ran, tl, gluon, seen = pick(Choice("tl", 0.1614, 0.1633, "timed", "tie"), rung=rung)
+    assert seen["ties"] == ties
+    assert ran is tl and ran.config["choice_decided_by"] == "tie"
+    burst = Choice("gluon-ws", 0.3312, 0.3299, "timed", "burst", 0.3166, 0.3096)
+    ran, _, gluon, _ = pick(burst, rung=rung)
+    assert ran is gluon and ran.config["variant"] == rung

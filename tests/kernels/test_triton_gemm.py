@@ -377,6 +377,7 @@ DEEP_RUNGS = (
     "no-gluon",
     "no-swap-ab",
     "no-wave-tiles",
+    "burst-ties",
     "no-tma",
     "not-persistent",
     "no-splitk",

@@ -847,6 +847,61 @@ def test_a_capped_pair_closer_than_the_noise_is_decided_by_an_interleaved_burst_
     kernel_choice.clear_cache()
 
 
+def test_a_gemm_tie_at_the_cap_goes_to_the_tl_kernel_without_a_burst_pair(monkeypatch):
+    """ties="tl" (own-triton's GEMM since session 85): a capped pair within NOISE runs the `tl`
+    kernel and times no burst pair, even where Gluon is ahead at the cap (H200 fp8
+    8192x6144x4096: Gluon 0.4% ahead capped, 2.2% in bursts, 1.5% behind in the sweep). The rule
+    keys its decisions apart from the burst rule's, which the burst-ties rung keeps; an unknown
+    rule is refused; a gap wider than NOISE still goes to the faster side."""
+    from harness_kernels.triton import kernel_choice
+
+    order: list[str] = []
+    capped = {"tl": [3.312] * 4, "gluon-ws": [3.299] * 4}
+    burst = {"tl": [3.166] * 2, "gluon-ws": [3.096] * 2}
+
+    def tl() -> None: ...
+
+    def gluon() -> None: ...
+
+    tl.__name__, gluon.__name__ = "tl", "gluon-ws"
+
+    def bench(times):
+        def timed(fn, device):
+            order.append(fn.__name__)
+            return times[fn.__name__].pop(0)
+
+        return timed
+
+    monkeypatch.setattr(kernel_choice, "bench_capped", bench(capped))
+    monkeypatch.setattr(kernel_choice, "bench_cold", bench(burst))
+    kernel_choice.clear_cache()
+    args = (tl, gluon, ("tl k1 128x256", "gluon k2 128x192 cooperative"), ((8192, 6144, 4096),))
+    rest = (torch.device("cpu"), "Fake GPU", ("triton/gemm*.py",))
+    tie = kernel_choice.choose(*args, *rest, capped=True, ties="tl")
+    assert order == ["tl", "gluon-ws", "gluon-ws", "tl"]  # the capped pair only
+    assert (tie.kernel, tie.decided_by, tie.source) == ("tl", "tie", "timed")
+    assert (tie.tl_ms, tie.gluon_ms) == pytest.approx((3.312, 3.299))
+    assert tie.burst_tl_ms is None
+    kernel_choice.clear_cache()  # as a fresh process: read back, nothing timed
+    again = kernel_choice.choose(*args, *rest, capped=True, ties="tl")
+    assert (again.kernel, again.decided_by, again.source) == ("tl", "tie", "cache")
+    assert len(order) == 4
+    # the burst rule does not read the tie rule's decision: it times its own pairs
+    kernel_choice.clear_cache()
+    burst_rule = kernel_choice.choose(*args, *rest, capped=True)
+    assert (burst_rule.kernel, burst_rule.decided_by) == ("gluon-ws", "burst")
+    assert len(order) == 12
+    with pytest.raises(ValueError, match="ties rule"):
+        kernel_choice.choose(*args, *rest, capped=True, ties="gluon")
+    # 5% apart at the cap: no tie, the faster side runs under either rule
+    kernel_choice.clear_cache()
+    capped.update({"tl": [3.45, 3.45], "gluon-ws": [3.29, 3.29]})
+    other = (tl, gluon, ("tl k1 128x256", "gluon k3 128x128 ping-pong"), args[3])
+    wide = kernel_choice.choose(*other, *rest, capped=True, ties="tl")
+    assert (wide.kernel, wide.decided_by) == ("gluon-ws", "capped")
+    kernel_choice.clear_cache()
+
+
 @needs_interpreter
 def test_a_ragged_decode_batch_tunes_apart_from_a_full_one(monkeypatch, cache):
     """Lengths spread below the longest change which split count balances the SMs, so a ragged
