@@ -74,6 +74,23 @@ def gluon_config(text: str, m: int, n: int, k: int, num_sms: int, in_bytes: int 
     return found[0]
 
 
+def tuner_per_schedule(
+    cfg: dict, m: int, n: int, k: int, num_sms: int, in_bytes: int
+) -> int | None:
+    """What prepare_gluon_matmul's `per_schedule` must be to take `cfg` pinned: the tuner's
+    default where the tuner times it (or it is a split twin's in-place twin), else None (every
+    legal tile, as gluon_tile_probe.py pins them: fp8 128x192s4 at 4096x8192x8192, session 85)."""
+    from harness_kernels.triton.gemm_gluon import (
+        MAX_CANDIDATES,
+        gluon_gemm_configs,
+        in_place_twins,
+    )
+
+    timed = gluon_gemm_configs(m, n, k, in_bytes, 2, num_sms)
+    twins = in_place_twins([c for c in timed if c.get("SPLIT_K", 1) > 1])
+    return MAX_CANDIDATES if cfg in timed + twins else None
+
+
 def cutlass_spec(text: str) -> tuple:
     """'cl:sm90-streamk-128x144-c2x1:split-kx4/sw1/nondet' -> (the own CUTLASS config, its
     RunOptions); without options, the defaults. An unknown config name is refused."""
@@ -148,7 +165,10 @@ def main(argv: list[str] | None = None) -> None:
             from harness_kernels.triton.gemm_gluon import prepare_gluon_matmul
 
             cfg = gluon_config(text, args.m, args.n, args.k, sms, a.element_size())
-            launch = prepare_gluon_matmul(a, w.t(), a_scale=sa, b_scale=sb, config=cfg)
+            per_schedule = tuner_per_schedule(cfg, args.m, args.n, args.k, sms, a.element_size())
+            launch = prepare_gluon_matmul(
+                a, w.t(), a_scale=sa, b_scale=sb, config=cfg, per_schedule=per_schedule
+            )
         else:
             launch = build_launch(p, parse_config(text), dev)
         for _ in range(2):

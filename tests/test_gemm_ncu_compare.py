@@ -87,3 +87,17 @@ def test_gluon_names_resolve_at_fp8_widths():
     cfg = ncu.gluon_config("gl:256x128s4", 4096, 6144, 4096, 132, in_bytes=1)
     assert config_name(cfg) == "256x128s4" and cfg["BK"] == 128
     assert ncu.gluon_config("gl:128x192s4", 4096, 6144, 4096, 132)["BK"] == 64  # bf16
+
+
+def test_a_gluon_tile_the_tuner_does_not_time_is_pinned_from_every_legal_tile():
+    """prepare_gluon_matmul takes a pinned tile only from the list its `per_schedule` makes: the
+    tuner's few where it times the tile, else every legal one (fp8 128x192s4 at
+    4096x8192x8192 is legal there but not timed: session 85's first ncu call refused it)."""
+    from harness_kernels.triton.gemm_gluon import MAX_CANDIDATES, gluon_gemm_configs
+
+    shape = (4096, 8192, 8192, 132)
+    untimed = ncu.gluon_config("gl:128x192s4", *shape, in_bytes=1)
+    assert ncu.tuner_per_schedule(untimed, *shape, in_bytes=1) is None
+    assert untimed in gluon_gemm_configs(4096, 8192, 8192, 1, 2, 132, per_schedule=None)
+    timed = ncu.gluon_config("gl:128x128s6", *shape, in_bytes=1)
+    assert ncu.tuner_per_schedule(timed, *shape, in_bytes=1) == MAX_CANDIDATES

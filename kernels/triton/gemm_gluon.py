@@ -161,10 +161,12 @@ def smem_bytes(
     out_bytes: int,
     c_smem: bool = True,
     pingpong: bool = False,
+    c_cols: int | None = None,
 ) -> int:
     """Shared memory of one CTA: STAGES of A (a tile's rows) and B, and with `c_smem` a C staging
-    buffer per consumer (SLICE_M x BN each, in both schedules)."""
-    c = CONSUMERS * slice_m * bn * out_bytes if c_smem else 0
+    buffer per consumer (SLICE_M x BN each, in both schedules; SLICE_M x `c_cols` where the
+    tile's parts leave through one buffer in turn, C_HALVES)."""
+    c = CONSUMERS * slice_m * (c_cols or bn) * out_bytes if c_smem else 0
     return stages * (tile_rows(slice_m, pingpong) + bn) * bk * in_bytes + c + SMEM_SLACK
 
 
@@ -355,6 +357,9 @@ def _tile(
     plan = stages_and_epilogue(slice_m, bn, bk, in_bytes, out_bytes, pingpong, max_stages)
     if plan is None:
         return None
+    halves = _halves(slice_m, bn0, bn1, bk, in_bytes, out_bytes, pingpong, plan[0])
+    if not plan[1] and halves:
+        bn0 = bn1 = bn0 // 2
     return dict(
         BLOCK_M=tile_rows(slice_m, pingpong),
         BLOCK_N=bn,
@@ -364,10 +369,38 @@ def _tile(
         BN2=bn2,
         BK=bk,
         STAGES=plan[0],
-        C_SMEM=plan[1],
+        C_SMEM=plan[1] or halves,
         GROUP_M=GROUP_M,
         PINGPONG=pingpong,
+        **({"C_HALVES": True} if not plan[1] and halves else {}),
     )
+
+
+def _halves(
+    slice_m: int,
+    bn0: int,
+    bn1: int,
+    bk: int,
+    in_bytes: int,
+    out_bytes: int,
+    pingpong: bool,
+    stages: int,
+) -> bool:
+    """Whether a one-part tile whose C would leave from registers (its staging buffer costs a
+    stage: stages_and_epilogue) keeps `stages` with C staged by halves instead: two equal parts
+    of BN0 / 2 (two wgmmas per K step) through one SLICE_M x BN0 / 2 buffer per consumer, in
+    turn (C_HALVES). 128x256 and 256x128 then hold four stages and a TMA-store epilogue in 225
+    KB (32 KB of C where the whole tile's buffers took 64 KB): the tile shape and depth of
+    cuBLASLt's fp8 256x128x128 kernel (4 stages, 213,188 bytes). Why: at fp8 4096x8192x8192 on an H200
+    (session 85, ncu) the Gluon tiles the tuner picked there, 128x128 and 128x192 (staged C),
+    ran 72% of L2 throughput against 43% for the `tl` kernel's 128x256, and at the power cap the
+    Gluon rows ran 3-6% lower clocks (gemm-ties-s85); the direct-store 128x256 ran 14% longer
+    than 128x192 (ncu, 4096x6144x4096)."""
+    if bn1 or bn0 < 128:
+        return False
+    half = bn0 // 2
+    need = smem_bytes(slice_m, bn0, bk, stages, in_bytes, out_bytes, True, pingpong, half)
+    return need <= SM90_SMEM_BYTES
 
 
 def config_name(cfg: dict[str, Any]) -> str:
@@ -377,7 +410,8 @@ def config_name(cfg: dict[str, Any]) -> str:
     pp = "pp" if cfg["PINGPONG"] else ""
     split = f"k{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else ""
     split += "i" if cfg.get("SUM_IN_PLACE") else ""
-    return f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}s{cfg['STAGES']}{pp}{split}"
+    halves = "h" if cfg.get("C_HALVES") else ""
+    return f"{cfg['BLOCK_M']}x{cfg['BLOCK_N']}s{cfg['STAGES']}{pp}{split}{halves}"
 
 
 def split_twin(
@@ -408,7 +442,10 @@ def split_twin(
         cfg["PINGPONG"],
         max(max_stages, cfg["STAGES"]),
     )
-    return dict(cfg, STAGES=stages, C_SMEM=False, SPLIT_K=max(fits))
+    twin = dict(cfg, STAGES=stages, C_SMEM=False, SPLIT_K=max(fits))
+    if twin.pop("C_HALVES", False):  # no C staging to halve: the tile's one part again
+        twin.update(BN0=cfg["BN0"] + cfg["BN1"], BN1=0)
+    return twin
 
 
 def _boxes(cfg: dict[str, Any], b_is_nk: bool) -> dict[str, list[int]]:
@@ -445,6 +482,7 @@ def _constexprs(cfg: dict[str, Any], b_is_nk: bool, has_scale: bool = False) -> 
         PINGPONG=cfg["PINGPONG"],
         SPLIT_K=cfg.get("SPLIT_K", 1),
         SUM_IN_PLACE=bool(cfg.get("SUM_IN_PLACE")),
+        C_HALVES=bool(cfg.get("C_HALVES")),
     )
 
 
@@ -713,6 +751,7 @@ def aot_specs(
             c["STAGES"],
             c.get("SPLIT_K"),
             c.get("SUM_IN_PLACE"),
+            c.get("C_HALVES"),
         ): c
         for c in listed
     }

@@ -169,7 +169,7 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
               STAGES: gl.constexpr,
               GROUP_M: gl.constexpr, B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr,
               C_SMEM: gl.constexpr, PINGPONG: gl.constexpr, INSTR_K: gl.constexpr,
-              SPLIT_K: gl.constexpr, SUM_IN_PLACE: gl.constexpr):
+              SPLIT_K: gl.constexpr, SUM_IN_PLACE: gl.constexpr, C_HALVES: gl.constexpr):
     """Cooperative: rows [SLICE * SLICE_M, (SLICE + 1) * SLICE_M) of every tile of this CTA.
     PINGPONG: every CONSUMERS-th tile of this CTA whole, starting at its SLICE-th; its epilogue
     runs while the other consumer's main loop keeps the tensor cores busy. The main loops take
@@ -287,7 +287,21 @@ def _consumer(a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, read
                 acc2 = acc2 * scale
             off_m = pid_m * BM + A_SLICE * SLICE_M
             off_n = pid_n * BN
-            if C_SMEM:
+            if C_SMEM and C_HALVES:
+                # two equal parts through one buffer: the second half waits for the first's
+                # store to have read it (the partition's barrier: only one thread issued it)
+                c0 = c0_smem.index(SLICE)
+                tma.store_wait(0)
+                thread_barrier()
+                c0.store(acc0.to(c0_desc.dtype))
+                fence_async_shared()
+                tma_store(c0_desc, [off_m, off_n], c0)
+                tma.store_wait(0)
+                thread_barrier()
+                c0.store(acc1.to(c1_desc.dtype))
+                fence_async_shared()
+                tma_store(c1_desc, [off_m, off_n + BN0], c0)
+            elif C_SMEM:
                 c0 = c0_smem.index(SLICE)
                 c1 = c1_smem.index(SLICE)
                 c2 = c2_smem.index(SLICE)
@@ -333,13 +347,14 @@ def _gemm_ws_kernel(
     SLICE_M: gl.constexpr, CONSUMERS: gl.constexpr, BN0: gl.constexpr, BN1: gl.constexpr,
     BN2: gl.constexpr, BK: gl.constexpr, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
     B_IS_NK: gl.constexpr, HAS_SCALE: gl.constexpr, C_SMEM: gl.constexpr, PINGPONG: gl.constexpr,
-    SPLIT_K: gl.constexpr, SUM_IN_PLACE: gl.constexpr = False,
+    SPLIT_K: gl.constexpr, SUM_IN_PLACE: gl.constexpr = False, C_HALVES: gl.constexpr = False,
 ):
     """C = scale * A @ B over a persistent grid of at most one CTA per SM. Tiles are
     (CONSUMERS x SLICE_M) x (BN0 + BN1 + BN2), or SLICE_M x (BN0 + BN1 + BN2) with PINGPONG
     (BN2 > 0 only with BN1 > 0). SPLIT_K > 1 (not with C_SMEM): fp32 partials into ws_ptr,
     summed by gemm_reduce_kernel.py's launch, or by the last of each slice's units to count in
-    (SUM_IN_PLACE)."""
+    (SUM_IN_PLACE). C_HALVES (with C_SMEM, two equal parts BN0 == BN1): both parts leave
+    through one [SLICE_M, BN0] buffer per consumer, one after the other."""
     dtype: gl.constexpr = a_desc.dtype
     # wgmma's K per instruction: 32 bytes of operand (16 for bf16/fp16, 32 for fp8)
     INSTR_K: gl.constexpr = 256 // dtype.primitive_bitwidth
@@ -367,7 +382,7 @@ def _gemm_ws_kernel(
         c0_smem = gl.allocate_shared_memory(c0_desc.dtype, [CONSUMERS, SLICE_M, BN0],
                                             c0_desc.layout)
         c1_smem = c0_smem
-        if BN1 > 0:
+        if BN1 > 0 and not C_HALVES:
             c1_smem = gl.allocate_shared_memory(c1_desc.dtype, [CONSUMERS, SLICE_M, BN1],
                                                 c1_desc.layout)
         c2_smem = c0_smem
@@ -394,12 +409,12 @@ def _gemm_ws_kernel(
                      order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, counter_ptr,
                      a_scale_ptr, b_scale_ptr, M, N, K, 0, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK,
                      STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K, SPLIT_K,
-                     SUM_IN_PLACE)),
+                     SUM_IN_PLACE, C_HALVES)),
         (_consumer, (a_smem, b0_smem, b1_smem, b2_smem, c0_smem, c1_smem, c2_smem, ready, empty,
                      order, c0_desc, c1_desc, c2_desc, c_ptr, stride_cm, ws_ptr, counter_ptr,
                      a_scale_ptr, b_scale_ptr, M, N, K, 1, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK,
                      STAGES, GROUP_M, B_IS_NK, HAS_SCALE, C_SMEM, PINGPONG, INSTR_K, SPLIT_K,
-                     SUM_IN_PLACE)),
+                     SUM_IN_PLACE, C_HALVES)),
         (_producer, (a_desc, b0_desc, b1_desc, b2_desc, a_smem, b0_smem, b1_smem, b2_smem, ready,
                      empty, M, N, K, SLICE_M, CONSUMERS, BN0, BN1, BN2, BK, STAGES, GROUP_M,
                      B_IS_NK, PINGPONG, SPLIT_K)),

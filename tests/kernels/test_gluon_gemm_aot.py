@@ -53,7 +53,8 @@ _SCRIPT = textwrap.dedent(
         report[spec["name"]] = dict(
             shared=info["shared"],
             budget=G.smem_bytes(c["SLICE_M"], c["BN0"] + c["BN1"] + c["BN2"], bk, c["STAGES"], in_bytes, 2,
-                                c["C_SMEM"], c["PINGPONG"]),
+                                c["C_SMEM"], c["PINGPONG"], c["BN0"] if c["C_HALVES"] else None),
+            halves=c["C_HALVES"],
             fp8=in_bytes == 1, has_scale=c["HAS_SCALE"],
             c_smem=c["C_SMEM"], pingpong=c["PINGPONG"],
             bn0=c["BN0"], bn1=c["BN1"], bn2=c["BN2"], spills=info.get("n_spills", -1), mma=info["mma"],
@@ -84,7 +85,11 @@ def test_every_spec_compiles(report: dict) -> None:
     assert any(f["bn1"] == 64 for f in report.values())  # 128 + 64 = 192
     assert any(f["bn1"] == 16 for f in report.values())  # 128 + 16 = 144 (a wave tile)
     assert any(f["bn2"] == 16 for f in report.values())  # 64 + 32 + 16 = 112 (three parts)
-    assert not all(f["c_smem"] for f in report.values())  # 128x256 stores from registers
+    assert not all(f["c_smem"] for f in report.values())  # 256x160 stores from registers
+    # 128x256 and 256x128 stage C by halves (C_HALVES: two equal parts, one buffer in turn)
+    halves = {n: f for n, f in report.items() if f["halves"]}
+    assert any("128x256s4h" in n for n in halves) and any("256x128s4h" in n for n in halves)
+    assert all(f["c_smem"] and f["bn0"] == f["bn1"] and not f["bn2"] for f in halves.values())
     assert {f["pingpong"] for f in report.values()} == {True, False}
     assert any(f["fp8"] for f in report.values())
     # split-K twins (Llama-3.1-405B's fused QKV), both schedules, summed apart and in place
@@ -96,7 +101,7 @@ def test_structure(report: dict) -> None:
     for name, f in report.items():
         assert f["spills"] == 0, name
         assert f["shared"] <= SM90_SMEM_BYTES and f["shared"] <= f["budget"], name
-        parts = {f["bn0"], f["bn1"], f["bn2"]} - {0}
+        parts = [n for n in (f["bn0"], f["bn1"], f["bn2"]) if n]  # C_HALVES: two equal ones
         shapes = {re.sub(r"\.f32.*", "", k) for k in f["mma"]}
         # wgmma's K is 32 bytes of operand: k16 for bf16/fp16, k32 (e4m3 x e4m3) for fp8
         ks, kinds = ("k32", "e4m3.e4m3") if f["fp8"] else ("k16", "")

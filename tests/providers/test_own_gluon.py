@@ -216,7 +216,8 @@ def test_gemm_tiles_fit_and_fill_the_sms(shape: tuple) -> None:
         assert len(twins) <= 1 and all(t["STAGES"] > best["STAGES"] for t in twins)
         assert twins == listed[len(listed) - len(twins) :]
         for c in listed:
-            args = (c["SLICE_M"], c["BLOCK_N"], c["BK"], c["STAGES"], 2, 2, c["C_SMEM"], pp)
+            c_cols = c["BN0"] if c.get("C_HALVES") else None  # one buffer, the parts in turn
+            args = (c["SLICE_M"], c["BLOCK_N"], c["BK"], c["STAGES"], 2, 2, c["C_SMEM"], pp, c_cols)
             assert smem_bytes(*args) <= SM90_SMEM_BYTES
         listed = [c for c in listed if c not in twins]
         assert 1 <= len(listed) <= MAX_CANDIDATES
