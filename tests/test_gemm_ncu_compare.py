@@ -84,8 +84,8 @@ def test_gluon_names_resolve_at_fp8_widths():
     """An fp8 Gluon tile (128-byte K rows: BK 128) is named as the fp8 tuner records it."""
     from harness_kernels.triton.gemm_gluon import config_name
 
-    cfg = ncu.gluon_config("gl:256x128s4", 4096, 6144, 4096, 132, in_bytes=1)
-    assert config_name(cfg) == "256x128s4" and cfg["BK"] == 128
+    cfg = ncu.gluon_config("gl:256x128s4h", 4096, 6144, 4096, 132, in_bytes=1)
+    assert config_name(cfg) == "256x128s4h" and cfg["BK"] == 128 and cfg["C_HALVES"]
     assert ncu.gluon_config("gl:128x192s4", 4096, 6144, 4096, 132)["BK"] == 64  # bf16
 
 

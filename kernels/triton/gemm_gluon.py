@@ -659,6 +659,8 @@ def prepare_gluon_matmul(
             if cfg.get("SUM_IN_PLACE")
             else "fp32 partials, summed by a second launch"
             if split > 1
+            else "TMA store via shared memory, by halves (one buffer, the two parts in turn)"
+            if cfg.get("C_HALVES")
             else "TMA store via shared memory"
             if cfg["C_SMEM"]
             else "stores from registers"
