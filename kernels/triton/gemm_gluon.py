@@ -391,11 +391,13 @@ def _halves(
     of BN0 / 2 (two wgmmas per K step) through one SLICE_M x BN0 / 2 buffer per consumer, in
     turn (C_HALVES). 128x256 and 256x128 then hold four stages and a TMA-store epilogue in 225
     KB (32 KB of C where the whole tile's buffers took 64 KB): the tile shape and depth of
-    cuBLASLt's fp8 256x128x128 kernel (4 stages, 213,188 bytes). Why: at fp8 4096x8192x8192 on an H200
-    (session 85, ncu) the Gluon tiles the tuner picked there, 128x128 and 128x192 (staged C),
-    ran 72% of L2 throughput against 43% for the `tl` kernel's 128x256, and at the power cap the
-    Gluon rows ran 3-6% lower clocks (gemm-ties-s85); the direct-store 128x256 ran 14% longer
-    than 128x192 (ncu, 4096x6144x4096)."""
+    cuBLASLt's fp8 256x128x128 kernel (4 stages, 213,188 bytes). Why: at fp8 4096x8192x8192 on
+    an H200 (session 85, ncu) the Gluon tiles the tuner picked there, 128x128 and 128x192
+    (staged C), ran 72% of L2 throughput against 43% for the `tl` kernel's 128x256, and at the
+    power cap the Gluon rows ran 3-6% lower clocks (gemm-ties-s85); the direct-store 128x256 ran
+    14% longer than 128x192 (ncu, 4096x6144x4096). At the cap (gluon_tile_probe, same session)
+    128x256 by halves ran 0.991x cuBLASLt at 4096x6144x4096, where the best tile before was
+    0.939x."""
     if bn1 or bn0 < 128:
         return False
     half = bn0 // 2

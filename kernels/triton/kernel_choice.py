@@ -23,9 +23,12 @@ the `tl` kernel's at the same ~685 W (8192x6144x4096: 1,575 against 1,635 MHz), 
 point where a burst broke the tie (capped: Gluon 0.4% ahead; burst: Gluon 2.2% ahead) the sweep
 timed Gluon 1.5% behind the `tl` kernel. Over the H200's whole bf16 grid (gemm_llama-s61) and
 fp8 grid (sessions 74-75) the 22 capped ties that bursts gave to Gluon ran 0.980x and 0.976x
-the vendor, the 12 they gave to `tl` 0.995x and 0.999x; with the H100 case above, where the
-bursts ranked `tl` first, a tie went the sweep's way each time it went to `tl`. Attention keeps
-the burst pair (ties="burst"): nothing here measured its ties.
+the vendor, the 12 they gave to `tl` 0.995x and 0.999x (where both kernels may simply have been
+weak). In one run with both rules (results/h200/gemm-ties-s85; the old rule is the rung
+burst-ties) the tie rule ran 0.989x cuBLAS against 0.981x (bf16, 4 points) and 0.981x cuBLASLt
+against 0.977x (fp8, 8 points); where the two ran different kernels `tl` led at 5 of 9: a small
+gain, partly noise, as each rule re-timed its own capped pair. Attention keeps the burst pair
+(ties="burst"): nothing here measured its ties.
 """
 
 from __future__ import annotations
@@ -45,10 +48,8 @@ ATTENTION_FAMILY = "triton-attention-choice"
 _KERNELS = ("tl", "gluon-ws")  # a stored decision's index names one of these
 _DECIDED: dict[str, Choice] = {}
 NOISE = capped_retime.NOISE  # capped pairs closer than this are a tie (TIES says who takes it)
-TIES = (
-    "burst",
-    "tl",
-)  # an interleaved burst pair decides a capped tie, or the `tl` kernel takes it
+# who takes a capped tie: an interleaved burst pair decides it, or the `tl` kernel runs
+TIES = ("burst", "tl")
 
 
 @dataclass(frozen=True)
