@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("configs", nargs="*", help="own Triton configs, e.g. 32x64x128s9")
     parser.add_argument("--fp8", action="store_true", help="e4m3 inputs, per-tensor scales")
     args = parser.parse_args(argv)
+    if args.fp8 and any(text.startswith("cl:") for text in args.configs):
+        raise SystemExit("cl: labels launch bf16 only")  # before anything launches under ncu
     gen = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn(args.m, args.k, device="cuda", dtype=torch.bfloat16, generator=gen)
     w = torch.randn(args.n, args.k, device="cuda", dtype=torch.bfloat16, generator=gen)
@@ -154,8 +156,6 @@ def main(argv: list[str] | None = None) -> None:
         order.append((label, "torch._scaled_mm" if args.fp8 else "torch.matmul", out))
     sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     for text in args.configs:
-        if text.startswith("cl:") and args.fp8:
-            raise SystemExit("cl: labels launch bf16 only")
         if text.startswith("cl:"):
             from harness_kernels.cutlass.gemm import prepare_gemm
 

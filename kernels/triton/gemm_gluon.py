@@ -253,10 +253,12 @@ def gluon_gemm_configs(
             chosen.insert(0, waves[0][1])
             bests.insert(0, waves[0][1])
         for best in bests:
+            # a halves tile's twin is built from its one part (_tile halves it again if need be)
+            halved = bool(best.get("C_HALVES"))
             twin = _tile(
                 best["SLICE_M"],
-                best["BN0"],
-                best["BN1"],
+                best["BN0"] + best["BN1"] if halved else best["BN0"],
+                0 if halved else best["BN1"],
                 bk,
                 in_bytes,
                 out_bytes,

@@ -15,8 +15,9 @@ cuBLAS ran 122 tiles of 128x168. Gluon exposes what that takes:
     step k's wgmma is issued before step k-1's is waited on, then k-1's stage is released.
 The tile loop is persistent (one CTA per SM, tiles in grouped order so that the CTAs running at
 once share B's columns in L2). C leaves through shared memory by TMA stores, which clip the
-ragged edges (C_SMEM), or, where its staging buffers would cost a pipeline stage (128x256 tiles:
-three stages with them, four without), by masked stores straight from the accumulators.
+ragged edges (C_SMEM); 128x256 and 256x128, whose whole-tile buffers would cost the fourth
+stage, as two equal N parts through one buffer in turn (C_HALVES); or, where even that costs a
+stage (256x160, 128x320), by masked stores straight from the accumulators.
 fp8 e4m3 (B K-major, as wgmma reads fp8) takes per-tensor scales applied to the accumulators in
 the epilogue (HAS_SCALE) and writes bf16. sm_90 only (wgmma, TMA, setmaxnreg).
 Split-K (SPLIT_K > 1): the work units are (tile, K split) pairs, each K split an equal run of K

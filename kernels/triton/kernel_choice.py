@@ -90,8 +90,8 @@ def choose(
     apart."""
     if ties not in TIES:
         raise ValueError(f"unknown ties rule {ties!r}; expected one of {TIES}")
-    if ties != "burst":  # the burst rule's keys stay as they were
-        problem = (*problem, f"ties={ties}")
+    if ties != "burst" and capped:  # the rules differ only at the cap; the burst rule's keys
+        problem = (*problem, f"ties={ties}")  # stay as they were
     memo = repr((family, problem, sides, device_name))
     if memo in _DECIDED:
         return _DECIDED[memo]
@@ -125,7 +125,8 @@ def choose(
         record["decided_by"] = by
         index = 1 if decide[1] < decide[0] else 0
         choice = Choice(_KERNELS[index], tl_ms, gluon_ms, "timed", by, *burst_pair)
-        tune_cache.save(stored, list(sides), index, min(tl_ms, gluon_ms), record)
+        # the running side's capped (or burst-timed) mean, not the faster side's
+        tune_cache.save(stored, list(sides), index, (tl_ms, gluon_ms)[index], record)
     _DECIDED[memo] = choice
     return choice
 

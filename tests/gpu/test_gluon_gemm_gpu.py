@@ -56,6 +56,40 @@ def test_every_candidate_matches_reference(shape: tuple, b_is_nk: bool) -> None:
 
 @pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
 @pytest.mark.parametrize("fp8", [False, True], ids=["bf16", "fp8"])
+@pytest.mark.parametrize("b_is_nk", [True, False], ids=["b_col", "b_row"])
+def test_halves_tiles_reuse_their_buffer_across_tiles(fp8: bool, b_is_nk: bool) -> None:
+    """C staged by halves (C_HALVES) through one buffer per consumer: at 2048x4096x512 the 256
+    tiles of 128x256 (or 256x128) give each CTA two tiles, so a buffer is refilled for the next
+    tile while the last half's store may still read it (session 85's tests had one tile per
+    CTA). fp8 reads B K-major only."""
+    from harness_kernels.triton.gemm_gluon import gluon_gemm_configs, prepare_gluon_matmul
+
+    if fp8 and not b_is_nk:
+        pytest.skip("fp8 wgmma reads B K-major only")
+    m, n, k = 2048, 4096, 512
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    if fp8:
+        gen = torch.Generator(device="cuda").manual_seed(7)
+        a = (torch.randn(m, k, device="cuda", generator=gen) * 4).to(torch.float8_e4m3fn)
+        w = (torch.randn(n, k, device="cuda", generator=gen) * 4).to(torch.float8_e4m3fn)
+        b, scales = w.t(), dict(a_scale=torch.tensor([0.5], device="cuda"),
+                                b_scale=torch.tensor([0.25], device="cuda"))  # fmt: skip
+        ref = (a.float() @ w.float().t()) * 0.125
+    else:
+        a, b = _operands(m, n, k, b_is_nk, torch.bfloat16)
+        scales, ref = {}, a.float() @ b.float()
+    halves = [c for c in gluon_gemm_configs(m, n, k, a.element_size(), 2, sms) if c.get("C_HALVES")]
+    assert halves  # 128x256 and 256x128
+    for cfg in halves:
+        launch = prepare_gluon_matmul(a, b, config=cfg, **scales)
+        launch.out.fill_(float("nan"))
+        for _ in range(3):  # repeated launches: no stale half from an earlier tile or launch
+            err = ((launch().float() - ref).norm() / ref.norm()).item()
+            assert err < (1e-2 if fp8 else TOL[torch.bfloat16]), (cfg, err)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon GEMM needs an sm_90 GPU")
+@pytest.mark.parametrize("fp8", [False, True], ids=["bf16", "fp8"])
 @pytest.mark.parametrize("shape", [(512, 3584, 1024), (200, 1000, 528), (1000, 4608, 4096)])
 def test_every_wave_tile_matches_reference(shape: tuple, fp8: bool, monkeypatch) -> None:
     """The wave tiles' N parts (144 = 128 + 16, offered; 112 = 64 + 32 + 16, the kernel's three

@@ -886,10 +886,12 @@ def test_a_gemm_tie_at_the_cap_goes_to_the_tl_kernel_without_a_burst_pair(monkey
     again = kernel_choice.choose(*args, *rest, capped=True, ties="tl")
     assert (again.kernel, again.decided_by, again.source) == ("tl", "tie", "cache")
     assert len(order) == 4
-    # the burst rule does not read the tie rule's decision: it times its own pairs
-    kernel_choice.clear_cache()
+    # the burst rule does not read the tie rule's decision, in this process or on disk: it
+    # times its own pairs; and the tie rule's is still its own afterwards
     burst_rule = kernel_choice.choose(*args, *rest, capped=True)
     assert (burst_rule.kernel, burst_rule.decided_by) == ("gluon-ws", "burst")
+    assert len(order) == 12
+    assert kernel_choice.choose(*args, *rest, capped=True, ties="tl").decided_by == "tie"
     assert len(order) == 12
     with pytest.raises(ValueError, match="ties rule"):
         kernel_choice.choose(*args, *rest, capped=True, ties="gluon")
@@ -899,6 +901,16 @@ def test_a_gemm_tie_at_the_cap_goes_to_the_tl_kernel_without_a_burst_pair(monkey
     other = (tl, gluon, ("tl k1 128x256", "gluon k3 128x128 ping-pong"), args[3])
     wide = kernel_choice.choose(*other, *rest, capped=True, ties="tl")
     assert (wide.kernel, wide.decided_by) == ("gluon-ws", "capped")
+    # off the cap the rules cannot differ: one decision, timed once, serves both
+    kernel_choice.clear_cache()
+    burst.update({"tl": [1.0, 1.0], "gluon-ws": [0.9, 0.9]})
+    short = (tl, gluon, ("tl k1 64x128", "gluon k4 128x64 cooperative"), ((512, 4096, 4096),))
+    timed = len(order)
+    assert kernel_choice.choose(*short, *rest, ties="tl").kernel == "gluon-ws"
+    kernel_choice.choose(*short, *rest)  # the burst rule, in this process: nothing timed
+    assert len(order) == timed + 4
+    kernel_choice.clear_cache()
+    assert kernel_choice.choose(*short, *rest).source == "cache" and len(order) == timed + 4
     kernel_choice.clear_cache()
 
 
