@@ -359,8 +359,23 @@ def _tile(
     plan = stages_and_epilogue(slice_m, bn, bk, in_bytes, out_bytes, pingpong, max_stages)
     if plan is None:
         return None
-    halves = _halves(slice_m, bn0, bn1, bk, in_bytes, out_bytes, pingpong, plan[0])
-    if not plan[1] and halves:
+    # C staged by halves (C_HALVES): a one-part tile whose C would leave from registers (its
+    # staging buffer costs a stage) keeps its stages as two equal parts of BN0 / 2 (two wgmmas per
+    # K step) through one SLICE_M x BN0 / 2 buffer per consumer, in turn. 128x256 and 256x128
+    # then hold four stages and a TMA-store epilogue in 225 KB (cuBLASLt's fp8 256x128x128
+    # kernel: 4 stages, 213,188 bytes). Why (H200, session 85): at fp8 4096x8192x8192 the Gluon
+    # tiles picked there, 128x128 and 128x192, ran 72% of L2 throughput against 43% for the `tl`
+    # kernel's 128x256 (ncu) and 3-6% lower clocks at the power cap (gemm-ties-s85); the
+    # direct-store 128x256 ran 14% longer than 128x192 (ncu, 4096x6144x4096); by halves it ran
+    # 0.991x cuBLASLt at the cap there (gluon_tile_probe), where the best tile before was 0.939x.
+    halves = (
+        not plan[1]
+        and not bn1
+        and bn0 >= 128
+        and smem_bytes(slice_m, bn, bk, plan[0], in_bytes, out_bytes, True, pingpong, bn0 // 2)
+        <= SM90_SMEM_BYTES
+    )
+    if halves:
         bn0 = bn1 = bn0 // 2
     return dict(
         BLOCK_M=tile_rows(slice_m, pingpong),
@@ -374,37 +389,8 @@ def _tile(
         C_SMEM=plan[1] or halves,
         GROUP_M=GROUP_M,
         PINGPONG=pingpong,
-        **({"C_HALVES": True} if not plan[1] and halves else {}),
+        **({"C_HALVES": True} if halves else {}),
     )
-
-
-def _halves(
-    slice_m: int,
-    bn0: int,
-    bn1: int,
-    bk: int,
-    in_bytes: int,
-    out_bytes: int,
-    pingpong: bool,
-    stages: int,
-) -> bool:
-    """Whether a one-part tile whose C would leave from registers (its staging buffer costs a
-    stage: stages_and_epilogue) keeps `stages` with C staged by halves instead: two equal parts
-    of BN0 / 2 (two wgmmas per K step) through one SLICE_M x BN0 / 2 buffer per consumer, in
-    turn (C_HALVES). 128x256 and 256x128 then hold four stages and a TMA-store epilogue in 225
-    KB (32 KB of C where the whole tile's buffers took 64 KB): the tile shape and depth of
-    cuBLASLt's fp8 256x128x128 kernel (4 stages, 213,188 bytes). Why: at fp8 4096x8192x8192 on
-    an H200 (session 85, ncu) the Gluon tiles the tuner picked there, 128x128 and 128x192
-    (staged C), ran 72% of L2 throughput against 43% for the `tl` kernel's 128x256, and at the
-    power cap the Gluon rows ran 3-6% lower clocks (gemm-ties-s85); the direct-store 128x256 ran
-    14% longer than 128x192 (ncu, 4096x6144x4096). At the cap (gluon_tile_probe, same session)
-    128x256 by halves ran 0.991x cuBLASLt at 4096x6144x4096, where the best tile before was
-    0.939x."""
-    if bn1 or bn0 < 128:
-        return False
-    half = bn0 // 2
-    need = smem_bytes(slice_m, bn0, bk, stages, in_bytes, out_bytes, True, pingpong, half)
-    return need <= SM90_SMEM_BYTES
 
 
 def config_name(cfg: dict[str, Any]) -> str:

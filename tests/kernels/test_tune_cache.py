@@ -798,16 +798,11 @@ def test_the_tl_or_gluon_choice_is_retimed_interleaved_then_read_from_disk(monke
     kernel_choice.clear_cache()
 
 
-def test_a_capped_pair_closer_than_the_noise_is_decided_by_an_interleaved_burst_pair(monkeypatch):
-    """At the cap one reading scatters by ~3%: a capped pair within NOISE is timed again in
-    bursts (tl, Gluon, Gluon, tl) and those decide (H100 8192x10240x8192: capped Gluon 1.5%
-    ahead, the sweep then timed it 7% behind); a wider capped gap decides alone. Both pairs and
-    the deciding one are kept on disk and read back."""
-    from harness_kernels.triton import kernel_choice
-
+def _stand_in_pair(monkeypatch, kernel_choice, capped: dict, burst: dict):
+    """(tl, gluon, order): two launches named as kernel_choice's sides, its capped and burst
+    timers replaced by readers of `capped` and `burst` (each reading pops the side's next time
+    and is logged in `order`), and its decisions forgotten."""
     order: list[str] = []
-    capped = {"tl": [2.084, 2.084], "gluon-ws": [2.052, 2.052]}  # Gluon 1.5% ahead at the cap
-    burst = {"tl": [1.91, 1.91], "gluon-ws": [2.09, 2.09]}  # tl 9% ahead in one clock state
 
     def tl() -> None: ...
 
@@ -825,6 +820,19 @@ def test_a_capped_pair_closer_than_the_noise_is_decided_by_an_interleaved_burst_
     monkeypatch.setattr(kernel_choice, "bench_capped", bench(capped))
     monkeypatch.setattr(kernel_choice, "bench_cold", bench(burst))
     kernel_choice.clear_cache()
+    return tl, gluon, order
+
+
+def test_a_capped_pair_closer_than_the_noise_is_decided_by_an_interleaved_burst_pair(monkeypatch):
+    """At the cap one reading scatters by ~3%: a capped pair within NOISE is timed again in
+    bursts (tl, Gluon, Gluon, tl) and those decide (H100 8192x10240x8192: capped Gluon 1.5%
+    ahead, the sweep then timed it 7% behind); a wider capped gap decides alone. Both pairs and
+    the deciding one are kept on disk and read back."""
+    from harness_kernels.triton import kernel_choice
+
+    capped = {"tl": [2.084, 2.084], "gluon-ws": [2.052, 2.052]}  # Gluon 1.5% ahead at the cap
+    burst = {"tl": [1.91, 1.91], "gluon-ws": [2.09, 2.09]}  # tl 9% ahead in one clock state
+    tl, gluon, order = _stand_in_pair(monkeypatch, kernel_choice, capped, burst)
     args = (tl, gluon, ("tl k1 128x256", "gluon k2 128x192 ping-pong"), ((8192, 10240, 8192),))
     rest = (torch.device("cpu"), "Fake GPU", ("triton/gemm*.py",))
     first = kernel_choice.choose(*args, *rest, capped=True)
@@ -855,26 +863,9 @@ def test_a_gemm_tie_at_the_cap_goes_to_the_tl_kernel_without_a_burst_pair(monkey
     rule is refused; a gap wider than NOISE still goes to the faster side."""
     from harness_kernels.triton import kernel_choice
 
-    order: list[str] = []
     capped = {"tl": [3.312] * 4, "gluon-ws": [3.299] * 4}
     burst = {"tl": [3.166] * 2, "gluon-ws": [3.096] * 2}
-
-    def tl() -> None: ...
-
-    def gluon() -> None: ...
-
-    tl.__name__, gluon.__name__ = "tl", "gluon-ws"
-
-    def bench(times):
-        def timed(fn, device):
-            order.append(fn.__name__)
-            return times[fn.__name__].pop(0)
-
-        return timed
-
-    monkeypatch.setattr(kernel_choice, "bench_capped", bench(capped))
-    monkeypatch.setattr(kernel_choice, "bench_cold", bench(burst))
-    kernel_choice.clear_cache()
+    tl, gluon, order = _stand_in_pair(monkeypatch, kernel_choice, capped, burst)
     args = (tl, gluon, ("tl k1 128x256", "gluon k2 128x192 cooperative"), ((8192, 6144, 4096),))
     rest = (torch.device("cpu"), "Fake GPU", ("triton/gemm*.py",))
     tie = kernel_choice.choose(*args, *rest, capped=True, ties="tl")
