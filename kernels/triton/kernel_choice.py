@@ -117,7 +117,7 @@ def choose(
         burst_pair: tuple[Any, Any] = (None, None)
         if capped and max(tl_ms, gluon_ms) < NOISE * min(tl_ms, gluon_ms):
             if ties == "tl":
-                by, decide = "tie", (0.0, 1.0)
+                by, decide = "tie", (0.0, 1.0)  # index 0: the `tl` side runs
             else:
                 burst = _interleaved(tl, gluon, bench_cold, device)
                 decide = burst_pair = _means(burst)
