@@ -148,7 +148,39 @@ def _norm_rung(pins: dict[str, bool], doc: str) -> Callable[..., Prepared]:
     return prepare
 
 
+# Rungs of the own SiLU-and-multiply: the order its grid walks the output (layer_ops.SILU_ORDERS).
+SILU_RUNGS = {
+    "own-triton-cols-first": (
+        "cols",
+        "Own Triton SiLU-and-multiply, a row's column blocks first on the grid (a rung)",
+    ),
+    "own-triton-flat": (
+        "flat",
+        "Own Triton SiLU-and-multiply, one flat index over the output (a rung)",
+    ),
+}
+
+
+def _silu_rung(order: str, doc: str) -> Callable[..., Prepared]:
+    def prepare(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
+        if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+            raise Unsupported("CPU runs need TRITON_INTERPRET=1 before the kernels are imported")
+        if order == "cols" and problem.m > 65535:
+            raise Unsupported("a row's blocks first puts rows on grid axis 1: m <= 65535")
+        from harness_kernels.triton import layer_ops as k
+
+        launch = k.prepare_silu_mul(inputs["x"], device.sm_count, order=order)
+        return Prepared(launch, dict(launch.config), _output_for(problem, inputs))
+
+    prepare.__doc__ = doc
+    return prepare
+
+
 _ALL = ("nvidia", "amd", "intel", "cpu")
+for _name, (_order, _doc) in SILU_RUNGS.items():
+    register(_name, "silu_mul", "own", ("nvidia", "amd", "cpu"), supports=_own_supports)(
+        _silu_rung(_order, _doc)
+    )
 for _op in ("rmsnorm", "add_rmsnorm"):
     for _name, (_pins, _doc) in NORM_RUNGS.items():
         register(_name, _op, "own", ("nvidia", "amd", "cpu"), supports=_own_supports)(

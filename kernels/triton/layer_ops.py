@@ -247,9 +247,10 @@ def _silu_mul_kernel(
     stride_y,
     # meta-parameters
     BLOCK: tl.constexpr,
+    ROW_AXIS: tl.constexpr,  # the grid axis of rows: 0 (rows first) or 1 (a row's blocks first)
 ):
-    row = tl.program_id(0).to(tl.int64)
-    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    row = tl.program_id(ROW_AXIS).to(tl.int64)
+    offs = tl.program_id(1 - ROW_AXIS) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     gate = tl.load(x_ptr + row * stride_x + offs, mask=mask, other=0.0).to(tl.float32)
     up = tl.load(x_ptr + row * stride_x + n + offs, mask=mask, other=0.0).to(tl.float32)
@@ -257,21 +258,61 @@ def _silu_mul_kernel(
     tl.store(y_ptr + row * stride_y + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def prepare_silu_mul(x: torch.Tensor, sms: int) -> LayerOpLaunch:
+@triton.jit
+def _silu_mul_flat_kernel(
+    x_ptr,
+    y_ptr,
+    total,  # m * n
+    n,
+    stride_x,
+    stride_y,
+    BLOCK: tl.constexpr,
+):
+    # One index over the whole output, as Inductor's pointwise kernels take it: consecutive
+    # programs read consecutive bytes, and no block straddles a row's end half empty.
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < total
+    row = i // n
+    col = i % n
+    gate = tl.load(x_ptr + row * stride_x + col, mask=mask, other=0.0).to(tl.float32)
+    up = tl.load(x_ptr + row * stride_x + n + col, mask=mask, other=0.0).to(tl.float32)
+    y = gate / (1.0 + tl.exp(-gate)) * up
+    tl.store(y_ptr + row * stride_y + col, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+# How a silu_mul grid walks the output. "rows": one row's column blocks on the grid's second
+# axis, so consecutive programs read rows ~2n elements apart (the headline); "cols": a row's
+# blocks first (grid axis 1 holds at most 65,535 rows); "flat": one index over m x n.
+SILU_ORDERS = ("rows", "cols", "flat")
+
+
+def prepare_silu_mul(x: torch.Tensor, sms: int, order: str = "rows") -> LayerOpLaunch:
     """x [m, 2n] (gate | up) -> y [m, n]. Blocks of 1,024 columns, or 256 when that would leave
     fewer than four programs per SM (decode: a few rows, so more, shorter programs)."""
     m, two_n = x.shape
     if two_n % 2 or x.stride(1) != 1:
         raise ValueError(f"silu_mul: x {tuple(x.shape)} must be [m, 2n] with contiguous rows")
+    if order not in SILU_ORDERS or (order == "cols" and m > 65535):
+        raise ValueError(
+            f"silu_mul: order {order!r} for m {m}; allowed: {SILU_ORDERS}, cols m <= 65535"
+        )
     n = two_n // 2
     block = 1024 if m * triton.cdiv(n, 1024) >= 4 * sms else 256
     warps = max(1, min(8, block * x.element_size() // (32 * VEC_BYTES)))
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
-    grid = (m, triton.cdiv(n, block))
-
-    args = (x, y, n, x.stride(0), y.stride(0))
-    meta = {"BLOCK": block, "num_warps": warps}
     config = {"kernel": "silu_mul", "block": block, "num_warps": warps}
+    if order == "flat":
+        grid = (triton.cdiv(m * n, block),)
+        args = (x, y, m * n, n, x.stride(0), y.stride(0))
+        meta = {"BLOCK": block, "num_warps": warps}
+        config["order"] = order
+        return LayerOpLaunch(_silu_mul_flat_kernel, grid, args, meta, (y,), config)
+    blocks = triton.cdiv(n, block)
+    grid = (m, blocks) if order == "rows" else (blocks, m)
+    args = (x, y, n, x.stride(0), y.stride(0))
+    meta = {"BLOCK": block, "ROW_AXIS": 0 if order == "rows" else 1, "num_warps": warps}
+    if order != "rows":  # the headline's rows keep the keys their stored rows have
+        config["order"] = order
     return LayerOpLaunch(_silu_mul_kernel, grid, args, meta, (y,), config)
 
 
