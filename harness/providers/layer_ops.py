@@ -148,15 +148,17 @@ def _norm_rung(pins: dict[str, bool], doc: str) -> Callable[..., Prepared]:
     return prepare
 
 
-# Rungs of the own SiLU-and-multiply: the order its grid walks the output (layer_ops.SILU_ORDERS).
+# Rungs of the own SiLU-and-multiply: the order its grid walks the output (layer_ops.SILU_ORDERS;
+# the headline's is "flat"). `silu_mul-order-s86` ran the flat order as `own-triton-flat`.
 SILU_RUNGS = {
+    "own-triton-rows-first": (
+        "rows",
+        "Own Triton SiLU-and-multiply, rows on the grid's first axis (the headline before "
+        "session 86; a rung)",
+    ),
     "own-triton-cols-first": (
         "cols",
         "Own Triton SiLU-and-multiply, a row's column blocks first on the grid (a rung)",
-    ),
-    "own-triton-flat": (
-        "flat",
-        "Own Triton SiLU-and-multiply, one flat index over the output (a rung)",
     ),
 }
 

@@ -247,7 +247,7 @@ def _silu_mul_kernel(
     stride_y,
     # meta-parameters
     BLOCK: tl.constexpr,
-    ROW_AXIS: tl.constexpr,  # the grid axis of rows: 0 (rows first) or 1 (a row's blocks first)
+    ROW_AXIS: tl.constexpr,  # the grid axis of rows: 0 ("rows") or 1 ("cols")
 ):
     row = tl.program_id(ROW_AXIS).to(tl.int64)
     offs = tl.program_id(1 - ROW_AXIS) * BLOCK + tl.arange(0, BLOCK)
@@ -280,39 +280,40 @@ def _silu_mul_flat_kernel(
     tl.store(y_ptr + row * stride_y + col, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-# How a silu_mul grid walks the output. "rows": one row's column blocks on the grid's second
-# axis, so consecutive programs read rows ~2n elements apart (the headline); "cols": a row's
-# blocks first (grid axis 1 holds at most 65,535 rows); "flat": one index over m x n.
-SILU_ORDERS = ("rows", "cols", "flat")
+# How a silu_mul grid walks the output. "flat" (the headline): one index over m x n, so
+# consecutive programs read consecutive bytes. "rows": one row's column blocks on the grid's
+# second axis, so consecutive programs read rows 2n elements apart; "cols": a row's blocks first
+# (grid axis 1 holds at most 65,535 rows). One H200 run (results/h200/silu_mul-order-s86, m 8192
+# and 32768, n 14336 and 18944): "rows", the headline until then, took 1.045-1.050x the time of
+# the other two, which ran at 4.38-4.42 TB/s with torch.compile's (0.997-1.000x its time).
+SILU_ORDERS = ("flat", "rows", "cols")
 
 
-def prepare_silu_mul(x: torch.Tensor, sms: int, order: str = "rows") -> LayerOpLaunch:
-    """x [m, 2n] (gate | up) -> y [m, n]. Blocks of 1,024 columns, or 256 when that would leave
+def prepare_silu_mul(x: torch.Tensor, sms: int, order: str = "flat") -> LayerOpLaunch:
+    """x [m, 2n] (gate | up) -> y [m, n]. Blocks of 1,024 outputs, or 256 when that would leave
     fewer than four programs per SM (decode: a few rows, so more, shorter programs)."""
     m, two_n = x.shape
     if two_n % 2 or x.stride(1) != 1:
         raise ValueError(f"silu_mul: x {tuple(x.shape)} must be [m, 2n] with contiguous rows")
     if order not in SILU_ORDERS or (order == "cols" and m > 65535):
         raise ValueError(
-            f"silu_mul: order {order!r} for m {m}; allowed: {SILU_ORDERS}, cols m <= 65535"
+            f"silu_mul: order {order!r}, m {m}; allowed: {SILU_ORDERS} (cols: m <= 65535)"
         )
     n = two_n // 2
     block = 1024 if m * triton.cdiv(n, 1024) >= 4 * sms else 256
     warps = max(1, min(8, block * x.element_size() // (32 * VEC_BYTES)))
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
-    config = {"kernel": "silu_mul", "block": block, "num_warps": warps}
+    # rows before session 86 carry no "order": theirs was "rows"
+    config = {"kernel": "silu_mul", "block": block, "num_warps": warps, "order": order}
     if order == "flat":
         grid = (triton.cdiv(m * n, block),)
         args = (x, y, m * n, n, x.stride(0), y.stride(0))
         meta = {"BLOCK": block, "num_warps": warps}
-        config["order"] = order
         return LayerOpLaunch(_silu_mul_flat_kernel, grid, args, meta, (y,), config)
     blocks = triton.cdiv(n, block)
     grid = (m, blocks) if order == "rows" else (blocks, m)
     args = (x, y, n, x.stride(0), y.stride(0))
     meta = {"BLOCK": block, "ROW_AXIS": 0 if order == "rows" else 1, "num_warps": warps}
-    if order != "rows":  # the headline's rows keep the keys their stored rows have
-        config["order"] = order
     return LayerOpLaunch(_silu_mul_kernel, grid, args, meta, (y,), config)
 
 

@@ -67,6 +67,13 @@ for p in sorted(problems, key=lambda p: p.label()):
         info = compile_launch(launch, target)
         info.pop("asm")
         out[f"{target}/{p.label()}"] = {**info, "num_warps_asked": launch.meta["num_warps"]}
+# SiLU-and-multiply's row-and-block kernel, which only its rungs launch
+for order in ("rows", "cols"):
+    launch = k.prepare_silu_mul(t(4096, 2 * 14336), 132, order=order)
+    for target in ("sm_90", "gfx942"):
+        info = compile_launch(launch, target)
+        info.pop("asm")
+        out[f"{target}/silu-{order}"] = {**info, "num_warps_asked": launch.meta["num_warps"]}
 # the two-pass kernel, which no layer_ops shape picks (its rule starts at rows of 16384)
 for fused in (False, True):
     launch = k.prepare_rmsnorm(t(512, 16384), t(16384), t(512, 16384) if fused else None,
@@ -87,7 +94,13 @@ def compiled() -> dict:
 
 def test_every_layer_op_kernel_compiles_for_sm90_and_gfx942(compiled):
     kernels = {info["name"] for info in compiled.values()}
-    assert {"_rmsnorm_kernel", "_silu_mul_kernel", "_rope_kernel", "_kv_append_kernel"} <= kernels
+    assert {
+        "_rmsnorm_kernel",
+        "_silu_mul_flat_kernel",
+        "_rope_kernel",
+        "_kv_append_kernel",
+    } <= kernels
+    assert "_silu_mul_kernel" in kernels  # the rungs' row-and-block grid
     assert "_rmsnorm_looped_kernel" in kernels
     assert {key.split("/")[0] for key in compiled} == {"sm_90", "gfx942"}
 
@@ -146,3 +159,33 @@ def test_rows_of_16384_fit_two_programs_an_sm_by_registers(load_order):
             pytest.skip("this Triton release's metadata gives no register count")
         allocated = -(-found["registers"] // 8) * 8  # registers are allocated 8 a thread at a time
         assert allocated * found["threads"] * 2 <= 65536, (key, found)
+
+
+_SILU_SCRIPT = (
+    _COMPILE
+    + r"""
+import re
+out = {}
+for n in (14336, 18944, 300):  # Llama-3-8B's and Qwen2.5-7B's intermediate sizes; a ragged one
+    for order in k.SILU_ORDERS:
+        ptx = compile_launch(k.prepare_silu_mul(t(4096, 2 * n), 132, order=order), "sm_90")["asm"]["ptx"]
+        out[f"{n}/{order}"] = {
+            "loads": sorted(set(re.findall(r"ld\.global[\w.]*", ptx))),
+            "stores": sorted(set(re.findall(r"st\.global[\w.]*", ptx))),
+        }
+print(json.dumps(out))
+"""
+)
+
+
+def test_the_flat_silu_index_keeps_16_byte_accesses():
+    """The flat order splits its one index into row and column by dividing by n: Triton must
+    still see runs of eight contiguous bf16 (n is specialized as divisible by 16), or the order
+    that matched torch.compile's bandwidth (session 86) would cost 16-byte vectors. A row of 300
+    is not divisible: every order falls back to 2-byte accesses there."""
+    found = compile_in_child(_SILU_SCRIPT)
+    for key, access in found.items():
+        vector = key.split("/")[0] != "300"
+        for kind in ("loads", "stores"):
+            assert access[kind], (key, kind)
+            assert all((".v4." in a) == vector for a in access[kind]), (key, access)
