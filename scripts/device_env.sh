@@ -45,4 +45,12 @@ if [ -n "$tune_tgz" ] && [ -f "$tune_tgz" ] && [ ! -d "$HARNESS_CACHE_DIR/tune" 
   mkdir -p "$HARNESS_CACHE_DIR" && tar xzf "$tune_tgz" -C "$HARNESS_CACHE_DIR" || return 1
   echo "tune cache restored from $tune_tgz"
 fi
+# Runs an earlier call left unfinished, packed by take_back.py (.cache/resume/<folder>+<run>.tar.xz,
+# paths from the root): unpacked so that gpu_measure.sh resumes them. A file the tree already has
+# (a warm machine's copy, a carried folder) is kept.
+for pack in .cache/resume/*.tar.xz; do
+  [ -f "$pack" ] || continue
+  tar xJf "$pack" --skip-old-files || return 1
+  echo "resumable run unpacked from $pack"
+done
 harness() { python3 -m harness.cli "$@"; }

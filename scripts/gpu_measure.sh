@@ -7,7 +7,8 @@
 # overrides start with `ceilings`). The budget sits under the lent call's own limit so that the
 # harness, not the call's kill, ends a run cut short: it starts no point after stop_after_s
 # and exits 75, the points already measured stay on disk (one file per point) and the tarballs
-# below are still written; the same spec in the next call, with the folder carried, measures
+# below are still written; the same spec in the next call, with the folder carried (or `.cache`,
+# where take_back.py packs an unfinished run for device_env.sh to unpack), measures
 # only the missing points (on the same kernels/: a resume on changed kernel sources is refused,
 # exit 2, unless the spec adds allow_mixed=true). A `timeout` 90 s past the budget (SIGINT,
 # then SIGKILL 15 s later) is only a backstop for a point that overruns: in session 55 a tune

@@ -27,7 +27,10 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
   run folder that way.
 - Unfinished runs (fewer row files than their run.json's last `points_planned`) are listed in
   `.cache/unfinished`, one run folder per line, and dropped from it once a call returns them
-  whole. `scripts/gpu_measure.sh` carries `.cache`, and on the machine `--check-resume <folder>`
+  whole. Each is also packed into `.cache/resume/<folder>+<run>.tar.xz` (its paths from the
+  checkout's root), which `scripts/device_env.sh` unpacks on the machine: carrying `.cache`
+  resumes it. Carried as a folder, session 86's 156 point files of a whole-grid run (6.4 MB, 0.55
+  packed) tipped the call past the 64 MiB it may carry; a run returned whole drops its pack. `scripts/gpu_measure.sh` carries `.cache`, and on the machine `--check-resume <folder>`
   refuses to start a listed run whose folder is not there. In session 56 a call came on a fresh
   H100 without its folder and timed again 111 rows that the call before had measured (431 s
   held). That call was launched before take_back.py ran. Had it run, the ledger would have
@@ -224,12 +227,32 @@ def take_back(files_at: Path, root: Path) -> list[str]:
             lines += set_aside_other_rows(root, names)
             tar.extractall(root, filter="data")  # no absolute paths or links out of the tree
         folders = sorted({"/".join(Path(n).parts[:3]) for n in names})
-        lines.append(f"results: {len(names)} files into {', '.join(folders)} (carry it to resume)")
+        lines.append(f"results: {len(names)} files into {', '.join(folders)}")
         lines += note_unfinished(root, names)
     return lines or [f"nothing to take back in {files_at}"]
 
 
 UNFINISHED = Path(".cache") / "unfinished"
+RESUME = Path(".cache") / "resume"
+
+
+def resume_pack(root: Path, run: str) -> Path:
+    """Where a run folder (results/_scratch/<folder>/<run>) is packed to resume: one file per run,
+    named by its scratch folder and run id."""
+    parts = Path(run).parts
+    return root / RESUME / f"{parts[-2]}+{parts[-1]}.tar.xz"
+
+
+def pack_for_resume(root: Path, run: str) -> Path:
+    """Pack a run folder, paths from the root, into its resume pack (xz: the rows' JSON and
+    parquet shrink about 12x)."""
+    target = resume_pack(root, run)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    with tarfile.open(tmp, "w:xz") as tar:
+        tar.add(root / run, arcname=run)
+    tmp.replace(target)
+    return target
 
 
 def rows_and_plan(folder: Path) -> tuple[int, int | None]:
@@ -256,9 +279,15 @@ def note_unfinished(root: Path, names: list[str]) -> list[str]:
         if rows < planned:
             if run not in listed:
                 listed.append(run)
-            lines.append(f"{run}: {rows} of {planned} rows, unfinished: carry it to resume")
-        elif run in listed:
-            listed.remove(run)
+            pack = pack_for_resume(root, run)
+            lines.append(
+                f"{run}: {rows} of {planned} rows, unfinished: packed to resume "
+                f"({pack.relative_to(root)}, {pack.stat().st_size / 2**20:.2f} MiB; carry .cache)"
+            )
+        else:
+            if run in listed:
+                listed.remove(run)
+            resume_pack(root, run).unlink(missing_ok=True)
     ledger.parent.mkdir(exist_ok=True)
     ledger.write_text("".join(f"{r}\n" for r in listed))
     return lines
@@ -270,8 +299,9 @@ def check_resume(root: Path, run: str) -> str | None:
     listed = ledger.read_text().split() if ledger.is_file() else []
     if run.rstrip("/") in listed and not (root / run / "run.json").is_file():
         return (
-            f"{run}: an earlier call left it unfinished and its folder is not here; carry it "
-            f"(take_back.py put it in the checkout), or delete its line in {UNFINISHED} to start again"
+            f"{run}: an earlier call left it unfinished and its folder is not here; carry .cache "
+            f"(take_back.py packed it in {RESUME}) or the folder, or delete its line in "
+            f"{UNFINISHED} to start again"
         )
     return None
 

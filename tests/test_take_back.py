@@ -112,7 +112,7 @@ def test_libraries_replaced_and_rows_unpacked(tmp_path):
     lines = take_back.take_back(back, root)
     assert old.read_bytes() == newer
     assert (root / "results/_scratch/gpu/run/rows/k.parquet").read_bytes() == b"row"
-    assert lines[-1] == "results: 1 files into results/_scratch/gpu (carry it to resume)"
+    assert lines[-1] == "results: 1 files into results/_scratch/gpu"
 
 
 def test_a_returned_run_extends_its_own_rows_and_sets_another_machines_aside(tmp_path):
@@ -201,8 +201,12 @@ def test_an_unfinished_run_is_listed_until_it_comes_back_whole(tmp_path):
     back.mkdir()
     _tgz(back / "results.tgz", {f"{run}/run.json": _run_json(3), f"{run}/rows/a.parquet": b"1"})
     lines = take_back.take_back(back, root)
-    assert lines[-1] == f"{run}: 1 of 3 rows, unfinished: carry it to resume"
+    pack = root / ".cache/resume/h100+run.tar.xz"
+    assert lines[-1].startswith(
+        f"{run}: 1 of 3 rows, unfinished: packed to resume (.cache/resume/h100+run.tar.xz, "
+    )
     assert (root / ".cache" / "unfinished").read_text() == f"{run}\n"
+    assert sorted(_read(pack)) == [f"{run}/rows/a.parquet", f"{run}/run.json"]
 
     elsewhere = tmp_path / "machine"
     elsewhere.mkdir()
@@ -217,7 +221,38 @@ def test_an_unfinished_run_is_listed_until_it_comes_back_whole(tmp_path):
     _tgz(back / "results.tgz", {f"{run}/run.json": _run_json(3), **rows})
     take_back.take_back(back, root)
     assert (root / ".cache" / "unfinished").read_text() == ""
+    assert not pack.exists()  # whole: nothing left to resume
     assert take_back.main(["--check-resume", run, "--root", str(root)]) == 0
+
+
+def test_device_env_unpacks_a_resume_pack_and_keeps_the_files_a_machine_has(tmp_path):
+    """On the machine device_env.sh unpacks every carried resume pack at the root, so that
+    gpu_measure.sh's --check-resume finds the folder; a row file already there (a warm machine's,
+    or a carried folder's) is not overwritten."""
+    import subprocess
+
+    script = (SCRIPT.parent / "device_env.sh").read_text()
+    start = script.index("for pack in .cache/resume/")
+    loop = script[start : script.index("done", start) + len("done")]
+    root, back = tmp_path / "repo", tmp_path / "back"
+    run = "results/_scratch/h200/run"
+    root.mkdir()
+    back.mkdir()
+    rows = {f"{run}/rows/{k}.parquet": k.encode() for k in "ab"}
+    _tgz(back / "results.tgz", {f"{run}/run.json": _run_json(3), **rows})
+    take_back.take_back(back, root)
+    machine = tmp_path / "machine"
+    (machine / ".cache").mkdir(parents=True)
+    (root / ".cache/resume").rename(machine / ".cache/resume")
+    (machine / run / "rows").mkdir(parents=True)
+    (machine / run / "rows/a.parquet").write_bytes(b"warm")
+    done = subprocess.run(["bash", "-c", f"set -e; return() {{ exit $1; }}; {loop}"], cwd=machine,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "resumable run unpacked from .cache/resume/h200+run.tar.xz" in done.stdout
+    assert (machine / run / "rows/b.parquet").read_bytes() == b"b"
+    assert (machine / run / "rows/a.parquet").read_bytes() == b"warm"
+    assert take_back.check_resume(machine, run) is None
 
 
 def test_a_cache_that_tuned_nothing_merges_nothing(tmp_path):
