@@ -4,6 +4,8 @@ Attention (kernels/triton/attention_gluon_kernel.py): FlashAttention-3's structu
 warp, two consumer warpgroups, softmax overlapped with P V); prefill over a dense KV cache.
   own-triton-gluon              the full kernel
   own-triton-gluon-no-overlap   its rung without the intra-warpgroup overlap
+  own-triton-gluon-persistent   its rung on at most one CTA per SM looping over work items (the
+                                next item's Q and K/V load under this one; not GPU-tested yet)
 GEMM (kernels/triton/gemm_gluon_kernel.py): CUTLASS's warp-specialized structure (TMA producer
 warp, two consumer warpgroups in the cooperative or the ping-pong schedule, whichever tunes
 faster; persistent) with tile widths fitted to the SM count.
@@ -18,7 +20,7 @@ from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 DECODE_MAX_Q = 8  # own_triton.DECODE_MAX_Q: shorter prompts go to the decode kernels
-RUNGS = ("full", "no-overlap")
+RUNGS = ("full", "no-overlap", "persistent")
 
 
 def provider_name(rung: str) -> str:
@@ -64,7 +66,9 @@ def _register(rung: str) -> None:
 
     prepare.__doc__ = (
         "Own Gluon FMHA forward (TMA producer warp, two consumer warpgroups), intra-warpgroup "
-        f"overlap {'on' if rung == 'full' else 'off'}; sm_90, dense KV."
+        f"overlap {'off' if rung == 'no-overlap' else 'on'}"
+        + (", persistent (one CTA per SM over the work items)" if rung == "persistent" else "")
+        + "; sm_90, dense KV."
     )
     register(
         provider_name(rung),

@@ -1,9 +1,14 @@
 """Launcher of the Gluon FMHA forward (attention_gluon_kernel.py): checks, descriptors, the
 config candidates and their tuning, and the AOT compile specs for tests and `harness inspect`.
 
-Rungs (`rung`): "full" (FA3's intra-warpgroup overlap of softmax and P V) and "no-overlap"
-(each wgmma waited on before the next step). Both keep the warp-specialized TMA producer and
-the two consumer warpgroups; attention_prefill.py's `tl` kernel is the rung without them.
+Rungs (`rung`): "full" (FA3's intra-warpgroup overlap of softmax and P V), "no-overlap"
+(each wgmma waited on before the next step) and "persistent" ("full" on at most one CTA per SM,
+each looping over work items, the longest causal ones first across heads, the next item's Q in
+a second buffer where shared memory allows: what FA3 does so that one item's prologue and
+epilogue hide under another's main loop; session 86 wrote it after own Triton's 2k causal
+prefill ran 0.95x cuDNN at batch 4-16, and it is a rung until a GPU has measured it). All keep
+the warp-specialized TMA producer and the two consumer warpgroups; attention_prefill.py's `tl`
+kernel is the rung without them.
 """
 
 from __future__ import annotations
@@ -18,11 +23,11 @@ import triton
 from .attention_configs import SM90_SMEM_BYTES
 from .attention_launch import AttentionLaunch, triton_dtype_name
 from .attention_prefill import _check, _flat_rows, _tight
-from .attention_target import device_key, target_of
+from .attention_target import device_key, num_sms, target_of
 from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
-GLUON_RUNGS = ("full", "no-overlap")
+GLUON_RUNGS = ("full", "no-overlap", "persistent")
 SLICE_ROWS = 64  # query rows per consumer warpgroup (attention_gluon_kernel.SLICE_ROWS)
 SMEM_SLACK = 1024
 
@@ -43,14 +48,18 @@ def gluon_problem(target: tuple[str, Any], head_dim: int) -> str | None:
 
 
 def smem_bytes(
-    head_dim: int, block_n: int, stages: int, consumers: int = 2, elem_bytes: int = 2
+    head_dim: int,
+    block_n: int,
+    stages: int,
+    consumers: int = 2,
+    elem_bytes: int = 2,
+    qbuf: int = 1,
 ) -> int:
-    """Shared memory of one CTA: a 64-row Q slice per consumer (reused for O), STAGES K and V
-    tiles, and
-    SMEM_SLACK for the mbarriers and alignment (the sm_90 compile reports 216 bytes over the
-    tiles at D 64/128/256)."""
+    """Shared memory of one CTA: `qbuf` 64-row Q slices per consumer (reused for O), STAGES K and
+    V tiles, and SMEM_SLACK for the mbarriers and alignment (the sm_90 compile reports 216 bytes
+    over the tiles at D 64/128/256)."""
     tile = head_dim * elem_bytes
-    return consumers * SLICE_ROWS * tile + 2 * stages * block_n * tile + SMEM_SLACK
+    return qbuf * consumers * SLICE_ROWS * tile + 2 * stages * block_n * tile + SMEM_SLACK
 
 
 def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
@@ -58,18 +67,25 @@ def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
     fp32 O accumulator alone takes 128 registers of a consumer's 240), as many stages as fit
     227 KiB; at D 64 also three consumers (160 registers each), with 64-key tiles only when
     causal with the overlap: 128-key tiles spilled there (sm_90 AOT, Triton 3.6 and 3.9; the
-    mask arithmetic beside two live score tiles)."""
+    mask arithmetic beside two live score tiles). The persistent rung: the same, with the next
+    item's Q in a second buffer where that still fits (QBUF 2), else one (QBUF 1: the next Q
+    loads once this item's O has left); its three consumers take 64-key tiles unmasked too (128
+    spilled 304 bytes, sm_90 AOT, Triton 3.9: the item loop's registers)."""
     block_ns = (64,) if head_dim > 128 else (128, 64)
     consumers = (2, 3) if head_dim <= 64 else (2,)
-    cands = [
-        dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c)
-        for c in consumers
-        for bn in block_ns
-        for st in (2, 3, 4)
-        if smem_bytes(head_dim, bn, st, c) <= SM90_SMEM_BYTES
-        and not (c == 3 and bn > 64 and causal and rung == "full")
-    ]
-    return [dict(c, OVERLAP=rung == "full") for c in cands]
+    overlap = rung in ("full", "persistent")
+    persistent = rung == "persistent"
+    cands = []
+    for c in consumers:
+        for bn in block_ns:
+            for st in (2, 3, 4):
+                if c == 3 and bn > 64 and overlap and (causal or persistent):
+                    continue
+                fits = [q for q in ((2, 1) if persistent else (1,))
+                        if smem_bytes(head_dim, bn, st, c, qbuf=q) <= SM90_SMEM_BYTES]  # fmt: skip
+                if fits:
+                    cands.append(dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c, QBUF=fits[0]))
+    return [dict(c, OVERLAP=overlap, PERSISTENT=persistent) for c in cands]
 
 
 def _descriptor(t: torch.Tensor, rows: int, block_rows: int) -> Any:
@@ -121,6 +137,8 @@ def prepare_gluon_attention(
         # but 0 * NaN is NaN, and a V sliced from a longer cache may hold anything there.
         raise GluonUnsupported("v is not packed over (B, H, S) and seq_kv is not a tile multiple")
 
+    sms = num_sms(q.device)
+
     def build(cfg: dict) -> Callable[[], object]:
         from .attention_gluon_kernel import _fa3_fwd_kernel
 
@@ -131,11 +149,13 @@ def prepare_gluon_attention(
             _descriptor(v, rows["v"], bn),  # type: ignore[arg-type]
             _descriptor(out, rows["o"], SLICE_ROWS),  # type: ignore[arg-type]
         )
-        grid = (triton.cdiv(seq_q, SLICE_ROWS * cfg["CONSUMERS"]), batch * h_q)
+        items = (triton.cdiv(seq_q, SLICE_ROWS * cfg["CONSUMERS"]), batch * h_q)
+        grid = (min(items[0] * items[1], sms),) if cfg["PERSISTENT"] else items
         args = (
             *descs,
             out,
             h_q,
+            batch * h_q,
             h_q // h_kv,
             seq_q,
             seq_kv,
@@ -152,6 +172,8 @@ def prepare_gluon_attention(
             CAUSAL=causal,
             OVERLAP=cfg["OVERLAP"],
             CONSUMERS=cfg["CONSUMERS"],
+            PERSISTENT=cfg["PERSISTENT"],
+            QBUF=cfg["QBUF"],
             num_warps=4,
         )
         kernel = _fa3_fwd_kernel[grid]
@@ -191,6 +213,8 @@ def prepare_gluon_attention(
         STAGES=cfg["STAGES"],
         overlap=cfg["OVERLAP"],
         consumers=cfg["CONSUMERS"],
+        persistent=cfg["PERSISTENT"],
+        q_buffers=cfg["QBUF"],
         warps=f"producer 1 (24 regs) + consumers {cfg['CONSUMERS']} x 4 warps",
         tma=True,
         sm_scale=sm_scale,
@@ -244,6 +268,8 @@ def aot_specs(
             CAUSAL=is_causal,
             OVERLAP=cfg["OVERLAP"],
             CONSUMERS=cfg["CONSUMERS"],
+            PERSISTENT=cfg["PERSISTENT"],
+            QBUF=cfg["QBUF"],
         )
         signature = {}
         for arg in _fa3_fwd_kernel.arg_names:

@@ -59,23 +59,93 @@ CONSUMER_REGS_3 = gl.constexpr(160)
 # Kernel argument lists are grouped by kind under comment headers, as in attention_prefill.py.
 
 @gluon.jit
-def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
-              q_ready, k_ready, v_ready, kv_empty,
-              q_row, kv_row, n_tiles,
-              BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr):
-    """One warp: Q once, then K and V of every KV tile the CTA visits, STAGES ahead."""
+def _tile_of(t, n_qt, n_bh, CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr):
+    """Work item t -> (query tile, batch x query head). One CTA per item: query tiles fastest (a
+    head's CTAs share its K/V in L2), causal ones longest (bottom) first within a head. Persistent
+    and causal: every head's longest tiles first, so CTAs striding the list take alike shares and
+    the last round holds the cheap tiles."""
+    if PERSISTENT and CAUSAL:
+        pid_m = n_qt - 1 - t // n_bh
+        pid_bh = t % n_bh
+    else:
+        pid_m = t % n_qt
+        pid_bh = t // n_qt
+        if CAUSAL:
+            pid_m = n_qt - 1 - pid_m
+    return pid_m, pid_bh
+
+
+@gluon.jit
+def _tile_rows(t, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
+               o_rows_b, o_rows_h, BLOCK_N: gl.constexpr, CONSUMERS: gl.constexpr,
+               CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr):
+    """Work item t's first query row, its rows in the Q, K/V and O views, and its KV tiles."""
+    pid_m, pid_bh = _tile_of(t, n_qt, n_bh, CAUSAL, PERSISTENT)
+    off_b = pid_bh // H_Q
+    off_h = pid_bh % H_Q
+    off_hkv = off_h // GROUP
+    m0 = pid_m * (64 * CONSUMERS)
+    q_row = off_b * q_rows_b + off_h * q_rows_h + m0
+    kv_row = off_b * kv_rows_b + off_hkv * kv_rows_h
+    o_row = off_b * o_rows_b + off_h * o_rows_h
+    if CAUSAL:  # seq_kv >= seq_q (checked on the host)
+        n_tiles = gl.cdiv(gl.minimum(seq_kv, m0 + 64 * CONSUMERS + seq_kv - seq_q), BLOCK_N)
+    else:
+        n_tiles = gl.cdiv(seq_kv, BLOCK_N)
+    return m0, q_row, kv_row, o_row, n_tiles
+
+
+@gluon.jit
+def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+                  q_ready, q_empty, k_ready, v_ready, kv_empty, t, g, k,
+                  n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
+                  BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
+                  CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr):
+    """Work item t (the CTA's k-th; its KV tiles from g on the stage ring): its Q slices into
+    its Q buffer once its consumers freed it, then K and V of every KV tile, STAGES ahead.
+    Returns the ring position after it."""
+    m0, q_row, kv_row, o_row, n_tiles = _tile_rows(
+        t, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
+        0, 0, BLOCK_N, CONSUMERS, CAUSAL, PERSISTENT)
+    qb = (k % QBUF) * CONSUMERS
     for c in gl.static_range(CONSUMERS):
-        mbarrier.expect(q_ready.index(c), q_desc.block_type.nbytes)
-        _tma_load(q_desc, [q_row + c * 64, 0], q_ready.index(c), q_smem.index(c))
+        # a fresh barrier's "previous phase" (parity 1) counts as complete: a buffer's first
+        # fill does not wait
+        mbarrier.wait(q_empty.index(qb + c), ((k // QBUF) & 1) ^ 1)
+        mbarrier.expect(q_ready.index(qb + c), q_desc.block_type.nbytes)
+        _tma_load(q_desc, [q_row + c * 64, 0], q_ready.index(qb + c), q_smem.index(qb + c))
     for i in range(n_tiles):
-        stage = i % STAGES
-        # a fresh barrier's "previous phase" (parity 1) counts as complete: the first
-        # STAGES fills do not wait
-        mbarrier.wait(kv_empty.index(stage), ((i // STAGES) & 1) ^ 1)
+        stage = (g + i) % STAGES
+        mbarrier.wait(kv_empty.index(stage), (((g + i) // STAGES) & 1) ^ 1)
         mbarrier.expect(k_ready.index(stage), k_desc.block_type.nbytes)
         _tma_load(k_desc, [kv_row + i * BLOCK_N, 0], k_ready.index(stage), k_smem.index(stage))
         mbarrier.expect(v_ready.index(stage), v_desc.block_type.nbytes)
         _tma_load(v_desc, [kv_row + i * BLOCK_N, 0], v_ready.index(stage), v_smem.index(stage))
+    return g + n_tiles
+
+
+@gluon.jit
+def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
+              q_ready, q_empty, k_ready, v_ready, kv_empty,
+              first, last, step, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv,
+              q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
+              BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
+              CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr):
+    """One warp: every work item of the CTA in turn (one, unless PERSISTENT)."""
+    if PERSISTENT:
+        g = 0  # KV tiles loaded so far: the stage and its phase
+        k = 0  # work items so far: the Q buffer and its phase
+        for t in range(first, last, step):
+            g = _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, q_empty,
+                              k_ready, v_ready, kv_empty, t, g, k, n_qt, n_bh, H_Q, GROUP,
+                              seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, BLOCK_N,
+                              STAGES, CONSUMERS, CAUSAL, PERSISTENT, QBUF)
+            k += 1
+    else:  # straight-line: no loop-carried ring position where one item is all there is
+        _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, q_empty,
+                      k_ready, v_ready, kv_empty, first, 0, 0, n_qt, n_bh, H_Q, GROUP,
+                      seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, BLOCK_N,
+                      STAGES, CONSUMERS, CAUSAL, PERSISTENT, QBUF)
 
 
 @gluon.jit
@@ -128,51 +198,53 @@ def _pv(p_op, o, v_smem, v_ready, i, STAGES: gl.constexpr):
 
 
 @gluon.jit
-def _tile_serial(q, o, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready, kv_empty,
+def _tile_serial(q, o, m_i, l_i, i, base, k_smem, v_smem, k_ready, v_ready, kv_empty,
                  rows, seq_kv, causal_shift, qk_scale,
                  MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
                  STAGES: gl.constexpr, s_layout: gl.constexpr, p_layout: gl.constexpr,
                  o_layout: gl.constexpr):
-    """One KV tile, every wgmma waited on before the next step (the no-overlap rung)."""
-    s = _scores(q, k_smem, k_ready, i, STAGES, s_layout, BLOCK_N)
+    """One KV tile (i of its item, base + i of the stage ring), every wgmma waited on before the
+    next step (the no-overlap rung)."""
+    s = _scores(q, k_smem, k_ready, base + i, STAGES, s_layout, BLOCK_N)
     s = warpgroup_mma_wait(0, deps=(s, ))
     p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
                                        MASK, CAUSAL, BLOCK_N, s_layout, p_layout, o_layout,
                                        v_smem.dtype)
     o = o * gl.expand_dims(alpha_o, 1)
-    o = _pv(p_op, o, v_smem, v_ready, i, STAGES)
+    o = _pv(p_op, o, v_smem, v_ready, base + i, STAGES)
     o, p_op = warpgroup_mma_wait(0, deps=(o, p_op))
-    _release(kv_empty, i, STAGES)
+    _release(kv_empty, base + i, STAGES)
     return o, m_i, l_i
 
 
 @gluon.jit
-def _tile_overlapped(q, o, p_prev, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready, kv_empty,
+def _tile_overlapped(q, o, p_prev, m_i, l_i, i, base, k_smem, v_smem, k_ready, v_ready, kv_empty,
                      rows, seq_kv, causal_shift, qk_scale,
                      MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
                      STAGES: gl.constexpr, s_layout: gl.constexpr, p_layout: gl.constexpr,
                      o_layout: gl.constexpr):
     """Tile i's scores and tile i-1's P V in flight together; tile i's softmax under P V."""
-    s = _scores(q, k_smem, k_ready, i, STAGES, s_layout, BLOCK_N)
-    o = _pv(p_prev, o, v_smem, v_ready, i - 1, STAGES)
+    s = _scores(q, k_smem, k_ready, base + i, STAGES, s_layout, BLOCK_N)
+    o = _pv(p_prev, o, v_smem, v_ready, base + i - 1, STAGES)
     s = warpgroup_mma_wait(1, deps=(s, ))  # the scores (issued first) are done; P V may not be
     p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
                                        MASK, CAUSAL, BLOCK_N, s_layout, p_layout, o_layout,
                                        v_smem.dtype)
     # p_prev in deps: its registers are read by the wgmma in flight and must stay untouched
     o, p_prev = warpgroup_mma_wait(0, deps=(o, p_prev))
-    _release(kv_empty, i - 1, STAGES)
+    _release(kv_empty, base + i - 1, STAGES)
     o = o * gl.expand_dims(alpha_o, 1)
     return o, p_op, m_i, l_i
 
 
 @gluon.jit
-def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
-              o_desc, o_ptr, o_row, stride_om,
-              m0, seq_q, seq_kv, causal_shift, qk_scale, n_tiles,
-              SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
-              STAGES: gl.constexpr, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):
-    """Rows [m0 + 64 SLICE, m0 + 64 SLICE + 64) of the tile: the KV loop and the epilogue."""
+def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
+                  o_desc, o_ptr, o_row, stride_om, g,
+                  m0, seq_q, seq_kv, causal_shift, qk_scale, n_tiles,
+                  SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
+                  STAGES: gl.constexpr, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):
+    """Rows [m0 + 64 SLICE, m0 + 64 SLICE + 64) of one work item, its KV tiles at g, g + 1, ...
+    of the stage ring: the KV loop and the epilogue; then Q's buffer is released (q_empty_bar)."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16])
     o_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -194,13 +266,11 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
     m_i = gl.full([64], float("-inf"), gl.float32, layout=gl.SliceLayout(1, s_layout))
     l_i = gl.zeros([64], gl.float32, layout=gl.SliceLayout(1, s_layout))
     o = gl.zeros([64, HEAD_DIM], gl.float32, layout=o_layout)
-    mbarrier.wait(q_ready.index(SLICE), 0)
-    q = q_smem.index(SLICE)
 
     if OVERLAP:
         # prologue: tile 0's scores alone (rows all see key 0, so the running max is finite
         # after it and later fully masked rows of a tile keep it)
-        s = _scores(q, k_smem, k_ready, 0, STAGES, s_layout, BLOCK_N)
+        s = _scores(q, k_smem, k_ready, g, STAGES, s_layout, BLOCK_N)
         s = warpgroup_mma_wait(0, deps=(s, ))
         if n_full > 0:
             p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, 0, rows, seq_kv, causal_shift,
@@ -211,34 +281,34 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
                                                qk_scale, True, CAUSAL, BLOCK_N, s_layout,
                                                p_layout, o_layout, v_smem.dtype)
         for i in range(1, n_full):
-            o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, k_smem, v_smem,
+            o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, g, k_smem, v_smem,
                                                  k_ready, v_ready, kv_empty, rows, seq_kv,
                                                  causal_shift, qk_scale, False, CAUSAL, BLOCK_N,
                                                  STAGES, s_layout, p_layout, o_layout)
         for i in range(gl.maximum(n_full, 1), n_mine):
-            o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, k_smem, v_smem,
+            o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, g, k_smem, v_smem,
                                                  k_ready, v_ready, kv_empty, rows, seq_kv,
                                                  causal_shift, qk_scale, True, CAUSAL, BLOCK_N,
                                                  STAGES, s_layout, p_layout, o_layout)
         # epilogue: the last tile's P V
-        o = _pv(p_op, o, v_smem, v_ready, n_mine - 1, STAGES)
+        o = _pv(p_op, o, v_smem, v_ready, g + n_mine - 1, STAGES)
         o, p_op = warpgroup_mma_wait(0, deps=(o, p_op))
-        _release(kv_empty, n_mine - 1, STAGES)
+        _release(kv_empty, g + n_mine - 1, STAGES)
     else:
         for i in range(0, n_full):
-            o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready,
+            o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, g, k_smem, v_smem, k_ready, v_ready,
                                        kv_empty, rows, seq_kv, causal_shift, qk_scale, False,
                                        CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout)
         for i in range(n_full, n_mine):
-            o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, k_smem, v_smem, k_ready, v_ready,
+            o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, g, k_smem, v_smem, k_ready, v_ready,
                                        kv_empty, rows, seq_kv, causal_shift, qk_scale, True,
                                        CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout)
     # tiles past this slice's diagonal: wait until they landed (so this release belongs to
     # their fill), then release them unread
     for i in range(n_mine, n_tiles):
-        mbarrier.wait(v_ready.index(i % STAGES), (i // STAGES) & 1)
-        mbarrier.wait(k_ready.index(i % STAGES), (i // STAGES) & 1)
-        _release(kv_empty, i, STAGES)
+        mbarrier.wait(v_ready.index((g + i) % STAGES), ((g + i) // STAGES) & 1)
+        mbarrier.wait(k_ready.index((g + i) % STAGES), ((g + i) // STAGES) & 1)
+        _release(kv_empty, g + i, STAGES)
 
     # epilogue: every real row saw key 0, so l_i > 0; the guard only covers padding rows
     l_i = gl.where(l_i > 0.0, l_i, 1.0)
@@ -249,7 +319,7 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
         q.store(out)
         fence_async_shared()
         _tma_store(o_desc, [o_row + r0, 0], q)
-        tma.store_wait(0)
+        tma.store_wait(0)  # the buffer is read by the store until here
     else:
         # a ragged slice must not write its padding rows into the next head's output
         offs_m = r0 + gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
@@ -257,6 +327,55 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty,
         ptrs = (o_ptr + (o_row + gl.expand_dims(offs_m, 1)).to(gl.int64) * stride_om
                 + gl.expand_dims(offs_d, 0))
         gl.store(ptrs, out, mask=gl.expand_dims(offs_m < seq_q, 1))
+    mbarrier.arrive(q_empty_bar, count=1)  # the producer may load the next item's Q here
+
+
+@gluon.jit
+def _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                   o_desc, o_ptr, stride_om, t, g, k, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv,
+                   q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b, o_rows_h, qk_scale,
+                   SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
+                   STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+                   OVERLAP: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr):
+    """This consumer's slice of work item t (the CTA's k-th, its KV tiles from g on the stage
+    ring); returns the ring position after it."""
+    m0, q_row, kv_row, o_row, n_tiles = _tile_rows(
+        t, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
+        o_rows_b, o_rows_h, BLOCK_N, CONSUMERS, CAUSAL, PERSISTENT)
+    qi = (k % QBUF) * CONSUMERS + SLICE
+    mbarrier.wait(q_ready.index(qi), (k // QBUF) & 1)
+    _consume_item(q_smem.index(qi), q_empty.index(qi), k_smem, v_smem, k_ready, v_ready,
+                  kv_empty, o_desc, o_ptr, o_row, stride_om, g, m0, seq_q, seq_kv,
+                  seq_kv - seq_q, qk_scale, n_tiles, SLICE, HEAD_DIM, BLOCK_N, STAGES,
+                  CAUSAL, OVERLAP)
+    return g + n_tiles
+
+
+@gluon.jit
+def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+              o_desc, o_ptr, stride_om,
+              first, last, step, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv,
+              q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b, o_rows_h, qk_scale,
+              SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
+              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+              OVERLAP: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr):
+    """One consumer's slice of every work item of the CTA, in the producer's order."""
+    if PERSISTENT:
+        g = 0  # KV tiles consumed so far: the stage and its phase
+        k = 0  # work items so far: the Q buffer and its phase
+        for t in range(first, last, step):
+            g = _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready,
+                               kv_empty, o_desc, o_ptr, stride_om, t, g, k, n_qt, n_bh, H_Q,
+                               GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
+                               o_rows_b, o_rows_h, qk_scale, SLICE, HEAD_DIM, BLOCK_N, STAGES,
+                               CONSUMERS, CAUSAL, OVERLAP, PERSISTENT, QBUF)
+            k += 1
+    else:
+        _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                       o_desc, o_ptr, stride_om, first, 0, 0, n_qt, n_bh, H_Q, GROUP, seq_q,
+                       seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b, o_rows_h,
+                       qk_scale, SLICE, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL, OVERLAP,
+                       PERSISTENT, QBUF)
 
 
 @gluon.jit
@@ -264,45 +383,42 @@ def _fa3_fwd_kernel(
     # TMA descriptors over the [rows, HEAD_DIM] views: Q and O in 64-row boxes, K and V in
     # BLOCK_N-row boxes
     q_desc, k_desc, v_desc, o_desc, o_ptr,
-    # sizes
-    H_Q, GROUP, seq_q, seq_kv, sm_scale,
+    # sizes (n_bh: batch x query heads)
+    H_Q, n_bh, GROUP, seq_q, seq_kv, sm_scale,
     # rows of the [rows, D] views between batches and heads (stride // row stride)
     q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b, o_rows_h, stride_om,
     # meta-parameters
     HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
     CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMERS: gl.constexpr,
+    PERSISTENT: gl.constexpr, QBUF: gl.constexpr,
 ):
-    """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for 64 x CONSUMERS query rows of a head."""
-    pid_m = gl.program_id(0)  # query tiles fastest: concurrent CTAs share a head's K/V in L2
-    pid_bh = gl.program_id(1)
-    if CAUSAL:
-        # Longest (bottom) tiles first: the last wave holds the cheap tiles.
-        pid_m = gl.num_programs(0) - 1 - pid_m
-    off_b = pid_bh // H_Q
-    off_h = pid_bh % H_Q
-    off_hkv = off_h // GROUP
-    m0 = pid_m * (64 * CONSUMERS)
-    q_row = off_b * q_rows_b + off_h * q_rows_h + m0
-    kv_row = off_b * kv_rows_b + off_hkv * kv_rows_h
-    o_row = off_b * o_rows_b + off_h * o_rows_h
-
-    causal_shift = seq_kv - seq_q  # >= 0 when causal (checked on the host)
-    if CAUSAL:
-        n_tiles = gl.cdiv(gl.minimum(seq_kv, m0 + 64 * CONSUMERS + causal_shift), BLOCK_N)
+    """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for 64 x CONSUMERS query rows of a head per
+    work item: one item per CTA on a (query tiles, n_bh) grid, or, PERSISTENT, items pid, pid +
+    grid, ... on a grid of at most one CTA per SM, the next item's Q loading into a second
+    buffer (QBUF 2) and its K/V into free stages while this one computes."""
+    n_qt = gl.cdiv(seq_q, 64 * CONSUMERS)
+    if PERSISTENT:
+        first = gl.program_id(0)
+        last = n_qt * n_bh
+        step = gl.num_programs(0)
     else:
-        n_tiles = gl.cdiv(seq_kv, BLOCK_N)
+        first = gl.program_id(1) * n_qt + gl.program_id(0)
+        last = first + 1
+        step = 1
     qk_scale = sm_scale * 1.4426950408889634  # log2(e): exp2 is the native SFU op
 
     dtype: gl.constexpr = q_desc.dtype
-    q_smem = gl.allocate_shared_memory(dtype, [CONSUMERS, 64, HEAD_DIM], q_desc.layout)
+    q_smem = gl.allocate_shared_memory(dtype, [QBUF * CONSUMERS, 64, HEAD_DIM], q_desc.layout)
     k_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], k_desc.layout)
     v_smem = gl.allocate_shared_memory(dtype, [STAGES, BLOCK_N, HEAD_DIM], v_desc.layout)
-    q_ready = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], mbarrier.MBarrierLayout())
+    q_ready = gl.allocate_shared_memory(gl.int64, [QBUF * CONSUMERS, 1], mbarrier.MBarrierLayout())
+    q_empty = gl.allocate_shared_memory(gl.int64, [QBUF * CONSUMERS, 1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    for c in gl.static_range(CONSUMERS):
+    for c in gl.static_range(QBUF * CONSUMERS):
         mbarrier.init(q_ready.index(c), count=1)
+        mbarrier.init(q_empty.index(c), count=1)
     for stage in gl.static_range(STAGES):
         mbarrier.init(k_ready.index(stage), count=1)
         mbarrier.init(v_ready.index(stage), count=1)
@@ -313,28 +429,42 @@ def _fa3_fwd_kernel(
     # tuple for every consumer but its slice index.
     if CONSUMERS == 3:
         gl.warp_specialize([
-            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
-                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
-                         n_tiles, 0, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
-            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
-                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
-                         n_tiles, 1, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
-            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
-                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
-                         n_tiles, 2, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
-            (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, k_ready,
-                         v_ready, kv_empty, q_row, kv_row, n_tiles, BLOCK_N, STAGES, CONSUMERS)),
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                         o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
+                         seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
+                         o_rows_h, qk_scale, 0, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
+                         OVERLAP, PERSISTENT, QBUF)),
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                         o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
+                         seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
+                         o_rows_h, qk_scale, 1, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
+                         OVERLAP, PERSISTENT, QBUF)),
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                         o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
+                         seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
+                         o_rows_h, qk_scale, 2, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
+                         OVERLAP, PERSISTENT, QBUF)),
+            (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, q_empty,
+                         k_ready, v_ready, kv_empty, first, last, step, n_qt, n_bh, H_Q, GROUP,
+                         seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, BLOCK_N,
+                         STAGES, CONSUMERS, CAUSAL, PERSISTENT, QBUF)),
         ], [4, 4, 1], [CONSUMER_REGS_3, CONSUMER_REGS_3, PRODUCER_REGS])
     else:
         gl.warp_specialize([
-            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
-                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
-                         n_tiles, 0, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
-            (_consumer, (q_smem, k_smem, v_smem, q_ready, k_ready, v_ready, kv_empty, o_desc,
-                         o_ptr, o_row, stride_om, m0, seq_q, seq_kv, causal_shift, qk_scale,
-                         n_tiles, 1, HEAD_DIM, BLOCK_N, STAGES, CAUSAL, OVERLAP)),
-            (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, k_ready,
-                         v_ready, kv_empty, q_row, kv_row, n_tiles, BLOCK_N, STAGES, CONSUMERS)),
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                         o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
+                         seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
+                         o_rows_h, qk_scale, 0, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
+                         OVERLAP, PERSISTENT, QBUF)),
+            (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
+                         o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
+                         seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
+                         o_rows_h, qk_scale, 1, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
+                         OVERLAP, PERSISTENT, QBUF)),
+            (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, q_empty,
+                         k_ready, v_ready, kv_empty, first, last, step, n_qt, n_bh, H_Q, GROUP,
+                         seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, BLOCK_N,
+                         STAGES, CONSUMERS, CAUSAL, PERSISTENT, QBUF)),
         ], [4, 1], [CONSUMER_REGS_2, PRODUCER_REGS])
 
 # fmt: on

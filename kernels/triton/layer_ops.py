@@ -305,16 +305,25 @@ def prepare_silu_mul(x: torch.Tensor, sms: int, order: str = "flat") -> LayerOpL
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     # rows before session 86 carry no "order": theirs was "rows"
     config = {"kernel": "silu_mul", "block": block, "num_warps": warps, "order": order}
+    strides = (x.stride(0), y.stride(0))
     if order == "flat":
-        grid = (triton.cdiv(m * n, block),)
-        args = (x, y, m * n, n, x.stride(0), y.stride(0))
-        meta = {"BLOCK": block, "num_warps": warps}
-        return LayerOpLaunch(_silu_mul_flat_kernel, grid, args, meta, (y,), config)
+        return LayerOpLaunch(
+            _silu_mul_flat_kernel,
+            (triton.cdiv(m * n, block),),
+            (x, y, m * n, n, *strides),
+            {"BLOCK": block, "num_warps": warps},
+            (y,),
+            config,
+        )
     blocks = triton.cdiv(n, block)
-    grid = (m, blocks) if order == "rows" else (blocks, m)
-    args = (x, y, n, x.stride(0), y.stride(0))
-    meta = {"BLOCK": block, "ROW_AXIS": 0 if order == "rows" else 1, "num_warps": warps}
-    return LayerOpLaunch(_silu_mul_kernel, grid, args, meta, (y,), config)
+    return LayerOpLaunch(
+        _silu_mul_kernel,
+        (m, blocks) if order == "rows" else (blocks, m),
+        (x, y, n, *strides),
+        {"BLOCK": block, "ROW_AXIS": 0 if order == "rows" else 1, "num_warps": warps},
+        (y,),
+        config,
+    )
 
 
 # --- rotary embedding (NeoX halves) ---------------------------------------------------------

@@ -1,7 +1,8 @@
 """GPU correctness of the Gluon FMHA (kernels/triton/attention_gluon_kernel.py) against an fp32
 reference, on sm_90: every rung and candidate config, head_dim 64/128/256, causal with q_len <
 kv_len, ragged tiles (a half-tile of padding rows, a KV tail shorter than a tile), GQA and MQA,
-tiles a consumer skips past its diagonal, and a launch that repeats (barrier phases reset).
+tiles a consumer skips past its diagonal, a launch that repeats (barrier phases reset), and
+the persistent rung over more work items than SMs (Q buffers and the stage ring reused).
 Run with `pytest -m gpu` on a Hopper GPU."""
 
 from __future__ import annotations
@@ -45,11 +46,14 @@ CASES = [
     (1, 4, 2, 384, 384, 256, True, torch.bfloat16),
     (1, 4, 1, 300, 900, 256, False, torch.bfloat16),
     (1, 2, 1, 64, 64, 128, True, torch.bfloat16),  # one tile; consumer 1 all padding
+    # more work items than SMs: a persistent CTA loops, its Q buffers and stage ring reused
+    (4, 16, 4, 2048, 2048, 128, True, torch.bfloat16),
+    (2, 16, 2, 1536, 1536, 64, False, torch.float16),
 ]
 
 
 @pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
-@pytest.mark.parametrize("rung", ["full", "no-overlap"])
+@pytest.mark.parametrize("rung", ["full", "no-overlap", "persistent"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
 def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
     from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
@@ -64,6 +68,7 @@ def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
     scale = max(1.0, ref.abs().max().item())
     for cfg in gluon_configs(head_dim, rung, causal):  # every candidate the tuner may pick
         launch = prepare_gluon_attention(q, k, v, causal=causal, rung=rung, config=cfg)
+        assert launch.config["persistent"] == (rung == "persistent")
         for _ in range(2):  # a second launch reuses nothing stale
             out = launch()
             torch.cuda.synchronize()

@@ -41,7 +41,8 @@ _SCRIPT = textwrap.dedent(
         ptx = info["asm"]["ptx"]
         report[spec["name"]] = dict(
             shared=info["shared"],
-            budget=G.smem_bytes(c["HEAD_DIM"], c["BLOCK_N"], c["STAGES"], c["CONSUMERS"]),
+            budget=G.smem_bytes(c["HEAD_DIM"], c["BLOCK_N"], c["STAGES"], c["CONSUMERS"],
+                                qbuf=c["QBUF"]),
             consumers=c["CONSUMERS"], overlap=c["OVERLAP"], head_dim=c["HEAD_DIM"],
             block_n=c["BLOCK_N"], spills=info.get("n_spills", -1), mma=info["mma"],
             # the load's state space reads shared::cluster under Triton 3.6, shared::cta under 3.9
