@@ -5,7 +5,11 @@ Triton's pipeliner, which on sm_90 serialises each tile's softmax behind its wgm
 measured it at 0.83x cuDNN at D 128). Gluon exposes what FA3 schedules by hand: warp
 specialization, mbarriers, TMA and asynchronous wgmma with explicit waits.
 
-One CTA owns 64 x CONSUMERS query rows of one (batch, query head) and runs these partitions:
+A work item is 64 x CONSUMERS query rows of one (batch, query head). One CTA runs one item, or,
+PERSISTENT, one CTA per SM runs items pid, pid + grid, ... (causal: every head's longest items
+first), the stage ring's position carried from item to item, so the next item's K/V load while
+this one computes, and with QBUF 2 its Q too (a Q buffer is refilled once its consumer's O,
+staged through it, has left: q_empty). Each CTA runs these partitions:
   producer    one warp (24 registers): TMA loads of Q (one 64-row slice per consumer) and of K
               and V tiles into STAGES shared-memory stages; a stage is refilled once every
               consumer released it (kv_empty, one arrival each); K and V have separate ready
