@@ -47,6 +47,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from .gluon_compat import thread_barrier as _thread_barrier
 from .gluon_compat import tma_load as _tma_load
 from .gluon_compat import tma_store as _tma_store
 
@@ -100,31 +101,46 @@ def _tile_rows(t, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_
 
 
 @gluon.jit
+def _load_kv(k_desc, v_desc, k_smem, v_smem, k_ready, v_ready, kv_empty, kv_row, i, g,
+             BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
+    """K and V of KV tile i of an item into ring position g + i, once every consumer freed it."""
+    stage = (g + i) % STAGES
+    # a fresh barrier's "previous phase" (parity 1) counts as complete: the first STAGES fills do
+    # not wait
+    mbarrier.wait(kv_empty.index(stage), (((g + i) // STAGES) & 1) ^ 1)
+    mbarrier.expect(k_ready.index(stage), k_desc.block_type.nbytes)
+    _tma_load(k_desc, [kv_row + i * BLOCK_N, 0], k_ready.index(stage), k_smem.index(stage))
+    mbarrier.expect(v_ready.index(stage), v_desc.block_type.nbytes)
+    _tma_load(v_desc, [kv_row + i * BLOCK_N, 0], v_ready.index(stage), v_smem.index(stage))
+
+
+@gluon.jit
 def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                   q_ready, q_empty, k_ready, v_ready, kv_empty, t, g, k,
                   n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
                   BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
                   CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr):
     """Work item t (the CTA's k-th; its KV tiles from g on the stage ring): its Q slices into
-    its Q buffer once its consumers freed it, then K and V of every KV tile, STAGES ahead.
-    Returns the ring position after it."""
+    its Q buffer once its consumers freed it, and K and V of every KV tile, STAGES ahead.
+    Returns the ring position after it. Persistent with one Q buffer, the item's first STAGES
+    KV tiles go first: its Q waits for the last item's O to leave, and its K/V need not (one item
+    per CTA keeps Q first, as before the persistent rung)."""
     m0, q_row, kv_row, o_row, n_tiles = _tile_rows(
         t, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
         0, 0, BLOCK_N, CONSUMERS, CAUSAL, PERSISTENT)
+    early = gl.minimum(n_tiles, STAGES) if PERSISTENT and QBUF == 1 else 0
+    for i in range(early):
+        _load_kv(k_desc, v_desc, k_smem, v_smem, k_ready, v_ready, kv_empty, kv_row, i, g,
+                 BLOCK_N, STAGES)
     qb = (k % QBUF) * CONSUMERS
     for c in gl.static_range(CONSUMERS):
-        # a fresh barrier's "previous phase" (parity 1) counts as complete: a buffer's first
-        # fill does not wait
+        # parity 1 of a fresh barrier counts as complete: a buffer's first fill does not wait
         mbarrier.wait(q_empty.index(qb + c), ((k // QBUF) & 1) ^ 1)
         mbarrier.expect(q_ready.index(qb + c), q_desc.block_type.nbytes)
         _tma_load(q_desc, [q_row + c * 64, 0], q_ready.index(qb + c), q_smem.index(qb + c))
-    for i in range(n_tiles):
-        stage = (g + i) % STAGES
-        mbarrier.wait(kv_empty.index(stage), (((g + i) // STAGES) & 1) ^ 1)
-        mbarrier.expect(k_ready.index(stage), k_desc.block_type.nbytes)
-        _tma_load(k_desc, [kv_row + i * BLOCK_N, 0], k_ready.index(stage), k_smem.index(stage))
-        mbarrier.expect(v_ready.index(stage), v_desc.block_type.nbytes)
-        _tma_load(v_desc, [kv_row + i * BLOCK_N, 0], v_ready.index(stage), v_smem.index(stage))
+    for i in range(early, n_tiles):
+        _load_kv(k_desc, v_desc, k_smem, v_smem, k_ready, v_ready, kv_empty, kv_row, i, g,
+                 BLOCK_N, STAGES)
     return g + n_tiles
 
 
@@ -331,7 +347,10 @@ def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
         ptrs = (o_ptr + (o_row + gl.expand_dims(offs_m, 1)).to(gl.int64) * stride_om
                 + gl.expand_dims(offs_d, 0))
         gl.store(ptrs, out, mask=gl.expand_dims(offs_m < seq_q, 1))
-    mbarrier.arrive(q_empty_bar, count=1)  # the producer may load the next item's Q here
+    # every warp's store has read the buffer (store_wait is per issuing thread; the arrive is
+    # one thread's) before the producer may load the next item's Q into it
+    _thread_barrier()
+    mbarrier.arrive(q_empty_bar, count=1)
 
 
 @gluon.jit

@@ -49,6 +49,8 @@ CASES = [
     # more work items than SMs: a persistent CTA loops, its Q buffers and stage ring reused
     (4, 16, 4, 2048, 2048, 128, True, torch.bfloat16),
     (2, 16, 2, 1536, 1536, 64, False, torch.float16),
+    (4, 16, 4, 1536, 1536, 64, True, torch.bfloat16),  # three consumers, causal
+    (2, 16, 2, 1024, 1024, 256, True, torch.bfloat16),  # one Q buffer: K/V loaded ahead of Q
 ]
 
 
