@@ -18,7 +18,15 @@ from harness.store import read_rows
 OWN = "own-triton"
 # the axis a preset sweeps per op: sequences for attention and the cache, tokens otherwise
 BATCH_AXIS = {"attention": "batch", "kv_append": "batch"}
-COLUMNS = ["op", "provider", "status", "batch", "m", "latency_ms_median", "min_bytes"]
+# Problem axes that may vary beside the sweep axis (layer_ops' two widths a op, a run's two
+# head counts): each one that does becomes an index level, so no two points share a cell.
+# Session 86's table of two SiLU widths printed their mean as one row before this.
+OTHER_AXES = ["n", "q_len", "kv_len", "head_dim", "q_heads", "kv_heads", "page_size", "causal"]
+COLUMNS = ["op", "provider", "status", "batch", "m", "latency_ms_median", "min_bytes", *OTHER_AXES]
+
+
+class SamePointTwice(ValueError):
+    """One point and provider with more than one ok row (two runs given): no cell to put it in."""
 
 
 def op_tables(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -28,15 +36,22 @@ def op_tables(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     out = []
     for op in dict.fromkeys(ok["op"]):
         axis = BATCH_AXIS.get(op, "m")
-        one = ok[ok["op"] == op]
-        us = one.pivot_table(index=axis, columns="provider", values="latency_ms_median") * 1e3
-        us.index = us.index.astype(int)
-        out.append((f"{op}, median us (by {axis})", us.round(2)))
+        one = ok[ok["op"] == op].copy()
+        index = [axis] + [
+            c for c in OTHER_AXES if c in one and one[c].nunique(dropna=True) > 1 and c != axis
+        ]
+        for c in index:
+            if pd.api.types.is_float_dtype(one[c]) and one[c].notna().all():
+                one[c] = one[c].astype(int)
+        if one.duplicated([*index, "provider"]).any():
+            raise SamePointTwice(f"{op}: a point measured twice by one provider: give one run")
+        ms = one.pivot_table(index=index, columns="provider", values="latency_ms_median")
+        us = ms * 1e3
+        by = " x ".join(index)
+        out.append((f"{op}, median us (by {by})", us.round(2)))
         if op == "attention":
-            ms = one.pivot_table(index=axis, columns="provider", values="latency_ms_median")
-            nbytes = one.pivot_table(index=axis, columns="provider", values="min_bytes")
+            nbytes = one.pivot_table(index=index, columns="provider", values="min_bytes")
             gbps = (nbytes / ms / 1e6).round(0)
-            gbps.index = gbps.index.astype(int)
             out.append((f"{op}, GB/s (minimum bytes / median)", gbps))
         vendors = [p for p in us.columns if not p.startswith("own-")]
         if OWN in us.columns and vendors:
@@ -56,7 +71,11 @@ def main(paths: list[str]) -> int:
         print(__doc__)
         return 2
     rows = read_rows(*paths, columns=COLUMNS)
-    tables = op_tables(rows)
+    try:
+        tables = op_tables(rows)
+    except SamePointTwice as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if not tables:
         print("no ok rows of a non-GEMM op")
         return 1

@@ -61,6 +61,30 @@ def test_each_op_by_its_axis_with_the_fastest_vendor_over_own():
     assert silu.loc[4, "ratio"] == 0.75 and silu.loc[4, "fastest vendor"] == "torch-compile"
 
 
+def test_a_second_width_is_an_index_level_not_averaged_and_a_point_twice_is_refused(
+    capsys, monkeypatch
+):
+    """layer_ops measures SiLU at two widths a row count: each width keeps its own row (session
+    86's table printed their mean); two runs holding one point are refused, not averaged."""
+    rows = pd.DataFrame(
+        [
+            {**_row("silu_mul", prov, 8192, us), "n": float(n)}
+            for n, own, comp in ((14336, 168.0, 160.0), (18944, 222.0, 211.0))
+            for prov, us in (("own-triton", own), ("torch-compile", comp))
+        ]
+    )
+    tables = dict(table.op_tables(rows))
+    us = tables["silu_mul, median us (by m x n)"]
+    assert us.loc[(8192, 14336), "own-triton"] == 168.0
+    assert us.loc[(8192, 18944), "own-triton"] == 222.0
+    ratio = tables["silu_mul, fastest vendor / own-triton (above 1: own faster)"]
+    assert ratio.loc[(8192, 18944), "ratio"] == round(211.0 / 222.0, 3)
+    twice = pd.concat([rows, rows.iloc[:1]])
+    monkeypatch.setattr(table, "read_rows", lambda *paths, columns=None: twice)
+    assert table.main(["a", "b"]) == 2
+    assert "measured twice" in capsys.readouterr().err
+
+
 def test_cli_prints_every_table_and_refuses_a_run_without_ops(tmp_path, capsys, monkeypatch):
     rows = pd.DataFrame([_row("rope", "own-triton", 8, 5.0), _row("rope", "torch-eager", 8, 40.0)])
     monkeypatch.setattr(table, "read_rows", lambda *paths, columns=None: rows)
