@@ -449,7 +449,8 @@ def _fa3_fwd_kernel(
     fence_async_shared()  # the initialised barriers are visible to the TMA unit
 
     # One call per consumer count: the partition list is static. Worker arguments are the same
-    # tuple for every consumer but its slice index.
+    # tuple for every consumer but its slice index, written out: a tuple built beforehand and
+    # concatenated with the index does not compile as a partition's arguments (Triton 3.6, 3.9).
     if CONSUMERS == 3:
         gl.warp_specialize([
             (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
