@@ -30,7 +30,8 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
   whole. Each is also packed into `.cache/resume/<folder>+<run>.tar.xz` (its paths from the
   checkout's root), which `scripts/device_env.sh` unpacks on the machine: carrying `.cache`
   resumes it. Carried as a folder, session 86's 156 point files of a whole-grid run (6.4 MB, 0.55
-  packed) tipped the call past the 64 MiB it may carry; a run returned whole drops its pack. `scripts/gpu_measure.sh` carries `.cache`, and on the machine `--check-resume <folder>`
+  packed) tipped the call past the 64 MiB it may carry; a run returned whole drops its pack.
+  `scripts/gpu_measure.sh` carries `.cache`, and on the machine `--check-resume <folder>`
   refuses to start a listed run whose folder is not there. In session 56 a call came on a fresh
   H100 without its folder and timed again 111 rows that the call before had measured (431 s
   held). That call was launched before take_back.py ran. Had it run, the ledger would have

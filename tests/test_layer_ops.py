@@ -216,35 +216,31 @@ def test_only_the_looped_rung_takes_the_two_pass_kernel(provider):
     [SiluMulProblem(3, 300), SiluMulProblem(7, 2100), SiluMulProblem(1100, 64)],
     ids=lambda p: p.label(),
 )
-def test_every_silu_order_gives_the_headline_bits(problem):
-    """The rungs only walk the output in another order (the flat headline, rows first, a row's
-    blocks first): rows of 300 and 2100 end in part-filled blocks (blocks of 256 and 1,024, one
+def test_the_rows_first_rung_gives_the_headline_bits(problem):
+    """The rung only walks the output in another order (rows first, where the headline takes one
+    flat index): rows of 300 and 2100 end in part-filled blocks (blocks of 256 and 1,024, one
     program per SM), and 1,100 rows of 64 put blocks across row ends for the flat index."""
     from harness.report.rung_worth import headline_of
 
+    rung = "own-triton-rows-first"
     headline, ref = _run("own-triton", problem)
     assert problem.check(headline, ref).ok
-    for rung, order in (("own-triton-rows-first", "rows"), ("own-triton-cols-first", "cols")):
-        out, _ = _run(rung, problem)
-        torch.testing.assert_close(out, headline, rtol=0, atol=0)
-        prepared = (
-            load_all()
-            .get("silu_mul", rung)
-            .prepare(problem, problem.make_inputs(0, "randn", DEV), CPU)
-        )
-        assert prepared.config["order"] == order
-        assert headline_of(rung, {"own-triton"}) == "own-triton"
-    assert "own-triton-rows-first" not in load_all().names("rmsnorm")
+    out, _ = _run(rung, problem)
+    torch.testing.assert_close(out, headline, rtol=0, atol=0)
+    inputs = problem.make_inputs(0, "randn", DEV)
+    assert load_all().get("silu_mul", rung).prepare(problem, inputs, CPU).config["order"] == "rows"
+    assert (
+        load_all().get("silu_mul", "own-triton").prepare(problem, inputs, CPU).config["order"]
+        == "flat"
+    )
+    assert headline_of(rung, {"own-triton"}) == "own-triton"
+    assert rung not in load_all().names("rmsnorm")
 
 
-def test_a_row_blocks_first_grid_refuses_more_rows_than_grid_axis_1_holds():
+def test_an_unknown_silu_order_is_refused():
     from harness_kernels.triton import layer_ops as k
 
-    x = torch.empty(65536, 16)
-    with pytest.raises(ValueError, match="65535"):
-        k.prepare_silu_mul(x, 1, order="cols")
-    flat = k.prepare_silu_mul(x, 1)  # one grid axis, any m
+    with pytest.raises(ValueError, match="order 'cols'"):
+        k.prepare_silu_mul(torch.empty(4, 16), 1, order="cols")
+    flat = k.prepare_silu_mul(torch.empty(65536, 16), 1)  # one grid axis, any m
     assert flat.grid == (65536 * 8 // flat.config["block"],)
-    with pytest.raises(Unsupported, match="65535"):
-        p = SiluMulProblem(65536, 8)
-        load_all().get("silu_mul", "own-triton-cols-first").prepare(p, {"x": x}, CPU)

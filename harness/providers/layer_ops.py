@@ -149,16 +149,13 @@ def _norm_rung(pins: dict[str, bool], doc: str) -> Callable[..., Prepared]:
 
 
 # Rungs of the own SiLU-and-multiply: the order its grid walks the output (layer_ops.SILU_ORDERS;
-# the headline's is "flat"). `silu_mul-order-s86` ran the flat order as `own-triton-flat`.
+# the headline's is "flat"). `silu_mul-order-s86` ran the flat order as `own-triton-flat`, and a
+# row's blocks first as `own-triton-cols-first` (as fast as flat; not kept).
 SILU_RUNGS = {
     "own-triton-rows-first": (
         "rows",
         "Own Triton SiLU-and-multiply, rows on the grid's first axis (the headline before "
         "session 86; a rung)",
-    ),
-    "own-triton-cols-first": (
-        "cols",
-        "Own Triton SiLU-and-multiply, a row's column blocks first on the grid (a rung)",
     ),
 }
 
@@ -167,8 +164,6 @@ def _silu_rung(order: str, doc: str) -> Callable[..., Prepared]:
     def prepare(problem: Any, inputs: dict, device: DeviceInfo) -> Prepared:
         if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
             raise Unsupported("CPU runs need TRITON_INTERPRET=1 before the kernels are imported")
-        if order == "cols" and problem.m > 65535:
-            raise Unsupported("a row's blocks first puts rows on grid axis 1: m <= 65535")
         from harness_kernels.triton import layer_ops as k
 
         launch = k.prepare_silu_mul(inputs["x"], device.sm_count, order=order)

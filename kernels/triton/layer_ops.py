@@ -247,10 +247,9 @@ def _silu_mul_kernel(
     stride_y,
     # meta-parameters
     BLOCK: tl.constexpr,
-    ROW_AXIS: tl.constexpr,  # the grid axis of rows: 0 ("rows") or 1 ("cols")
 ):
-    row = tl.program_id(ROW_AXIS).to(tl.int64)
-    offs = tl.program_id(1 - ROW_AXIS) * BLOCK + tl.arange(0, BLOCK)
+    row = tl.program_id(0).to(tl.int64)
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     gate = tl.load(x_ptr + row * stride_x + offs, mask=mask, other=0.0).to(tl.float32)
     up = tl.load(x_ptr + row * stride_x + n + offs, mask=mask, other=0.0).to(tl.float32)
@@ -282,11 +281,12 @@ def _silu_mul_flat_kernel(
 
 # How a silu_mul grid walks the output. "flat" (the headline): one index over m x n, so
 # consecutive programs read consecutive bytes. "rows": one row's column blocks on the grid's
-# second axis, so consecutive programs read rows 2n elements apart; "cols": a row's blocks first
-# (grid axis 1 holds at most 65,535 rows). One H200 run (results/h200/silu_mul-order-s86, m 8192
-# and 32768, n 14336 and 18944): "rows", the headline until then, took 1.045-1.050x the time of
-# the other two, which ran at 4.38-4.42 TB/s with torch.compile's (0.997-1.000x its time).
-SILU_ORDERS = ("flat", "rows", "cols")
+# second axis, so consecutive programs read rows 2n elements apart. One H200 run
+# (results/h200/silu_mul-order-s86, m 8192 and 32768, n 14336 and 18944): "rows", the headline
+# until then, took 1.045-1.050x the time of the flat order (and of a row's blocks first, a third
+# order measured there and not kept), which ran at 4.38-4.42 TB/s with torch.compile's
+# (0.997-1.000x its time).
+SILU_ORDERS = ("flat", "rows")
 
 
 def prepare_silu_mul(x: torch.Tensor, sms: int, order: str = "flat") -> LayerOpLaunch:
@@ -295,10 +295,8 @@ def prepare_silu_mul(x: torch.Tensor, sms: int, order: str = "flat") -> LayerOpL
     m, two_n = x.shape
     if two_n % 2 or x.stride(1) != 1:
         raise ValueError(f"silu_mul: x {tuple(x.shape)} must be [m, 2n] with contiguous rows")
-    if order not in SILU_ORDERS or (order == "cols" and m > 65535):
-        raise ValueError(
-            f"silu_mul: order {order!r}, m {m}; allowed: {SILU_ORDERS} (cols: m <= 65535)"
-        )
+    if order not in SILU_ORDERS:
+        raise ValueError(f"silu_mul: order {order!r}; allowed: {SILU_ORDERS}")
     n = two_n // 2
     block = 1024 if m * triton.cdiv(n, 1024) >= 4 * sms else 256
     warps = max(1, min(8, block * x.element_size() // (32 * VEC_BYTES)))
@@ -315,12 +313,11 @@ def prepare_silu_mul(x: torch.Tensor, sms: int, order: str = "flat") -> LayerOpL
             (y,),
             config,
         )
-    blocks = triton.cdiv(n, block)
     return LayerOpLaunch(
         _silu_mul_kernel,
-        (m, blocks) if order == "rows" else (blocks, m),
+        (m, triton.cdiv(n, block)),
         (x, y, n, *strides),
-        {"BLOCK": block, "ROW_AXIS": 0 if order == "rows" else 1, "num_warps": warps},
+        {"BLOCK": block, "num_warps": warps},
         (y,),
         config,
     )
