@@ -37,7 +37,7 @@ if [ "${PARTS:-0}" = 1 ]; then
   $PY scripts/wheel_parts.py split --mib 44 "$d"/*.whl
   rm -rf "$d"
   # its sizes count results/ and reports/ in the tree: a part's call sets them aside here first
-  echo "a part's call carries no results/ or reports/ (move them aside and back: results/h200/README.md, 'Owed runs')"
+  echo "a part's call carries no committed rows or report: python3 scripts/device_slim.py aside, then back"
 fi
 if [ "${INC:-0}" = 1 ]; then
   src=$($PY -c "import cutlass_library, pathlib; print(pathlib.Path(cutlass_library.__file__).parent / 'source')")
@@ -45,4 +45,5 @@ if [ "${INC:-0}" = 1 ]; then
 fi
 ls -l .whl; du -sh .whl .whl-parts/* .cache/cutlass-inc.tar.xz 2>/dev/null || true
 # the tree and this carry as the device tool counts them (a tar's 512-byte blocks), against 64 MiB
-$PY scripts/carry_size.py .whl .cache || echo "warning: a call carrying .whl and .cache would be refused"
+$PY scripts/carry_size.py .whl .cache ||
+  echo "warning: a call carrying .whl and .cache would be refused: python3 scripts/device_slim.py aside (then back)"
