@@ -34,7 +34,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from harness.report.gaps import tuned_ms
+from harness.report.gap_reasons import tuned_ms
 from harness.store import read_rows
 
 BANDS = {"M1-64": (1, 64), "M128-1024": (128, 1024), "M>=2048": (2048, 1 << 40)}
@@ -139,7 +139,7 @@ def _clock_line(fastest: pd.DataFrame, mine: pd.DataFrame, r: pd.Series) -> list
 
 def _drift_line(mine: pd.DataFrame) -> list[str]:
     """Per band: the median of the sweep's time over the tuner's time of the same candidate
-    (none where no row records a tuner time; gaps.tuned_ms says which time is read)."""
+    (none where no row records a tuner time; gap_reasons.tuned_ms says which time is read)."""
     tuned = mine.provider_config.map(lambda cfg: tuned_ms(json.loads(cfg or "{}")))
     drift = (mine.latency_ms_median / pd.to_numeric(tuned, errors="coerce")).dropna()
     drift = drift[drift > 0]

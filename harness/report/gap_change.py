@@ -31,7 +31,7 @@ from tabulate import tabulate
 
 from harness.measure.stats import geomean
 from harness.report.data import fmt
-from harness.report.gaps import PAR
+from harness.report.gap_reasons import PAR
 
 KEY = ["device", "op", "dtype", "problem", "own"]
 SIDE = ["run", "reference", "vendors", "speedup", "reference_gpu", "rung", "own_config"]

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from report_fixtures import ceiling_row, speed_row, write_run
 
-from harness.report import gaps
+from harness.report import gap_reasons, gaps, kernel_configs
 from harness.report.data import load
 
 GEMM = {"dtype": "bf16", "layout": "nt", "batch": 1}
@@ -26,10 +26,12 @@ def _write_ceilings(root) -> None:
 
 
 def test_sm_fill_is_mean_over_busiest_sm():
-    assert gaps.sm_fill(80, 132) == pytest.approx(80 / 132)  # 52 SMs idle
-    assert gaps.sm_fill(264, 132) == 1.0
-    assert gaps.sm_fill(133, 132) == pytest.approx((133 / 132) / 2)  # one SM runs a second unit
-    assert gaps.sm_fill(None, 132) is None and gaps.sm_fill(10, None) is None
+    assert kernel_configs.sm_fill(80, 132) == pytest.approx(80 / 132)  # 52 SMs idle
+    assert kernel_configs.sm_fill(264, 132) == 1.0
+    assert kernel_configs.sm_fill(133, 132) == pytest.approx(
+        (133 / 132) / 2
+    )  # one SM runs a second unit
+    assert kernel_configs.sm_fill(None, 132) is None and kernel_configs.sm_fill(10, None) is None
 
 
 def _row(cfg: dict, **axes) -> dict:
@@ -91,7 +93,7 @@ def _row(cfg: dict, **axes) -> dict:
     ],
 )
 def test_work_units_from_recorded_config(cfg, axes, units):
-    assert gaps.work_units(_row(cfg, **axes)) == units
+    assert kernel_configs.work_units(_row(cfg, **axes)) == units
 
 
 def _vendor(*grids: tuple[str, str]) -> dict:
@@ -104,11 +106,14 @@ REDUCE = "void cublasLt::splitKreduce_kernel<32, 16, int, float>(...)"
 
 
 def test_reference_ctas_reads_the_main_kernels_grid():
-    assert gaps.reference_ctas(_vendor((NVJET, "4x24x1"))) == 96
+    assert kernel_configs.reference_ctas(_vendor((NVJET, "4x24x1"))) == 96
     # a split-K reduce is not the main kernel, wherever it is listed
-    assert gaps.reference_ctas(_vendor((REDUCE, "128x1x1"), (NVJET, "2x64x1"))) == 128
-    assert gaps.reference_ctas(_vendor((NVJET, "?"))) is None
-    assert gaps.reference_ctas(_row({})) is None and gaps.reference_ctas(None) is None
+    assert kernel_configs.reference_ctas(_vendor((REDUCE, "128x1x1"), (NVJET, "2x64x1"))) == 128
+    assert kernel_configs.reference_ctas(_vendor((NVJET, "?"))) is None
+    assert (
+        kernel_configs.reference_ctas(_row({})) is None
+        and kernel_configs.reference_ctas(None) is None
+    )
 
 
 @pytest.mark.parametrize(("grid", "tail"), [("4x24x1", False), ("2x64x1", True)])
@@ -118,8 +123,8 @@ def test_tail_is_no_reason_when_the_vendor_leaves_as_many_sms_idle(grid, tail):
     from types import SimpleNamespace
 
     own = {"provider": "own-triton", "latency_ms_median": 0.0198, **_row({"units": 96})}
-    fill = gaps.sm_fill(96, 132)
-    reason = gaps._reason(
+    fill = kernel_configs.sm_fill(96, 132)
+    reason = gap_reasons.reason(
         0.879,
         None,
         fill,
@@ -194,7 +199,7 @@ def test_reasons_name_the_tail_the_regime_and_the_win(gap_rows):
     own = frame[frame["own"] == "own-triton"].set_index("problem")
     assert own.loc["gemm 256x10240x8192 bf16 nt", "reason"].startswith("tail: 80 units on 132")
     main_loop = own.loc["gemm 512x10240x8192 bf16 nt"]
-    assert main_loop["regime"] == "compute" and main_loop["fill"] > gaps.TAIL_FILL
+    assert main_loop["regime"] == "compute" and main_loop["fill"] > gap_reasons.TAIL_FILL
     assert main_loop["reason"].startswith("compute-bound: own")
     assert main_loop["ridge"] == pytest.approx(760e12 / 4300e9)
     decode = own.loc["gemm 16x6144x4096 bf16 nt"]
@@ -266,11 +271,13 @@ def test_a_compute_bound_point_at_a_lower_clock_says_so_with_the_per_cycle_ratio
         f"clock: own 1350 MHz vs cublas 1485 MHz at 691 W vs 647 W; {per_cycle:.2f}x per cycle"
     )
     # within CLOCK_GAP the clocks explain nothing: the regime rule answers
-    assert gaps._clock_gap({**own, "sm_clock_mhz": 1455.0}, ven) is None
-    assert gaps._clock_gap({**own, "sm_clock_mhz": None}, ven) is None
+    assert gap_reasons.clock_gap({**own, "sm_clock_mhz": 1455.0}, ven) is None
+    assert gap_reasons.clock_gap({**own, "sm_clock_mhz": None}, ven) is None
     # slower per cycle too (0.82x: the code, not the clock): the regime rule, clocks aside
     slow = {**own, "latency_ms_median": 5.2}
-    assert gaps._clock_gap(slow, ven)[0] == pytest.approx(3.84 * 1485 / (5.2 * 1350), rel=1e-3)
+    assert gap_reasons.clock_gap(slow, ven)[0] == pytest.approx(
+        3.84 * 1485 / (5.2 * 1350), rel=1e-3
+    )
 
 
 def test_a_kernel_the_tuner_timed_at_par_but_the_sweep_slower_is_put_down_to_its_state(tmp_path):
@@ -287,11 +294,11 @@ def test_a_kernel_the_tuner_timed_at_par_but_the_sweep_slower_is_put_down_to_its
         "state when the sweep timed it"
     )
     # at the power cap the tuner's shorter window is a better power state: not this rule
-    assert gaps._state_gap({**own, "throttle_reasons": "sw_power_cap"}, ven) is None
+    assert gap_reasons.state_gap({**own, "throttle_reasons": "sw_power_cap"}, ven) is None
     # tuned within 5% of the sweep's time, or tuned behind the vendor: the other rules answer
     near = {**own, "provider_config": json.dumps({"tuned_ms": 0.0630})}
     behind = {**own, "provider_config": json.dumps({"tuned_ms": 0.0610})}
-    assert gaps._state_gap(near, ven) is None and gaps._state_gap(behind, ven) is None
+    assert gap_reasons.state_gap(near, ven) is None and gap_reasons.state_gap(behind, ven) is None
     # a decision read from the disk cache that nothing ties to this GPU (written before tuned_on,
     # or on another machine of the same GPU name), or own Triton's tl / Gluon choice read from
     # disk: a machine apart is no state, so not this rule
@@ -302,7 +309,7 @@ def test_a_kernel_the_tuner_timed_at_par_but_the_sweep_slower_is_put_down_to_its
         {"choice_source": "cache", "tuned_on": "GPU-h200"},
     ):
         cfg = {"tuned_ms": 0.0593, **cached}
-        assert gaps._state_gap({**own, "provider_config": json.dumps(cfg)}, ven) is None
+        assert gap_reasons.state_gap({**own, "provider_config": json.dumps(cfg)}, ven) is None
 
 
 def test_a_decision_this_gpu_timed_in_an_earlier_process_still_names_the_state(tmp_path):
@@ -324,16 +331,18 @@ def test_a_decision_this_gpu_timed_in_an_earlier_process_still_names_the_state(t
 
 def test_the_tuned_time_is_the_deciding_re_time_where_own_triton_chose_a_kernel():
     chose = {"tuned_ms": 0.080, "choice_tl_ms": 0.075, "choice_gluon_ms": 0.071}
-    assert gaps.tuned_ms(chose) == 0.071  # nothing names the side that ran: the faster one
+    assert gap_reasons.tuned_ms(chose) == 0.071  # nothing names the side that ran: the faster one
     # a pair within the noise that bursts decided may run its slower capped side: read that one
-    assert gaps.tuned_ms({**chose, "kernel": "tl"}) == 0.075  # the GEMM names it `kernel`
-    assert gaps.tuned_ms({**chose, "kernel": "gluon-ws"}) == 0.071
+    assert gap_reasons.tuned_ms({**chose, "kernel": "tl"}) == 0.075  # the GEMM names it `kernel`
+    assert gap_reasons.tuned_ms({**chose, "kernel": "gluon-ws"}) == 0.071
     # the prefill names it `choice`; its rows carry `kernel` too, the launch's name
-    assert gaps.tuned_ms({**chose, "kernel": "attn_prefill", "choice": "tl"}) == 0.075
-    assert gaps.tuned_ms({**chose, "kernel": "attn_prefill_gluon", "choice": "gluon"}) == 0.071
-    assert gaps.tuned_ms({"tuned_ms": 0.080}) == 0.080  # own CUTLASS, own Triton's GEMM
-    assert gaps.tuned_ms({"tune_ms": 1.27}) == 1.27  # the attention tuners
-    assert gaps.tuned_ms({"tuned": False}) is None
+    assert gap_reasons.tuned_ms({**chose, "kernel": "attn_prefill", "choice": "tl"}) == 0.075
+    assert (
+        gap_reasons.tuned_ms({**chose, "kernel": "attn_prefill_gluon", "choice": "gluon"}) == 0.071
+    )
+    assert gap_reasons.tuned_ms({"tuned_ms": 0.080}) == 0.080  # own CUTLASS, own Triton's GEMM
+    assert gap_reasons.tuned_ms({"tune_ms": 1.27}) == 1.27  # the attention tuners
+    assert gap_reasons.tuned_ms({"tuned": False}) is None
 
 
 def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
@@ -447,7 +456,7 @@ def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
     ],
 )
 def test_own_config_names_a_decodes_splits_and_the_keys_each_program_streams(cfg, shown):
-    assert gaps.own_config(_row(cfg)) == shown
+    assert kernel_configs.own_config(_row(cfg)) == shown
 
 
 def test_a_compute_bound_attention_point_names_what_its_exponentials_need(tmp_path):
@@ -472,9 +481,9 @@ def test_a_compute_bound_attention_point_names_what_its_exponentials_need(tmp_pa
     )
     # twice the head_dim, half the share; a GEMM row has none, nor a GPU off the datasheet
     peaks = gaps.device_peaks(load([tmp_path]))["NVIDIA H200"]
-    assert gaps.softmax_share({**own, "head_dim": 128}, peaks) == pytest.approx(share / 2)
-    assert gaps.softmax_share({**own, "op": "gemm"}, peaks) is None
-    assert gaps.softmax_share(own, None) is None
+    assert gap_reasons.softmax_share({**own, "head_dim": 128}, peaks) == pytest.approx(share / 2)
+    assert gap_reasons.softmax_share({**own, "op": "gemm"}, peaks) is None
+    assert gap_reasons.softmax_share(own, None) is None
 
 
 def _read_once_row(nbytes: float, gbps: float, provider: str = "triton-stream") -> dict:
@@ -559,10 +568,10 @@ def _share_reason(units: int, *grids: tuple[str, str]) -> str:
 
     cfg = {"kernel": "gemm_gluon_ws", "tiles": units}
     own = {"provider": "own-triton", "latency_ms_median": 0.0299, **_row(cfg)}
-    return gaps._reason(
+    return gap_reasons.reason(
         0.863,
         None,
-        gaps.sm_fill(units, 132),
+        kernel_configs.sm_fill(units, 132),
         units,
         132,
         "compute",
@@ -598,16 +607,16 @@ def test_a_vendor_kernel_in_clusters_is_named_beside_an_unclustered_own_kernel()
     from types import SimpleNamespace
 
     qkv = "nvjet_sm90_tst_144x128_64x6_1x2_h_bz_splitK_TNN"
-    assert gaps.reference_cluster(_vendor((REDUCE, "72x8x1"), (qkv, "2x64x1"))) == "1x2"
-    assert gaps.reference_cluster(_vendor((NVJET, "4x24x1"))) == "4x1"
+    assert kernel_configs.reference_cluster(_vendor((REDUCE, "72x8x1"), (qkv, "2x64x1"))) == "1x2"
+    assert kernel_configs.reference_cluster(_vendor((NVJET, "4x24x1"))) == "4x1"
     plain = "nvjet_sm90_tst_128x128_64x6_1x1_h_bz_TNN"
-    assert gaps.reference_cluster(_vendor((plain, "2x64x1"))) is None
-    assert gaps.reference_cluster(_vendor((REDUCE, "72x8x1"))) is None
-    assert gaps.reference_cluster(_row({})) is None
+    assert kernel_configs.reference_cluster(_vendor((plain, "2x64x1"))) is None
+    assert kernel_configs.reference_cluster(_vendor((REDUCE, "72x8x1"))) is None
+    assert kernel_configs.reference_cluster(_row({})) is None
 
     def reason(own_cfg: dict, name: str) -> str:
         own = {"provider": "own-triton", "latency_ms_median": 0.0395, **_row(own_cfg)}
-        return gaps._reason(
+        return gap_reasons.reason(
             0.853,
             None,
             0.97,
