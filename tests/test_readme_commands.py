@@ -161,9 +161,10 @@ def test_readme_line_runs(line, tmp_path):
 
 
 def test_named_scripts_exist():
-    """A README names only scripts that are there (issue 18.7 removed the one-off ones; their
-    jobs are written out in the results READMEs)."""
+    """A README or a docs/ page names only scripts that are there (issue 18.7 removed the
+    one-off ones; their jobs are written out in the results READMEs)."""
     readmes = [README, REPO / "reports" / "README.md", *RESULTS_READMES]
+    readmes += sorted((REPO / "docs").glob("*.md"))
     missing = [
         f"{readme.relative_to(REPO)}: {name}"
         for readme in readmes
