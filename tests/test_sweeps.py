@@ -99,3 +99,24 @@ def test_point_key_is_stable_and_sensitive():
     assert a != point_key(GemmProblem(1, 2, 4), "x", {"l2": "cold"}, "dev")
     assert a != point_key(GemmProblem(1, 2, 3), "x", {"l2": "hot"}, "dev")
     assert a != point_key(GemmProblem(1, 2, 3), "x", {"l2": "cold"}, "dev2")
+
+
+def test_thesis_preset_is_the_studys_shapes_with_both_register_tricks():
+    """sweep=thesis re-runs the original study's two experiments on its own shapes
+    (shared/notes/thesis-study.md): fp16 square GEMMs 256..8192, and causal FMHA at batch 1,
+    32 / 8 heads, head_dim 128, 256..16384 tokens, with CK's register trick and NVIDIA's rung."""
+    cfg = compose_run_config(["sweep=thesis"])
+    pts = expand(OmegaConf.to_container(cfg.sweep.groups), load_all())
+    gemm = [p.problem for p in pts if p.problem.op == "gemm"]
+    assert {(g.m, g.n, g.k) for g in gemm} == {
+        (s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192)
+    }
+    assert {(g.dtype, g.layout) for g in gemm} == {("fp16", "nn")}
+    attn = [p for p in pts if p.problem.op == "attention"]
+    assert {p.problem.q_len for p in attn} == {256 << i for i in range(7)}
+    assert {
+        (a.problem.batch, a.problem.q_heads, a.problem.kv_heads, a.problem.head_dim) for a in attn
+    } == {(1, 32, 8, 128)}
+    assert all(a.problem.causal and a.problem.dtype == "fp16" for a in attn)
+    providers = {a.provider for a in attn}
+    assert {"ck-fmha", "ck-fmha-register-trick", "own-triton-reg-stage", "sdpa-cudnn"} <= providers
