@@ -12,7 +12,9 @@ ceilings and the report are read here), so a call needs none of it:
     python3 scripts/device_slim.py aside --keep results/h200/fmha_decode_serving-b16-s66
 
 `aside` deletes only files that git holds unchanged (so `back`, a `git checkout`, restores them
-byte for byte) and refuses when one of them has uncommitted changes. It keeps every README,
+byte for byte) and refuses when one of them has uncommitted changes. It marks each one
+skip-worktree, so a `git commit -a` or `git add -A` made before `back` cannot commit the
+deletions (and `git status` does not list them). It keeps every README,
 log and call script (`results/*/_logs/` is where a call's script lives) and what `--keep` names:
 the device scripts that read committed runs (decode_merge_ncu.sh, fused_merge_call.sh) need
 their runs kept. `back` restores only what is missing from the working tree and still in git's
@@ -60,13 +62,27 @@ def aside(repo: Path, keep: list[str]) -> list[str]:
     dirty = changed(repo, paths)
     if dirty:
         raise SystemExit(f"device_slim: uncommitted changes, commit first: {' '.join(dirty[:5])}")
+    _update_index(repo, "--skip-worktree", paths)
     for p in paths:
         (repo / p).unlink()
     return paths
 
 
+def _update_index(repo: Path, flag: str, paths: list[str]) -> None:
+    if paths:
+        names = "".join(p + "\0" for p in paths).encode()
+        cmd = ["git", "-C", str(repo), "update-index", flag, "-z", "--stdin"]
+        subprocess.run(cmd, input=names, check=True)
+
+
 def back(repo: Path) -> list[str]:
-    missing = _git(repo, "ls-files", "-z", "--deleted", "--", *[f":(glob){g}" for g in SET_ASIDE])
+    """Restore what `aside` took (and any other tracked file of SET_ASIDE missing from the
+    working tree but still in the index): the skip-worktree marks cleared, the files checked out."""
+    globs = [f":(glob){g}" for g in SET_ASIDE]
+    tagged = _git(repo, "ls-files", "-z", "-t", "--", *globs)  # "S <path>": skip-worktree
+    marked = [t[2:] for t in tagged if t.startswith("S ")]
+    _update_index(repo, "--no-skip-worktree", marked)
+    missing = _git(repo, "ls-files", "-z", "--deleted", "--", *globs)
     if missing:
         subprocess.run(["git", "-C", str(repo), "checkout", "--", *missing], check=True)
     return missing

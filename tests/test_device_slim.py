@@ -86,3 +86,21 @@ def test_back_leaves_a_run_moved_out_with_git_rm(tmp_path):
     assert "results/h200/run-a/rows.parquet" not in restored
     assert not (repo / "results/h200/run-a/rows.parquet").exists()
     assert (repo / "results/h200/run-b/rows.parquet").exists()
+
+
+def test_a_commit_before_back_cannot_take_the_rows_with_it(tmp_path):
+    repo = _repo(tmp_path)
+    slim.aside(repo, keep=[])
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True
+    ).stdout
+    assert status == ""  # the deletions are not changes git would stage
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (repo / "harness/code.py").write_text("x = 2\n")
+    subprocess.run([*git, "commit", "-qam", "a change made while the rows are aside"], check=True)
+    slim.back(repo)
+    assert all((repo / n).exists() for n in FILES)
+    tracked = subprocess.run(
+        ["git", "-C", str(repo), "ls-files"], capture_output=True, text=True
+    ).stdout.split()
+    assert "results/h200/run-a/rows.parquet" in tracked
