@@ -174,6 +174,19 @@ def test_named_scripts_exist():
     assert not missing, f"README names scripts that do not exist: {missing}"
 
 
+def test_named_tests_exist():
+    """A README or a docs/ page that cites a test file (or a test in it) cites one that is there,
+    so a claim's "held by" cannot outlive the test."""
+    pages = [README, *RESULTS_READMES, *sorted((REPO / "docs").glob("*.md"))]
+    missing = []
+    for page in pages:
+        for path, test in re.findall(r"\b(tests/[\w/]+\.py)(?:::(\w+))?", page.read_text()):
+            file = REPO / path
+            if not file.is_file() or (test and f"def {test}(" not in file.read_text()):
+                missing.append(f"{page.relative_to(REPO)}: {path}{'::' + test if test else ''}")
+    assert not missing, f"pages cite tests that do not exist: {missing}"
+
+
 def gpu_measure_commands(text: str) -> list[str]:
     """The harness command of each "<run_id> [ceilings] <overrides>" spec that a fenced
     `scripts/gpu_measure.sh` line runs (what the script evals, less results_dir and run_id), and
