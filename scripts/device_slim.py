@@ -11,14 +11,16 @@ ceilings and the report are read here), so a call needs none of it:
     python3 scripts/device_slim.py back       # after it: restored from git
     python3 scripts/device_slim.py aside --keep results/h200/fmha_decode_serving-b16-s66
 
-`aside` deletes only files that git holds unchanged (so `back`, a `git checkout`, restores them
-byte for byte) and refuses when one of them has uncommitted changes. It marks each one
-skip-worktree, so a `git commit -a` or `git add -A` made before `back` cannot commit the
-deletions (and `git status` does not list them). It keeps every README,
-log and call script (`results/*/_logs/` is where a call's script lives) and what `--keep` names:
-the device scripts that read committed runs (decode_merge_ncu.sh, fused_merge_call.sh) need
-their runs kept. `back` restores only what is missing from the working tree and still in git's
-index, so a run moved out with `git rm` stays out.
+`aside` deletes only files that git holds unchanged (so `back` restores them byte for byte from
+the index) and refuses when one of them has uncommitted changes, or when an earlier `aside` was
+not undone. It marks each one skip-worktree, so a `git commit -a` or `git add -A` made before
+`back` cannot commit the deletions (and `git status` does not list them); `git rm` and `git mv`
+refuse those paths until `back`. It sets aside every tracked parquet under results/ (those under
+`_logs/` too) and reports/ but its README; the READMEs and the call scripts under `_logs/` stay.
+`--keep` leaves the runs a device script reads (decode_merge_ncu.sh, fused_merge_call.sh); a
+`--keep` path that holds no tracked file is refused, as a misspelling would be. `back` writes
+back only the files missing from the working tree: a file written at a set-aside path meanwhile
+is left as it is, and shows as a change once its mark is cleared.
 """
 
 from __future__ import annotations
@@ -29,22 +31,48 @@ import sys
 from pathlib import Path
 
 # What a call does not need: the committed rows and the rendered report (its html and panels).
-SET_ASIDE = ("results/*.parquet", "results/**/*.parquet", "reports/**")
+SET_ASIDE = ("results/**/*.parquet", "reports/**")
+KEPT = ("reports/README.md",)
 
 
-def _git(repo: Path, *args: str) -> list[str]:
-    out = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+def _git(repo: Path, *args: str, stdin: bytes | None = None) -> list[str]:
+    # literal pathspecs: a run folder named like a glob (run[1]) names itself only
+    cmd = ["git", "--literal-pathspecs", "-C", str(repo), *args]
+    out = subprocess.run(cmd, check=True, capture_output=True, input=stdin).stdout
     return [p for p in out.decode().split("\0") if p]
+
+
+def _tracked(repo: Path) -> list[str]:
+    """Every tracked file SET_ASIDE matches, present or not, less KEPT."""
+    out = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", "-z", "--", *[f":(glob){g}" for g in SET_ASIDE]],
+        check=True,
+        capture_output=True,
+    ).stdout
+    return [p for p in out.decode().split("\0") if p and p not in KEPT]
+
+
+def _marked(repo: Path, paths: list[str]) -> list[str]:
+    """Of `paths`, those flagged skip-worktree ("S" in `git ls-files -t`)."""
+    if not paths:
+        return []
+    tagged = _git(repo, "ls-files", "-z", "-t", "--", *paths)
+    return [t[2:] for t in tagged if t.startswith("S ")]
+
+
+def _stdin(paths: list[str]) -> bytes:
+    return "".join(p + "\0" for p in paths).encode()
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
 
 
 def candidates(repo: Path, keep: list[str]) -> list[str]:
     """Tracked files matching SET_ASIDE that are present, outside every --keep path."""
-    tracked = _git(repo, "ls-files", "-z", "--", *[f":(glob){g}" for g in SET_ASIDE])
     kept = [k.rstrip("/") for k in keep]
     return [
-        p
-        for p in tracked
-        if (repo / p).is_file() and not any(p == k or p.startswith(k + "/") for k in kept)
+        p for p in _tracked(repo) if (repo / p).is_file() and not any(_under(p, k) for k in kept)
     ]
 
 
@@ -58,33 +86,46 @@ def changed(repo: Path, paths: list[str]) -> list[str]:
 
 
 def aside(repo: Path, keep: list[str]) -> list[str]:
+    tracked = _tracked(repo)
+    if marked := _marked(repo, tracked):
+        # git diff does not look at a skip-worktree file: one written since the last aside
+        # would be deleted unseen
+        raise SystemExit(
+            f"device_slim: {len(marked)} files are still set aside: run `back` first ({marked[0]})"
+        )
+    for k in keep:
+        if not any(_under(p, k.rstrip("/")) for p in tracked):
+            raise SystemExit(f"device_slim: --keep {k}: no tracked file of SET_ASIDE under it")
     paths = candidates(repo, keep)
     dirty = changed(repo, paths)
     if dirty:
         raise SystemExit(f"device_slim: uncommitted changes, commit first: {' '.join(dirty[:5])}")
-    _update_index(repo, "--skip-worktree", paths)
+    # marked first: a crash before the deletions leaves present, marked files, which the next
+    # aside refuses and `back` un-marks
+    _git(repo, "update-index", "--skip-worktree", "-z", "--stdin", stdin=_stdin(paths))
     for p in paths:
         (repo / p).unlink()
     return paths
 
 
-def _update_index(repo: Path, flag: str, paths: list[str]) -> None:
-    if paths:
-        names = "".join(p + "\0" for p in paths).encode()
-        cmd = ["git", "-C", str(repo), "update-index", flag, "-z", "--stdin"]
-        subprocess.run(cmd, input=names, check=True)
-
-
 def back(repo: Path) -> list[str]:
-    """Restore what `aside` took (and any other tracked file of SET_ASIDE missing from the
-    working tree but still in the index): the skip-worktree marks cleared, the files checked out."""
-    globs = [f":(glob){g}" for g in SET_ASIDE]
-    tagged = _git(repo, "ls-files", "-z", "-t", "--", *globs)  # "S <path>": skip-worktree
-    marked = [t[2:] for t in tagged if t.startswith("S ")]
-    _update_index(repo, "--no-skip-worktree", marked)
-    missing = _git(repo, "ls-files", "-z", "--deleted", "--", *globs)
+    """Write back every tracked file of SET_ASIDE missing from the working tree (from the index,
+    skip-worktree marks ignored), then clear the marks: restored before un-marked, so no moment
+    shows the set-aside files as deletions git would stage."""
+    tracked = _tracked(repo)
+    missing = [p for p in tracked if not (repo / p).exists()]
     if missing:
-        subprocess.run(["git", "-C", str(repo), "checkout", "--", *missing], check=True)
+        _git(
+            repo,
+            "checkout-index",
+            "-f",
+            "--ignore-skip-worktree-bits",
+            "-z",
+            "--stdin",
+            stdin=_stdin(missing),
+        )
+    if marked := _marked(repo, tracked):
+        _git(repo, "update-index", "--no-skip-worktree", "-z", "--stdin", stdin=_stdin(marked))
     return missing
 
 

@@ -21,6 +21,8 @@ FILES = {
     "results/h200/_logs/session87/call1.sh": b"echo call\n",
     "reports/hopper/index.html": b"<html/>",
     "reports/hopper/roofline.png": b"png",
+    "reports/README.md": b"# reports\n",
+    "results/h200/run[1]/rows.parquet": b"glob-like name",
     "harness/code.py": b"x = 1\n",
 }
 
@@ -47,6 +49,7 @@ def test_aside_takes_the_rows_and_the_report_and_back_restores_them(tmp_path):
         [
             "results/h200/run-a/rows.parquet",
             "results/h200/run-b/rows.parquet",
+            "results/h200/run[1]/rows.parquet",
             "reports/hopper/index.html",
             "reports/hopper/roofline.png",
         ]
@@ -55,6 +58,7 @@ def test_aside_takes_the_rows_and_the_report_and_back_restores_them(tmp_path):
     assert _present(repo) == {
         "results/h200/README.md",
         "results/h200/_logs/session87/call1.sh",
+        "reports/README.md",
         "harness/code.py",
     }
     assert sorted(slim.back(repo)) == sorted(gone)
@@ -104,3 +108,44 @@ def test_a_commit_before_back_cannot_take_the_rows_with_it(tmp_path):
         ["git", "-C", str(repo), "ls-files"], capture_output=True, text=True
     ).stdout.split()
     assert "results/h200/run-a/rows.parquet" in tracked
+
+
+def test_a_second_aside_before_back_is_refused(tmp_path):
+    """git diff does not look at skip-worktree files, so an aside over an aside could delete a
+    file written at a set-aside path meanwhile without seeing it."""
+    repo = _repo(tmp_path)
+    slim.aside(repo, keep=[])
+    (repo / "reports/hopper/index.html").write_bytes(b"<html>new report</html>")
+    with pytest.raises(SystemExit, match="still set aside"):
+        slim.aside(repo, keep=[])
+    assert (repo / "reports/hopper/index.html").read_bytes() == b"<html>new report</html>"
+
+
+def test_back_leaves_a_file_written_meanwhile_and_shows_it_changed(tmp_path):
+    repo = _repo(tmp_path)
+    slim.aside(repo, keep=[])
+    (repo / "reports/hopper/index.html").write_bytes(b"<html>new report</html>")
+    restored = slim.back(repo)
+    assert "reports/hopper/index.html" not in restored
+    assert (repo / "reports/hopper/index.html").read_bytes() == b"<html>new report</html>"
+    status = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True
+    ).stdout
+    assert status.strip() == "M reports/hopper/index.html"
+
+
+def test_a_staged_change_is_refused(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "results/h200/run-b/rows.parquet").write_bytes(b"staged rows")
+    subprocess.run(["git", "-C", str(repo), "add", "results/h200/run-b/rows.parquet"], check=True)
+    (repo / "results/h200/run-b/rows.parquet").write_bytes(FILES["results/h200/run-b/rows.parquet"])
+    with pytest.raises(SystemExit, match="uncommitted"):
+        slim.aside(repo, keep=[])
+    assert _present(repo) == set(FILES)
+
+
+def test_a_keep_path_that_holds_nothing_is_refused(tmp_path):
+    repo = _repo(tmp_path)
+    with pytest.raises(SystemExit, match="--keep results/h200/run-c"):
+        slim.aside(repo, keep=["results/h200/run-c"])
+    assert _present(repo) == set(FILES)

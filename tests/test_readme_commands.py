@@ -168,7 +168,10 @@ def test_named_scripts_exist():
     missing = [
         f"{readme.relative_to(REPO)}: {name}"
         for readme in readmes
-        for name in re.findall(r"\bscripts/[\w.-]+\.(?:sh|py)\b", readme.read_text())
+        # not preceded by a path part: kernels/ck/scripts/x.sh is not the repository's scripts/
+        for name in re.findall(
+            r"(?<![\w./-])scripts/[\w.-]+\.(?:sh|py)(?![\w-]|\.\w)", readme.read_text()
+        )
         if not (REPO / name).is_file()
     ]
     assert not missing, f"README names scripts that do not exist: {missing}"
@@ -177,10 +180,13 @@ def test_named_scripts_exist():
 def test_named_tests_exist():
     """A README or a docs/ page that cites a test file (or a test in it) cites one that is there,
     so a claim's "held by" cannot outlive the test."""
-    pages = [README, *RESULTS_READMES, *sorted((REPO / "docs").glob("*.md"))]
+    pages = [README, REPO / "reports" / "README.md", *RESULTS_READMES]
+    pages += sorted((REPO / "docs").glob("*.md"))
+    # a path not inside another (kernels/ck/tests/...), the test its last ::part (a class's too)
+    cited = r"(?<![\w./-])(tests/[\w/-]+\.py)(?![\w-]|\.\w)(?:::(?:\w+::)*(\w+))?"
     missing = []
     for page in pages:
-        for path, test in re.findall(r"\b(tests/[\w/]+\.py)(?:::(\w+))?", page.read_text()):
+        for path, test in re.findall(cited, page.read_text()):
             file = REPO / path
             if not file.is_file() or (test and f"def {test}(" not in file.read_text()):
                 missing.append(f"{page.relative_to(REPO)}: {path}{'::' + test if test else ''}")

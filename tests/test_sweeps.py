@@ -112,6 +112,8 @@ def test_thesis_preset_is_the_studys_shapes_with_both_register_tricks():
         (s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192)
     }
     assert {(g.dtype, g.layout) for g in gemm} == {("fp16", "nn")}
+    gemm_providers = {p.provider for p in pts if p.problem.op == "gemm"}
+    assert {"cublas", "own-cutlass-sm80-multistage", "own-triton-no-tensor-cores"} <= gemm_providers
     attn = [p for p in pts if p.problem.op == "attention"]
     assert {p.problem.q_len for p in attn} == {256 << i for i in range(7)}
     assert {
