@@ -9,6 +9,8 @@ set -u
 export TRITON_CACHE_DIR=/tmp/tcache
 KV=${KV:-4096}; D=$OUT/ncu-kv$KV; mkdir -p $D
 RUNS="results/${GPU:-h200}/fmha_decode_serving-b16-ragged-s73 results/${GPU:-h200}/fmha_decode_serving-b16-equal-s72"
+# (session 87) the committed runs it reads must be in the tree: `device_slim.py aside --keep` them
+for r in $RUNS; do [ -f "$r/rows.parquet" ] || { echo "missing $r (device_slim.py aside --keep $r)"; exit 2; }; done
 nvidia-smi --query-gpu=name,uuid,power.limit,driver_version --format=csv,noheader | tee $D/gpu.txt
 timeout -k 10 ${LIMIT:-400} ncu --nvtx --nvtx-include "ncu/" --set full --clock-control none -f \
   -o $D/merge python3 scripts/decode_merge_ncu.py $RUNS --kv $KV > $D/ncu-run.txt 2>&1
