@@ -2,10 +2,14 @@
 
 Attention (kernels/triton/attention_gluon_kernel.py): FlashAttention-3's structure (TMA producer
 warp, two consumer warpgroups, softmax overlapped with P V); prefill over a dense KV cache.
-  own-triton-gluon              the full kernel
-  own-triton-gluon-no-overlap   its rung without the intra-warpgroup overlap
+  own-triton-gluon              the full kernel; when causal its tuner also times the persistent
+                                candidates and keeps the faster (session 88, H200: they won at
+                                causal 1-2k by 1.04-1.17x and lost at 4-16k by 4-5%)
+  own-triton-gluon-not-persistent  its rung without the persistent candidates (one CTA per work
+                                item: the headline up to session 88)
+  own-triton-gluon-no-overlap   its rung without the intra-warpgroup overlap (nor persistence)
   own-triton-gluon-persistent   its rung on at most one CTA per SM looping over work items (the
-                                next item's Q and K/V load under this one; not GPU-tested yet)
+                                next item's Q and K/V load under this one), the only candidates
 GEMM (kernels/triton/gemm_gluon_kernel.py): CUTLASS's warp-specialized structure (TMA producer
 warp, two consumer warpgroups in the cooperative or the ping-pong schedule, whichever tunes
 faster; persistent) with tile widths fitted to the SM count.
@@ -20,7 +24,7 @@ from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 DECODE_MAX_Q = 8  # own_triton.DECODE_MAX_Q: shorter prompts go to the decode kernels
-RUNGS = ("full", "no-overlap", "persistent")
+RUNGS = ("full", "not-persistent", "no-overlap", "persistent")
 
 
 def provider_name(rung: str) -> str:
@@ -67,7 +71,12 @@ def _register(rung: str) -> None:
     prepare.__doc__ = (
         "Own Gluon FMHA forward (TMA producer warp, two consumer warpgroups), intra-warpgroup "
         f"overlap {'off' if rung == 'no-overlap' else 'on'}"
-        + (", persistent (one CTA per SM over the work items)" if rung == "persistent" else "")
+        + {
+            "full": ", persistent or one CTA per work item when causal, whichever tunes faster",
+            "not-persistent": ", one CTA per work item",
+            "no-overlap": ", one CTA per work item",
+            "persistent": ", persistent (one CTA per SM over the work items)",
+        }[rung]
         + "; sm_90, dense KV."
     )
     register(

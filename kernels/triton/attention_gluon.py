@@ -1,14 +1,17 @@
 """Launcher of the Gluon FMHA forward (attention_gluon_kernel.py): checks, descriptors, the
 config candidates and their tuning, and the AOT compile specs for tests and `harness inspect`.
 
-Rungs (`rung`): "full" (FA3's intra-warpgroup overlap of softmax and P V), "no-overlap"
-(each wgmma waited on before the next step) and "persistent" ("full" on at most one CTA per SM,
-each looping over work items, the longest causal ones first across heads, the next item's Q in
-a second buffer where shared memory allows: what FA3 does so that one item's prologue and
-epilogue hide under another's main loop; session 86 wrote it after own Triton's 2k causal
-prefill ran 0.95x cuDNN at batch 4-16, and it is a rung until a GPU has measured it). All keep
-the warp-specialized TMA producer and the two consumer warpgroups; attention_prefill.py's `tl`
-kernel is the rung without them.
+Rungs (`rung`): "full" (FA3's intra-warpgroup overlap of softmax and P V; when causal, the tuner
+also times the persistent candidates and keeps whichever is faster), "not-persistent" (full
+without them: one CTA per work item, the headline up to session 88), "no-overlap" (each wgmma
+waited on before the next step) and "persistent" (the overlap on at most one CTA per SM, each
+looping over work items, the longest causal ones first across heads, the next item's Q in a
+second buffer where shared memory allows: what FA3 does so that one item's prologue and epilogue
+hide under another's main loop). Session 88's A/B on an H200 (`fmha-persistent-s88`) found the
+persistent candidates 1.04-1.17x faster at causal 1-2k and 0.95-0.96x at causal 4-16k, and
+0.97-1.01x non-causal, where the tuner misranked one of six: hence persistent candidates in the
+headline for causal problems only. All keep the warp-specialized TMA producer and the two
+consumer warpgroups; attention_prefill.py's `tl` kernel is the rung without them.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from .attention_target import device_key, num_sms, target_of
 from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
-GLUON_RUNGS = ("full", "no-overlap", "persistent")
+GLUON_RUNGS = ("full", "not-persistent", "no-overlap", "persistent")
+# The rungs whose first candidates differ: "not-persistent"'s are "full"'s first ones.
+AOT_RUNGS = ("full", "no-overlap", "persistent")
 SLICE_ROWS = 64  # query rows per consumer warpgroup (attention_gluon_kernel.SLICE_ROWS)
 SMEM_SLACK = 1024
 
@@ -67,13 +72,17 @@ def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
     fp32 O accumulator alone takes 128 registers of a consumer's 240), as many stages as fit
     227 KiB; at D 64 also three consumers (160 registers each), with 64-key tiles only when
     causal with the overlap: 128-key tiles spilled there (sm_90 AOT, Triton 3.6 and 3.9; the
-    mask arithmetic beside two live score tiles). The persistent rung: the same, with the next
-    item's Q in a second buffer where that still fits (QBUF 2), else one (QBUF 1: the next Q
-    loads once this item's O has left); its three consumers take 64-key tiles unmasked too (128
-    spilled 304 bytes, sm_90 AOT, Triton 3.9: the item loop's registers)."""
+    mask arithmetic beside two live score tiles). The persistent candidates: the same, with the
+    next item's Q in a second buffer where that still fits (QBUF 2), else one (QBUF 1: the next
+    Q loads once this item's O has left); their three consumers take 64-key tiles unmasked too
+    (128 spilled 304 bytes, sm_90 AOT, Triton 3.9: the item loop's registers). "full" is
+    "not-persistent"'s list, then, when causal, "persistent"'s."""
+    if rung == "full":
+        own = gluon_configs(head_dim, "not-persistent", causal)
+        return own + (gluon_configs(head_dim, "persistent", causal) if causal else [])
     block_ns = (64,) if head_dim > 128 else (128, 64)
     consumers = (2, 3) if head_dim <= 64 else (2,)
-    overlap = rung in ("full", "persistent")
+    overlap = rung != "no-overlap"
     persistent = rung == "persistent"
     cands = []
     for c in consumers:
@@ -232,7 +241,7 @@ def prepare_gluon_attention(
 def aot_specs(
     dtype: torch.dtype = torch.bfloat16,
     head_dim: int = 128,
-    rungs: Sequence[str] = GLUON_RUNGS,
+    rungs: Sequence[str] = AOT_RUNGS,
     causal: Sequence[bool] = (True, False),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: each

@@ -55,7 +55,7 @@ CASES = [
 
 
 @pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
-@pytest.mark.parametrize("rung", ["full", "no-overlap", "persistent"])
+@pytest.mark.parametrize("rung", ["not-persistent", "no-overlap", "persistent"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
 def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
     from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
@@ -71,6 +71,7 @@ def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
     for cfg in gluon_configs(head_dim, rung, causal):  # every candidate the tuner may pick
         launch = prepare_gluon_attention(q, k, v, causal=causal, rung=rung, config=cfg)
         assert launch.config["persistent"] == (rung == "persistent")
+        assert launch.config["variant"] == rung
         for _ in range(2):  # a second launch reuses nothing stale
             out = launch()
             torch.cuda.synchronize()
