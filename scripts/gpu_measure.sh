@@ -14,8 +14,8 @@
 # then SIGKILL 15 s later) is only a backstop for a point that overruns: in session 55 a tune
 # pass that `timeout -s INT` ended left its point marked in flight, and the next run wrote that
 # point as an error row.
-# The tune cache and the CUTLASS libraries come back too (tune-cache.tgz, cutlass.tar.xz), for
-# scripts/take_back.py to put where the next call's device_env.sh picks them up. take_back.py
+# The tune cache and the CUTLASS libraries, where one was built here, come back too
+# (tune-cache.tgz, cutlass.tar.xz), for scripts/take_back.py to put where the next call's device_env.sh picks them up. take_back.py
 # also lists a run it got back unfinished in .cache/unfinished, and a spec whose run is listed
 # there is skipped unless its folder is on the machine (carried, or left by the last call).
 # GPU (h100, h200, h200x2: one name per machine kind) names the scratch folder and is required:
@@ -56,5 +56,13 @@ for spec in "$@"; do
 done
 tar czf $OUT/results.tgz $R
 tar czf $OUT/tune-cache.tgz -C "${HARNESS_CACHE_DIR:-/tmp/hcache}" tune 2>/dev/null
-[ -d /tmp/cutlass-cache ] && tar cJf $OUT/cutlass.tar.xz -C /tmp/cutlass-cache . 2>/dev/null
+# The CUTLASS libraries come back only where this machine built one (a file newer than the marker
+# device_env.sh left on unpacking the carried archive, or no carried archive): packing 200
+# unchanged ones takes about a minute, which in session 88 pushed a call past its 600 s limit
+# with the archive cut short.
+C=${HARNESS_CUTLASS_CACHE:-/tmp/cutlass-cache}
+m=$(ls "$C"/.from-* 2>/dev/null | head -1)
+if [ -d "$C" ] && { [ -z "$m" ] || [ -n "$(find "$C" -newer "$m" -name '*.so' -print -quit)" ]; }; then
+  tar cJf $OUT/cutlass.tar.xz -C "$C" . 2>/dev/null
+fi
 exit 0

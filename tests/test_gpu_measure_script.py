@@ -16,7 +16,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run(tmp_path: Path, gitid: str | None) -> tuple[subprocess.CompletedProcess, list[str]]:
+def _run(
+    tmp_path: Path, gitid: str | None, cutlass_cache: Path | None = None
+) -> tuple[subprocess.CompletedProcess, list[str]]:
     tree = tmp_path / "tree"
     (tree / "scripts").mkdir(parents=True)
     shutil.copy(REPO / "scripts" / "gpu_measure.sh", tree / "scripts")
@@ -43,6 +45,7 @@ def _run(tmp_path: Path, gitid: str | None) -> tuple[subprocess.CompletedProcess
         "DEVICE_ENV": "0",
         "HARNESS_CACHE_DIR": str(tmp_path / "hcache"),
     }
+    env["HARNESS_CUTLASS_CACHE"] = str(cutlass_cache or tmp_path / "no-cutlass-cache")
     env.pop("HARNESS_GIT_SHA", None)
     env.pop("HARNESS_GIT_DIRTY", None)
     spec = "my-run sweep=smoke 'sweep.groups.0.providers=[torch]'"
@@ -73,3 +76,44 @@ def test_without_a_gitid_the_harness_falls_back_to_its_own_git_reading(tmp_path)
     done, calls = _run(tmp_path, None)
     assert done.returncode == 0, done.stderr
     assert [c for c in calls if "harness.cli" in c][0].startswith("sha=unset dirty=unset ")
+
+
+def _cache(tmp_path: Path, marker: bool) -> Path:
+    """A CUTLASS library cache as device_env.sh leaves it: one library, and the marker of the
+    carried archive it came from, touched after unpacking (so newer than the library)."""
+    cache = tmp_path / "cutlass-cache"
+    (cache / "gemm-a").mkdir(parents=True)
+    lib = cache / "gemm-a" / "lib.so"
+    lib.write_bytes(b"carried")
+    os.utime(lib, (1_000_000_000, 1_000_000_000))
+    if marker:
+        (cache / ".from-123").touch()
+    return cache
+
+
+def test_unchanged_carried_libraries_are_not_packed_again(tmp_path):
+    """Session 88: packing 200 carried libraries took about a minute and pushed a call past its
+    limit, cutting the archive short; nothing built on the machine, nothing to send back."""
+    done, _ = _run(tmp_path, None, _cache(tmp_path, marker=True))
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "out" / "cutlass.tar.xz").exists()
+    assert (tmp_path / "out" / "results.tgz").is_file()
+
+
+def test_a_library_built_on_the_machine_comes_back(tmp_path):
+    cache = _cache(tmp_path, marker=True)
+    (cache / "gemm-b").mkdir()
+    (cache / "gemm-b" / "lib.so").write_bytes(b"built here")  # newer than the marker
+    done, _ = _run(tmp_path, None, cache)
+    assert done.returncode == 0, done.stderr
+    names = subprocess.run(
+        ["tar", "tJf", str(tmp_path / "out" / "cutlass.tar.xz")], capture_output=True, text=True
+    ).stdout
+    assert "gemm-a/lib.so" in names and "gemm-b/lib.so" in names
+
+
+def test_libraries_with_no_carried_archive_come_back(tmp_path):
+    """No marker: the machine built its cache from nothing, so all of it is new to the CPU box."""
+    done, _ = _run(tmp_path, None, _cache(tmp_path, marker=False))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "cutlass.tar.xz").is_file()
