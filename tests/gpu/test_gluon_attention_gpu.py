@@ -103,6 +103,18 @@ def test_gluon_fmha_tunes_and_records_config() -> None:
     assert cfg["tuned"] is True and cfg["tune_candidates"] >= 2
 
 
+@pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
+def test_causal_headline_tunes_persistent_candidates_too() -> None:
+    """Session 88: causal, the headline times the persistent candidates beside one CTA per item
+    (more work items than SMs here: 8 x 28 heads x 16 blocks) and records which ran."""
+    from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
+
+    cfg = _prepared_matches_reference(prepare_gluon_attention, 8, (28, 4), causal=True)
+    assert cfg["variant"] == "full" and cfg["tuned"] is True
+    assert cfg["tune_candidates"] > len(gluon_configs(128, "not-persistent", True))
+    assert isinstance(cfg["persistent"], bool)
+
+
 @pytest.mark.skipif(not _sm90(), reason="needs sm_90")
 def test_own_triton_prefill_runs_the_faster_of_tl_and_gluon_and_records_both() -> None:
     from harness_kernels.triton.attention_choice import prepare_best_attention
