@@ -4,8 +4,8 @@ Configs (one compiled library per config x dtype x B layout):
   sm90-coop-128x256      TMA + WGMMA, cooperative, 128x256x64 tile, cluster 2x1 (large M)
   sm90-coop-256x128      cooperative, 256x128x64, cluster 1x2
   sm90-pingpong-128x128  ping-pong (epilogue of one warp group under the other's mainloop), 2x1
-  sm90-coop-128x{80,96,160,176,192}[-c2x1]   wave-filling widths for the mid band, alone or in 2x1
-                         clusters that multicast the shared weight tile to a pair
+  sm90-coop-128x{64,...,224}[-c2x1]   wave-filling widths (WAVE_FILL_WIDTHS) for the mid band,
+                         alone or in 2x1 clusters that multicast the shared weight tile to a pair
   sm90-pingpong-64x{96,128}-c2x1   64-token ping-pong tiles in pairs (M 65-256)
   sm90-streamk-128x128   cooperative + stream-K / split-K scheduler (fewer tiles than SMs)
   sm90-streamk-128x256   cooperative + stream-K, 2x1 (wave quantization at large M)
@@ -152,7 +152,7 @@ _SM90 = GemmConfig("", "sm90", (128, 128, 64))
 _SPLIT_N = replace(
     _SM90, name="sm90-coopn-128x320-c2x1", tile=(128, 320, 64), cluster=(2, 1), split_n=True
 )
-WAVE_FILL_WIDTHS = (64, 80, 96, 160, 176, 192)
+WAVE_FILL_WIDTHS = (64, 80, 96, 160, 176, 192, 224)
 # Every config by name; harness/providers/own_cutlass.py registers one provider per entry
 # (own-cutlass-<name>), so a name here is a provider name in recorded rows: keep names stable.
 CONFIGS: dict[str, GemmConfig] = {
@@ -162,13 +162,16 @@ CONFIGS: dict[str, GemmConfig] = {
         replace(_SM90, name="sm90-coop-256x128", tile=(256, 128, 64), cluster=(1, 2)),
         replace(_SM90, name="sm90-pingpong-128x128", cluster=(2, 1), schedule="pingpong"),
         # Wave-filling widths for the mid band (M 128-1024): wgmma takes N in steps of 8, so a
-        # 128-row tile 64, 80, 96, 160, 176 or 192 wide turns a partial last wave of power-of-two
-        # tiles into a nearly full one (M 256, N 10240: 80 tiles of 128x256 fill 61% of 132
-        # SMs, 128 tiles of 128x160 fill 97%; N 57344: 652 tiles of 128x176 fill 99% of five
-        # waves, where cuBLAS runs its 176x128 nvjet kernel on the H200; M 128, N 10240: 128
-        # tiles of 128x80, cuBLAS's 80x128 kernel there; M 256, N 4096: 128 tiles of 128x64,
+        # 128-row tile 64, 80, 96, 160, 176, 192 or 224 wide turns a partial last wave of
+        # power-of-two tiles into a nearly full one (M 256, N 10240: 80 tiles of 128x256 fill
+        # 61% of 132 SMs, 128 tiles of 128x160 fill 97%; N 57344: 652 tiles of 128x176 fill 99%
+        # of five waves, where cuBLAS runs its 176x128 nvjet kernel on the H200; M 128, N 10240:
+        # 128 tiles of 128x80, cuBLAS's 80x128 kernel there; M 256, N 4096: 128 tiles of 128x64,
         # cuBLAS's 128x64 kernel there, 16.8 us on the H200 where our best, 104 tiles of 128x80,
-        # took 19.6: results/h200/gemm_llama-s51). See gemm_tune.wave_fill.
+        # took 19.6: results/h200/gemm_llama-s51). 224 (session 88): N 28672 and 57344 are 128
+        # and 256 of them, so M 128-1024 fills 97% of whole waves where 128x128 left own CUTLASS
+        # 0.937x / 0.938x cuBLAS at 128x / 512x28672x4096 (gemm_llama-cutlass-s88; cuBLAS ran
+        # 128 CTAs at M 128). See gemm_tune.wave_fill.
         *(
             replace(_SM90, name=f"sm90-coop-128x{n}", tile=(128, n, 64), cluster=(1, 1))
             for n in WAVE_FILL_WIDTHS

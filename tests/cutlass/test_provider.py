@@ -382,9 +382,12 @@ def test_wave_fill_ranks_the_widths_that_fill_the_last_wave():
     assert wave_fill_configs(512, 6144)[0].name == "sm90-coop-128x192"  # 4 x 32 = 128 tiles
     # 2 x 326 = 652 tiles of 128x176: 99% of five waves (160 and 192 wide: 91% of six and five)
     assert wave_fill_configs(256, 57344)[0].name == "sm90-coop-128x176"
+    # 128 tiles of 128x224 at 128x28672 (97%), where 128x128 ran 224 tiles: two on some SMs
+    assert wave_fill_configs(128, 28672)[0].name == "sm90-coop-128x224"
+    assert wave_fill_configs(256, 28672)[0].name == "sm90-coop-128x224"  # 2 x 128 tiles
     for m in (128, 256, 512, 1024):  # the mid band times every wave-fill width
         names = {c.name for c, _ in sm90_candidates(m, 10240, 8192, "bf16")}
-        assert {f"sm90-coop-128x{w}" for w in (64, 80, 96, 160, 176, 192)} <= names
+        assert {f"sm90-coop-128x{w}" for w in (64, 80, 96, 160, 176, 192, 224)} <= names
     assert not any("128x160" in c.name for c, _ in sm90_candidates(4096, 10240, 8192, "bf16"))
 
 
@@ -399,7 +402,7 @@ def test_mid_band_times_the_multicast_cluster_twins_where_a_pair_shares_a_weight
     # so the pair would be half padding; from M 256 each pair shares its weight tile.
     assert not any(n.startswith("sm90-coop-") and n.endswith("-c2x1") for n in names(128))
     for m in (256, 512, 1024):
-        assert {f"sm90-coop-128x{w}-c2x1" for w in (80, 96, 160, 176, 192)} <= names(m)
+        assert {f"sm90-coop-128x{w}-c2x1" for w in (80, 96, 160, 176, 192, 224)} <= names(m)
     # The swapped 128x64 twin in a 1x2 cluster: cuBLAS's kernel at 256x4096x4096 on the H200.
     assert "sm90-swapab-128x64-c1x2" in names(128) and "sm90-swapab-128x64-c1x2" in names(256)
     # 64-token ping-pong tiles in pairs: 2 x 64 tiles of 64x96 at 128x6144 (97% of 132 SMs)
