@@ -9,7 +9,7 @@ looping over work items, the longest causal ones first across heads, the next it
 second buffer where shared memory allows: what FA3 does so that one item's prologue and epilogue
 hide under another's main loop). Session 88's A/B on an H200 (`fmha-persistent-s88`) found the
 persistent candidates 1.04-1.17x faster at causal 1-2k and 0.95-0.96x at causal 4-16k, and
-0.97-1.01x non-causal, where the tuner misranked one of six: hence persistent candidates in the
+0.97-1.01x non-causal, where the tuner misranked one of five: hence persistent candidates in the
 headline for causal problems only. All keep the warp-specialized TMA producer and the two
 consumer warpgroups; attention_prefill.py's `tl` kernel is the rung without them.
 """
