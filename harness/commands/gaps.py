@@ -48,8 +48,9 @@ def main(args: list[str]) -> int:
     )
     _section(
         "what each ladder rung's feature was worth, within its run (the rung's time over "
-        "its own kernel's\nat the points both measured; above 1: the feature paid; "
-        "paid_at: points above 1):",
+        "its own kernel's\nat the points both measured; above 1: the feature the rung removes "
+        "paid, or for a rung that pins\none alternative (-persistent, -tiles, -exp-emu), the "
+        "own kernel's choice beat it; paid_at: points above 1):",
         rung_worth(frame),
     )
     print(f"\nworst {ns.worst} points per GPU (headline kernels, ladder rungs left out):")

@@ -348,7 +348,9 @@ def worth_table(frame: pd.DataFrame) -> Table:
     caption = (
         "Per run and ladder rung: the rung's median time over its own kernel's (the provider "
         "its name extends) at every point both measured ok in that run, so on one card in one "
-        "process; above 1 the feature the rung removes paid (paid_at: at how many points). "
+        "process; above 1 the feature the rung removes paid, or, for a rung that pins one "
+        "alternative (-persistent, -tiles, -exp-emu), the own kernel's choice beat it "
+        "(paid_at: at how many points). "
         "Never taken across runs: two cards of one model drift by a few percent."
     )
     return Table(
