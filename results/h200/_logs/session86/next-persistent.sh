@@ -21,5 +21,5 @@ left=$(( ${BUDGET:-540} - $(date +%s) + t0 ))
 P=', own-triton-gluon-persistent'; [ $rc -eq 0 ] || P=''
 A='{op: attention, providers: [sdpa-cudnn, own-triton-gluon'$P'], product: {causal: [false, true]}, fixed: {q_heads: 32, kv_heads: 8, head_dim: 128, dtype: bf16}, zip: {batch: [16, 8, 4, 2, 1], q_len: [1024, 2048, 4096, 8192, 16384], kv_len: [1024, 2048, 4096, 8192, 16384]}}'
 Q='{op: attention, providers: [sdpa-cudnn, own-triton-gluon'$P'], product: {batch: [4, 8, 16]}, fixed: {q_heads: 28, kv_heads: 4, q_len: 2048, kv_len: 2048, head_dim: 128, causal: true, dtype: bf16}}'
-GPU=h200 bash scripts/gpu_measure.sh $left "fmha-persistent-s87 sweep=fmha_prefill 'sweep.groups=[$A,$Q]'"
-python3 scripts/attention_ratio_table.py results/_scratch/h200/fmha-persistent-s87 2>&1 | tail -30
+GPU=h200 bash scripts/gpu_measure.sh $left "fmha-persistent-${RUN:-s87} sweep=fmha_prefill 'sweep.groups=[$A,$Q]'"
+python3 scripts/attention_ratio_table.py results/_scratch/h200/fmha-persistent-${RUN:-s87} 2>&1 | tail -30
