@@ -9,7 +9,8 @@
 # Again with results/_scratch/<gpu> carried resumes what the budget cut. STEPS picks the runs
 # (default 'ladder grid tiles'; 'emu' runs fa3-exp-emu beside fa3 at D 64); TAG names them
 # (fa3-ladder-<tag>, fmha_prefill-fa3-<tag>, fa3-tiles-<tag>, fa3-exp-emu-<tag>; TAG defaults
-# to the date); LADDER_D='[64,128,256]' runs the ladder at every head_dim (60 points, not 20).
+# to the date); GRID_PROVIDERS names the grid's providers (default cuDNN, fa3 and fa3-t128);
+# LADDER_D='[64,128,256]' runs the ladder at every head_dim (60 points, not 20).
 set -u
 : "${GPU:?GPU=h100|h200}"
 t0=$(date +%s)
@@ -39,14 +40,14 @@ step ladder && run fa3-ladder-$TAG sweep=fmha_prefill "sweep.groups.0.providers=
   "sweep.groups.0.product.head_dim=${LADDER_D:-[128]}" 'sweep.groups.0.zip.batch=[4]' \
   'sweep.groups.0.zip.q_len=[4096]' 'sweep.groups.0.zip.kv_len=[4096]'
 step grid && run fmha_prefill-fa3-$TAG sweep=fmha_prefill \
-  'sweep.groups.0.providers=[sdpa-cudnn,own-cutlass-fa3,own-cutlass-fa3-t128]'
+  "sweep.groups.0.providers=[${GRID_PROVIDERS:-sdpa-cudnn,own-cutlass-fa3,own-cutlass-fa3-t128}]"
 step tiles && run fa3-tiles-$TAG sweep=fmha_prefill \
   'sweep.groups.0.providers=[sdpa-cudnn,own-cutlass-fa3,own-cutlass-fa3-tiles]'
 # fa3-exp-emu (a quarter of the exp2 on the FMA pipe), where the SFU should bind: head_dim 64
 step emu && run fa3-exp-emu-$TAG sweep=fmha_prefill 'sweep.groups.0.providers=[sdpa-cudnn,own-cutlass-fa3,own-cutlass-fa3-exp-emu]' \
   'sweep.groups.0.product.head_dim=[64]'
 tar czf $OUT/results.tgz $R
-[ -d /tmp/cutlass-cache ] && tar cJf $OUT/cutlass.tar.xz -C /tmp/cutlass-cache . 2>/dev/null
+bash scripts/pack_built_cutlass.sh  # only where this machine built a library
 for id in fmha_prefill-fa3-$TAG fa3-tiles-$TAG; do
   [ -d $R/$id ] && python3 scripts/attention_ratio_table.py $R/$id 2>&1 | tail -7
 done

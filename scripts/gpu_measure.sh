@@ -56,13 +56,6 @@ for spec in "$@"; do
 done
 tar czf $OUT/results.tgz $R
 tar czf $OUT/tune-cache.tgz -C "${HARNESS_CACHE_DIR:-/tmp/hcache}" tune 2>/dev/null
-# The CUTLASS libraries come back only where this machine built one (a file newer than the marker
-# device_env.sh left on unpacking the carried archive, or no carried archive): packing 200
-# unchanged ones takes about a minute, which in session 88 pushed a call past its 600 s limit
-# with the archive cut short.
-C=${HARNESS_CUTLASS_CACHE:-/tmp/cutlass-cache}
-m=$(ls "$C"/.from-* 2>/dev/null | head -1)
-if [ -d "$C" ] && { [ -z "$m" ] || [ -n "$(find "$C" -newer "$m" -name '*.so' -print -quit)" ]; }; then
-  tar cJf $OUT/cutlass.tar.xz -C "$C" . 2>/dev/null
-fi
+# The CUTLASS libraries come back only where this machine built one (scripts/pack_built_cutlass.sh).
+bash scripts/pack_built_cutlass.sh
 exit 0

@@ -21,7 +21,8 @@ def _run(
 ) -> tuple[subprocess.CompletedProcess, list[str]]:
     tree = tmp_path / "tree"
     (tree / "scripts").mkdir(parents=True)
-    shutil.copy(REPO / "scripts" / "gpu_measure.sh", tree / "scripts")
+    for script in ("gpu_measure.sh", "pack_built_cutlass.sh"):
+        shutil.copy(REPO / "scripts" / script, tree / "scripts")
     if gitid is not None:
         (tree / ".cache").mkdir()
         (tree / ".cache" / "gitid").write_text(gitid + "\n")
