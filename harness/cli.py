@@ -38,6 +38,9 @@ commands:
                                           a finding per kernel family, decode latency vs batch
   gaps <results path...> [worst=N]        own kernels vs the fastest vendor row per point:
                                           geomean per run, and why the worst points are behind
+  goals <results path...>                 each issue's bar (configs/goals.yaml) per GPU: the
+                                          latest run that covers it, its geomean and worst
+                                          own / vendor ratio, met or not
   spread <run> <run> [<run>...]           the same points over several runs (processes): the
                                           range of their medians against one run's p90/p10,
                                           and how far each own / vendor ratio moves
@@ -67,6 +70,7 @@ COMMANDS = (
     "compare",
     "crossgpu",
     "gaps",
+    "goals",
     "spread",
     "compact",
     "crosscheck",

@@ -43,6 +43,17 @@ def show_value(value: Any) -> str:
     return str(value)
 
 
+def true_or_false(key: str) -> Callable[[str], bool]:
+    """The type function of a boolean key: `true` or `false`, anything else one BadValue line."""
+
+    def parse(text: str) -> bool:
+        if text.lower() not in ("true", "false"):
+            raise BadValue(f"{key}: '{text}'; allowed: true, false")
+        return text.lower() == "true"
+
+    return parse
+
+
 def key_lines(rows: Iterable[tuple[str, Any, str]], indent: int = 2, width: int = 30) -> str:
     """`key=default  help` lines, aligned as argparse aligns its options."""
     out = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cliargs import BadValue, Parser
+from harness.cliargs import BadValue, Parser, true_or_false
 from harness.outputs import writable_dir
 
 FILES = ("md", "tex")
@@ -18,12 +18,6 @@ def _files(text: str) -> tuple[str, ...]:
     if bad or not names:
         raise BadValue(f"files: '{text}'; allowed: a comma-separated subset of {','.join(FILES)}")
     return names
-
-
-def _bool(text: str) -> bool:
-    if text.lower() not in ("true", "false"):
-        raise BadValue(f"points: '{text}'; allowed: true, false")
-    return text.lower() == "true"
 
 
 def main(args: list[str]) -> int:
@@ -48,7 +42,12 @@ def main(args: list[str]) -> int:
     parser.add_argument("b", metavar="B", help="results folder or run of GPU B")
     parser.add_key("out", None, "also write crossgpu.md / crossgpu.tex into this folder")
     parser.add_key("files", ",".join(FILES), "which files out= writes: md, tex or md,tex", _files)
-    parser.add_key("points", False, "also print every paired point (files always hold them)", _bool)
+    parser.add_key(
+        "points",
+        False,
+        "also print every paired point (files always hold them)",
+        true_or_false("points"),
+    )
     parser.add_key("n_boot", 200, "bootstrap resamples per speedup CI (0: no CI)", int)
     ns = parser.parse_args(args)
     if ns.n_boot < 0 or 0 < ns.n_boot < 100:

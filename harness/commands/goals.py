@@ -1,0 +1,43 @@
+"""`harness goals <results path...>`: each goal of configs/goals.yaml (the open issues' bars)
+checked against the rows: per goal and GPU the run that decides it, its geomean and worst own /
+vendor ratio, and whether the bar is met (harness.report.goals says how a run is chosen)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tabulate import tabulate
+
+from harness.cliargs import Parser, true_or_false
+
+
+def main(args: list[str]) -> int:
+    from harness.report import goals
+    from harness.report.data import load
+
+    parser = Parser(
+        "goals",
+        "Each goal (an issue's bar: own provider, vendor reference, points, geomean and min of\n"
+        "vendor time over own time) checked against the rows under the paths, per GPU. The\n"
+        "deciding run is the latest that covers the goal's points, not the best: `runs` and\n"
+        "`range` give how many runs covered it and their geomeans' spread. An own row that is\n"
+        "not ok (wrong, error) at a covered point fails the goal.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="results folders or runs")
+    parser.add_key("goals", str(goals.GOALS_FILE), "the YAML list of goals", str)
+    parser.add_key(
+        "every",
+        False,
+        "one line per covering run, not only the latest",
+        true_or_false("every"),
+    )
+    parser.add_key("out", None, "also write the table as markdown to this file", str)
+    ns = parser.parse_args(args)
+    table = goals.verdicts(load(ns.paths), goals.load_goals(ns.goals), every=ns.every)
+    text = tabulate(table, headers="keys", tablefmt="simple", showindex=False, floatfmt=".3f")
+    print(text)
+    if ns.out:
+        md = tabulate(table, headers="keys", tablefmt="github", showindex=False, floatfmt=".3f")
+        Path(ns.out).write_text(md + "\n")
+        print(f"\nwritten: {ns.out}")
+    return 0

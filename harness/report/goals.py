@@ -1,0 +1,280 @@
+"""The project's goals (configs/goals.yaml) checked against measured rows: per goal and GPU, the
+run that decides it, its geomean and worst own / vendor ratio, and whether the bar is met.
+
+A goal names an own provider, the vendor rows it is held against (the fastest ok row among them
+at each point, as everywhere in the report: harness.report.reference) and the points it covers
+(`where`: column values; `at_least`: column minimums). Ratios are vendor time over own time at
+one point of one run on one GPU, never across runs. Every row must have been timed under the
+default protocol (CUDA events, a cold L2) unless the goal's `where` says otherwise.
+
+A run *covers* a goal on a GPU when it holds an own row and an ok reference row at `points`
+points of the selection or more (every point it has, where the goal gives no count). The goal's
+verdict on that GPU is the latest covering run's (by its last row's timestamp): not the best of
+several, so a re-run cannot be picked for its luck. `runs` and `range` say how many runs covered
+the goal and the spread of their geomeans. A run whose own kernel has a row that is not ok
+(`wrong`, `error`) at a covered point fails the goal whatever its speed: a fast wrong kernel is
+a failure. Where no run covers the goal, the run with the most points is shown as `partial`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from harness.measure.stats import geomean
+from harness.provenance import REPO_ROOT
+from harness.report.data import is_smoke, latest, with_device
+from harness.report.reference import fastest
+
+GOALS_FILE = REPO_ROOT / "configs" / "goals.yaml"
+DEFAULT_WHERE = {"timer": "cuda-events", "l2": "cold"}  # the default protocol's timer and L2
+GOAL_KEYS = {"id", "goal", "own", "reference", "where", "at_least", "points", "geomean", "min"}
+VERDICT_COLUMNS = [
+    "goal",
+    "device",
+    "run",
+    "date",
+    "points",
+    "geomean",
+    "min",
+    "below_min",
+    "not_ok",
+    "bar",
+    "verdict",
+    "runs",
+    "range",
+]
+
+
+@dataclass(frozen=True)
+class Goal:
+    id: str
+    goal: str  # the bar in words, as the issue states it
+    own: str  # the own provider held to the bar
+    reference: tuple[str, ...] | None  # vendor providers; None: every vendor row
+    where: dict[str, list[Any]] = field(default_factory=dict)
+    at_least: dict[str, float] = field(default_factory=dict)
+    points: int | None = None  # points a run must cover; None: what it has
+    geomean: float | None = None  # the geomean ratio the bar asks for
+    min: float | None = None  # no point's ratio below this
+
+    def bar(self) -> str:
+        parts = [f">= {self.geomean:.2f}x" if self.geomean is not None else ""]
+        if self.min is not None:
+            parts.append(f"none < {self.min:.2f}x")
+        if self.points is not None:
+            parts.append(f"{self.points} points")
+        return ", ".join(p for p in parts if p)
+
+
+def _bad(where: str, what: str, allowed: str) -> ValueError:
+    return ValueError(f"{where}: {what}; allowed: {allowed}")
+
+
+def _as_list(v: Any) -> list[Any]:
+    return list(v) if isinstance(v, list | tuple) else [v]
+
+
+def parse_goals(data: Any, source: str = "goals") -> list[Goal]:
+    """Goals from the YAML's list (each a mapping of GOAL_KEYS); one ValueError line for a bad
+    entry, naming it."""
+    if not isinstance(data, list) or not data:
+        raise _bad(source, "not a list of goals", "a YAML list of mappings")
+    goals, seen = [], set()
+    for i, entry in enumerate(data):
+        where = f"{source}[{i}]"
+        if not isinstance(entry, dict):
+            raise _bad(where, f"'{entry}'", "a mapping")
+        unknown = set(entry) - GOAL_KEYS
+        if unknown:
+            raise _bad(where, f"unknown keys {sorted(unknown)}", ", ".join(sorted(GOAL_KEYS)))
+        for key in ("id", "goal", "own"):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise _bad(f"{where}.{key}", f"'{entry.get(key)}'", "a non-empty string")
+        if entry["id"] in seen:
+            raise _bad(f"{where}.id", f"'{entry['id']}' twice", "one entry per id")
+        seen.add(entry["id"])
+        for key in ("geomean", "min"):
+            v = entry.get(key)
+            if v is not None and not (isinstance(v, int | float) and v > 0):
+                raise _bad(f"{where}.{key}", f"'{v}'", "a ratio > 0")
+        if entry.get("geomean") is None and entry.get("min") is None:
+            raise _bad(where, "no bar", "geomean, min or both")
+        points = entry.get("points")
+        if points is not None and not (isinstance(points, int) and points >= 1):
+            raise _bad(f"{where}.points", f"'{points}'", "an integer >= 1")
+        at_least = entry.get("at_least") or {}
+        if not isinstance(at_least, dict) or not all(
+            isinstance(v, int | float) for v in at_least.values()
+        ):
+            raise _bad(f"{where}.at_least", f"'{at_least}'", "a mapping of column: minimum")
+        ref = entry.get("reference")
+        goals.append(
+            Goal(
+                id=entry["id"],
+                goal=entry["goal"],
+                own=entry["own"],
+                reference=tuple(_as_list(ref)) if ref is not None else None,
+                where={
+                    k: _as_list(v)
+                    for k, v in {**DEFAULT_WHERE, **(entry.get("where") or {})}.items()
+                },
+                at_least=dict(at_least),
+                points=points,
+                geomean=entry.get("geomean"),
+                min=entry.get("min"),
+            )
+        )
+    return goals
+
+
+def load_goals(path: str | Path = GOALS_FILE) -> list[Goal]:
+    path = Path(path)
+    if not path.is_file():
+        raise _bad("goals", f"'{path}' is not a file", "a YAML file of goals")
+    return parse_goals(yaml.safe_load(path.read_text()), source=path.name)
+
+
+def _matches(df: pd.DataFrame, column: str, values: list[Any]) -> pd.Series:
+    """Rows whose `column` is one of `values`: booleans as booleans, numbers as numbers (an int
+    column read as float still matches), anything else by its text."""
+    if column not in df:
+        raise _bad("where", f"column '{column}' is not in the rows", "a row column")
+    col = df[column]
+    if all(isinstance(v, bool) for v in values):
+        return col.map(lambda x: isinstance(x, bool | np.bool_) and bool(x) in values).astype(bool)
+    if all(isinstance(v, int | float) for v in values):
+        return pd.to_numeric(col, errors="coerce").isin([float(v) for v in values])
+    return col.astype(str).isin([str(v) for v in values])
+
+
+def selected(df: pd.DataFrame, goal: Goal) -> pd.DataFrame:
+    """The rows a goal speaks about: its own provider's and its reference's, at its points."""
+    keep = ~is_smoke(df)
+    for column, values in goal.where.items():
+        keep &= _matches(df, column, values)
+    for column, low in goal.at_least.items():
+        if column not in df:
+            raise _bad("at_least", f"column '{column}' is not in the rows", "a row column")
+        keep &= pd.to_numeric(df[column], errors="coerce") >= low
+    rows = df[keep]
+    vendors = rows["family"] == "vendor"
+    if goal.reference is not None:
+        vendors &= rows["provider"].isin(goal.reference)
+    return rows[vendors | (rows["provider"] == goal.own)]
+
+
+def point_ratios(rows: pd.DataFrame, goal: Goal) -> pd.DataFrame:
+    """One line per (device, run, point) where the goal's own provider has a row: its status,
+    the reference (the fastest ok vendor row of the same run) and vendor time / own time."""
+    rows = latest(with_device(rows), ["device", "run_id", "provider", "problem"])
+    rows = rows[
+        ["device", "run_id", "problem", "provider", "family", "status"]
+        + ["latency_ms_median", "timestamp"]
+    ]  # to_dict over ~150 columns is the cost
+    lines = []
+    for (device, run, problem), g in rows.groupby(["device", "run_id", "problem"], sort=True):
+        own = g[g["provider"] == goal.own]
+        if own.empty:
+            continue
+        r = own.iloc[0]
+        ref = fastest(g.to_dict("records"))
+        ok = r["status"] == "ok" and pd.notna(r["latency_ms_median"])
+        lines.append(
+            {
+                "device": device,
+                "run": run,
+                "problem": problem,
+                "status": r["status"],
+                "reference": ref["provider"] if ref else None,
+                "ratio": ref["latency_ms_median"] / r["latency_ms_median"]
+                if ref and ok
+                else math.nan,
+                "when": str(g["timestamp"].max()),
+            }
+        )
+    return pd.DataFrame(
+        lines, columns=["device", "run", "problem", "status", "reference", "ratio", "when"]
+    )
+
+
+def run_lines(ratios: pd.DataFrame, goal: Goal) -> pd.DataFrame:
+    """One line per (device, run): points with a reference, geomean, min, points below the
+    bar's min, own rows not ok, whether the run covers the goal and whether it meets it."""
+    lines = []
+    for (device, run), g in ratios.groupby(["device", "run"], sort=True):
+        has_ref = g[g["reference"].notna()]
+        ok = has_ref["ratio"].dropna()
+        not_ok = int((has_ref["status"] != "ok").sum())
+        points = len(has_ref)
+        gm = geomean(ok.tolist()) if len(ok) else math.nan
+        low = float(ok.min()) if len(ok) else math.nan
+        below = int((ok < goal.min).sum()) if goal.min is not None else 0
+        met = (
+            not_ok == 0
+            and len(ok) > 0
+            and (goal.geomean is None or gm >= goal.geomean)
+            and (goal.min is None or low >= goal.min)
+        )
+        lines.append(
+            {
+                "goal": goal.id,
+                "device": device,
+                "run": run,
+                "points": points,
+                "geomean": gm,
+                "min": low,
+                "below_min": below,
+                "not_ok": not_ok,
+                "covers": goal.points is None or points >= goal.points,
+                "met": met,
+                "when": g["when"].max(),
+                "date": str(g["when"].max())[:10],  # the run's last row: how old the verdict is
+            }
+        )
+    return pd.DataFrame(lines)
+
+
+def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.DataFrame:
+    """Per goal and GPU the deciding run's line (the latest covering run; else the run with the
+    most points, `partial`), with how many runs covered it and their geomeans' range. every:
+    one line per covering run instead, latest first."""
+    out: list[dict[str, Any]] = []
+    for goal in goals:
+        lines = run_lines(point_ratios(selected(df, goal), goal), goal)
+        if lines.empty:
+            out.append({"goal": goal.id, "device": "-", "bar": goal.bar(), "verdict": "no rows"})
+            continue
+        for _, g in lines.groupby("device", sort=True):
+            covering = g[g["covers"]].sort_values("when", ascending=False)
+            span = (
+                f"{covering['geomean'].min():.3f}-{covering['geomean'].max():.3f}"
+                if len(covering) > 1
+                else ""
+            )
+            if covering.empty:
+                shown = g.sort_values(["points", "when"], ascending=False).head(1)
+            else:
+                shown = covering if every else covering.head(1)
+            for line in shown.to_dict("records"):
+                verdict = "met" if line["met"] else "not met"
+                if not line["covers"]:
+                    verdict = f"partial ({line['points']} of {goal.points} points)"
+                elif line["not_ok"]:
+                    verdict = f"not met ({line['not_ok']} own rows not ok)"
+                out.append(
+                    {
+                        **{k: line[k] for k in VERDICT_COLUMNS if k in line},
+                        "bar": goal.bar(),
+                        "verdict": verdict,
+                        "runs": len(covering),
+                        "range": span,
+                    }
+                )
+    return pd.DataFrame(out, columns=VERDICT_COLUMNS)

@@ -1,0 +1,242 @@
+"""harness goals: each issue's bar checked against rows written the way the harness writes them.
+The deciding run is the latest that covers the goal, a wrong own row fails it, and a ratio is
+never taken across runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from report_fixtures import speed_row, write_run
+
+from harness.providers import load_all
+from harness.report.data import load
+from harness.report.goals import GOALS_FILE, load_goals, parse_goals, verdicts
+
+SHAPES = [
+    {"m": m, "n": 4096, "k": 4096, "dtype": "bf16", "layout": "nt", "batch": 1}
+    for m in (1, 16, 128, 2048)
+]
+GEMM_GOAL = {
+    "id": "gemm",
+    "goal": "own >= 1.00x cuBLAS, none < 0.90x, 4 shapes",
+    "own": "own-triton",
+    "reference": "cublas",
+    "where": {"op": "gemm", "dtype": "bf16"},
+    "points": 4,
+    "geomean": 1.0,
+    "min": 0.9,
+}
+
+
+def _gemm_run(root, run, own_over_vendor, *, when="2026-01-01", dev="h200", statuses=None):
+    """A run with cuBLAS at 100 us and own Triton at 100 us / ratio at each shape."""
+    rows = []
+    for i, (shape, ratio) in enumerate(zip(SHAPES, own_over_vendor, strict=True)):
+        ts = f"{when}T00:00:{i:02d}+00:00"
+        status = (statuses or {}).get(i, "ok")
+        rows.append(speed_row(dev, "gemm", shape, "cublas", run, median_ms=0.1, timestamp=ts))
+        rows.append(
+            speed_row(
+                dev,
+                "gemm",
+                shape,
+                "own-triton",
+                run,
+                median_ms=0.1 / ratio,
+                status=status,
+                timestamp=ts,
+            )
+        )
+    write_run(root, run, rows)
+
+
+def _one(table, device="NVIDIA H200"):
+    lines = table[table["device"] == device]
+    assert len(lines) == 1, lines
+    return lines.iloc[0]
+
+
+def test_the_latest_covering_run_decides_not_the_best(tmp_path):
+    _gemm_run(tmp_path, "lucky", [1.10, 1.10, 1.10, 1.10], when="2026-01-01")
+    _gemm_run(tmp_path, "later", [1.00, 0.95, 0.85, 1.05], when="2026-01-02")
+    line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])))
+    assert line["run"] == "later"
+    assert line["verdict"] == "not met"  # 0.85 is below the min
+    assert line["min"] == pytest.approx(0.85, rel=0.02)
+    assert line["below_min"] == 1
+    assert line["runs"] == 2
+    low, high = map(float, line["range"].split("-"))
+    assert low == pytest.approx((1.0 * 0.95 * 0.85 * 1.05) ** 0.25, rel=0.02)
+    assert high == pytest.approx(1.10, rel=0.02)
+
+
+def test_every_lists_each_covering_run_latest_first(tmp_path):
+    _gemm_run(tmp_path, "first", [1.1] * 4, when="2026-01-01")
+    _gemm_run(tmp_path, "second", [1.0] * 4, when="2026-01-02")
+    table = verdicts(load([tmp_path]), parse_goals([GEMM_GOAL]), every=True)
+    assert list(table["run"]) == ["second", "first"]
+    assert list(table["verdict"]) == ["met", "met"]
+
+
+def test_a_fast_wrong_kernel_fails_the_goal(tmp_path):
+    _gemm_run(tmp_path, "wrong", [1.2, 1.2, 1.2, 1.2], statuses={2: "wrong"})
+    line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])))
+    assert line["not_ok"] == 1
+    assert line["verdict"] == "not met (1 own rows not ok)"
+
+
+def test_a_run_short_of_the_points_is_partial_and_never_met(tmp_path):
+    rows = [
+        speed_row("h100", "gemm", SHAPES[0], "cublas", "short", median_ms=0.1),
+        speed_row("h100", "gemm", SHAPES[0], "own-triton", "short", median_ms=0.05),
+    ]
+    write_run(tmp_path, "short", rows)
+    line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])), "NVIDIA H100 80GB HBM3")
+    assert line["verdict"] == "partial (1 of 4 points)"
+    assert line["runs"] == 0
+
+
+def test_a_ratio_never_takes_its_reference_from_another_run(tmp_path):
+    _gemm_run(tmp_path, "both", [1.0] * 4)
+    own_only = [
+        speed_row("h200", "gemm", s, "own-triton", "own-only", median_ms=0.01) for s in SHAPES
+    ]
+    write_run(tmp_path, "own-only", own_only)
+    table = verdicts(load([tmp_path]), parse_goals([GEMM_GOAL]), every=True)
+    assert list(table["run"]) == ["both"]  # the own-only run has no reference: no points
+
+
+def test_the_reference_is_the_fastest_of_the_named_vendors_only(tmp_path):
+    shape = SHAPES[0]
+    rows = [
+        speed_row("h200", "gemm", shape, "cublas", "r", median_ms=0.10),
+        speed_row("h200", "gemm", shape, "torch-eager", "r", median_ms=0.05),
+        speed_row("h200", "gemm", shape, "own-triton", "r", median_ms=0.08),
+    ]
+    write_run(tmp_path, "r", rows)
+    goal = {**GEMM_GOAL, "points": 1, "min": None}
+    named = _one(verdicts(load([tmp_path]), parse_goals([goal])))
+    assert named["geomean"] == pytest.approx(0.10 / 0.08, rel=0.02)
+    anyone = _one(verdicts(load([tmp_path]), parse_goals([{**goal, "reference": None}])))
+    assert anyone["geomean"] == pytest.approx(0.05 / 0.08, rel=0.02)
+
+
+def test_where_and_at_least_select_the_goal_points(tmp_path):
+    rows = []
+    for q_len in (1024, 4096):
+        for causal in (False, True):
+            p = {
+                "batch": 4,
+                "q_heads": 32,
+                "kv_heads": 8,
+                "q_len": q_len,
+                "kv_len": q_len,
+                "head_dim": 128,
+                "causal": causal,
+                "dtype": "bf16",
+                "kv_layout": "dense",
+                "page_size": None,
+            }
+            own_ms = 0.2 if q_len < 4096 else (0.1 if causal else 0.125)
+            rows.append(speed_row("h200", "attention", p, "sdpa-flash", "attn", median_ms=0.1))
+            rows.append(speed_row("h200", "attention", p, "own-triton", "attn", median_ms=own_ms))
+    write_run(tmp_path, "attn", rows)
+    goal = {
+        "id": "prefill",
+        "goal": "causal, S >= 4k",
+        "own": "own-triton",
+        "reference": "sdpa-flash",
+        "where": {"op": "attention", "head_dim": 128, "causal": True},
+        "at_least": {"q_len": 4096},
+        "points": 1,
+        "geomean": 1.0,
+    }
+    line = _one(verdicts(load([tmp_path]), parse_goals([goal])))
+    assert line["points"] == 1 and line["geomean"] == pytest.approx(1.0, rel=0.02)
+    both = {**goal, "where": {"op": "attention", "causal": [False, True]}, "points": 2}
+    line = _one(verdicts(load([tmp_path]), parse_goals([both])))
+    assert line["points"] == 2 and line["geomean"] == pytest.approx((1.0 * 0.8) ** 0.5, rel=0.02)
+
+
+def test_rows_off_the_default_protocol_do_not_count(tmp_path):
+    _gemm_run(tmp_path, "cold", [1.0] * 4, when="2026-01-01")
+    rows = []
+    for s in SHAPES:
+        for provider, ms in (("cublas", 0.1), ("own-triton", 0.05)):
+            r = speed_row(
+                "h200",
+                "gemm",
+                s,
+                provider,
+                "warm",
+                median_ms=ms,
+                timestamp="2026-02-01T00:00:00+00:00",
+            )
+            r["l2"] = "warm"
+            rows.append(r)
+    write_run(tmp_path, "warm", rows)
+    assert _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])))["run"] == "cold"
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({**GEMM_GOAL, "colour": "red"}, r"unknown keys \['colour'\]"),
+        ({k: v for k, v in GEMM_GOAL.items() if k not in ("geomean", "min")}, "no bar"),
+        ({**GEMM_GOAL, "points": 0}, "points: '0'"),
+        ({**GEMM_GOAL, "geomean": -1}, "geomean: '-1'"),
+        ({**GEMM_GOAL, "own": ""}, "own: ''"),
+    ],
+)
+def test_a_bad_goal_is_one_line_naming_it(entry, message):
+    with pytest.raises(ValueError, match=message):
+        parse_goals([entry])
+
+
+def test_two_goals_with_one_id_are_refused():
+    with pytest.raises(ValueError, match="'gemm' twice"):
+        parse_goals([GEMM_GOAL, GEMM_GOAL])
+
+
+def test_the_committed_goals_name_registered_providers():
+    goals, reg = load_goals(GOALS_FILE), load_all()
+    names = set(reg.names("gemm")) | set(reg.names("attention"))
+    assert len(goals) >= 10
+    for g in goals:
+        assert g.own in names, g.id
+        assert all(r in names for r in g.reference or ()), g.id
+        assert g.bar()
+
+
+def test_the_command_prints_a_verdict_per_goal_and_gpu(tmp_path):
+    _gemm_run(tmp_path / "res", "grid", [1.02, 1.0, 0.97, 1.01])
+    goals = tmp_path / "goals.yaml"
+    goals.write_text(
+        "- {id: gemm, goal: g, own: own-triton, reference: cublas, where: {op: gemm}, points: 4, geomean: 1.0}\n"
+    )
+    out = tmp_path / "goals.md"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "goals",
+            str(tmp_path / "res"),
+            f"goals={goals}",
+            f"out={out}",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "grid" in done.stdout and "met" in done.stdout
+    assert out.read_text().startswith("| goal")
+    bad = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "goals", str(tmp_path / "res"), "every=perhaps"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2
+    assert "every: 'perhaps'; allowed: true, false" in bad.stderr
