@@ -28,11 +28,13 @@ import pandas as pd
 import yaml
 
 from harness.measure.stats import geomean
-from harness.provenance import REPO_ROOT
-from harness.report.data import is_smoke, latest, with_device
+from harness.report.data import fmt, is_smoke, latest, with_device
 from harness.report.reference import fastest
+from harness.report.tables import Table
 
-GOALS_FILE = REPO_ROOT / "configs" / "goals.yaml"
+# the repository's configs/ (not harness.provenance.REPO_ROOT: that module imports torch,
+# and the report must not)
+GOALS_FILE = Path(__file__).resolve().parents[2] / "configs" / "goals.yaml"
 DEFAULT_WHERE = {"timer": "cuda-events", "l2": "cold"}  # the default protocol's timer and L2
 GOAL_KEYS = {"id", "goal", "own", "reference", "where", "at_least", "points", "geomean", "min"}
 VERDICT_COLUMNS = [
@@ -278,3 +280,22 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
                     }
                 )
     return pd.DataFrame(out, columns=VERDICT_COLUMNS)
+
+
+GOALS_CAPTION = (
+    "Each goal of configs/goals.yaml (an issue's bar) per GPU: the latest run that covers its "
+    "points (not the best; `runs` covered it, their geomeans spanning `range`), vendor time "
+    "over own time within that run, and whether the bar is met. A wrong own row fails the goal. "
+    "Goals without a row here are left out. `harness goals <paths>` prints the same."
+)
+
+
+def goals_table(df: pd.DataFrame, goals: list[Goal] | None = None) -> Table:
+    """The report's table of verdicts (the goals with rows under the report's paths)."""
+    frame = verdicts(df, load_goals() if goals is None else goals)
+    frame = frame[frame["verdict"] != "no rows"]
+    shown = frame.drop(columns=["below_min", "not_ok"]).assign(
+        geomean=frame["geomean"].map(lambda v: fmt(v, ".3f")),
+        min=frame["min"].map(lambda v: fmt(v, ".3f")),
+    )
+    return Table("goals", "Where the goals stand", GOALS_CAPTION, shown.reset_index(drop=True))

@@ -23,6 +23,7 @@ from harness.report.decode_serving_figure import serving_figures
 from harness.report.figures import FigureFile, slug, styled
 from harness.report.gaps import gap_tables
 from harness.report.gemm_by_m_figure import gemm_by_m_figures
+from harness.report.goals import goals_table
 from harness.report.ladder import SINGLE_RUNG_NOTE, ladder_figures
 from harness.report.latency import WorkloadReport, workload_reports
 from harness.report.layer_ops import layer_ops_figures, layer_ops_table
@@ -170,6 +171,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     summary, every = status_table(everything)
     report.set_aside = set_aside_table(aside)
     report.serving = serving_table(df, *hbm_read)
+    report.goals = goals_table(df)
     main_tables = [
         inputs_table(everything),
         cross_gpu_table(df),
@@ -182,6 +184,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     ]
     report.tables = [
         *main_tables,
+        report.goals,
         report.serving,
         *wl_tables,
         report.layer_ops_table,
@@ -293,6 +296,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         )
     parts += [
         '<h2 id="gaps">Own vs vendor: where and why</h2>',
+        *([table_html(r.goals)] if not r.goals.frame.empty else []),
         *map(figure_html, r.gemm_figures),
         table_html(gap_sum),
         table_html(room),

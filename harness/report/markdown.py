@@ -64,6 +64,11 @@ def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -
     out += [
         "## Own vs vendor: where and why",
         "",
+        *(
+            [f"### {r.goals.title}", "", r.goals.caption, "", r.goals.markdown(), ""]
+            if not r.goals.frame.empty
+            else []
+        ),
         *[line for f in r.gemm_figures for line in fig(f)],
         gap_sum.caption,
         "",

@@ -12,7 +12,7 @@ from report_fixtures import speed_row, write_run
 
 from harness.providers import load_all
 from harness.report.data import load
-from harness.report.goals import GOALS_FILE, load_goals, parse_goals, verdicts
+from harness.report.goals import GOALS_FILE, goals_table, load_goals, parse_goals, verdicts
 
 SHAPES = [
     {"m": m, "n": 4096, "k": 4096, "dtype": "bf16", "layout": "nt", "batch": 1}
@@ -240,3 +240,12 @@ def test_the_command_prints_a_verdict_per_goal_and_gpu(tmp_path):
     )
     assert bad.returncode == 2
     assert "every: 'perhaps'; allowed: true, false" in bad.stderr
+
+
+def test_the_report_table_leaves_out_goals_without_rows(tmp_path):
+    _gemm_run(tmp_path, "grid", [1.0, 1.0, 1.0, 1.0])
+    other = {**GEMM_GOAL, "id": "fp8", "where": {"op": "gemm", "dtype": "fp8_e4m3"}}
+    table = goals_table(load([tmp_path]), parse_goals([GEMM_GOAL, other]))
+    assert list(table.frame["goal"]) == ["gemm"]
+    assert table.frame.loc[0, "verdict"] == "met" and table.frame.loc[0, "geomean"] == "1.000"
+    assert "| gemm" in table.markdown()
