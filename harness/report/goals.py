@@ -14,6 +14,11 @@ several, so a re-run cannot be picked for its luck. `runs` and `range` say how m
 the goal and the spread of their geomeans. A run whose own kernel has a row that is not ok
 (`wrong`, `error`) at a covered point fails the goal whatever its speed: a fast wrong kernel is
 a failure. Where no run covers the goal, the run with the most points is shown as `partial`.
+
+A goal's `ceiling` asks own GB/s (geomean over the covered points) for that share of the GPU's
+measured HBM read ceiling: the report's (harness.report.peaks), a `ceilings` run's figure raised
+by any faster ok row among the paths, so a little stricter than the ceilings run alone (on the
+H200 4,674 GB/s against 4,628). A GPU without a measured ceiling fails such a goal and says so.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import yaml
 
 from harness.measure.stats import geomean
 from harness.report.data import fmt, is_smoke, latest, with_device
+from harness.report.peaks import device_peaks, measured_hbm_read
 from harness.report.reference import fastest
 from harness.report.tables import Table
 
@@ -37,6 +43,7 @@ from harness.report.tables import Table
 GOALS_FILE = Path(__file__).resolve().parents[2] / "configs" / "goals.yaml"
 DEFAULT_WHERE = {"timer": "cuda-events", "l2": "cold"}  # the default protocol's timer and L2
 GOAL_KEYS = {"id", "goal", "own", "reference", "where", "at_least", "points", "geomean", "min"}
+GOAL_KEYS |= {"ceiling"}
 VERDICT_COLUMNS = [
     "goal",
     "device",
@@ -47,6 +54,7 @@ VERDICT_COLUMNS = [
     "min",
     "below_min",
     "not_ok",
+    "of_ceiling",
     "bar",
     "verdict",
     "runs",
@@ -65,11 +73,15 @@ class Goal:
     points: int | None = None  # points a run must cover; None: what it has
     geomean: float | None = None  # the geomean ratio the bar asks for
     min: float | None = None  # no point's ratio below this
+    # own GB/s over the GPU's measured HBM read ceiling, geomean over the points (decode)
+    ceiling: float | None = None
 
     def bar(self) -> str:
         parts = [f">= {self.geomean:.2f}x" if self.geomean is not None else ""]
         if self.min is not None:
             parts.append(f"none < {self.min:.2f}x")
+        if self.ceiling is not None:
+            parts.append(f">= {self.ceiling:.2f} of the HBM read ceiling")
         if self.points is not None:
             parts.append(f"{self.points} points")
         return ", ".join(p for p in parts if p)
@@ -102,12 +114,12 @@ def parse_goals(data: Any, source: str = "goals") -> list[Goal]:
         if entry["id"] in seen:
             raise _bad(f"{where}.id", f"'{entry['id']}' twice", "one entry per id")
         seen.add(entry["id"])
-        for key in ("geomean", "min"):
+        for key in ("geomean", "min", "ceiling"):
             v = entry.get(key)
             if v is not None and not (isinstance(v, int | float) and v > 0):
                 raise _bad(f"{where}.{key}", f"'{v}'", "a ratio > 0")
-        if entry.get("geomean") is None and entry.get("min") is None:
-            raise _bad(where, "no bar", "geomean, min or both")
+        if all(entry.get(k) is None for k in ("geomean", "min", "ceiling")):
+            raise _bad(where, "no bar", "geomean, min, ceiling or several")
         points = entry.get("points")
         if points is not None and not (isinstance(points, int) and points >= 1):
             raise _bad(f"{where}.points", f"'{points}'", "an integer >= 1")
@@ -131,6 +143,7 @@ def parse_goals(data: Any, source: str = "goals") -> list[Goal]:
                 points=points,
                 geomean=entry.get("geomean"),
                 min=entry.get("min"),
+                ceiling=entry.get("ceiling"),
             )
         )
     return goals
@@ -177,8 +190,8 @@ def point_ratios(rows: pd.DataFrame, goal: Goal) -> pd.DataFrame:
     the reference (the fastest ok vendor row of the same run) and vendor time / own time."""
     rows = latest(with_device(rows), ["device", "run_id", "provider", "problem"])
     rows = rows[
-        ["device", "run_id", "problem", "provider", "family", "status"]
-        + ["latency_ms_median", "timestamp"]
+        ["device", "device_name", "run_id", "problem", "provider", "family", "status"]
+        + ["latency_ms_median", "gbps", "timestamp"]
     ]  # to_dict over ~150 columns is the cost
     lines = []
     for (device, run, problem), g in rows.groupby(["device", "run_id", "problem"], sort=True):
@@ -191,9 +204,11 @@ def point_ratios(rows: pd.DataFrame, goal: Goal) -> pd.DataFrame:
         lines.append(
             {
                 "device": device,
+                "device_name": r["device_name"],
                 "run": run,
                 "problem": problem,
                 "status": r["status"],
+                "gbps": r["gbps"] if ok else math.nan,
                 "reference": ref["provider"] if ref else None,
                 "ratio": ref["latency_ms_median"] / r["latency_ms_median"]
                 if ref and ok
@@ -202,13 +217,21 @@ def point_ratios(rows: pd.DataFrame, goal: Goal) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(
-        lines, columns=["device", "run", "problem", "status", "reference", "ratio", "when"]
+        lines,
+        columns=[
+            *("device", "device_name", "run", "problem", "status", "gbps"),
+            *("reference", "ratio", "when"),
+        ],
     )
 
 
-def run_lines(ratios: pd.DataFrame, goal: Goal) -> pd.DataFrame:
+def run_lines(
+    ratios: pd.DataFrame, goal: Goal, hbm_read: dict[str, float] | None = None
+) -> pd.DataFrame:
     """One line per (device, run): points with a reference, geomean, min, points below the
-    bar's min, own rows not ok, whether the run covers the goal and whether it meets it."""
+    bar's min, own rows not ok, the geomean share of the GPU's measured HBM read ceiling
+    (`hbm_read`, GB/s by device name; NaN without one), whether the run covers the goal and
+    whether it meets it."""
     lines = []
     for (device, run), g in ratios.groupby(["device", "run"], sort=True):
         has_ref = g[g["reference"].notna()]
@@ -218,11 +241,15 @@ def run_lines(ratios: pd.DataFrame, goal: Goal) -> pd.DataFrame:
         gm = geomean(ok.tolist()) if len(ok) else math.nan
         low = float(ok.min()) if len(ok) else math.nan
         below = int((ok < goal.min).sum()) if goal.min is not None else 0
+        ceiling = (hbm_read or {}).get(str(g["device_name"].iloc[0]))
+        gbps = has_ref["gbps"].dropna()
+        of_ceiling = geomean((gbps / ceiling).tolist()) if ceiling and len(gbps) else math.nan
         met = (
             not_ok == 0
             and len(ok) > 0
             and (goal.geomean is None or gm >= goal.geomean)
             and (goal.min is None or low >= goal.min)
+            and (goal.ceiling is None or of_ceiling >= goal.ceiling)  # NaN: no ceiling, not met
         )
         lines.append(
             {
@@ -234,6 +261,7 @@ def run_lines(ratios: pd.DataFrame, goal: Goal) -> pd.DataFrame:
                 "min": low,
                 "below_min": below,
                 "not_ok": not_ok,
+                "of_ceiling": of_ceiling if goal.ceiling is not None else math.nan,
                 "covers": goal.points is None or points >= goal.points,
                 "met": met,
                 "when": g["when"].max(),
@@ -248,8 +276,9 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
     most points, `partial`), with how many runs covered it and their geomeans' range. every:
     one line per covering run instead, latest first."""
     out: list[dict[str, Any]] = []
+    hbm_read = measured_hbm_read(device_peaks(df))[0]
     for goal in goals:
-        lines = run_lines(point_ratios(selected(df, goal), goal), goal)
+        lines = run_lines(point_ratios(selected(df, goal), goal), goal, hbm_read)
         if lines.empty:
             out.append({"goal": goal.id, "device": "-", "bar": goal.bar(), "verdict": "no rows"})
             continue
@@ -270,6 +299,8 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
                     verdict = f"partial ({line['points']} of {goal.points} points)"
                 elif line["not_ok"]:
                     verdict = f"not met ({line['not_ok']} own rows not ok)"
+                elif goal.ceiling is not None and math.isnan(line["of_ceiling"]):
+                    verdict = "not met (no measured HBM read ceiling for this GPU)"
                 out.append(
                     {
                         **{k: line[k] for k in VERDICT_COLUMNS if k in line},
@@ -290,12 +321,17 @@ GOALS_CAPTION = (
 )
 
 
+def _three(v: Any) -> str:
+    return fmt(v, ".3f")
+
+
 def goals_table(df: pd.DataFrame, goals: list[Goal] | None = None) -> Table:
     """The report's table of verdicts (the goals with rows under the report's paths)."""
     frame = verdicts(df, load_goals() if goals is None else goals)
     frame = frame[frame["verdict"] != "no rows"]
     shown = frame.drop(columns=["below_min", "not_ok"]).assign(
-        geomean=frame["geomean"].map(lambda v: fmt(v, ".3f")),
-        min=frame["min"].map(lambda v: fmt(v, ".3f")),
+        geomean=frame["geomean"].map(_three),
+        min=frame["min"].map(_three),
+        of_ceiling=frame["of_ceiling"].map(_three),
     )
     return Table("goals", "Where the goals stand", GOALS_CAPTION, shown.reset_index(drop=True))

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from report_fixtures import speed_row, write_run
+from report_fixtures import ceiling_row, speed_row, write_run
 
 from harness.providers import load_all
 from harness.report.data import load
@@ -249,3 +249,26 @@ def test_the_report_table_leaves_out_goals_without_rows(tmp_path):
     assert list(table.frame["goal"]) == ["gemm"]
     assert table.frame.loc[0, "verdict"] == "met" and table.frame.loc[0, "geomean"] == "1.000"
     assert "| gemm" in table.markdown()
+
+
+def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
+    p = {"m": 1, "n": 8192, "k": 8192, "dtype": "bf16", "layout": "nt", "batch": 1}
+    rows = [
+        speed_row("h200", "gemm", p, "cublas", "decode", median_ms=0.040),
+        speed_row("h200", "gemm", p, "own-triton", "decode", median_ms=0.036),
+    ]
+    write_run(tmp_path / "res", "decode", rows)
+    goal = {**GEMM_GOAL, "points": 1, "min": None, "ceiling": 0.9}
+    no_ceiling = _one(verdicts(load([tmp_path / "res"]), parse_goals([goal])))
+    assert no_ceiling["verdict"] == "not met (no measured HBM read ceiling for this GPU)"
+    own_gbps = rows[1]["gbps"]
+    write_run(
+        tmp_path / "res",
+        "ceilings",
+        [ceiling_row("h200", "hbm_read_gbps", own_gbps / 0.95, "ceilings")],
+    )
+    line = _one(verdicts(load([tmp_path / "res"]), parse_goals([goal])))
+    assert line["of_ceiling"] == pytest.approx(0.95, rel=1e-3)
+    assert line["verdict"] == "met"
+    stricter = _one(verdicts(load([tmp_path / "res"]), parse_goals([{**goal, "ceiling": 0.97}])))
+    assert stricter["verdict"] == "not met"
