@@ -31,13 +31,19 @@ def main(args: list[str]) -> int:
         "one line per covering run, not only the latest",
         true_or_false("every"),
     )
-    parser.add_key("out", None, "also write the table as markdown to this file", str)
+    parser.add_key(
+        "out", None, "also write the table to this file: .md (GitHub) or .tex (booktabs)", str
+    )
     ns = parser.parse_args(args)
-    table = goals.verdicts(load(ns.paths), goals.load_goals(ns.goals), every=ns.every)
-    text = tabulate(table, headers="keys", tablefmt="simple", showindex=False, floatfmt=".3f")
-    print(text)
+    if ns.out and Path(ns.out).suffix not in (".md", ".tex"):
+        raise ValueError(f"out: '{ns.out}'; allowed: a path ending .md or .tex")
+    chosen = goals.load_goals(ns.goals)
+    table = goals.verdicts(load(ns.paths), chosen, every=ns.every)
+    print(tabulate(table, headers="keys", tablefmt="simple", showindex=False, floatfmt=".3f"))
     if ns.out:
-        md = tabulate(table, headers="keys", tablefmt="github", showindex=False, floatfmt=".3f")
-        Path(ns.out).write_text(md + "\n")
+        shown = goals.as_table(table)
+        Path(ns.out).write_text(
+            shown.latex() if ns.out.endswith(".tex") else shown.markdown() + "\n"
+        )
         print(f"\nwritten: {ns.out}")
     return 0

@@ -325,9 +325,8 @@ def _three(v: Any) -> str:
     return fmt(v, ".3f")
 
 
-def goals_table(df: pd.DataFrame, goals: list[Goal] | None = None) -> Table:
-    """The report's table of verdicts (the goals with rows under the report's paths)."""
-    frame = verdicts(df, load_goals() if goals is None else goals)
+def as_table(frame: pd.DataFrame) -> Table:
+    """Verdicts as the report's table: goals without rows left out, ratios to three places."""
     frame = frame[frame["verdict"] != "no rows"]
     shown = frame.drop(columns=["below_min", "not_ok"]).assign(
         geomean=frame["geomean"].map(_three),
@@ -335,3 +334,8 @@ def goals_table(df: pd.DataFrame, goals: list[Goal] | None = None) -> Table:
         of_ceiling=frame["of_ceiling"].map(_three),
     )
     return Table("goals", "Where the goals stand", GOALS_CAPTION, shown.reset_index(drop=True))
+
+
+def goals_table(df: pd.DataFrame, goals: list[Goal] | None = None) -> Table:
+    """The report's table of verdicts (the goals with rows under the report's paths)."""
+    return as_table(verdicts(df, load_goals() if goals is None else goals))

@@ -233,6 +233,22 @@ def test_the_command_prints_a_verdict_per_goal_and_gpu(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "grid" in done.stdout and "met" in done.stdout
     assert out.read_text().startswith("| goal")
+    tex = tmp_path / "goals.tex"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "goals",
+            str(tmp_path / "res"),
+            f"goals={goals}",
+            f"out={tex}",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "\\toprule" in tex.read_text()
     bad = subprocess.run(
         [sys.executable, "-m", "harness.cli", "goals", str(tmp_path / "res"), "every=perhaps"],
         capture_output=True,
