@@ -185,28 +185,37 @@ def selected(df: pd.DataFrame, goal: Goal) -> pd.DataFrame:
     return rows[vendors | (rows["provider"] == goal.own)]
 
 
+# A point is its problem under one protocol (harness.report.data.IDENTITY less the provider):
+# two rows of one problem timed warm and cold, or with two fills, never make one ratio.
+POINT = ("problem", "timer", "l2", "fill", "seed")
+
+
 def point_ratios(rows: pd.DataFrame, goal: Goal) -> pd.DataFrame:
     """One line per (device, run, point) where the goal's own provider has a row: its status,
-    the reference (the fastest ok vendor row of the same run) and vendor time / own time."""
-    rows = latest(with_device(rows), ["device", "run_id", "provider", "problem"])
+    the reference and vendor time / own time. The reference is the fastest ok vendor row of the
+    same run timed on the same GPU (device_uuid) as the own row: a run resumed on another
+    machine of the same model leaves the points it split without a reference."""
+    keys = ["device", "run_id", *POINT]
+    rows = latest(with_device(rows), [*keys, "provider"])
     rows = rows[
-        ["device", "device_name", "run_id", "problem", "provider", "family", "status"]
+        [*keys, "device_name", "device_uuid", "provider", "family", "status"]
         + ["latency_ms_median", "gbps", "timestamp"]
     ]  # to_dict over ~150 columns is the cost
     lines = []
-    for (device, run, problem), g in rows.groupby(["device", "run_id", "problem"], sort=True):
+    for key, g in rows.groupby(keys, sort=True, dropna=False):
         own = g[g["provider"] == goal.own]
         if own.empty:
             continue
         r = own.iloc[0]
-        ref = fastest(g.to_dict("records"))
+        same_gpu = g[g["device_uuid"].astype(str) == str(r["device_uuid"])]
+        ref = fastest(same_gpu.to_dict("records"))
         ok = r["status"] == "ok" and pd.notna(r["latency_ms_median"])
         lines.append(
             {
-                "device": device,
+                "device": key[0],
                 "device_name": r["device_name"],
-                "run": run,
-                "problem": problem,
+                "run": key[1],
+                "problem": key[2],
                 "status": r["status"],
                 "gbps": r["gbps"] if ok else math.nan,
                 "reference": ref["provider"] if ref else None,
@@ -236,7 +245,7 @@ def run_lines(
     for (device, run), g in ratios.groupby(["device", "run"], sort=True):
         has_ref = g[g["reference"].notna()]
         ok = has_ref["ratio"].dropna()
-        not_ok = int((has_ref["status"] != "ok").sum())
+        not_ok = int((g["status"] != "ok").sum())  # with a reference or not: a wrong row fails
         points = len(has_ref)
         gm = geomean(ok.tolist()) if len(ok) else math.nan
         low = float(ok.min()) if len(ok) else math.nan
@@ -276,7 +285,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
     most points, `partial`), with how many runs covered it and their geomeans' range. every:
     one line per covering run instead, latest first."""
     out: list[dict[str, Any]] = []
-    hbm_read = measured_hbm_read(device_peaks(df))[0]
+    hbm_read = measured_hbm_read(device_peaks(df[~is_smoke(df)]))[0]  # as the report's
     for goal in goals:
         lines = run_lines(point_ratios(selected(df, goal), goal), goal, hbm_read)
         if lines.empty:

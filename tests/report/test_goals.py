@@ -288,3 +288,71 @@ def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
     assert line["verdict"] == "met"
     stricter = _one(verdicts(load([tmp_path / "res"]), parse_goals([{**goal, "ceiling": 0.97}])))
     assert stricter["verdict"] == "not met"
+
+
+def test_a_ratio_pairs_rows_of_one_card_only(tmp_path):
+    """A run resumed on a second machine of the same model: at the point whose vendor row was
+    timed on the other card the own row has no reference, so the run no longer covers 4 points."""
+    _gemm_run(tmp_path, "resumed", [1.0] * 4)
+    moved = speed_row(
+        "h200",
+        "gemm",
+        SHAPES[3],
+        "cublas",
+        "resumed",
+        median_ms=0.1,
+        timestamp="2026-01-01T00:01:00+00:00",
+    )
+    moved["device_uuid"] = "GPU-h200-second"
+    write_run(tmp_path, "resumed", [moved])
+    line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])))
+    assert line["verdict"] == "partial (3 of 4 points)"
+
+
+def test_rows_of_one_problem_under_two_protocols_make_no_ratio(tmp_path):
+    """An own row timed with one fill and the vendor's with another are two points, not one."""
+    shape = SHAPES[0]
+    own = speed_row("h200", "gemm", shape, "own-triton", "mixed", median_ms=0.05)
+    own["fill"] = "zeros"
+    write_run(
+        tmp_path, "mixed", [speed_row("h200", "gemm", shape, "cublas", "mixed", median_ms=0.1), own]
+    )
+    goal = {**GEMM_GOAL, "points": 1, "min": None}
+    assert (
+        _one(verdicts(load([tmp_path]), parse_goals([goal])))["verdict"]
+        == "partial (0 of 1 points)"
+    )
+
+
+def test_a_wrong_own_row_fails_even_where_the_vendor_failed_too(tmp_path):
+    _gemm_run(tmp_path, "both-failed", [1.1] * 4, statuses={0: "wrong"})
+    rows = [
+        speed_row(
+            "h200",
+            "gemm",
+            SHAPES[0],
+            "cublas",
+            "both-failed",
+            status="error",
+            timestamp="2026-01-01T00:02:00+00:00",
+        )
+    ]
+    write_run(tmp_path, "both-failed", rows)
+    goal = {**GEMM_GOAL, "points": 3}
+    line = _one(verdicts(load([tmp_path]), parse_goals([goal])))
+    assert line["points"] == 3 and line["not_ok"] == 1
+    assert line["verdict"] == "not met (1 own rows not ok)"
+
+
+def test_smoke_runs_never_decide_a_goal(tmp_path):
+    _gemm_run(tmp_path, "real", [1.0] * 4, when="2026-01-01")
+    smoke = [
+        speed_row(
+            "h200", "gemm", s, p, "smoky", median_ms=ms, timestamp="2026-02-01T00:00:00+00:00"
+        )
+        for s in SHAPES
+        for p, ms in (("cublas", 0.1), ("own-triton", 0.01))
+    ]
+    write_run(tmp_path, "smoky", smoke, sweep="smoke")
+    line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])))
+    assert line["run"] == "real" and line["runs"] == 1
