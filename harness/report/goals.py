@@ -19,6 +19,9 @@ A goal's `ceiling` asks own GB/s (geomean over the covered points) for that shar
 measured HBM read ceiling: the report's (harness.report.peaks), a `ceilings` run's figure raised
 by any faster ok row among the paths, so a little stricter than the ceilings run alone (on the
 H200 4,674 GB/s against 4,628). A GPU without a measured ceiling fails such a goal and says so.
+Beside it, `cold_read_of_ceiling`: one cold read of each point's own bytes (a probes_read_once
+run among the paths) as a share of the same ceiling, the most a kernel that reads them once
+could reach; below the bar, the bar is out of reach at those points.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ import pandas as pd
 import yaml
 
 from harness.measure.stats import geomean
+from harness.report import read_once
 from harness.report.data import fmt, is_smoke, latest, with_device
+from harness.report.gap_reasons import read_once_at
 from harness.report.peaks import device_peaks, measured_hbm_read
 from harness.report.reference import fastest
 from harness.report.tables import Table
@@ -55,6 +60,7 @@ VERDICT_COLUMNS = [
     "below_min",
     "not_ok",
     "of_ceiling",
+    "cold_read_of_ceiling",
     "bar",
     "verdict",
     "runs",
@@ -190,16 +196,19 @@ def selected(df: pd.DataFrame, goal: Goal) -> pd.DataFrame:
 POINT = ("problem", "timer", "l2", "fill", "seed")
 
 
-def point_ratios(rows: pd.DataFrame, goal: Goal) -> pd.DataFrame:
+def point_ratios(
+    rows: pd.DataFrame, goal: Goal, curves: dict[str, pd.Series] | None = None
+) -> pd.DataFrame:
     """One line per (device, run, point) where the goal's own provider has a row: its status,
     the reference and vendor time / own time. The reference is the fastest ok vendor row of the
     same run timed on the same GPU (device_uuid) as the own row: a run resumed on another
-    machine of the same model leaves the points it split without a reference."""
+    machine of the same model leaves the points it split without a reference. `curves`
+    (harness.report.read_once.curves_by_device) give each point's one-cold-read GB/s."""
     keys = ["device", "run_id", *POINT]
     rows = latest(with_device(rows), [*keys, "provider"])
     rows = rows[
         [*keys, "device_name", "device_uuid", "provider", "family", "status"]
-        + ["latency_ms_median", "gbps", "timestamp"]
+        + ["latency_ms_median", "gbps", "min_bytes", "timestamp"]
     ]  # to_dict over ~150 columns is the cost
     lines = []
     for key, g in rows.groupby(keys, sort=True, dropna=False):
@@ -218,6 +227,7 @@ def point_ratios(rows: pd.DataFrame, goal: Goal) -> pd.DataFrame:
                 "problem": key[2],
                 "status": r["status"],
                 "gbps": r["gbps"] if ok else math.nan,
+                "read_once_gbps": read_once_at(dict(r), curves or {}) or math.nan,
                 "reference": ref["provider"] if ref else None,
                 "ratio": ref["latency_ms_median"] / r["latency_ms_median"]
                 if ref and ok
@@ -228,7 +238,7 @@ def point_ratios(rows: pd.DataFrame, goal: Goal) -> pd.DataFrame:
     return pd.DataFrame(
         lines,
         columns=[
-            *("device", "device_name", "run", "problem", "status", "gbps"),
+            *("device", "device_name", "run", "problem", "status", "gbps", "read_once_gbps"),
             *("reference", "ratio", "when"),
         ],
     )
@@ -253,6 +263,10 @@ def run_lines(
         ceiling = (hbm_read or {}).get(str(g["device_name"].iloc[0]))
         gbps = has_ref["gbps"].dropna()
         of_ceiling = geomean((gbps / ceiling).tolist()) if ceiling and len(gbps) else math.nan
+        # one cold read of the same bytes (probes_read_once): what a kernel reading them once
+        # could reach, so whether the ceiling bar is reachable at these points at all
+        cold = has_ref.loc[has_ref["gbps"].notna(), "read_once_gbps"].dropna()
+        cold_of_ceiling = geomean((cold / ceiling).tolist()) if ceiling and len(cold) else math.nan
         met = (
             not_ok == 0
             and len(ok) > 0
@@ -271,6 +285,7 @@ def run_lines(
                 "below_min": below,
                 "not_ok": not_ok,
                 "of_ceiling": of_ceiling if goal.ceiling is not None else math.nan,
+                "cold_read_of_ceiling": cold_of_ceiling if goal.ceiling is not None else math.nan,
                 "covers": goal.points is None or points >= goal.points,
                 "met": met,
                 "when": g["when"].max(),
@@ -285,9 +300,11 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
     most points, `partial`), with how many runs covered it and their geomeans' range. every:
     one line per covering run instead, latest first."""
     out: list[dict[str, Any]] = []
-    hbm_read = measured_hbm_read(device_peaks(df[~is_smoke(df)]))[0]  # as the report's
+    real = df[~is_smoke(df)]
+    hbm_read = measured_hbm_read(device_peaks(real))[0]  # as the report's
+    curves = read_once.curves_by_device(real)
     for goal in goals:
-        lines = run_lines(point_ratios(selected(df, goal), goal), goal, hbm_read)
+        lines = run_lines(point_ratios(selected(df, goal), goal, curves), goal, hbm_read)
         if lines.empty:
             out.append({"goal": goal.id, "device": "-", "bar": goal.bar(), "verdict": "no rows"})
             continue
@@ -341,6 +358,7 @@ def as_table(frame: pd.DataFrame) -> Table:
         geomean=frame["geomean"].map(_three),
         min=frame["min"].map(_three),
         of_ceiling=frame["of_ceiling"].map(_three),
+        cold_read_of_ceiling=frame["cold_read_of_ceiling"].map(_three),
     )
     return Table("goals", "Where the goals stand", GOALS_CAPTION, shown.reset_index(drop=True))
 

@@ -4,6 +4,7 @@ never taken across runs."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -288,6 +289,16 @@ def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
     assert line["verdict"] == "met"
     stricter = _one(verdicts(load([tmp_path / "res"]), parse_goals([{**goal, "ceiling": 0.97}])))
     assert stricter["verdict"] == "not met"
+    assert math.isnan(line["cold_read_of_ceiling"])  # no read-once run among the paths
+    # one cold read of the point's bytes at 0.98 of the ceiling: the bar is within reach
+    read = ceiling_row("h200", "hbm_read_gbps", own_gbps / 0.95 * 0.98, "read_once")
+    nbytes = rows[1]["min_bytes"]
+    read.update(
+        op="memory", metric="read", traffic_bytes=nbytes, working_set_bytes=nbytes, l2="cold"
+    )
+    write_run(tmp_path / "res", "read_once", [read])
+    line = _one(verdicts(load([tmp_path / "res"]), parse_goals([goal])))
+    assert line["cold_read_of_ceiling"] == pytest.approx(0.98, rel=1e-3)
 
 
 def test_a_ratio_pairs_rows_of_one_card_only(tmp_path):
