@@ -4,16 +4,18 @@ run that decides it, its geomean and worst own / vendor ratio, and whether the b
 A goal names an own provider, the vendor rows it is held against (the fastest ok row among them
 at each point, as everywhere in the report: harness.report.reference) and the points it covers
 (`where`: column values; `at_least`: column minimums). Ratios are vendor time over own time at
-one point of one run on one GPU, never across runs. Every row must have been timed under the
-default protocol (CUDA events, a cold L2) unless the goal's `where` says otherwise.
+one point of one run, between rows timed on one card (`device_uuid`: a run resumed on a second
+machine leaves the points it split without a reference) under one protocol, never across runs.
+Every row must have been timed under the default protocol (CUDA events, a cold L2) unless the
+goal's `where` says otherwise.
 
 A run *covers* a goal on a GPU when it holds an own row and an ok reference row at `points`
 points of the selection or more (every point it has, where the goal gives no count). The goal's
 verdict on that GPU is the latest covering run's (by its last row's timestamp): not the best of
 several, so a re-run cannot be picked for its luck. `runs` and `range` say how many runs covered
 the goal and the spread of their geomeans. A run whose own kernel has a row that is not ok
-(`wrong`, `error`) at a covered point fails the goal whatever its speed: a fast wrong kernel is
-a failure. Where no run covers the goal, the run with the most points is shown as `partial`.
+(`wrong`, `error`) at any of the goal's points fails the goal whatever its speed: a fast wrong
+kernel is a failure. Where no run covers the goal, the run with the most points is shown as `partial`.
 
 A goal's `ceiling` asks own GB/s (geomean over the covered points) for that share of the GPU's
 measured HBM read ceiling: the report's (harness.report.peaks), a `ceilings` run's figure raised
@@ -47,8 +49,10 @@ from harness.report.tables import Table
 # and the report must not)
 GOALS_FILE = Path(__file__).resolve().parents[2] / "configs" / "goals.yaml"
 DEFAULT_WHERE = {"timer": "cuda-events", "l2": "cold"}  # the default protocol's timer and L2
-GOAL_KEYS = {"id", "goal", "own", "reference", "where", "at_least", "points", "geomean", "min"}
-GOAL_KEYS |= {"ceiling"}
+GOAL_KEYS = {
+    *("id", "goal", "own", "reference", "where", "at_least"),
+    *("points", "geomean", "min", "ceiling"),
+}
 VERDICT_COLUMNS = [
     "goal",
     "device",
