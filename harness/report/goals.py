@@ -58,6 +58,7 @@ VERDICT_COLUMNS = [
     "device",
     "run",
     "date",
+    "commit",
     "points",
     "geomean",
     "min",
@@ -212,7 +213,7 @@ def point_ratios(
     rows = latest(with_device(rows), [*keys, "provider"])
     rows = rows[
         [*keys, "device_name", "device_uuid", "provider", "family", "status"]
-        + ["latency_ms_median", "gbps", "min_bytes", "timestamp"]
+        + ["latency_ms_median", "gbps", "min_bytes", "git_sha", "timestamp"]
     ]  # to_dict over ~150 columns is the cost
     lines = []
     for key, g in rows.groupby(keys, sort=True, dropna=False):
@@ -237,13 +238,14 @@ def point_ratios(
                 if ref and ok
                 else math.nan,
                 "when": str(g["timestamp"].max()),
+                "git_sha": str(r["git_sha"] or "")[:7],
             }
         )
     return pd.DataFrame(
         lines,
         columns=[
             *("device", "device_name", "run", "problem", "status", "gbps", "read_once_gbps"),
-            *("reference", "ratio", "when"),
+            *("reference", "ratio", "when", "git_sha"),
         ],
     )
 
@@ -294,6 +296,8 @@ def run_lines(
                 "met": met,
                 "when": g["when"].max(),
                 "date": str(g["when"].max())[:10],  # the run's last row: how old the verdict is
+                # the own rows' commits: which code the verdict is about (two: a resumed run)
+                "commit": "+".join(sorted({c for c in g["git_sha"] if c})),
             }
         )
     return pd.DataFrame(lines)

@@ -64,6 +64,7 @@ def test_the_latest_covering_run_decides_not_the_best(tmp_path):
     _gemm_run(tmp_path, "later", [1.00, 0.95, 0.85, 1.05], when="2026-01-02")
     line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])))
     assert line["run"] == "later"
+    assert line["commit"] == "0123456"  # the fixture rows' git sha, shortened
     assert line["verdict"] == "not met"  # 0.85 is below the min
     assert line["min"] == pytest.approx(0.85, rel=0.02)
     assert line["below_min"] == 1
