@@ -181,8 +181,9 @@ def _matches(df: pd.DataFrame, column: str, values: list[Any]) -> pd.Series:
 
 
 def selected(df: pd.DataFrame, goal: Goal) -> pd.DataFrame:
-    """The rows a goal speaks about: its own provider's and its reference's, at its points."""
-    keep = ~is_smoke(df)
+    """The rows a goal speaks about: its own provider's and its reference's, at its points.
+    `df` is without smoke rows (verdicts takes them out once for every goal)."""
+    keep = pd.Series(True, index=df.index)
     for column, values in goal.where.items():
         keep &= _matches(df, column, values)
     for column, low in goal.at_least.items():
@@ -312,7 +313,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
     hbm_read = measured_hbm_read(device_peaks(real))[0]  # as the report's
     curves = read_once.curves_by_device(real)
     for goal in goals:
-        lines = run_lines(point_ratios(selected(df, goal), goal, curves), goal, hbm_read)
+        lines = run_lines(point_ratios(selected(real, goal), goal, curves), goal, hbm_read)
         if lines.empty:
             out.append({"goal": goal.id, "device": "-", "bar": goal.bar(), "verdict": "no rows"})
             continue

@@ -212,50 +212,28 @@ def test_the_committed_goals_name_registered_providers():
         assert g.bar()
 
 
+def _goals_cmd(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", "goals", *args], capture_output=True, text=True
+    )
+
+
 def test_the_command_prints_a_verdict_per_goal_and_gpu(tmp_path):
     _gemm_run(tmp_path / "res", "grid", [1.02, 1.0, 0.97, 1.01])
     goals = tmp_path / "goals.yaml"
     goals.write_text(
         "- {id: gemm, goal: g, own: own-triton, reference: cublas, where: {op: gemm}, points: 4, geomean: 1.0}\n"
     )
-    out = tmp_path / "goals.md"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness.cli",
-            "goals",
-            str(tmp_path / "res"),
-            f"goals={goals}",
-            f"out={out}",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    res = str(tmp_path / "res")
+    md, tex = tmp_path / "goals.md", tmp_path / "goals.tex"
+    done = _goals_cmd(res, f"goals={goals}", f"out={md}")
     assert done.returncode == 0, done.stderr
     assert "grid" in done.stdout and "met" in done.stdout
-    assert out.read_text().startswith("| goal")
-    tex = tmp_path / "goals.tex"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness.cli",
-            "goals",
-            str(tmp_path / "res"),
-            f"goals={goals}",
-            f"out={tex}",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    assert md.read_text().startswith("| goal")
+    done = _goals_cmd(res, f"goals={goals}", f"out={tex}")
     assert done.returncode == 0, done.stderr
     assert "\\toprule" in tex.read_text()
-    bad = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "goals", str(tmp_path / "res"), "every=perhaps"],
-        capture_output=True,
-        text=True,
-    )
+    bad = _goals_cmd(res, "every=perhaps")
     assert bad.returncode == 2
     assert "every: 'perhaps'; allowed: true, false" in bad.stderr
 
