@@ -5,10 +5,14 @@ vendor ratio, and whether the bar is met (harness.report.goals says how a run is
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tabulate import tabulate
 
 from harness.cliargs import Parser, true_or_false
+
+if TYPE_CHECKING:
+    from harness.report.tables import Table
 
 
 def main(args: list[str]) -> int:
@@ -41,9 +45,21 @@ def main(args: list[str]) -> int:
     table = goals.verdicts(load(ns.paths), chosen, every=ns.every)
     print(tabulate(table, headers="keys", tablefmt="simple", showindex=False, floatfmt=".3f"))
     if ns.out:
-        shown = goals.as_table(table)
-        Path(ns.out).write_text(
-            shown.latex() if ns.out.endswith(".tex") else shown.markdown() + "\n"
-        )
+        Path(ns.out).write_text(_written(goals.as_table(table), _command_line(args), ns.out))
         print(f"\nwritten: {ns.out}")
     return 0
+
+
+def _command_line(args: list[str]) -> str:
+    """The command as typed, less `out=`: the file says what made it, not where it went."""
+    return " ".join(["harness goals", *(a for a in args if not a.startswith("out="))])
+
+
+def _written(shown: Table, command: str, out: str) -> str:
+    """The table headed by the command that made it, so a cited copy carries its provenance."""
+    if out.endswith(".tex"):
+        return f"% written by `{command}`\n{shown.latex()}"
+    return (
+        f"# {shown.title}\n\nWritten by `{command}` from the rows under its paths. "
+        f"{shown.caption}\n\n{shown.markdown()}\n"
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from report_fixtures import ceiling_row, speed_row, write_run
@@ -15,6 +16,7 @@ from harness.providers import load_all
 from harness.report.data import load
 from harness.report.goals import GOALS_FILE, goals_table, load_goals, parse_goals, verdicts
 
+REPO = Path(__file__).resolve().parents[2]
 SHAPES = [
     {"m": m, "n": 4096, "k": 4096, "dtype": "bf16", "layout": "nt", "batch": 1}
     for m in (1, 16, 128, 2048)
@@ -212,9 +214,12 @@ def test_the_committed_goals_name_registered_providers():
         assert g.bar()
 
 
-def _goals_cmd(*args: str) -> subprocess.CompletedProcess:
+def _goals_cmd(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "harness.cli", "goals", *args], capture_output=True, text=True
+        [sys.executable, "-m", "harness.cli", "goals", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
     )
 
 
@@ -229,9 +234,14 @@ def test_the_command_prints_a_verdict_per_goal_and_gpu(tmp_path):
     done = _goals_cmd(res, f"goals={goals}", f"out={md}")
     assert done.returncode == 0, done.stderr
     assert "grid" in done.stdout and "met" in done.stdout
-    assert md.read_text().startswith("| goal")
+    # The file names the command that made it (less out=), then the table.
+    head, table = md.read_text().split("\n\n| goal")
+    assert head.startswith("# Where the goals stand")
+    assert f"`harness goals {res} goals={goals}`" in head and "out=" not in head
+    assert "| grid " in table
     done = _goals_cmd(res, f"goals={goals}", f"out={tex}")
     assert done.returncode == 0, done.stderr
+    assert tex.read_text().startswith(f"% written by `harness goals {res} goals={goals}`")
     assert "\\toprule" in tex.read_text()
     bad = _goals_cmd(res, "every=perhaps")
     assert bad.returncode == 2
@@ -346,3 +356,16 @@ def test_smoke_runs_never_decide_a_goal(tmp_path):
     write_run(tmp_path, "smoky", smoke, sweep="smoke")
     line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])))
     assert line["run"] == "real" and line["runs"] == 1
+
+
+def test_the_committed_goals_file_is_the_committed_rows_verdict(tmp_path):
+    """results/goals.md is what `harness goals results/h100 results/h200` writes today: a run
+    committed without writing it again fails here, so the cited file is never stale."""
+    committed = REPO / "results" / "goals.md"
+    fresh = tmp_path / "goals.md"
+    done = _goals_cmd("results/h100", "results/h200", f"out={fresh}", cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert fresh.read_text() == committed.read_text(), (
+        "results/goals.md is stale: run `harness goals results/h100 results/h200 "
+        "out=results/goals.md` and commit it"
+    )
