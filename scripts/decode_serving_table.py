@@ -5,8 +5,10 @@ measured HBM read ceiling, and own time against the fastest vendor row of the sa
                                             [--read-once DIR] [--batch N] [--against RUN]
 
 One line per (q_len, GQA group, ragged) slice, geomean over its points (pages, batch, KV
-length), then the whole run. The ceiling is the `hbm_read_gbps` row of a ceilings run (default:
-RUN_DIR's sibling `ceilings`, which must come from the same GPU model). A ratio above 1 means
+length), then the whole run. The ceiling is the GPU's measured HBM read ceiling as the report
+and `harness goals` take it: the latest `hbm_read_gbps` row of a ceilings run, raised to any faster
+ok row (default: every run in RUN_DIR's folder, results/<gpu>; --ceilings DIR: that ceilings run
+and RUN_DIR only), so the three never disagree on the bar. A ratio above 1 means
 own is faster (fastest vendor time / own time, same point, same run). A point whose rows come
 from more than one GPU (a resumed run that ended on another machine: `device_uuid`) has no ratio:
 it is left out of the vs-vendor columns and counted on the last line, since timings compare only
@@ -69,14 +71,16 @@ def main() -> None:
     )
     ap.add_argument("--against", type=Path, default=None, help="an earlier run of the same grid")
     a = ap.parse_args()
-    ceiling = hbm_read_gbps(a.ceilings or a.run_dir.parent / "ceilings")
     curve = read_once_curve(a.read_once) if a.read_once else None
     rows = keep_batches(read_rows(str(a.run_dir)), a.batch)
     if rows.empty:
         raise SystemExit(f"{a.run_dir}: no rows at batch {a.batch}")
+    device = str(rows["device_name"].dropna().iloc[0])
+    folders = [a.ceilings, a.run_dir] if a.ceilings else [a.run_dir.parent]
+    ceiling, source = hbm_read_gbps(device, folders)
     points = table(rows, a.own, ceiling, curve)
     only = f", batch {', '.join(map(str, a.batch))} only" if a.batch else ""
-    print(f"{a.run_dir}{only}: {a.own}, HBM read ceiling {ceiling:,.0f} GB/s (measured)")
+    print(f"{a.run_dir}{only}: {a.own}, HBM read ceiling {ceiling:,.0f} GB/s (measured: {source})")
     if curve is not None:
         sizes = ", ".join(f"{b / 1e6:,.0f} MB {g:,.0f}" for b, g in curve.items())
         print(f"one cold read pass ({a.read_once}), GB/s by bytes: {sizes}")

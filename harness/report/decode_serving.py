@@ -28,12 +28,18 @@ BAR = ["batch", "kv_len", "ragged"]
 RUNG = "rung:"  # a column of `table`: that own rung's time over own's, per point
 
 
-def hbm_read_gbps(ceilings_dir: Path) -> float:
-    rows = read_rows(str(ceilings_dir))
-    hit = rows[(rows["metric"] == "hbm_read_gbps") & (rows["status"] == "ok")]
-    if hit.empty:
-        raise SystemExit(f"no hbm_read_gbps row in {ceilings_dir}")
-    return float(hit["gbps"].max())
+def hbm_read_gbps(device: str, folders: list[Path]) -> tuple[float, str]:
+    """`device`'s measured HBM read ceiling (GB/s) and where it came from, taken as the report and
+    `harness goals` take it from the rows under `folders`: the latest ceilings row, raised to any
+    faster ok row (a decode kernel that out-read the ceilings run sets the roof)."""
+    from harness.report.data import load
+    from harness.report.peaks import device_peaks, measured_hbm_read
+
+    rows = load([str(f) for f in folders])
+    values, sources = measured_hbm_read(device_peaks(rows[rows["device_name"] == device]))
+    if device not in values:
+        raise SystemExit(f"no hbm_read_gbps ceiling row for {device} under {folders}")
+    return values[device], sources.get(device, "")
 
 
 def read_once_curve(run_dir: Path) -> pd.Series:

@@ -275,12 +275,13 @@ def share_of(row: dict, gbps: float) -> float | None:
 
 def read_once_at(row: dict, curves: dict[str, pd.Series]) -> float | None:
     """One cold read pass's GB/s over the row's bytes on its GPU model, where a
-    `probes_read_once` run is among the rows read."""
+    `probes_read_once` run is among the rows read and probed that few bytes (None otherwise)."""
     c = curves.get(str(row.get("device_name")))
     nbytes = _num(row.get("min_bytes"))
     if c is None or c.empty or not nbytes:
         return None
-    return float(read_once.gbps_at(c, pd.Series([nbytes])).iloc[0])
+    gbps = float(read_once.gbps_at(c, pd.Series([nbytes])).iloc[0])
+    return None if math.isnan(gbps) else gbps
 
 
 def roof_name(regime: str | None, ref_of_read: float | None) -> str | None:

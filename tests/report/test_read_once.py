@@ -43,10 +43,12 @@ def test_each_gpu_model_gets_its_own_curve_of_single_passes():
     assert curves["NVIDIA H100 80GB HBM3"].to_dict() == {1e8: 2600.0}
 
 
-def test_the_curve_is_linear_in_log_bytes_and_flat_past_its_ends():
+def test_the_curve_is_linear_in_log_bytes_flat_past_its_end_and_unknown_below_its_start():
     curve = pd.Series({1e8: 3000.0, 1e10: 5000.0})
-    at = read_once.gbps_at(curve, pd.Series([1e9, 1e7, 1e12, 1e8]))
-    assert list(at) == pytest.approx([4000.0, 3000.0, 5000.0, 3000.0])
+    at = read_once.gbps_at(curve, pd.Series([1e9, 1e12, 1e8]))
+    assert list(at) == pytest.approx([4000.0, 5000.0, 3000.0])
+    # Below the smallest probe the rate still climbs: the smallest size's rate would overstate it.
+    assert math.isnan(read_once.gbps_at(curve, pd.Series([1e7])).iloc[0])
     mid = 10**8.5  # a quarter of the way in log bytes
     assert read_once.gbps_at(curve, pd.Series([mid])).iloc[0] == pytest.approx(3500.0)
     assert math.isclose(read_once.gbps_at(pd.Series({1e8: 42.0}), pd.Series([5e9])).iloc[0], 42)

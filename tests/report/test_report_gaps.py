@@ -537,6 +537,18 @@ def test_a_memory_bound_point_is_set_against_a_cold_read_of_its_own_bytes(tmp_pa
     assert pd.isna(plain["read_once_gbps"]) and "cold read" not in plain["reason"]
 
 
+def test_a_point_smaller_than_every_probe_has_no_cold_read_roof():
+    """Below the smallest probed size the read rate still climbs, so the smallest size's rate
+    is no roof for fewer bytes: such a point falls back to the HBM read ceiling ('ceiling')."""
+    curves = {"NVIDIA H200": pd.Series({1.6e7: 2064.0, 4.3e9: 4628.0})}
+    small = {"device_name": "NVIDIA H200", "min_bytes": 8e6}
+    assert gap_reasons.read_once_at(small, curves) is None
+    assert gap_reasons.roof_name("memory", gap_reasons.read_once_at(small, curves)) == "ceiling"
+    inside = gap_reasons.read_once_at({**small, "min_bytes": 1.6e7}, curves)
+    assert inside == pytest.approx(2064.0)
+    assert gap_reasons.read_once_at({**small, "min_bytes": 1e10}, curves) == pytest.approx(4628.0)
+
+
 def test_the_room_by_regime_splits_memory_from_compute_and_names_each_roof(gap_rows):
     """gap_root has two memory-bound points (no read-once run: the read ceiling is their roof)
     and two compute-bound ones; own's fraction of the roof is the reference's times the speedup."""
