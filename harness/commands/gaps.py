@@ -41,9 +41,9 @@ def main(args: list[str]) -> int:
     shown = summary.drop(columns=["worst"])
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     _section(
-        "room at the roof by regime (headline kernels; roof: the measured peak, or for a "
-        "memory-bound point\none cold read of its bytes where a read-once run is given, "
-        "else the read ceiling):",
+        "room at the roof by regime (headline kernels; roof: the measured peak, or one cold "
+        "read of the point's\nbytes where a read-once run is given and that read is the "
+        "slower, as at every memory-bound point; else\nthe read ceiling):",
         gaps.room_by_regime(frame),
     )
     _section(

@@ -29,10 +29,20 @@ def to_int(v) -> int | None:
 
 
 def _cutlass_units(row: dict, cfg: dict) -> int | None:
-    """Output tiles x K splits of a CUTLASS GEMM; None under stream-K (balanced by design)."""
+    """Output tiles x K splits of a CUTLASS GEMM; None under stream-K (balanced by design).
+
+    The stream-K scheduler (`scheduler` "stream-k") left to its heuristic decides per launch
+    whether to split K: a workspace says it did (how, the row does not record: None), none
+    that it ran data-parallel, one unit per output tile (H200 `gemm_llama_lowp-tf32-r3`,
+    128x4096x14336 nn: 2.1 MB of workspace, 0.093 ms against 0.173 data-parallel)."""
     opts = str(cfg.get("run_options", ""))
-    scheduler = str(cfg.get("scheduler", ""))
-    if opts.startswith("stream-k") or ("StreamK" in scheduler and opts.startswith("heuristic")):
+    scheduler = str(cfg.get("scheduler", "")).lower().replace("_", "-")
+    split_by_heuristic = (
+        scheduler in ("stream-k", "streamk")
+        and opts.startswith("heuristic")
+        and (to_int(cfg.get("workspace_bytes")) or 0) > 0
+    )
+    if opts.startswith("stream-k") or split_by_heuristic:
         return None
     try:
         tm, tn = (int(x) for x in str(cfg["tile"]).split("x")[:2])

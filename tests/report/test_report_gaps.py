@@ -58,7 +58,7 @@ def _row(cfg: dict, **axes) -> dict:
                 "tile": "64x32x64",
                 "swap_ab": True,
                 "run_options": "heuristic/sw1",
-                "scheduler": "Persistent",
+                "scheduler": "persistent",  # as sm90_gemm.cu records it
             },
             {"m": 16, "n": 4096},
             (4096 // 64) * 1,
@@ -68,6 +68,28 @@ def _row(cfg: dict, **axes) -> dict:
             {"m": 256, "n": 4096},
             None,
         ),  # stream-K balances the SMs itself
+        (  # the stream-K scheduler's heuristic split K (a workspace): how, the row does not say
+            {
+                "library": "own-cutlass",
+                "tile": "128x128x32",
+                "run_options": "heuristic/sw1",
+                "scheduler": "stream-k",
+                "workspace_bytes": 2097408,
+            },
+            {"m": 128, "n": 4096},
+            None,
+        ),
+        (  # ... or ran data-parallel (no workspace): one unit per output tile
+            {
+                "library": "own-cutlass",
+                "tile": "128x128x32",
+                "run_options": "heuristic/sw1",
+                "scheduler": "stream-k",
+                "workspace_bytes": 0,
+            },
+            {"m": 128, "n": 4096},
+            32,
+        ),
         ({"units": 80, "stream_k": True}, {}, None),  # stream-K: equal shares, no tail
         ({"kernel": "attn_decode", "programs": 120}, {}, 120),
         (  # own-triton's prefill that chose its Gluon kernel: one program per Q block and head
@@ -535,6 +557,33 @@ def test_a_memory_bound_point_is_set_against_a_cold_read_of_its_own_bytes(tmp_pa
     (tmp_path / "read_once").rename(tmp_path.parent / f"{tmp_path.name}-aside")
     plain = gaps.gap_frame(load([tmp_path])).set_index("problem").loc[m.name]
     assert pd.isna(plain["read_once_gbps"]) and "cold read" not in plain["reason"]
+
+
+def test_a_compute_bound_point_whose_bytes_read_slower_than_its_flops_has_the_read_as_roof(
+    tmp_path,
+):
+    """Just past the ridge (177 FLOP/B here) a GEMM's one cold read can take longer than its
+    FLOPs at the peak: 256x4096x4096 bf16 (228 FLOP/B, 37.7 MB) needs 11.3 us at 760 TFLOP/s
+    but 14.2 us to read at this curve's 2,648 GB/s, so its roof is the read, not the peak."""
+    p = {"m": 256, "n": 4096, "k": 4096, **GEMM}
+    rows = [
+        speed_row("h200", "gemm", p, "cublas", "gemm_llama", median_ms=0.020),
+        speed_row("h200", "gemm", p, "own-triton", "gemm_llama", median_ms=0.021),
+    ]
+    write_run(tmp_path, "gemm_llama", rows)
+    _write_ceilings(tmp_path)
+    write_run(tmp_path, "read_once", [_read_once_row(1e7, 2100.0), _read_once_row(1e9, 4000.0)])
+    line = gaps.gap_frame(load([tmp_path])).iloc[0]
+    assert line["regime"] == "compute" and pd.isna(line["read_once_gbps"])
+    nbytes, flops = rows[0]["min_bytes"], rows[0]["flops"]
+    read_rate = 2100.0 + 1900.0 * math.log(nbytes / 1e7) / math.log(100)
+    assert flops / 760e12 < nbytes / (read_rate * 1e9)  # the read is the slower
+    assert line["reference_frac"] == pytest.approx(flops / 760e12 / 20e-6, rel=1e-3)
+    assert line["roof"] == "cold read"
+    assert line["reference_of_roof"] == pytest.approx(nbytes / (read_rate * 1e9) / 20e-6, rel=1e-3)
+    assert line["reason"].startswith("compute-bound")  # the reason keeps the peak
+    room = gaps.room_by_regime(gaps.gap_frame(load([tmp_path]))).iloc[0]
+    assert (room["regime"], room["roof"]) == ("compute", "cold read")
 
 
 def test_a_point_smaller_than_every_probe_has_no_cold_read_roof():
