@@ -14,7 +14,14 @@ from report_fixtures import ceiling_row, speed_row, write_run
 
 from harness.providers import load_all
 from harness.report.data import load
-from harness.report.goals import GOALS_FILE, goals_table, load_goals, parse_goals, verdicts
+from harness.report.goals import (
+    GOALS_FILE,
+    goals_table,
+    load_goals,
+    parse_goals,
+    selected,
+    verdicts,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SHAPES = [
@@ -369,3 +376,18 @@ def test_the_committed_goals_file_is_the_committed_rows_verdict(tmp_path):
         "results/goals.md is stale: run `harness goals results/h100 results/h200 "
         "out=results/goals.md` and commit it"
     )
+
+
+def test_a_gemm_goal_counts_gemm_llamas_shapes_not_every_run_named_gemm_llama():
+    """`sweep=gemm_llama` with other shapes (Qwen2.5-7B's 4608x3584) writes rows named
+    gemm_llama too: the committed goals name the preset's M, N and K, so those never count."""
+    import pandas as pd
+
+    goal = next(g for g in load_goals() if g.id == "20.1 own Triton")
+    rows = []
+    for n, k in ((4096, 4096), (4608, 3584)):
+        p = {"m": 256, "n": n, "k": k, "dtype": "bf16", "layout": "nt", "batch": 1}
+        for provider in ("cublas", "own-triton"):
+            rows.append({**speed_row("h200", "gemm", p, provider, "mine"), "sweep": "gemm_llama"})
+    kept = selected(pd.DataFrame(rows), goal)
+    assert set(kept["n"]) == {4096} and len(kept) == 2
