@@ -43,7 +43,8 @@ def main(args: list[str]) -> int:
     _section(
         "room at the roof by regime (headline kernels; roof: the measured peak, or one cold "
         "read of the point's\nbytes where a read-once run is given and that read is the "
-        "slower, as at every memory-bound point; else\nthe read ceiling):",
+        "slower, as at every memory-bound point; else\nthe read ceiling; either marked "
+        "'(datasheet)' where no ceilings run is among the rows, so nothing was measured):",
         gaps.room_by_regime(frame),
     )
     _section(

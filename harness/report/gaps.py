@@ -57,6 +57,7 @@ WORST_SHOWN = 15  # points per GPU in the report body (the written table holds t
 WORST_COLUMNS = [
     "device",
     "problem",
+    "run",
     "own",
     "reference",
     "speedup",
@@ -76,9 +77,15 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One line per (GPU, point, own provider) with the point's reference beside it (the
     fastest ok vendor row, NO_VENDOR and a NaN speedup where none): speedup, regime, both
     fractions of the bounding roof, SM fill and the reason; `rung` marks ladder rungs and fixed
-    configs. Sorted worst first, points without a reference last."""
-    ok = speed_rows(df)
+    configs. Sorted worst first, points without a reference last.
+
+    A ceilings run among the rows is a roof, not a run to judge: its few GEMMs (4096^3 ...
+    tf32 included) would otherwise join the worst points of a grid they are not part of, or
+    stand in as a grid point's latest row. Its rows are judged only where no other run is."""
     peaks = device_peaks(df)
+    roof_runs = set(df.loc[df["op"] == "ceiling", "run_id"].dropna())
+    judged = df[~df["run_id"].isin(roof_runs)]
+    ok = speed_rows(judged if (judged["family"] == "own").any() else df)
     rung_names = rungs(ok.loc[ok["family"] == "own", "provider"])
     curves = read_once.curves_by_device(df)
     lines = []
@@ -114,6 +121,8 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                 roof_label, ref_of_roof = "cold read", ref_of_bytes
             else:
                 roof_label, ref_of_roof = roof_name(regime, ref_of_read), ref_of_read or ref_frac
+            if roof_label in ("peak", "ceiling") and roof.source == "datasheet":
+                roof_label += " (datasheet)"  # no ceilings run among the rows: no measured roof
             units, sms = work_units(r), to_int(r.get("device_sm_count"))
             fill = sm_fill(units, sms)
             lines.append(
@@ -173,8 +182,8 @@ def same_gpu(own: dict, ref: dict | None) -> str:
     machines of one model differ by a few percent, so such a ratio is weaker evidence), '' when
     a row does not say."""
     mine, theirs = own.get("device_uuid"), (ref or {}).get("device_uuid")
-    if not mine or not theirs:
-        return ""
+    if not isinstance(mine, str) or not isinstance(theirs, str) or not mine or not theirs:
+        return ""  # None or NaN (a CPU row has no UUID): the rows do not say
     return "same" if mine == theirs else "other"
 
 
@@ -329,7 +338,9 @@ def gap_tables(df: pd.DataFrame) -> tuple[Table, Table, Table, Table, Table]:
         "rows read; a single pass over tens of MB cannot reach the read ceiling), for a "
         "memory-bound point and for a compute-bound one whose bytes take longer to read once "
         "than its FLOPs at the peak; 'ceiling' the HBM read ceiling where no such run was "
-        "read."
+        "read; '(datasheet)' marks a peak or ceiling taken from the datasheet, no ceilings run "
+        "being among the rows (a datasheet peak is not reached: the room it gives is larger "
+        "than any kernel can win)."
     )
     return (
         Table("gaps_summary", "Own vs vendor: where and why", caption, summary),

@@ -586,6 +586,47 @@ def test_a_compute_bound_point_whose_bytes_read_slower_than_its_flops_has_the_re
     assert (room["regime"], room["roof"]) == ("compute", "cold read")
 
 
+def test_a_ceilings_run_is_a_roof_not_a_run_to_judge(tmp_path):
+    """The ceilings run's own GEMMs (4096^3 tf32 here, at 0.7x) stay out of the judged points
+    when a grid run is among the rows; alone, the ceilings run is judged."""
+    grid = {"m": 16, "n": 6144, "k": 4096, **GEMM}
+    cube = {"m": 4096, "n": 4096, "k": 4096, "dtype": "tf32", "layout": "nn", "batch": 1}
+    rows = [speed_row("h200", "gemm", grid, prov, "grid") for prov in ("cublas", "own-triton")]
+    write_run(tmp_path, "grid", rows)
+    ceil = [
+        ceiling_row("h200", "hbm_read_gbps", 4300.0, "ceilings"),
+        ceiling_row("h200", "tensor_bf16_tflops", 760.0, "ceilings"),
+        speed_row("h200", "gemm", cube, "cublas", "ceilings", median_ms=0.7),
+        speed_row("h200", "gemm", cube, "own-triton", "ceilings", median_ms=1.0),
+    ]
+    write_run(tmp_path, "ceilings", ceil)
+    frame = gaps.gap_frame(load([tmp_path]))
+    assert set(frame["run"]) == {"grid"} and not frame["problem"].str.contains("tf32").any()
+    assert "run" in gaps.WORST_COLUMNS
+    alone = gaps.gap_frame(load([tmp_path / "ceilings"]))
+    assert set(alone["run"]) == {"ceilings"}
+
+
+def test_without_a_ceilings_run_the_roof_says_it_is_the_datasheets(tmp_path):
+    """No ceilings run among the rows: the roof is the datasheet's, and the room table says so
+    (a datasheet peak is never reached, so its room is larger than any kernel can win)."""
+    p = {"m": 16, "n": 6144, "k": 4096, **GEMM}
+    rows = [speed_row("h200", "gemm", p, prov, "grid") for prov in ("cublas", "own-triton")]
+    write_run(tmp_path, "grid", rows)
+    line = gaps.gap_frame(load([tmp_path])).iloc[0]
+    assert line["roof"] == "ceiling (datasheet)"
+    _write_ceilings(tmp_path)
+    assert gaps.gap_frame(load([tmp_path])).iloc[0]["roof"] == "ceiling"
+
+
+def test_rows_without_a_gpu_uuid_are_not_called_another_gpus():
+    """A CPU row has no device_uuid (NaN in a frame): 'same' or 'other' cannot be told."""
+    assert gaps.same_gpu({"device_uuid": math.nan}, {"device_uuid": math.nan}) == ""
+    assert gaps.same_gpu({"device_uuid": None}, {"device_uuid": "GPU-1"}) == ""
+    assert gaps.same_gpu({"device_uuid": "GPU-1"}, {"device_uuid": "GPU-1"}) == "same"
+    assert gaps.same_gpu({"device_uuid": "GPU-1"}, {"device_uuid": "GPU-2"}) == "other"
+
+
 def test_a_point_smaller_than_every_probe_has_no_cold_read_roof():
     """Below the smallest probed size the read rate still climbs, so the smallest size's rate
     is no roof for fewer bytes: such a point falls back to the HBM read ceiling ('ceiling')."""
