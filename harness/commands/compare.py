@@ -44,10 +44,23 @@ def main(args: list[str]) -> int:
         title = f"B = {ns.runs[1]} against A = {ns.runs[0]} (ratio = B/A latency)"
         aa = ns.aa
     result = cmp.compare_runs(a, b, ns.threshold, ns.n_boot)
+    if (
+        not aa
+        and result["status_a"].notna().sum()
+        and not (result["status_a"].notna() & result["status_b"].notna()).any()
+    ):
+        raise ValueError(
+            f"compare: no point in common: A {cmp.what_ran(a)}, B {cmp.what_ran(b)} "
+            "(a point is one problem, provider and protocol)"
+        )
     same_status = (result["status_a"] == result["status_b"]) & (result["status_a"] != "ok")
     quiet = (result["verdict"] == "SAME") | same_status  # a status that changed is shown
     shown = result if ns.all else result[~quiet]
     lines = [title, f"threshold +-{ns.threshold:.1%}; {cmp.summary(result)}"]
+    if len(ns.runs) == 2:
+        lines.insert(1, f"GPU of A: {cmp.gpu_models(a)}; GPU of B: {cmp.gpu_models(b)}")
+        if warning := cmp.model_warning(a, b, ns.runs):
+            lines.insert(2, warning)
     if aa:
         lines.append(cmp.noise_floor(result, ns.threshold).text(ns.threshold))
         if len(ns.runs) == 1:

@@ -95,6 +95,34 @@ def _flush_note(ra: dict, rb: dict) -> str:
     return f"flush A {known[0] / 2**20:.0f} MiB, B {known[1] / 2**20:.0f} MiB"
 
 
+def gpu_models(rows: pd.DataFrame) -> str:
+    """The GPU models (device_name) a run's rows were measured on, e.g. 'NVIDIA H200'."""
+    names = sorted({str(n) for n in rows.get("device_name", pd.Series(dtype=str)).dropna()})
+    return ", ".join(names) or "unknown"
+
+
+def model_warning(a: pd.DataFrame, b: pd.DataFrame, runs: list[str]) -> str:
+    """A line when A and B ran on different GPU models: their ratios then measure the GPUs as
+    much as the kernels, which `harness crossgpu` sets against the roofline's prediction."""
+    ma, mb = gpu_models(a), gpu_models(b)
+    if ma == mb:
+        return ""
+    return (
+        f"warning: A and B ran on different GPU models ({ma} / {mb}): each B/A is a cross-GPU "
+        f"ratio, not a change of the kernel; `harness crossgpu {' '.join(runs)}` predicts "
+        "it from each GPU's measured roofline"
+    )
+
+
+def what_ran(rows: pd.DataFrame) -> str:
+    """'gemm 477 points, attention 12' (ok or not): what a run holds, for a one-line error."""
+    if rows.empty:
+        return "no rows"
+    counts = rows.groupby("op").size().sort_values(ascending=False)
+    parts = [f"{op} {n}" for op, n in counts.items()]
+    return f"{gpu_models(rows)}: " + ", ".join(parts) + " rows"
+
+
 def compare_runs(
     a: pd.DataFrame,
     b: pd.DataFrame,

@@ -15,7 +15,16 @@ import pandas as pd
 
 from harness.report import crossgpu_batch as xb
 from harness.report.ceilings import PEAK_OF_DTYPE
-from harness.report.crossgpu import N_BOOT, REGIMES, WITHIN, Gpu, Pairing, pair_rows, protocol_rows
+from harness.report.crossgpu import (
+    HBM,
+    N_BOOT,
+    REGIMES,
+    WITHIN,
+    Gpu,
+    Pairing,
+    pair_rows,
+    protocol_rows,
+)
 from harness.report.data import fmt
 from harness.report.tables import Table
 
@@ -305,7 +314,25 @@ def header_lines(p: Pairing) -> list[str]:
             f"TFLOP/s, ridge {rb:.0f} FLOP/B; predicted {p.label}: "
             f"{_x(bwb / bwa)} memory-bound, {_x(cb / ca)} compute-bound."
         )
-    return lines
+    return lines + _raised_lines(p)
+
+
+def _raised_lines(p: Pairing) -> list[str]:
+    """Where a ceiling above stands on a faster row than its ceilings run (a roof below a
+    measured row is no roof, so the row raises it): name the row, since one fast burst can move
+    a predicted ratio by a few percent."""
+    metrics = [HBM, *(PEAK_OF_DTYPE.get(d, "") for d in sorted(set(p.points["dtype"].dropna())))]
+    out = []
+    for gpu in (p.a, p.b):
+        for metric in dict.fromkeys(m for m in metrics if m):
+            source = gpu.peaks.measured_from.get(metric, "")
+            if source.startswith("ok row") and metric in gpu.peaks.measured:
+                unit = "GB/s" if metric.endswith("_gbps") else "TFLOP/s"
+                out.append(
+                    f"{gpu.short} {metric} {gpu.peaks.measured[metric]:,.0f} {unit} is not the "
+                    f"ceilings run's: raised by the {source}."
+                )
+    return out
 
 
 def build(

@@ -120,6 +120,9 @@ def test_cli_compare(runs, tmp_path, capsys):
     assert main(["compare", str(runs[0]), str(runs[1]), f"markdown={md}", "n_boot=500"]) == 0
     out = capsys.readouterr().out
     assert "SAME=2, FASTER=1, SLOWER=1, UNCLEAR=2, n/a=2" in out
+    # A ran on an H200, B on an H100: each side's model is named and the mix is flagged
+    assert "GPU of A: NVIDIA H200; GPU of B: NVIDIA H100 80GB HBM3" in out
+    assert "warning: A and B ran on different GPU models" in out and "harness crossgpu" in out
     assert "SLOWER" in out.split("\n\n")[1]  # the table leads with what changed
     text = md.read_text()
     assert text.startswith("# harness compare") and "| op " in text and "FASTER" in text
@@ -234,3 +237,12 @@ def test_points_flushed_with_different_byte_counts_are_noted(tmp_path):
     assert notes[1] == "flush A 120 MiB, B 240 MiB"
     assert notes[4] == "" and notes[32] == ""
     assert set(result["verdict"]) == {"SAME"}
+
+
+def test_two_runs_without_a_point_in_common_are_one_line_and_exit_2(tmp_path, capsys):
+    a = write_run(tmp_path, "A", [speed_row("h200", "gemm", {"m": 1, **GEMM}, "cublas", "A")])
+    b = write_run(tmp_path, "B", [speed_row("h200", "gemm", {"m": 2, **GEMM}, "cublas", "B")])
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no point in common" in err
+    assert "A NVIDIA H200: gemm 1 rows" in err
