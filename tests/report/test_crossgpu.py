@@ -3,6 +3,7 @@ every speedup is known: pairing, the protocol filter, regimes, predicted ratios,
 crossovers, the command (output, files, bad inputs), the report section, and the committed
 H100 and H200 runs."""
 
+import re
 from pathlib import Path
 
 import pytest
