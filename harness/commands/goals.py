@@ -23,9 +23,9 @@ def main(args: list[str]) -> int:
         "goals",
         "Each goal (an issue's bar: own provider, vendor reference, points, geomean and min of\n"
         "vendor time over own time) checked against the rows under the paths, per GPU. The\n"
-        "deciding run is the latest that covers the goal's points, not the best: `runs` and\n"
-        "`range` give how many runs covered it and their geomeans' spread. An own row that is\n"
-        "not ok (wrong, error) at a covered point fails the goal.",
+        "deciding run is the latest that covers the goal's points, not the best:\n"
+        "`covering_runs` and `range` give how many runs covered it and their geomeans' spread.\n"
+        "An own row that is not ok (wrong, error) at a covered point fails the goal.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="results folders or runs")
     parser.add_key("goals", str(goals.GOALS_FILE), "the YAML list of goals", str)
@@ -43,7 +43,8 @@ def main(args: list[str]) -> int:
         raise ValueError(f"out: '{ns.out}'; allowed: a path ending .md or .tex")
     chosen = goals.load_goals(ns.goals)
     table = goals.verdicts(load(ns.paths), chosen, every=ns.every)
-    print(tabulate(table, headers="keys", tablefmt="simple", showindex=False, floatfmt=".3f"))
+    shown = table.astype(object).where(table.notna(), "")  # a blank, not nan, where none
+    print(tabulate(shown, headers="keys", tablefmt="simple", showindex=False, floatfmt=".3f"))
     if ns.out:
         Path(ns.out).write_text(_written(goals.as_table(table), _command_line(args), ns.out))
         print(f"\nwritten: {ns.out}")

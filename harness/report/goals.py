@@ -12,7 +12,7 @@ goal's `where` says otherwise.
 A run *covers* a goal on a GPU when it holds an own row and an ok reference row at `points`
 points of the selection or more (every point it has, where the goal gives no count). The goal's
 verdict on that GPU is the latest covering run's (by its last row's timestamp): not the best of
-several, so a re-run cannot be picked for its luck. `runs` and `range` say how many runs covered
+several, so a re-run cannot be picked for its luck. `covering_runs` and `range` say how many runs covered
 the goal and the spread of their geomeans. A run whose own kernel has a row that is not ok
 (`wrong`, `error`) at any of the goal's points fails the goal whatever its speed: a fast wrong
 kernel is a failure. Where no run covers the goal, the run with the most points is shown as `partial`.
@@ -68,7 +68,7 @@ VERDICT_COLUMNS = [
     "cold_read_of_ceiling",
     "bar",
     "verdict",
-    "runs",
+    "covering_runs",
     "range",
 ]
 
@@ -341,7 +341,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
                         **{k: line[k] for k in VERDICT_COLUMNS if k in line},
                         "bar": goal.bar(),
                         "verdict": verdict,
-                        "runs": len(covering),
+                        "covering_runs": len(covering),
                         "range": span,
                     }
                 )
@@ -350,7 +350,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
 
 GOALS_CAPTION = (
     "Each goal of configs/goals.yaml (an issue's bar) per GPU: the latest run that covers its "
-    "points (not the best; `runs` covered it, their geomeans spanning `range`), vendor time "
+    "points (not the best; `covering_runs` covered it whole, their geomeans spanning `range`; a `partial` line is the run with the most points where none did), vendor time "
     "over own time within that run, and whether the bar is met. A wrong own row fails the goal. "
     "Goals without a row here are left out. `harness goals <paths>` prints the same."
 )

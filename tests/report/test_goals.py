@@ -77,7 +77,7 @@ def test_the_latest_covering_run_decides_not_the_best(tmp_path):
     assert line["verdict"] == "not met"  # 0.85 is below the min
     assert line["min"] == pytest.approx(0.85, rel=0.02)
     assert line["below_min"] == 1
-    assert line["runs"] == 2
+    assert line["covering_runs"] == 2
     low, high = map(float, line["range"].split("-"))
     assert low == pytest.approx((1.0 * 0.95 * 0.85 * 1.05) ** 0.25, rel=0.02)
     assert high == pytest.approx(1.10, rel=0.02)
@@ -106,7 +106,7 @@ def test_a_run_short_of_the_points_is_partial_and_never_met(tmp_path):
     write_run(tmp_path, "short", rows)
     line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])), "NVIDIA H100 80GB HBM3")
     assert line["verdict"] == "partial (1 of 4 points)"
-    assert line["runs"] == 0
+    assert line["covering_runs"] == 0
 
 
 def test_a_ratio_never_takes_its_reference_from_another_run(tmp_path):
@@ -241,6 +241,7 @@ def test_the_command_prints_a_verdict_per_goal_and_gpu(tmp_path):
     done = _goals_cmd(res, f"goals={goals}", f"out={md}")
     assert done.returncode == 0, done.stderr
     assert "grid" in done.stdout and "met" in done.stdout
+    assert "nan" not in done.stdout  # no ceiling asked: blank cells, as in the file
     # The file names the command that made it (less out=), then the table.
     head, table = md.read_text().split("\n\n| goal")
     assert head.startswith("# Where the goals stand")
@@ -362,7 +363,7 @@ def test_smoke_runs_never_decide_a_goal(tmp_path):
     ]
     write_run(tmp_path, "smoky", smoke, sweep="smoke")
     line = _one(verdicts(load([tmp_path]), parse_goals([GEMM_GOAL])))
-    assert line["run"] == "real" and line["runs"] == 1
+    assert line["run"] == "real" and line["covering_runs"] == 1
 
 
 def test_the_committed_goals_file_is_the_committed_rows_verdict(tmp_path):
