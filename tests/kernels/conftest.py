@@ -11,7 +11,22 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture
+def fresh_gemm_tune():
+    """A seeded run with the own Triton GEMM tuner's in-process cache empty before and after
+    (its test modules use it for every test: `pytestmark = pytest.mark.usefixtures(...)`)."""
+    import torch
+    from harness_kernels.triton import gemm_tune
+
+    torch.manual_seed(0)
+    gemm_tune.clear_cache()
+    yield
+    gemm_tune.clear_cache()
 
 
 def _patch_interpreter_index() -> None:
