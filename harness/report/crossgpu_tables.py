@@ -196,9 +196,21 @@ def batch_table(ca: xb.Curve, cb: xb.Curve) -> Table:
         "GEMMs' compute time overtakes their memory time (both affine in the batch, "
         "interpolated exactly); measured: where the measured GEMM time's flat asymptote "
         "(its value at the smallest batch) meets its proportional one (through its value "
-        "at the largest batch)."
+        "at the largest batch)." + _left_out_text(ca)
     )
     return Table(f"crossgpu_{w.name}", f"{w.config.name} decode on both GPUs", caption, out)
+
+
+def _left_out_text(c: xb.Curve) -> str:
+    """' Left out of both GPUs' steps (no row on one of them): ...' or ''. The curves carry the
+    same parts on both GPUs (crossgpu_batch.curves), so one side names them."""
+    names = dict.fromkeys(i.name for s in c.steps for i in s.omitted)
+    if not names:
+        return ""
+    return (
+        " Left out of both GPUs' steps, as not measured on one or both (the step is then a "
+        f"lower bound on both): {', '.join(names)}."
+    )
 
 
 def _predictor(regime: str, dtypes: set[str]) -> str:

@@ -231,6 +231,35 @@ def test_decode_curves_and_crossovers(tmp_path):
     assert f"~{cb.roofline_crossover:.0f}" in x.findings[-1]
 
 
+def test_a_part_measured_on_one_gpu_only_is_left_out_of_both_steps(tmp_path):
+    """The H100 has no layer-op rows (as its Llama-3-70B decode run), the H200 has all: both
+    steps leave them out, so the speedup compares the same parts (it stays the roofline's)."""
+    from harness.workloads.derive import LAYER_OPS
+
+    w = get_workload("llama3_8b_decode")
+    for dev in ("h100", "h200"):
+        rows = _decode_rows(dev, "decode", w.batches)
+        if dev == "h100":
+            rows = [r for r in rows if r["op"] not in LAYER_OPS]
+        write_run(tmp_path / dev, "decode", rows)
+        write_run(
+            tmp_path / dev,
+            "ceilings",
+            [ceiling_row(dev, m, v, "ceilings") for m, v in CEILINGS[dev].items()],
+        )
+    x = build(load([tmp_path / "h100"]), load([tmp_path / "h200"]), n_boot=0)
+    (ca, cb), *_ = x.curves
+    for c in (ca, cb):
+        left_out = {i.op for i in c.step(1).omitted}
+        assert left_out and left_out <= set(LAYER_OPS)
+    assert {i.name for i in ca.step(1).omitted} == {i.name for i in cb.step(1).omitted}
+    frame = xb.batch_frame(ca, cb)
+    assert frame["H200/H100 speedup"].tolist() == pytest.approx(
+        frame["predicted (roofline)"].tolist(), rel=1e-3
+    )
+    assert "Left out of both GPUs' steps" in x.batches[0].caption
+
+
 def test_command_prints_and_writes(two_gpus, tmp_path, capsys):
     out = tmp_path / "x"
     argv = [
