@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from harness.measure.stats import geomean
+from harness.provenance import REPO_ROOT
 from harness.report.data import latest_per_run
 from harness.report.figures import FigureFile, new_figure, save, series_colors, slug
 
@@ -55,11 +57,25 @@ def latest_ratios(rows: pd.DataFrame) -> pd.DataFrame:
     return latest_per_run(rows, run_ratios, [*SHAPE, "own"])
 
 
+def preset_shapes(sweep: str = SWEEP) -> set[tuple[int, int, int]]:
+    """(m, n, k) of the preset's first group (sweeps/<sweep>.yaml: M in its product, N and K
+    zipped), read as values: `sweep=gemm_llama` with other shapes (Qwen's, the 405B's, a
+    router's N 8) writes rows named gemm_llama too, and those are not the issue's grid."""
+    group = yaml.safe_load((REPO_ROOT / "sweeps" / f"{sweep}.yaml").read_text())["sweep"]
+    group = group["groups"][0]
+    ms = group.get("product", {}).get("m", [])
+    pairs = zip(group["zip"]["n"], group["zip"]["k"], strict=True)
+    return {(int(m), int(n), int(k)) for n, k in pairs for m in ms}
+
+
 def gemm_by_m_figures(df: pd.DataFrame, out: Path) -> list[FigureFile]:
     """One figure per GPU with gemm_llama rows of an own GEMM beside a vendor, from `df`
-    (harness.report.data.load's rows, with their `sweep`)."""
+    (harness.report.data.load's rows, with their `sweep`), at gemm_llama's own shapes only."""
     sweep = df["sweep"] if "sweep" in df else pd.Series(None, index=df.index, dtype=object)
     rows = df[(df["op"] == "gemm") & (sweep == SWEEP) & (df["dtype"] == DTYPE)]
+    shapes = preset_shapes()
+    mnk = zip(rows["m"], rows["n"], rows["k"], strict=True)
+    rows = rows[[(int(m), int(n), int(k)) in shapes for m, n, k in mnk]]
     figures = []
     for device, dev_rows in rows.groupby("device_name", sort=True):
         ratios = latest_ratios(dev_rows)

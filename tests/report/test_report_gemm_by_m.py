@@ -72,3 +72,18 @@ def test_each_shape_comes_from_its_latest_run_and_each_gpu_gets_a_figure(tmp_pat
     assert [f.stem for f in figures] == ["gemm-by-m-h100", "gemm-by-m-h200"]
     assert all(f.png.is_file() and f.svg.is_file() for f in figures)
     assert figures[1].caption.endswith("card: new, old.")  # not the gemm_square run
+
+
+def test_only_gemm_llamas_own_shapes_are_drawn(tmp_path):
+    """`sweep=gemm_llama` with a router's N 8 writes rows named gemm_llama: not the grid."""
+    from harness.report.gemm_by_m_figure import preset_shapes
+
+    shapes = preset_shapes()
+    assert len(shapes) == 120 and (16, 4096, 4096) in shapes and (16, 8, 4096) not in shapes
+    router = [
+        {**_row("r", "t1", p, ms), "n": 8} for p, ms in (("cublas", 0.1), ("own-triton", 0.2))
+    ]
+    df = pd.DataFrame([_row("g", "t1", "cublas", 0.1), _row("g", "t1", "own-triton", 0.1), *router])
+    with styled():
+        (figure,) = gemm_by_m_figures(df, tmp_path)
+    assert "card: g." in figure.caption and "r" not in figure.caption.split("card: ")[1]
