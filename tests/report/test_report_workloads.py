@@ -244,3 +244,23 @@ def test_graph_replayed_all_reduces_are_a_curve_of_their_own_and_the_caption_nam
     assert "replayed from a CUDA graph" in caption and "host launch" not in caption
     eager_only = [compose(RowIndex(pd.DataFrame(eager)), w, 8, "best", None)]
     assert "timed on its own with its host launch" in _caption(w, eager_only, 1, 1)[0]
+
+
+def test_a_workload_whose_measured_rows_draw_nothing_gets_no_figure(tmp_path):
+    """Rows of two layer ops of Llama-3-8B's decode and nothing else: the layer ops are drawn
+    as one group, never whole here, so the figure would show the bound alone (the H100's
+    Qwen2.5-7B decode, 3 of 100 problems): none is made. With every problem measured, one is."""
+    import pandas as pd
+    from report_fixtures import speed_row, workload_rows
+
+    from harness.report.latency import workload_reports
+    from harness.workloads.derive import LAYER_OPS
+    from harness.workloads.presets import get_workload
+
+    w = get_workload("llama3_8b_decode")
+    few = [i for i in w.items(1) if i.op in LAYER_OPS and i.per_layer][:2]
+    rows = pd.DataFrame([speed_row("h200", i.op, i.problem, "torch-eager", "r") for i in few])
+    names = {r.workload.name for r in workload_reports(rows, {}, tmp_path)}
+    assert "llama3_8b_decode" not in names
+    whole = pd.DataFrame(workload_rows("h200", "r", w.batches))
+    assert "llama3_8b_decode" in {r.workload.name for r in workload_reports(whole, {}, tmp_path)}
