@@ -127,3 +127,36 @@ def test_zeros_fill_still_checks_on_random_inputs():
         ),
     )
     assert row["status"] == "wrong" and row["fill"] == "zeros"
+
+
+def test_output_a_call_leaves_unwritten_is_caught_even_holding_the_right_answer():
+    """The output buffer holds the right answer before the checked call (as memory a provider
+    before it left can): a kernel that writes only its first rows still fails, since the
+    buffer is poisoned with NaN between a first call and the checked one."""
+
+    def half(problem, x, device):
+        out = x["a"] @ x["b"]  # the right answer, already in the buffer
+
+        def run():
+            out[:4] = x["a"][:4] @ x["b"]  # rows 4-7 never written by a call
+            return out
+
+        return Prepared(run)
+
+    row = measure_point(PROBLEM, provider(half), CPU, QUICK)
+    assert row["status"] == "wrong" and row["reason"] == "output has NaN or Inf"
+
+
+def test_an_output_sharing_memory_with_an_input_is_never_poisoned():
+    """An in-place op returns (a view of) its input: poisoning it would corrupt what the checked
+    call reads. Integer outputs and unwritable expanded views are left alone too."""
+    from harness.measure.point import _poison
+
+    inputs = {"x": torch.ones(4, 4), "cache": [torch.zeros(8)]}
+    fresh, ints = torch.ones(4), torch.ones(4, dtype=torch.int32)
+    expanded = torch.ones(1).expand(4)
+    outputs = (inputs["x"][1:], inputs["cache"][0].view(2, 4), fresh, ints, expanded)
+    assert _poison(outputs, inputs)
+    assert bool(torch.isnan(fresh).all()) and not bool(torch.isnan(inputs["x"]).any())
+    assert not bool(torch.isnan(inputs["cache"][0]).any()) and bool((ints == 1).all())
+    assert not _poison((inputs["x"],), inputs)  # nothing to fill: no second call

@@ -18,7 +18,6 @@ import pandas as pd
 import yaml
 
 from harness.measure.stats import geomean
-from harness.provenance import REPO_ROOT
 from harness.report.data import latest_per_run
 from harness.report.figures import FigureFile, new_figure, save, series_colors, slug
 
@@ -61,7 +60,8 @@ def preset_shapes(sweep: str = SWEEP) -> set[tuple[int, int, int]]:
     """(m, n, k) of the preset's first group (sweeps/<sweep>.yaml: M in its product, N and K
     zipped), read as values: `sweep=gemm_llama` with other shapes (Qwen's, the 405B's, a
     router's N 8) writes rows named gemm_llama too, and those are not the issue's grid."""
-    group = yaml.safe_load((REPO_ROOT / "sweeps" / f"{sweep}.yaml").read_text())["sweep"]
+    preset = Path(__file__).resolve().parents[2] / "sweeps" / f"{sweep}.yaml"  # no torch here
+    group = yaml.safe_load(preset.read_text())["sweep"]
     group = group["groups"][0]
     ms = group.get("product", {}).get("m", [])
     pairs = zip(group["zip"]["n"], group["zip"]["k"], strict=True)
@@ -75,7 +75,8 @@ def gemm_by_m_figures(df: pd.DataFrame, out: Path) -> list[FigureFile]:
     rows = df[(df["op"] == "gemm") & (sweep == SWEEP) & (df["dtype"] == DTYPE)]
     shapes = preset_shapes()
     mnk = zip(rows["m"], rows["n"], rows["k"], strict=True)
-    rows = rows[[(int(m), int(n), int(k)) in shapes for m, n, k in mnk]]
+    keep = pd.Series([(int(m), int(n), int(k)) in shapes for m, n, k in mnk], dtype=bool)
+    rows = rows[keep.to_numpy()]
     figures = []
     for device, dev_rows in rows.groupby("device_name", sort=True):
         ratios = latest_ratios(dev_rows)

@@ -50,9 +50,13 @@ def _width(row: dict) -> str:
     if row["op"] != "kv_append":
         axis = _WIDTH[row["op"]]
         return f"{_WIDTH_LABEL[axis]} {int(row[axis])}"
+    q_len = row.get("q_len")
+    new = 1 if q_len is None or pd.isna(q_len) else int(q_len)
+    # a prefill appends its whole prompt: q_len tokens per sequence, not one
+    appended = "" if new == 1 else f", +{new} tokens each"
     return (
         f"page {int(row['page_size'])}, {int(row['kv_heads'])} KV heads, "
-        f"{int(row['kv_len'])} cached"
+        f"{int(row['kv_len'])} cached{appended}"
     )
 
 
@@ -126,9 +130,10 @@ def layer_ops_figures(df: pd.DataFrame, peaks: dict[str, Peaks], out_dir) -> lis
         caption = (
             f"{device}: decoder-layer memory-bound ops, achieved GB/s (each input read and each "
             f"output written once, over the median) against tokens (KV append: sequences, one "
-            f"new token each); {line}. A line per provider (line style) and shape (colour: row "
-            "width; rotary: query / KV heads; KV append: page, KV heads and cached tokens). The "
-            "own kernel's rungs are in the table below."
+            f"new token each unless the legend says '+N tokens each', a prefill's prompt "
+            f"appended to an empty cache); {line}. A line per provider (line style) and shape "
+            "(colour: row width; rotary: query / KV heads; KV append: page, KV heads and cached "
+            "tokens). The own kernel's rungs are in the table below."
         )
         files.append(save(fig, out_dir, f"layer-ops-{slug(device)}", caption))
     return files
