@@ -24,6 +24,7 @@ import re
 import shlex
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,17 +115,33 @@ def _held(path: Path) -> bool:
         os.close(fd)
 
 
+# How long a held lock may name a dead writer before it counts as held through a descriptor
+# that writer's child inherited: a live writer that has just taken the file over still names
+# its dead predecessor until it writes its own identity, microseconds later.
+DEAD_HOLDER_GRACE_S = 1.0
+
+
+def _held_by_the_dead(path: Path) -> bool:
+    """Whether the held lock `path` still names a dead writer of this host after the grace
+    period (re-read meanwhile: a new holder's identity ends the wait)."""
+    deadline = time.monotonic() + DEAD_HOLDER_GRACE_S
+    while _dead_here(_holder(path)):
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def _acquire(path: Path) -> tuple[int, dict]:
     """flock `path` exclusively: (fd, the stale holder it names, {} if none); raises RunLocked."""
     for _ in range(5):
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         if not _try_flock(fd, fcntl.LOCK_EX):
             os.close(fd)
-            info = _holder(path)
-            if _dead_here(info):  # held through a descriptor a dead writer's child inherited
+            if _held_by_the_dead(path):  # held through a descriptor a dead writer's child kept
                 path.unlink(missing_ok=True)
                 continue
-            raise RunLocked(describe(path.parent, info))
+            raise RunLocked(describe(path.parent, _holder(path)))
         try:  # the file we locked must still be the one at `path` (a takeover may unlink it)
             same = os.fstat(fd).st_ino == path.stat().st_ino
         except FileNotFoundError:

@@ -126,3 +126,40 @@ def test_a_shard_writer_runs_beside_another_shard_but_not_the_same(tmp_path, cap
         assert main([*args, "shard_index=0"]) == 2
     assert f"run_id: p is being written by pid {os.getpid()}" in capsys.readouterr().err
     assert len(store.read_rows(tmp_path / "p")) == 4  # shard 1's problems only
+
+
+def _hold_for_a_moment(run, barrier, windows):
+    """Enter the run's lock as the other process does, at the same instant; record the window."""
+    barrier.wait()
+    try:
+        with run_lock(run):
+            start = time.monotonic()
+            time.sleep(0.3)
+            windows.append((start, time.monotonic()))
+    except RunLocked:
+        windows.append(None)
+
+
+def test_two_writers_racing_for_a_stale_lock_never_both_hold_it(tmp_path):
+    """A lock file naming a dead writer (a SIGKILLed run's): the first to take it still names
+    the dead pid for a moment, and the second must not read that as a takeover's licence (it
+    did: 93 of 100 trials let both in). One wins, the other is refused."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    for trial in range(6):
+        run = tmp_path / f"r{trial}"
+        run.mkdir()
+        dead = {"pid": _dead_pid(), "host": socket.gethostname()}
+        (run / ".lock").write_text(json.dumps(dead))
+        barrier, windows = ctx.Barrier(2), ctx.Manager().list()
+        procs = [ctx.Process(target=_hold_for_a_moment, args=(run, barrier, windows)) for _ in "ab"]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(30)
+        held = [w for w in windows if w is not None]
+        assert len(held) >= 1, list(windows)
+        if len(held) == 2:  # both got in: only ever one after the other, never together
+            (a0, a1), (b0, b1) = sorted(held)
+            assert a1 <= b0, held
