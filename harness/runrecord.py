@@ -75,6 +75,13 @@ def differences(old: dict, new: dict) -> list[tuple[str, object, object]]:
         was, now = plan["protocol"].get(key), new["protocol"].get(key)
         if was != now:
             diffs.append((f"protocol.{key}", was, now))
+    # the kernels as planned, not only as the rows record them: a run killed in its prebuild or
+    # tune pass has no row yet, and its resume on another kernels/ would pass unnoticed
+    was_k, now_k = plan.get("kernel_source_hash"), new.get("kernel_source_hash")
+    if was_k and now_k and was_k != now_k:
+        diffs.append(
+            ("kernel_source_hash", Shown(f"kernels/ at {was_k}"), Shown(f"kernels/ at {now_k}"))
+        )
     return diffs
 
 

@@ -117,6 +117,22 @@ def test_a_resume_on_other_kernel_sources_is_refused(measured, tmp_path, capsys,
     assert meta["history"][-1]["differs"] == ["kernel_source_hash"]
 
 
+def test_a_run_without_rows_yet_is_held_to_its_planned_kernels(
+    measured, tmp_path, capsys, monkeypatch
+):
+    """Killed in its prebuild or tune pass, a run has a plan but no row: a resume on other
+    kernels is refused by the plan's hash, as one with rows is by theirs."""
+    import harness.plan
+
+    run = tmp_path / "r"
+    for part in [*run.glob("rows"), *run.glob("*.parquet")]:
+        shutil.rmtree(part) if part.is_dir() else part.unlink()
+    assert store.read_rows(run).empty
+    monkeypatch.setattr(harness.plan, "kernel_source_hash", lambda: "0123456789abcdef")
+    assert _run(tmp_path, MINE, "dry_run=true") == 2
+    assert "kernel_source_hash: run 'r' was measured with kernels/ at " in capsys.readouterr().err
+
+
 def test_a_run_planned_before_the_kernel_hash_is_checked_by_its_rows(
     measured, tmp_path, capsys, monkeypatch
 ):
