@@ -14,7 +14,21 @@ from pathlib import Path
 import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-KERNELS_DIR = REPO_ROOT / "kernels"
+
+
+def _kernels_dir() -> Path:
+    """Where the `harness_kernels` that runs was imported from: an editable install maps it to
+    the checkout it was installed from, which need not be this `harness`'s (a second clone on
+    PYTHONPATH), and the hash must describe the kernels that ran."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("harness_kernels")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).resolve()
+    return REPO_ROOT / "kernels"
+
+
+KERNELS_DIR = _kernels_dir()
 
 
 def _git(*args: str) -> str | None:
