@@ -26,6 +26,10 @@ SUPERVISOR_ENV = "HARNESS_SUPERVISOR_PID"
 # counts as done for them even with rerun_failed=true, so a restarted child does not measure
 # again the point its predecessor died on (the parent's error row for it is that recent).
 SINCE_ENV = "HARNESS_SUPERVISOR_SINCE"
+# The run record (run.json, run-shard-<i>.json) whose history entry for this invocation the
+# supervisor keeps: a child writing the same record adds no entry of its own (a restarted child
+# would add a second, and the rows the supervisor writes for a crash would be in neither).
+RECORD_ENV = "HARNESS_SUPERVISOR_RECORD"
 STOP_GRACE_S = 5.0  # a child asked to stop gets this long before SIGKILL
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # NVLink multicast stays off in everything the harness starts (it can take a shared host's GPUs
@@ -40,6 +44,25 @@ SAFE_ENV = {
 def supervised() -> bool:
     """True in a child started by a supervising parent that is still its parent."""
     return os.environ.get(SUPERVISOR_ENV) == str(os.getppid())
+
+
+def parents_record() -> str | None:
+    """The record whose history entry the supervising parent keeps (None when unsupervised)."""
+    return os.environ.get(RECORD_ENV) if supervised() else None
+
+
+@contextlib.contextmanager
+def record_kept_here(meta_name: str):
+    """Within: children started from here leave `meta_name`'s history entry to this process."""
+    before = os.environ.get(RECORD_ENV)
+    os.environ[RECORD_ENV] = meta_name
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(RECORD_ENV, None)
+        else:
+            os.environ[RECORD_ENV] = before
 
 
 def child_env(extra: dict[str, str], since: float) -> dict[str, str]:

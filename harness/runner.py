@@ -138,9 +138,43 @@ def run_sweep(plan: RunPlan, out=None, overrides: list[str] | None = None) -> Ru
         if plan.devices:
             return _stopped_children(plan, run_on_devices(plan, overrides or [], out))
         if overrides is not None and _isolate(plan):
-            result = supervise(plan, overrides, [device_spec(plan.device)], out)[0]
+            meta_name = _meta_name(plan)
+            runrecord.begin(plan, _record_meta(plan), overrides, meta_name=meta_name)
+            with children.record_kept_here(meta_name):
+                result, workers, elapsed = supervise(
+                    plan, overrides, [device_spec(plan.device)], out
+                )
+            runrecord.finish(
+                plan.run_path,
+                result.measured,
+                result.statuses,
+                meta_name=meta_name,
+                entry={
+                    "restarts": sum(w.restarts for w in workers),
+                    "crashes": [c for w in workers for c in w.crashes],
+                },
+            )
             return _stopped_children(plan, result)
         return _measure_here(plan, out, overrides)
+
+
+def _meta_name(plan: RunPlan) -> str:
+    """The run record this writer keeps: run.json, or its cluster shard's."""
+    return "run.json" if plan.shard_count == 1 else f"run-shard-{plan.shard_index}.json"
+
+
+def _record_meta(plan: RunPlan) -> dict:
+    """The run record's fields this writer sets (the rest are the run's: runrecord.begin)."""
+    return {
+        "run_id": plan.run_id,
+        "sweep": plan.sweep,
+        "points": len(plan.points),
+        "shard": [plan.shard_index, plan.shard_count],
+        "device": plan.device.as_row(),
+        "software": software(),
+        "protocol": plan.protocol_key,
+        "updated": now_iso(),
+    }
 
 
 def _stopped_children(plan: RunPlan, result: RunResult) -> RunResult:
@@ -163,21 +197,10 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
     if since and plan.done_statuses:  # a restarted child: what this invocation wrote is done
         finished |= store.written_since(run_path, float(since))
     todo = [(k, p) for k, p in plan.mine.items() if k not in finished]
-    meta_name = "run.json" if plan.shard_count == 1 else f"run-shard-{plan.shard_index}.json"
+    meta_name = _meta_name(plan)
+    owner = children.parents_record() != meta_name  # else the supervisor keeps the entry
     runrecord.begin(  # refuses a resume with another sweep, providers or protocol
-        plan,
-        {
-            "run_id": plan.run_id,
-            "sweep": plan.sweep,
-            "points": len(plan.points),
-            "shard": [plan.shard_index, plan.shard_count],
-            "device": device.as_row(),
-            "software": software(),
-            "protocol": plan.protocol_key,
-            "updated": now_iso(),
-        },
-        overrides,
-        meta_name=meta_name,
+        plan, _record_meta(plan), overrides, meta_name=meta_name, append=owner
     )
     prebuild(todo, registry, device, out)
     telemetry = Telemetry(device.vendor, device.index) if device.is_gpu else None
@@ -251,13 +274,18 @@ def _measure_here(plan: RunPlan, out, overrides: list[str] | None) -> RunResult:
     done = len(plan.mine) - pending
     if plan.tune_only:  # nothing timed: the points stay pending for the run that times them
         runrecord.finish(  # its overrides say tune_only
-            run_path, 0, {}, meta_name=meta_name, entry=_tune_entry(tune_record)
+            run_path, 0, {}, meta_name=meta_name, entry=_tune_entry(tune_record), counts=owner
         )
         # stop_after_s passed: the tune pass may have left points untuned (it says how many)
         stopped = plan.stop_at is not None and time.time() >= plan.stop_at
         return RunResult(run_path, len(plan.mine), 0, done, {}, stopped=stopped)
     runrecord.finish(
-        run_path, pending - left, statuses, meta_name=meta_name, entry=_tune_entry(tune_record)
+        run_path,
+        pending - left,
+        statuses,
+        meta_name=meta_name,
+        entry=_tune_entry(tune_record),
+        counts=owner,
     )
     return RunResult(run_path, len(plan.mine), pending - left, done, statuses, stopped=left > 0)
 

@@ -121,10 +121,12 @@ def begin(
     meta: dict,
     overrides: list[str] | None,
     meta_name: str = "run.json",
+    append: bool = True,
 ) -> None:
     """Check this invocation against the run (check_resume), then write config.yaml and the
     record `meta_name`: the run's fields kept, `meta` for the rest, this invocation appended to
-    its history with measured_now null until `finish`."""
+    its history with measured_now null until `finish` (append=False: a supervised child whose
+    parent keeps the entry)."""
     run_path, record_plan = plan.run_path, plan.record
     differs = check_resume(run_path, record_plan, plan.allow_mixed)
     path = run_path / meta_name
@@ -148,7 +150,12 @@ def begin(
         "differs": differs,
         "measured_now": None,  # null: the invocation did not finish (killed, interrupted)
     }
-    record["history"] = [*old.get("history", []), entry]
+    history = old.get("history", [])
+    if append or not history:
+        history = [*history, entry]
+    elif differs:  # the parent's entry: what this child found different is part of it
+        history[-1]["differs"] = sorted(set(history[-1].get("differs", [])) | set(differs))
+    record["history"] = history
     store.write_run_meta(run_path, plan.config_yaml, record, meta_name)
 
 
@@ -158,18 +165,20 @@ def finish(
     statuses: dict,
     meta_name: str = "run.json",
     entry: dict | None = None,
+    counts: bool = True,
     **extra,
 ) -> None:
     """Complete this invocation's history entry (measured now, their statuses, and `entry`'s
     fields: the tune pass's record) and set `extra` top-level fields (the `devices=` parent's
-    wall time and workers)."""
+    wall time and workers). counts=False: a supervised child adds `entry` alone; its parent,
+    which also wrote the rows of any crash, counts the invocation's points."""
     path = run_path / meta_name
     record = json.loads(path.read_text())
     record.update(extra, updated=now_iso())
-    record["history"][-1].update(
-        measured_now=measured,
-        statuses={k: int(v) for k, v in statuses.items()},
-        done=now_iso(),
-        **(entry or {}),
-    )
+    last = record["history"][-1]
+    if counts:
+        last.update(
+            measured_now=measured, statuses={k: int(v) for k, v in statuses.items()}, done=now_iso()
+        )
+    last.update(entry or {})
     store.write_text(path, json.dumps(record, indent=2, sort_keys=True, default=str))

@@ -230,7 +230,8 @@ def run_on_devices(plan: RunPlan, overrides: list[str], out) -> RunResult:
         overrides,
         meta_name=meta_name,
     )
-    result, workers, elapsed = supervise(plan, overrides, devices, out)
+    with children.record_kept_here(meta_name):  # a lone worker writes the same record
+        result, workers, elapsed = supervise(plan, overrides, devices, out)
     runrecord.finish(
         plan.run_path,
         result.measured,

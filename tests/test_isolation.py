@@ -2,6 +2,7 @@
 measures in a child process, so the sweep completes with an error row naming the exit; with
 isolate=false, the next run writes that point as an error row instead of dying on it again."""
 
+import json
 import os
 import signal
 import subprocess
@@ -68,6 +69,12 @@ def test_a_point_that_kills_the_process_is_an_error_row(tmp_path, faults, capsys
     assert bad.family == "own" and bad.device_type == "cpu" and bad.timer == "host"
     row = tmp_path / "k" / "rows" / f"{bad.point_key}.parquet"
     written = row.stat().st_mtime_ns
+    # one history entry for the invocation, as the user typed it, counting every point (the
+    # restarted child's and the crash's row, which the supervisor wrote, included)
+    (entry,) = json.loads((tmp_path / "k" / "run.json").read_text())["history"]
+    assert entry["measured_now"] == 16 and entry["statuses"] == {"error": 1, "ok": 15}
+    assert entry["restarts"] == 1 and len(entry["crashes"]) == 1 and entry["done"]
+    assert f"run_id={'k'}" in entry["overrides"] and "shard_index=0" not in entry["overrides"]
 
     assert main(args) == 0  # a resume does not measure it again
     assert "16 already done, 0 measured now" in capsys.readouterr().out
