@@ -160,3 +160,29 @@ def test_an_output_sharing_memory_with_an_input_is_never_poisoned():
     assert bool(torch.isnan(fresh).all()) and not bool(torch.isnan(inputs["x"]).any())
     assert not bool(torch.isnan(inputs["cache"][0]).any()) and bool((ints == 1).all())
     assert not _poison((inputs["x"],), inputs)  # nothing to fill: no second call
+
+
+def test_the_reference_is_full_fp32_whatever_a_closure_left_switched_on():
+    """A tf32 GEMM's vendor closure turns torch's TF32 switch on for the process: the check's
+    reference runs with it off, and the switch is as the closure left it after."""
+    seen = []
+
+    class Spy(GemmProblem):
+        def reference(self, inputs):
+            seen.append(torch.backends.cuda.matmul.allow_tf32)
+            return super().reference(inputs)
+
+    def tf32_on(problem, x, device):
+        def run():
+            torch.backends.cuda.matmul.allow_tf32 = True
+            return x["a"] @ x["b"]
+
+        return Prepared(run)
+
+    before = torch.backends.cuda.matmul.allow_tf32
+    try:
+        row = measure_point(Spy(8, 8, 8, "fp32"), provider(tf32_on), CPU, QUICK)
+        assert row["status"] == "ok" and seen == [False]
+        assert torch.backends.cuda.matmul.allow_tf32 is True  # restored to what it was
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before

@@ -36,6 +36,7 @@ from harness.measure.spread_guard import p90_over_p10
 from harness.measure.telemetry import Telemetry
 from harness.measure.timing_columns import timing_columns
 from harness.problems import Check, Problem
+from harness.problems.base import exact_fp32
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Unsupported
 
@@ -300,7 +301,7 @@ def _check_then_time(
         raw = prepared.run()  # what a call leaves unwritten now reads NaN, and fails the check
     result = prepared.output(raw)
     _sync(device)
-    with peers.step():
+    with peers.step(), exact_fp32():  # a tf32 closure before must not make it TF32
         check = problem.check(result, problem.reference(inputs))
     check = peers.merge(check)
     config = dict(prepared.config)

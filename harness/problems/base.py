@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -76,6 +78,21 @@ class Problem:
         max_abs = float(diff.abs().max()) if diff.numel() else 0.0
         ok = rel <= tol
         return Check(rel, max_abs, tol, ok, None if ok else f"rel_err {rel:.3g} > tol {tol:.3g}")
+
+
+@contextlib.contextmanager
+def exact_fp32() -> Iterator[None]:
+    """Within: fp32 matmuls and convolutions in full fp32, the switches restored after. torch
+    keeps TF32 as process-wide switches, and a tf32 GEMM's vendor closure turns the matmul one
+    on: a reference computed after it in the same process would be no better than a TF32
+    kernel (the GEMM reference guards itself; attention and a decoder layer's did not)."""
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    before = (matmul.allow_tf32, cudnn.allow_tf32)
+    matmul.allow_tf32, cudnn.allow_tf32 = False, False
+    try:
+        yield
+    finally:
+        matmul.allow_tf32, cudnn.allow_tf32 = before
 
 
 def world_size_of(problem: Problem) -> int:
