@@ -43,20 +43,51 @@ def _guarded(monkeypatch, attempts, protocol=P):
 
 
 def test_a_spread_point_is_timed_again_and_the_stable_attempt_is_kept(monkeypatch):
-    timing, why, attempts = _guarded(monkeypatch, [_timing(BIMODAL), _timing(TIGHT)])
+    timing, why, attempts, _ = _guarded(monkeypatch, [_timing(BIMODAL), _timing(TIGHT)])
     assert attempts == 2 and why is None and timing.samples_ms == TIGHT
 
 
 def test_a_point_spread_every_time_is_flagged_with_its_least_spread_attempt(monkeypatch):
     wider = [0.010] * 50 + [0.040] * 50
-    timing, why, attempts = _guarded(monkeypatch, [_timing(wider), _timing(BIMODAL)])
+    timing, why, attempts, _ = _guarded(monkeypatch, [_timing(wider), _timing(BIMODAL)])
     assert attempts == 2 and timing.samples_ms == BIMODAL and why.startswith("p90/p10")
+
+
+def test_the_reported_attempt_carries_its_own_telemetry(monkeypatch):
+    """Attempt 1 was spread (say, throttled); attempt 2 is stable and reported: its clocks and
+    throttle reasons are attempt 2's window's, not both windows' together."""
+    from harness.measure.telemetry import TelemetrySummary
+
+    class Windows:
+        def __init__(self):
+            self.opened = 0
+
+        def start(self):
+            self.opened += 1
+
+        def stop(self):
+            throttled = "sw_thermal_slowdown" if self.opened == 1 else ""
+            return TelemetrySummary(sm_clock_mhz=1000.0 * self.opened, throttle_reasons=throttled)
+
+    queue = [_timing(BIMODAL), _timing(TIGHT)]
+
+    def once(closures, device, protocol, timer_name, complete, on_start, flusher):
+        on_start()
+        return queue.pop(0)
+
+    monkeypatch.setattr(point, "_time_once", once)
+    windows = Windows()
+    timing, why, attempts, tel = point._time_guarded(
+        [None], None, P, "cuda-events", True, windows, None
+    )
+    assert attempts == 2 and why is None and timing.samples_ms == TIGHT
+    assert windows.opened == 2 and tel.sm_clock_mhz == 2000.0 and tel.throttle_reasons == ""
 
 
 def test_host_timer_is_judged_but_not_repeated(monkeypatch):
     queue = [Timing(BIMODAL, "host", "n/a", "converged", 1, 1)]
     monkeypatch.setattr(point, "_time_once", lambda *a, **k: queue.pop(0))
-    timing, why, attempts = point._time_guarded([None], None, P, "host", True, None, None)
+    timing, why, attempts, _ = point._time_guarded([None], None, P, "host", True, None, None)
     assert attempts == 1 and why is not None
 
 

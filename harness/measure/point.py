@@ -33,7 +33,7 @@ from harness.measure.kernel_names import launched_kernels
 from harness.measure.power_settle import settle_power
 from harness.measure.protocol import Protocol
 from harness.measure.spread_guard import p90_over_p10
-from harness.measure.telemetry import Telemetry
+from harness.measure.telemetry import Telemetry, TelemetrySummary
 from harness.measure.timing_columns import timing_columns
 from harness.problems import Check, Problem
 from harness.problems.base import exact_fp32
@@ -334,10 +334,9 @@ def _check_then_time(
     if peers is ALONE and timer_name == "cuda-events":
         flush = flusher if protocol.l2 == "cold" else None
         settle_s = settle_power(closures[0], flush, protocol, telemetry, lambda: _sync(device))
-    timing, unstable, attempts = _time_guarded(
+    timing, unstable, attempts, tel = _time_guarded(
         closures, device, protocol, timer_name, complete, telemetry, flusher, peers
     )
-    tel = telemetry.stop() if telemetry else None
     out.update(timing_columns(problem, timing, tel, unstable, attempts))
     out["power_settle_s"] = settle_s
     out["l2_flush_bytes"] = flushed_bytes(flusher, protocol, timer_name)
@@ -368,25 +367,28 @@ def _time_guarded(
 ):
     """Time the point; while its samples are too spread (spread_guard), time it again, up to
     protocol.max_attempts on a GPU. Returns (the timing reported, why it is unstable or None,
-    attempts). The first stable attempt is reported, else the least spread one; telemetry
-    spans every attempt. (Ranks in lockstep share their samples, so they judge alike.)"""
-    opened: list[bool] = []  # whether telemetry started, across attempts
+    attempts, the telemetry of the attempt reported). The first stable attempt is reported,
+    else the least spread one, with the clocks, power and throttle reasons of its own window:
+    an attempt re-timed for a throttle must not lend its reasons to a stable one.
+    (Ranks in lockstep share their samples, so they judge alike.)"""
 
-    def on_start() -> None:
-        if telemetry and not opened:
+    def on_start() -> None:  # each attempt's window, after its warm-up
+        if telemetry:
             telemetry.start()
-            opened.append(True)
 
     tries = protocol.max_attempts if timer_name in _DEVICE_TIMERS else 1
-    attempts: list[tuple[timers.Timing, str | None]] = []
+    attempts: list[tuple[timers.Timing, str | None, TelemetrySummary | None]] = []
     for _ in range(tries):
         t = peers.time_once(closures, device, protocol, timer_name, complete, on_start, flusher)
+        tel = telemetry.stop() if telemetry else None
         why = spread_guard.judge(t.samples_ms, t.hold_expired, protocol)
-        attempts.append((t, why))
+        attempts.append((t, why, tel))
         if why is None:
             break
-    timing, why = min(attempts, key=lambda a: (a[1] is not None, p90_over_p10(a[0].samples_ms)))
-    return timing, why, len(attempts)
+    timing, why, tel = min(
+        attempts, key=lambda a: (a[1] is not None, p90_over_p10(a[0].samples_ms))
+    )
+    return timing, why, len(attempts), tel
 
 
 def _time_once(closures, device, protocol, timer_name, complete, on_start, flusher):

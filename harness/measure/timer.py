@@ -192,8 +192,10 @@ def time_cuda_graph(
     with torch.cuda.graph(graph):
         for f in calls:
             f()
-    warm = _warm_up(graph.replay, p, torch.cuda.synchronize)
+    # the hold before the warm-up, as the events timer makes it: its first use compiles and
+    # synchronises, which after the warm-up would idle the GPU just before the first sample
     hold = stream_hold(p, torch.cuda)
+    warm = _warm_up(graph.replay, p, torch.cuda.synchronize) * len(calls)  # calls, not replays
     on_start()
     rule, expired = StopRule(p), 0
     samples: list[float] = []
