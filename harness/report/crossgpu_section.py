@@ -68,6 +68,9 @@ class Section:
         return out
 
 
+_DTYPE_DASHES = ("-", "--", "-.", ":")
+
+
 def speedup_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile:
     """Measured speedup per point against arithmetic intensity, with the predicted ratio."""
     p, pts = x.pairing, x.pairing.points
@@ -88,11 +91,14 @@ def speedup_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile:
     known = pts["intensity"].dropna()
     lo, hi = (float(known.min()) / 2, float(known.max()) * 2) if len(known) else (1.0, 1e4)
     grid = np.geomspace(max(lo, 1e-2), hi, 400)
-    for dtype in sorted(set(pts["dtype"].dropna())):
+    for n, dtype in enumerate(sorted(set(pts["dtype"].dropna()))):
         y = [predicted(i, p.a, p.b, dtype) for i in grid]
         if not np.isfinite(y).any():
             continue
-        ax.plot(grid, y, color="black", lw=1.4, zorder=2, label=f"predicted ({dtype} roofline)")
+        dash = _DTYPE_DASHES[n % len(_DTYPE_DASHES)]  # a dash per dtype: lines and ridges alike
+        ax.plot(
+            grid, y, color="black", lw=1.4, ls=dash, zorder=2, label=f"predicted ({dtype} roofline)"
+        )
         ax.fill_between(
             grid,
             np.multiply(y, 1 - WITHIN),
@@ -107,7 +113,7 @@ def speedup_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile:
                 ax.axvline(
                     ridge,
                     color=style["color"],
-                    ls=":",
+                    ls=dash,
                     lw=1.1,
                     zorder=1,
                     label=f"{gpu.short} {dtype} ridge ({ridge:.0f} FLOP/B)",
@@ -116,7 +122,7 @@ def speedup_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile:
     log_axes(ax)
     ax.set_yscale("linear")  # speedups span well under one decade: plain ticks read better
     ax.set_xlabel("arithmetic intensity (FLOP per byte of min_bytes)")
-    ax.set_ylabel(f"speedup {p.label} (median latency ratio)")
+    ax.set_ylabel(f"speedup {p.label} ({p.a.short} latency / {p.b.short} latency)")
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(f"{p.b.name} against {p.a.name}: {len(pts)} points, one protocol", fontsize=9)
     caption = (
@@ -124,7 +130,8 @@ def speedup_figure(x: CrossGpu, out_dir: Path, stem: str) -> FigureFile:
         f"speedup {p.label} against its arithmetic intensity; colour = kernel family, "
         "shape = own kernel or vendor library. Black: the speedup the two GPUs' measured "
         f"rooflines predict (HBM read ratio left of both ridges, compute-ceiling ratio "
-        f"right of both), grey band +-{WITHIN:.0%}; dotted: each GPU's ridge point."
+        f"right of both), grey band +-{WITHIN:.0%}; vertical lines: each GPU's ridge point "
+        "in its colour, dashed as its dtype's predicted line."
     )
     return save(fig, out_dir, stem, caption)
 
