@@ -53,7 +53,10 @@ def ladder_problems(rows: pd.DataFrame) -> pd.DataFrame:
 
 def ladder_panels(rows: pd.DataFrame) -> pd.DataFrame:
     """ladder_problems' rows of the (device, problem, run) that measured at least MIN_RUNGS
-    rungs."""
+    rungs, from the latest such run of each (device, problem) only: an earlier run of the same
+    ladder measured older code (the H200's fa3-ladder-r4 had own-cutlass-fa3 at 0.93x cuDNN
+    where fa3-ladder-s63b has 1.00x), and two panels of one problem would contradict each other.
+    The rung-worth table keeps every run."""
     lad = ladder_problems(rows)
     if lad.empty:
         return lad
@@ -61,7 +64,13 @@ def ladder_panels(rows: pd.DataFrame) -> pd.DataFrame:
     own = lad[lad["family"] == "own"].groupby(keys)["provider"]
     rungs = own.agg(lambda names: len(ladder_rungs(set(names))))
     keep = set(rungs[rungs >= MIN_RUNGS].index)
-    return lad[[k in keep for k in zip(*(lad[c] for c in keys), strict=True)]]
+    lad = lad[[k in keep for k in zip(*(lad[c] for c in keys), strict=True)]]
+    if lad.empty or "timestamp" not in lad:
+        return lad
+    last = lad.groupby(keys)["timestamp"].max().reset_index()
+    newest = last.sort_values("timestamp").groupby(keys[:-1]).tail(1)
+    chosen = set(zip(*(newest[c] for c in keys), strict=True))
+    return lad[[k in chosen for k in zip(*(lad[c] for c in keys), strict=True)]]
 
 
 def speedup_text(speedup: float) -> str:
@@ -135,7 +144,8 @@ def ladder_figures(rows: pd.DataFrame, out_dir: Path) -> list[FigureFile]:
             caption = (
                 f"{device}: each own-kernel rung (coloured) and the vendor libraries (grey, "
                 f"hatched) on {names} (run in brackets; each panel's bars come from that one "
-                "run): TFLOP/s of the latest ok row per provider in the run; the "
+                "run, the latest run of that problem with its ladder): TFLOP/s of the latest "
+                "ok row per provider in the run; the "
                 "label is the speedup of median latency over the fastest vendor row "
                 "(two significant digits below 0.1x; TFLOP/s where no vendor row "
                 f"exists).{others}"

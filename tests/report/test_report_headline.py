@@ -212,3 +212,21 @@ def test_a_single_rung_ab_is_the_worth_tables_not_a_panel():
         "own-triton-no-pipeline",
         "cublas",
     }
+
+
+def test_a_ladder_measured_in_two_runs_is_drawn_from_the_latest():
+    """Two runs with the same ladder problem (older code in the first): one panel, the latest
+    run's; both runs stay in the rung-worth table."""
+    from harness.report.ladder import ladder_panels
+
+    rows = []
+    for run, when in (("old", "2026-11-01"), ("new", "2026-12-01")):
+        for provider, family in (
+            ("own-triton", "own"),
+            ("own-triton-no-tma", "own"),
+            ("own-triton-no-pipeline", "own"),
+            ("cublas", "vendor"),
+        ):
+            rows.append({**_ladder_row(provider, "gemm a", family, run=run), "timestamp": when})
+    panels = ladder_panels(pd.DataFrame(rows))
+    assert set(panels["run_id"]) == {"new"} and len(panels) == 4
