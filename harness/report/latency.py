@@ -104,8 +104,16 @@ def _per_layer_panel(ax, steps: list[Step], w: Workload) -> int:
             )
     full = [(s.batch, s.layer_ms) for s in best if s.layer_ms is not None]
     if full:
+        # parts without rows left out: a lower bound, drawn hollow and named as one
+        partial = any(s.omitted for s in best if s.layer_ms is not None)
         ax.plot(
-            *zip(*full, strict=True), color="black", lw=2.2, marker="D", ms=4, label="layer (sum)"
+            *zip(*full, strict=True),
+            color="black",
+            lw=2.2,
+            marker="D",
+            ms=4,
+            mfc="none" if partial else "black",
+            label="layer (sum of measured parts: a lower bound)" if partial else "layer (sum)",
         )
     bound = [(s.batch, s.bound_layer_ms) for s in best if s.bound_layer_ms is not None]
     if bound:
@@ -136,12 +144,15 @@ def _throughput_panel(ax, steps: list[Step], w: Workload) -> None:
         ]
         if pts:
             style = _SELECTION_STYLE[selection]
+            partial = any(s.omitted for s in steps if s.selection == selection and s.tokens_per_s)
             ax.plot(
                 *zip(*pts, strict=True),
                 lw=1.6,
-                label=f"composed: {selection} rows",
+                label=f"composed: {selection} rows"
+                + (" (parts left out: an upper bound)" if partial else ""),
                 color=style["color"],
                 marker=style["marker"],
+                mfc="none" if partial else style["color"],
                 ms=style.get("ms", 4),
             )
     for selection in SELECTIONS:  # per-layer problems all measured, the LM head not yet
@@ -202,7 +213,10 @@ def _caption(w: Workload, steps: list[Step], measured: int, total: int) -> tuple
         "row) and the layer's roofline bound"
     )
     if any(s.layer_ms is not None for s in best):
-        left += ", and their sum (layer) where every per-layer problem is measured"
+        left += (
+            ", and their sum (layer) where every per-layer GEMM and attention problem is "
+            "measured (hollow where layer ops or all-reduces without rows are left out of it)"
+        )
     else:
         left += f"; no layer sum (no ok row for {', '.join(per_layer_missing)})"
     parts.append(left)
