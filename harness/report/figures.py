@@ -122,21 +122,56 @@ def save(fig: Figure, out_dir: Path, stem: str, caption: str) -> FigureFile:
     return FigureFile(stem, caption, png, svg)
 
 
+# The headline providers keep one colour in every figure (own Triton blue, own CUTLASS orange,
+# the vendor library a figure is measured against green), so a reader who learnt them on one
+# figure reads the next; a name whose colour another in the same figure took gets the next free.
+PROVIDER_COLOR_INDEX = {
+    "own-triton": 0,
+    "own-cutlass": 1,
+    "own-cutlass-fa3": 1,
+    "cublas": 2,
+    "cublaslt-fp8": 2,
+    "sdpa-cudnn": 2,
+    "hipblaslt": 2,
+    "cublaslt-fp8-fastaccum": 3,
+    "sdpa-efficient": 3,
+    "sdpa-flash": 4,
+    "flashinfer": 5,
+    "flash-attn-4": 6,
+}
+
+
 def series_colors(names) -> dict[str, tuple]:
-    """A distinct colour per series name, in the order given (at most SERIES_MAX names: the
-    caller folds the rest into "others", drawn in OTHERS_COLOR)."""
+    """A distinct colour per series name (at most SERIES_MAX names: the caller folds the rest
+    into "others", drawn in OTHERS_COLOR): a headline provider's own colour where it is free
+    (PROVIDER_COLOR_INDEX), the others in the order given from the colours left."""
     names = list(dict.fromkeys(names))
     if len(names) > SERIES_MAX:
         raise ValueError(f"series: {len(names)}; allowed: at most {SERIES_MAX} (fold the rest)")
-    return {n: SERIES_COLORS[i] for i, n in enumerate(names)}
+    out: dict[str, tuple] = {}
+    taken: set[int] = set()
+    for n in names:
+        i = PROVIDER_COLOR_INDEX.get(n)
+        if i is not None and i not in taken:
+            out[n] = SERIES_COLORS[i]
+            taken.add(i)
+    free = (i for i in range(len(SERIES_COLORS)) if i not in taken)
+    for n in names:
+        if n not in out:
+            out[n] = SERIES_COLORS[next(free)]
+    return {n: out[n] for n in names}
 
 
 def top_series(
-    counts: dict[str, int], keep: int = SERIES_MAX, prefer: frozenset[str] = frozenset()
+    counts: dict[str, int],
+    keep: int = SERIES_MAX,
+    prefer: frozenset[str] = frozenset(),
+    then: frozenset[str] = frozenset(),
 ) -> tuple[list[str], list[str]]:
     """(series to draw, series folded into "others"): all of them when they fit in `keep`, else
-    the keep - 1 with the most points (ties by name), those in `prefer` first, and the rest."""
-    names = sorted(counts, key=lambda n: (n not in prefer, -counts[n], n))
+    the keep - 1 with the most points (ties by name), those in `prefer` first, then those in
+    `then`, and the rest."""
+    names = sorted(counts, key=lambda n: (n not in prefer, n not in then, -counts[n], n))
     if len(names) <= keep:
         return sorted(names), []
     return sorted(names[: keep - 1]), sorted(names[keep - 1 :])

@@ -23,6 +23,7 @@ from harness.report.data import IDENTITY, SPEED_OPS, device_of, is_speed, ladder
 from harness.report.figures import (
     OP_MARKERS,
     OTHERS_COLOR,
+    PROVIDER_COLOR_INDEX,
     FigureFile,
     log_axes,
     new_figure,
@@ -125,7 +126,10 @@ def roofline_figure(
     # The own kernels are what the figure is about: never folded into "others" for having
     # fewer points than a vendor library (a new kernel measured on one sweep).
     own = frozenset(p for p in counts if family.get(p) == "own")
-    shown, others = top_series(counts, prefer=own)
+    # then the vendor libraries the own kernels are held to (the H100's HBM roof is a cuDNN
+    # decode row: folded into grey, the point that sets the roof could not be told apart)
+    references = frozenset(p for p in counts if PROVIDER_COLOR_INDEX.get(p) in (2, 3))
+    shown, others = top_series(counts, prefer=own, then=references)
     order = sorted(shown, key=lambda p: (family.get(p) != "own", p))  # own kernels first
     colors = series_colors(order)
     series = rows["provider"].where(rows["provider"].isin(shown), "others")
