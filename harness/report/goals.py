@@ -68,6 +68,7 @@ VERDICT_COLUMNS = [
     "cold_read_of_ceiling",
     "bar",
     "verdict",
+    "short_of",
     "covering_runs",
     "range",
 ]
@@ -304,6 +305,21 @@ def run_lines(
     return pd.DataFrame(lines)
 
 
+def short_of(line: dict, goal: Goal) -> str:
+    """What a covering run that misses its bar still lacks, in the bar's terms: the factor its
+    geomean must gain ('geomean x1.022'), the points under the min, the factor its share of the
+    HBM read ceiling must gain; '' where nothing measurable is missing."""
+    parts = []
+    if goal.geomean is not None and line["geomean"] < goal.geomean:
+        parts.append(f"geomean x{goal.geomean / line['geomean']:.3f}")
+    if goal.min is not None and line["below_min"]:
+        parts.append(f"{line['below_min']} < {goal.min:.2f}x")
+    of = line.get("of_ceiling", math.nan)
+    if goal.ceiling is not None and of == of and of < goal.ceiling:
+        parts.append(f"ceiling share x{goal.ceiling / of:.3f}")
+    return "; ".join(parts)
+
+
 def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.DataFrame:
     """Per goal and GPU the deciding run's line (the latest covering run; else the run with the
     most points, `partial`), with how many runs covered it and their geomeans' range. every:
@@ -341,6 +357,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
                         **{k: line[k] for k in VERDICT_COLUMNS if k in line},
                         "bar": goal.bar(),
                         "verdict": verdict,
+                        "short_of": short_of(line, goal) if verdict == "not met" else "",
                         "covering_runs": len(covering),
                         "range": span,
                     }
@@ -351,7 +368,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
 GOALS_CAPTION = (
     "Each goal of configs/goals.yaml (an issue's bar) per GPU: the latest run that covers its "
     "points (not the best; `covering_runs` covered it whole, their geomeans spanning `range`; a `partial` line is the run with the most points where none did), vendor time "
-    "over own time within that run, and whether the bar is met. A wrong own row fails the goal. "
+    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min). A wrong own row fails the goal. "
     "Goals without a row here are left out. `harness goals <paths>` prints the same."
 )
 

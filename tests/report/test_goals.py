@@ -392,3 +392,16 @@ def test_a_gemm_goal_counts_gemm_llamas_shapes_not_every_run_named_gemm_llama():
             rows.append({**speed_row("h200", "gemm", p, provider, "mine"), "sweep": "gemm_llama"})
     kept = selected(pd.DataFrame(rows), goal)
     assert set(kept["n"]) == {4096} and len(kept) == 2
+
+
+def test_a_goal_missed_says_what_it_is_short_of(tmp_path):
+    """short_of: the factor the geomean still needs and the points under the min; blank where
+    the bar is met."""
+    _gemm_run(tmp_path, "grid", [1.02, 1.0, 0.97, 1.01])
+    strict = {**GEMM_GOAL, "geomean": 1.03, "min": 0.99}
+    line = _one(verdicts(load([tmp_path]), parse_goals([strict])))
+    gm = (1.02 * 1.0 * 0.97 * 1.01) ** 0.25
+    assert line["verdict"] == "not met"
+    assert line["short_of"] == f"geomean x{1.03 / gm:.3f}; 1 < 0.99x"
+    met = _one(verdicts(load([tmp_path]), parse_goals([{**GEMM_GOAL, "geomean": 0.99}])))
+    assert met["verdict"] == "met" and met["short_of"] == ""
