@@ -1,11 +1,19 @@
 """AMD Composable Kernel tile FMHA forward, run as CK's own benchmark binary.
 
-Two providers, one per code-generation config (harness_kernels.ck.fmha_codegen), each built
+Three providers, one per code-generation config (harness_kernels.ck.fmha_codegen), each built
 with `python -m harness_kernels.ck.fmha_build --config C --arch gfx90a|gfx942`:
-  ck-fmha                  vendor  CK's default kernels (qr_async pipeline)
-  ck-fmha-register-trick   own     the project's config: the same kernels on the qr pipeline
-                                   (Q resident in VGPRs, K/V prefetched through registers)
-Both cover head_dim 128, fp16 and bf16, dense K/V, GQA, no mask or bottom-right causal.
+  ck-fmha                           vendor  CK's default kernels (qr_async pipeline: the next K
+                                            tile copied global -> LDS by async buffer loads)
+  ck-fmha-register-trick            own     the thesis's config: the same kernels on the qr
+                                            pipeline (K prefetched through registers; Q is in
+                                            VGPRs and V goes through registers in both). They
+                                            are padded in the head dim, which qr serves with
+                                            2-byte global accesses (qr_async keeps 16 bytes)
+  ck-fmha-register-trick-unpadded   own     the same with an unpadded qr kernel ahead (16-byte
+                                            accesses on the tile grid): against ck-fmha it
+                                            isolates the pipeline, against the thesis's config
+                                            the padding's narrowing
+All cover head_dim 128, fp16 and bf16, dense K/V, GQA, no mask or bottom-right causal.
 
 Correctness: tile_example_fmha_fwd makes its own inputs (uniform floats, seeded from the
 protocol) and, with -v=1, compares its output with its own CPU reference (rtol = atol = 1e-3
@@ -39,6 +47,11 @@ from harness.providers.registry import External, ExternalCheck, Prepared, Unsupp
 PROVIDERS = {
     "ck-fmha": ("default", "vendor", DEFAULT_PIPELINE),
     "ck-fmha-register-trick": ("register-trick", "own", REGISTER_TRICK_PIPELINE),
+    "ck-fmha-register-trick-unpadded": (
+        "register-trick-unpadded",
+        "own",
+        REGISTER_TRICK_PIPELINE,
+    ),
 }
 _SAMPLE_TARGET_MS = 100.0  # timed launches per process run
 _RUN_TIMEOUT_S = 3600  # a -v=1 run computes a CPU reference; the point deadline is the real cap

@@ -6,7 +6,7 @@ time; its default kernel list is filtered to what this project measures and, for
 register-trick config, each kept kernel's pipeline is rewritten; CK's own writers then emit the
 kernel blobs and the dispatch API into a build folder.
 
-    python -m harness_kernels.ck.fmha_codegen --config register-trick --output-dir DIR [--list]
+    python -m harness_kernels.ck.fmha_codegen --config register-trick[-unpadded] --output-dir DIR [--list]
 
 Kept (both configs): head dim 128, fp16 and bf16, batch mode, row-major V, no bias, no LSE
 store, no dropout, no fp8 static quant, no mask and causal (CK's "simplified" mask, whose
@@ -15,9 +15,16 @@ kernels: seqlen-k padded or not x masked or not.
 
   default         CK's choice: `qr_async` (BlockFmhaPipelineQRKSVSAsync): Q in VGPRs, K tiles
                   copied global -> LDS by async buffer loads that bypass the registers.
-  register-trick  the same four kernels per dtype with `qr` (BlockFmhaPipelineQRKSVS): the whole
-                  Q tile resident in VGPRs and the next K/V tiles prefetched global -> registers
-                  -> LDS, so their loads overlap the current tile's MFMAs (the thesis's config).
+  register-trick  the same four kernels per dtype with `qr` (BlockFmhaPipelineQRKSVS): Q in
+                  VGPRs as in the default, and the next K tile prefetched global -> registers
+                  -> LDS instead of by async copies, so its loads overlap the current tile's
+                  MFMAs (the thesis's config). V goes through registers in both pipelines, so
+                  K's path is the pipelines' difference. CK's default kernels are padded in the
+                  head dim, which `qr` (not `qr_async`) serves with 2-byte global accesses.
+  register-trick-unpadded  the same, with an unpadded `qr` kernel per dtype and mask ahead of
+                  them (16-byte accesses where the shape is on the tile grid, as at S 4096):
+                  default against it isolates the pipeline; it against register-trick, the
+                  padding's narrowing.
 
 Generator interface used, as of the pinned commit: get_fwd_blobs(kernel_filter, receipt,
 mask_impl) -> (FmhaFwdApiPool, [FmhaFwdKernel]); the dataclasses FmhaFwdKernel (F_idx, F_hdim,
@@ -43,7 +50,12 @@ from typing import Any
 from . import CK_SHA
 
 FMHA_EXAMPLE = Path("example/ck_tile/01_fmha")
-CONFIGS = ("default", "register-trick")
+CONFIGS = ("default", "register-trick", "register-trick-unpadded")
+# (spad, skpad, dpad, dvpad) of the unpadded `qr` kernel: CK's `qr` pipeline drops its global
+# loads and stores to one element (2 bytes) when the head dim is padded (dpad / dvpad 't'), which
+# CK's default head-dim-128 set always is; `qr_async` keeps 16-byte vectors either way. Without
+# this kernel the register-trick A/B also measures that narrowing, not the pipeline alone.
+UNPADDED = ("f", "f", "f", "f")
 DEFAULT_PIPELINE = "qr_async"
 REGISTER_TRICK_PIPELINE = "qr"
 RECEIPT = 0  # CK's default instance set (what CMake builds for the example)
@@ -128,14 +140,32 @@ def select_kernels(gen: ModuleType, config: str, sel: Selection = Selection()) -
     }
     if missing:
         raise CodegenError(f"CK's generator has no kernel for (dtype, mask) {sorted(missing)}")
-    if config == "register-trick":
+    if config in ("register-trick", "register-trick-unpadded"):
         kept = [
             dataclasses.replace(
                 k, F_pipeline=dataclasses.replace(k.F_pipeline, tag=REGISTER_TRICK_PIPELINE)
             )
             for k in kept
         ]
+    if config == "register-trick-unpadded":
+        kept = _unpadded_first(kept)
     return kept
+
+
+def _unpadded_first(kernels: list[Any]) -> list[Any]:
+    """Per (dtype, mask), a kernel with no padding at all ahead of the padded ones, which stay
+    as the fallback for shapes off the tile grid (CK's own order at head dim 256: the
+    dispatcher takes the first kernel whose padding the problem allows)."""
+    out: list[Any] = []
+    for k in kernels:
+        key = (k.F_dtype, k.F_pipeline.F_mask)
+        if not any((o.F_dtype, o.F_pipeline.F_mask) == key for o in out):
+            fields = dict(zip(("F_spad", "F_skpad", "F_dpad", "F_dvpad"), UNPADDED, strict=True))
+            out.append(
+                dataclasses.replace(k, F_pipeline=dataclasses.replace(k.F_pipeline, **fields))
+            )
+        out.append(k)
+    return out
 
 
 def kernel_traits(kernel: Any) -> dict[str, Any]:

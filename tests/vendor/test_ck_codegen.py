@@ -66,6 +66,22 @@ def test_register_trick_rewrites_only_the_pipeline(fake_ck):
     assert all(k.F_pipeline.tag == "qr_async" for k in default)  # the originals are untouched
 
 
+def test_the_unpadded_config_puts_an_unpadded_qr_kernel_ahead_of_the_thesiss(fake_ck):
+    """register-trick-unpadded: per dtype and mask, a qr kernel with no padding at all first
+    (16-byte accesses where the shape is on the tile grid), then the thesis's two padded ones,
+    which `qr` serves with 2-byte accesses, as the fallback."""
+    gen = cg.load_generator(fake_ck)
+    unpadded = _traits(cg.select_kernels(gen, "register-trick-unpadded"))
+    trick = _traits(cg.select_kernels(gen, "register-trick"))
+    expected = []
+    for i in range(0, len(trick), 2):  # the thesis's kernels come in pairs per (dtype, mask)
+        first = trick[i]
+        expected.append((*first[:5], *cg.UNPADDED, *first[9:]))
+        expected += trick[i : i + 2]
+    assert unpadded == expected
+    assert {t[3] for t in unpadded} == {"qr"} and len(unpadded) == 12
+
+
 def test_fp16_only_selection(fake_ck):
     gen = cg.load_generator(fake_ck)
     kernels = cg.select_kernels(gen, "register-trick", cg.Selection(dtypes=("fp16",)))
@@ -88,7 +104,9 @@ def test_generator_drift_is_an_error(fake_ck):
     gen.get_fwd_blobs = original
     with pytest.raises(cg.CodegenError, match=r"no kernel for \(dtype, mask\)"):
         cg.select_kernels(gen, "default", cg.Selection(dtypes=("fp16", "fp32")))
-    with pytest.raises(ValueError, match="allowed: default, register-trick"):
+    with pytest.raises(
+        ValueError, match="allowed: default, register-trick, register-trick-unpadded"
+    ):
         cg.select_kernels(gen, "fast")
 
 
@@ -139,3 +157,16 @@ def test_real_generator_writes_qr_dispatch(real_ck, tmp_path):
     assert api.count("BlockFmhaPipelineEnum::QRKSVS,") == 8 and "QRKSVS_ASYNC" not in api
     blob = (tmp_path / (THESIS_KERNEL + ".cpp")).read_text()
     assert "ck_tile::BlockFmhaPipelineQRKSVS<" in blob
+
+
+def test_real_generator_dispatches_the_unpadded_kernel_first_on_the_tile_grid(real_ck, tmp_path):
+    """CK's writers, given the unpadded config: its kernel's dispatch condition is the tile grid
+    (seqlen and head dim multiples of 128), and it is tried before the padded ones."""
+    gen = cg.load_generator(real_ck)
+    kernels = cg.select_kernels(gen, "register-trick-unpadded", cg.Selection(dtypes=("fp16",)))
+    assert kernels[0].name.endswith("_qr_vr") and kernels[1].name == kernels[0].name + "_psddv"
+    cg.write_blobs(gen, kernels, tmp_path)
+    api = (tmp_path / "fmha_fwd_api.cpp").read_text()
+    grid = "(a.seqlen_q % 128 == 0) && (a.seqlen_k % 128 == 0) && (a.hdim_q % 128 == 0)"
+    assert api.index(grid) < api.index("(true /*a.hdim_q % 128 != 0*/)")
+    assert api.count("BlockFmhaPipelineEnum::QRKSVS,") == 6 and "QRKSVS_ASYNC" not in api

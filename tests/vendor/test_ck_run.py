@@ -214,4 +214,4 @@ def test_list_on_other_platforms_says_why(capsys):
     assert main(["list", "--op", "attention", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if "| ck-fmha" in line]
-    assert len(lines) == 2 and all("unavailable: runs on amd, not cpu" in line for line in lines)
+    assert len(lines) == 3 and all("unavailable: runs on amd, not cpu" in line for line in lines)
