@@ -322,9 +322,46 @@ def workload_reports(
             fig.suptitle(f"{device}: {w.config.name} TP{w.tp} {w.phase}, context {w.context}")
             missing = [lbl for lbl in items if lbl not in measured]
             stem = f"latency-{slug(device)}-{slug(w.name)}"
+            memory = _memory_bytes(dev_rows)
+            caption += _memory_text(w, memory)
+            table = _with_memory(steps_table(steps), w, memory)
             out.append(
-                WorkloadReport(
-                    w, device, steps, save(fig, out_dir, stem, caption), steps_table(steps), missing
-                )
+                WorkloadReport(w, device, steps, save(fig, out_dir, stem, caption), table, missing)
             )
+    return out
+
+
+def _memory_bytes(rows: pd.DataFrame) -> float | None:
+    """The GPU's memory as its rows record it (None where they do not)."""
+    if "device_memory_bytes" not in rows:
+        return None
+    known = pd.to_numeric(rows["device_memory_bytes"], errors="coerce").dropna()
+    return float(known.max()) if len(known) else None
+
+
+def _memory_text(w: Workload, memory: float | None) -> str:
+    """' Batch 256, 512: ...' where one rank's weights and KV cache alone exceed the GPU's
+    memory: such a step was composed from kernels measured one by one, but could not be served
+    with one GPU per rank (Mixtral-8x7B on an H200 from batch 128)."""
+    if not memory:
+        return ""
+    over = [b for b in w.batches if w.resident_bytes(b) > memory]
+    if not over:
+        return ""
+    need = w.resident_bytes(over[0]) / 1e9
+    return (
+        f" Batch {_batches(over)}: one rank's weights and KV cache alone exceed this GPU's "
+        f"{memory / 1e9:.0f} GB ({need:.0f} GB at batch {over[0]}), so those steps could not be "
+        "served with one GPU per rank; their kernels were measured one by one all the same."
+    )
+
+
+def _with_memory(table: pd.DataFrame, w: Workload, memory: float | None) -> pd.DataFrame:
+    """The steps table with what one rank holds (weights and KV cache, GB) and whether it fits."""
+    if table.empty or "batch" not in table:
+        return table
+    held = [w.resident_bytes(int(b)) / 1e9 for b in table["batch"]]
+    out = table.assign(**{"rank GB (weights + KV)": held})
+    if memory:
+        out["fits one GPU"] = ["yes" if gb * 1e9 <= memory else "no" for gb in held]
     return out

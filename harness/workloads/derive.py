@@ -274,6 +274,25 @@ def problem_flops(op: str, p: dict[str, Any]) -> int:
     raise ValueError(f"op: unknown '{op}'; allowed: {', '.join(AXES)}")
 
 
+def resident_bytes_per_rank(
+    model: ModelConfig, tp: int, phase: str, batch: int, context: int, dtype: str = "bf16"
+) -> int:
+    """What one rank must hold to run the step at all: its share of the weights (attention and
+    MLP sharded over tp, every expert of an MoE, embedding and LM head split by vocabulary,
+    replicated KV heads counted once per rank) and its KV cache for `batch` sequences of
+    `context` tokens plus the step's new ones, in `dtype`. Activations and workspaces come on
+    top, so a batch over the GPU's memory by this count cannot be served on one GPU per rank."""
+    e = _IN_BYTES[dtype]
+    hd, kv = model.head_dim, kv_heads_per_rank(model, tp)
+    attn = model.hidden * (model.heads // tp) * hd * 2 + model.hidden * kv * hd * 2  # q, o; k, v
+    mlp = 3 * model.hidden * model.intermediate // tp * max(1, model.experts)
+    router = model.hidden * model.experts
+    weights = model.layers * (attn + mlp + router) + 2 * model.vocab * model.hidden // tp
+    tokens = context + (1 if phase == "decode" else 0)
+    cache = 2 * model.layers * batch * tokens * kv * hd
+    return (weights + cache) * e
+
+
 def problem_min_bytes(op: str, p: dict[str, Any]) -> int:
     if op == "collective":
         return round(2 * _busbw_factor(p) * p["message_bytes"])

@@ -13,7 +13,7 @@ import math
 import textwrap
 from dataclasses import dataclass
 
-from harness.workloads.derive import LAYER_OPS, WorkItem, step_items
+from harness.workloads.derive import LAYER_OPS, WorkItem, resident_bytes_per_rank, step_items
 from harness.workloads.models import MODELS, ModelConfig
 
 DECODE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -48,6 +48,12 @@ class Workload:
 
     def items(self, batch: int) -> list[WorkItem]:
         return step_items(self.config, self.tp, self.phase, batch, self.context, self.dtype)
+
+    def resident_bytes(self, batch: int) -> int:
+        """Weights and KV cache one rank holds at `batch` (derive.resident_bytes_per_rank)."""
+        return resident_bytes_per_rank(
+            self.config, self.tp, self.phase, batch, self.context, self.dtype
+        )
 
     def tokens(self, batch: int) -> int:
         """Tokens one step produces (decode) or consumes (prefill)."""

@@ -264,3 +264,23 @@ def test_a_workload_whose_measured_rows_draw_nothing_gets_no_figure(tmp_path):
     assert "llama3_8b_decode" not in names
     whole = pd.DataFrame(workload_rows("h200", "r", w.batches))
     assert "llama3_8b_decode" in {r.workload.name for r in workload_reports(whole, {}, tmp_path)}
+
+
+def test_a_batch_whose_weights_and_cache_exceed_the_gpu_says_so(tmp_path):
+    """Llama-3-8B decode at KV 4096 on a 141 GB H200: from batch 256 one GPU cannot hold the
+    weights (16 GB) and the KV cache; the caption and the steps table say so."""
+    import pandas as pd
+    from report_fixtures import workload_rows
+
+    from harness.report.latency import workload_reports
+    from harness.workloads.presets import get_workload
+
+    w = get_workload("llama3_8b_decode")
+    assert 16.0e9 < w.resident_bytes(1) < 17.0e9  # 8.03B parameters less nothing, in bf16
+    rows = pd.DataFrame(workload_rows("h200", "r", w.batches)).assign(
+        device_memory_bytes=141 * 10**9
+    )
+    (report,) = [r for r in workload_reports(rows, {}, tmp_path) if r.workload.name == w.name]
+    assert "Batch 256, 512: one rank's weights and KV cache alone exceed" in report.figure.caption
+    fits = dict(zip(report.table["batch"], report.table["fits one GPU"], strict=True))
+    assert fits[128] == "yes" and fits[256] == "no"
