@@ -117,6 +117,8 @@ def gap_frame(df: pd.DataFrame) -> pd.DataFrame:
                 read_once_at(r, curves) if regime == "compute" and ref and ref_frac else None
             )
             ref_of_bytes = share_of(ref, bytes_roof) if ref and bytes_roof else None
+            roof_label: str | None
+            ref_of_roof: float | None
             if ref_of_bytes and ref_frac and ref_of_bytes > ref_frac:
                 roof_label, ref_of_roof = "cold read", ref_of_bytes
             else:
