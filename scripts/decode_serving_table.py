@@ -6,9 +6,9 @@ measured HBM read ceiling, and own time against the fastest vendor row of the sa
 
 One line per (q_len, GQA group, ragged) slice, geomean over its points (pages, batch, KV
 length), then the whole run. The ceiling is the GPU's measured HBM read ceiling as the report
-and `harness goals` take it: the latest `hbm_read_gbps` row of a ceilings run, raised to any faster
-ok row (default: every run in RUN_DIR's folder, results/<gpu>; --ceilings DIR: that ceilings run
-and RUN_DIR only), so the three never disagree on the bar. A ratio above 1 means
+and `harness goals` take it: the latest `hbm_read_gbps` row of a ceilings run (default: among
+every run in RUN_DIR's folder, results/<gpu>; --ceilings DIR: that ceilings run), so the three
+never disagree on the bar. A ratio above 1 means
 own is faster (fastest vendor time / own time, same point, same run). A point whose rows come
 from more than one GPU (a resumed run that ended on another machine: `device_uuid`) has no ratio:
 it is left out of the vs-vendor columns and counted on the last line, since timings compare only

@@ -323,7 +323,7 @@ COMPOSE_NOTE = (
     "peak, min_bytes / HBM bandwidth) (an all-reduce's link bytes too, at HBM bandwidth: a "
     "loose bound for it). A batch is composed when every GEMM and attention problem has an ok "
     "row; a layer op or all-reduce without one is left out, and the step, named a lower bound, "
-    "says which. Measured ceilings are the best rows of a ceilings run raised to any faster ok "
-    "row of the GPU and dtype (a kernel timed in another run can beat the ceilings run), so no "
-    "step exceeds its bound."
+    "says which. Measured ceilings are the best rows of a ceilings run (a kernel timed in "
+    "another run can beat it, by up to 8% on these cards: a step may read slightly faster than "
+    "its bound)."
 )

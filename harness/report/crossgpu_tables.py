@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from harness.report import crossgpu_batch as xb
-from harness.report.ceilings import PEAK_OF_DTYPE
+from harness.report.ceilings import PEAK_OF_DTYPE, above_roof, measured_ceilings
 from harness.report.crossgpu import (
     HBM,
     N_BOOT,
@@ -326,24 +326,26 @@ def header_lines(p: Pairing) -> list[str]:
             f"TFLOP/s, ridge {rb:.0f} FLOP/B; predicted {p.label}: "
             f"{_x(bwb / bwa)} memory-bound, {_x(cb / ca)} compute-bound."
         )
-    return lines + _raised_lines(p)
+    return lines
 
 
-def _raised_lines(p: Pairing) -> list[str]:
-    """Where a ceiling above stands on a faster row than its ceilings run (a roof below a
-    measured row is no roof, so the row raises it): name the row, since one fast burst can move
-    a predicted ratio by a few percent."""
-    metrics = [HBM, *(PEAK_OF_DTYPE.get(d, "") for d in sorted(set(p.points["dtype"].dropna())))]
+def above_roof_lines(rows: pd.DataFrame, p: Pairing) -> list[str]:
+    """Rows of either GPU faster than its ceilings run at a metric the prediction uses: how
+    many, and the fastest (a short GEMM on a card holding a higher clock can beat the ceilings
+    run; the prediction stays on the ceilings runs, and the reader sees by how much)."""
+    metrics = {HBM, *(PEAK_OF_DTYPE.get(d, "") for d in set(p.points["dtype"].dropna()))}
+    table = measured_ceilings(rows)
+    above = above_roof(rows, table)
+    short = {p.a.name: p.a.short, p.b.name: p.b.short}
     out = []
-    for gpu in (p.a, p.b):
-        for metric in dict.fromkeys(m for m in metrics if m):
-            source = gpu.peaks.measured_from.get(metric, "")
-            if source.startswith("ok row") and metric in gpu.peaks.measured:
-                unit = "GB/s" if metric.endswith("_gbps") else "TFLOP/s"
-                out.append(
-                    f"{gpu.short} {metric} {gpu.peaks.measured[metric]:,.0f} {unit} is not the "
-                    f"ceilings run's: raised by the {source}."
-                )
+    for r in above[above["metric"].isin(metrics)].to_dict("records"):
+        unit = "GB/s" if r["metric"].endswith("_gbps") else "TFLOP/s"
+        out.append(
+            f"{short.get(r['device_name'], r['device_name'])} {r['metric']}: {r['rows_above']} "
+            f"row{'s' if r['rows_above'] != 1 else ''} above the ceilings run's "
+            f"{r['roof']:,.0f} {unit}, the fastest "
+            f"{r['fastest']:,.0f} ({r['of_roof']:.3f}x, {r['row']})."
+        )
     return out
 
 
@@ -359,7 +361,8 @@ def build(
     curves = xb.curves(
         protocol_rows(rows_a, p.protocol), protocol_rows(rows_b, p.protocol), p.a, p.b
     )
-    out = CrossGpu(p, curves, [*notes, *header_lines(p)])
+    above = above_roof_lines(pd.concat([rows_a, rows_b], ignore_index=True), p)
+    out = CrossGpu(p, curves, [*notes, *header_lines(p), *above])
     out.findings = family_findings(p) + batch_findings(curves) + settle_findings(p)
     out.summary, out.points, out.dropped = summary_table(p), points_table(p), dropped_table(p)
     out.batches = [batch_table(ca, cb) for ca, cb in curves]

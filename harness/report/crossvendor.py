@@ -3,7 +3,7 @@
 A TFLOP/s figure from an MI300X and one from an H200 compare the parts as much as the kernels.
 Here each GPU's best own and best vendor result per (op, phase, dtype) is divided by that GPU's
 own ceilings: its measured ceilings (op="ceiling" rows in the frame, written by `harness
-ceilings`, raised to any faster ok row: report.ceilings.measured_ceilings), falling back
+ceilings`: report.ceilings.measured_ceilings, the ceilings run's values), falling back
 metric by metric to the datasheet peak, always labelled with its source.
 
     % roofline = TFLOP/s / min(compute ceiling of the dtype, intensity x HBM ceiling)
@@ -80,7 +80,7 @@ def normalised_table(rows: pd.DataFrame, include_cpu: bool = False) -> pd.DataFr
     `rows` is a store frame (harness.store.read_rows); its op="ceiling" rows supply the measured
     ceilings. CPU rows are left out unless `include_cpu` (they have no ceilings to speak of)."""
     measured = {}
-    if (rows["op"] == "ceiling").any():  # raised to any faster ok row: never below one
+    if (rows["op"] == "ceiling").any():  # the ceilings run's: a faster row may sit above
         measured = {k: c.value for k, c in measured_ceilings(rows).items()}
     ok = _latest_ok(rows, include_cpu)
     ceilings: dict[str, _Ceilings] = {}

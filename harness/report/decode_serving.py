@@ -30,8 +30,8 @@ RUNG = "rung:"  # a column of `table`: that own rung's time over own's, per poin
 
 def hbm_read_gbps(device: str, folders: list[Path]) -> tuple[float, str]:
     """`device`'s measured HBM read ceiling (GB/s) and where it came from, taken as the report and
-    `harness goals` take it from the rows under `folders`: the latest ceilings row, raised to any
-    faster ok row (a decode kernel that out-read the ceilings run sets the roof)."""
+    `harness goals` take it from the rows under `folders`: the latest ceilings row (a decode
+    row that out-read the ceilings run sits above it: report.ceilings.above_roof)."""
     from harness.report.data import load
     from harness.report.peaks import device_peaks, measured_hbm_read
 

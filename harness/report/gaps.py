@@ -236,8 +236,8 @@ def roof_speedup(frame: pd.DataFrame) -> float:
     H200 gemm_llama-s61 with `ceilings` and `read_once-s57`: cuBLAS at 0.91-0.94 of the bf16
     peak where compute-bound (room 1.07-1.10x) and 0.89 of a cold read of the bytes where
     memory-bound (room 1.12x; 1.39x against the ceiling alone, which a single pass over
-    34-940 MB cannot reach). NaN without a roof. An upper bound: a roof raised by the fastest
-    row is met by that row's shape, not by every shape."""
+    34-940 MB cannot reach). NaN without a roof. A point above its roof (a row faster than the
+    ceilings run) has room under 1 there."""
     if "reference_of_roof" not in frame:
         return math.nan
     fracs = pd.to_numeric(frame["reference_of_roof"], errors="coerce").dropna()

@@ -18,9 +18,9 @@ the goal and the spread of their geomeans. A run whose own kernel has a row that
 kernel is a failure. Where no run covers the goal, the run with the most points is shown as `partial`.
 
 A goal's `ceiling` asks own GB/s (geomean over the covered points) for that share of the GPU's
-measured HBM read ceiling: the report's (harness.report.peaks), a `ceilings` run's figure raised
-by any faster ok row among the paths, so a little stricter than the ceilings run alone (on the
-H200 4,674 GB/s against 4,628). A GPU without a measured ceiling fails such a goal and says so.
+measured HBM read ceiling: the report's (harness.report.peaks), the latest `ceilings` run's
+figure among the paths (not raised to a faster row since session 90: H200 4,628 GB/s, where a
+paged decode row read 4,674). A GPU without a measured ceiling fails such a goal and says so.
 Beside it, `cold_read_of_ceiling`: one cold read of each point's own bytes (a probes_read_once
 run among the paths) as a share of the same ceiling, the most a kernel that reads them once
 could reach; below the bar, the bar is out of reach at those points.

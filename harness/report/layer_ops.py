@@ -3,8 +3,8 @@ achieved GB/s against the device's HBM read bandwidth, per token count, own kern
 PyTorch eager and torch.compile. One figure per device (a panel per op) and one table.
 
 GB/s = the problem's min_bytes (each input read once, each output written once) / median.
-The bandwidth line is the measured HBM read ceiling where the device has one (ceilings sweep
-or a faster ok row), else its datasheet, named in the caption.
+The bandwidth line is the measured HBM read ceiling where the device has one (its ceilings
+run's), else its datasheet, named in the caption.
 """
 
 from __future__ import annotations

@@ -74,8 +74,8 @@ class Peaks:
 
 
 def device_peaks(df: pd.DataFrame) -> dict[str, Peaks]:
-    """{device_name: Peaks} for every device in the rows (ceiling rows of any run count,
-    raised to any faster ok row: ceilings.measured_ceilings)."""
+    """{device_name: Peaks} for every device in the rows (ceiling rows of any run count, the
+    latest per metric: ceilings.measured_ceilings)."""
     measured = measured_ceilings(df) if (df["op"] == "ceiling").any() else {}
     out: dict[str, Peaks] = {}
     devices = df[["device_name", "device_sm_count"]].drop_duplicates("device_name")
@@ -99,7 +99,7 @@ def device_peaks(df: pd.DataFrame) -> dict[str, Peaks]:
 
 def measured_hbm_read(peaks: dict[str, Peaks]) -> tuple[dict[str, float], dict[str, str]]:
     """Each device's measured HBM read ceiling (GB/s), where one was measured, and where each
-    came from (a ceilings run, or a faster ok row that raised it)."""
+    came from (its ceilings run)."""
     metric = "hbm_read_gbps"
     have = {d: p for d, p in peaks.items() if metric in p.measured}
     return (
@@ -130,7 +130,7 @@ def _as_ceiling_rows(peaks: dict[str, Peaks], source: str) -> pd.DataFrame:
 
 def roofline_fraction(rows: pd.DataFrame, all_rows: pd.DataFrame, source: str) -> pd.Series:
     """achieved / min(dtype peak, intensity x HBM bandwidth) per row (NaN where unknown); the
-    measured peaks are device_peaks', so never below an ok row of the same device and dtype."""
+    measured peaks are device_peaks' (a row faster than the ceilings run reads above 1)."""
     ceilings = _as_ceiling_rows(device_peaks(all_rows), source)
     if ceilings.empty or rows.empty:
         return pd.Series(math.nan, index=rows.index, dtype="float64")

@@ -56,20 +56,23 @@ def test_smoke_rows_stay_out_of_every_headline(built):
     assert all(html.index(f"figures/{f.png.name}") > section for f in own.values())
 
 
-def test_no_row_above_its_measured_roof(built, frame):
+def test_a_row_above_its_measured_roof_is_counted_not_absorbed(built, frame):
     """The fixture's cuBLAS row beats its ceilings run (791 vs 760 TFLOP/s): the drawn roof
-    rises to it and the caption names the row."""
+    stays the ceilings run's, the row sits above it, and the caption counts such points."""
     rows = points(frame[~is_smoke(frame)])
     peaks = device_peaks(frame[~is_smoke(frame)])
+    above = []
     for r in rows.to_dict("records"):
         p = peaks[r["device_name"]]
         peak, bw = p.compute(r["dtype"], "measured"), p.bandwidth("measured")
-        if peak and bw:
-            roof = min(peak, r["intensity_flop_per_byte"] * bw / 1e3)
-            assert r["tflops"] <= roof * (1 + 1e-9), (r["provider"], r["problem"])
+        if peak and bw and r["tflops"] > min(peak, r["intensity_flop_per_byte"] * bw / 1e3):
+            above.append((r["device_name"], r["provider"], r["problem"]))
+    assert (H200, "cublas", "gemm 8192x8192x8192 bf16 nn") in above
     caption = next(f.caption for f in built.figures if f.stem == "roofline-nvidia-h200-bf16")
-    assert "from the ok row cublas gemm 8192x8192x8192 bf16 nn (run h200-decode)" in caption
+    assert "760 TFLOP/s from the ceilings sweep (run h200-ceilings)" in caption
     assert "HBM 4300 GB/s from the ceilings sweep (run h200-ceilings)" in caption
+    assert "sit above the measured roof (up to 1.03" in caption  # the row's median / 760
+    assert "the roof is not raised to them" in caption
 
 
 def _legend(fig) -> list[str]:
