@@ -36,7 +36,7 @@ from harness.measure.spread_guard import p90_over_p10
 from harness.measure.telemetry import Telemetry, TelemetrySummary
 from harness.measure.timing_columns import timing_columns
 from harness.problems import Check, Problem
-from harness.problems.base import exact_fp32
+from harness.problems.base import NON_FINITE, exact_fp32
 from harness.provenance import now_iso, software
 from harness.providers import Provider, Unsupported
 
@@ -296,7 +296,8 @@ def _check_then_time(
         del inputs
         return _external_point(problem, prepared, protocol, telemetry)
     raw = prepared.run()  # a collective: every rank calls it
-    if peers is ALONE and _poison([raw, prepared.output(raw)], inputs):
+    poisoned = peers is ALONE and _poison([raw, prepared.output(raw)], inputs)
+    if poisoned:
         _sync(device)
         raw = prepared.run()  # what a call leaves unwritten now reads NaN, and fails the check
     result = prepared.output(raw)
@@ -315,7 +316,13 @@ def _check_then_time(
     )
     del inputs, prepared, result
     if not check.ok:
-        return {**out, "status": "wrong", "reason": check.reason}
+        why = check.reason
+        if poisoned and why == NON_FINITE:
+            why += (
+                " after its output buffers were filled with NaN before the checked call: part "
+                "of the output is not written by a call, or a call reads its own last output"
+            )
+        return {**out, "status": "wrong", "reason": why}
 
     # 2. timing on the protocol's inputs; every set prepared before the first timed call
     sets, complete = 1, True

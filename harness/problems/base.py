@@ -14,6 +14,9 @@ import torch
 FILLS = ("randn", "uniform", "zeros")
 
 
+NON_FINITE = "output has NaN or Inf"  # a Check reason: never a pass, whatever the tolerance
+
+
 @dataclass(frozen=True)
 class Check:
     """Outcome of comparing one output with its fp32 reference."""
@@ -71,7 +74,7 @@ class Problem:
             )
         o = out.float()
         if not bool(torch.isfinite(o).all()):
-            return Check(math.nan, math.nan, tol, False, "output has NaN or Inf")
+            return Check(math.nan, math.nan, tol, False, NON_FINITE)
         diff = o - ref
         ref_norm = float(torch.linalg.vector_norm(ref))
         rel = float(torch.linalg.vector_norm(diff)) / max(ref_norm, 1e-30)
