@@ -199,19 +199,14 @@ def ceiling_table(ceilings: pd.DataFrame) -> dict[tuple[str, str], float]:
 
 @dataclass(frozen=True)
 class Ceiling:
-    """A measured ceiling and where it came from: `run` is the run of its row; `row` names the
-    GEMM / attention row that set it ("cublas gemm 1024x4096x14336 bf16 nt"), None when the
-    ceilings run's own value stands."""
+    """A measured ceiling and where it came from: `run` is the ceilings run of its row."""
 
     value: float
     run: str | None
-    row: str | None = None
 
     @property
     def source(self) -> str:
-        if self.row is None:
-            return f"ceilings sweep (run {self.run})" if self.run else "ceilings sweep"
-        return f"ok row {self.row} (run {self.run})"
+        return f"ceilings sweep (run {self.run})" if self.run else "ceilings sweep"
 
 
 # The bandwidth a GEMM / attention row's min_bytes stand against (as the rooflines take it).

@@ -56,7 +56,7 @@ def points(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _short(origin: str) -> str:
-    return "best ok row" if origin.startswith("ok row") else origin.split(" (")[0]
+    return origin.split(" (")[0]
 
 
 def _draw_roofs(ax, rows: pd.DataFrame, peaks: Peaks | None, dtype: str) -> list[str]:

@@ -205,16 +205,24 @@ def _decode_rows(dev: str, run: str, batches) -> list[dict]:
     return rows
 
 
-def test_decode_curves_and_crossovers(tmp_path):
+def _decode_pair(root, h100_rows=lambda rows: rows):
+    """llama3_8b_decode on both synthetic GPUs with their ceilings runs, compared; `h100_rows`
+    edits the H100's rows (a part left unmeasured there)."""
     w = get_workload("llama3_8b_decode")
     for dev in ("h100", "h200"):
-        write_run(tmp_path / dev, "decode", _decode_rows(dev, "decode", w.batches))
+        rows = _decode_rows(dev, "decode", w.batches)
+        write_run(root / dev, "decode", h100_rows(rows) if dev == "h100" else rows)
         write_run(
-            tmp_path / dev,
+            root / dev,
             "ceilings",
             [ceiling_row(dev, m, v, "ceilings") for m, v in CEILINGS[dev].items()],
         )
-    x = build(load([tmp_path / "h100"]), load([tmp_path / "h200"]), n_boot=0)
+    return build(load([root / "h100"]), load([root / "h200"]), n_boot=0)
+
+
+def test_decode_curves_and_crossovers(tmp_path):
+    w = get_workload("llama3_8b_decode")
+    x = _decode_pair(tmp_path)
     (ca, cb), *_ = x.curves
     assert ca.composed == list(w.batches) and cb.composed == list(w.batches)
     for c in (ca, cb):  # both affine in the batch: the crossover solves c1 b = m0 + m1 b
@@ -236,18 +244,7 @@ def test_a_part_measured_on_one_gpu_only_is_left_out_of_both_steps(tmp_path):
     steps leave them out, so the speedup compares the same parts (it stays the roofline's)."""
     from harness.workloads.derive import LAYER_OPS
 
-    w = get_workload("llama3_8b_decode")
-    for dev in ("h100", "h200"):
-        rows = _decode_rows(dev, "decode", w.batches)
-        if dev == "h100":
-            rows = [r for r in rows if r["op"] not in LAYER_OPS]
-        write_run(tmp_path / dev, "decode", rows)
-        write_run(
-            tmp_path / dev,
-            "ceilings",
-            [ceiling_row(dev, m, v, "ceilings") for m, v in CEILINGS[dev].items()],
-        )
-    x = build(load([tmp_path / "h100"]), load([tmp_path / "h200"]), n_boot=0)
+    x = _decode_pair(tmp_path, lambda rows: [r for r in rows if r["op"] not in LAYER_OPS])
     (ca, cb), *_ = x.curves
     for c in (ca, cb):
         left_out = {i.op for i in c.step(1).omitted}
