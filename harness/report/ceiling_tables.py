@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from tabulate import tabulate
 
-from harness.report.ceilings import CEILING_METRICS, attach_ceiling_fraction
+from harness.report.ceilings import CEILING_METRICS, attach_ceiling_fraction, readers_per_block
 from harness.report.datasheet import datasheet_value, lookup
 from harness.report.levels import LEVELS, level_of
 from harness.report.published import LUO_2024
@@ -65,11 +65,14 @@ def bandwidth_table(rows: pd.DataFrame) -> str:
         return "(no memory rows)"
     body = []
     order = mem.sort_values(["device_name", "metric", "working_set_bytes", "provider"])
-    for r in order.to_dict("records"):
+    readers = readers_per_block(order)
+    for r, shared in zip(order.to_dict("records"), readers > 1, strict=True):
         passes = int(r["traffic_bytes"] // r["working_set_bytes"]) if r.get("traffic_bytes") else 1
         level = level_of(int(r["working_set_bytes"]), r.get("device_l2_bytes"))
         if passes == 1 and level != "global" and r.get("l2") != "hot":
             level = "cold pass"  # read once after the L2 flush: from memory, whatever its size
+        elif shared and level == "l2":
+            level = "l2, shared lines"  # several programs on one block at once: no L2 ceiling
         body.append(
             [
                 r["device_name"],

@@ -14,6 +14,7 @@ import pandas as pd
 from harness.report.data import IDENTITY, SPEED_OPS, latest
 from harness.report.levels import L2_MIN_BYTES, L2_UNKNOWN_MAX_BYTES
 
+_ELEM_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8_e4m3": 1}
 HBM_L2_FACTOR = 8  # an HBM stream's working set is >= 8x the L2, so no pass can hit in it
 L2_MIN_PASSES = 4  # an L2 probe re-reads its working set at least this often per call
 GEMM_DTYPES = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8_e4m3", "tf32": "tf32"}
@@ -92,6 +93,37 @@ def _l2(df: pd.DataFrame) -> pd.Series:
     return pd.to_numeric(df.get("device_l2_bytes"), errors="coerce")
 
 
+def readers_per_block(df: pd.DataFrame) -> pd.Series:
+    """How many stream-read programs walk one block of the set at once (1 where unknown).
+
+    A set of fewer blocks than programs is read as shared lines: on the H100 and H200 the 2 and
+    4 MiB sets (128 and 256 blocks of 16 KiB, 512 programs) read at 16-17 TB/s where 8-16 MiB
+    with one program per block read 10-14, and an L2 roof is the rate of SMs reading their own
+    lines (as the Empirical Roofline Toolkit measures it). Rows before the key was recorded are
+    judged from their programs, BLOCK and dtype."""
+    out = pd.Series(1, index=df.index, dtype="int64")
+    if "provider_config" not in df:
+        return out
+    dtypes = df["dtype"] if "dtype" in df else pd.Series([None] * len(df), index=df.index)
+    columns = (df["provider_config"], df["working_set_bytes"], dtypes)
+    for i, (text, ws, dtype) in enumerate(zip(*columns, strict=True)):
+        try:
+            cfg = json.loads(text) if isinstance(text, str) else {}
+        except ValueError:
+            continue
+        if not isinstance(cfg, dict) or cfg.get("kernel") != "stream_read":
+            continue
+        if "readers_per_block" in cfg:
+            out.iloc[i] = int(cfg["readers_per_block"])
+            continue
+        elem = _ELEM_BYTES.get(dtype)
+        if not (elem and cfg.get("BLOCK") and cfg.get("programs") and ws and ws == ws):
+            continue
+        blocks = max(1, int(ws) // (int(cfg["BLOCK"]) * elem))
+        out.iloc[i] = -(-int(cfg["programs"]) // blocks)
+    return out
+
+
 def candidates(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows (any status) that measure `metric`."""
     op = df["op"]
@@ -104,7 +136,7 @@ def candidates(df: pd.DataFrame, metric: str) -> pd.DataFrame:
         ws, traffic, l2 = df["working_set_bytes"], df["traffic_bytes"], _l2(df)
         fits = ws <= l2.fillna(2 * L2_UNKNOWN_MAX_BYTES) / 2
         keep = (op == "memory") & (df["metric"] == "read") & (ws >= L2_MIN_BYTES) & fits
-        return df[keep & (traffic >= L2_MIN_PASSES * ws)]
+        return df[keep & (traffic >= L2_MIN_PASSES * ws) & (readers_per_block(df) <= 1)]
     if metric.startswith("tensor_"):
         return df[(op == "gemm") & (df["dtype"] == GEMM_DTYPES[metric.split("_")[1]])]
     if metric == "fp32_fma_tflops":

@@ -229,6 +229,9 @@ def stream_read(x: torch.Tensor, stream_elems: int, programs: int) -> Launch:
         raise ValueError("stream: the read stream must be whole passes over the working set")
     g["grid"] = _read_grid(n, stream // n, programs)
     partial = torch.empty(g["grid"], dtype=torch.float32, device=x.device)
+    # Programs that start on one block walk the set in step: a set of fewer blocks than programs
+    # is read as shared lines (several SMs asking for one L2 line at once), not an L2 stream.
+    config = {**_config("stream_read", g), "readers_per_block": -(-g["grid"] // n)}
 
     def run() -> torch.Tensor:
         _stream_read_kernel[(g["grid"],)](
@@ -242,7 +245,7 @@ def stream_read(x: torch.Tensor, stream_elems: int, programs: int) -> Launch:
         )
         return partial
 
-    return Launch(run, _config("stream_read", g))
+    return Launch(run, config)
 
 
 def stream_write(dst: torch.Tensor, value: float, stream_elems: int, programs: int) -> Launch:

@@ -18,6 +18,7 @@ from harness.report.ceilings import (
     attach_ceiling_fraction,
     candidates,
     ceiling_rows,
+    readers_per_block,
 )
 from harness.report.datasheet import DATASHEET, datasheet_value, lookup
 from harness.report.levels import level_of
@@ -79,6 +80,13 @@ SYNTHETIC = pd.DataFrame(
         mem("read", 8 << 20, 4 * GIB, 11000.0),  # L2-resident, re-read
         mem("read", 64 << 10, 4 * GIB, 30000.0),  # L1-resident: not an L2 number
         mem("read", 8 << 20, 8 << 20, 5000.0),  # one pass: not an L2 number
+        {  # 4 programs on each 16 KiB block at once: shared lines, not an L2 stream
+            **mem("read", 2 << 20, 4 * GIB, 17000.0),
+            "dtype": "fp32",
+            "provider_config": json.dumps(
+                {"kernel": "stream_read", "BLOCK": 4096, "programs": 512}
+            ),
+        },
         gemm("bf16", 750.0),
         gemm("bf16", 700.0, provider="own-triton"),
         gemm("fp16", 760.0),
@@ -129,8 +137,22 @@ def test_candidate_rules():
     assert set(hbm["working_set_bytes"]) == {4 * GIB}  # 128 MiB < 8 x 60 MiB L2 is excluded
     l2 = candidates(SYNTHETIC, "l2_read_gbps")
     assert list(l2["working_set_bytes"]) == [8 << 20]
-    with pytest.raises(ValueError, match="metric: unknown 'x'"):
-        candidates(SYNTHETIC, "x")
+    assert list(readers_per_block(SYNTHETIC[SYNTHETIC["working_set_bytes"] == 2 << 20])) == [4]
+
+
+def test_readers_per_block_recorded_and_inferred():
+    before_key = {"kernel": "stream_read", "BLOCK": 4096, "programs": 512}
+    recorded = {**before_key, "readers_per_block": 1}
+    rows = pd.DataFrame(
+        [
+            {**mem("read", 2 << 20, 4 * GIB, 1.0), "provider_config": json.dumps(recorded)},
+            # before the key: 512 programs over 256 blocks of 16 KiB
+            {**mem("read", 4 << 20, 4 * GIB, 1.0), "provider_config": json.dumps(before_key)},
+            mem("read", 4 << 20, 4 * GIB, 1.0),  # no config: one reader
+        ]
+    )
+    rows["dtype"] = "fp32"
+    assert list(readers_per_block(rows)) == [1, 2, 1]
 
 
 def test_attach_ceiling_fraction_roofline():
