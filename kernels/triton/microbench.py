@@ -23,6 +23,7 @@ import triton
 import triton.language as tl
 
 BLOCK_BYTES = 16 << 10  # one loop trip moves 16 KiB per program (4 x 16 B per thread at 8 warps)
+MIN_ONE_PASS_BLOCK_BYTES = 4 << 10  # 16 B per thread: a one-pass read of a small set narrows to it
 STREAM_WARPS = 8
 FMA_BLOCK = 1024  # chains per program: 8 independent chains per thread at 4 warps (ILP 8)
 FMA_WARPS = 4
@@ -181,11 +182,13 @@ def _fma_kernel(
     tl.store(y_ptr + offs, x)
 
 
-def _stream_geometry(t: torch.Tensor, stream_elems: int, programs: int) -> dict:
+def _stream_geometry(
+    t: torch.Tensor, stream_elems: int, programs: int, block_bytes: int = BLOCK_BYTES
+) -> dict:
     """Launch geometry {BLOCK, WRAP, n_blocks, stream_blocks, grid} for a 1-D working set `t`."""
     if t.dim() != 1 or not t.is_contiguous():
         raise ValueError("working set: expected a contiguous 1-D tensor")
-    n, full = t.numel(), BLOCK_BYTES // t.element_size()
+    n, full = t.numel(), block_bytes // t.element_size()
     if n < full and full % n == 0 and stream_elems % full == 0:
         block, wrap = full, n  # one trip covers the whole set exactly full / n times
     else:
@@ -202,12 +205,25 @@ def _stream_geometry(t: torch.Tensor, stream_elems: int, programs: int) -> dict:
     )
 
 
+def _one_pass_block_bytes(set_bytes: int, programs: int) -> int:
+    """The trip size of a one-pass read: BLOCK_BYTES, halved (not below
+    MIN_ONE_PASS_BLOCK_BYTES) while the set holds fewer blocks than programs. A set's blocks are
+    read once each, so with 16 KiB blocks a 1-8 MiB set would run on 64-512 programs, and
+    _read_grid gave a set of fewer blocks than programs one program: the H100's cold reads of
+    1-8 MiB ran at 32-35 GB/s (`read_once-s91h`)."""
+    size = BLOCK_BYTES
+    while size > MIN_ONE_PASS_BLOCK_BYTES and set_bytes // size < programs:
+        size //= 2
+    return size
+
+
 def _read_grid(n_blocks: int, passes: int, programs: int) -> int:
     """Programs for the read stream such that every block is read exactly `passes` times: a
     divisor of n_blocks when the set has at least as many blocks as programs (shares then tile
-    the set), else a divisor of passes (each share then covers the set a whole number of times).
+    the set, as they do for one pass over any set), else a divisor of passes (each share then
+    covers the set a whole number of times).
     On 132 SMs a power-of-two set runs 128 programs: the 4 idle SMs cost L1/L2 figures ~3%."""
-    pool = n_blocks if n_blocks >= programs else passes
+    pool = n_blocks if n_blocks >= programs or passes == 1 else passes
     return max(d for d in range(1, min(programs, pool) + 1) if pool % d == 0)
 
 
@@ -224,6 +240,9 @@ def _config(kernel: str, g: dict) -> dict:
 def stream_read(x: torch.Tensor, stream_elems: int, programs: int) -> Launch:
     """Sum the virtual stream over x; run() returns the [grid] fp32 per-program partial sums."""
     g = _stream_geometry(x, stream_elems, programs)
+    if stream_elems == x.numel() and g["WRAP"] == 0 and g["n_blocks"] < programs:
+        block_bytes = _one_pass_block_bytes(x.numel() * x.element_size(), programs)
+        g = _stream_geometry(x, stream_elems, programs, block_bytes)
     n, stream = g["n_blocks"], g["stream_blocks"]
     if stream % n:
         raise ValueError("stream: the read stream must be whole passes over the working set")

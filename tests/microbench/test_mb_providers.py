@@ -74,6 +74,23 @@ def test_read_stream_reads_every_block_exactly_passes_times(blocks, passes, prog
     assert total == pytest.approx(passes * float(x.double().sum()), rel=1e-9)
 
 
+def test_one_pass_read_of_a_small_set_narrows_its_blocks_to_fill_the_programs():
+    # 4 blocks of 16 KiB, read once by up to 16 programs: 16 blocks of 4 KiB, one per program
+    # (the 16 KiB blocks gave one program the whole set).
+    x = torch.arange(1, 4 * 4096 + 1, dtype=torch.float32)
+    launch = K.stream_read(x, stream_elems=x.numel(), programs=16)
+    assert launch.config["BLOCK"] == 1024 and launch.config["programs"] == 16
+    assert float(launch.run().double().sum()) == pytest.approx(float(x.double().sum()), rel=1e-9)
+    # never below 4 KiB: 2 blocks of 4 KiB for 16 programs -> 2 programs
+    small = torch.arange(1, 2 * 1024 + 1, dtype=torch.float32)
+    launch = K.stream_read(small, stream_elems=small.numel(), programs=16)
+    assert launch.config["BLOCK"] == 1024 and launch.config["programs"] == 2
+    assert float(launch.run().double().sum()) == pytest.approx(float(small.double().sum()))
+    # re-reads keep 16 KiB blocks (the L2 probe's shared lines are recorded, not narrowed)
+    launch = K.stream_read(x, stream_elems=4 * x.numel(), programs=16)
+    assert launch.config["BLOCK"] == 4096 and launch.config["readers_per_block"] == 1
+
+
 def test_read_stream_must_be_whole_passes():
     x = torch.arange(1, 4096 * 5 + 1, dtype=torch.float32)
     with pytest.raises(ValueError, match="whole passes"):
