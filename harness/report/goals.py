@@ -66,6 +66,7 @@ VERDICT_COLUMNS = [
     "not_ok",
     "of_ceiling",
     "cold_read_of_ceiling",
+    "room",
     "bar",
     "verdict",
     "short_of",
@@ -320,6 +321,31 @@ def short_of(line: dict, goal: Goal) -> str:
     return "; ".join(parts)
 
 
+def room(rows: pd.DataFrame, roofs: pd.DataFrame, goal: Goal, device: str, run: str) -> float:
+    """The geomean speedup over the goal's reference that a kernel at the roof at every point of
+    the run would show (`harness gaps`' roof_speedup: the measured peak, or one cold read of the
+    point's bytes where memory-bound): the most any own kernel could reach, so whether the bar is
+    within reach at all. `rows`: the goal's selected rows; `roofs`: the ceiling rows and one-pass
+    reads. NaN without a roof or a regime (a latency goal)."""
+    from harness.report.gaps import gap_frame, roof_speedup  # gaps imports much; goals little
+
+    mine = with_device(rows)
+    mine = mine[(mine["device"] == device) & (mine["run_id"] == run)]
+    mine = mine.drop(columns=["samples_ms"], errors="ignore")  # per-row lists: to_dict's cost
+    if mine.empty:
+        return math.nan
+    names = set(mine["device_name"].dropna())
+    frame = gap_frame(pd.concat([mine, roofs[roofs["device_name"].isin(names)]]))
+    if frame.empty:
+        return math.nan
+    return roof_speedup(frame[(frame["own"] == goal.own) & (frame["run"] == run)])
+
+
+def _roof_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows `room` reads its roofs from: the ceilings and the one-pass cold reads."""
+    return pd.concat([df[df["op"] == "ceiling"], read_once.one_pass_reads(df)])
+
+
 def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.DataFrame:
     """Per goal and GPU the deciding run's line (the latest covering run; else the run with the
     most points, `partial`), with how many runs covered it and their geomeans' range. every:
@@ -328,8 +354,10 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
     real = df[~is_smoke(df)]
     hbm_read = measured_hbm_read(device_peaks(real))[0]  # as the report's
     curves = read_once.curves_by_device(real)
+    roofs = _roof_rows(real)
     for goal in goals:
-        lines = run_lines(point_ratios(selected(real, goal), goal, curves), goal, hbm_read)
+        rows = selected(real, goal)
+        lines = run_lines(point_ratios(rows, goal, curves), goal, hbm_read)
         if lines.empty:
             out.append({"goal": goal.id, "device": "-", "bar": goal.bar(), "verdict": "no rows"})
             continue
@@ -355,6 +383,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
                 out.append(
                     {
                         **{k: line[k] for k in VERDICT_COLUMNS if k in line},
+                        "room": room(rows, roofs, goal, line["device"], line["run"]),
                         "bar": goal.bar(),
                         "verdict": verdict,
                         "short_of": short_of(line, goal) if verdict == "not met" else "",
@@ -368,7 +397,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
 GOALS_CAPTION = (
     "Each goal of configs/goals.yaml (an issue's bar) per GPU: the latest run that covers its "
     "points (not the best; `covering_runs` covered it whole, their geomeans spanning `range`; a `partial` line is the run with the most points where none did), vendor time "
-    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min). A wrong own row fails the goal. "
+    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup), the most any own kernel could reach. A wrong own row fails the goal. "
     "Goals without a row here are left out. `harness goals <paths>` prints the same."
 )
 
@@ -385,6 +414,7 @@ def as_table(frame: pd.DataFrame) -> Table:
         min=frame["min"].map(_three),
         of_ceiling=frame["of_ceiling"].map(_three),
         cold_read_of_ceiling=frame["cold_read_of_ceiling"].map(_three),
+        room=frame["room"].map(_three),
     )
     return Table("goals", "Where the goals stand", GOALS_CAPTION, shown.reset_index(drop=True))
 

@@ -405,3 +405,32 @@ def test_a_goal_missed_says_what_it_is_short_of(tmp_path):
     assert line["short_of"] == f"geomean x{1.03 / gm:.3f}; 1 < 0.99x"
     met = _one(verdicts(load([tmp_path]), parse_goals([{**GEMM_GOAL, "geomean": 0.99}])))
     assert met["verdict"] == "met" and met["short_of"] == ""
+
+
+def test_room_is_the_speedup_a_kernel_at_the_roof_would_show(tmp_path):
+    # One memory-bound decode GEMM: cuBLAS at 0.80 of the measured HBM read ceiling, and 0.90 of
+    # one cold read of the point's bytes once a read-once run is among the rows.
+    p = {"m": 1, "n": 8192, "k": 8192, "dtype": "bf16", "layout": "nt", "batch": 1}
+    rows = [
+        speed_row("h200", "gemm", p, "cublas", "decode", median_ms=0.040),
+        speed_row("h200", "gemm", p, "own-triton", "decode", median_ms=0.036),
+    ]
+    write_run(tmp_path / "res", "decode", rows)
+    cublas_gbps = rows[0]["gbps"]
+    roofs = [
+        ceiling_row("h200", "hbm_read_gbps", cublas_gbps / 0.8, "ceilings"),
+        ceiling_row("h200", "tensor_bf16_tflops", 700.0, "ceilings"),
+    ]
+    write_run(tmp_path / "res", "ceilings", roofs)
+    goal = parse_goals([{**GEMM_GOAL, "points": 1, "min": None}])
+    line = _one(verdicts(load([tmp_path / "res"]), goal))
+    assert line["room"] == pytest.approx(1 / 0.8, rel=1e-3)  # the ceiling is the roof
+    read = ceiling_row("h200", "hbm_read_gbps", cublas_gbps / 0.9, "read_once")
+    nbytes = rows[0]["min_bytes"]
+    read.update(
+        op="memory", metric="read", traffic_bytes=nbytes, working_set_bytes=nbytes, l2="cold"
+    )
+    write_run(tmp_path / "res", "read_once", [read])
+    line = _one(verdicts(load([tmp_path / "res"]), goal))
+    assert line["room"] == pytest.approx(1 / 0.9, rel=1e-3)  # one cold read of its bytes
+    assert line["verdict"] == "met"  # own at 1.11x: at the roof, as fast as any kernel can be
