@@ -98,7 +98,7 @@ def readers_per_block(df: pd.DataFrame) -> pd.Series:
 
     A set of fewer blocks than programs is read as shared lines: on the H100 and H200 the 2 and
     4 MiB sets (128 and 256 blocks of 16 KiB, 512 programs) read at 16-17 TB/s where 8-16 MiB
-    with one program per block read 10-14, and an L2 roof is the rate of SMs reading their own
+    with one program per block read 9-14, and an L2 roof is the rate of SMs reading their own
     lines (as the Empirical Roofline Toolkit measures it). Rows before the key was recorded are
     judged from their programs, BLOCK and dtype."""
     out = pd.Series(1, index=df.index, dtype="int64")

@@ -207,10 +207,10 @@ def _stream_geometry(
 
 def _one_pass_block_bytes(set_bytes: int, programs: int) -> int:
     """The trip size of a one-pass read: BLOCK_BYTES, halved (not below
-    MIN_ONE_PASS_BLOCK_BYTES) while the set holds fewer blocks than programs. A set's blocks are
-    read once each, so with 16 KiB blocks a 1-8 MiB set would run on 64-512 programs, and
-    _read_grid gave a set of fewer blocks than programs one program: the H100's cold reads of
-    1-8 MiB ran at 32-35 GB/s (`read_once-s91h`)."""
+    MIN_ONE_PASS_BLOCK_BYTES) while the set holds fewer blocks than programs. A 1-8 MiB set
+    holds 64-512 blocks of 16 KiB, fewer than a 132-SM GPU's 528 programs, and _read_grid gave
+    such a set one program: the H100's cold reads of 1-8 MiB ran at 32-35 GB/s
+    (`read_once-s91h`)."""
     size = BLOCK_BYTES
     while size > MIN_ONE_PASS_BLOCK_BYTES and set_bytes // size < programs:
         size //= 2
