@@ -36,6 +36,8 @@ class Report:
     gemm_figures: list[FigureFile] = field(default_factory=list)
     # each open issue's bar per GPU (harness.report.goals); empty where no goal has rows
     goals: Table = field(default_factory=lambda: Table("goals", "", "", pd.DataFrame()))
+    # the measured ceilings and the cold read fit per GPU (harness.report.roofs_table)
+    roofs: list[Table] = field(default_factory=list)
 
     @property
     def index(self) -> Path:

@@ -10,6 +10,7 @@ from harness.report.ceilings import CEILING_METRICS, attach_ceiling_fraction, re
 from harness.report.datasheet import datasheet_value, lookup
 from harness.report.levels import LEVELS, level_of
 from harness.report.published import LUO_2024
+from harness.report.roofs_table import cold_read_table, roofs_table
 from harness.units import fmt_bytes
 
 
@@ -168,6 +169,12 @@ def show(paths: list[str]) -> str:
         parts.append("## ceilings\n" + ceilings_table(ceil))
     if (df["op"] == "memory").any():
         parts.append("## bandwidth versus working set\n" + bandwidth_table(df))
+    cold = cold_read_table(df)
+    if not cold.frame.empty:
+        fits = roofs_table(df).frame
+        fits = fits[fits["roof"] == "one cold read pass"]
+        lines = [f"{r.device}: {r.measured} ({r.on})" for r in fits.itertuples()]
+        parts.append("## one cold read pass by size\n" + "\n".join([*lines, "", cold.markdown()]))
     if (df["op"] == "latency").any():
         parts.append("## pointer-chase latency\n" + latency_table(df))
     if not ceil.empty and df["op"].isin(["gemm", "attention"]).any():

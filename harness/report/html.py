@@ -30,6 +30,7 @@ from harness.report.layer_ops import layer_ops_figures, layer_ops_table
 from harness.report.markdown import render_markdown
 from harness.report.peaks import device_peaks, measured_hbm_read
 from harness.report.roofline import roofline_figures, rung_roofline_figures, set_aside_figures
+from harness.report.roofs_table import cold_read_table, roofs_table
 from harness.report.tables import (
     Table,
     composed_table,
@@ -172,6 +173,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     report.set_aside = set_aside_table(aside)
     report.serving = serving_table(df, *hbm_read)
     report.goals = goals_table(df)
+    report.roofs = [roofs_table(df), cold_read_table(df)]
     main_tables = [
         inputs_table(everything),
         cross_gpu_table(df),
@@ -184,6 +186,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     ]
     report.tables = [
         *main_tables,
+        *report.roofs,
         report.goals,
         report.serving,
         *wl_tables,
@@ -247,6 +250,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         table_html(inputs),
         '<h2 id="roofline">Rooflines</h2>',
         *(map(figure_html, roofs) if roofs else ["<p>(no ok GEMM or attention rows)</p>"]),
+        *(table_html(t, open_=i == 0) for i, t in enumerate(r.roofs) if not t.frame.empty),
         '<h2 id="workloads">Latency vs batch (LLM workloads)</h2>',
         f'<p class="note">{_e(COMPOSE_NOTE)}</p>',
     ]

@@ -35,6 +35,11 @@ def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -
     ]
     for f in roofs:
         out += fig(f)
+    for i, t in enumerate(r.roofs):
+        if t.frame.empty:
+            continue
+        shown = t.markdown() if i == 0 else f"Every size: [tables/{t.stem}.md](tables/{t.stem}.md)"
+        out += [f"### {t.title}", "", t.caption, "", shown, ""]
     out += ["## Latency vs batch (LLM workloads)", "", COMPOSE_NOTE, ""]
     for wr, t in zip(r.workloads, wl_tables, strict=True):
         out += [

@@ -1,0 +1,83 @@
+"""The report's roofs tables: the latest ceilings run's values per GPU and the fit of one cold
+read pass, time = fixed + bytes / rate."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from report_fixtures import ceiling_row, write_run
+
+from harness.report.data import load
+from harness.report.roofs_table import FIT_MIN_BYTES, cold_read_table, read_fit, roofs_table
+
+MIB = 1 << 20
+
+
+def _curve(fixed_us: float, gbps: float, sizes) -> pd.Series:
+    """GB/s by bytes of a read that takes fixed_us + bytes / gbps."""
+    return pd.Series({b: b / (fixed_us * 1e3 + b / gbps) for b in sizes}, dtype=float)
+
+
+def test_the_fit_recovers_the_fixed_cost_and_the_rate():
+    sizes = [16 * MIB, 64 * MIB, 256 * MIB, 1024 * MIB, 4096 * MIB]
+    fit = read_fit(_curve(4.5, 3100.0, [1 * MIB, 4 * MIB, *sizes]))
+    assert fit is not None
+    assert fit.fixed_us == pytest.approx(4.5, rel=1e-6)
+    assert fit.gbps == pytest.approx(3100.0, rel=1e-6)
+    assert fit.sizes == len(sizes) and fit.lo_bytes == FIT_MIN_BYTES  # 1-4 MiB left out
+    assert fit.max_rel_err < 1e-9 and fit.us(32 * MIB) == pytest.approx(4.5 + 32 * MIB / 3.1e6)
+    assert read_fit(_curve(4.5, 3100.0, [16 * MIB, 64 * MIB])) is None  # two sizes: no fit
+
+
+def _read_row(dev: str, nbytes: int, gbps: float, run_id: str) -> dict:
+    row = ceiling_row(dev, "hbm_read_gbps", gbps, run_id)
+    row.update(
+        op="memory",
+        metric="read",
+        traffic_bytes=nbytes,
+        working_set_bytes=nbytes,
+        l2="cold",
+        provider="triton-stream",
+        point_key=f"{run_id}-{nbytes}",
+    )
+    return row
+
+
+def test_the_roofs_table_shows_the_latest_ceilings_and_the_read_fit(tmp_path):
+    old = ceiling_row("h200", "hbm_read_gbps", 4000.0, "ceilings")
+    new = {**ceiling_row("h200", "hbm_read_gbps", 4600.0, "ceilings-2")}
+    new["timestamp"] = "2026-02-01T00:00:00+00:00"
+    write_run(tmp_path, "ceilings", [old, ceiling_row("h200", "tensor_bf16_tflops", 700.0, "c")])
+    write_run(tmp_path, "ceilings-2", [new])
+    sizes = [16 * MIB, 64 * MIB, 256 * MIB, 1024 * MIB]
+    curve = _curve(4.8, 4650.0, sizes)
+    write_run(
+        tmp_path, "read_once", [_read_row("h200", b, g, "read_once") for b, g in curve.items()]
+    )
+    df = load([tmp_path])
+    table = roofs_table(df).frame.set_index("roof")
+    assert table.loc["hbm_read_gbps", "measured"] == "4,600"  # the latest run's, not the best
+    assert table.loc["hbm_read_gbps", "run"] == "ceilings-2"
+    assert table.loc["tensor_bf16_tflops", "measured"] == "700"
+    assert table.loc["one cold read pass", "measured"] == "4.80 us + bytes / 4,650 GB/s"
+    by_size = cold_read_table(df).frame
+    assert list(by_size["bytes"]) == ["16MiB", "64MiB", "256MiB", "1GiB"]
+    assert list(by_size["fitted"]) == ["yes"] * 4
+    assert by_size["of_ceiling"].iloc[-1] == f"{curve.iloc[-1] / 4600.0:.3f}"
+
+
+def test_no_ceilings_and_no_reads_give_empty_tables(tmp_path):
+    write_run(tmp_path, "c", [ceiling_row("h200", "tensor_bf16_tflops", 700.0, "c")])
+    df = load([tmp_path])
+    assert "one cold read pass" not in set(roofs_table(df).frame["roof"])
+    assert cold_read_table(df).frame.empty
+
+
+def test_harness_ceilings_show_prints_the_cold_read_and_its_fit(tmp_path):
+    from harness.report.ceiling_tables import show
+
+    curve = _curve(4.5, 3100.0, [16 * MIB, 64 * MIB, 256 * MIB])
+    write_run(tmp_path, "read_once", [_read_row("h100", b, g, "read_once") for b, g in curve.items()])
+    out = show([str(tmp_path)])
+    assert "## one cold read pass by size" in out
+    assert "4.50 us + bytes / 3,100 GB/s (3 sizes, 16MiB-256MiB, within 0.0%)" in out
