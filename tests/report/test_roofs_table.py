@@ -77,7 +77,9 @@ def test_harness_ceilings_show_prints_the_cold_read_and_its_fit(tmp_path):
     from harness.report.ceiling_tables import show
 
     curve = _curve(4.5, 3100.0, [16 * MIB, 64 * MIB, 256 * MIB])
-    write_run(tmp_path, "read_once", [_read_row("h100", b, g, "read_once") for b, g in curve.items()])
+    write_run(
+        tmp_path, "read_once", [_read_row("h100", b, g, "read_once") for b, g in curve.items()]
+    )
     out = show([str(tmp_path)])
     assert "## one cold read pass by size" in out
     assert "4.50 us + bytes / 3,100 GB/s (3 sizes, 16MiB-256MiB, within 0.0%)" in out
