@@ -44,7 +44,8 @@ def test_report_files(built):
     for f in built.figures:
         assert f.png.stat().st_size > 5000 and f.svg.stat().st_size > 5000
         assert f"figures/{f.png.name}" in html and f"figures/{f.svg.name}" in html
-    for t in ("cross_gpu", "cross_vendor", "not_ok_rows"):
+    assert "Roofs: measured ceilings and one cold read" in html  # the roofs each fraction uses
+    for t in ("cross_gpu", "cross_vendor", "not_ok_rows", "roofs"):
         for ext in ("md", "tex", "html"):
             assert (out / "tables" / f"{t}.{ext}").stat().st_size > 100
     assert "\\toprule" in (out / "tables/cross_vendor.tex").read_text()
