@@ -6,7 +6,12 @@ from __future__ import annotations
 import pandas as pd
 from tabulate import tabulate
 
-from harness.report.ceilings import CEILING_METRICS, attach_ceiling_fraction, readers_per_block
+from harness.report.ceilings import (
+    CEILING_METRICS,
+    attach_ceiling_fraction,
+    latest_per_metric,
+    readers_per_block,
+)
 from harness.report.datasheet import datasheet_value, lookup
 from harness.report.levels import LEVELS, level_of
 from harness.report.published import LUO_2024
@@ -27,8 +32,7 @@ def ceilings_table(ceilings: pd.DataFrame) -> str:
     if ceilings.empty:
         return "(no ceiling rows)"
     rank = {m: i for i, m in enumerate(CEILING_METRICS)}
-    ceilings = ceilings.sort_values("timestamp", na_position="first")
-    ceilings = ceilings.drop_duplicates(["device_name", "metric"], keep="last")  # latest run wins
+    ceilings = latest_per_metric(ceilings)
     ceilings = ceilings.sort_values("metric", key=lambda m: m.map(rank))
     lines = []
     for device, rows in ceilings.groupby("device_name", dropna=False):

@@ -217,6 +217,13 @@ def ceiling_rows(df: pd.DataFrame, run_id: str) -> list[dict]:
     return out
 
 
+def latest_per_metric(ceilings: pd.DataFrame) -> pd.DataFrame:
+    """The latest ceiling row per (device_name, metric): a later ceilings run replaces an
+    earlier one whatever their values."""
+    ordered = ceilings.sort_values("timestamp", na_position="first")
+    return ordered.drop_duplicates(["device_name", "metric"], keep="last")
+
+
 def ceiling_table(ceilings: pd.DataFrame) -> dict[tuple[str, str], float]:
     """{(device_name, metric): value} from ok ceiling rows; the latest row wins."""
     c = ceilings[(ceilings["op"] == "ceiling") & (ceilings["status"] == "ok")]

@@ -3,7 +3,7 @@ use (the latest ceilings run's, beside the datasheet), and one cold read pass by
 fit, time = fixed + bytes / rate.
 
 The fit is what a memory-bound kernel's floor looks like: on the committed rows a cold read pass
-costs 4.5 us (H100) / 4.8 us (H200) plus its bytes at 3.11 / 4.65 TB/s, within 4% of every probe
+costs 4.6 us (H100) / 4.8 us (H200) plus its bytes at 3.11 / 4.65 TB/s, within 4% of every probe
 from 16 MiB and 1% from 48 MiB to 4 GiB, so a 32 MiB decode GEMM's weight read cannot take less
 than about 15 / 12 us."""
 
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from harness.report import read_once
-from harness.report.ceilings import CEILING_METRICS
+from harness.report.ceilings import CEILING_METRICS, latest_per_metric
 from harness.report.data import fmt
 from harness.report.peaks import device_peaks
 from harness.report.tables import Table
@@ -83,8 +83,7 @@ def _unit(metric: str) -> str:
 
 
 def _ceiling_lines(df: pd.DataFrame) -> list[dict]:
-    ceil = df[(df["op"] == "ceiling") & (df["status"] == "ok")].sort_values("timestamp")
-    ceil = ceil.drop_duplicates(["device_name", "metric"], keep="last")  # the latest run's
+    ceil = latest_per_metric(df[(df["op"] == "ceiling") & (df["status"] == "ok")])
     peaks = device_peaks(df)
     rank = {m: i for i, m in enumerate(CEILING_METRICS)}
     lines = []

@@ -127,6 +127,21 @@ def ceiling_row(dev: str, metric: str, value: float, run_id: str) -> dict:
     return row
 
 
+def read_once_row(dev: str, nbytes: int, gbps: float, run_id: str) -> dict:
+    """One cold one-pass read of nbytes at gbps, as probes_read_once writes it."""
+    row = ceiling_row(dev, "hbm_read_gbps", gbps, run_id)
+    row.update(
+        op="memory",
+        metric="read",
+        traffic_bytes=nbytes,
+        working_set_bytes=nbytes,
+        l2="cold",
+        provider="triton-stream",
+        point_key=f"{run_id}-{nbytes}",
+    )
+    return row
+
+
 def write_run(root, run_id: str, rows: list[dict], sweep: str | None = None):
     """The rows under <root>/<run_id>, with a run.json naming `sweep` when one is given."""
     path = store.run_dir(root, run_id)

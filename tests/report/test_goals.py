@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_fixtures import ceiling_row, speed_row, write_run
+from report_fixtures import ceiling_row, read_once_row, speed_row, write_run
 
 from harness.providers import load_all
 from harness.report.data import load
@@ -265,13 +265,19 @@ def test_the_report_table_leaves_out_goals_without_rows(tmp_path):
     assert "| gemm" in table.markdown()
 
 
-def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
+def _decode_point(root) -> list[dict]:
+    """One memory-bound decode GEMM: cuBLAS at 40 us, own Triton at 36 us (rows 0 and 1)."""
     p = {"m": 1, "n": 8192, "k": 8192, "dtype": "bf16", "layout": "nt", "batch": 1}
     rows = [
         speed_row("h200", "gemm", p, "cublas", "decode", median_ms=0.040),
         speed_row("h200", "gemm", p, "own-triton", "decode", median_ms=0.036),
     ]
-    write_run(tmp_path / "res", "decode", rows)
+    write_run(root, "decode", rows)
+    return rows
+
+
+def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
+    rows = _decode_point(tmp_path / "res")
     goal = {**GEMM_GOAL, "points": 1, "min": None, "ceiling": 0.9}
     no_ceiling = _one(verdicts(load([tmp_path / "res"]), parse_goals([goal])))
     assert no_ceiling["verdict"] == "not met (no measured HBM read ceiling for this GPU)"
@@ -288,11 +294,7 @@ def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
     assert stricter["verdict"] == "not met"
     assert math.isnan(line["cold_read_of_ceiling"])  # no read-once run among the paths
     # one cold read of the point's bytes at 0.98 of the ceiling: the bar is within reach
-    read = ceiling_row("h200", "hbm_read_gbps", own_gbps / 0.95 * 0.98, "read_once")
-    nbytes = rows[1]["min_bytes"]
-    read.update(
-        op="memory", metric="read", traffic_bytes=nbytes, working_set_bytes=nbytes, l2="cold"
-    )
+    read = read_once_row("h200", rows[1]["min_bytes"], own_gbps / 0.95 * 0.98, "read_once")
     write_run(tmp_path / "res", "read_once", [read])
     line = _one(verdicts(load([tmp_path / "res"]), parse_goals([goal])))
     assert line["cold_read_of_ceiling"] == pytest.approx(0.98, rel=1e-3)
@@ -410,12 +412,7 @@ def test_a_goal_missed_says_what_it_is_short_of(tmp_path):
 def test_room_is_the_speedup_a_kernel_at_the_roof_would_show(tmp_path):
     # One memory-bound decode GEMM: cuBLAS at 0.80 of the measured HBM read ceiling, and 0.90 of
     # one cold read of the point's bytes once a read-once run is among the rows.
-    p = {"m": 1, "n": 8192, "k": 8192, "dtype": "bf16", "layout": "nt", "batch": 1}
-    rows = [
-        speed_row("h200", "gemm", p, "cublas", "decode", median_ms=0.040),
-        speed_row("h200", "gemm", p, "own-triton", "decode", median_ms=0.036),
-    ]
-    write_run(tmp_path / "res", "decode", rows)
+    rows = _decode_point(tmp_path / "res")
     cublas_gbps = rows[0]["gbps"]
     roofs = [
         ceiling_row("h200", "hbm_read_gbps", cublas_gbps / 0.8, "ceilings"),
@@ -425,11 +422,7 @@ def test_room_is_the_speedup_a_kernel_at_the_roof_would_show(tmp_path):
     goal = parse_goals([{**GEMM_GOAL, "points": 1, "min": None}])
     line = _one(verdicts(load([tmp_path / "res"]), goal))
     assert line["room"] == pytest.approx(1 / 0.8, rel=1e-3)  # the ceiling is the roof
-    read = ceiling_row("h200", "hbm_read_gbps", cublas_gbps / 0.9, "read_once")
-    nbytes = rows[0]["min_bytes"]
-    read.update(
-        op="memory", metric="read", traffic_bytes=nbytes, working_set_bytes=nbytes, l2="cold"
-    )
+    read = read_once_row("h200", rows[0]["min_bytes"], cublas_gbps / 0.9, "read_once")
     write_run(tmp_path / "res", "read_once", [read])
     line = _one(verdicts(load([tmp_path / "res"]), goal))
     assert line["room"] == pytest.approx(1 / 0.9, rel=1e-3)  # one cold read of its bytes

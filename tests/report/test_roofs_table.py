@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from report_fixtures import ceiling_row, write_run
+from report_fixtures import ceiling_row, read_once_row, write_run
 
 from harness.report.data import load
 from harness.report.roofs_table import FIT_MIN_BYTES, cold_read_table, read_fit, roofs_table
@@ -29,20 +29,6 @@ def test_the_fit_recovers_the_fixed_cost_and_the_rate():
     assert read_fit(_curve(4.5, 3100.0, [16 * MIB, 64 * MIB])) is None  # two sizes: no fit
 
 
-def _read_row(dev: str, nbytes: int, gbps: float, run_id: str) -> dict:
-    row = ceiling_row(dev, "hbm_read_gbps", gbps, run_id)
-    row.update(
-        op="memory",
-        metric="read",
-        traffic_bytes=nbytes,
-        working_set_bytes=nbytes,
-        l2="cold",
-        provider="triton-stream",
-        point_key=f"{run_id}-{nbytes}",
-    )
-    return row
-
-
 def test_the_roofs_table_shows_the_latest_ceilings_and_the_read_fit(tmp_path):
     old = ceiling_row("h200", "hbm_read_gbps", 4000.0, "ceilings")
     new = {**ceiling_row("h200", "hbm_read_gbps", 4600.0, "ceilings-2")}
@@ -52,7 +38,7 @@ def test_the_roofs_table_shows_the_latest_ceilings_and_the_read_fit(tmp_path):
     sizes = [16 * MIB, 64 * MIB, 256 * MIB, 1024 * MIB]
     curve = _curve(4.8, 4650.0, sizes)
     write_run(
-        tmp_path, "read_once", [_read_row("h200", b, g, "read_once") for b, g in curve.items()]
+        tmp_path, "read_once", [read_once_row("h200", b, g, "read_once") for b, g in curve.items()]
     )
     df = load([tmp_path])
     table = roofs_table(df).frame.set_index("roof")
@@ -78,7 +64,7 @@ def test_harness_ceilings_show_prints_the_cold_read_and_its_fit(tmp_path):
 
     curve = _curve(4.5, 3100.0, [16 * MIB, 64 * MIB, 256 * MIB])
     write_run(
-        tmp_path, "read_once", [_read_row("h100", b, g, "read_once") for b, g in curve.items()]
+        tmp_path, "read_once", [read_once_row("h100", b, g, "read_once") for b, g in curve.items()]
     )
     out = show([str(tmp_path)])
     assert "## one cold read pass by size" in out
