@@ -331,8 +331,9 @@ def header_lines(p: Pairing) -> list[str]:
 
 def above_roof_lines(rows: pd.DataFrame, p: Pairing) -> list[str]:
     """Rows of either GPU faster than its ceilings run at a metric the prediction uses: how
-    many, and the fastest (a short GEMM on a card holding a higher clock can beat the ceilings
-    run; the prediction stays on the ceilings runs, and the reader sees by how much)."""
+    many, and the fastest (a short GEMM on a card holding a higher clock, or at a shape the
+    ceilings run did not probe, can beat it; the prediction stays on the ceilings runs, and the
+    reader sees by how much)."""
     metrics = {HBM, *(PEAK_OF_DTYPE.get(d, "") for d in set(p.points["dtype"].dropna()))}
     table = measured_ceilings(rows)
     above = above_roof(rows, table)

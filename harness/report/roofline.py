@@ -3,7 +3,8 @@ measured roof solid, the datasheet dashed, one point per GEMM / attention point 
 row).
 
 The measured roof is the ceilings run's (report.ceilings.measured_ceilings), and a point above
-it is a row faster than that run (a short GEMM on a card holding a higher clock): the caption
+it is a row faster than that run (a short GEMM on a card holding a higher clock, or a shape the
+run did not probe): the caption
 counts them and gives the fastest's share of the roof, rather than raising the roof to it. Headline rooflines leave out the ladder rungs (own-triton-no-tma
 ...: each gives up a feature on purpose), drawn in rung rooflines of their own, and the smoke
 and CPU rows, which the report sets aside before it gets here. Past SERIES_MAX providers the
@@ -206,8 +207,8 @@ def _above_text(rows: pd.DataFrame, peaks: Peaks | None, dtype: str) -> str:
         return ""
     return (
         f" {len(above)} point{'s' if len(above) != 1 else ''} sit above the measured roof (up to "
-        f"{above.max():.3f}x): rows faster than the ceilings run, a short kernel on a card that "
-        "held a higher clock; the roof is not raised to them."
+        f"{above.max():.3f}x): rows faster than the ceilings run (a clock state or shape it did "
+        "not probe); the roof is not raised to them."
     )
 
 
