@@ -3,9 +3,9 @@ use (the latest ceilings run's, beside the datasheet), and one cold read pass by
 fit, time = fixed + bytes / rate.
 
 The fit is what a memory-bound kernel's floor looks like: on the committed rows a cold read pass
-costs 4.6 us (H100) / 4.8 us (H200) plus its bytes at 3.11 / 4.65 TB/s, within 4% of every probe
-from 16 MiB and 1% from 48 MiB to 4 GiB, so a 32 MiB decode GEMM's weight read cannot take less
-than about 15 / 12 us."""
+costs 4.75 us (H100) / 4.82 us (H200) plus its bytes at 3.12 / 4.65 TB/s, within 4% of every
+probe from 16 MiB and 1.3% from 48 MiB to 4 GiB, so a 32 MiB decode GEMM's weight read cannot
+take less than about 15 / 12 us."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ import numpy as np
 import pandas as pd
 
 from harness.report import read_once
-from harness.report.ceilings import CEILING_METRICS, latest_per_metric
+from harness.report.ceilings import (
+    CEILING_METRICS,
+    above_roof,
+    latest_per_metric,
+    measured_ceilings,
+)
 from harness.report.data import fmt
 from harness.report.peaks import device_peaks
 from harness.report.tables import Table
@@ -82,10 +87,22 @@ def _unit(metric: str) -> str:
     return "GB/s" if metric.endswith("_gbps") else "TFLOP/s"
 
 
+def _above_text(line: dict) -> str:
+    """How many kernel rows beat a roof and the fastest: a roof the rows outrun is one the
+    ceilings run did not find (session 92: gemm_llama's one-wave 1024x4096x14336 ran 1.075x
+    the H100's fp8 roof, a shape the ceilings sweep then gained)."""
+    n = int(line["rows_above"])
+    return f"{n} row{'s' if n != 1 else ''}, up to {line['of_roof']:.3f}x: {line['row']}"
+
+
 def _ceiling_lines(df: pd.DataFrame) -> list[dict]:
     ceil = latest_per_metric(df[(df["op"] == "ceiling") & (df["status"] == "ok")])
     peaks = device_peaks(df)
     rank = {m: i for i, m in enumerate(CEILING_METRICS)}
+    above = {
+        (a["device_name"], a["metric"]): _above_text(a)
+        for a in above_roof(df, measured_ceilings(df)).to_dict("records")
+    }
     lines = []
     for r in sorted(ceil.to_dict("records"), key=lambda r: (r["device_name"], rank[r["metric"]])):
         metric, device = r["metric"], r["device_name"]
@@ -104,6 +121,7 @@ def _ceiling_lines(df: pd.DataFrame) -> list[dict]:
                 "on": r.get("problem") or "",
                 "run": r.get("run_id") or "",
                 "date": str(r.get("timestamp") or "")[:10],
+                "rows_above": above.get((device, metric), ""),
             }
         )
     return lines
@@ -128,12 +146,14 @@ def roofs_table(df: pd.DataFrame) -> Table:
             }
         )
     columns = ["device", "roof", "measured", "unit", "datasheet", "of_sheet", "by", "on", "run"]
-    columns.append("date")
+    columns += ["date", "rows_above"]
     frame = pd.DataFrame([{c: line.get(c, "") for c in columns} for line in lines], columns=columns)
     caption = (
         "The roofs every fraction in this report is taken against: per GPU the latest ceilings "
         "run's best ok row per metric (`harness ceilings`; a faster kernel row sits above its "
-        "roof and is counted, never absorbed), beside the datasheet; the L2 roof counts only "
+        "roof and is counted, never absorbed: 'rows_above' gives how many of the latest rows "
+        "outrun it and the fastest, a roof the ceilings run did not find), beside the "
+        "datasheet; the L2 roof counts only "
         "re-read sets with one program per block. 'one cold read pass': the time of one read "
         "pass over N bytes after the L2 flush, fitted as fixed + N / rate over the probed sizes "
         f"from {fmt_bytes(FIT_MIN_BYTES)} (`harness run sweep=probes_read_once`): the floor of "

@@ -69,3 +69,29 @@ def test_harness_ceilings_show_prints_the_cold_read_and_its_fit(tmp_path):
     out = show([str(tmp_path)])
     assert "## one cold read pass by size" in out
     assert "4.50 us + bytes / 3,100 GB/s (3 sizes, 16MiB-256MiB, within 0.0%)" in out
+
+
+def test_the_roofs_table_names_the_rows_that_outrun_a_roof(tmp_path):
+    """A GEMM row faster than the ceilings run's peak is counted beside that roof with its
+    share and name (session 92: gemm_llama's one-wave 1024x4096x14336 ran 1.075x the H100's fp8
+    roof, a shape the ceilings sweep did not probe); a roof no row beats shows nothing."""
+    from report_fixtures import speed_row
+
+    one_wave = {"m": 1024, "n": 4096, "k": 14336, "dtype": "bf16", "layout": "nt", "batch": 1}
+    flops = 2 * 1024 * 4096 * 14336
+    ms_at = {700.0: flops / 700e12 * 1e3, 756.0: flops / 756e12 * 1e3}  # under and over 720
+    rows = [
+        speed_row("h200", "gemm", one_wave, "cublas", "grid", median_ms=ms_at[756.0], noise=0.0),
+        speed_row("h200", "gemm", one_wave, "own-triton", "grid", median_ms=ms_at[700.0]),
+    ]
+    write_run(tmp_path, "grid", rows)
+    ceilings = [
+        ceiling_row("h200", "tensor_bf16_tflops", 720.0, "ceilings"),
+        ceiling_row("h200", "hbm_read_gbps", 4600.0, "ceilings"),
+    ]
+    write_run(tmp_path, "ceilings", ceilings)
+    table = roofs_table(load([tmp_path])).frame.set_index("roof")
+    assert table.loc["tensor_bf16_tflops", "rows_above"] == (
+        "1 row, up to 1.050x: cublas gemm 1024x4096x14336 bf16 nt (run grid)"
+    )
+    assert table.loc["hbm_read_gbps", "rows_above"] == ""
