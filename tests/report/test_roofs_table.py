@@ -95,3 +95,17 @@ def test_the_roofs_table_names_the_rows_that_outrun_a_roof(tmp_path):
         "1 row, up to 1.050x: cublas gemm 1024x4096x14336 bf16 nt (run grid)"
     )
     assert table.loc["hbm_read_gbps", "rows_above"] == ""
+
+
+def test_harness_ceilings_show_lists_the_rows_above_a_roof(tmp_path):
+    from report_fixtures import speed_row
+
+    from harness.report.ceiling_tables import show
+
+    one_wave = {"m": 1024, "n": 4096, "k": 14336, "dtype": "bf16", "layout": "nt", "batch": 1}
+    ms = 2 * 1024 * 4096 * 14336 / 756e12 * 1e3
+    write_run(tmp_path, "grid", [speed_row("h200", "gemm", one_wave, "cublas", "g", median_ms=ms)])
+    write_run(tmp_path, "c", [ceiling_row("h200", "tensor_bf16_tflops", 720.0, "c")])
+    out = show([str(tmp_path)])
+    assert "## kernel rows above a roof" in out
+    assert "cublas gemm 1024x4096x14336 bf16 nt (run g)" in out
