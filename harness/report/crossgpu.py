@@ -12,6 +12,14 @@ predicts from each GPU's own measured ceilings.
 measured / predicted = (fraction of its roofline on B) / (fraction on A): a point that keeps its
 efficiency on both GPUs lands on 1.
 
+    predicted_read = t_A / t_B, t = max(FLOPs / compute ceiling, one cold read of the point's
+                     min_bytes), the read's time taken from the GPU's probes_read_once curve
+                     at those bytes (NaN below its smallest size or without one)
+A single pass over a few tens of MB cannot reach the HBM ceiling on either GPU (a fixed ~4.8 us
+on both Hoppers before the bytes flow), so the HBM ratio overstates what a short memory-bound
+point can gain: on the committed rows cuBLAS's memory-bound GEMMs ran 1.38x on the H200 against
+1.49x by the HBM ratio.
+
 Points pair on (op, provider, problem) and only where every protocol column matches: a timer
 change (the stream hold) moves short kernels by 20%, more than the effect under study. The points
 of a run holding op=ceiling rows are left out: they define the prediction. Pandas only.
@@ -27,6 +35,7 @@ import pandas as pd
 
 from harness import store
 from harness.measure.stats import bootstrap_median_ratio
+from harness.report import read_once
 from harness.report.data import SPEED_OPS, is_speed, settled_side
 from harness.report.peaks import Peaks, device_peaks
 
@@ -64,6 +73,8 @@ class Gpu:
 
     name: str
     peaks: Peaks
+    # GB/s of one cold read pass by bytes (read_once.curve), where the rows hold a read-once run
+    read_curve: pd.Series | None = None
 
     def bandwidth(self) -> float | None:
         return self.peaks.measured.get(HBM)
@@ -82,6 +93,17 @@ class Gpu:
         if not peak or not bw or intensity is None or not intensity > 0:
             return None
         return min(peak, intensity * bw / 1e3)
+
+    def read_bound_ms(self, flops: float | None, nbytes: float | None, dtype: str | None) -> float:
+        """max(FLOPs at the compute ceiling, one cold read of `nbytes`) in ms; NaN where the
+        read curve does not reach down to `nbytes` or a ceiling is unknown."""
+        peak = self.compute(dtype)
+        if self.read_curve is None or self.read_curve.empty or not nbytes or not peak:
+            return math.nan
+        gbps = read_once.gbps_at(self.read_curve, pd.Series([float(nbytes)])).iloc[0]
+        if not gbps == gbps or not flops or not flops == flops:
+            return math.nan
+        return max(float(flops) / (peak * 1e12), float(nbytes) / (gbps * 1e9)) * 1e3
 
     @property
     def short(self) -> str:
@@ -161,7 +183,7 @@ def gpu_of(rows: pd.DataFrame, side: str) -> Gpu:
             f"{side}: no measured HBM read ceiling for {name}; allowed: results "
             "holding a `harness ceilings` run of that GPU"
         )
-    return Gpu(name, peaks)
+    return Gpu(name, peaks, read_once.curves_by_device(rows).get(name))
 
 
 def with_ceilings(rows: pd.DataFrame, path: str | Path) -> tuple[pd.DataFrame, str | None]:
@@ -289,6 +311,8 @@ COLUMNS = [
     "ci_hi",
     "predicted",
     "vs_predicted",
+    "predicted_read",
+    "vs_predicted_read",
     "roof_a",
     "roof_b",
     "run_a",
@@ -312,6 +336,8 @@ def _line(ra: dict, rb: dict, a: Gpu, b: Gpu, n_boot: int) -> dict:
     if n_boot and sa is not None and sb is not None and len(sa) >= 3 and len(sb) >= 3:
         lo, speedup, hi = bootstrap_median_ratio(list(sb), list(sa), n_boot=n_boot)
     pred = predicted(intensity, a, b, dtype)
+    flops, nbytes = ra.get("flops"), ra.get("min_bytes")
+    pred_read = a.read_bound_ms(flops, nbytes, dtype) / b.read_bound_ms(flops, nbytes, dtype)
     roofs = [a.roof(intensity, dtype), b.roof(intensity, dtype)]
     fracs = [
         float(r["tflops"]) / roof if roof and r.get("tflops") else math.nan
@@ -334,6 +360,8 @@ def _line(ra: dict, rb: dict, a: Gpu, b: Gpu, n_boot: int) -> dict:
         "ci_hi": hi,
         "predicted": pred,
         "vs_predicted": speedup / pred if pred == pred else math.nan,
+        "predicted_read": pred_read,
+        "vs_predicted_read": speedup / pred_read if pred_read == pred_read else math.nan,
         "roof_a": fracs[0],
         "roof_b": fracs[1],
         "run_a": ra.get("run_id"),

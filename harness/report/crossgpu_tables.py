@@ -73,6 +73,11 @@ def _within(g: pd.DataFrame) -> float:
     return float(((r - 1).abs() <= WITHIN).mean()) if len(r) else math.nan
 
 
+def _within_read(g: pd.DataFrame) -> float:
+    r = g["vs_predicted_read"].dropna()
+    return float(((r - 1).abs() <= WITHIN).mean()) if len(r) else math.nan
+
+
 def _short(problem: str) -> str:
     """'64x8192x2048 bf16 nt' from 'gemm 64x8192x2048 bf16 nt', 'b1 h32/8 s1/1024 d128 bf16'
     from 'attn b1 h32/8 s1/1024 d128 causal bf16': an outlier list stays readable."""
@@ -112,6 +117,8 @@ def summary_table(p: Pairing) -> Table:
                 "median predicted": _x(g["predicted"].median()),
                 "measured / predicted": fmt(g["vs_predicted"].median(), ".3f"),
                 f"within {WITHIN:.0%}": _share(_within(g)),
+                "median predicted, cold read": _x(g["predicted_read"].median()),
+                f"within {WITHIN:.0%} of it": _share(_within_read(g)),
                 f"% roof {a}": _share(g["roof_a"].median()),
                 f"% roof {b}": _share(g["roof_b"].median()),
                 "outliers (measured vs predicted)": _outliers(g),
@@ -123,8 +130,12 @@ def summary_table(p: Pairing) -> Table:
         "both GPUs' measured ceilings. Regime: memory below both ridges (predicted = HBM "
         "read ratio), compute above both (tensor-ceiling ratio), between the ridges. "
         f"Within {WITHIN:.0%}: share of points with |measured / predicted - 1| <= "
-        f"{WITHIN:g}; % roof: median fraction of each GPU's roofline reached "
-        "(measured / predicted = % roof B / % roof A)."
+        f"{WITHIN:g}; predicted, cold read: each GPU's time bound max(FLOPs / compute "
+        "ceiling, one cold read of the point's bytes from its probes_read_once curve), A's "
+        "over B's (blank without a read-once run of both GPUs reaching down to the point's "
+        "bytes): a short read pays a fixed cost on both GPUs that the HBM ratio leaves out; "
+        "% roof: median fraction of each GPU's roofline reached (measured / predicted = "
+        "% roof B / % roof A)."
     )
     return Table(
         "crossgpu_summary",
@@ -242,6 +253,14 @@ def _regime_sentence(regime: str, g: pd.DataFrame, a: Gpu, b: Gpu) -> str:
         )
         if regime == "memory" and rb < ra:
             text += f", so HBM bandwidth is not what limits them on the {b.short}"
+    read = g["predicted_read"].dropna()
+    if regime == "memory" and len(read):
+        text += (
+            f"; one cold read of each point's bytes predicts {_x(read.median())} "
+            f"({_share(_within_read(g))} within {WITHIN:.0%}"
+            + (f", {len(read)} of the {len(g)} points" if len(read) < len(g) else "")
+            + ")"
+        )
     if regime == "memory":
         short, long_ = g[g["a_ms"] < SHORT_MS], g[g["a_ms"] >= SHORT_MS]
         if len(short) >= 3 and len(long_) >= 3:
