@@ -401,3 +401,36 @@ def test_the_cold_read_prediction_takes_each_gpus_fixed_cost(tmp_path):
     text = markdown(x)
     assert "one cold read of each point's bytes predicts" in text
     assert "median predicted, cold read" in text
+
+
+def test_a_shortfall_the_cold_read_explains_is_not_blamed_on_the_kernel():
+    """Memory-bound points at 1.25x where the HBM ratio says 1.5x: if one cold read of their
+    bytes predicts 1.30x, the finding says the read's fixed cost is what the ratio leaves out;
+    if it predicts 1.48x, the kernel is what does not keep up (HBM bandwidth is not the limit)."""
+    import pandas as pd
+
+    from harness.report.crossgpu_tables import _regime_sentence
+
+    def points(read: float) -> pd.DataFrame:
+        n = 4
+        return pd.DataFrame(
+            {
+                "speedup": [1.25] * n,
+                "predicted": [1.5] * n,
+                "vs_predicted": [1.25 / 1.5] * n,
+                "roof_a": [0.8] * n,
+                "roof_b": [0.8 * 0.89] * n,
+                "predicted_read": [read] * n,
+                "vs_predicted_read": [1.25 / read] * n,
+                "dtype": ["bf16"] * n,
+                "a_ms": [0.1] * n,
+            }
+        )
+
+    a, b = _gpu("h100"), _gpu("h200")
+    explained = _regime_sentence("memory", points(1.30), a, b)
+    assert "is what the HBM ratio leaves out" in explained
+    assert "not what limits" not in explained
+    kernel = _regime_sentence("memory", points(1.48), a, b)
+    assert "so HBM bandwidth is not what limits them on the H200" in kernel
+    assert "leaves out" not in kernel
