@@ -28,7 +28,7 @@ of a run holding op=ceiling rows are left out: they define the prediction. Panda
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -74,7 +74,7 @@ class Gpu:
     name: str
     peaks: Peaks
     # GB/s of one cold read pass by bytes (read_once.curve), where the rows hold a read-once run
-    read_curve: pd.Series | None = None
+    read_curve: pd.Series | None = field(default=None, compare=False)
 
     def bandwidth(self) -> float | None:
         return self.peaks.measured.get(HBM)
@@ -188,7 +188,9 @@ def gpu_of(rows: pd.DataFrame, side: str) -> Gpu:
 
 def with_ceilings(rows: pd.DataFrame, path: str | Path) -> tuple[pd.DataFrame, str | None]:
     """`rows` and, when they hold no ceiling rows (a run folder), the ceiling rows of the same
-    GPU from the folder holding `path` (its results folder), with that folder's name."""
+    GPU from the folder holding `path` (its results folder), with that folder's name; with
+    them that folder's one-pass read rows of the GPU (probes_read_once), which the cold-read
+    prediction takes, where `rows` hold none."""
     if (rows["op"] == "ceiling").any():
         return rows, None
     given = Path(path)
@@ -197,8 +199,12 @@ def with_ceilings(rows: pd.DataFrame, path: str | Path) -> tuple[pd.DataFrame, s
     if not ((near["op"] == "ceiling") & near["device_name"].isin(rows["device_name"])).any():
         return rows, None
     near = store.read_rows(parent)
-    near = near[(near["op"] == "ceiling") & near["device_name"].isin(rows["device_name"])]
-    return pd.concat([rows, near], ignore_index=True), str(parent)
+    near = near[near["device_name"].isin(rows["device_name"])]
+    extra = [near[near["op"] == "ceiling"]]
+    if read_once.one_pass_reads(rows).empty:
+        reads = read_once.one_pass_reads(near)
+        extra.append(reads[~reads["run_id"].isin(set(rows["run_id"]))])
+    return pd.concat([rows, *extra], ignore_index=True), str(parent)
 
 
 def _candidates(rows: pd.DataFrame, name: str) -> tuple[pd.DataFrame, dict[str, int]]:

@@ -401,6 +401,14 @@ def test_the_cold_read_prediction_takes_each_gpus_fixed_cost(tmp_path):
     text = markdown(x)
     assert "one cold read of each point's bytes predicts" in text
     assert "median predicted, cold read" in text
+    # two run folders: the read-once rows come from beside them with the ceilings
+    argv = ["crossgpu", str(tmp_path / "h100" / "main"), str(tmp_path / "h200" / "main")]
+    assert main([*argv, "n_boot=0"]) == 0
+    by_folders = xg.pair_rows(
+        *(xg.with_ceilings(load([tmp_path / d / "main"]), tmp_path / d / "main")[0] for d in rates),
+        n_boot=0,
+    ).points.set_index("problem")
+    assert by_folders.loc[mem.name, "predicted_read"] == pytest.approx(mem["predicted_read"])
 
 
 def test_a_shortfall_the_cold_read_explains_is_not_blamed_on_the_kernel():
@@ -434,3 +442,9 @@ def test_a_shortfall_the_cold_read_explains_is_not_blamed_on_the_kernel():
     kernel = _regime_sentence("memory", points(1.48), a, b)
     assert "so HBM bandwidth is not what limits them on the H200" in kernel
     assert "leaves out" not in kernel
+    # a read that predicts one point of four does not speak for the group
+    few = points(1.30)
+    few.loc[1:, ["predicted_read", "vs_predicted_read"]] = float("nan")
+    sparse = _regime_sentence("memory", few, a, b)
+    assert "1 of the 4 points" in sparse and "leaves out" not in sparse
+    assert "not what limits" in sparse
