@@ -360,7 +360,33 @@ def header_lines(p: Pairing) -> list[str]:
             f"TFLOP/s, ridge {rb:.0f} FLOP/B; predicted {p.label}: "
             f"{_x(bwb / bwa)} memory-bound, {_x(cb / ca)} compute-bound."
         )
+    lines.append(_cold_read_line(p))
     return lines
+
+
+def _cold_read_line(p: Pairing) -> str:
+    """The read-once curves the cold-read prediction takes, per GPU: the probed sizes and the
+    fit of one pass (fixed + bytes / rate), or that a GPU has none."""
+    from harness.report.roofs_table import read_fit
+    from harness.units import fmt_bytes
+
+    parts = []
+    for g in (p.a, p.b):
+        c = g.read_curve
+        if c is None or c.empty:
+            parts.append(f"{g.short} none (no probes_read_once run among its rows)")
+            continue
+        fit = read_fit(c)
+        span = f"{fmt_bytes(int(c.index.min()))}-{fmt_bytes(int(c.index.max()))}"
+        parts.append(
+            f"{g.short} {len(c)} sizes, {span}"
+            + (f" (one pass {fit.fixed_us:.2f} us + bytes / {fit.gbps:,.0f} GB/s)" if fit else "")
+        )
+    covered = int(p.points["predicted_read"].notna().sum())
+    return (
+        f"Cold read (the second prediction): {'; '.join(parts)}; it predicts {covered} of the "
+        f"{len(p.points)} points (none below a GPU's smallest probed size)."
+    )
 
 
 def above_roof_lines(rows: pd.DataFrame, p: Pairing) -> list[str]:

@@ -376,6 +376,8 @@ def test_the_cold_read_prediction_takes_each_gpus_fixed_cost(tmp_path):
             read_once_row(dev, b, b / (fixed_us * 1e3 + b / gbps), f"{dev}-read") for b in sizes
         ]
         write_run(tmp_path / dev, f"{dev}-read", reads)
+        # a CPU's read rows beside them (the smoke run's probes): never the GPU's curve
+        write_run(tmp_path / dev, "cpu-read", [read_once_row("cpu", 64 * mib, 50.0, "cpu-read")])
         write_run(tmp_path / dev, f"{dev}-ceilings", _ceilings(dev))
         small = {"m": 1, "n": 1024, "k": 1024, "dtype": "bf16", "layout": "nt", "batch": 1}
         tiny = speed_row(dev, "gemm", small, "cublas", "main", median_ms=0.006, noise=0.002)
@@ -401,6 +403,8 @@ def test_the_cold_read_prediction_takes_each_gpus_fixed_cost(tmp_path):
     text = markdown(x)
     assert "one cold read of each point's bytes predicts" in text
     assert "median predicted, cold read" in text
+    assert "Cold read (the second prediction): H100 5 sizes, 8MiB-1GiB (one pass 4.80 us" in text
+    assert "it predicts 1 of the 2 points" in text
     # two run folders: the read-once rows come from beside them with the ceilings
     argv = ["crossgpu", str(tmp_path / "h100" / "main"), str(tmp_path / "h200" / "main")]
     assert main([*argv, "n_boot=0"]) == 0
