@@ -8,10 +8,8 @@ from tabulate import tabulate
 
 from harness.report.ceilings import (
     CEILING_METRICS,
-    above_roof,
     attach_ceiling_fraction,
     latest_per_metric,
-    measured_ceilings,
     readers_per_block,
 )
 from harness.report.datasheet import datasheet_value, lookup
@@ -162,23 +160,6 @@ def fraction_table(rows: pd.DataFrame) -> str:
     return tabulate(body, headers=head, tablefmt="github")
 
 
-def _above_table(above: pd.DataFrame) -> str:
-    body = [
-        [
-            r.device_name,
-            r.metric,
-            _num(r.roof),
-            r.rows_above,
-            _num(r.fastest),
-            f"{r.of_roof:.3f}x",
-            r.row,
-        ]
-        for r in above.itertuples()
-    ]
-    head = ["device", "roof", "value", "rows above", "fastest", "of roof", "fastest row"]
-    return tabulate(body, headers=head, tablefmt="github")
-
-
 def show(paths: list[str]) -> str:
     """Every table the rows under `paths` support (ceilings, bandwidth, latency)."""
     from harness import store
@@ -202,10 +183,11 @@ def show(paths: list[str]) -> str:
         parts.append("## pointer-chase latency\n" + latency_table(df))
     if not ceil.empty and df["op"].isin(["gemm", "attention"]).any():
         parts.append("## fraction of the measured roofline\n" + fraction_table(df))
-        above = above_roof(df, measured_ceilings(df))
+        roofs = roofs_table(df).frame
+        above = roofs[roofs["rows_above"] != ""][["device", "roof", "measured", "rows_above"]]
         if not above.empty:
             parts.append(
                 "## kernel rows above a roof (a shape or clock state the ceilings run did not "
-                "probe: the roof is low)\n" + _above_table(above)
+                "probe: the roof is low)\n" + tabulate(above, headers="keys", showindex=False)
             )
     return "\n\n".join(parts) or "(no microbenchmark rows)"

@@ -98,10 +98,12 @@ class Gpu:
         """max(FLOPs at the compute ceiling, one cold read of `nbytes`) in ms; NaN where the
         read curve does not reach down to `nbytes` or a ceiling is unknown."""
         peak = self.compute(dtype)
-        if self.read_curve is None or self.read_curve.empty or not nbytes or not peak:
+        if self.read_curve is None or not peak or not nbytes or not flops:
+            return math.nan  # None or 0
+        if math.isnan(nbytes) or math.isnan(flops):
             return math.nan
         gbps = read_once.gbps_at(self.read_curve, pd.Series([float(nbytes)])).iloc[0]
-        if not gbps == gbps or not flops or not flops == flops:
+        if math.isnan(gbps):
             return math.nan
         return max(float(flops) / (peak * 1e12), float(nbytes) / (gbps * 1e9)) * 1e3
 

@@ -26,7 +26,9 @@ from harness.report.crossgpu import (
     protocol_rows,
 )
 from harness.report.data import fmt
+from harness.report.roofs_table import read_fit
 from harness.report.tables import Table
+from harness.units import fmt_bytes
 
 SHORT_MS = 0.030  # memory-bound kernels shorter than this on A are reported apart: a few us of
 # ramp-up and tail (DRAM latency, the last wave) is a large share of them and does not scale
@@ -68,13 +70,8 @@ def _share(v: float) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.0f}%"
 
 
-def _within(g: pd.DataFrame) -> float:
-    r = g["vs_predicted"].dropna()
-    return float(((r - 1).abs() <= WITHIN).mean()) if len(r) else math.nan
-
-
-def _within_read(g: pd.DataFrame) -> float:
-    r = g["vs_predicted_read"].dropna()
+def _within(g: pd.DataFrame, column: str = "vs_predicted") -> float:
+    r = g[column].dropna()
     return float(((r - 1).abs() <= WITHIN).mean()) if len(r) else math.nan
 
 
@@ -118,7 +115,7 @@ def summary_table(p: Pairing) -> Table:
                 "measured / predicted": fmt(g["vs_predicted"].median(), ".3f"),
                 f"within {WITHIN:.0%}": _share(_within(g)),
                 "median predicted, cold read": _x(g["predicted_read"].median()),
-                f"within {WITHIN:.0%} of it": _share(_within_read(g)),
+                f"within {WITHIN:.0%} of it": _share(_within(g, "vs_predicted_read")),
                 "cold-read points": int(g["predicted_read"].notna().sum()),
                 f"% roof {a}": _share(g["roof_a"].median()),
                 f"% roof {b}": _share(g["roof_b"].median()),
@@ -249,7 +246,7 @@ def _regime_sentence(regime: str, g: pd.DataFrame, a: Gpu, b: Gpu) -> str:
         f"{b.short} against {_x(pred)} predicted by {_predictor(regime, set(g['dtype']))} "
         f"({_share(_within(g))} within {WITHIN:.0%})"
     )
-    read = g["predicted_read"].dropna() if regime == "memory" else g["predicted_read"].iloc[:0]
+    read = g["predicted_read"].dropna() if regime == "memory" else pd.Series(dtype=float)
     # the read explains the shortfall: the points keep their share of a cold read on both GPUs
     # (judged only where it predicts at least half the group's points)
     read_ratio = g["vs_predicted_read"].median() if 2 * len(read) >= len(g) else math.nan
@@ -267,7 +264,7 @@ def _regime_sentence(regime: str, g: pd.DataFrame, a: Gpu, b: Gpu) -> str:
     if len(read):
         text += (
             f"; one cold read of each point's bytes predicts {_x(read.median())} "
-            f"({_share(_within_read(g))} within {WITHIN:.0%}"
+            f"({_share(_within(g, 'vs_predicted_read'))} within {WITHIN:.0%}"
             + (f", {len(read)} of the {len(g)} points" if len(read) < len(g) else "")
             + ")"
         )
@@ -367,9 +364,6 @@ def header_lines(p: Pairing) -> list[str]:
 def _cold_read_line(p: Pairing) -> str:
     """The read-once curves the cold-read prediction takes, per GPU: the probed sizes and the
     fit of one pass (fixed + bytes / rate), or that a GPU has none."""
-    from harness.report.roofs_table import read_fit
-    from harness.units import fmt_bytes
-
     parts = []
     for g in (p.a, p.b):
         c = g.read_curve
