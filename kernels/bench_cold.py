@@ -64,8 +64,9 @@ def bench_cold(
     rep_ms: float | None = None,
 ) -> float:
     """Median ms of fn() over ~rep_ms of launches (at least _MIN_SAMPLES), each after reading
-    _FLUSH_BYTES (clean eviction of the L2) and behind a stream hold; otherwise do_bench's
-    schedule (5-call estimate, warmup_ms of calls, CUDA events around each call alone).
+    _FLUSH_BYTES (clean eviction of the L2) and behind a stream hold (a sample whose hold
+    expired is timed again: _held_samples); otherwise do_bench's schedule (5-call estimate,
+    warmup_ms of calls, CUDA events around each call alone).
     Without windows given, the tuners' burst: _WARMUP_MS and _REP_MS."""
     # the burst windows are read here, not bound as defaults, so tests can shrink them
     warmup_ms = _WARMUP_MS if warmup_ms is None else warmup_ms
@@ -74,34 +75,59 @@ def bench_cold(
         flush, hold = _device_state(device)
         fn()
         torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(5):
+        # Five flushed calls, each call timed alone too: the samples' count comes from the whole
+        # cycle (flush and call, as the samples run), the warm-up's from the call alone, since
+        # the warm-up runs no flush (with the flush counted, a 0.1 ms GEMM behind a 256 MB read
+        # got a "150 ms" warm-up of 80-110 ms).
+        cycle = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+        alone = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            for _ in range(5)
+        ]
+        cycle[0].record()
+        for begin, finish in alone:
             flush()
+            begin.record()
             fn()
-        end.record()
+            finish.record()
+        cycle[1].record()
         torch.cuda.synchronize()
-        estimate_ms = max(start.elapsed_time(end) / 5, 1e-3)
-        for _ in range(max(1, int(warmup_ms / estimate_ms))):
+        cycle_ms = max(cycle[0].elapsed_time(cycle[1]) / 5, 1e-3)
+        call_ms = max(statistics.median(b.elapsed_time(f) for b, f in alone), 1e-3)
+        for _ in range(max(1, int(warmup_ms / call_ms))):
             fn()
-        samples: list[float] = []
-        remaining = max(_MIN_SAMPLES, int(rep_ms / estimate_ms))
-        while remaining > 0:
-            events = [
-                (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                for _ in range(min(_BATCH, remaining))
-            ]
-            for i, (begin, finish) in enumerate(events):
-                flush()
-                hold.arm(i)  # the GPU waits here until fn() below is queued
-                begin.record()
-                fn()
-                finish.record()
-                hold.release(i)
-            torch.cuda.synchronize()
-            samples += [begin.elapsed_time(finish) for begin, finish in events]
-            remaining -= len(events)
+        samples = _held_samples(fn, flush, hold, max(_MIN_SAMPLES, int(rep_ms / cycle_ms)))
     return statistics.median(samples)
+
+
+def _held_samples(
+    fn: Callable[[], Any], flush: Callable[[], None], hold: StreamHold, wanted: int
+) -> list[float]:
+    """`wanted` samples of fn() alone, each after a flush and behind its own hold. A sample whose
+    hold expired may hold host launch latency (the GPU reached its start event before fn() was
+    queued): it is dropped and timed again, as long as fewer than half of a batch expire; a
+    batch with more is kept whole (a hold that cannot be released in time is a machine fault
+    that retrying will not mend), so a tuner always gets its samples."""
+    samples: list[float] = []
+    while len(samples) < wanted:
+        events = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            for _ in range(min(_BATCH, wanted - len(samples)))
+        ]
+        for i, (begin, finish) in enumerate(events):
+            flush()
+            hold.arm(i)  # the GPU waits here until fn() below is queued
+            begin.record()
+            fn()
+            finish.record()
+            hold.release(i)
+        torch.cuda.synchronize()
+        expired = hold.expired_mask(len(events))
+        batch = [begin.elapsed_time(finish) for begin, finish in events]
+        if 2 * int(expired.sum()) < len(events):
+            batch = [t for t, gone in zip(batch, expired, strict=True) if not gone]
+        samples += batch
+    return samples
 
 
 def alternating_medians(

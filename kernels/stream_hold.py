@@ -49,18 +49,24 @@ def _read_flag(flag_ptr, ON_AMD: tl.constexpr):
         return tl.load(flag_ptr, volatile=True)
 
 
-@triton.jit
+# The slot is a plain runtime int and the pointers are the arrays' bases: Triton specialises a
+# pointer on its 16-byte alignment and an int on being 1 or a multiple of 16, so passing
+# flags[i:] (or an unguarded i) compiled a second variant of this kernel at the first
+# multi-sample batch of a process, between two holds of a warm-up.
+@triton.jit(do_not_specialize=["slot"])
 def _hold_kernel(
     # pointers
-    flag_ptr,  # int32 in pinned host memory; the host writes 1 to release
-    outcome_ptr,  # int32 on the device; RELEASED or EXPIRED
+    flags_ptr,  # int32[capacity] in pinned host memory; the host writes 1 to release a slot
+    outcomes_ptr,  # int32[capacity] on the device; RELEASED or EXPIRED per slot
     # sizes
+    slot,  # which sample's flag and outcome
     timeout_ns,
     max_spins,
     # meta-parameters
     USE_CLOCK: tl.constexpr,  # %globaltimer exists on NVIDIA only
     ON_AMD: tl.constexpr,
 ):
+    flag_ptr = flags_ptr + slot
     if USE_CLOCK:
         start = _now_ns()
     flag = _read_flag(flag_ptr, ON_AMD)
@@ -71,7 +77,7 @@ def _hold_kernel(
         spins += 1
         if USE_CLOCK:
             waited = _now_ns() - start
-    tl.store(outcome_ptr, tl.where(flag != 0, RELEASED, EXPIRED))
+    tl.store(outcomes_ptr + slot, tl.where(flag != 0, RELEASED, EXPIRED))
 
 
 class StreamHold:
@@ -112,8 +118,9 @@ class StreamHold:
         if reset:
             self._flags_np[i] = 0
         _hold_kernel[(1,)](
-            self.flags[i:],
-            self.outcomes[i:],
+            self.flags,
+            self.outcomes,
+            i,
             self.timeout_ns,
             self.max_spins,
             USE_CLOCK=self.use_clock,
@@ -127,5 +134,8 @@ class StreamHold:
 
     def expired(self, n: int) -> int:
         """How many of the first n holds timed out (call after the batch is synchronised)."""
-        got = self.outcomes[:n].cpu().numpy()
-        return int(np.count_nonzero(got == EXPIRED.value))
+        return int(np.count_nonzero(self.expired_mask(n)))
+
+    def expired_mask(self, n: int) -> np.ndarray:
+        """Which of the first n holds timed out, per sample (after the batch is synchronised)."""
+        return self.outcomes[:n].cpu().numpy() == EXPIRED.value

@@ -104,7 +104,8 @@ from harness_kernels.stream_hold import _hold_kernel
 out = {}
 for name in ("sm_90", "gfx942"):
     target = TARGETS[name][0]
-    sig = {"flag_ptr": "*i32", "outcome_ptr": "*i32", "timeout_ns": "i32", "max_spins": "i32",
+    sig = {"flags_ptr": "*i32", "outcomes_ptr": "*i32", "slot": "i32", "timeout_ns": "i32",
+           "max_spins": "i32",
            "USE_CLOCK": "constexpr", "ON_AMD": "constexpr"}
     flags = {"USE_CLOCK": name == "sm_90", "ON_AMD": name == "gfx942"}
     info = compile_for(_hold_kernel, target, sig, flags,
@@ -138,3 +139,36 @@ def test_hold_kernel_compiles_with_an_uncached_spin_on_nvidia_and_amd():
     assert len(nv) == 2 and len(amd) == 2, got
     assert got["sm_90"]["globaltimer"] and not got["gfx942"]["globaltimer"]
     assert got["sm_90"]["n_spills"] == 0
+
+
+def test_every_slot_launches_with_the_same_pointers_and_an_unspecialised_slot(monkeypatch):
+    """Session 90's review: arming slot i with flags[i:] gave Triton a pointer that is 16-byte
+    aligned only at i % 4 == 0, so a second variant compiled at the first multi-sample batch.
+    Every slot now passes the arrays' bases, and the slot itself is never specialised (1 and
+    multiples of 16 would otherwise compile variants of their own)."""
+    import harness_kernels.stream_hold as sh
+
+    launched = []
+
+    class Recorder:
+        def __getitem__(self, grid):
+            return lambda *args, **kw: launched.append(args)
+
+    hold = StreamHold(torch.device("cpu"), capacity=32, max_spins=10)
+    monkeypatch.setattr(sh, "_hold_kernel", Recorder())
+    for i in (0, 1, 2, 3, 16, 17):
+        hold.arm(i)
+    pointers = {(a[0].data_ptr(), a[1].data_ptr()) for a in launched}
+    assert pointers == {(hold.flags.data_ptr(), hold.outcomes.data_ptr())}
+    assert [a[2] for a in launched] == [0, 1, 2, 3, 16, 17]
+    src = sh.__file__
+    assert '@triton.jit(do_not_specialize=["slot"])' in open(src).read()
+
+
+def test_expired_mask_names_the_samples_whose_hold_timed_out():
+    hold = StreamHold(torch.device("cpu"), capacity=4, max_spins=10)
+    hold.arm(1)  # never released
+    for i in (0, 2, 3):
+        hold.release(i)
+        hold.arm(i, reset=False)
+    assert hold.expired_mask(4).tolist() == [False, True, False, False]

@@ -13,8 +13,10 @@ Ladder rungs (`rung`), each removing one thing the full kernel relies on:
                descriptors on sm_90; K/V multi-buffered (num_stages) so loads of tile j+1..
                overlap the wgmma/softmax of tile j.
   q-reload     Q is re-read from global memory (L2) inside every KV iteration instead of held
-               on chip: the NVIDIA analogue of AMD CK's "keep Q in registers" comparison; it
-               costs L2 bandwidth and shared-memory buffers (smaller stages fit) per KV tile.
+               on chip: what holding Q is worth; it costs L2 bandwidth and shared-memory
+               buffers (smaller stages fit) per KV tile. Not the original study's CK question:
+               both CK pipelines keep Q in VGPRs and differ in K's path (docs/cross_vendor.md),
+               which reg-stage below answers.
   no-pipeline  num_stages=1: each K/V load is waited on before its dot, so memory latency is
                exposed once per KV tile instead of hidden behind the previous tile's math.
   no-tma       plain pointer loads (cp.async on sm_90) instead of TMA descriptors: address
