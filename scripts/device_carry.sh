@@ -24,6 +24,11 @@ $PY -m pip download -q --no-deps $P -d .whl 'hydra-core>=1.3' 'omegaconf>=2.3,<2
 # antlr4 4.9.3 (hydra's parser runtime, pinned by omegaconf) is an sdist only: build its wheel
 [ -n "$(ls .whl/antlr4_python3_runtime-4.9.3-*.whl 2>/dev/null)" ] ||
   $PY -m pip wheel -q --no-deps -w .whl antlr4-python3-runtime==4.9.3
+# The committed tune caches (tune_cache/, copied there by take_back.py) where .cache/ has none: a
+# fresh checkout's .cache/ is empty, and without them every tuned family is tuned again on the GPU
+for kept in tune_cache/tune-*.tgz; do
+  [ -f "$kept" ] && [ ! -f ".cache/$(basename "$kept")" ] && cp "$kept" .cache/ && echo "tune cache from $kept"
+done
 echo "HARNESS_GIT_SHA=$(git rev-parse HEAD) HARNESS_GIT_DIRTY=$([ -z "$(git status --porcelain --untracked-files=no)" ] && echo 0 || echo 1)" > .cache/gitid
 if [ "${PARTS:-0}" = 1 ]; then
   d=$(mktemp -d)

@@ -11,7 +11,10 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
 - `tune-cache.tgz` (`tar czf ... -C $HARNESS_CACHE_DIR tune`): merged into
   `.cache/tune-<gpu>.tgz`, one per GPU named in the entries' keys (`NVIDIA H200` -> h200). The
   union is kept; a returned entry replaces the carried one of the same name (the machine's is
-  newer). Entries of a GPU with no short name are left out, and said so.
+  newer). Entries of a GPU with no short name are left out, and said so. The merged file is
+  also copied to `tune_cache/` in the tree, which is committed: `.cache/` is git-ignored, and a
+  session that began on a fresh checkout (session 93) found no tune cache and tuned every family
+  again; `device_carry.sh` puts the committed copy back in `.cache/` where that has none.
 - `cutlass.tar.xz` (`tar cJf ... -C /tmp/cutlass-cache .`): replaces `.cache/cutlass.tar.xz`
   where it holds every carried library (the machine started from the carried one); one that
   lacks some (a machine that never unpacked it) is merged with it instead. One cut
@@ -92,6 +95,9 @@ def _write_tgz(path: Path, files: dict[str, bytes]) -> None:
     tmp.replace(path)
 
 
+KEPT_TUNE = Path("tune_cache")  # committed copies of .cache/tune-<gpu>.tgz
+
+
 def merge_tune_cache(returned: Path, cache_dir: Path) -> list[str]:
     """Merge a returned tune-cache tgz into cache_dir/tune-<gpu>.tgz; lines saying what changed."""
     by_gpu: dict[str, dict[str, bytes]] = {}
@@ -109,6 +115,10 @@ def merge_tune_cache(returned: Path, cache_dir: Path) -> list[str]:
         new = len(files.keys() - carried.keys())
         _write_tgz(target, {**carried, **files})
         lines.append(f"{target}: {len(carried)} carried + {new} new = {len(carried) + new} entries")
+        kept = cache_dir.parent / KEPT_TUNE / target.name
+        kept.parent.mkdir(exist_ok=True)
+        shutil.copyfile(target, kept)
+        lines.append(f"{kept}: copied there to commit (a fresh checkout's .cache/ has none)")
     if skipped:
         lines.append(f"{skipped} entries of no known GPU left out")
     return lines

@@ -33,3 +33,31 @@ def test_the_carried_wheels_are_pyprojects_pins():
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_the_script_parses():
     subprocess.run(["bash", "-n", str(SCRIPT)], check=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_fresh_checkout_gets_the_committed_tune_caches_and_keeps_its_own(tmp_path):
+    """A fresh checkout's .cache/ is empty (session 93 began so and tuned every family again on
+    the GPU): the script copies tune_cache/'s committed copies there, never over one it has."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(SCRIPT, tmp_path / "scripts")
+    (tmp_path / "tune_cache").mkdir()
+    (tmp_path / "tune_cache" / "tune-h100.tgz").write_bytes(b"committed h100")
+    (tmp_path / "tune_cache" / "tune-h200.tgz").write_bytes(b"committed h200")
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / ".cache" / "tune-h200.tgz").write_bytes(b"this box's newer h200")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], check=True)
+    # PYTHON=true: every pip download, wheel build and size count is a no-op here
+    done = subprocess.run(
+        ["bash", str(tmp_path / "scripts" / "device_carry.sh")],
+        env={"PATH": "/usr/bin:/bin", "PYTHON": "true"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".cache" / "tune-h100.tgz").read_bytes() == b"committed h100"
+    assert (tmp_path / ".cache" / "tune-h200.tgz").read_bytes() == b"this box's newer h200"
+    assert "tune cache from tune_cache/tune-h100.tgz" in done.stdout

@@ -74,6 +74,10 @@ def test_tune_cache_merges_by_gpu_and_the_returned_entry_wins(tmp_path):
     assert list(_read(root / ".cache" / "tune-h100.tgz")) == ["tune/triton-gemm/d.json"]
     assert any("2 carried + 1 new = 3 entries" in line for line in lines)
     assert "1 entries of no known GPU left out" in lines
+    # the merged caches are also copied into the tree to be committed, byte for byte
+    for tag in ("h100", "h200"):
+        kept = root / "tune_cache" / f"tune-{tag}.tgz"
+        assert kept.read_bytes() == (root / ".cache" / f"tune-{tag}.tgz").read_bytes()
 
 
 def _libraries(path: Path, names: list[str], size: int = 64) -> Path:
