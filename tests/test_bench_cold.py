@@ -3,6 +3,8 @@ own events, as the harness timer's samples are (tests/test_stream_hold.py checks
 
 import contextlib
 
+import numpy as np
+import pytest
 import torch
 from harness_kernels import bench_cold
 from timing_fakes import LoggingHold
@@ -34,8 +36,9 @@ def _install(monkeypatch, log, batch):
 def test_each_timed_launch_is_flushed_then_held_until_queued(monkeypatch):
     log: list[str] = []
     _install(monkeypatch, log, batch=2)
-    # The 5-call estimate spans 11 log steps (2.2 "ms" a call): 7 "ms" of samples is 3 of them.
-    monkeypatch.setattr(bench_cold, "_REP_MS", 7)
+    # The 5-cycle estimate spans 21 log steps (4.2 "ms" a cycle of flush, events and call):
+    # 13 "ms" of samples is 3 of them.
+    monkeypatch.setattr(bench_cold, "_REP_MS", 13)
     monkeypatch.setattr(bench_cold, "_MIN_SAMPLES", 1)
     ms = bench_cold.bench_cold(lambda: log.append("call"), torch.device("cpu"))
     timed = log[log.index("sync", log.index("record") + 1) + 1 :]
@@ -51,12 +54,14 @@ def test_each_timed_launch_is_flushed_then_held_until_queued(monkeypatch):
 def test_a_long_kernel_still_gets_the_minimum_samples(monkeypatch):
     log: list[str] = []
     _install(monkeypatch, log, batch=64)
-    # 25 "ms" of samples at 2.2 "ms" a call would be 11; a 1 "ms" window would be none
+    # 25 "ms" of samples at 4.2 "ms" a cycle would be 5; a 1 "ms" window would be none
     monkeypatch.setattr(bench_cold, "_REP_MS", 1)
     bench_cold.bench_cold(lambda: log.append("call"), torch.device("cpu"))
     timed = log[log.index("sync", log.index("record") + 1) + 1 :]
     timed = timed[timed.index("flush", timed.index("call") + 1) :]  # after the warm-up call
-    assert timed.count("call") == bench_cold._MIN_SAMPLES == 10
+    # 10 samples: the fake hold reports the batch's last one expired, so it is timed again
+    assert bench_cold._MIN_SAMPLES == 10
+    assert timed.count("call") == 11 and timed.count("sync") == 2
 
 
 def test_alternating_medians_time_every_launch_once_per_round(monkeypatch):
@@ -76,3 +81,92 @@ def test_alternating_medians_time_every_launch_once_per_round(monkeypatch):
     )
     assert order == ["a", "b"] * 3
     assert medians == {"a": 2.0, "b": 5.0}
+
+
+class _FakeCuda:
+    """torch.cuda's events and synchronize: each recorded pair reads the next scripted time."""
+
+    def __init__(self, times_ms):
+        self.times = list(times_ms)
+        self.log: list[str] = []
+        fake = self
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.t = None
+
+            def record(self):
+                fake.log.append("record")
+
+            def elapsed_time(self, other):
+                return fake.times.pop(0) if fake.times else 1.0
+
+        self.Event = Event
+
+    def synchronize(self, device=None):
+        pass
+
+
+class _ScriptedHold:
+    """A hold whose outcomes per batch are scripted: True where the hold expired."""
+
+    def __init__(self, batches):
+        self.batches = list(batches)
+        self.armed = 0
+
+    def arm(self, i):
+        self.armed += 1
+
+    def release(self, i):
+        pass
+
+    def expired_mask(self, n):
+        got = self.batches.pop(0) if self.batches else [False] * n
+        return np.array(got[:n], dtype=bool)
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    def install(times):
+        fake = _FakeCuda(times)
+        monkeypatch.setattr(torch.cuda, "Event", fake.Event)
+        monkeypatch.setattr(torch.cuda, "synchronize", fake.synchronize)
+        return fake
+
+    return install
+
+
+def test_a_sample_whose_hold_expired_is_dropped_and_timed_again(fake_cuda):
+    fake_cuda([1.0, 9.0, 1.0, 1.0, 1.0])  # the second sample waited on the host
+    hold = _ScriptedHold([[False, True, False, False], [False]])
+    got = bench_cold._held_samples(lambda: None, lambda: None, hold, 4)
+    assert got == [1.0, 1.0, 1.0, 1.0]  # 9.0 gone, one more sample timed in its place
+    assert hold.armed == 5
+
+
+def test_a_batch_mostly_expired_is_kept_whole_so_the_tuner_still_gets_samples(fake_cuda):
+    fake_cuda([5.0, 6.0, 7.0, 1.0])
+    hold = _ScriptedHold([[True, True, False, True]])
+    got = bench_cold._held_samples(lambda: None, lambda: None, hold, 4)
+    assert got == [5.0, 6.0, 7.0, 1.0] and hold.armed == 4
+
+
+def test_warm_up_count_comes_from_the_call_alone_not_the_flush(fake_cuda, monkeypatch):
+    """The estimate's five cycles take 1.0 ms each (flush and call), the call alone 0.1 ms: a
+    150 ms warm-up is 1,500 calls, not 150."""
+    calls = []
+    # elapsed_time order: the whole cycle first, then the five calls alone, then the samples
+    fake_cuda([5.0] + [0.1] * 5 + [0.1] * 200)
+    monkeypatch.setattr(bench_cold, "_device_state", lambda d: (lambda: None, _ScriptedHold([])))
+    monkeypatch.setattr(torch.cuda, "device", lambda d: _Nothing())
+    bench_cold.bench_cold(lambda: calls.append(1), torch.device("cpu"), warmup_ms=150, rep_ms=100)
+    # 1 first call + 5 estimate calls + 1,500 warm-up calls + 100 samples (100 ms / 1.0 ms)
+    assert len(calls) == 1 + 5 + 1500 + 100
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
