@@ -20,7 +20,9 @@ kernel is a failure. Where no run covers the goal, the run with the most points 
 A goal's `ceiling` asks own GB/s (geomean over the covered points) for that share of the GPU's
 measured HBM read ceiling: the report's (harness.report.peaks), the latest `ceilings` run's
 figure among the paths (not raised to a faster row since session 90: H200 4,628 GB/s, where a
-paged decode row read 4,674). A GPU without a measured ceiling fails such a goal and says so.
+paged decode row read 4,674), and `ceiling_run` names that run and whether it measured the
+deciding run's card or another of the model. A GPU without a measured ceiling fails such a goal
+and says so.
 Beside it, `cold_read_of_ceiling`: one cold read of each point's own bytes (a probes_read_once
 run among the paths) as a share of the same ceiling, the most a kernel that reads them once
 could reach; below the bar, the bar is out of reach at those points.
@@ -66,6 +68,7 @@ VERDICT_COLUMNS = [
     "not_ok",
     "of_ceiling",
     "cold_read_of_ceiling",
+    "ceiling_run",
     "room",
     "bar",
     "verdict",
@@ -231,6 +234,7 @@ def point_ratios(
             {
                 "device": key[0],
                 "device_name": r["device_name"],
+                "device_uuid": str(r["device_uuid"]),
                 "run": key[1],
                 "problem": key[2],
                 "status": r["status"],
@@ -247,19 +251,23 @@ def point_ratios(
     return pd.DataFrame(
         lines,
         columns=[
-            *("device", "device_name", "run", "problem", "status", "gbps", "read_once_gbps"),
-            *("reference", "ratio", "when", "git_sha"),
+            *("device", "device_name", "device_uuid", "run", "problem", "status", "gbps"),
+            *("read_once_gbps", "reference", "ratio", "when", "git_sha"),
         ],
     )
 
 
 def run_lines(
-    ratios: pd.DataFrame, goal: Goal, hbm_read: dict[str, float] | None = None
+    ratios: pd.DataFrame,
+    goal: Goal,
+    hbm_read: dict[str, float] | None = None,
+    ceiling_cards: dict[str, tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """One line per (device, run): points with a reference, geomean, min, points below the
     bar's min, own rows not ok, the geomean share of the GPU's measured HBM read ceiling
-    (`hbm_read`, GB/s by device name; NaN without one), whether the run covers the goal and
-    whether it meets it."""
+    (`hbm_read`, GB/s by device name; NaN without one) and which ceilings run gave it, on
+    which card (`ceiling_cards`: ceiling_card's), whether the run covers the goal and whether
+    it meets it."""
     lines = []
     for (device, run), g in ratios.groupby(["device", "run"], sort=True):
         has_ref = g[g["reference"].notna()]
@@ -276,6 +284,12 @@ def run_lines(
         # could reach, so whether the ceiling bar is reachable at these points at all
         cold = has_ref.loc[has_ref["gbps"].notna(), "read_once_gbps"].dropna()
         cold_of_ceiling = geomean((cold / ceiling).tolist()) if ceiling and len(cold) else math.nan
+        ceiling_run = ""
+        if goal.ceiling is not None and ceiling:
+            source, card = (ceiling_cards or {}).get(str(g["device_name"].iloc[0]), ("", ""))
+            same = card and card in set(g["device_uuid"])
+            where = "the run's card" if same else "another card"
+            ceiling_run = f"{source}, {where}" if source else ""
         met = (
             not_ok == 0
             and len(ok) > 0
@@ -295,6 +309,7 @@ def run_lines(
                 "not_ok": not_ok,
                 "of_ceiling": of_ceiling if goal.ceiling is not None else math.nan,
                 "cold_read_of_ceiling": cold_of_ceiling if goal.ceiling is not None else math.nan,
+                "ceiling_run": ceiling_run,
                 "covers": goal.points is None or points >= goal.points,
                 "met": met,
                 "when": g["when"].max(),
@@ -346,6 +361,18 @@ def _roof_rows(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([df[df["op"] == "ceiling"], read_once.one_pass_reads(df)])
 
 
+def ceiling_cards(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """{device name: (ceilings run, card)} of the HBM read ceiling the goals use: the latest ok
+    hbm_read_gbps ceiling row per GPU model, as harness.report.ceilings.measured_ceilings takes
+    it. A share of it is a share of one card's read: another card of the same model read 3,104
+    against 3,195 GB/s (H100s, sessions 91 and 93), so the verdict says which card it was."""
+    c = df[(df["op"] == "ceiling") & (df["status"] == "ok") & (df["metric"] == "hbm_read_gbps")]
+    out: dict[str, tuple[str, str]] = {}
+    for r in c.sort_values("timestamp", na_position="first").to_dict("records"):
+        out[str(r["device_name"])] = (str(r.get("run_id") or ""), str(r.get("device_uuid") or ""))
+    return out
+
+
 def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.DataFrame:
     """Per goal and GPU the deciding run's line (the latest covering run; else the run with the
     most points, `partial`), with how many runs covered it and their geomeans' range. every:
@@ -353,11 +380,12 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
     out: list[dict[str, Any]] = []
     real = df[~is_smoke(df)]
     hbm_read = measured_hbm_read(device_peaks(real))[0]  # as the report's
+    cards = ceiling_cards(real)
     curves = read_once.curves_by_device(real)
     roofs = _roof_rows(real)
     for goal in goals:
         rows = selected(real, goal)
-        lines = run_lines(point_ratios(rows, goal, curves), goal, hbm_read)
+        lines = run_lines(point_ratios(rows, goal, curves), goal, hbm_read, cards)
         if lines.empty:
             out.append({"goal": goal.id, "device": "-", "bar": goal.bar(), "verdict": "no rows"})
             continue
@@ -397,7 +425,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
 GOALS_CAPTION = (
     "Each goal of configs/goals.yaml (an issue's bar) per GPU: the latest run that covers its "
     "points (not the best; `covering_runs` covered it whole, their geomeans spanning `range`; a `partial` line is the run with the most points where none did), vendor time "
-    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup), the most any own kernel could reach. A wrong own row fails the goal. "
+    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `ceiling_run`: the ceilings run whose HBM read a ceiling share is of, and whether it measured the deciding run's card; `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup), the most any own kernel could reach. A wrong own row fails the goal. "
     "Goals without a row here are left out. `harness goals <paths>` prints the same."
 )
 

@@ -290,6 +290,7 @@ def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
     line = _one(verdicts(load([tmp_path / "res"]), parse_goals([goal])))
     assert line["of_ceiling"] == pytest.approx(0.95, rel=1e-3)
     assert line["verdict"] == "met"
+    assert line["ceiling_run"] == "ceilings, the run's card"
     stricter = _one(verdicts(load([tmp_path / "res"]), parse_goals([{**goal, "ceiling": 0.97}])))
     assert stricter["verdict"] == "not met"
     assert math.isnan(line["cold_read_of_ceiling"])  # no read-once run among the paths
@@ -298,6 +299,21 @@ def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
     write_run(tmp_path / "res", "read_once", [read])
     line = _one(verdicts(load([tmp_path / "res"]), parse_goals([goal])))
     assert line["cold_read_of_ceiling"] == pytest.approx(0.98, rel=1e-3)
+
+
+def test_a_ceiling_share_says_when_its_ceiling_was_read_on_another_card(tmp_path):
+    """A GPU model's ceiling is its latest ceilings run's, whichever card ran it: the share of
+    a run timed on another card says so (two H100s read 3,104 and 3,195 GB/s)."""
+    rows = _decode_point(tmp_path / "res")
+    other = ceiling_row("h200", "hbm_read_gbps", rows[1]["gbps"] / 0.9, "ceilings-b")
+    other["device_uuid"] = "GPU-h200-second"
+    write_run(tmp_path / "res", "ceilings-b", [other])
+    goal = {**GEMM_GOAL, "points": 1, "min": None, "ceiling": 0.9}
+    line = _one(verdicts(load([tmp_path / "res"]), parse_goals([goal])))
+    assert line["ceiling_run"] == "ceilings-b, another card"
+    assert line["of_ceiling"] == pytest.approx(0.9, rel=1e-3)
+    no_bar = _one(verdicts(load([tmp_path / "res"]), parse_goals([GEMM_GOAL | {"points": 1}])))
+    assert no_bar["ceiling_run"] == ""  # a goal without a ceiling bar names none
 
 
 def test_a_ratio_pairs_rows_of_one_card_only(tmp_path):
