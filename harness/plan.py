@@ -144,10 +144,11 @@ def protocol_key(protocol: Protocol, device: DeviceInfo) -> dict:
     return {**protocol.key_fields(), "timer": protocol.resolved_timer(device.type)}
 
 
-def resume_record(cfg: DictConfig, points: list[Point]) -> dict:
+def resume_record(cfg: DictConfig, points: list[Point], device: DeviceInfo | None = None) -> dict:
     """What a resume must share with the run (run.json's `plan`): sweep name, its points
     (problems x providers, as a digest), the provider set, every protocol field (not only
-    those in the point key) and the kernel sources (their hash, as every row records it)."""
+    those in the point key), the kernel sources (their hash, as every row records it) and the
+    device model (device_identity: another card of the model may resume, another model not)."""
     pairs = sorted(
         json.dumps([p.problem.op, p.problem.axes(), p.provider], sort_keys=True) for p in points
     )
@@ -158,6 +159,7 @@ def resume_record(cfg: DictConfig, points: list[Point]) -> dict:
         "providers": sorted({p.provider for p in points}),
         "protocol": OmegaConf.to_container(cfg.protocol, resolve=True),
         "kernel_source_hash": kernel_source_hash(),
+        **({"device": device_identity(device)} if device is not None else {}),
     }
 
 
@@ -249,7 +251,7 @@ def run_plan(cfg: DictConfig) -> RunPlan:
         progress=bool(cfg.progress),
         isolate=bool(cfg.isolate),
         done_statuses=None if cfg.rerun_failed is False else ("ok", "wrong", "skipped"),
-        record=resume_record(cfg, points),
+        record=resume_record(cfg, points, info),
         allow_mixed=bool(cfg.allow_mixed),
         tune_only=bool(cfg.tune_only),
         stop_at=stop_time(cfg.stop_after_s),

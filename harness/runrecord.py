@@ -4,8 +4,9 @@ Naming a run_id again resumes that run. A resume with another sweep, provider se
 used to mix two experiments under one name while run.json was rewritten to describe only the
 last (a `providers=[...]` subset even rewrote `points` to a smaller number). Now the first
 invocation records the plan; a resume whose plan differs is refused in one line unless
-allow_mixed=true, and so is one on other kernel sources than the run's rows were measured
-with (their kernel_source_hash; the plan records it too): a run cut at a lent machine's limit
+allow_mixed=true, and so is one on another GPU model than the run's (its rows' device_name;
+the plan records it too: another card of the model may resume) or on other kernel sources than
+the run's rows were measured with (their kernel_source_hash; the plan records it too): a run cut at a lent machine's limit
 and resumed after a tuner change (session 60: the Gluon GEMM's capped re-time landed between
 the calls of gemm_llama-s60) would time its last points with other kernels or choices than its
 first, under one name. Each invocation appends an entry to `history`, and the top-level fields
@@ -82,7 +83,25 @@ def differences(old: dict, new: dict) -> list[tuple[str, object, object]]:
         diffs.append(
             ("kernel_source_hash", Shown(f"kernels/ at {was_k}"), Shown(f"kernels/ at {now_k}"))
         )
+    # the GPU model: a lent call that names one kind may come on another (session 93's call for
+    # an H200 ran on an H100), and its resume would add that model's rows to the run under new
+    # point keys (they name the model), timing every point again
+    was_d, now_d = plan.get("device"), new.get("device")
+    if was_d and now_d and was_d != now_d:
+        diffs.append(("device", Shown(was_d), Shown(now_d)))
     return diffs
+
+
+def _row_devices(run_path: Path) -> set[str]:
+    """The device models (device_identity: vendor|name) the run's rows were measured on: what
+    a run planned before its plan recorded the model was measured on."""
+    if not run_path.is_dir():
+        return set()
+    table = store.read_table(run_path, columns=["device_vendor", "device_name"])
+    cols = table.to_pydict()
+    return {
+        f"{v}|{n}" for v, n in zip(cols["device_vendor"], cols["device_name"], strict=True) if n
+    }
 
 
 def _row_kernels(run_path: Path) -> set[str]:
@@ -106,6 +125,9 @@ def check_resume(run_path: Path, plan: dict, allow_mixed: bool) -> list[str]:
     if now and (other := sorted(_row_kernels(run_path) - {now})):
         was = Shown(f"kernels/ at {', '.join(other)}")
         seen.setdefault("kernel_source_hash", (was, Shown(f"kernels/ at {now}")))
+    now_d = plan.get("device")
+    if now_d and (other_d := sorted(_row_devices(run_path) - {now_d})):
+        seen.setdefault("device", (Shown(", ".join(other_d)), Shown(now_d)))
     if seen and not allow_mixed:
         key, (was, now) = next(iter(seen.items()))
         also = f" (also differs: {', '.join(list(seen)[1:])})" if len(seen) > 1 else ""

@@ -38,6 +38,13 @@ fi
 # script recorded a stale base commit, dirty): the rows name the commit device_carry.sh wrote.
 [ -f .cache/gitid ] && export $(cat .cache/gitid)
 budget=$1; shift
+# A lent call that names one kind may come on another (session 93's call for an H200 came on an
+# H100, into results/_scratch/h200): say so first. A resume there is refused by the harness (the
+# run's GPU model differs); a new run is measured, and its folder must be moved by hand.
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+if [ -n "$gpu_name" ] && ! tr -d ' ' <<< "$gpu_name" | grep -qi "${GPU%x[0-9]*}"; then
+  echo "warning: GPU=$GPU, but this machine's GPU is $gpu_name: its runs land in results/_scratch/$GPU; move them to that GPU's folder"
+fi
 R=results/_scratch/$GPU; L=$R/_logs; mkdir -p $L
 t0=$(date +%s)
 for spec in "$@"; do

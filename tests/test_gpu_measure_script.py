@@ -17,7 +17,11 @@ pytestmark = pytest.mark.skipif(
 
 
 def _run(
-    tmp_path: Path, gitid: str | None, cutlass_cache: Path | None = None
+    tmp_path: Path,
+    gitid: str | None,
+    cutlass_cache: Path | None = None,
+    gpu_name: str | None = None,
+    gpu: str = "h200",
 ) -> tuple[subprocess.CompletedProcess, list[str]]:
     tree = tmp_path / "tree"
     (tree / "scripts").mkdir(parents=True)
@@ -36,12 +40,15 @@ def _run(
         'case "$*" in *harness.cli*) echo "run: 2 points, 2 measured now (ok=2)" ;; esac\n'
     )
     (fake / "python3").chmod(0o755)
+    if gpu_name is not None:  # the machine's nvidia-smi
+        (fake / "nvidia-smi").write_text(f"#!/usr/bin/env bash\necho '{gpu_name}'\n")
+        (fake / "nvidia-smi").chmod(0o755)
     out = tmp_path / "out"
     out.mkdir()
     env = {
         **os.environ,
         "PATH": f"{fake}:{os.environ['PATH']}",
-        "GPU": "h200",
+        "GPU": gpu,
         "OUT": str(out),
         "DEVICE_ENV": "0",
         "HARNESS_CACHE_DIR": str(tmp_path / "hcache"),
@@ -118,3 +125,23 @@ def test_libraries_with_no_carried_archive_come_back(tmp_path):
     done, _ = _run(tmp_path, None, _cache(tmp_path, marker=False))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "cutlass.tar.xz").is_file()
+
+
+@pytest.mark.parametrize(
+    ("gpu", "gpu_name", "warned"),
+    [
+        ("h200", "NVIDIA H100 80GB HBM3", True),  # session 93: a call for an H200 came on an H100
+        ("h200", "NVIDIA H200", False),
+        ("h100", "NVIDIA H100 80GB HBM3", False),
+        ("h200x2", "NVIDIA H200", False),  # a pair's folder names the model and the count
+    ],
+)
+def test_a_machine_of_another_gpu_than_the_folder_names_is_said_first(
+    tmp_path, gpu, gpu_name, warned
+):
+    done, _ = _run(tmp_path, "HARNESS_GIT_SHA=abc HARNESS_GIT_DIRTY=0", gpu_name=gpu_name, gpu=gpu)
+    assert done.returncode == 0, done.stderr
+    said = f"warning: GPU={gpu}, but this machine's GPU is {gpu_name}"
+    assert (said in done.stdout) is warned
+    if warned:
+        assert done.stdout.index(said) < done.stdout.index("my-run rc=")

@@ -117,6 +117,40 @@ def test_a_resume_on_other_kernel_sources_is_refused(measured, tmp_path, capsys,
     assert meta["history"][-1]["differs"] == ["kernel_source_hash"]
 
 
+def test_a_resume_on_another_gpu_model_is_refused(measured, tmp_path, capsys, monkeypatch):
+    """A lent call that names one GPU kind may come on another (session 93's call for an H200
+    ran on an H100): its resume would time every point again under the other model's keys into
+    the same run. The plan records the model; another card of the model may resume."""
+    import harness.plan
+
+    was = _meta(tmp_path)["plan"]["device"]
+    assert was.startswith("cpu|")
+    monkeypatch.setattr(harness.plan, "device_identity", lambda d: "nvidia|NVIDIA H100 80GB HBM3")
+    assert _run(tmp_path, MINE, "dry_run=true") == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        f"device: run 'r' was measured with {was}, this invocation has nvidia|NVIDIA H100 80GB "
+        "HBM3; " + WAYS_OUT
+    ) in err
+
+
+def test_a_run_planned_before_the_model_was_recorded_is_checked_by_its_rows(
+    measured, tmp_path, capsys, monkeypatch
+):
+    import harness.plan
+
+    path = tmp_path / "r" / "run.json"
+    meta = json.loads(path.read_text())
+    was = meta["plan"].pop("device")
+    path.write_text(json.dumps(meta))
+    assert _run(tmp_path, MINE) == 0  # the same model: a faithful resume
+    monkeypatch.setattr(harness.plan, "device_identity", lambda d: "nvidia|NVIDIA H200")
+    assert _run(tmp_path, MINE, "dry_run=true") == 2
+    assert f"device: run 'r' was measured with {was}, this invocation has nvidia|NVIDIA H200" in (
+        capsys.readouterr().err
+    )
+
+
 def test_a_run_without_rows_yet_is_held_to_its_planned_kernels(
     measured, tmp_path, capsys, monkeypatch
 ):
