@@ -86,12 +86,15 @@ def _device_of(data: bytes) -> str:
 
 
 def _write_tgz(path: Path, files: dict[str, bytes]) -> None:
+    """The same entries give the same bytes (sorted names, mtime 0 in the tar and the gzip
+    header), so the committed copy in tune_cache/ changes only when an entry does."""
     tmp = path.with_suffix(".tmp")
-    with tarfile.open(tmp, "w:gz") as tar:
-        for name in sorted(files):
-            info = tarfile.TarInfo(name)
-            info.size = len(files[name])
-            tar.addfile(info, io.BytesIO(files[name]))
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+        with tarfile.open(fileobj=gz, mode="w") as tar:
+            for name in sorted(files):
+                info = tarfile.TarInfo(name)
+                info.size = len(files[name])
+                tar.addfile(info, io.BytesIO(files[name]))
     tmp.replace(path)
 
 

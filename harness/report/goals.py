@@ -287,8 +287,10 @@ def run_lines(
         ceiling_run = ""
         if goal.ceiling is not None and ceiling:
             source, card = (ceiling_cards or {}).get(str(g["device_name"].iloc[0]), ("", ""))
-            same = card and card in set(g["device_uuid"])
-            where = "the run's card" if same else "another card"
+            if not card or card == "None":  # a ceilings row without a UUID
+                where = "card unknown"
+            else:
+                where = "the run's card" if card in set(g["device_uuid"]) else "another card"
             ceiling_run = f"{source}, {where}" if source else ""
         met = (
             not_ok == 0

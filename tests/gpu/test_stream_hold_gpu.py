@@ -25,5 +25,6 @@ def test_every_slot_runs_one_variant_and_a_warmed_call_is_never_held_past_releas
     assert _batch(hold, 64) == []
     assert _batch(hold, 64) == []
     caches = getattr(stream_hold._hold_kernel, "device_caches", None)
-    if caches:  # Triton's JIT cache layout: read defensively, it changes between releases
-        assert sum(len(c[0]) for c in caches.values()) == 1
+    here = caches.get(torch.cuda.current_device()) if caches else None
+    if here:  # Triton's JIT cache layout: read defensively, it changes between releases
+        assert len(here[0]) == 1  # this device's variants (another GPU's would be its own)
