@@ -99,9 +99,8 @@ def _row_devices(run_path: Path) -> set[str]:
         return set()
     table = store.read_table(run_path, columns=["device_vendor", "device_name"])
     cols = table.to_pydict()
-    return {
-        f"{v}|{n}" for v, n in zip(cols["device_vendor"], cols["device_name"], strict=True) if n
-    }
+    pairs = zip(cols["device_vendor"], cols["device_name"], strict=True)
+    return {f"{v}|{n}" for v, n in pairs if v and n}  # AOT inspect rows name no vendor
 
 
 def _row_kernels(run_path: Path) -> set[str]:

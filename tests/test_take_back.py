@@ -9,6 +9,7 @@ import io
 import json
 import random
 import tarfile
+import time
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "take_back.py"
@@ -267,3 +268,16 @@ def test_a_cache_that_tuned_nothing_merges_nothing(tmp_path):
     (back / "tune-cache.tgz").write_bytes(gzip.compress(b""))
     assert not any("tune-" in line for line in take_back.take_back(back, root))
     assert not list((root / ".cache").glob("tune-*.tgz"))
+
+
+def test_the_same_entries_give_the_same_committed_bytes(tmp_path):
+    """tune_cache/ is committed: a call that returns no new entry must not change its bytes."""
+    root, back = tmp_path / "repo", tmp_path / "back"
+    (root / ".cache").mkdir(parents=True)
+    back.mkdir()
+    _tgz(back / "tune-cache.tgz", {"tune/triton-gemm/a.json": _entry("NVIDIA H100", "x")})
+    take_back.take_back(back, root)
+    first = (root / "tune_cache" / "tune-h100.tgz").read_bytes()
+    time.sleep(1.1)  # gzip stamps whole seconds
+    take_back.take_back(back, root)
+    assert (root / "tune_cache" / "tune-h100.tgz").read_bytes() == first
