@@ -13,6 +13,13 @@ reads over the bus; so the start event cannot be reached before the whole sample
 The spin has a timeout so a sweep can never hang on it; a hold that timed out did not outlast
 the enqueue, and its sample may hold host latency: the kernel writes that outcome per sample
 (RELEASED or EXPIRED) and the timer counts the expired ones.
+
+Never launch a kernel's first call behind a spinning hold: the first launch of a kernel in a
+process loads its module lazily (CUDA_MODULE_LOADING=LAZY, the default), which waits for the
+spinning kernel, and the spin waits for the host: the host blocks until the timeout ends the hold
+(H100, session 93, scripts/hold_variants.py --cold: 64 holds took 2,003 ms, slot 0 expired; 2.0
+ms once the call had run first). The timers' warm-up runs every kernel of a sample before the
+first hold for this reason.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ the same folder and is renamed over the entry (os.replace), so two processes tun
 (sharded runs on two GPUs) never leave a torn file: the last writer wins with a whole decision.
 
 Key (TuneKey): the tuner family, GPU name, driver version, toolchain (Triton, or CUTLASS and
-nvcc), a hash of the kernel files the choice depends on, the problem (shape, dtype, layout, rung:
+nvcc), a hash of the code of the kernel files the choice depends on (comments and docstrings
+aside: source_hash), the problem (shape, dtype, layout, rung:
 the tuner's own key) and a hash of the candidate list. Value: which candidate won (its index,
 checked against the candidate itself on read), its median ms, how many were tried, the tuner's
 per-candidate record, and when and where it was tuned (`host`, and `gpu_uuid`: the GPU that timed
@@ -25,15 +26,18 @@ never read, so every point re-tunes, and written (to the default folder).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import datetime as dt
 import functools
 import hashlib
+import io
 import json
 import os
 import re
 import socket
 import tempfile
+import tokenize
 import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -69,11 +73,70 @@ def cache_dir() -> Path:
 
 @functools.cache
 def source_hash(patterns: tuple[str, ...]) -> str:
-    """sha256 over the kernel files matching `patterns` (globs under kernels/), 16 hex digits."""
+    """sha256 over the code of the kernel files matching `patterns` (globs under kernels/), 16
+    hex digits. Python files count without their comments, docstrings and blank lines
+    (code_text), so a comment alone re-tunes nothing; other files (CUDA, headers) count whole."""
     h = hashlib.sha256()
     for path in sorted({p for pat in patterns for p in KERNELS_DIR.glob(pat) if p.is_file()}):
-        h.update(str(path.relative_to(KERNELS_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(str(path.relative_to(KERNELS_DIR)).encode() + b"\0" + code_text(path) + b"\0")
     return h.hexdigest()[:16]
+
+
+def code_text(path: Path) -> bytes:
+    """A kernel file's bytes as the tune-cache key reads them. For Python: the source with every
+    comment and docstring cut out, trailing spaces and blank lines dropped. ast and tokenize place
+    both the same way on Python 3.11 and 3.12 (the CPU box and the GPU image), which an unparsed
+    AST would not promise. A file that does not parse counts whole."""
+    data = path.read_bytes()
+    if path.suffix != ".py":
+        return data
+    try:
+        text = data.decode()
+        cuts = _docstring_spans(ast.parse(text)) + _comment_spans(text)
+    except (SyntaxError, UnicodeDecodeError, tokenize.TokenError, ValueError):
+        return data
+    lines = [bytearray(line) for line in data.split(b"\n")]
+    for (row0, col0), (row1, col1) in cuts:  # 1-based rows, UTF-8 byte columns; cut to spaces
+        for row in range(row0, row1 + 1):
+            line = lines[row - 1]
+            lo, hi = (col0 if row == row0 else 0), (col1 if row == row1 else len(line))
+            line[lo:hi] = b" " * (hi - lo)
+    return b"\n".join(bytes(line).rstrip() for line in lines if line.strip())
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _docstring_spans(tree: ast.Module) -> list[Span]:
+    """Where each module, class and function docstring lies (ast columns are UTF-8 bytes)."""
+    spans = []
+    for node in ast.walk(tree):
+        kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        if not isinstance(node, kinds) or not node.body:
+            continue
+        first = node.body[0]
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+            and first.end_lineno is not None
+            and first.end_col_offset is not None
+        ):
+            spans.append(
+                ((first.lineno, first.col_offset), (first.end_lineno, first.end_col_offset))
+            )
+    return spans
+
+
+def _comment_spans(text: str) -> list[Span]:
+    """Where each comment lies, to its line's end (tokenize columns are characters: made bytes)."""
+    spans = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            start = len(tok.line[:col].encode())
+            spans.append(((row, start), (row, start + len(tok.string.encode()))))
+    return spans
 
 
 @functools.cache

@@ -932,3 +932,43 @@ def test_a_ragged_decode_batch_tunes_apart_from_a_full_one(monkeypatch, cache):
     assert second.config["length_fill"] == 0.719
     again = attention_decode.prepare_decode(q, k, v, cache_seqlens=ragged.flip(0))  # same fill
     assert len(timed) == 2 * n_timed + len(longest) and again.config["tune_cache_hit"]
+
+
+def test_a_comment_or_docstring_alone_keeps_the_source_hash(tmp_path, monkeypatch):
+    """A comment re-tuned every family before (session 93 held a docstring back for it)."""
+    (tmp_path / "triton").mkdir()
+    kernel = tmp_path / "triton" / "gemm_kernel.py"
+    header = tmp_path / "triton" / "gemm_epilogue.h"
+    body = 'def f(x):\n    return x + "#"  # a hash sign in a string is code\n'
+    kernel.write_text('"""Module."""\n\nBLOCK = 64  # why 64\n\n\n' + body)
+    header.write_text("// the epilogue\nint x;\n")
+    monkeypatch.setattr(tune_cache, "KERNELS_DIR", tmp_path)
+
+    def hashed() -> str:
+        tune_cache.source_hash.cache_clear()
+        return tune_cache.source_hash(("triton/gemm*",))
+
+    try:
+        before = hashed()
+        kernel.write_text(
+            '"""Another module docstring,\nover two lines — non-ASCII too."""\n'
+            "# a new comment ≥ one line\nBLOCK = 64\n"
+            'def f(x):\n    """A new docstring."""\n    return x + "#"\n'
+        )
+        assert hashed() == before
+        kernel.write_text(kernel.read_text().replace('"#"', '"# "'))  # a string is code
+        assert hashed() != before
+        kernel.write_text('"""Module."""\nBLOCK = 64\n' + body)
+        assert hashed() == before
+        header.write_text("// another comment\nint x;\n")  # C and CUDA files count whole
+        assert hashed() != before
+    finally:
+        tune_cache.source_hash.cache_clear()
+
+
+def test_code_text_cuts_a_one_line_docstring_but_keeps_its_def(tmp_path):
+    kernel = tmp_path / "k.py"
+    kernel.write_text('def f(): """Doc."""\nclass C:\n    "Doc."\n    x = 1  # note\n')
+    assert tune_cache.code_text(kernel) == b"def f():\nclass C:\n    x = 1"
+    kernel.write_text("def f(:\n    # not Python\n")  # counted whole, never fatal
+    assert tune_cache.code_text(kernel) == kernel.read_bytes()

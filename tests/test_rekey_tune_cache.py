@@ -1,0 +1,37 @@
+"""scripts/rekey_tune_cache.py: entries tuned on today's kernels move to the new hash's key."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+import rekey_tune_cache  # noqa: E402
+from harness_kernels import tune_cache  # noqa: E402
+from take_back import _members, _write_tgz  # noqa: E402
+
+
+def _entry(source_hash: str) -> tuple[str, bytes]:
+    key = tune_cache.TuneKey(
+        "cutlass-gemm", "NVIDIA H100 80GB HBM3", "580", "t", source_hash, "(1, 2, 3)", "c"
+    )
+    entry = {"schema": tune_cache.SCHEMA, "key": asdict(key), "choice_index": 0}
+    return f"tune/cutlass-gemm/{key.digest}.json", json.dumps(entry).encode()
+
+
+def test_current_kernels_entries_take_the_new_key_and_older_ones_stay(tmp_path):
+    sources = rekey_tune_cache.cutlass_tune.TUNE_SOURCES
+    current = _entry(rekey_tune_cache.raw_source_hash(sources))
+    older = _entry("0123456789abcdef")
+    path = tmp_path / "tune-h100.tgz"
+    _write_tgz(path, dict([current, older]))
+    rekey_tune_cache.main([str(path)])
+    files = _members(path)
+    assert older[0] in files and files[older[0]] == older[1]
+    (moved,) = (json.loads(v) for k, v in files.items() if k != older[0])
+    new_key = tune_cache.TuneKey(**moved["key"])
+    assert new_key.source_hash == tune_cache.source_hash(sources)
+    assert f"tune/cutlass-gemm/{new_key.digest}.json" in files and current[0] not in files
