@@ -22,7 +22,10 @@ over the rate one cold pass reads the same number of bytes at (the faster provid
 interpolated in log bytes). A decode point moves 0.1-0.3 GB in 30-80 us, where a plain read
 does not reach the 4 GiB plateau either: this column says how much of the gap is the size.
 
-After the slices: the ceiling bar per (batch, KV length, ragged), own's rungs, how own's tuner
+After the slices: the ceiling bar per (batch, KV length, ragged); why own is short of it, as
+own's time fit as fixed + bytes / rate per (batch, GQA group, ragged) beside one cold read's fit
+(with --read-once): a rate at the read's and a fixed cost above it put the gap in the launch,
+ramp, tail and merge, not in streaming; own's rungs, how own's tuner
 ran the points (kernel, split, merge, item order: provider_config, counted), and every point
 behind the fastest vendor, slowest first.
 
@@ -44,6 +47,7 @@ import pandas as pd
 from harness.report.decode_serving import (
     behind,
     ceiling_by,
+    fixed_and_rate,
     hbm_read_gbps,
     keep_batches,
     merge_margins,
@@ -88,6 +92,13 @@ def main() -> None:
         print(summarize(points).to_string())
         print("the ceiling bar by batch, KV length and raggedness:")
         print(ceiling_by(points).to_string())
+        split = fixed_and_rate(rows, a.own, curve)
+        if len(split):
+            print(
+                "own's time as fixed + bytes / rate over each (q_len, page) slice's KV lengths"
+                " (median of the slices), beside one cold read's over the same bytes:"
+            )
+            print(split.to_string(index=False))
         rungs = rungs_by(points)
         if len(rungs):
             print("own against its rungs in this run (the rung's time / own's, same point):")

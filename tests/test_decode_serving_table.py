@@ -358,3 +358,28 @@ def test_own_picks_count_how_the_tuner_ran_each_point():
         dict(kernel="tl", split="by longest", merge="fused", order="-", points=1),
     ]
     assert serving.own_picks(rows.drop(columns="provider_config"), "own-triton").empty
+
+
+def test_fixed_and_rate_splits_own_time_into_fixed_cost_and_streaming_rate():
+    """Own at 10 us + bytes / 4,500 GB/s over two KV lengths, a cold read at 5 us + bytes /
+    4,650: the fit gives both back per (batch, group, ragged), the median over q_len slices."""
+    rows = []
+    for q_len in (1, 8):
+        for kv_len, mb in ((4096, 134.0), (16384, 537.0)):
+            us = 10.0 + mb / 4.5
+            rows.append(
+                {**_row("own-triton", us / 1e3, 0.0, q_len=q_len, kv_heads=4), "kv_len": kv_len}
+                | {"min_bytes": mb * 1e6}
+            )
+    rows.append({**_row("flashinfer", 0.01, 0.0), "min_bytes": 1e8})  # a vendor: not fit
+    sizes = pd.Index([67e6, 134e6, 268e6, 537e6, 1074e6])
+    curve = pd.Series([s / 1e6 / (5.0 + s / 1e6 / 4.65) * 1e3 for s in sizes], index=sizes)
+    fit = serving.fixed_and_rate(pd.DataFrame(rows), "own-triton", curve)
+    (line,) = fit.to_dict("records")
+    assert (line["batch"], line["group"], line["ragged"], line["slices"]) == (16, 8, False, 2)
+    assert line["own_fixed_us"] == pytest.approx(10.0) and line["own_gbps"] == 4500
+    assert line["read_fixed_us"] == pytest.approx(5.0) and line["read_gbps"] == 4650
+    one_length = pd.DataFrame(
+        [r for r in rows if r["kv_len"] == 4096 or r["provider"] != "own-triton"]
+    )
+    assert serving.fixed_and_rate(one_length, "own-triton").empty  # one byte count: no line

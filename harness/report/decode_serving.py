@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from harness.measure.stats import geomean
@@ -26,6 +27,8 @@ POINT = ["q_len", "group", "ragged", "page_size", "batch", "kv_len"]
 # the ceiling bar's own axes (issue 21.3: batch >= 16, KV >= 4k), lengths equal or ragged
 BAR = ["batch", "kv_len", "ragged"]
 RUNG = "rung:"  # a column of `table`: that own rung's time over own's, per point
+# fixed_and_rate's groups; each is fit per (q_len, page size) slice over its KV lengths
+FIT = ["batch", "group", "ragged"]
 
 
 def hbm_read_gbps(device: str, folders: list[Path]) -> tuple[float, str]:
@@ -366,6 +369,59 @@ def ceiling_by(points: pd.DataFrame, keys: list[str] = BAR) -> pd.DataFrame:
         return pd.Series(out, dtype=object)  # counts print as counts
 
     return points.groupby(level=keys).apply(one)
+
+
+def _line(mb: np.ndarray, us: np.ndarray) -> tuple[float, float]:
+    """Least squares us = fixed + MB / rate: (fixed us, rate GB/s; NaN if it does not rise)."""
+    slope, fixed = np.polyfit(mb, us, 1)
+    return float(fixed), (1e3 / slope if slope > 0 else float("nan"))
+
+
+def fixed_and_rate(
+    rows: pd.DataFrame, own: str, read_once: pd.Series | None = None
+) -> pd.DataFrame:
+    """Why own falls short of the ceiling, split in two: per (batch, GQA group, ragged), own's
+    time over each (q_len, page size) slice's KV lengths fit as fixed + bytes / rate (the median
+    over the slices; a slice needs two byte counts), beside one cold read's fit over the read
+    curve's sizes that bracket the same bytes. A rate near the read's with a fixed cost above the
+    read's says the streaming reaches the ceiling and the launch, ramp, tail and merge are what is
+    short. No kernel's fixed cost is below zero, so where the read's alone keeps a point under
+    90% of the ceiling the bar there is out of reach (H200, session 72's batch 16: 134 MB is 29 us
+    at 4,628 GB/s, and a cold read's 5.1 us fixed cost leaves it at 0.85).
+    """
+    own_rows = rows[(rows["op"] == "attention") & (rows["status"] == "ok")]
+    own_rows = own_rows[own_rows["provider"] == own].copy()
+    if own_rows.empty:
+        return pd.DataFrame()
+    own_rows["group"] = own_rows["q_heads"] // own_rows["kv_heads"]
+    own_rows["ragged"] = own_rows["ragged"].fillna(False).astype(bool)
+    own_rows["mb"] = own_rows["min_bytes"].astype(float) / 1e6
+    own_rows["us"] = own_rows["latency_ms_median"].astype(float) * 1e3
+    fits = []
+    for key, g in own_rows.groupby([*FIT, "q_len", "page_size"]):
+        if g["mb"].nunique() >= 2:
+            fixed, rate = _line(g["mb"].to_numpy(), g["us"].to_numpy())
+            where = dict(zip(FIT, key[:3], strict=True))
+            fits.append(where | dict(fixed_us=fixed, gbps=rate, lo=g["mb"].min(), hi=g["mb"].max()))
+    if not fits:
+        return pd.DataFrame()
+    out = []
+    for key, g in pd.DataFrame(fits).groupby(FIT):
+        line = dict(zip(FIT, key, strict=True), slices=len(g))
+        line |= dict(
+            own_fixed_us=round(g["fixed_us"].median(), 1), own_gbps=round(g["gbps"].median())
+        )
+        if read_once is not None:
+            mb = read_once.index.to_numpy(np.float64) / 1e6
+            lo = mb[mb <= g["lo"].min()].max(initial=mb.min())
+            hi = mb[mb >= g["hi"].max()].min(initial=mb.max())
+            keep = (mb >= lo) & (mb <= hi)
+            if keep.sum() >= 2:
+                us = mb[keep] / read_once.to_numpy(np.float64)[keep] * 1e3
+                fixed, rate = _line(mb[keep], us)
+                line |= dict(read_fixed_us=round(fixed, 1), read_gbps=round(rate))
+        out.append(line)
+    return pd.DataFrame(out)
 
 
 def behind(points: pd.DataFrame) -> pd.DataFrame:
