@@ -84,7 +84,8 @@ def source_hash(patterns: tuple[str, ...]) -> str:
 
 def code_text(path: Path) -> bytes:
     """A kernel file's bytes as the tune-cache key reads them. For Python: the source with every
-    comment and docstring cut out, trailing spaces and blank lines dropped. ast and tokenize place
+    comment and docstring cut out, trailing spaces and blank lines dropped (not inside another
+    multi-line string, where they are the string's value: inline PTX). ast and tokenize place
     both the same way on Python 3.11 and 3.12 (the CPU box and the GPU image), which an unparsed
     AST would not promise. A file that does not parse counts whole."""
     data = path.read_bytes()
@@ -92,7 +93,9 @@ def code_text(path: Path) -> bytes:
         return data
     try:
         text = data.decode()
-        cuts = _docstring_spans(ast.parse(text)) + _comment_spans(text)
+        tree = ast.parse(text)
+        docstrings = _docstring_spans(tree)
+        cuts = docstrings + _comment_spans(text)
     except (SyntaxError, UnicodeDecodeError, tokenize.TokenError, ValueError):
         return data
     lines = [bytearray(line) for line in data.split(b"\n")]
@@ -101,7 +104,37 @@ def code_text(path: Path) -> bytes:
             line = lines[row - 1]
             lo, hi = (col0 if row == row0 else 0), (col1 if row == row1 else len(line))
             line[lo:hi] = b" " * (hi - lo)
-    return b"\n".join(bytes(line).rstrip() for line in lines if line.strip())
+    whole, ends = _string_rows(tree, {start for start, _ in docstrings})
+    out = []
+    for row, line in enumerate(lines, 1):
+        if row in whole:  # inside a string: its blank lines and trailing spaces are its value
+            out.append(bytes(line))
+        elif row in ends:
+            out.append(bytes(line[: ends[row]] + line[ends[row] :].rstrip()))
+        elif line.strip():
+            out.append(bytes(line).rstrip())
+    return b"\n".join(out)
+
+
+def _string_rows(
+    tree: ast.Module, docstrings: set[tuple[int, int]]
+) -> tuple[set[int], dict[int, int]]:
+    """The rows a multi-line string literal (not a docstring) spans: those kept whole (its first
+    to its last but one), and its last row's byte column where the literal ends."""
+    whole: set[int] = set()
+    ends: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.JoinedStr | ast.Constant):
+            continue
+        if isinstance(node, ast.Constant) and not isinstance(node.value, str | bytes):
+            continue
+        if node.end_lineno is None or node.end_lineno == node.lineno:
+            continue
+        if (node.lineno, node.col_offset) in docstrings or node.end_col_offset is None:
+            continue
+        whole.update(range(node.lineno, node.end_lineno))
+        ends[node.end_lineno] = max(ends.get(node.end_lineno, 0), node.end_col_offset)
+    return whole, ends
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]

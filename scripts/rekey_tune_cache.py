@@ -5,9 +5,9 @@ so entries tuned on the current kernels are read again instead of tuned again on
 An entry is re-keyed only when its source hash is the OLD reading of a tuner's files as they
 stand now: the kernels it was tuned on are byte for byte today's. Others (tuned on older kernels)
 are left as they are; the tuners never read them. Entries whose candidates name other entries'
-digests (the tl / Gluon decision, `triton-gemm-choice`) miss after a re-key whatever is done
-here, since their candidate hash covers both sides' text: the GPU decides them again, a short
-interleaved re-time each.
+digests (the tl / Gluon decision, `triton-gemm-choice`) would miss after a re-key whatever is
+done here, since their candidate hash covers both sides' text, so such an entry of today's kernels
+is dropped rather than moved: the GPU decides it again, a short interleaved re-time each.
 
     python3 scripts/rekey_tune_cache.py tune_cache/tune-h100.tgz [...]   (rewritten in place)
 """
@@ -39,6 +39,11 @@ SOURCE_SETS = (
 )
 
 
+# families whose candidates name other entries' digests (kernels/triton/gemm.py's tl / Gluon
+# choice): a re-key of those entries changes the names, so theirs can never match again
+NAMES_OTHER_ENTRIES = {"triton-gemm-choice"}
+
+
 def raw_source_hash(patterns: tuple[str, ...]) -> str:
     """The key's source hash as it was read before 2026-12-05: the files' raw bytes."""
     h = hashlib.sha256()
@@ -49,7 +54,8 @@ def raw_source_hash(patterns: tuple[str, ...]) -> str:
 
 
 def rekey(files: dict[str, bytes]) -> tuple[dict[str, bytes], int]:
-    """The entries with each current-kernel entry under its new key; how many moved."""
+    """The entries with each current-kernel entry under its new key (a choice entry dropped);
+    how many moved or were dropped."""
     new_hash = {raw_source_hash(s): tune_cache.source_hash(s) for s in SOURCE_SETS}
     out, moved = {}, 0
     for name, data in files.items():
@@ -57,6 +63,9 @@ def rekey(files: dict[str, bytes]) -> tuple[dict[str, bytes], int]:
         old = entry.get("key", {}).get("source_hash")
         if old not in new_hash or new_hash[old] == old:
             out[name] = data
+            continue
+        if entry["key"].get("family") in NAMES_OTHER_ENTRIES:
+            moved += 1  # dropped: it could never be read again
             continue
         key = tune_cache.TuneKey(**{**entry["key"], "source_hash": new_hash[old]})
         entry["key"] = asdict(key)
@@ -74,7 +83,7 @@ def main(paths: list[str]) -> None:
         files = _members(path)
         out, moved = rekey(files)
         _write_tgz(path, out)
-        print(f"{path}: {moved} of {len(files)} entries re-keyed")
+        print(f"{path}: {moved} of {len(files)} entries re-keyed or dropped, {len(out)} kept")
 
 
 if __name__ == "__main__":

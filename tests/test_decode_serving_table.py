@@ -383,3 +383,6 @@ def test_fixed_and_rate_splits_own_time_into_fixed_cost_and_streaming_rate():
         [r for r in rows if r["kv_len"] == 4096 or r["provider"] != "own-triton"]
     )
     assert serving.fixed_and_rate(one_length, "own-triton").empty  # one byte count: no line
+    flat = [r | {"latency_ms_median": 0.05} for r in rows if r["provider"] == "own-triton"]
+    flat[0]["latency_ms_median"] = float("nan")
+    assert serving.fixed_and_rate(pd.DataFrame(flat), "own-triton").empty  # no rate: no line

@@ -14,22 +14,25 @@ from harness_kernels import tune_cache  # noqa: E402
 from take_back import _members, _write_tgz  # noqa: E402
 
 
-def _entry(source_hash: str) -> tuple[str, bytes]:
+def _entry(source_hash: str, family: str = "cutlass-gemm") -> tuple[str, bytes]:
     key = tune_cache.TuneKey(
-        "cutlass-gemm", "NVIDIA H100 80GB HBM3", "580", "t", source_hash, "(1, 2, 3)", "c"
+        family, "NVIDIA H100 80GB HBM3", "580", "t", source_hash, "(1, 2, 3)", "c"
     )
     entry = {"schema": tune_cache.SCHEMA, "key": asdict(key), "choice_index": 0}
-    return f"tune/cutlass-gemm/{key.digest}.json", json.dumps(entry).encode()
+    return f"tune/{family}/{key.digest}.json", json.dumps(entry).encode()
 
 
 def test_current_kernels_entries_take_the_new_key_and_older_ones_stay(tmp_path):
     sources = rekey_tune_cache.cutlass_tune.TUNE_SOURCES
     current = _entry(rekey_tune_cache.raw_source_hash(sources))
     older = _entry("0123456789abcdef")
+    # a tl / Gluon choice names other entries' digests in its candidates: never read again
+    choice = _entry(rekey_tune_cache.raw_source_hash(sources), "triton-gemm-choice")
     path = tmp_path / "tune-h100.tgz"
-    _write_tgz(path, dict([current, older]))
+    _write_tgz(path, dict([current, older, choice]))
     rekey_tune_cache.main([str(path)])
     files = _members(path)
+    assert len(files) == 2 and not any("choice" in name for name in files)
     assert older[0] in files and files[older[0]] == older[1]
     (moved,) = (json.loads(v) for k, v in files.items() if k != older[0])
     new_key = tune_cache.TuneKey(**moved["key"])

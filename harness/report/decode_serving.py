@@ -374,7 +374,8 @@ def ceiling_by(points: pd.DataFrame, keys: list[str] = BAR) -> pd.DataFrame:
 def _line(mb: np.ndarray, us: np.ndarray) -> tuple[float, float]:
     """Least squares us = fixed + MB / rate: (fixed us, rate GB/s; NaN if it does not rise)."""
     slope, fixed = np.polyfit(mb, us, 1)
-    return float(fixed), (1e3 / slope if slope > 0 else float("nan"))
+    # a slope within rounding of zero is a flat time, not a rate of petabytes per second
+    return float(fixed), (1e3 / slope if slope > 1e-6 else float("nan"))
 
 
 def fixed_and_rate(
@@ -399,8 +400,11 @@ def fixed_and_rate(
     own_rows["us"] = own_rows["latency_ms_median"].astype(float) * 1e3
     fits = []
     for key, g in own_rows.groupby([*FIT, "q_len", "page_size"]):
-        if g["mb"].nunique() >= 2:
-            fixed, rate = _line(g["mb"].to_numpy(), g["us"].to_numpy())
+        g = g[np.isfinite(g["us"]) & np.isfinite(g["mb"])]
+        if g["mb"].nunique() < 2:
+            continue
+        fixed, rate = _line(g["mb"].to_numpy(), g["us"].to_numpy())
+        if np.isfinite(rate):  # a time that does not rise with bytes has no rate to show
             where = dict(zip(FIT, key[:3], strict=True))
             fits.append(where | dict(fixed_us=fixed, gbps=rate, lo=g["mb"].min(), hi=g["mb"].max()))
     if not fits:

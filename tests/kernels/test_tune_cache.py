@@ -972,3 +972,16 @@ def test_code_text_cuts_a_one_line_docstring_but_keeps_its_def(tmp_path):
     assert tune_cache.code_text(kernel) == b"def f():\nclass C:\n    x = 1"
     kernel.write_text("def f(:\n    # not Python\n")  # counted whole, never fatal
     assert tune_cache.code_text(kernel) == kernel.read_bytes()
+
+
+def test_code_text_keeps_a_multiline_strings_blank_lines_and_trailing_spaces(tmp_path):
+    """A string's blank line or trailing space is its value (inline PTX, a CUDA source): an
+    edit there is a code edit; a comment after the string's closing quotes is still cut."""
+    kernel = tmp_path / "k.py"
+    kernel.write_text('ASM = """mov.u32 $0, 1;  \n\nret;"""  # note\nx = 1\n')
+    assert tune_cache.code_text(kernel) == b'ASM = """mov.u32 $0, 1;  \n\nret;"""\nx = 1'
+    before = tune_cache.code_text(kernel)
+    kernel.write_text('ASM = """mov.u32 $0, 1;\n\nret;"""  # another note\nx = 1\n')
+    assert tune_cache.code_text(kernel) != before  # the trailing spaces were the string's
+    kernel.write_text('ASM = """mov.u32 $0, 1;  \n\nret;"""  # another note\nx = 1\n')
+    assert tune_cache.code_text(kernel) == before
