@@ -1,0 +1,113 @@
+"""Where own decode's fixed cost goes, by split count and merge: a probe.
+
+Fit over the serving grid's KV lengths, own's batch-16 decode costs 2.3-7.8 us more than one cold
+read of the same bytes (`scripts/decode_serving_table.py --read-once`, docs/decode_scheduling.md),
+while its streaming rate is within 3-9% of the read's. At equal lengths the GQA-4 points run one
+unit per (sequence, KV head) and carry 2.3 us of that; the GQA-8 points split each unit in two
+and carry 5.5 us (H200). This times, at each given point, own's tuned decode with the split count
+forced to each of --splits, each merge the split count allows (the tuner's pick among the
+merges too), and the harness's cold read of the same number of bytes (`triton-stream`'s kernel),
+all interleaved on one card, so the extra time of a split and of each merge reads directly
+against the read. Every launch is checked against the fp32 reference first.
+
+Short bursts (kernels/bench_cold.py: a 2x-L2 read flush and a stream hold before every launch,
+median of --rounds alternating rounds): for deciding what to build, not for citing as a sweep
+result.
+
+    python3 scripts/decode_split_probe.py b16:kv4096:h4:q1:p256 [b16:kv16384:h8:q4:p16 ...]
+        [--splits 1,2,3,4] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+import torch
+from harness_kernels.bench_cold import alternating_medians
+from harness_kernels.triton import microbench
+from harness_kernels.triton.attention_decode import REDUCES, prepare_decode
+
+from harness.problems.attention import AttentionProblem
+from harness.providers.microbench import PROGRAMS_PER_SM
+
+PARTS = {"b": "batch", "kv": "kv_len", "h": "kv_heads", "q": "q_len", "p": "page_size"}
+
+
+def problem_of(spec: str) -> AttentionProblem:
+    """b16:kv4096:h4:q1:p256 -> the serving grid's point (32 query heads over h KV heads, D 128,
+    bf16, causal, paged, equal lengths); every part is needed, in any order."""
+    parts = [re.fullmatch(r"(b|kv|h|q|p)(\d+)", part) for part in spec.split(":")]
+    found = {m.group(1): int(m.group(2)) for m in parts if m}
+    if None in parts or set(found) != set(PARTS) or len(parts) != len(PARTS):
+        raise SystemExit(f"{spec!r}: expected b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page>")
+    return AttentionProblem(
+        batch=found["b"],
+        q_heads=32,
+        kv_heads=found["h"],
+        q_len=found["q"],
+        kv_len=found["kv"],
+        causal=True,
+        kv_layout="paged",
+        page_size=found["p"],
+    )
+
+
+def launches(inputs: dict, splits: list[int]) -> dict[str, Any]:
+    """{name: launch}: own's decode per forced split count (the tuner's merge, then each merge
+    for a split), named by what ran; a split count the kernels refuse is left out, said why."""
+    args = (inputs["q"], inputs["k_cache"], inputs["v_cache"])
+    kw = dict(cache_seqlens=inputs["cache_seqlens"], block_table=inputs["block_table"])
+    out: dict[str, Any] = {}
+    for s in splits:
+        for way in (None, *REDUCES) if s > 1 else (None,):
+            try:
+                launch = prepare_decode(*args, **kw, num_splits=s, reduce=way)
+            except (ValueError, RuntimeError) as e:  # a merge this config cannot take
+                print(f"  split {s} reduce {way or 'tuned'}: not run ({e})"[:160])
+                continue
+            c = launch.config
+            name = f"split {s} {c.get('impl')} {c['BLOCK_N']}s{c['num_stages']}"
+            out[name + (f" {c.get('reduce')}" if s > 1 else "") + ("" if way else " (tuned)")] = (
+                launch
+            )
+    return out
+
+
+def probe(problem: AttentionProblem, splits: list[int], rounds: int) -> list[str]:
+    device = torch.device("cuda")
+    inputs = problem.make_inputs(0, "randn", device)
+    ref = problem.reference(inputs)
+    own = launches(inputs, splits)
+    wrong = [name for name, launch in own.items() if not problem.check(launch(), ref).ok]
+    nbytes = problem.min_bytes()
+    x = torch.randn(nbytes // 4, device=device)  # the same bytes as fp32, randn (never zeros)
+    programs = PROGRAMS_PER_SM * torch.cuda.get_device_properties(device).multi_processor_count
+    read = microbench.stream_read(x, x.numel(), programs)
+    ms = alternating_medians({"cold read": read.run, **own}, device, rounds)
+    base = ms.pop("cold read")
+    lines = [f"{problem.label()}: {nbytes / 1e6:,.1f} MB, cold read {base * 1e3:.1f} us"]
+    for name, t in sorted(ms.items(), key=lambda kv: kv[1]):
+        flag = " WRONG" if name in wrong else ""
+        lines.append(f"  {name}: {t * 1e3:.1f} us, +{(t - base) * 1e3:.1f} us over the read{flag}")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("points", nargs="+", help="b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page>")
+    ap.add_argument("--splits", default="1,2,3,4", help="split counts to force")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    problems = [problem_of(spec) for spec in a.points]  # every spec checked before the GPU
+    if not torch.cuda.is_available():
+        raise SystemExit("decode_split_probe times on a CUDA GPU; none here")
+    splits = [int(s) for s in a.splits.split(",")]
+    print(f"{torch.cuda.get_device_name()}; burst timer, median of {a.rounds} alternating rounds")
+    for problem in problems:
+        print("\n".join(probe(problem, splits, a.rounds)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

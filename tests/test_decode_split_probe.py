@@ -1,0 +1,38 @@
+"""scripts/decode_split_probe.py without a GPU: the point strings it takes, checked before it
+looks for a GPU."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "decode_split_probe.py"
+spec = importlib.util.spec_from_file_location("decode_split_probe", SCRIPT)
+probe = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(probe)
+
+
+def test_point_strings_name_a_serving_grid_point():
+    p = probe.problem_of("b16:kv4096:h4:q1:p256")
+    assert (p.batch, p.kv_len, p.kv_heads, p.q_len, p.page_size) == (16, 4096, 4, 1, 256)
+    assert (p.q_heads, p.head_dim, p.causal, p.kv_layout, p.ragged) == (
+        32,
+        128,
+        True,
+        "paged",
+        False,
+    )
+    assert p.phase == "decode"
+    assert probe.problem_of("q8:p16:h8:kv16384:b64").q_len == 8  # any order
+    for bad in ("b16:kv4096:p256", "b16:kv4096:h4:q1:p256:x1", "b16:kv4096:h4:q1:p256:b8"):
+        with pytest.raises(SystemExit):
+            probe.problem_of(bad)
+
+
+def test_a_bad_point_fails_before_the_gpu_is_looked_for(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["decode_split_probe.py", "b16:kv4096:h4:q1:p256", "b16"])
+    with pytest.raises(SystemExit, match="expected b<batch>"):
+        probe.main()
