@@ -343,7 +343,8 @@ def room(rows: pd.DataFrame, roofs: pd.DataFrame, goal: Goal, device: str, run: 
     the run would show (`harness gaps`' roof_speedup: the measured peak, or one cold read of the
     point's bytes where memory-bound): the most any own kernel could reach, so whether the bar is
     within reach at all. `rows`: the goal's selected rows; `roofs`: the ceiling rows and one-pass
-    reads. NaN without a roof or a regime (a latency goal)."""
+    reads, the run's own card's where it measured them (own_card_roofs). NaN without a roof or a
+    regime (a latency goal)."""
     from harness.report.gaps import gap_frame, roof_speedup  # gaps imports much; goals little
 
     mine = with_device(rows)
@@ -352,10 +353,27 @@ def room(rows: pd.DataFrame, roofs: pd.DataFrame, goal: Goal, device: str, run: 
     if mine.empty:
         return math.nan
     names = set(mine["device_name"].dropna())
-    frame = gap_frame(pd.concat([mine, roofs[roofs["device_name"].isin(names)]]))
+    frame = gap_frame(
+        pd.concat([mine, own_card_roofs(roofs[roofs["device_name"].isin(names)], mine)])
+    )
     if frame.empty:
         return math.nan
     return roof_speedup(frame[(frame["own"] == goal.own) & (frame["run"] == run)])
+
+
+def own_card_roofs(roofs: pd.DataFrame, run_rows: pd.DataFrame) -> pd.DataFrame:
+    """The roofs a run's room is read against: of each kind (the ceilings, the one-pass cold
+    reads) the run's own card's rows where that card measured that kind, else every card's of the
+    model (the cold-read roof then the fastest card's read per size). Two cards of one model
+    differ: the H100 that ran `gemm_llama-s94h` read 3,118 GB/s in one pass where session 93's
+    read 3,209, and with every card's reads that run's room was 1.087x, against its own card's
+    1.075x (`harness gaps` with that card's runs)."""
+    if "device_uuid" not in roofs or "device_uuid" not in run_rows:
+        return roofs
+    cards = set(run_rows["device_uuid"].dropna())
+    kinds = [roofs[roofs["op"] == "ceiling"], roofs[roofs["op"] != "ceiling"]]
+    mine = [k[k["device_uuid"].isin(cards)] for k in kinds]
+    return pd.concat([m if len(m) else k for m, k in zip(mine, kinds, strict=True)])
 
 
 def _roof_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -427,7 +445,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
 GOALS_CAPTION = (
     "Each goal of configs/goals.yaml (an issue's bar) per GPU: the latest run that covers its "
     "points (not the best; `covering_runs` covered it whole, their geomeans spanning `range`; a `partial` line is the run with the most points where none did), vendor time "
-    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `ceiling_run`: the ceilings run whose HBM read a ceiling share is of, and whether it measured the deciding run's card; `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup), the most any own kernel could reach. A wrong own row fails the goal. "
+    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `ceiling_run`: the ceilings run whose HBM read a ceiling share is of, and whether it measured the deciding run's card; `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup; the roofs the run's own card measured where it did, else every card's of the model), the most any own kernel could reach. A wrong own row fails the goal. "
     "Goals without a row here are left out. `harness goals <paths>` prints the same."
 )
 

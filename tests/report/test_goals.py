@@ -443,3 +443,22 @@ def test_room_is_the_speedup_a_kernel_at_the_roof_would_show(tmp_path):
     line = _one(verdicts(load([tmp_path / "res"]), goal))
     assert line["room"] == pytest.approx(1 / 0.9, rel=1e-3)  # one cold read of its bytes
     assert line["verdict"] == "met"  # own at 1.11x: at the roof, as fast as any kernel can be
+
+
+def test_room_reads_the_runs_own_cards_roofs_where_that_card_measured_them(tmp_path):
+    """Two cards of one model read differently; a run's room is against its own card's read
+    where it has one (as `harness gaps` with that card's runs), not the fastest card's."""
+    rows = _decode_point(tmp_path / "res")  # timed on GPU-h200
+    cublas_gbps = rows[0]["gbps"]
+    ceilings = [ceiling_row("h200", "hbm_read_gbps", cublas_gbps / 0.7, "ceilings")]
+    write_run(tmp_path / "res", "ceilings", ceilings)
+    own_card = read_once_row("h200", rows[0]["min_bytes"], cublas_gbps / 0.9, "read_own")
+    faster = {**read_once_row("h200", rows[0]["min_bytes"], cublas_gbps / 0.8, "read_other")}
+    faster["device_uuid"] = "GPU-h200-second"
+    write_run(tmp_path / "res", "read_other", [faster])
+    goal = parse_goals([{**GEMM_GOAL, "points": 1, "min": None}])
+    line = _one(verdicts(load([tmp_path / "res"]), goal))
+    assert line["room"] == pytest.approx(1 / 0.8, rel=1e-3)  # no read on its card: every card's
+    write_run(tmp_path / "res", "read_own", [own_card])
+    line = _one(verdicts(load([tmp_path / "res"]), goal))
+    assert line["room"] == pytest.approx(1 / 0.9, rel=1e-3)  # its own card's read
