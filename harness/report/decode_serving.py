@@ -19,6 +19,7 @@ import pandas as pd
 
 from harness.measure.stats import geomean
 from harness.report import read_once as cold_read  # `read_once` names table()'s curve
+from harness.report.roofs_table import read_fit
 from harness.report.tables import Table
 from harness.store import read_rows
 
@@ -383,8 +384,8 @@ def fixed_and_rate(
 ) -> pd.DataFrame:
     """Why own falls short of the ceiling, split in two: per (batch, GQA group, ragged), own's
     time over each (q_len, page size) slice's KV lengths fit as fixed + bytes / rate (the median
-    over the slices; a slice needs two byte counts), beside one cold read's fit over the read
-    curve's sizes that bracket the same bytes. A rate near the read's with a fixed cost above the
+    over the slices; a slice needs two byte counts), beside one cold read's fit
+    (roofs_table.read_fit) over the read curve's sizes that bracket the same bytes (three at least). A rate near the read's with a fixed cost above the
     read's says the streaming reaches the ceiling and the launch, ramp, tail and merge are what is
     short. No kernel's fixed cost is below zero, so where the read's alone keeps a point under
     90% of the ceiling the bar there is out of reach (H200, session 72's batch 16: 134 MB is 29 us
@@ -415,15 +416,13 @@ def fixed_and_rate(
         line |= dict(
             own_fixed_us=round(g["fixed_us"].median(), 1), own_gbps=round(g["gbps"].median())
         )
-        if read_once is not None:
+        if read_once is not None:  # the read curve's fit over the sizes bracketing these bytes
             mb = read_once.index.to_numpy(np.float64) / 1e6
             lo = mb[mb <= g["lo"].min()].max(initial=mb.min())
             hi = mb[mb >= g["hi"].max()].min(initial=mb.max())
-            keep = (mb >= lo) & (mb <= hi)
-            if keep.sum() >= 2:
-                us = mb[keep] / read_once.to_numpy(np.float64)[keep] * 1e3
-                fixed, rate = _line(mb[keep], us)
-                line |= dict(read_fixed_us=round(fixed, 1), read_gbps=round(rate))
+            fit = read_fit(read_once[(mb >= lo) & (mb <= hi)], min_bytes=0)
+            if fit is not None:
+                line |= dict(read_fixed_us=round(fit.fixed_us, 1), read_gbps=round(fit.gbps))
         out.append(line)
     return pd.DataFrame(out)
 
