@@ -385,9 +385,9 @@ def fixed_and_rate(
     """Why own falls short of the ceiling, split in two: per (batch, GQA group, ragged), own's
     time over each (q_len, page size) slice's KV lengths fit as fixed + bytes / rate (the median
     over the slices; a slice needs two byte counts), beside one cold read's fit
-    (roofs_table.read_fit) over the read curve's sizes that bracket the same bytes (three at least). A rate near the read's with a fixed cost above the
-    read's says the streaming reaches the ceiling and the launch, ramp, tail and merge are what is
-    short. No kernel's fixed cost is below zero, so where the read's alone keeps a point under
+    (roofs_table.read_fit) over the read curve's sizes that bracket the same bytes (three at
+    least). A rate near the read's with a fixed cost above the read's says the streaming reaches
+    the ceiling and the launch, ramp, tail and merge are what is short. No kernel's fixed cost is below zero, so where the read's alone keeps a point under
     90% of the ceiling the bar there is out of reach (H200, session 72's batch 16: 134 MB is 29 us
     at 4,628 GB/s, and a cold read's 5.1 us fixed cost leaves it at 0.85).
     """
