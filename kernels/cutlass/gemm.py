@@ -273,6 +273,21 @@ CONFIGS: dict[str, GemmConfig] = {
             )
             for n in (16, 32, 64)
         ),
+        # The same 64-row ping-pong tiles 256 deep along K: half as many, twice as large TMA
+        # loads per stage for the same bytes in flight. Own Triton's decode pick at N 4096 is
+        # this block (64 weight rows x 256 K, 64 programs: 1x4096x4096 15.6 us on an H100,
+        # 1.006x a cold read of its bytes), where own CUTLASS's best, 128x16x128 tiles in 4x1
+        # clusters, took 16.6 (0.948x; results/h100/gemm_llama-s94h).
+        *(
+            replace(
+                _SM90,
+                name=f"sm90-swapab-pingpong-64x{n}-k256",
+                tile=(64, n, 256),
+                schedule="pingpong",
+                swap_ab=True,
+            )
+            for n in (16, 32)
+        ),
         GemmConfig("sm80-multistage", "sm80", (128, 256, 64), schedule="multistage"),
     )
 }

@@ -111,6 +111,8 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
         # 64-row tiles: N/64 CTAs stream the weights with no split-K and nothing to clear
         # between launches; for small N, split K across 128-row tiles instead.
         cands = [(C[f"sm90-swapab-pingpong-64x{width}"], O())]
+        if width <= 32:
+            cands.append((C[f"sm90-swapab-pingpong-64x{width}-k256"], O()))
         if m > 16 and 2 * -(-n // 64) <= sms:
             # Half-width token tiles: two rows of them double the CTAs while they still fit one
             # wave (N 4096: 128 CTAs where 64 leave half the SMs idle). cuBLAS runs 64x32
