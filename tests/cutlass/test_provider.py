@@ -271,6 +271,23 @@ def test_tuning_candidates_per_m_regime():
     assert first[65] == "sm90-streamk-128x128" and first[16384] == "sm90-coop-128x256"
 
 
+def test_k_deep_decode_tiles_offered_beside_the_128_deep_ones():
+    """The 64-row swapped ping-pong tiles 256 deep along K (own Triton's decode block at N 4096)
+    are timed at M <= 32 right after their 128-deep twin, and not at M 33-64 (no 64x64 twin)."""
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    for m, width in ((1, 16), (16, 16), (32, 32)):
+        names = [c.name for c, _ in sm90_candidates(m, 4096, 4096, "bf16")]
+        assert names[:2] == [
+            f"sm90-swapab-pingpong-64x{width}",
+            f"sm90-swapab-pingpong-64x{width}-k256",
+        ]
+        deep = CONFIGS[names[1]]
+        assert deep.tile == (64, width, 256) and deep.tile_for("fp8_e4m3") == (64, width, 512)
+        assert deep.schedule == "pingpong" and deep.swap_ab
+    assert not any(c.name.endswith("-k256") for c, _ in sm90_candidates(64, 4096, 4096, "bf16"))
+
+
 def test_clustered_split_k_offered_where_few_tiles_pair_up():
     """sm90-streamk-128x144-c2x1 split K (cuBLAS's decomposition at the 405B QKV, 256x2304x16384:
     32 tiles of 128x144 split 4 ways on 128 CTAs, 2x1 clusters multicasting the weight tile):
