@@ -10,13 +10,26 @@ done here, since their candidate hash covers both sides' text, so such an entry 
 is dropped rather than moved: the GPU decides it again, a short interleaved re-time each.
 
     python3 scripts/rekey_tune_cache.py tune_cache/tune-h100.tgz [...]   (rewritten in place)
+
+--since COMMIT: re-key the entries tuned on the kernels as they stood at COMMIT to today's source
+hash, for a change since then that only adds candidates (a new config, a new entry in a
+candidate list) and changes no existing candidate's code or the way candidates are timed. That is
+the caller's claim, checked by nobody here: say it in the commit. A point whose candidate list
+changed still misses (its key hashes the list) and is tuned again; every other point reads its
+decision as before (session 95: two K-deep decode tiles offered at M <= 32 only).
+
+    python3 scripts/rekey_tune_cache.py --since f93a41a tune_cache/tune-h100.tgz
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import subprocess
 import sys
+import tarfile
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -53,10 +66,39 @@ def raw_source_hash(patterns: tuple[str, ...]) -> str:
     return h.hexdigest()[:16]
 
 
-def rekey(files: dict[str, bytes]) -> tuple[dict[str, bytes], int]:
-    """The entries with each current-kernel entry under its new key (a choice entry dropped);
-    how many moved or were dropped."""
-    new_hash = {raw_source_hash(s): tune_cache.source_hash(s) for s in SOURCE_SETS}
+def hashes_at(commit: str) -> list[str]:
+    """Each source set's key hash (today's reading) of the kernels as they stood at `commit`."""
+    repo = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", commit, "kernels"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        today = tune_cache.KERNELS_DIR
+        tune_cache.KERNELS_DIR = Path(tmp) / "kernels"
+        try:
+            # source_hash is cached by its patterns: the uncached function reads the old tree
+            return [tune_cache.source_hash.__wrapped__(s) for s in SOURCE_SETS]
+        finally:
+            tune_cache.KERNELS_DIR = today
+
+
+def hash_map(since: str | None = None) -> dict[str, str]:
+    """Old source hash -> today's: the raw-bytes reading of today's files (the default), or
+    today's reading of the files at `since`."""
+    old = hashes_at(since) if since else [raw_source_hash(s) for s in SOURCE_SETS]
+    return {o: tune_cache.source_hash(s) for o, s in zip(old, SOURCE_SETS, strict=True)}
+
+
+def rekey(
+    files: dict[str, bytes], new_hash: dict[str, str] | None = None
+) -> tuple[dict[str, bytes], int]:
+    """The entries with each entry `new_hash` maps (default: hash_map()) under its new key (a
+    choice entry dropped); how many moved or were dropped."""
+    new_hash = hash_map() if new_hash is None else new_hash
     out, moved = {}, 0
     for name, data in files.items():
         entry = json.loads(data)
@@ -77,11 +119,15 @@ def rekey(files: dict[str, bytes]) -> tuple[dict[str, bytes], int]:
     return out, moved
 
 
-def main(paths: list[str]) -> None:
-    for arg in paths:
+def main(args: list[str]) -> None:
+    since = None
+    if args[:1] == ["--since"]:
+        since, args = args[1], args[2:]
+    mapping = hash_map(since)
+    for arg in args:
         path = Path(arg)
         files = _members(path)
-        out, moved = rekey(files)
+        out, moved = rekey(files, mapping)
         _write_tgz(path, out)
         print(f"{path}: {moved} of {len(files)} entries re-keyed or dropped, {len(out)} kept")
 

@@ -38,3 +38,37 @@ def test_current_kernels_entries_take_the_new_key_and_older_ones_stay(tmp_path):
     new_key = tune_cache.TuneKey(**moved["key"])
     assert new_key.source_hash == tune_cache.source_hash(sources)
     assert f"tune/cutlass-gemm/{new_key.digest}.json" in files and current[0] not in files
+
+
+def test_since_a_commit_moves_the_entries_tuned_on_its_kernels(tmp_path, monkeypatch):
+    """--since COMMIT: an entry keyed on the kernels as they stood at COMMIT takes today's key
+    (a change that only adds candidates); one keyed on other kernels stays."""
+    sources = rekey_tune_cache.cutlass_tune.TUNE_SOURCES
+    index = rekey_tune_cache.SOURCE_SETS.index(sources)
+    at_commit = ["feedfacefeedface"] * len(rekey_tune_cache.SOURCE_SETS)
+    at_commit[index] = "0000111122223333"
+    monkeypatch.setattr(rekey_tune_cache, "hashes_at", lambda commit: at_commit)
+    then, older = _entry("0000111122223333"), _entry("0123456789abcdef")
+    path = tmp_path / "tune-h100.tgz"
+    _write_tgz(path, dict([then, older]))
+    rekey_tune_cache.main(["--since", "abc1234", str(path)])
+    files = _members(path)
+    assert older[0] in files and then[0] not in files and len(files) == 2
+    (moved,) = (json.loads(v) for k, v in files.items() if k != older[0])
+    assert moved["key"]["source_hash"] == tune_cache.source_hash(sources)
+
+
+def test_hashes_at_reads_the_kernels_of_the_commit_not_the_working_tree():
+    """At HEAD with kernels/ unchanged, each source set's hash is today's."""
+    import subprocess
+
+    import pytest
+
+    root = Path(__file__).resolve().parent.parent
+    if subprocess.run(
+        ["git", "-C", str(root), "diff", "--quiet", "HEAD", "--", "kernels"]
+    ).returncode:
+        pytest.skip("kernels/ differs from HEAD")
+    got = rekey_tune_cache.hashes_at("HEAD")
+    assert got == [tune_cache.source_hash(s) for s in rekey_tune_cache.SOURCE_SETS]
+    assert all(len(h) == 16 for h in got)
