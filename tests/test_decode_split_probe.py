@@ -36,3 +36,14 @@ def test_a_bad_point_fails_before_the_gpu_is_looked_for(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["decode_split_probe.py", "b16:kv4096:h4:q1:p256", "b16"])
     with pytest.raises(SystemExit, match="expected b<batch>"):
         probe.main()
+
+
+def test_the_cold_read_runs_on_many_programs_and_near_the_points_bytes():
+    """read_blocks: within 0.5% of the bytes, a block count whose grid fills the programs (the
+    bytes of b16:kv4096:h4 as they are gave the read kernel one program)."""
+    from harness_kernels.triton import microbench
+
+    for nbytes in (134_500_000, 268_700_000, 1_074_000_000, 269_500_000, 16 << 20):
+        blocks = probe.read_blocks(nbytes, 528)
+        assert abs(blocks * microbench.BLOCK_BYTES / nbytes - 1) <= 0.0051
+        assert microbench._read_grid(blocks, 1, 528) >= 500
