@@ -107,7 +107,7 @@ def probe(problem: AttentionProblem, splits: list[int], rounds: int) -> list[str
     ]
     for name, t in sorted(ms.items(), key=lambda kv: kv[1]):
         flag = " WRONG" if name in wrong else ""
-        lines.append(f"  {name}: {t * 1e3:.1f} us, +{(t - base) * 1e3:.1f} us over the read{flag}")
+        lines.append(f"  {name}: {t * 1e3:.1f} us, {(t - base) * 1e3:+.1f} us over the read{flag}")
     return lines
 
 

@@ -23,6 +23,7 @@ decision as before (session 95: two K-deep decode tiles offered at M <= 32 only)
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
 import json
@@ -120,11 +121,12 @@ def rekey(
 
 
 def main(args: list[str]) -> None:
-    since = None
-    if args[:1] == ["--since"]:
-        since, args = args[1], args[2:]
-    mapping = hash_map(since)
-    for arg in args:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("caches", nargs="+", help="tune-cache archives, rewritten in place")
+    ap.add_argument("--since", metavar="COMMIT", help="re-key entries of COMMIT's kernels")
+    a = ap.parse_args(args)
+    mapping = hash_map(a.since)
+    for arg in a.caches:
         path = Path(arg)
         files = _members(path)
         out, moved = rekey(files, mapping)

@@ -40,10 +40,13 @@ def test_a_bad_point_fails_before_the_gpu_is_looked_for(monkeypatch):
 
 def test_the_cold_read_runs_on_many_programs_and_near_the_points_bytes():
     """read_blocks: within 0.5% of the bytes, a block count whose grid fills the programs (the
-    bytes of b16:kv4096:h4 as they are gave the read kernel one program)."""
+    probe's first run read these points' bytes as they are, on grids of 3 to 141 programs)."""
     from harness_kernels.triton import microbench
 
-    for nbytes in (134_500_000, 268_700_000, 1_074_000_000, 269_500_000, 16 << 20):
+    points = ("b16:kv4096:h4:q1:p256", "b16:kv4096:h8:q1:p256", "b16:kv16384:h8:q1:p256")
+    sizes = [probe.problem_of(p).min_bytes() for p in (*points, "b16:kv4096:h8:q4:p16")]
+    assert sizes[0] == 134_480_896  # 16 x 4 heads x 4096 x 128 x 2 (K, V) x 2 B, and Q and O
+    for nbytes in (*sizes, 16 << 20):
         blocks = probe.read_blocks(nbytes, 528)
         assert abs(blocks * microbench.BLOCK_BYTES / nbytes - 1) <= 0.0051
         assert microbench._read_grid(blocks, 1, 528) >= 500

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
@@ -60,15 +63,10 @@ def test_since_a_commit_moves_the_entries_tuned_on_its_kernels(tmp_path, monkeyp
 
 def test_hashes_at_reads_the_kernels_of_the_commit_not_the_working_tree():
     """At HEAD with kernels/ unchanged, each source set's hash is today's."""
-    import subprocess
-
-    import pytest
-
     root = Path(__file__).resolve().parent.parent
-    if subprocess.run(
-        ["git", "-C", str(root), "diff", "--quiet", "HEAD", "--", "kernels"]
-    ).returncode:
-        pytest.skip("kernels/ differs from HEAD")
+    status = ["git", "-C", str(root), "status", "--porcelain", "--", "kernels"]
+    if subprocess.run(status, capture_output=True, text=True, check=True).stdout.strip():
+        pytest.skip("kernels/ differs from HEAD (changed or untracked files)")
     got = rekey_tune_cache.hashes_at("HEAD")
     assert got == [tune_cache.source_hash(s) for s in rekey_tune_cache.SOURCE_SETS]
     assert all(len(h) == 16 for h in got)

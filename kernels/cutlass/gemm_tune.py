@@ -112,6 +112,8 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
         # between launches; for small N, split K across 128-row tiles instead.
         cands = [(C[f"sm90-swapab-pingpong-64x{width}"], O())]
         if width <= 32:
+            # K-deep twins (gemm.py) only for 16- and 32-token tiles: at M 33-64 the token tile
+            # is 64 wide, a 64x64x256 stage takes 64 KB and leaves three stages (not measured).
             cands.append((C[f"sm90-swapab-pingpong-64x{width}-k256"], O()))
         if m > 16 and 2 * -(-n // 64) <= sms:
             # Half-width token tiles: two rows of them double the CTAs while they still fit one
