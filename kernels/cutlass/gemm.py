@@ -263,30 +263,20 @@ CONFIGS: dict[str, GemmConfig] = {
             streamk=True,
             swap_ab=True,
         ),
+        # 64-row ping-pong tiles, 128 deep along K; 16- and 32-token ones also 256 deep ("-k256":
+        # half as many, twice as large TMA loads per stage for the same bytes in flight). Own
+        # Triton's decode pick at N 4096 is that block (64 weight rows x 256 K, 64 programs:
+        # 1x4096x4096 15.6 us on an H100, 1.006x a cold read of its bytes), where own CUTLASS's
+        # best, 128x16x128 tiles in 4x1 clusters, took 16.6 (0.948x; results/h100/gemm_llama-s94h).
         *(
             replace(
                 _SM90,
-                name=f"sm90-swapab-pingpong-64x{n}",
-                tile=(64, n, 128),
+                name=f"sm90-swapab-pingpong-64x{n}" + ("" if k == 128 else f"-k{k}"),
+                tile=(64, n, k),
                 schedule="pingpong",
                 swap_ab=True,
             )
-            for n in (16, 32, 64)
-        ),
-        # The same 64-row ping-pong tiles 256 deep along K: half as many, twice as large TMA
-        # loads per stage for the same bytes in flight. Own Triton's decode pick at N 4096 is
-        # this block (64 weight rows x 256 K, 64 programs: 1x4096x4096 15.6 us on an H100,
-        # 1.006x a cold read of its bytes), where own CUTLASS's best, 128x16x128 tiles in 4x1
-        # clusters, took 16.6 (0.948x; results/h100/gemm_llama-s94h).
-        *(
-            replace(
-                _SM90,
-                name=f"sm90-swapab-pingpong-64x{n}-k256",
-                tile=(64, n, 256),
-                schedule="pingpong",
-                swap_ab=True,
-            )
-            for n in (16, 32)
+            for n, k in ((16, 128), (32, 128), (64, 128), (16, 256), (32, 256))
         ),
         GemmConfig("sm80-multistage", "sm80", (128, 256, 64), schedule="multistage"),
     )
