@@ -72,13 +72,15 @@ def cache_dir() -> Path:
 
 
 @functools.cache
-def source_hash(patterns: tuple[str, ...]) -> str:
-    """sha256 over the code of the kernel files matching `patterns` (globs under kernels/), 16
-    hex digits. Python files count without their comments, docstrings and blank lines
-    (code_text), so a comment alone re-tunes nothing; other files (CUDA, headers) count whole."""
+def source_hash(patterns: tuple[str, ...], root: Path | None = None) -> str:
+    """sha256 over the code of the kernel files matching `patterns` (globs under `root`, kernels/
+    unless another tree's copy is named: scripts/rekey_tune_cache.py), 16 hex digits. Python
+    files count without their comments, docstrings and blank lines (code_text), so a comment
+    alone re-tunes nothing; other files (CUDA, headers) count whole."""
+    root = KERNELS_DIR if root is None else root
     h = hashlib.sha256()
-    for path in sorted({p for pat in patterns for p in KERNELS_DIR.glob(pat) if p.is_file()}):
-        h.update(str(path.relative_to(KERNELS_DIR)).encode() + b"\0" + code_text(path) + b"\0")
+    for path in sorted({p for pat in patterns for p in root.glob(pat) if p.is_file()}):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + code_text(path) + b"\0")
     return h.hexdigest()[:16]
 
 

@@ -78,13 +78,7 @@ def hashes_at(commit: str) -> list[str]:
         ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
-        today = tune_cache.KERNELS_DIR
-        tune_cache.KERNELS_DIR = Path(tmp) / "kernels"
-        try:
-            # source_hash is cached by its patterns: the uncached function reads the old tree
-            return [tune_cache.source_hash.__wrapped__(s) for s in SOURCE_SETS]
-        finally:
-            tune_cache.KERNELS_DIR = today
+        return [tune_cache.source_hash(s, Path(tmp) / "kernels") for s in SOURCE_SETS]
 
 
 def hash_map(since: str | None = None) -> dict[str, str]:
