@@ -3,16 +3,12 @@ timings in provider_config (synthetic rows)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pandas as pd
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "candidate_gain.py"
-spec = importlib.util.spec_from_file_location("candidate_gain", SCRIPT)
-gain = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gain)
+gain = load_script("candidate_gain")
 
 
 def _row(m: int, timed: dict) -> dict:

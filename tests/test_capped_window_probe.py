@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from harness_kernels.triton.gemm_configs import GemmConfig
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "capped_window_probe.py"
-spec = importlib.util.spec_from_file_location("capped_window_probe", SCRIPT)
-assert spec is not None and spec.loader is not None
-probe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe)
+probe = load_script("capped_window_probe")
 
 
 def test_shapes_are_m_by_n_by_k():

@@ -3,14 +3,12 @@ estimate that told session 84's refused call (64.2 MiB) from the one that passed
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "carry_size.py"
-spec = importlib.util.spec_from_file_location("carry_size", SCRIPT)
-carry = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(carry)
+from script_module import load_script
+
+carry = load_script("carry_size")
 
 
 def test_a_file_costs_a_header_and_whole_blocks():

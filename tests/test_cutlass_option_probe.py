@@ -3,16 +3,11 @@ timing and the bit checks need a GPU)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from harness_kernels.cutlass.gemm import CONFIGS, RunOptions
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "cutlass_option_probe.py"
-spec = importlib.util.spec_from_file_location("cutlass_option_probe", SCRIPT)
-probe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe)
+probe = load_script("cutlass_option_probe")
 
 
 def test_specs_name_a_config_and_its_printed_options():

@@ -3,17 +3,16 @@ own-triton rows whose pick was a Gluon per-item split) and the config it pins fo
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
+
+from script_module import load_script
 
 from harness.store import read_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "decode_merge_probe.py"
-spec = importlib.util.spec_from_file_location("decode_merge_probe", SCRIPT)
-probe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe)
+probe = load_script("decode_merge_probe")
 
 RUN = ROOT / "results" / "h200" / "fmha_decode_serving-b16-ragged-s70"
 

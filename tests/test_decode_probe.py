@@ -3,16 +3,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from harness_kernels.triton.attention_configs import keep_decode_config
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "decode_probe.py"
-spec = importlib.util.spec_from_file_location("decode_probe", SCRIPT)
-probe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe)
+probe = load_script("decode_probe")
 
 
 def test_point_strings_name_the_paged_decode_point():

@@ -3,16 +3,12 @@ looks for a GPU."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "decode_split_probe.py"
-spec = importlib.util.spec_from_file_location("decode_split_probe", SCRIPT)
-probe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe)
+probe = load_script("decode_split_probe")
 
 
 def test_point_strings_name_a_serving_grid_point():

@@ -3,13 +3,9 @@ steps (the script itself needs an NVIDIA GPU; this is its CPU-checkable part).""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "decoder_layer_breakdown.py"
-spec = importlib.util.spec_from_file_location("decoder_layer_breakdown", SCRIPT)
-breakdown = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(breakdown)
+breakdown = load_script("decoder_layer_breakdown")
 
 
 def test_kernels_go_to_the_steps_that_launch_them_in_order():

@@ -3,16 +3,13 @@ git, byte for byte; nothing uncommitted is ever deleted."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "device_slim.py"
-spec = importlib.util.spec_from_file_location("device_slim", SCRIPT)
-slim = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(slim)
+slim = load_script("device_slim")
 
 FILES = {
     "results/h200/run-a/rows.parquet": b"a" * 700,

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gemm_decode_probe.py"
-spec = importlib.util.spec_from_file_location("gemm_decode_probe", SCRIPT)
-probe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe)
+probe = load_script("gemm_decode_probe")
 
 H100 = dict(num_sms=132, max_smem=232448)
 

@@ -3,15 +3,10 @@ GPU; the names must mean the configs the tuner records)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ncu_compare.py"
-spec = importlib.util.spec_from_file_location("gemm_ncu_compare", SCRIPT)
-ncu = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ncu)
+ncu = load_script("gemm_ncu_compare")
 
 
 def test_config_names_parse_to_the_tuners_configs():

@@ -3,17 +3,13 @@ faster of cuBLASLt's two fp8 rows), per M band, with the worst points and the ch
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gemm_ratio_table.py"
-spec = importlib.util.spec_from_file_location("gemm_ratio_table", SCRIPT)
-table = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(table)
+table = load_script("gemm_ratio_table")
 
 CUTLASS = json.dumps(
     {"library": "own-cutlass", "variant": "sm90-swapab-dp-128x16", "run_options": "heuristic/sw1"}

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 from harness_kernels.triton import gemm_gluon
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gluon_tile_probe.py"
-spec = importlib.util.spec_from_file_location("gluon_tile_probe", SCRIPT)
-probe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe)
+probe = load_script("gluon_tile_probe")
 
 
 def test_pins_every_tile_and_depth_once_and_stars_what_the_tuner_times():

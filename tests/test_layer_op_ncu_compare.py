@@ -3,13 +3,9 @@ against the fp32 reference and prints the launch order ncu's report follows."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "layer_op_ncu_compare.py"
-spec = importlib.util.spec_from_file_location("layer_op_ncu_compare", SCRIPT)
-ncu = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ncu)
+ncu = load_script("layer_op_ncu_compare")
 
 
 def test_prints_each_provider_in_launch_order_with_its_check(capsys):

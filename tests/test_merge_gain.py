@@ -3,18 +3,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 
 import pytest
+from script_module import load_script
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 sys.path.insert(0, str(SCRIPTS))  # merge_gain imports split_by_gain's cache reader
-spec = importlib.util.spec_from_file_location("merge_gain", SCRIPTS / "merge_gain.py")
-gain = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gain)
+gain = load_script("merge_gain")
 
 EQUAL = "('attn_decode', 16, 32, 4, 8, 128, torch.bfloat16, True, 'full', 256, 4096, None, 'H', 'gluon', 'reduce')"
 RAGGED = EQUAL.replace("'gluon'", "'fill6/8', 'gluon'")

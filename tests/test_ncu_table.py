@@ -3,16 +3,12 @@ ncu's ==PROF== lines first) pivoted to a row per launch and a column per metric.
 
 from __future__ import annotations
 
-import importlib.util
 import lzma
-from pathlib import Path
 
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "ncu_table.py"
-spec = importlib.util.spec_from_file_location("ncu_table", SCRIPT)
-ncu = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ncu)
+ncu = load_script("ncu_table")
 
 HEAD = '"ID","Kernel Name","Section Name","Metric Name","Metric Unit","Metric Value"'
 

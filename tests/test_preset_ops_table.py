@@ -3,15 +3,10 @@ Triton (the fastest vendor row over own Triton's, same point), attention also in
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "preset_ops_table.py"
-spec = importlib.util.spec_from_file_location("preset_ops_table", SCRIPT)
-table = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(table)
+table = load_script("preset_ops_table")
 
 
 def _row(op: str, provider: str, size: int, us: float, status: str = "ok") -> dict:

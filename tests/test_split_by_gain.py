@@ -3,16 +3,13 @@ split-by-longest one, per ragged decode decision of a tune cache."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "split_by_gain.py"
-spec = importlib.util.spec_from_file_location("split_by_gain", SCRIPT)
-gain = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gain)
+gain = load_script("split_by_gain")
 
 
 def _entry(root: Path, name: str, problem: str, timings: dict) -> None:

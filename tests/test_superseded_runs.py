@@ -3,20 +3,15 @@ every one of its ok rows ok again (rows faked; run.json gives each run's start).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pandas as pd
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "superseded_runs.py"
+from script_module import load_script
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("superseded_runs", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("superseded_runs")
 
 
 def _run(root: Path, name: str, time: str) -> Path:

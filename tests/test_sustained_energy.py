@@ -4,16 +4,11 @@ form: RunOptions.parse, tests/cutlass/test_run_options.py."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 from harness_kernels.cutlass.gemm import CONFIGS, RunOptions
 from harness_kernels.cutlass.gemm_tune import sm90_candidates
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "sustained_energy.py"
-spec = importlib.util.spec_from_file_location("sustained_energy", SCRIPT)
-probe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(probe)
+probe = load_script("sustained_energy")
 
 
 def test_extra_candidates_follow_the_tuners_own():

@@ -4,7 +4,6 @@ libraries replaced, and the returned rows unpacked into the tree."""
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import io
 import json
 import random
@@ -12,10 +11,10 @@ import tarfile
 import time
 from pathlib import Path
 
+from script_module import load_script
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "take_back.py"
-spec = importlib.util.spec_from_file_location("take_back", SCRIPT)
-take_back = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(take_back)
+take_back = load_script("take_back")
 
 
 def _entry(device: str, choice: str) -> bytes:

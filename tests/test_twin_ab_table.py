@@ -3,16 +3,12 @@ rows, the points where the twin rule ran the twin, and per provider the slow cou
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pandas as pd
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "twin_ab_table.py"
-spec = importlib.util.spec_from_file_location("twin_ab_table", SCRIPT)
-ab = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ab)
+ab = load_script("twin_ab_table")
 
 TWIN = json.dumps({"twin_rule": {"burst_pick": "sm90-swapab-128x16:heuristic/sw1"}})
 

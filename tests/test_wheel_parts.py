@@ -3,7 +3,6 @@ byte for byte once the last part arrives (the lent-GPU path for wheels over one 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -11,11 +10,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "wheel_parts.py"
-spec = importlib.util.spec_from_file_location("wheel_parts", SCRIPT)
-wheel_parts = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(wheel_parts)
+wheel_parts = load_script("wheel_parts")
 
 
 @pytest.fixture

@@ -3,16 +3,11 @@ hot), side by side per working set, each over the last run given."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from report_fixtures import speed_row, write_run
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "flush_series_table.py"
-spec = importlib.util.spec_from_file_location("flush_series_table", SCRIPT)
-table = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(table)
+table = load_script("flush_series_table")
 
 MIB = 2**20
 

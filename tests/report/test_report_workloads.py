@@ -1,10 +1,10 @@
 """The workload catalog and its derivation: shapes per TP degree and phase, MoE expert tokens,
 the torch-free work model against harness.problems, and the generated presets being current."""
 
-import importlib.util
 import re
 
 import pytest
+from script_module import load_script
 
 from harness.config import SWEEPS_DIR
 from harness.problems import PROBLEM_TYPES, AttentionProblem
@@ -108,11 +108,7 @@ def test_catalog_has_the_issue_models_with_a_source_comment():
 
 
 def test_generated_presets_are_current_and_guarded():
-    spec = importlib.util.spec_from_file_location(
-        "gen_workload_presets", SWEEPS_DIR.parent / "scripts/gen_workload_presets.py"
-    )
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    gen = load_script("gen_workload_presets")
     files = gen.rendered()
     assert "llama3_8b_decode.yaml" in files and len(files) == len(WORKLOADS)
     for name, text in files.items():
