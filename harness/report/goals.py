@@ -25,7 +25,9 @@ deciding run's card or another of the model. A GPU without a measured ceiling fa
 and says so.
 Beside it, `cold_read_of_ceiling`: one cold read of each point's own bytes (a probes_read_once
 run among the paths) as a share of the same ceiling, the most a kernel that reads them once
-could reach; below the bar, the bar is out of reach at those points.
+could reach; below the bar, the bar is out of reach at those points. `own_only_since`: a later
+run that timed the own kernel at every point without the vendors (their wheels not carried to
+the card) has no ratio and decides nothing, but its ceiling share is the own kernel's latest.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ VERDICT_COLUMNS = [
     "of_ceiling",
     "cold_read_of_ceiling",
     "ceiling_run",
+    "own_only_since",
     "room",
     "bar",
     "verdict",
@@ -282,6 +285,12 @@ def run_lines(
         of_ceiling = geomean((gbps / ceiling).tolist()) if ceiling and len(gbps) else math.nan
         # one cold read of the same bytes (probes_read_once): what a kernel reading them once
         # could reach, so whether the ceiling bar is reachable at these points at all
+        # the share over every ok own row, a vendor beside it or not: an own-only run (no vendor
+        # wheels on the card) measures this half of the bar and no ratio (verdicts' own_only)
+        own_gbps = g["gbps"].dropna()
+        own_of_ceiling = (
+            geomean((own_gbps / ceiling).tolist()) if ceiling and len(own_gbps) else math.nan
+        )
         cold = has_ref.loc[has_ref["gbps"].notna(), "read_once_gbps"].dropna()
         cold_of_ceiling = geomean((cold / ceiling).tolist()) if ceiling and len(cold) else math.nan
         ceiling_run = ""
@@ -311,6 +320,8 @@ def run_lines(
                 "not_ok": not_ok,
                 "of_ceiling": of_ceiling if goal.ceiling is not None else math.nan,
                 "cold_read_of_ceiling": cold_of_ceiling if goal.ceiling is not None else math.nan,
+                "own_points": len(own_gbps),
+                "own_of_ceiling": own_of_ceiling if goal.ceiling is not None else math.nan,
                 "ceiling_run": ceiling_run,
                 "covers": goal.points is None or points >= goal.points,
                 "met": met,
@@ -321,6 +332,25 @@ def run_lines(
             }
         )
     return pd.DataFrame(lines)
+
+
+def own_only_since(lines: pd.DataFrame, shown: dict, goal: Goal) -> str:
+    """For a ceiling goal: the latest run after the shown one that timed the own kernel at all
+    of the goal's points without the vendors beside it, as 'share (run)'; '' where none did. Such
+    a run decides nothing (no ratio), but its ceiling share is the own kernel's latest: the H100's
+    batch-16 decode verdict is a run from before the Gluon decode (0.846), and the own-only run
+    of session 96 read 0.873."""
+    if goal.ceiling is None:
+        return ""
+    later = lines[
+        (lines["when"] > shown["when"])
+        & (lines["own_points"] >= (goal.points or 1))
+        & lines["own_of_ceiling"].notna()
+    ]
+    if later.empty:
+        return ""
+    last = later.sort_values("when").iloc[-1]
+    return f"{last['own_of_ceiling']:.3f} ({last['run']})"
 
 
 def short_of(line: dict, goal: Goal) -> str:
@@ -431,6 +461,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
                 out.append(
                     {
                         **{k: line[k] for k in VERDICT_COLUMNS if k in line},
+                        "own_only_since": own_only_since(g, line, goal),
                         "room": room(rows, roofs, goal, line["device"], line["run"]),
                         "bar": goal.bar(),
                         "verdict": verdict,
@@ -445,7 +476,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
 GOALS_CAPTION = (
     "Each goal of configs/goals.yaml (an issue's bar) per GPU: the latest run that covers its "
     "points (not the best; `covering_runs` covered it whole, their geomeans spanning `range`; a `partial` line is the run with the most points where none did), vendor time "
-    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `ceiling_run`: the ceilings run whose HBM read a ceiling share is of, and whether it measured the deciding run's card; `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup; the roofs the run's own card measured where it did, else every card's of the model), the most any own kernel could reach. A wrong own row fails the goal. "
+    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `ceiling_run`: the ceilings run whose HBM read a ceiling share is of, and whether it measured the deciding run's card; `own_only_since`: a later run that timed the own kernel at every point without the vendors, and its ceiling share (no ratio, so no verdict); `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup; the roofs the run's own card measured where it did, else every card's of the model), the most any own kernel could reach. A wrong own row fails the goal. "
     "Goals without a row here are left out. `harness goals <paths>` prints the same."
 )
 
