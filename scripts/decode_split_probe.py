@@ -14,7 +14,7 @@ Short bursts (kernels/bench_cold.py: a 2x-L2 read flush and a stream hold before
 median of --rounds alternating rounds): for deciding what to build, not for citing as a sweep
 result.
 
-    python3 scripts/decode_split_probe.py b16:kv4096:h4:q1:p256 [b16:kv16384:h8:q4:p16 ...]
+    python3 scripts/decode_split_probe.py b16:kv4096:h4:q1:p256 [b16:kv4096:h4:q1:p16:ragged ...]
         [--splits 1,2,3,4] [--rounds 3]
 """
 
@@ -37,11 +37,23 @@ PARTS = {"b": "batch", "kv": "kv_len", "h": "kv_heads", "q": "q_len", "p": "page
 
 def problem_of(spec: str) -> AttentionProblem:
     """b16:kv4096:h4:q1:p256 -> the serving grid's point (32 query heads over h KV heads, D 128,
-    bf16, causal, paged, equal lengths); every part is needed, in any order."""
-    parts = [re.fullmatch(r"(b|kv|h|q|p)(\d+)", part) for part in spec.split(":")]
+    bf16, causal, paged, equal lengths); every part is needed, in any order. A part `ragged`
+    makes the batch ragged as the grid's ragged half is (lengths from kv_len down to half of
+    it): on the H100 the ragged GQA-8 points at KV 4k read 0.69-0.75 of the ceiling, the
+    batch-16 bar's largest miss (fmha_decode_serving-b16-own-s96h)."""
+    tokens = spec.split(":")
+    ragged = "ragged" in tokens
+    parts = [re.fullmatch(r"(b|kv|h|q|p)(\d+)", part) for part in tokens if part != "ragged"]
     found = {m.group(1): int(m.group(2)) for m in parts if m}
-    if None in parts or set(found) != set(PARTS) or len(parts) != len(PARTS):
-        raise SystemExit(f"{spec!r}: expected b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page>")
+    if (
+        None in parts
+        or set(found) != set(PARTS)
+        or len(parts) != len(PARTS)
+        or tokens.count("ragged") > 1
+    ):
+        raise SystemExit(
+            f"{spec!r}: expected b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page>[:ragged]"
+        )
     return AttentionProblem(
         batch=found["b"],
         q_heads=32,
@@ -51,6 +63,7 @@ def problem_of(spec: str) -> AttentionProblem:
         causal=True,
         kv_layout="paged",
         page_size=found["p"],
+        ragged=ragged,
     )
 
 
@@ -113,7 +126,9 @@ def probe(problem: AttentionProblem, splits: list[int], rounds: int) -> list[str
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("points", nargs="+", help="b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page>")
+    ap.add_argument(
+        "points", nargs="+", help="b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page>[:ragged]"
+    )
     ap.add_argument("--splits", default="1,2,3,4", help="split counts to force")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
