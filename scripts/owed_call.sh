@@ -14,8 +14,8 @@ if [ $# -ne 1 ] || ! [[ $1 =~ ^[0-9]+$ ]]; then
 fi
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 case $name in
-  *H200*) gpu=h200 ;;
-  *H100*) gpu=h100 ;;
+  "NVIDIA H200"*) gpu=h200 ;;
+  "NVIDIA H100"*) gpu=h100 ;;
   *)
     echo "harness: error: GPU: '$name'; allowed: an H100 or H200 (results/<gpu>/owed.specs)" >&2
     exit 2
@@ -24,8 +24,13 @@ esac
 list=results/$gpu/owed.specs
 specs=()
 if [ -f "$list" ]; then
-  while IFS= read -r line; do
-    line=${line%%#*}
+  # `|| [ -n "$line" ]`: a last line without a newline (a list edited by hand) still counts
+  while IFS= read -r line || [ -n "$line" ]; do
+    line=${line%$'\r'}
+    # a comment is a line that starts with # or a # after a space: a # inside an override's
+    # quotes (no space before it) stays in the spec
+    [[ $line =~ ^[[:space:]]*# ]] && continue
+    line=${line%%[[:space:]]#*}
     [[ $line =~ [^[:space:]] ]] && specs+=("$line")
   done < "$list"
 fi

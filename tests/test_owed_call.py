@@ -16,7 +16,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 LISTS = {
-    "h100": "# the H100's\nrun-a sweep=smoke 'sweep.groups.0.providers=[torch]'  # why\n\n",
+    # a # inside quotes is the spec's; the last line has no newline (a list edited by hand)
+    "h100": "# the H100's\nrun-a sweep=smoke 'sweep.groups.0.providers=[torch]' 'x=a#b'  # why\n"
+    "\r\n  # indented\nrun-d sweep=smoke",
     "h200": "run-b ceilings\n   \n# no spec\nrun-c sweep=probes_read_once\n",
 }
 
@@ -66,9 +68,10 @@ def _call(
 def test_an_h100_runs_the_h100_list_into_its_scratch_folder(tmp_path):
     done, runs = _call(tmp_path, "NVIDIA H100 80GB HBM3")
     assert done.returncode == 0, done.stderr
-    assert "results/h100/owed.specs, 1 spec(s)" in done.stdout
-    assert len(runs) == 1 and "run_id=run-a" in runs[0]
-    assert "sweep.groups.0.providers=[torch]" in runs[0]  # quoting survives; the comment does not
+    assert "results/h100/owed.specs, 2 spec(s)" in done.stdout
+    assert [r.split("run_id=")[1].split()[0] for r in runs] == ["run-a", "run-d"]
+    assert "sweep.groups.0.providers=[torch] x=a#b results_dir" in runs[0]  # quotes eval'd away
+    assert "why" not in runs[0] and "'" not in runs[0]  # the comment is no override
     assert "results_dir=results/_scratch/h100" in runs[0]
     assert "warning" not in done.stdout  # GPU matches the machine
 
@@ -85,6 +88,7 @@ def test_an_h200_runs_the_h200_list_in_order(tmp_path):
     ("gpu_name", "budget", "message"),
     [
         ("NVIDIA A100-SXM4-80GB", "100", "allowed: an H100 or H200"),
+        ("NVIDIA GH200 480GB", "100", "allowed: an H100 or H200"),
         ("NVIDIA H200", "soon", "allowed: <seconds budget>"),
     ],
 )

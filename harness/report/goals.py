@@ -283,14 +283,14 @@ def run_lines(
         ceiling = (hbm_read or {}).get(str(g["device_name"].iloc[0]))
         gbps = has_ref["gbps"].dropna()
         of_ceiling = geomean((gbps / ceiling).tolist()) if ceiling and len(gbps) else math.nan
-        # one cold read of the same bytes (probes_read_once): what a kernel reading them once
-        # could reach, so whether the ceiling bar is reachable at these points at all
         # the share over every ok own row, a vendor beside it or not: an own-only run (no vendor
-        # wheels on the card) measures this half of the bar and no ratio (verdicts' own_only)
+        # wheels on the card) measures this half of the bar and no ratio (own_only_since)
         own_gbps = g["gbps"].dropna()
         own_of_ceiling = (
             geomean((own_gbps / ceiling).tolist()) if ceiling and len(own_gbps) else math.nan
         )
+        # one cold read of the same bytes (probes_read_once): what a kernel reading them once
+        # could reach, so whether the ceiling bar is reachable at these points at all
         cold = has_ref.loc[has_ref["gbps"].notna(), "read_once_gbps"].dropna()
         cold_of_ceiling = geomean((cold / ceiling).tolist()) if ceiling and len(cold) else math.nan
         ceiling_run = ""
@@ -336,14 +336,16 @@ def run_lines(
 
 def own_only_since(lines: pd.DataFrame, shown: dict, goal: Goal) -> str:
     """For a ceiling goal: the latest run after the shown one that timed the own kernel at all
-    of the goal's points without the vendors beside it, as 'share (run)'; '' where none did. Such
-    a run decides nothing (no ratio), but its ceiling share is the own kernel's latest: the H100's
-    batch-16 decode verdict is a run from before the Gluon decode (0.846), and the own-only run
-    of session 96 read 0.873."""
+    of the goal's points with no vendor row at any (no ratio, so it decides nothing) and no own
+    row wrong, as 'share (run)'; '' where none did. The verdict stays with the last run that had
+    the vendors, which may be older than the own kernel's latest change; this says how far the
+    kernel has moved the share since."""
     if goal.ceiling is None:
         return ""
     later = lines[
         (lines["when"] > shown["when"])
+        & (lines["points"] == 0)  # no point with a vendor row: an own-only run
+        & (lines["not_ok"] == 0)
         & (lines["own_points"] >= (goal.points or 1))
         & lines["own_of_ceiling"].notna()
     ]

@@ -304,28 +304,45 @@ def test_a_ceiling_goal_reads_the_gpus_measured_hbm_read(tmp_path):
 def test_a_later_own_only_run_shows_its_share_and_decides_nothing(tmp_path):
     """An own-only run (no vendor rows: the vendors' wheels not on the card) has no ratio, so the
     covering run still decides; its ceiling share is shown beside the verdict as the own kernel's
-    latest. One before the deciding run, or short of the goal's points, is not."""
-    rows = _decode_point(tmp_path / "res")
-    own_gbps = rows[1]["gbps"]
-    ceiling = ceiling_row("h200", "hbm_read_gbps", own_gbps / 0.85, "ceilings")
+    latest. One before the deciding run, one with a wrong own row, and a run with the vendors
+    (it covers, so it is a verdict of its own) are not."""
+    rows = _decode_point(tmp_path / "res")  # 2026-01-01, own at 0.85 of the ceiling
+    ceiling = ceiling_row("h200", "hbm_read_gbps", rows[1]["gbps"] / 0.85, "ceilings")
     write_run(tmp_path / "res", "ceilings", [ceiling])
     goal = parse_goals([{**GEMM_GOAL, "points": 1, "min": None, "ceiling": 0.9}])
-    assert _one(verdicts(load([tmp_path / "res"]), goal))["own_only_since"] == ""
     p = {"m": 1, "n": 8192, "k": 8192, "dtype": "bf16", "layout": "nt", "batch": 1}
-    for run, ms, when in (("own-early", 0.030, "2025-12-31"), ("own-late", 0.0342, "2026-01-02")):
-        ts = f"{when}T00:00:00+00:00"
-        write_run(
-            tmp_path / "res",
-            run,
-            [speed_row("h200", "gemm", p, "own-triton", run, median_ms=ms, timestamp=ts)],
-        )
-    line = _one(verdicts(load([tmp_path / "res"]), goal))
+
+    def own_only(run, ms, day, status="ok"):
+        ts = f"2026-01-{day:02d}T00:00:00+00:00"
+        row = speed_row("h200", "gemm", p, "own-triton", run, median_ms=ms, timestamp=ts)
+        write_run(tmp_path / "res", run, [{**row, "status": status}])
+
+    def shown(every=False):
+        return verdicts(load([tmp_path / "res"]), goal, every=every)
+
+    own_only("own-early", 0.030, 0)  # before the deciding run
+    assert _one(shown())["own_only_since"] == ""
+    own_only("own-late", 0.0342, 2)
+    own_only("own-wrong", 0.020, 3, status="wrong")  # latest, but wrong: never shown
+    line = _one(shown())
     assert line["run"] == "decode" and line["verdict"] == "not met"  # 0.85: the covering run
     share, run = line["own_only_since"].split()
     assert run == "(own-late)"
     assert float(share) == pytest.approx(0.85 * 36 / 34.2, rel=5e-3)  # 36 us -> 34.2 us
-    table = goals_table(load([tmp_path / "res"]), goal)
-    assert "own_only_since" in table.frame.columns
+    assert "own_only_since" in goals_table(load([tmp_path / "res"]), goal).frame.columns
+    # a later run with the vendors decides, and no own-only run is later than it
+    ts = "2026-01-04T00:00:00+00:00"
+    write_run(
+        tmp_path / "res",
+        "decode-b",
+        [
+            speed_row("h200", "gemm", p, "cublas", "decode-b", median_ms=0.040, timestamp=ts),
+            speed_row("h200", "gemm", p, "own-triton", "decode-b", median_ms=0.036, timestamp=ts),
+        ],
+    )
+    assert _one(shown())["run"] == "decode-b" and _one(shown())["own_only_since"] == ""
+    every = shown(every=True).set_index("run")["own_only_since"]
+    assert every["decode"].endswith("(own-late)")  # the older verdict names no run with vendors
 
 
 def test_a_ceiling_share_says_when_its_ceiling_was_read_on_another_card(tmp_path):
