@@ -4,6 +4,7 @@ Configs (one compiled library per config x dtype x B layout):
   sm90-coop-128x256      TMA + WGMMA, cooperative, 128x256x64 tile, cluster 2x1 (large M)
   sm90-coop-256x128      cooperative, 256x128x64, cluster 1x2
   sm90-pingpong-128x128  ping-pong (epilogue of one warp group under the other's mainloop), 2x1
+  sm90-coop-128x128-c2x1  the same tile and cluster, cooperative (one tile per CTA at M 512, N 4096)
   sm90-coop-128x{64,...,224}[-c2x1]   wave-filling widths (WAVE_FILL_WIDTHS) for the mid band,
                          alone or in 2x1 clusters that multicast the shared weight tile to a pair
   sm90-pingpong-64x{96,128}-c2x1   64-token ping-pong tiles in pairs (M 65-256)
@@ -161,6 +162,13 @@ CONFIGS: dict[str, GemmConfig] = {
         replace(_SM90, name="sm90-coop-128x256", tile=(128, 256, 64), cluster=(2, 1)),
         replace(_SM90, name="sm90-coop-256x128", tile=(256, 128, 64), cluster=(1, 2)),
         replace(_SM90, name="sm90-pingpong-128x128", cluster=(2, 1), schedule="pingpong"),
+        # The same tile and cluster, cooperative: where the grid is one tile per CTA (M 512,
+        # N 4096: 128 tiles on 132 SMs) a ping-pong CTA has one tile for its two consumer warp
+        # groups, so one computes it while the other idles and its epilogue runs exposed; the
+        # cooperative CTA splits the tile between both. cuBLAS runs 128x128 tiles in 2x1
+        # clusters there (nvjet_sm90_tst_128x128_64x6_2x1), where own ping-pong took 0.957-0.959x
+        # its time at the same 1,980 MHz (H100, gemm_llama-s94h, session 96's reading).
+        replace(_SM90, name="sm90-coop-128x128-c2x1", cluster=(2, 1)),
         # Wave-filling widths for the mid band (M 128-1024): wgmma takes N in steps of 8, so a
         # 128-row tile 64, 80, 96, 160, 176, 192 or 224 wide turns a partial last wave of
         # power-of-two tiles into a nearly full one (M 256, N 10240: 80 tiles of 128x256 fill

@@ -166,6 +166,8 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
             (C["sm90-pingpong-64x128-c2x1"], O(swizzle=1)),
             (C["sm90-swapab-pingpong-64x64"], O()),
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
+            # two tile rows share each weight tile in the 2x1 cluster: none at M 128
+            *([(C["sm90-coop-128x128-c2x1"], O(swizzle=1))] if m > 128 else []),
             *pairs,
             *fill,
             *clustered,
@@ -182,6 +184,7 @@ def _sm90_candidates(m: int, n: int, k: int, dtype: str, sms: int) -> list[Candi
         return [
             (C["sm90-streamk-128x128"], heuristic),
             (C["sm90-pingpong-128x128"], O(swizzle=1)),
+            (C["sm90-coop-128x128-c2x1"], O(swizzle=1)),
             (C["sm90-coop-128x256"], O(swizzle=1)),
             (C["sm90-streamk-128x256"], heuristic),
             *([(split, heuristic)] if fills_waves else []),

@@ -288,6 +288,26 @@ def test_k_deep_decode_tiles_offered_beside_the_128_deep_ones():
     assert not any(c.name.endswith("-k256") for c, _ in sm90_candidates(64, 4096, 4096, "bf16"))
 
 
+def test_cooperative_128x128_pairs_offered_in_the_mid_band_after_ping_pong():
+    """sm90-coop-128x128-c2x1 (cuBLAS's 128x128 tile and 2x1 cluster at M 512, N 4096, with both
+    consumer warp groups on the one tile a CTA gets there) is timed right after the ping-pong
+    128x128 at M 129-1024, and not at M 128 (one tile row: a cluster half would idle) nor at
+    large M."""
+    from harness_kernels.cutlass.gemm_tune import sm90_candidates
+
+    coop = CONFIGS["sm90-coop-128x128-c2x1"]
+    assert (coop.tile, coop.cluster, coop.schedule) == ((128, 128, 64), (2, 1), "cooperative")
+    assert not coop.streamk and not coop.swap_ab
+    for m in (256, 512, 1024):
+        names = [c.name for c, _ in sm90_candidates(m, 4096, 4096, "bf16")]
+        at = names.index("sm90-pingpong-128x128")
+        assert names[at + 1] == "sm90-coop-128x128-c2x1", m
+    for m in (128, 2048):
+        assert "sm90-coop-128x128-c2x1" not in {
+            c.name for c, _ in sm90_candidates(m, 4096, 4096, "bf16")
+        }
+
+
 def test_clustered_split_k_offered_where_few_tiles_pair_up():
     """sm90-streamk-128x144-c2x1 split K (cuBLAS's decomposition at the 405B QKV, 256x2304x16384:
     32 tiles of 128x144 split 4 ways on 128 CTAs, 2x1 clusters multicasting the weight tile):
