@@ -166,8 +166,8 @@ CONFIGS: dict[str, GemmConfig] = {
         # N 4096: 128 tiles on 132 SMs) a ping-pong CTA has one tile for its two consumer warp
         # groups, so one computes it while the other idles and its epilogue runs exposed; the
         # cooperative CTA splits the tile between both. cuBLAS runs 128x128 tiles in 2x1
-        # clusters there (nvjet_sm90_tst_128x128_64x6_2x1), where own ping-pong took 0.957-0.959x
-        # its time at the same 1,980 MHz (H100, gemm_llama-s94h, session 96's reading).
+        # clusters there (nvjet_sm90_tst_128x128_64x6_2x1), where own ping-pong ran 0.959x its
+        # speed at K 4096, both at 1,980 MHz, and 0.957x at K 14336 (H100, gemm_llama-s94h).
         replace(_SM90, name="sm90-coop-128x128-c2x1", cluster=(2, 1)),
         # Wave-filling widths for the mid band (M 128-1024): wgmma takes N in steps of 8, so a
         # 128-row tile 64, 80, 96, 160, 176, 192 or 224 wide turns a partial last wave of
