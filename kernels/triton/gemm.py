@@ -42,8 +42,10 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 |                 |                          | without splitting K most SMs idle while the     |
 |                 |                          | weights stream from HBM; mid M leaves a partial |
 |                 |                          | last wave of tiles                              |
-| no-tensor-cores | tl.dot (MMA/WGMMA/MFMA)  | broadcast multiply + in-thread sum = FFMA only; |
-|                 |                          | FP32 FFMA peak is ~1/15 of dense bf16 MMA peak  |
+| no-tensor-cores | tl.dot (MMA/WGMMA/MFMA)  | broadcast multiply + in-thread sum = FFMA only, |
+|                 |                          | and on NVIDIA also tl.dot on fp32 at ieee (the  |
+|                 |                          | FMA dot: FFMA only, shared-memory reuse); FP32  |
+|                 |                          | FFMA peak is ~1/15 of dense bf16 MMA peak       |
 
 Where a feature does not exist (TMA before sm_90 and on AMD) its rung equals "full";
 config["tma_fallback"] says why. Features the operands forbid (unaligned strides) are reported
@@ -231,13 +233,14 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
         TMA_LOAD=tma_load,
         TMA_STORE=tma_store,
         B_IS_NK=p.b_is_nk,
-        USE_DOT=cfg.tensor_cores,
-        INPUT_PRECISION=p.input_precision,
+        USE_DOT=cfg.tensor_cores or cfg.fma_dot,
+        # the FMA dot: fp32 operands (UPCAST) at ieee precision, which no tensor core takes
+        INPUT_PRECISION="ieee" if cfg.fma_dot else p.input_precision,
         HAS_SCALE=p.a_scale is not None,
         EVEN_K=k % bk == 0,
         EPILOGUE_SUBTILE=subtile,
         WARP_SPECIALIZE=cfg.warp_specialize,
-        UPCAST=interpreting(),
+        UPCAST=interpreting() or cfg.fma_dot,
         REDUCE_M=splitk_reduce_rows(bm, bn, parts, cfg.num_warps),
         STREAM_K=cfg.stream_k,
         MAX_PARTS=parts,
@@ -266,7 +269,7 @@ def build_launch(p: GemmOperands, cfg: GemmConfig, dev: KernelTarget) -> MatmulL
             if sk
             else {}
         ),
-        "input_precision": p.input_precision,
+        "input_precision": "ieee" if cfg.fma_dot else p.input_precision,
         # Triton's sm_90 default for fp8 dots: wgmma accumulates without periodic fp32
         # promotion (cuBLAS's use_fast_accum=True behaviour), faster but less precise.
         "fp8_fast_accum": a.dtype == torch.float8_e4m3fn and dev.capability == 90,

@@ -68,6 +68,11 @@ class GemmConfig:
     # AMD only: MFMA shape (16 -> 16x16 instructions, 32 -> 32x32) and the occupancy hint.
     matrix_instr_nonkdim: int = 0
     waves_per_eu: int = 0
+    # tensor_cores False only (the no-tensor-cores rung): the FFMAs as tl.dot over fp32 operands
+    # at "ieee" precision, Triton's FMA dot (operands staged through shared memory, each thread
+    # an outer-product block of outputs), instead of the broadcast multiply-sum. NVIDIA only:
+    # gfx942 lowers an fp32 dot to v_mfma_f32 (AOT), matrix cores after all.
+    fma_dot: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -148,15 +153,26 @@ def get_hip_configs(arch: str, elem_bytes: int, m: int) -> list[GemmConfig]:
 
 
 def get_fma_configs(backend: str) -> list[GemmConfig]:
-    """No-tensor-core candidates: tiles small enough that the [BM, BN, BK] product fits registers."""
+    """No-tensor-core candidates: tiles small enough that the [BM, BN, BK] product fits registers,
+    and on NVIDIA the same FFMAs as Triton's FMA dot, which the tuner times beside them."""
     # Each thread owns BM*BN/threads outputs and does BK FFMAs (v_fma on AMD) per output per K
     # step; 64x64x8 on 8 warps is 128 FFMAs per step per thread at <=173 registers, no spills on
     # sm_80/sm_90/gfx942 (AOT ptxas -v), where 4 warps would need 255 and spill fp32 on sm_80.
-    del backend  # same shapes for every vendor: the rung is about the math units, not tiling
-    return [
+    # The broadcast multiply-sum ran 3.1 TFLOP/s at fp16 1024-8192 on an H100 (thesis-s97h),
+    # 5% of the FP32 FMA roof: its operands come from registers loaded per K step with little
+    # reuse. The FMA dot reuses each shared-memory operand over a thread's block of outputs, as a
+    # hand-written SIMT GEMM does.
+    broadcast = [
         _c(64, 64, 8, 8, 3, tensor_cores=False),
         _c(64, 64, 4, 4, 3, tensor_cores=False),
         _c(32, 64, 8, 4, 3, tensor_cores=False, programs_per_sm=2),
+    ]
+    if backend == "hip":
+        return broadcast
+    return broadcast + [
+        _c(128, 128, 16, 8, 2, tensor_cores=False, fma_dot=True),
+        _c(128, 64, 16, 4, 3, tensor_cores=False, fma_dot=True),
+        _c(64, 64, 16, 4, 3, tensor_cores=False, fma_dot=True, programs_per_sm=2),
     ]
 
 
@@ -179,7 +195,11 @@ def shared_mem_bytes(cfg: GemmConfig, in_bytes: int, out_bytes: int, backend: st
     c = cfg.block_m * cfg.block_n * out_bytes // (2 if cfg.epilogue_subtile else 1)
     if cfg.split_k > 1:
         c = 0
-    return max(cfg.num_stages, 1) * (ab + 8) + c
+    # the FMA dot converts its operands to fp32 through shared memory: one more K step of A and
+    # B at 4 bytes, where the stages' own bytes serve part of it (sm_90 AOT, exact to 8 bytes:
+    # 128x128x16 s2 bf16 57352, 128x64x32 s3 fp8 53264, 64x64x16 s3 bf16 24592)
+    fp32_operands = (cfg.block_m + cfg.block_n) * cfg.block_k * max(4 - in_bytes, 0)
+    return max(cfg.num_stages, 1) * (ab + 8) + c + (fp32_operands if cfg.fma_dot else 0)
 
 
 def keep_config(

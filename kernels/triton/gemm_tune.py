@@ -116,7 +116,7 @@ def _short(cfg: GemmConfig) -> str:
     )
     d = cfg.as_dict()
     # named only where set, so that the names recorded before these options existed still hold
-    flags = [k for k in ("swap_ab", "transpose_b", "reduce_apart") if d[k]]
+    flags = [k for k in ("swap_ab", "transpose_b", "reduce_apart", "fma_dot") if d[k]]
     return "/".join([f"{k}={d[k]}" for k in keys] + [f"{k}=True" for k in flags])
 
 

@@ -328,3 +328,20 @@ def test_a_16_wide_tile_computes_an_8_column_c(split):
     out = _run(launch)
     assert out.shape == (33, 8) and out.stride() == (8, 1)
     assert _rel_err(out, _reference(a, b, {})) < TOL["tf32"]
+
+
+@needs_interpreter
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, FP8], ids=["bf16", "fp16", "fp8"])
+@pytest.mark.parametrize("b_col", [False, True], ids=["b-row", "b-col"])
+def test_the_fma_dot_matches_the_fp32_reference(dtype, b_col):
+    """The no-tensor-cores rung's FMA-dot candidates (NVIDIA: tl.dot over fp32 operands at ieee
+    precision, no tensor core): every dtype's operands upcast, the result within the dtype's
+    tolerance, and the config says which math ran."""
+    a, b, scales = _operands(33, 40, K_FOR[dtype], dtype, b_col)
+    p = check_operands(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32",
+                       kernel_target(None))  # fmt: skip
+    cfg = GemmConfig(16, 32, 16 if dtype != FP8 else 32, tensor_cores=False, fma_dot=True)
+    launch = build_launch(p, cfg, kernel_target(None))
+    assert _rel_err(_run(launch), _reference(a, b, scales)) < TOL[dtype]
+    assert launch.config["fma_dot"] and not launch.config["tensor_cores"]
+    assert launch.config["input_precision"] == "ieee"

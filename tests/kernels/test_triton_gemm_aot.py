@@ -15,7 +15,7 @@ import json, sys
 import torch
 from harness_kernels.triton.aot import TARGETS, GemmCase, compile_gemm_case, gemm_cases
 from harness_kernels.triton.gemm_candidates import candidate_configs
-from harness_kernels.triton.gemm_configs import GemmConfig, shared_mem_bytes
+from harness_kernels.triton.gemm_configs import GemmConfig, get_fma_configs, shared_mem_bytes
 
 # Mid-M (Llama projection, M=128 N=4096 K=4096): generated candidates, not a fixed list.
 mid = candidate_configs("full", 128, 4096, 4096, 2, 2, TARGETS["sm_90"][1])
@@ -44,6 +44,10 @@ for (m, n, k), dtype in [((128, 4096, 4096), torch.bfloat16), ((16, 4096, 4096),
 cases = {
     ("sm_90", "full"): gemm_cases()["full-bf16-8192"],
     ("sm_90", "no-tensor-cores"): gemm_cases()["no-tensor-cores-bf16-8192"],
+    # the rung's FMA-dot candidates (tl.dot over fp32 operands at ieee precision)
+    **{("sm_90", f"fma-dot-{dt}-{c.block_m}x{c.block_n}"): GemmCase(
+           4096, 4096, 4096, getattr(torch, dt), rung="no-tensor-cores", config=c)
+       for c in get_fma_configs("cuda") if c.fma_dot for dt in ("bfloat16", "float8_e4m3fn")},
     ("sm_90", "no-tma"): gemm_cases()["no-tma-bf16-8192"],
     ("sm_90", "splitk-decode"): GemmCase(16, 4096, 4096, config=GemmConfig(64, 128, 64, split_k=4)),
     ("sm_90", "fp8"): gemm_cases()["full-fp8-8192"],
@@ -130,6 +134,18 @@ def test_no_tensor_cores_rung_emits_only_fma(compiled):
         assert info["mma_count"] == 0, info["mma"]
         assert not (info["has"]["wgmma"] or info["has"]["mma.sync"] or info["has"]["v_mfma"])
     assert compiled["sm_90/no-tensor-cores"]["has"]["fma.rn.f32"]
+
+
+def test_the_fma_dot_runs_on_fp32_fma_alone_without_spills(compiled):
+    """The no-tensor-cores rung's FMA dot: fp32 FMAs and no tensor-core instruction, no
+    spills, and shared memory within the estimate the candidate filter uses."""
+    found = {k: v for k, v in compiled.items() if k.startswith("sm_90/fma-dot-")}
+    assert len(found) == 6
+    for name, info in found.items():
+        assert info["config"]["fma_dot"] and not info["config"]["tensor_cores"], name
+        assert info["mma_count"] == 0 and not (info["has"]["wgmma"] or info["has"]["mma.sync"])
+        assert info["has"]["fma.rn.f32"] and info["n_spills"] == 0, name
+        assert 0.9 * info["smem_estimate"] <= info["shared"] <= info["smem_estimate"], name
 
 
 def test_no_tma_rung_uses_pointer_loads(compiled):

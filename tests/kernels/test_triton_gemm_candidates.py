@@ -445,3 +445,18 @@ def test_tiny_n_configs_stay_at_tiny_n_on_hopper_and_follow_the_rungs():
         assert tiny_n_configs(rung, 64, 8, 4096, 2, 2, H200) == []
     assert all(c.split_k == 1 for c in tiny_n_configs("no-splitk", 64, 8, 4096, 2, 2, H200))
     assert all(not c.tma for c in tiny_n_configs("no-tma", 64, 8, 4096, 2, 2, H200))
+
+
+def test_the_fma_dot_is_offered_on_nvidia_at_16_bit_and_narrower():
+    """The no-tensor-cores rung times the FMA dot beside the broadcast tiles on NVIDIA, for bf16,
+    fp16 and fp8 operands; not on AMD (an fp32 dot is v_mfma_f32 there) and not for fp32
+    operands (no upcast to save, and its 128x64 tile spills)."""
+    for in_bytes, offered in ((2, True), (1, True), (4, False)):
+        cands = candidate_configs("no-tensor-cores", 4096, 4096, 4096, in_bytes, 2, H200)
+        assert any(c.fma_dot for c in cands) == offered, in_bytes
+        assert not any(c.tensor_cores for c in cands)
+    amd = candidate_configs("no-tensor-cores", 4096, 4096, 4096, 2, 2, _pretend("gfx942"))
+    assert amd and not any(c.fma_dot for c in amd)
+    for rung in RUNGS:
+        if rung != "no-tensor-cores":
+            assert not any(c.fma_dot for c in candidate_configs(rung, 4096, 4096, 4096, 2, 2, H200))
