@@ -34,6 +34,8 @@ class Report:
     serving_figures: list[FigureFile] = field(default_factory=list)  # both bars per point, per GPU
     # issue 20.1: each own GEMM's speedup by M, per GPU (harness.report.gemm_by_m_figure)
     gemm_figures: list[FigureFile] = field(default_factory=list)
+    # the original study's shapes, TFLOP/s against size, per GPU (harness.report.thesis_figure)
+    thesis_figures: list[FigureFile] = field(default_factory=list)
     # each open issue's bar per GPU (harness.report.goals); empty where no goal has rows
     goals: Table = field(default_factory=lambda: Table("goals", "", "", pd.DataFrame()))
     # the measured ceilings and the cold read fit per GPU (harness.report.roofs_table)

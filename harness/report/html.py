@@ -41,6 +41,7 @@ from harness.report.tables import (
     status_table,
     unstable_table,
 )
+from harness.report.thesis_figure import thesis_figures
 
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }
@@ -167,6 +168,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         report.layer_ops = layer_ops_figures(df, peaks, out)
         report.serving_figures = serving_figures(df, hbm_read[0], out)
         report.gemm_figures = gemm_by_m_figures(df, out)
+        report.thesis_figures = thesis_figures(df, out)
     report.layer_ops_table = layer_ops_table(df, peaks)
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(everything)
@@ -202,6 +204,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
         *report.gemm_figures,
         *report.rung_roofs,
         *ladders,
+        *report.thesis_figures,
         *colls,
         *report.set_aside_figures,
         *(f for s in report.cross_gpu for f in s.figures),
@@ -284,6 +287,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         *map(figure_html, r.rung_roofs),
         *map(figure_html, ladders),
         *([table_html(worth)] if not worth.frame.empty else []),
+        *map(figure_html, r.thesis_figures),
     ]
     if not ladders:
         parts.append(

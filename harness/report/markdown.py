@@ -63,6 +63,8 @@ def render_markdown(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -
     if not worth.frame.empty:
         out += [f"### {worth.title}", "", worth.caption, "", worth.markdown(), ""]
         out += [SINGLE_RUNG_NOTE, ""]
+    for f in r.thesis_figures:
+        out += fig(f)
     out += ["## Collectives", ""]
     for f in colls:
         out += fig(f)
