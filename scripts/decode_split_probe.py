@@ -98,7 +98,10 @@ def main() -> None:
     ap.add_argument("--splits", default="1,2,3,4", help="split counts to force")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
-    problems = [problem_of(spec) for spec in a.points]  # every spec checked before the GPU
+    try:  # every spec checked before the GPU
+        problems = [problem_of(spec) for spec in a.points]
+    except ValueError as e:
+        raise SystemExit(f"decode_split_probe: {e}") from None
     if not torch.cuda.is_available():
         raise SystemExit("decode_split_probe times on a CUDA GPU; none here")
     splits = [int(s) for s in a.splits.split(",")]

@@ -30,7 +30,7 @@ def test_point_strings_name_a_serving_grid_point():
     assert probe.problem_of("ragged:b16:kv4096:h4:q1:p16") == ragged  # any order
     bad_specs = ("b16:kv4096:p256", "b16:kv4096:h4:q1:p256:x1", "b16:kv4096:h4:q1:p256:b8")
     for bad in (*bad_specs, "b16:kv4096:h4:q1:p256:ragged:ragged"):
-        with pytest.raises(SystemExit):
+        with pytest.raises(ValueError, match="expected b<batch>"):
             probe.problem_of(bad)
 
 

@@ -1,4 +1,4 @@
-"""The decode tail model (harness.report.decode_tail, scripts/decode_tail_model.py): the shared
+"""The decode tail model (scripts/decode_tail_model.py): the shared
 read must give the read rate's time when every CTA is equally loaded, one SM's rate to a CTA
 left alone, and a ragged batch's unsplit tail must cost more than its split one."""
 
@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 from script_module import load_script
 
-from harness.report.decode_tail import cta_bytes, shared_read_us
-
 model = load_script("decode_tail_model")
+shared_read_us, cta_bytes = model.shared_read_us, model.cta_bytes
 
 
 def test_equal_loads_read_at_the_shared_rate():
@@ -51,3 +50,8 @@ def test_the_script_prices_a_ragged_batchs_split(capsys):
     # unsplit, 64 units of 2k-4k keys on 132 SMs: the longest runs alone at one SM's rate
     assert tail[ragged, 1] > 5 * tail[ragged, 4]
     assert tail["b16:kv4096:h4:q1:p256", 4] == pytest.approx(0.0, abs=0.05)
+
+
+def test_a_bad_spec_is_the_scripts_exit_message():
+    with pytest.raises(SystemExit, match="decode_tail_model: 'b16:kv4096'"):
+        model.main(["b16:kv4096"])

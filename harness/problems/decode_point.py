@@ -1,5 +1,6 @@
 """A serving decode point from a short spec, for the probes that take points on the command line
-(scripts/decode_split_probe.py on a GPU, scripts/decode_tail_model.py on a CPU)."""
+(scripts/decode_split_probe.py on a GPU, scripts/decode_tail_model.py on a CPU): a bad spec is a
+ValueError here, which the scripts turn into their exit message."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def problem_of(spec: str) -> AttentionProblem:
         or len(parts) != len(PARTS)
         or tokens.count("ragged") > 1
     ):
-        raise SystemExit(
+        raise ValueError(
             f"{spec!r}: expected b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page>[:ragged]"
         )
     return AttentionProblem(

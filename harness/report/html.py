@@ -287,7 +287,6 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         *map(figure_html, r.rung_roofs),
         *map(figure_html, ladders),
         *([table_html(worth)] if not worth.frame.empty else []),
-        *map(figure_html, r.thesis_figures),
     ]
     if not ladders:
         parts.append(
@@ -296,6 +295,7 @@ def _html(r: Report, cmd, roofs, ladders_and_colls, wl_tables, main) -> str:
         )
     if not worth.frame.empty:
         parts.append(f"<p>{SINGLE_RUNG_NOTE}</p>")
+    parts += map(figure_html, r.thesis_figures)
     parts += ['<h2 id="collectives">Collectives</h2>', *map(figure_html, colls)]
     if not colls:
         parts.append(

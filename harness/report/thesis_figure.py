@@ -2,10 +2,12 @@
 against size, its fp16 square GEMM ladder on the left and its causal FMHA shapes on the right,
 one figure per GPU (docs/thesis_study.md).
 
-Each figure is one run, the GPU's latest thesis run, never rows of two runs: a thesis table
-cites one run on one card. Own kernels and their rungs get colours; vendor libraries are grey,
-one dash pattern each, so the ladder reads against them. What the run skipped (no AMD GPU, a
-wheel not installed) is named in the caption with its reason, not drawn.
+Each panel is one run, never rows of two runs: of the GPU's thesis runs, the one with the most ok
+rows of that experiment (the latest of equals), so a later run of a few providers (the vendors'
+wheels carried for their rows alone) does not hide the whole ladder. Own kernels and their rungs
+get colours; vendor libraries are grey, one dash pattern each, so the ladder reads against them.
+What the drawn run skipped (no AMD GPU, a wheel not installed) is named in the caption with its
+reason, not drawn.
 """
 
 from __future__ import annotations
@@ -41,35 +43,49 @@ def thesis_figures(rows: pd.DataFrame, out: Path) -> list[FigureFile]:
     mine = rows[sweep == SWEEP]
     figures = []
     for device, dev_rows in mine.groupby("device_name", sort=True):
-        run = latest_run(dev_rows)
-        run_rows = dev_rows[dev_rows["run_id"] == run]
-        if (run_rows["status"] == "ok").any():
-            figures.append(_figure(str(device), run, run_rows, out))
+        panels = {op: fullest_run(dev_rows[dev_rows["op"] == op]) for op, _, _ in PANELS}
+        if any(panels.values()):
+            figures.append(_figure(str(device), dev_rows, panels, out))
     return figures
 
 
-def latest_run(rows: pd.DataFrame) -> str:
-    """The run whose last row is the newest (ties: the larger run id)."""
-    last = rows.groupby("run_id")["timestamp"].max().reset_index()
-    return str(last.sort_values(["timestamp", "run_id"]).iloc[-1]["run_id"])
+def fullest_run(rows: pd.DataFrame) -> str | None:
+    """The run with the most ok rows among `rows` (ties: the one whose last row is newest, then
+    the larger run id); None without an ok row."""
+    ok = rows[rows["status"] == "ok"]
+    if ok.empty:
+        return None
+    runs = ok.groupby("run_id").agg(n=("status", "size"), last=("timestamp", "max")).reset_index()
+    return str(runs.sort_values(["n", "last", "run_id"]).iloc[-1]["run_id"])
 
 
-def _figure(device: str, run: str, rows: pd.DataFrame, out: Path) -> FigureFile:
-    ok = rows[(rows["status"] == "ok") & rows["tflops"].notna()]
-    fig = new_figure(12.0, 4.6, wspace=0.55, right=0.83)
+def _figure(device: str, rows: pd.DataFrame, panels: dict, out: Path) -> FigureFile:
+    drawn = rows[
+        [panels.get(op) == run for op, run in zip(rows["op"], rows["run_id"], strict=True)]
+    ]
+    ok = drawn[(drawn["status"] == "ok") & drawn["tflops"].notna()]
+    fig = new_figure(12.0, 4.8, wspace=0.55, right=0.83, top=0.86)
     for i, (op, axis, label) in enumerate(PANELS):
         ax = fig.add_subplot(1, 2, i + 1)
         _panel(ax, ok[ok["op"] == op], axis, label)
-    fig.suptitle(f"{device}: the original study's shapes under the protocol (run {run})")
+        ax.set_title(f"run {panels[op]}" if panels.get(op) else "", fontsize=8)
+    fig.suptitle(f"{device}: the original study's shapes under the protocol")
     clocks = ok["sm_clock_mhz"].dropna() if "sm_clock_mhz" in ok else pd.Series(dtype=float)
-    clock = f"SM clocks {clocks.min():,.0f}-{clocks.max():,.0f} MHz; " if len(clocks) else ""
+    clock = f"SM clocks {clocks.min():,.0f}-{clocks.max():,.0f} MHz. " if len(clocks) else ""
     cards = ", ".join(sorted(str(u)[:12] for u in ok["device_uuid"].dropna().unique()))
+    runs = " and ".join(dict.fromkeys(r for r in panels.values() if r))
+    ck = ok["provider"].str.startswith("ck-").any()
+    check = (
+        "Every row was checked before it was timed: against the fp32 reference, CK's rows by "
+        "CK's own CPU reference (timed by CK with the L2 hot, so they compare with each other). "
+        if ck
+        else "Every row was checked against the fp32 reference before it was timed. "
+    )
     caption = (
-        f"TFLOP/s against size for every ok row of run {run} on the {device} ({cards}; "
+        f"TFLOP/s against size for every ok row of run {runs} on the {device} ({cards}; "
         f"{len(ok)} ok rows): own kernels and their rungs in colour, vendor libraries grey and "
         f"dashed. Causal FLOPs are counted once (the computed half), so the study's TFLOP/s for "
-        f"the same time read 2x these. {clock}each row checked against the fp32 reference "
-        f"before it was timed. {_skipped(rows)}"
+        f"the same time read 2x these. {clock}{check}{_skipped(drawn)}"
     )
     return save(fig, out, f"thesis-{slug(device)}", caption)
 

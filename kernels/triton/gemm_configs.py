@@ -197,7 +197,7 @@ def shared_mem_bytes(cfg: GemmConfig, in_bytes: int, out_bytes: int, backend: st
         c = 0
     # the FMA dot converts its operands to fp32 through shared memory: one more K step of A and
     # B at 4 bytes, where the stages' own bytes serve part of it (sm_90 AOT, exact to 8 bytes:
-    # 128x128x16 s2 bf16 57352, 128x64x32 s3 fp8 53264, 64x64x16 s3 bf16 24592)
+    # 128x128x16 s2 bf16 57352, 128x64x16 s3 fp8 34832, 64x64x16 s3 bf16 24592)
     fp32_operands = (cfg.block_m + cfg.block_n) * cfg.block_k * max(4 - in_bytes, 0)
     return max(cfg.num_stages, 1) * (ab + 8) + c + (fp32_operands if cfg.fma_dot else 0)
 

@@ -335,8 +335,9 @@ def test_a_16_wide_tile_computes_an_8_column_c(split):
 @pytest.mark.parametrize("b_col", [False, True], ids=["b-row", "b-col"])
 def test_the_fma_dot_matches_the_fp32_reference(dtype, b_col):
     """The no-tensor-cores rung's FMA-dot candidates (NVIDIA: tl.dot over fp32 operands at ieee
-    precision, no tensor core): every dtype's operands upcast, the result within the dtype's
-    tolerance, and the config says which math ran."""
+    precision, no tensor core): the result within the dtype's tolerance, and the config says
+    which math ran. The interpreter upcasts every dot, so whether the GPU build upcasts and runs
+    FFMA alone is test_triton_gemm_aot.py's to check."""
     a, b, scales = _operands(33, 40, K_FOR[dtype], dtype, b_col)
     p = check_operands(a, b, None, scales.get("a_scale"), scales.get("b_scale"), "tf32",
                        kernel_target(None))  # fmt: skip

@@ -47,7 +47,7 @@ cases = {
     # the rung's FMA-dot candidates (tl.dot over fp32 operands at ieee precision)
     **{("sm_90", f"fma-dot-{dt}-{c.block_m}x{c.block_n}"): GemmCase(
            4096, 4096, 4096, getattr(torch, dt), rung="no-tensor-cores", config=c)
-       for c in get_fma_configs("cuda") if c.fma_dot for dt in ("bfloat16", "float8_e4m3fn")},
+       for c in get_fma_configs("cuda") if c.fma_dot for dt in ("float16", "bfloat16", "float8_e4m3fn")},
     ("sm_90", "no-tma"): gemm_cases()["no-tma-bf16-8192"],
     ("sm_90", "splitk-decode"): GemmCase(16, 4096, 4096, config=GemmConfig(64, 128, 64, split_k=4)),
     ("sm_90", "fp8"): gemm_cases()["full-fp8-8192"],
@@ -140,7 +140,7 @@ def test_the_fma_dot_runs_on_fp32_fma_alone_without_spills(compiled):
     """The no-tensor-cores rung's FMA dot: fp32 FMAs and no tensor-core instruction, no
     spills, and shared memory within the estimate the candidate filter uses."""
     found = {k: v for k, v in compiled.items() if k.startswith("sm_90/fma-dot-")}
-    assert len(found) == 6
+    assert len(found) == 9  # three tiles x fp16, bf16, fp8
     for name, info in found.items():
         assert info["config"]["fma_dot"] and not info["config"]["tensor_cores"], name
         assert info["mma_count"] == 0 and not (info["has"]["wgmma"] or info["has"]["mma.sync"])

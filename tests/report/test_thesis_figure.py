@@ -1,12 +1,13 @@
 """harness/report/thesis_figure.py: the original study's two experiments, one figure per GPU,
-from that GPU's latest thesis run alone, with what it skipped named in the caption."""
+each panel from one run (the fullest of that experiment), with what it skipped named in the
+caption."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from harness.report.figures import styled
-from harness.report.thesis_figure import latest_run, thesis_figures
+from harness.report.thesis_figure import fullest_run, thesis_figures
 
 
 def _row(run, when, provider, size, tflops, op="gemm", status="ok", device="H100", reason=None):
@@ -42,8 +43,19 @@ def _rows():
     return pd.DataFrame(rows)
 
 
-def test_the_latest_run_of_a_gpu_is_drawn_alone():
-    assert latest_run(_rows()) == "thesis-new"
+def test_each_panel_draws_the_run_with_most_ok_rows_of_its_experiment():
+    rows = _rows()
+    gemm = rows[rows["op"] == "gemm"]
+    assert fullest_run(gemm) == "thesis-new"  # 9 ok GEMM rows against thesis-old's 3
+    # a later run of two providers (the vendors' wheels alone) does not hide the ladder
+    later = pd.DataFrame(
+        [_row("thesis-fa4", "2026-12-09", p, 256, 1.0, op="attention") for p in ("a", "b")]
+    )
+    assert fullest_run(pd.concat([rows[rows["op"] == "attention"], later])) == "thesis-new"
+    # of equals, the newest
+    again = gemm[gemm["run_id"] == "thesis-new"].assign(run_id="thesis-z", timestamp="2026-12-10")
+    assert fullest_run(pd.concat([gemm, again])) == "thesis-z"
+    assert fullest_run(rows[rows["status"] != "ok"]) is None
 
 
 def test_one_figure_per_gpu_names_its_run_and_what_it_skipped(tmp_path):
@@ -63,6 +75,7 @@ def test_one_figure_per_gpu_names_its_run_and_what_it_skipped(tmp_path):
     assert "run thesis-new" in h100.caption and "thesis-old" not in h100.caption
     assert "Not drawn: hipblaslt (runs on amd, not nvidia)." in h100.caption
     assert "counted once" in h100.caption and "15 ok rows" in h100.caption
+    assert "fp32 reference" in h100.caption and "CK's own" not in h100.caption
     svg = h100.svg.read_text()
     assert "own-triton-no-tensor-cores" in svg and "own-cutlass" not in svg  # the old run's
 
