@@ -370,9 +370,7 @@ def _listed_candidates(
 ) -> list[GemmConfig]:
     """Candidates from the fixed lists, in list order (split 1 before its split-K twin)."""
     if rung == "no-tensor-cores":
-        # fp32 operands need no upcast, and a 128x64 FMA dot on them spills (sm_90 AOT: 1,672
-        # bytes): the broadcast tiles alone there
-        base = [c for c in get_fma_configs(dev.backend) if in_bytes <= 2 or not c.fma_dot]
+        base = get_fma_configs(dev.backend, in_bytes)
     elif dev.backend == "hip":
         base = get_hip_configs(dev.arch, in_bytes, m)
     else:

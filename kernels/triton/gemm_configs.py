@@ -152,9 +152,10 @@ def get_hip_configs(arch: str, elem_bytes: int, m: int) -> list[GemmConfig]:
     return large
 
 
-def get_fma_configs(backend: str) -> list[GemmConfig]:
+def get_fma_configs(backend: str, elem_bytes: int = 2) -> list[GemmConfig]:
     """No-tensor-core candidates: tiles small enough that the [BM, BN, BK] product fits registers,
-    and on NVIDIA the same FFMAs as Triton's FMA dot, which the tuner times beside them."""
+    and on NVIDIA, for operands of 16 bits or fewer, the same FFMAs as Triton's FMA dot, which
+    the tuner times beside them."""
     # Each thread owns BM*BN/threads outputs and does BK FFMAs (v_fma on AMD) per output per K
     # step; 64x64x8 on 8 warps is 128 FFMAs per step per thread at <=173 registers, no spills on
     # sm_80/sm_90/gfx942 (AOT ptxas -v), where 4 warps would need 255 and spill fp32 on sm_80.
@@ -167,7 +168,9 @@ def get_fma_configs(backend: str) -> list[GemmConfig]:
         _c(64, 64, 4, 4, 3, tensor_cores=False),
         _c(32, 64, 8, 4, 3, tensor_cores=False, programs_per_sm=2),
     ]
-    if backend == "hip":
+    if backend == "hip" or elem_bytes > 2:
+        # fp32 operands need no upcast, and a 128x64 FMA dot on them spills (sm_90 AOT: 1,672
+        # bytes): the broadcast tiles alone there
         return broadcast
     return broadcast + [
         _c(128, 128, 16, 8, 2, tensor_cores=False, fma_dot=True),
