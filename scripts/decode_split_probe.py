@@ -16,6 +16,10 @@ result.
 
     python3 scripts/decode_split_probe.py b16:kv4096:h4:q1:p256 [b16:kv4096:h4:q1:p16:ragged ...]
         [--splits 1,2,3,4] [--rounds 3]
+
+Where the fixed cost lies: the same batch at several KV lengths with --splits 1 (a line in KV
+whose intercept over the read's is the per-launch cost, whose slope is the streaming rate), and
+p0 (a dense cache, no block table) beside a paged point of the same bytes.
 """
 
 from __future__ import annotations
@@ -36,8 +40,11 @@ from harness.providers.microbench import PROGRAMS_PER_SM
 def launches(inputs: dict, splits: list[int]) -> dict[str, Any]:
     """{name: launch}: own's decode per forced split count (the tuner's merge, then each merge
     for a split), named by what ran; a split count the kernels refuse is left out, said why."""
-    args = (inputs["q"], inputs["k_cache"], inputs["v_cache"])
-    kw = dict(cache_seqlens=inputs["cache_seqlens"], block_table=inputs["block_table"])
+    if "block_table" in inputs:  # paged
+        args = (inputs["q"], inputs["k_cache"], inputs["v_cache"])
+    else:  # a dense cache (page 0 in the spec)
+        args = (inputs["q"], inputs["k"], inputs["v"])
+    kw = dict(cache_seqlens=inputs["cache_seqlens"], block_table=inputs.get("block_table"))
     out: dict[str, Any] = {}
     for s in splits:
         for way in (None, *REDUCES) if s > 1 else (None,):
@@ -93,7 +100,7 @@ def probe(problem: AttentionProblem, splits: list[int], rounds: int) -> list[str
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "points", nargs="+", help="b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page>[:ragged]"
+        "points", nargs="+", help="b<batch>:kv<len>:h<kv heads>:q<q_len>:p<page, 0: dense>[:ragged]"
     )
     ap.add_argument("--splits", default="1,2,3,4", help="split counts to force")
     ap.add_argument("--rounds", type=int, default=3)

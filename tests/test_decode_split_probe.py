@@ -52,3 +52,28 @@ def test_the_cold_read_runs_on_many_programs_and_near_the_points_bytes():
         blocks = probe.read_blocks(nbytes, 528)
         assert abs(blocks * microbench.BLOCK_BYTES / nbytes - 1) <= 0.0051
         assert microbench._read_grid(blocks, 1, 528) >= 500
+
+
+def test_page_0_is_the_dense_twin_of_a_paged_point():
+    """p0: the same sequences in a dense cache (no block table), so a probe sets the table's
+    lookups apart; a dense cache has no ragged form."""
+    dense = probe.problem_of("b16:kv4096:h4:q1:p0")
+    paged = probe.problem_of("b16:kv4096:h4:q1:p256")
+    assert (dense.kv_layout, dense.page_size) == ("dense", 0)
+    # the same K, V, Q and O bytes; the paged point adds its block table (16 x 16 pages x 4 B)
+    assert paged.min_bytes() - dense.min_bytes() == 16 * 16 * 4
+    with pytest.raises(ValueError, match="ragged"):
+        probe.problem_of("b16:kv4096:h4:q1:p0:ragged")
+
+
+def test_the_probe_launches_a_dense_point_and_checks_it(monkeypatch):
+    """launches() on a dense point (its inputs name k and v, not k_cache and v_cache): each
+    launch runs and matches the fp32 reference, in the interpreter."""
+    import torch
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    p = probe.problem_of("b1:kv64:h2:q1:p0")
+    p = type(p)(**{**p.__dict__, "q_heads": 4, "head_dim": 64, "dtype": "fp16"})
+    inputs = p.make_inputs(0, "randn", torch.device("cpu"))
+    out = probe.launches(inputs, [1])
+    assert out and all(p.check(launch(), p.reference(inputs)).ok for launch in out.values())
