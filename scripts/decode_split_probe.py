@@ -19,7 +19,9 @@ result.
 
 Where the fixed cost lies: the same batch at several KV lengths with --splits 1 (a line in KV
 whose intercept over the read's is the per-launch cost, whose slope is the streaming rate), and
-p0 (a dense cache, no block table) beside a paged point of the same bytes.
+p0 (a dense cache, no block table) beside a paged point of the same bytes. With split 1 among
+--splits it also times the Gluon kernel's row split (each unit's rows over 2-8 CTAs, each
+reading the whole KV range) where the units fill at most half the SMs.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from typing import Any
 import torch
 from harness_kernels.bench_cold import alternating_medians
 from harness_kernels.triton import microbench
-from harness_kernels.triton.attention_decode import REDUCES, prepare_decode
+from harness_kernels.triton.attention_decode import REDUCES, prepare_decode, row_splits
+from harness_kernels.triton.attention_decode_gluon import gluon_decode_configs
 
 from harness.problems.attention import AttentionProblem
 from harness.problems.decode_point import problem_of
@@ -58,6 +61,23 @@ def launches(inputs: dict, splits: list[int]) -> dict[str, Any]:
             out[name + (f" {c.get('reduce')}" if s > 1 else "") + ("" if way else " (tuned)")] = (
                 launch
             )
+    if 1 in splits:  # the Gluon kernel's row split (unsplit; each tile timed, the best kept)
+        q, paged = inputs["q"], "block_table" in inputs
+        h_kv = (
+            args[1].shape[2] if paged else args[1].shape[1]
+        )  # [pages, page, Hkv, D] or [B, Hkv, S, D]
+        rows_per_unit = q.shape[1] // h_kv * q.shape[2]  # G x Sq
+        sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 132
+        page = args[1].shape[1] if paged else None
+        for rows in row_splits(rows_per_unit, q.shape[0] * h_kv, sms):
+            cands = [dict(c, ROWS=rows) for c in gluon_decode_configs(q.shape[-1], page, 16)]
+            try:
+                launch = prepare_decode(*args, **kw, num_splits=1, configs=cands)
+            except (ValueError, RuntimeError) as e:
+                print(f"  row split {rows}: not run ({e})"[:160])
+                continue
+            c = launch.config
+            out[f"split 1 rows {rows} gluon {c['BLOCK_N']}s{c['num_stages']} (tuned)"] = launch
     return out
 
 

@@ -68,6 +68,17 @@ DECODE_RUNGS = (
 REDUCES = ("kernel", "fused", "pdl")
 
 MAX_BLOCK_M = 64  # larger GQA groups x q_len are cut into several M blocks
+ROW_SPLITS = (2, 4, 8)  # the Gluon decode's row split: CTAs per unit it offers
+
+
+def row_splits(rows: int, units: int, sms: int) -> list[int]:
+    """Rows per CTA for the row split: each unit's `rows` (G x Sq, one M block) over 2, 4 or 8
+    CTAs, where all of them still fit one CTA per SM; [] when the units fill over half the SMs
+    or a unit spans several M blocks."""
+    if rows > MAX_BLOCK_M:
+        return []
+    cut = {-(-rows // f) for f in ROW_SPLITS if f <= rows and units * f <= sms}
+    return sorted(cut, reverse=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -170,6 +181,10 @@ def prepare_decode(
     programs = batch * h_kv * m_blocks
     out = torch.empty_like(q)
 
+    def m_blocks_of(cfg: dict) -> int:
+        """A candidate's M blocks: the row split's (ROWS rows per CTA), else the problem's."""
+        return triton.cdiv(group * seq_q, cfg["ROWS"]) if "ROWS" in cfg else m_blocks
+
     def splits_for(block_n: int) -> list[int]:
         """Split counts worth trying: fixed by the rung or the caller, else split_candidates."""
         if rung == "no-split":
@@ -188,6 +203,8 @@ def prepare_decode(
         grid's points (20-40 fewer candidates at batch 16, where a point searched 73-208)."""
         if cfg.get("split_by") == "balanced":
             return [0]  # its slots follow from the lengths: balanced_slots, at each launch
+        if "ROWS" in cfg:
+            return [1]  # the row split reads each unit's whole KV range in every CTA
         splits = splits_for(cfg["BLOCK_N"])
         if cfg.get("impl") != "gluon" or num_splits is not None:
             return splits
@@ -221,6 +238,13 @@ def prepare_decode(
             # there they would only add a kernel to compile and time per Gluon tile to the tune
             # pass. At q_len 1, batch 16 on the H200 they were worth 0.999x (session 66).
             cands += [dict(c, split_by="balanced") for c in gluon]
+        if rung not in ("no-split", "no-balanced") and num_splits in (None, 1):
+            # and each Gluon tile with every unit's rows cut over 2-8 CTAs (the row split:
+            # attention_decode_gluon_kernel's docstring), where the units fill at most half the
+            # SMs: the idle SMs join without a KV split's partials and merge
+            cands += [
+                dict(c, ROWS=r) for r in row_splits(group * seq_q, programs, sms) for c in gluon
+            ]
     else:
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
         if any(c.get("split_by") == "balanced" and c.get("impl") != "gluon" for c in cands):
@@ -270,9 +294,11 @@ def prepare_decode(
         if lens is None or rung == "no-longest-first" or cfg.get("split_by") == "balanced":
             return None
         by_longest = cfg.get("split_by") == "longest"
-        key = (cfg["BLOCK_N"], splits, by_longest)
+        key = (cfg["BLOCK_N"], splits, by_longest, cfg.get("ROWS"))
         if key not in orders:
-            tiles = item_tiles(lens, h_kv * m_blocks, splits, cfg["BLOCK_N"], max_kv, by_longest)
+            tiles = item_tiles(
+                lens, h_kv * m_blocks_of(cfg), splits, cfg["BLOCK_N"], max_kv, by_longest
+            )
             order = longest_first(tiles, persistent_ctas(len(tiles), sms))
             orders[key] = (
                 None if order is None else torch.tensor(order, dtype=torch.int32, device=q.device)
@@ -296,7 +322,7 @@ def prepare_decode(
                 block_table,
                 cfg=cfg,
                 splits=splits,
-                m_blocks=m_blocks,
+                m_blocks=m_blocks_of(cfg),
                 longest=max_kv,
                 causal=causal,
                 sm_scale=sm_scale,
@@ -484,7 +510,9 @@ def prepare_decode(
         # the Gluon kernel always runs 64-row M blocks (wgmma m64), padding past G x Sq
         BLOCK_M=GLUON_ROWS if picked_gluon else cfg["BLOCK_M"],
         BLOCK_N=cfg["BLOCK_N"],
-        M_BLOCKS=m_blocks,
+        M_BLOCKS=m_blocks_of(cfg),
+        # the Gluon kernel's row split: each CTA's own rows of a unit (None: all of them)
+        rows_per_cta=cfg.get("ROWS"),
         num_warps=cfg["num_warps"],
         num_stages=cfg["num_stages"],
         options=dict(cfg["options"]),
@@ -511,7 +539,7 @@ def prepare_decode(
         # each way's time when they were timed against each other (tuned now or read from the
         # tune cache): what the choice beat; a row's `reduce` alone names only the winner
         reduce_timings_ms=merge_timings(reduce_info.get("tune_timings_ms")),
-        programs=plan[0] if plan else programs * cfg["num_splits"],
+        programs=plan[0] if plan else batch * h_kv * m_blocks_of(cfg) * cfg["num_splits"],
         num_sms=sms,
         max_kv_len=max_kv,
         length_fill=round(total_kv / (batch * max_kv), 3),

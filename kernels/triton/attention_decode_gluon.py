@@ -267,6 +267,9 @@ def gluon_split_launch(
         kv_rows = (k_cache.stride(0) // k_cache.stride(2), k_cache.stride(1) // k_cache.stride(2))
     n_items = batch * h_kv * m_blocks * splits
     balanced = cfg.get("split_by") == "balanced"
+    rows = cfg.get("ROWS", ROWS)  # the row split: rows per CTA (M_ROWS), unsplit items only
+    if rows != ROWS and (splits > 1 or balanced):
+        raise ValueError(f"ROWS {rows}: the row split runs unsplit items; splits {splits}")
     ctas, per_min = persistent_ctas(n_items, sms), 1
     if balanced:
         ctas, per_min, slots = balanced_plan(cache_seqlens, h_kv * m_blocks, bn, capacity, sms)
@@ -319,6 +322,7 @@ def gluon_split_launch(
         ORDERED=order is not None,
         FUSED_REDUCE=fused,
         LAUNCH_DEPENDENTS=launch_dependents,
+        M_ROWS=rows,
         num_warps=4,
     )
     kernel = _decode_gluon_kernel[(ctas,)]
@@ -334,7 +338,8 @@ def aot_specs(
     dtype: torch.dtype = torch.bfloat16, head_dim: int = 128, page_size: int = 16
 ) -> list[dict[str, Any]]:
     """Compile specs for sm_90: every candidate tile over a paged cache of `page_size` (split,
-    causal), and the first over a dense cache (whole, non-causal)."""
+    causal), the first with each launcher option (the row split whole), and the first over a
+    dense cache (whole, non-causal)."""
     from triton.experimental.gluon import language as gl
 
     from .attention_decode_gluon_kernel import _decode_gluon_kernel
@@ -346,6 +351,7 @@ def aot_specs(
     runs = [(c, True) for c in cands]
     runs += [(dict(cands[0], split_by="balanced"), True), (dict(cands[0], order=True), True)]
     runs += [(dict(cands[0], order=True, fused=True), True), (dict(cands[0], pdl=True), True)]
+    runs += [(dict(cands[0], ROWS=4), True)]  # GQA 8 at q_len 1 over two CTAs
     runs += [(gluon_decode_configs(head_dim, None, 16)[0], False)]
     for cfg, paged in runs:
         bn, st = cfg["BLOCK_N"], cfg["num_stages"]
@@ -361,7 +367,7 @@ def aot_specs(
             SUB=sub,
             M_BLOCKS=1,
             STAGES=st,
-            SPLIT=paged,
+            SPLIT=paged and "ROWS" not in cfg,
             PAGED=paged,
             PAGE_SIZE=page_size if paged else 1,
             CAUSAL=paged,
@@ -371,6 +377,7 @@ def aot_specs(
             ORDERED=bool(cfg.get("order")),
             FUSED_REDUCE=bool(cfg.get("fused")),
             LAUNCH_DEPENDENTS=bool(cfg.get("pdl")),
+            M_ROWS=cfg.get("ROWS", ROWS),
         )
         types = dict(Out=f"*{ty}", O_part="*fp32", Lse_part="*fp32", Seqlens="*i32")
         types.update(Block_table="*i32", Order="*i32", Counters="*i32", sm_scale="fp32")
@@ -386,6 +393,7 @@ def aot_specs(
         kind += "_ordered" if cfg.get("order") else ""
         kind += "_fused" if cfg.get("fused") else ""
         kind += "_pdl" if cfg.get("pdl") else ""
+        kind += f"_rows{cfg['ROWS']}" if "ROWS" in cfg else ""
         name = f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}"
         spec = aot_spec(name, _decode_gluon_kernel, types, constexprs, dict(num_warps=4))
         specs.append(dict(spec, gluon=True))

@@ -33,6 +33,16 @@ ragged lengths, a split of each sequence into equal parts, or into parts of the 
 leaves the SMs that drew the long sequences running last (batch 16, KV 4k: 0.55-0.64 of the
 H200's read ceiling at GQA 8, session 64); equal runs of tiles do not.
 
+M_ROWS below 64 (the row split) cuts one unsplit unit's stacked rows over M_BLOCKS CTAs instead
+of its KV range: each CTA owns M_ROWS rows (its Q box starts at them; the box's rows past them
+pad the m64 wgmma and are never stored) and reads the unit's whole KV range, so no partial is
+written and none merged. The CTAs of one unit sit next to each other in item order and start
+together, so each K/V tile is read from HBM once and from L2 by the others while it is still
+there. Where a batch has fewer units than SMs (batch 16 at GQA 8: 64 units on 132 SMs) this
+puts the idle SMs to work without a merge; a KV split does it with one. At q_len 1, GQA 8 on an
+H100 one unsplit CTA per unit streamed 3.9% slower than a read over the whole chip (KV 16k, 64
+CTAs: 179.4 against 172.6 us, session 98's probe), where 128 units run within 1% of it.
+
 ORDERED keeps the per-item split but deals the items to the CTAs' round-robin slots longest
 first (the launcher's plan, attention_decode_gluon.longest_first): where a ragged batch has
 more items than CTAs (batch 64 x 4 KV heads: 256 items on 132), CTA c otherwise runs items c
@@ -183,7 +193,8 @@ def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                   off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
                   q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
                   HEAD_DIM: gl.constexpr, PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr,
-                  BLOCK_N: gl.constexpr, SUB: gl.constexpr, STAGES: gl.constexpr):
+                  BLOCK_N: gl.constexpr, SUB: gl.constexpr, STAGES: gl.constexpr,
+                  M_ROWS: gl.constexpr):
     """One work item's (or segment's) loads: its Q box into buffer k % 2, then K and V of its
     n_tiles tiles from key `lo`, into stages t, t + 1, ...; the counters after them."""
     BOXES: gl.constexpr = BLOCK_N // SUB
@@ -192,7 +203,8 @@ def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
     # each buffer (and of each stage below) does not wait
     mbarrier.wait(q_empty.index(qb), ((k // 2) & 1) ^ 1)
     mbarrier.expect(q_ready.index(qb), q_desc.block_type.nbytes)
-    q_row = off_b * q_rows_b + off_hkv * GROUP * q_rows_h + off_mb * 64
+    # the box's first M_ROWS rows are the CTA's; the rest pad the m64 wgmma (never stored)
+    q_row = off_b * q_rows_b + off_hkv * GROUP * q_rows_h + off_mb * M_ROWS
     _tma_load(q_desc, [q_row, 0], q_ready.index(qb), q_smem.index(qb))
     if PAGED:
         bt_row = Block_table + off_b.to(gl.int64) * stride_bt
@@ -231,7 +243,8 @@ def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
               HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
               PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr,
               SUB: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-              SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr, ORDERED: gl.constexpr):
+              SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr, ORDERED: gl.constexpr,
+              M_ROWS: gl.constexpr):
     """One warp: for each work item (or segment), its Q box (two buffers: the next item's Q
     lands while the consumer still reads this one's) and K and V of every KV tile, STAGES tiles
     ahead across items, so a new item's first tiles stream in under the previous item's last.
@@ -249,7 +262,7 @@ def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                                  q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
                                  off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
                                  q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
-                                 HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES)
+                                 HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, M_ROWS)
     else:
         for j in range(gl.program_id(0), n_items, gl.num_programs(0)):
             off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
@@ -259,7 +272,7 @@ def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                                  q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
                                  off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
                                  q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
-                                 HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES)
+                                 HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, M_ROWS)
 
 
 @gluon.jit
@@ -325,14 +338,14 @@ def _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv
                   stride_ob, stride_oh, stride_om,
                   HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
                   CAUSAL: gl.constexpr, SPLIT: gl.constexpr, BALANCED: gl.constexpr,
-                  FUSED_REDUCE: gl.constexpr,
+                  FUSED_REDUCE: gl.constexpr, M_ROWS: gl.constexpr,
                   s_layout: gl.constexpr, o_layout: gl.constexpr, p_layout: gl.constexpr):
     """One work item's (or segment's) KV loop over its tiles and its epilogue: the final rows,
     or the partial in split `slot` (FUSED_REDUCE: and, if it is the unit's last split to
     finish, the merge of all of them into the final rows); the counters after it."""
     # stacked row r = g * seq_q + i: query head off_hkv * GROUP + g at query position i,
     # which sees keys up to i + kv_len - seq_q (bottom-right causal alignment)
-    rows_s = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
+    rows_s = off_mb * M_ROWS + gl.arange(0, 64, layout=gl.SliceLayout(1, s_layout))
     last_key = rows_s % seq_q + (kv_len - seq_q)
     m_i = gl.full([64], float("-inf"), gl.float32, layout=gl.SliceLayout(1, s_layout))
     l_i = gl.zeros([64], gl.float32, layout=gl.SliceLayout(1, s_layout))
@@ -356,9 +369,11 @@ def _consume_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv
     has_keys = l_i > 0.0  # False for padding rows and rows/splits that saw no key
     l_safe = gl.where(has_keys, l_i, 1.0)
     out = o / gl.expand_dims(gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout)), 1)
-    rows = off_mb * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
+    local = gl.arange(0, 64, layout=gl.SliceLayout(1, o_layout))
+    rows = off_mb * M_ROWS + local
     offs_d = gl.arange(0, HEAD_DIM, layout=gl.SliceLayout(0, o_layout))
-    row_ok = gl.expand_dims(rows < GROUP * seq_q, 1)
+    # the CTA's own rows only: past M_ROWS the box holds the next CTA's rows (row split)
+    row_ok = gl.expand_dims((rows < GROUP * seq_q) & (local < M_ROWS), 1)
     off_i = rows % seq_q
     off_hq = off_hkv * GROUP + rows // seq_q
     if SPLIT:
@@ -489,7 +504,7 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
               HEAD_DIM: gl.constexpr, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr,
               BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
               SPLIT: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr,
-              ORDERED: gl.constexpr, FUSED_REDUCE: gl.constexpr):
+              ORDERED: gl.constexpr, FUSED_REDUCE: gl.constexpr, M_ROWS: gl.constexpr):
     """For each work item (or segment), in the producer's order: the KV loop over its tiles
     and the epilogue (final rows or partials)."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -513,7 +528,7 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
                                  H_Q, GROUP, seq_q, num_splits, qk_scale,
                                  stride_ob, stride_oh, stride_om,
                                  HEAD_DIM, BLOCK_N, STAGES, CAUSAL, SPLIT, BALANCED, False,
-                                 s_layout, o_layout, p_layout)
+                                 M_ROWS, s_layout, o_layout, p_layout)
     else:
         for j in range(gl.program_id(0), n_items, gl.num_programs(0)):
             off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
@@ -526,7 +541,7 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
                                  n_full, H_Q, GROUP, seq_q, num_splits, qk_scale,
                                  stride_ob, stride_oh, stride_om,
                                  HEAD_DIM, BLOCK_N, STAGES, CAUSAL, SPLIT, BALANCED,
-                                 FUSED_REDUCE, s_layout, o_layout, p_layout)
+                                 FUSED_REDUCE, M_ROWS, s_layout, o_layout, p_layout)
 
 
 @gluon.jit
@@ -552,10 +567,14 @@ def _decode_gluon_kernel(
     PAGE_SIZE: gl.constexpr, CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr,
     BALANCED: gl.constexpr, BLOCK_B: gl.constexpr, ORDERED: gl.constexpr,
     FUSED_REDUCE: gl.constexpr, LAUNCH_DEPENDENTS: gl.constexpr = False,
+    M_ROWS: gl.constexpr = 64,
 ):
     """Persistent: each CTA takes work items pid, pid + grid, ...; an item is one KV group's
-    G x Sq query rows (64 per M block) over one KV split of one sequence. BALANCED: each CTA
-    takes one run of tiles over the units laid end to end instead (the module's docstring)."""
+    G x Sq query rows (M_ROWS per M block) over one KV split of one sequence. BALANCED: each CTA
+    takes one run of tiles over the units laid end to end instead (the module's docstring).
+    M_ROWS < 64 (the row split, unsplit items only: the launcher refuses it with SPLIT): one
+    item's rows cut over several CTAs, each reading the whole KV range (the module's
+    docstring)."""
     if LAUNCH_DEPENDENTS:
         # at the start: this grid is persistent, at most one CTA per SM and all resident at
         # once, so the dependent's programs take only SMs whose CTA has finished
@@ -601,14 +620,14 @@ def _decode_gluon_kernel(
                      GROUP, seq_q, num_splits, longest, x0, x1, per, b0, base0, qk_scale,
                      stride_ob, stride_oh, stride_om,
                      HEAD_DIM, M_BLOCKS, H_KV, BLOCK_N, STAGES, CAUSAL, SPLIT,
-                     SPLIT_BY_LONGEST, BALANCED, ORDERED, FUSED_REDUCE)),
+                     SPLIT_BY_LONGEST, BALANCED, ORDERED, FUSED_REDUCE, M_ROWS)),
         (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
                      q_ready, q_empty, k_ready, v_ready, kv_empty,
                      Seqlens, Block_table, Order, n_items, units, GROUP, seq_q, num_splits,
                      longest, x0, x1, per, b0, base0,
                      q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
                      HEAD_DIM, M_BLOCKS, H_KV, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, CAUSAL,
-                     SPLIT_BY_LONGEST, BALANCED, ORDERED)),
+                     SPLIT_BY_LONGEST, BALANCED, ORDERED, M_ROWS)),
     ], [1], [PRODUCER_REGS])
 
 # fmt: on

@@ -146,5 +146,6 @@ def candidate_name(cfg: dict) -> str:
     # without these, one overwrote the other's time in tune_timings_ms (session 57)
     splits += "-longest" if cfg.get("split_by") == "longest" else ""
     splits += f"-{cfg['REDUCE']}" if "REDUCE" in cfg else ""
+    splits += f"-rows{cfg['ROWS']}" if "ROWS" in cfg else ""  # the Gluon decode's row split
     kernel = "gluon-" if cfg.get("impl") == "gluon" else ""  # the decode's Gluon kernel
     return kernel + "m{BLOCK_M}n{BLOCK_N}w{num_warps}s{num_stages}".format(**cfg) + splits

@@ -2,7 +2,7 @@
 reference, every candidate tile pinned, over paged caches (pages of 16: a TMA box per page; of
 256: a box per tile) and dense ones, ragged lengths that end mid-tile, causal q_len 1-16 with
 GQA 4 and 8 (16 x 8 rows: two M blocks), 1 and 3 KV splits (by each sequence's length and by
-the longest) and balanced runs of tiles (split_by "balanced": up to 33 partial slots, units cut
+the longest), the row split (a unit's rows over 2 or 4 CTAs) and balanced runs of tiles (split_by "balanced": up to 33 partial slots, units cut
 across CTAs), D 64 / 128 / 256. Cache slots past each sequence's end, the pages no sequence
 owns and the block-table entries past a sequence's pages hold NaN or point at NaN pages: a
 kernel that reads them, or multiplies their V rows by a zero weight, fails."""
@@ -104,8 +104,11 @@ def test_every_gluon_tile_matches_fp32_with_nan_past_each_end(case):
     assert tiles
     for tile in tiles:
         cfg = {key: val for key, val in tile.items() if key != "BLOCK_M"}
-        for splits, by in ((1, None), (3, None), (3, "longest"), (None, "balanced")):
-            cfgs = [dict(cfg, split_by=by)] if by else [cfg]
+        # the row split (unsplit: each of 2 or 4 CTAs a unit owns its rows over every key)
+        rows = [-(-group * seq_q // f) for f in (2, 4) if f <= group * seq_q <= 64]
+        ways = [(1, None, None), (3, None, None), (3, "longest", None), (None, "balanced", None)]
+        for splits, by, cut in ways + [(1, None, r) for r in rows]:
+            cfgs = [dict(cfg, split_by=by)] if by else [dict(cfg, ROWS=cut)] if cut else [cfg]
             launch = prepare_decode(
                 q,
                 k,
@@ -119,7 +122,8 @@ def test_every_gluon_tile_matches_fp32_with_nan_past_each_end(case):
             assert launch.config["impl"] == "gluon" and launch.config["tma"] is True
             out = launch().float()
             torch.cuda.synchronize()
-            where = f"{tile} splits {splits} by {by}"
+            assert launch.config["rows_per_cta"] == cut
+            where = f"{tile} splits {splits} by {by} rows {cut}"
             assert torch.isfinite(out).all(), where
             err = (out - ref).abs()
             assert err.max().item() < 3e-2, (where, err.max().item())

@@ -1,0 +1,50 @@
+"""The Gluon decode's row split (attention_decode.row_splits, the kernel's M_ROWS), without a GPU:
+which rows per CTA the tuner is offered, that its candidates keep their own names in the tune
+timings, and that the launcher refuses it with a KV split (its CTAs write no partials). The
+kernel compiles with it in tests/kernels/test_gluon_decode_aot.py and runs against the fp32
+reference in tests/gpu/test_decode_gluon_gpu.py and scripts/decode_split_probe.py."""
+
+from __future__ import annotations
+
+import pytest
+from harness_kernels.triton.attention_decode import row_splits
+from harness_kernels.triton.attention_tune import candidate_name
+
+
+def test_offered_where_the_units_fill_at_most_half_the_sms():
+    # batch 16 x 4 KV heads (GQA 8, q_len 1: 8 rows a unit) on 132 SMs: two CTAs a unit fit
+    assert row_splits(8, 64, 132) == [4]
+    # q_len 8 at GQA 8 (64 rows): halves of 32 rows
+    assert row_splits(64, 64, 132) == [32]
+    # batch 16 x 8 KV heads (GQA 4): 128 units already fill the SMs
+    assert row_splits(4, 128, 132) == []
+    # a small batch: 2, 4 and 8 CTAs a unit, as many rows as the cut leaves
+    assert row_splits(8, 16, 132) == [4, 2, 1]
+    # rows that do not divide evenly: cut over 4, G 6 x q_len 1 runs 2 rows on each of 3 CTAs;
+    # no cut into more CTAs than rows
+    assert row_splits(6, 16, 132) == [3, 2]
+    # one M block at most: a unit already cut into M blocks is not split again
+    assert row_splits(128, 8, 132) == []
+    assert row_splits(1, 8, 132) == []  # one row cannot be cut
+
+
+def test_each_row_split_candidate_has_its_own_name():
+    base = dict(impl="gluon", BLOCK_M=16, BLOCK_N=64, num_warps=4, num_stages=4, num_splits=1)
+    names = {candidate_name(dict(base, ROWS=r)) for r in (4, 2)} | {candidate_name(base)}
+    assert len(names) == 3
+    assert candidate_name(dict(base, ROWS=4)).endswith("-rows4")
+
+
+def test_the_launcher_refuses_the_row_split_with_a_kv_split():
+    torch = pytest.importorskip("torch")
+    from harness_kernels.triton.attention_decode_gluon import gluon_split_launch
+
+    q = torch.zeros(1, 8, 1, 128, dtype=torch.bfloat16)
+    k = torch.zeros(1, 1, 64, 128, dtype=torch.bfloat16)
+    lens = torch.full((1,), 64, dtype=torch.int32)
+    cfg = dict(impl="gluon", BLOCK_N=64, num_stages=4, ROWS=4)
+    with pytest.raises(ValueError, match="row split"):
+        gluon_split_launch(
+            q, k, k, q, None, None, lens, None, cfg=cfg, splits=2, m_blocks=2, longest=64,
+            causal=True, sm_scale=1.0, sms=132, capacity=64,
+        )  # fmt: skip
