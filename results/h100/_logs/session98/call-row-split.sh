@@ -7,9 +7,9 @@ set -u
 . scripts/device_env.sh > /dev/null || exit 1
 export TRITON_INTERPRET=0 TRITON_CACHE_DIR=/tmp/tcache
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader
-timeout 250 python3 scripts/decode_split_probe.py b16:kv4096:h4:q1:p256 b16:kv16384:h4:q1:p256 \
+timeout 200 python3 scripts/decode_split_probe.py b16:kv4096:h4:q1:p256 b16:kv16384:h4:q1:p256 \
   b16:kv4096:h4:q1:p16 b16:kv4096:h4:q1:p256:ragged b16:kv4096:h4:q8:p256 --splits 1,2 \
   --rounds 3 2>&1 | tee "$OUT/row_split_probe.txt"
-timeout 100 python3 -m pytest -q -p no:randomly -p no:cacheprovider -o addopts="" -m gpu \
+timeout 60 python3 -m pytest -q -p no:randomly -p no:cacheprovider -o addopts="" -m gpu \
   tests/gpu/test_decode_gluon_gpu.py -k "p256-q1-g8 or p16-q4-g8" 2>&1 | tail -5 |
   tee "$OUT/row_split_gpu_tests.txt"
