@@ -101,10 +101,10 @@ def test_a_gpu_without_a_list_or_a_bad_budget_is_refused(tmp_path, gpu_name, bud
 @pytest.mark.parametrize("gpu", ["h100", "h200"])
 def test_the_committed_lists_name_real_sweeps_and_no_committed_run(gpu):
     """Each committed list's spec names a sweep that exists, and no run already committed for
-    that GPU: a finished run left on the list would be timed again from nothing."""
+    that GPU: a finished run left on the list would be timed again from nothing. A list may be
+    empty (all comments) when nothing owed is a gpu_measure.sh spec; owed_call.sh then says so."""
     lines = (REPO / "results" / gpu / "owed.specs").read_text().splitlines()
     specs = [s.split("#")[0].split() for s in lines if s.split("#")[0].strip()]
-    assert specs
     for run_id, *overrides in specs:
         assert not (REPO / "results" / gpu / run_id).exists(), f"{run_id} is committed"
         sweeps = [o.removeprefix("sweep=") for o in overrides if o.startswith("sweep=")]

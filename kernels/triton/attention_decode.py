@@ -68,7 +68,13 @@ DECODE_RUNGS = (
 REDUCES = ("kernel", "fused", "pdl")
 
 MAX_BLOCK_M = 64  # larger GQA groups x q_len are cut into several M blocks
-ROW_SPLITS = (2, 4, 8)  # the Gluon decode's row split: CTAs per unit it offers
+# The Gluon decode's row split (attention_decode_gluon_kernel's M_ROWS): CTAs per unit. Not
+# among the tuner's candidates: on an H100 (session 98, _logs/session98/row_split_probe.txt) it
+# ran 0.4-1.5% slower than one CTA a unit at all five batch-16 GQA-8 points it was timed at,
+# where it was meant to put the 68 idle SMs to work. Configs that name ROWS run it
+# (scripts/decode_split_probe.py times it), so a GPU where it wins can be shown before it is
+# offered.
+ROW_SPLITS = (2, 4, 8)
 
 
 def row_splits(rows: int, units: int, sms: int) -> list[int]:
@@ -238,13 +244,6 @@ def prepare_decode(
             # there they would only add a kernel to compile and time per Gluon tile to the tune
             # pass. At q_len 1, batch 16 on the H200 they were worth 0.999x (session 66).
             cands += [dict(c, split_by="balanced") for c in gluon]
-        if rung not in ("no-split", "no-balanced") and num_splits in (None, 1):
-            # and each Gluon tile with every unit's rows cut over 2-8 CTAs (the row split:
-            # attention_decode_gluon_kernel's docstring), where the units fill at most half the
-            # SMs: the idle SMs join without a KV split's partials and merge
-            cands += [
-                dict(c, ROWS=r) for r in row_splits(group * seq_q, programs, sms) for c in gluon
-            ]
     else:
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
         if any(c.get("split_by") == "balanced" and c.get("impl") != "gluon" for c in cands):

@@ -39,9 +39,10 @@ pad the m64 wgmma and are never stored) and reads the unit's whole KV range, so 
 written and none merged. The CTAs of one unit sit next to each other in item order and start
 together, so each K/V tile is read from HBM once and from L2 by the others while it is still
 there. Where a batch has fewer units than SMs (batch 16 at GQA 8: 64 units on 132 SMs) this
-puts the idle SMs to work without a merge; a KV split does it with one. At q_len 1, GQA 8 on an
-H100 one unsplit CTA per unit streamed 3.9% slower than a read over the whole chip (KV 16k, 64
-CTAs: 179.4 against 172.6 us, session 98's probe), where 128 units run within 1% of it.
+puts the idle SMs to work without a merge; a KV split does it with one. On an H100 it bought
+nothing: 0.4-1.5% slower than one CTA a unit at five batch-16 GQA-8 points (session 98,
+results/h100/_logs/session98/row_split_probe.txt), so the tuner does not offer it
+(attention_decode.ROW_SPLITS); configs that name ROWS run it.
 
 ORDERED keeps the per-item split but deals the items to the CTAs' round-robin slots longest
 first (the launcher's plan, attention_decode_gluon.longest_first): where a ragged batch has
