@@ -63,9 +63,7 @@ def launches(inputs: dict, splits: list[int]) -> dict[str, Any]:
             )
     if 1 in splits:  # the Gluon kernel's row split (unsplit; each tile timed, the best kept)
         q, paged = inputs["q"], "block_table" in inputs
-        h_kv = (
-            args[1].shape[2] if paged else args[1].shape[1]
-        )  # [pages, page, Hkv, D] or [B, Hkv, S, D]
+        h_kv = args[1].shape[2 if paged else 1]  # [pages, page, Hkv, D] or [B, Hkv, S, D]
         rows_per_unit = q.shape[1] // h_kv * q.shape[2]  # G x Sq
         sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 132
         page = args[1].shape[1] if paged else None

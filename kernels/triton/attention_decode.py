@@ -248,6 +248,14 @@ def prepare_decode(
         cands = [dict(c, BLOCK_M=block_m) for c in configs]
         if any(c.get("split_by") == "balanced" and c.get("impl") != "gluon" for c in cands):
             raise ValueError("split_by 'balanced' is the Gluon kernel's only")
+        for c in cands:  # the row split: the Gluon kernel's, unsplit items only
+            if "ROWS" in c and (
+                c.get("impl") != "gluon" or c.get("split_by") or num_splits not in (None, 1)
+            ):
+                raise ValueError(
+                    f"ROWS given with impl {c.get('impl')!r}, split_by {c.get('split_by')!r}, "
+                    f"num_splits {num_splits}; allowed: a Gluon config, unsplit"
+                )
         balanced_given = any(c.get("split_by") == "balanced" for c in cands)
         if balanced_given and reduce == "fused":
             raise ValueError("split_by 'balanced' merges in the reduction kernel, not 'fused'")

@@ -249,6 +249,17 @@ def gluon_split_launch(
 
     batch, h_q, seq_q, head_dim = q.shape
     bn = cfg["BLOCK_N"]
+    balanced = cfg.get("split_by") == "balanced"
+    rows = cfg.get("ROWS", ROWS)  # the row split: rows per CTA (M_ROWS), unsplit items only
+    if rows != ROWS:
+        stacked = h_q // (k_cache.shape[2] if block_table is not None else k_cache.shape[1]) * seq_q
+        if not 1 <= rows < ROWS or m_blocks * rows < stacked:
+            raise ValueError(
+                f"ROWS {rows} over {m_blocks} M blocks for {stacked} rows a unit; allowed: "
+                f"1 <= ROWS < {ROWS}, M blocks x ROWS >= the unit's rows"
+            )
+        if splits > 1 or balanced:
+            raise ValueError(f"ROWS {rows}: the row split runs unsplit items; splits {splits}")
     q_desc = _descriptor(q, [_flat_rows(q), head_dim], q.stride(2), ROWS)  # type: ignore[list-item]
     paged = block_table is not None
     if paged:
@@ -266,10 +277,6 @@ def gluon_split_launch(
         v_desc = _descriptor(v_cache, shape, v_cache.stride(2), sub)
         kv_rows = (k_cache.stride(0) // k_cache.stride(2), k_cache.stride(1) // k_cache.stride(2))
     n_items = batch * h_kv * m_blocks * splits
-    balanced = cfg.get("split_by") == "balanced"
-    rows = cfg.get("ROWS", ROWS)  # the row split: rows per CTA (M_ROWS), unsplit items only
-    if rows != ROWS and (splits > 1 or balanced):
-        raise ValueError(f"ROWS {rows}: the row split runs unsplit items; splits {splits}")
     ctas, per_min = persistent_ctas(n_items, sms), 1
     if balanced:
         ctas, per_min, slots = balanced_plan(cache_seqlens, h_kv * m_blocks, bn, capacity, sms)

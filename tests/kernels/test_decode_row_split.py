@@ -1,8 +1,10 @@
 """The Gluon decode's row split (attention_decode.row_splits, the kernel's M_ROWS), without a GPU:
-which rows per CTA the tuner is offered, that its candidates keep their own names in the tune
-timings, and that the launcher refuses it with a KV split (its CTAs write no partials). The
-kernel compiles with it in tests/kernels/test_gluon_decode_aot.py and runs against the fp32
-reference in tests/gpu/test_decode_gluon_gpu.py and scripts/decode_split_probe.py."""
+which rows per CTA row_splits gives (what scripts/decode_split_probe.py times; the tuner does not
+offer it), that its configs keep their own names in the tune timings, and that the launcher and
+prepare_decode refuse it where it cannot run: with a KV split or balanced runs (its CTAs write no
+partials), with rows out of range, or on the `tl` kernel. The kernel compiles with it in
+tests/kernels/test_gluon_decode_aot.py and runs against the fp32 reference in
+tests/gpu/test_decode_gluon_gpu.py and scripts/decode_split_probe.py."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from harness_kernels.triton.attention_decode import row_splits
 from harness_kernels.triton.attention_tune import candidate_name
 
 
-def test_offered_where_the_units_fill_at_most_half_the_sms():
+def test_row_splits_where_the_units_fill_at_most_half_the_sms():
     # batch 16 x 4 KV heads (GQA 8, q_len 1: 8 rows a unit) on 132 SMs: two CTAs a unit fit
     assert row_splits(8, 64, 132) == [4]
     # q_len 8 at GQA 8 (64 rows): halves of 32 rows
@@ -35,16 +37,43 @@ def test_each_row_split_candidate_has_its_own_name():
     assert candidate_name(dict(base, ROWS=4)).endswith("-rows4")
 
 
-def test_the_launcher_refuses_the_row_split_with_a_kv_split():
+@pytest.mark.parametrize(
+    ("rows", "m_blocks", "splits", "by", "match"),
+    [
+        (4, 2, 2, None, "unsplit"),  # a KV split: partials the row split never writes
+        (4, 2, 0, "balanced", "unsplit"),
+        (128, 1, 1, None, "allowed: 1 <= ROWS"),  # more rows than the m64 box holds
+        (0, 8, 1, None, "allowed: 1 <= ROWS"),
+        (2, 2, 1, None, "M blocks x ROWS"),  # 2 x 2 rows leave 4 of the unit's 8 unstored
+    ],
+)
+def test_the_launcher_refuses_a_row_split_it_cannot_run(rows, m_blocks, splits, by, match):
     torch = pytest.importorskip("torch")
     from harness_kernels.triton.attention_decode_gluon import gluon_split_launch
 
-    q = torch.zeros(1, 8, 1, 128, dtype=torch.bfloat16)
-    k = torch.zeros(1, 1, 64, 128, dtype=torch.bfloat16)
+    q = torch.zeros(1, 8, 1, 128, dtype=torch.bfloat16)  # GQA 8, q_len 1: 8 rows a unit
+    k = torch.zeros(1, 1, 64, 128, dtype=torch.bfloat16)  # dense [B, Hkv, S, D]
     lens = torch.full((1,), 64, dtype=torch.int32)
-    cfg = dict(impl="gluon", BLOCK_N=64, num_stages=4, ROWS=4)
-    with pytest.raises(ValueError, match="row split"):
+    cfg = dict(impl="gluon", BLOCK_N=64, num_stages=4, ROWS=rows)
+    if by:
+        cfg["split_by"] = by
+    with pytest.raises(ValueError, match=match):
         gluon_split_launch(
-            q, k, k, q, None, None, lens, None, cfg=cfg, splits=2, m_blocks=2, longest=64,
-            causal=True, sm_scale=1.0, sms=132, capacity=64,
+            q, k, k, q, None, None, lens, None, cfg=cfg, splits=splits, m_blocks=m_blocks,
+            longest=64, causal=True, sm_scale=1.0, sms=132, capacity=64,
         )  # fmt: skip
+
+
+def test_prepare_decode_takes_rows_on_an_unsplit_gluon_config_only():
+    torch = pytest.importorskip("torch")
+    from harness_kernels.triton.attention_decode import prepare_decode
+
+    q = torch.zeros(1, 8, 1, 64, dtype=torch.float16)
+    k = torch.zeros(1, 1, 64, 64, dtype=torch.float16)
+    lens = torch.full((1,), 64, dtype=torch.int32)
+    tl = dict(BLOCK_N=32, num_warps=4, num_stages=2, options={}, ROWS=4)
+    with pytest.raises(ValueError, match="allowed: a Gluon config, unsplit"):
+        prepare_decode(q, k, k, cache_seqlens=lens, configs=[tl], tune=False)
+    gluon = dict(tl, impl="gluon")
+    with pytest.raises(ValueError, match="allowed: a Gluon config, unsplit"):
+        prepare_decode(q, k, k, cache_seqlens=lens, configs=[gluon], num_splits=2, tune=False)
