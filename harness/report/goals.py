@@ -397,9 +397,9 @@ def own_card_roofs(roofs: pd.DataFrame, run_rows: pd.DataFrame) -> pd.DataFrame:
     """The roofs a run's room is read against: of each kind (the ceilings, the one-pass cold
     reads) the run's own card's rows where that card measured that kind, else every card's of the
     model (the cold-read roof then the fastest card's read per size). Two cards of one model
-    differ: the H100 that ran `gemm_llama-s94h` read 3,118 GB/s in one pass where session 93's
-    read 3,209, and with every card's reads that run's room was 1.087x, against its own card's
-    1.075x (`harness gaps` with that card's runs)."""
+    differ: the H100 that ran `gemm_llama-s94h` (moved out in session 99) read 3,118 GB/s in one
+    pass where session 93's read 3,209, and with every card's reads that run's room was 1.087x,
+    against its own card's 1.075x (`harness gaps` with that card's runs)."""
     if "device_uuid" not in roofs or "device_uuid" not in run_rows:
         return roofs
     cards = set(run_rows["device_uuid"].dropna())

@@ -275,7 +275,8 @@ CONFIGS: dict[str, GemmConfig] = {
         # half as many, twice as large TMA loads per stage for the same bytes in flight). Own
         # Triton's decode pick at N 4096 is that block (64 weight rows x 256 K, 64 programs:
         # 1x4096x4096 15.6 us on an H100, 1.006x a cold read of its bytes), where own CUTLASS's
-        # best, 128x16x128 tiles in 4x1 clusters, took 16.6 (0.948x; results/h100/gemm_llama-s94h).
+        # best, 128x16x128 tiles in 4x1 clusters, took 16.6 (0.948x; results/h100/gemm_llama-s94h,
+        # moved out in session 99).
         *(
             replace(
                 _SM90,
