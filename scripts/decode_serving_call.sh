@@ -13,6 +13,11 @@
 # call before the sweep (compile ahead's test only turns compile ahead off: decode_gpu_tests.sh).
 # TESTS=only runs the tests alone with the whole BUDGET and no sweep: on a cold machine they take
 # over 300 s (session 70), so they go in a call of their own before the wheel-part calls.
+# ROOFS=1 first measures this card's HBM roofs into the same results folder, out of the same
+# budget (about a minute and a half): `harness ceilings sweep=ceilings_hbm` as ceilings-hbm-$ID
+# and the one-pass reads (sweep=probes_read_once) as read_once-$ID, so the grid's share of the
+# ceiling is read against the card that timed it (H100s differ by up to 3%). Give it to the call
+# that times the rows: a call that comes on a fresh machine comes on another card.
 set -u
 t0=$(date +%s); C=${CALL:-call1}; ID=${ID:?run id}; B=${BUDGET:-520}
 export TRITON_INTERPRET=0 TRITON_CACHE_DIR=/tmp/tcache FLASHINFER_WORKSPACE_BASE=/tmp/fi \
@@ -29,6 +34,14 @@ if [ "${TESTS:-0}" = only ]; then
 fi
 if [ "${TESTS:-0}" = 1 ] && ! decode_gpu_tests $L/$ID-$C-gpu-tests.txt 300; then
   tar czf $OUT/results.tgz $R; exit 1
+fi
+if [ "${ROOFS:-0}" = 1 ]; then
+  python3 -m harness.cli ceilings sweep=ceilings_hbm results_dir=$R run_id=ceilings-hbm-$ID \
+    progress=false > $L/ceilings-hbm-$ID-$C.txt 2>&1
+  echo "ceilings-hbm-$ID rc=$? t=$(( $(date +%s) - t0 ))"; grep -h "hbm_read" $L/ceilings-hbm-$ID-$C.txt | head -1
+  python3 -m harness.cli run sweep=probes_read_once results_dir=$R run_id=read_once-$ID \
+    progress=false > $L/read_once-$ID-$C.txt 2>&1
+  echo "read_once-$ID rc=$? t=$(( $(date +%s) - t0 ))"
 fi
 extra="tune_only=true"
 python3 -c "import flash_attn.cute, flashinfer" 2>/dev/null && extra=""
