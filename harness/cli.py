@@ -44,7 +44,8 @@ commands:
   spread <run> <run> [<run>...]           the same points over several runs (processes): the
                                           range of their medians against one run's p90/p10,
                                           and how far each own / vendor ratio moves
-  compact <run path...> [level=19]        fold each run's row files into one parquet
+  compact <run path...> [level=19] [rewrite=false]
+                                          fold each run's row files into one parquet
                                           (<run>/rows.parquet); readers and resume use it
   crosscheck [key=value ...]              a few points timed by the harness and by nvbench
                                           (cuda-bench) on one GPU: ratios and their reasons

@@ -15,7 +15,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness import store
@@ -49,20 +48,22 @@ def _size(paths: list[Path]) -> int:
     return sum(p.stat().st_size for p in paths if p.exists())
 
 
-def compact_run(run_path: Path, level: int = DEFAULT_LEVEL) -> Compacted:
+def compact_run(run_path: Path, level: int = DEFAULT_LEVEL, rewrite: bool = False) -> Compacted:
     """Fold <run>/rows/*.parquet (and an earlier rows.parquet) into <run>/rows.parquet, under
-    the run's lock: a sweep writing the run meanwhile would lose the rows compaction deletes."""
+    the run's lock: a sweep writing the run meanwhile would lose the rows compaction deletes.
+    `rewrite`: write rows.parquet again even with nothing loose, in the store's current encoding
+    (store.parquet_bytes), after checking that every value reads back the same."""
     with run_lock(run_path):
-        return _compact_locked(run_path, level)
+        return _compact_locked(run_path, level, rewrite)
 
 
-def _compact_locked(run_path: Path, level: int) -> Compacted:
+def _compact_locked(run_path: Path, level: int, rewrite: bool = False) -> Compacted:
     store.set_aside_unreadable(run_path)  # kept in rows/_unreadable/, never folded in or deleted
     loose = sorted(p for p in (run_path / "rows").glob("*.parquet") if not p.name.startswith("."))
     target = run_path / store.COMPACTED
     before = [*loose, target] if target.exists() else loose
     bytes_before = _size(before)
-    if not loose and target.exists():
+    if not loose and target.exists() and not rewrite:
         # Nothing to fold in: the file stays as it is. Written again it would differ in bytes
         # (another pyarrow), and `harness compact results/h200` rewrote every committed run.
         rows = pq.read_metadata(target).num_rows
@@ -70,9 +71,12 @@ def _compact_locked(run_path: Path, level: int) -> Compacted:
     table = store.read_table(run_path)
     expected = store.finished_keys(run_path)
     table = table.sort_by("point_key")
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd", compression_level=level)
-    store.write_bytes(target, sink.getvalue().to_pybytes())
+    data = store.parquet_bytes(table, level)
+    if rewrite and not loose:  # a committed run's only copy: the new bytes must read back equal
+        again = store.scan_bytes(data)
+        if not again.equals(table):
+            raise RuntimeError(f"{target}: rewritten bytes read back different values; kept")
+    store.write_bytes(target, data)
     back = pq.read_table(target, columns=["point_key"]).column(0).to_pylist()
     if set(back) != expected or len(back) != len(expected):  # never delete what is not folded in
         raise RuntimeError(f"{target}: read back {len(back)} rows, expected {len(expected)} points")

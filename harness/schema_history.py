@@ -180,8 +180,12 @@ _BY_FINGERPRINT = {c.fingerprint: c for c in HISTORY}
 
 def _type_name(t: pa.DataType) -> str:
     # A list's element is named "item" when written and "element" when read back from parquet:
-    # the same column either way, so the name is left out.
-    return f"list<{_type_name(t.value_type)}>" if pa.types.is_list(t) else str(t)
+    # the same column either way, so the name is left out. samples_ms is float32 on disk where
+    # every sample is float32-exact (store.narrowed) and float64 to every reader: one column.
+    if pa.types.is_list(t):
+        inner = _type_name(t.value_type)
+        return f"list<{'double' if inner == 'float' else inner}>"
+    return str(t)
 
 
 def fingerprint(schema: pa.Schema) -> str:

@@ -40,7 +40,7 @@ def test_compact_keeps_every_row_and_value(run, capsys):
     assert main(["compact", str(run.parent)]) == 0
     assert f"{len(before)} rows, {files} row files" in capsys.readouterr().out
     assert not (run / "rows").exists()  # every row file folded in, then deleted
-    assert pq.read_schema(run / store.COMPACTED).equals(store.SCHEMA)
+    assert store.widened(pq.read_schema(run / store.COMPACTED)).equals(store.SCHEMA)
     pd.testing.assert_frame_equal(_sorted(store.read_rows(run)), _sorted(before))
     assert store.finished_keys(run) == set(before.point_key)
 
@@ -119,3 +119,26 @@ def test_a_compacted_run_with_nothing_loose_is_left_as_it_is(run):
     again = compact_run(run, level=3)
     assert target.read_bytes() == before and target.stat().st_mtime_ns == stamp
     assert again.files_before == 0 and again.rows == len(store.read_rows(run))
+
+
+def test_rewrite_writes_a_compacted_run_again_with_every_value_kept(run, capsys):
+    """`rewrite=true` is how committed runs take a newer storage encoding: the file is written
+    again though nothing is loose, and reads back the rows it held."""
+    import pyarrow as pa
+
+    compact_run(run)
+    target = run / store.COMPACTED
+    before = store.read_rows(run)
+    wide = pq.read_table(target)  # as an older harness wrote it: samples as float64
+    i = wide.schema.get_field_index("samples_ms")
+    wide = wide.set_column(i, "samples_ms", wide.column(i).cast(pa.list_(pa.float64())))
+    pq.write_table(wide, target, compression="zstd")
+    assert main(["compact", str(run), "rewrite=true"]) == 0
+    assert "0 row files" in capsys.readouterr().out
+    pd.testing.assert_frame_equal(_sorted(store.read_rows(run)), _sorted(before))
+    assert store.widened(pq.read_schema(target)).equals(store.SCHEMA)
+
+
+def test_rewrite_takes_true_or_false(run, capsys):
+    assert main(["compact", str(run), "rewrite=maybe"]) == 2
+    assert "rewrite: 'maybe'; allowed: true, false" in capsys.readouterr().err

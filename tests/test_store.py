@@ -4,6 +4,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -44,7 +45,7 @@ def test_roundtrip_and_schema_version(tmp_path):
     assert sorted(df.point_key) == ["a", "b"]
     assert (df.schema_version == store.SCHEMA_VERSION).all()
     assert list(df.set_index("point_key").loc["a", "samples_ms"]) == [1.0, 2.0]
-    assert pq.read_schema(tmp_path / "rows" / "a.parquet").equals(store.SCHEMA)
+    assert store.widened(pq.read_schema(tmp_path / "rows" / "a.parquet")).equals(store.SCHEMA)
 
 
 def test_unknown_column_rejected(tmp_path):
@@ -162,3 +163,28 @@ def test_cleanup_spares_live_writers_and_other_points(tmp_path):
     finally:
         live.kill()
         live.wait()
+
+
+def test_float32_exact_samples_are_float32_on_disk_and_float64_to_readers(tmp_path):
+    """CUDA event samples are float32 values: stored narrow (smaller files), read back wide
+    and bit for bit the same."""
+    import numpy as np
+
+    exact = [float(np.float32(x)) for x in (0.028608, 0.0272, 11.41059208)]
+    path = store.write_row(tmp_path, _row("a", samples_ms=exact))
+    assert pq.read_schema(path).field("samples_ms").type.value_type == pa.float32()
+    back = store.read_rows(tmp_path).set_index("point_key").loc["a", "samples_ms"]
+    assert back.dtype == np.float64 and list(back) == exact
+
+
+def test_samples_that_float32_would_round_stay_float64(tmp_path):
+    """A timer whose samples are not float32 values (the CPU's perf_counter) loses nothing."""
+    path = store.write_row(tmp_path, _row("a", samples_ms=[0.1, 1 / 3]))
+    assert pq.read_schema(path).field("samples_ms").type.value_type == pa.float64()
+    assert list(store.read_rows(tmp_path).loc[0, "samples_ms"]) == [0.1, 1 / 3]
+
+
+def test_a_row_without_samples_is_written_and_read(tmp_path):
+    path = store.write_row(tmp_path, _row("a", samples_ms=None))
+    assert store.widened(pq.read_schema(path)).equals(store.SCHEMA)
+    assert store.read_rows(tmp_path).loc[0, "samples_ms"] is None
