@@ -133,10 +133,17 @@ def parquet_bytes(table: pa.Table, level: int | None = None) -> bytes:
 
 
 def scan_bytes(data: bytes) -> pa.Table:
-    """Parquet bytes read as readers read a file: against SCHEMA, samples widened back."""
+    """Parquet bytes read as readers read a file: against SCHEMA, samples widened back, columns
+    the bytes predate null."""
     table = pq.read_table(pa.BufferReader(data))
     return pa.Table.from_arrays(
-        [table.column(n).cast(SCHEMA.field(n).type) for n in SCHEMA.names], schema=SCHEMA
+        [
+            table.column(f.name).cast(f.type)
+            if f.name in table.column_names
+            else pa.nulls(table.num_rows, f.type)
+            for f in SCHEMA
+        ],
+        schema=SCHEMA,
     )
 
 
