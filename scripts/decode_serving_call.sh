@@ -14,7 +14,7 @@
 # TESTS=only runs the tests alone with the whole BUDGET and no sweep: on a cold machine they take
 # over 300 s (session 70), so they go in a call of their own before the wheel-part calls.
 # ROOFS=1 first measures this card's HBM roofs into the same results folder, out of the same
-# budget (12 + 38 points, not yet run on a GPU): `harness ceilings sweep=ceilings_hbm` as ceilings-hbm-$ID
+# budget (12 + 38 points, 87 s on an H100 in session 100): `harness ceilings sweep=ceilings_hbm` as ceilings-hbm-$ID
 # and the one-pass reads (sweep=probes_read_once) as read_once-$ID, so the grid's share of the
 # ceiling is read against the card that timed it (H100s differ by up to 3%). Give it to the call
 # that times the rows: a call that comes on a fresh machine comes on another card.
