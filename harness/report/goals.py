@@ -18,11 +18,13 @@ the goal and the spread of their geomeans. A run whose own kernel has a row that
 kernel is a failure. Where no run covers the goal, the run with the most points is shown as `partial`.
 
 A goal's `ceiling` asks own GB/s (geomean over the covered points) for that share of the GPU's
-measured HBM read ceiling: the report's (harness.report.peaks), the latest `ceilings` run's
-figure among the paths (not raised to a faster row since session 90: H200 4,628 GB/s, where a
-paged decode row read 4,674), and `ceiling_run` names that run and whether it measured the
-deciding run's card or another of the model. A GPU without a measured ceiling fails such a goal
-and says so.
+measured HBM read ceiling: the run's own card's where that card ran a ceilings run (its latest),
+else the report's (harness.report.peaks), the latest `ceilings` run's figure among the paths (not
+raised to a faster row since session 90: H200 4,628 GB/s, where a paged decode row read 4,674).
+`ceiling_run` names that run and whether it measured the deciding run's card or another of the
+model; on another card it adds the share's range over every card's ceiling (H100s read 3,104-3,195
+GB/s, so a share moves by up to 3% with the card). A GPU without a measured ceiling fails such a
+goal and says so.
 Beside it, `cold_read_of_ceiling`: one cold read of each point's own bytes (a probes_read_once
 run among the paths) as a share of the same ceiling, the most a kernel that reads them once
 could reach; below the bar, the bar is out of reach at those points. `own_only_since`: a later
@@ -265,14 +267,19 @@ def run_lines(
     goal: Goal,
     hbm_read: dict[str, float] | None = None,
     ceiling_cards: dict[str, tuple[str, str]] | None = None,
+    card_reads: dict[str, dict[str, tuple[str, float]]] | None = None,
 ) -> pd.DataFrame:
     """One line per (device, run): points with a reference, geomean, min, points below the
     bar's min, own rows not ok, the geomean share of the GPU's measured HBM read ceiling
     (`hbm_read`, GB/s by device name; NaN without one) and which ceilings run gave it, on
     which card (`ceiling_cards`: ceiling_card's), whether the run covers the goal and whether
-    it meets it."""
+    it meets it. `card_reads` (card_hbm_reads'): a run whose card measured its own ceiling is
+    read against that one; a run on another card gets the range of its share over every card's."""
     lines = []
     for (device, run), g in ratios.groupby(["device", "run"], sort=True):
+        model = str(g["device_name"].iloc[0])
+        cards = (card_reads or {}).get(model, {})
+        mine = [cards[u] for u in sorted(set(g["device_uuid"].dropna())) if u in cards]
         has_ref = g[g["reference"].notna()]
         ok = has_ref["ratio"].dropna()
         not_ok = int((g["status"] != "ok").sum())  # with a reference or not: a wrong row fails
@@ -280,7 +287,9 @@ def run_lines(
         gm = geomean(ok.tolist()) if len(ok) else math.nan
         low = float(ok.min()) if len(ok) else math.nan
         below = int((ok < goal.min).sum()) if goal.min is not None else 0
-        ceiling = (hbm_read or {}).get(str(g["device_name"].iloc[0]))
+        ceiling = (hbm_read or {}).get(model)
+        if mine:  # the run's card read its own ceiling: cards of one model differ by up to 3%
+            ceiling = mine[-1][1]
         gbps = has_ref["gbps"].dropna()
         of_ceiling = geomean((gbps / ceiling).tolist()) if ceiling and len(gbps) else math.nan
         # the share over every ok own row, a vendor beside it or not: an own-only run (no vendor
@@ -294,13 +303,18 @@ def run_lines(
         cold = has_ref.loc[has_ref["gbps"].notna(), "read_once_gbps"].dropna()
         cold_of_ceiling = geomean((cold / ceiling).tolist()) if ceiling and len(cold) else math.nan
         ceiling_run = ""
-        if goal.ceiling is not None and ceiling:
-            source, card = (ceiling_cards or {}).get(str(g["device_name"].iloc[0]), ("", ""))
+        if goal.ceiling is not None and ceiling and mine:
+            ceiling_run = f"{mine[-1][0]}, the run's card"
+        elif goal.ceiling is not None and ceiling:
+            source, card = (ceiling_cards or {}).get(model, ("", ""))
             if not card or card == "None":  # a ceilings row without a UUID
                 where = "card unknown"
             else:
                 where = "the run's card" if card in set(g["device_uuid"]) else "another card"
             ceiling_run = f"{source}, {where}" if source else ""
+            shares = [geomean((gbps / c).tolist()) for _, c in cards.values()] if len(gbps) else []
+            if ceiling_run and len(shares) > 1:  # how far the share moves with the card's read
+                ceiling_run += f" ({min(shares):.3f}-{max(shares):.3f} over {len(shares)} cards)"
         met = (
             not_ok == 0
             and len(ok) > 0
@@ -413,6 +427,19 @@ def _roof_rows(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([df[df["op"] == "ceiling"], read_once.one_pass_reads(df)])
 
 
+def card_hbm_reads(df: pd.DataFrame) -> dict[str, dict[str, tuple[str, float]]]:
+    """{device name: {card UUID: (ceilings run, HBM read GB/s)}}: each card's latest ok
+    hbm_read_gbps ceiling row (rows without a UUID left out)."""
+    c = df[(df["op"] == "ceiling") & (df["status"] == "ok") & (df["metric"] == "hbm_read_gbps")]
+    out: dict[str, dict[str, tuple[str, float]]] = {}
+    for r in c.sort_values("timestamp", na_position="first").to_dict("records"):
+        card, value = r.get("device_uuid"), r.get("gbps")
+        if not isinstance(card, str) or not card or card == "None" or pd.isna(value):
+            continue
+        out.setdefault(str(r["device_name"]), {})[card] = (str(r.get("run_id") or ""), float(value))
+    return out
+
+
 def ceiling_cards(df: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """{device name: (ceilings run, card)} of the HBM read ceiling the goals use: the latest ok
     hbm_read_gbps ceiling row per GPU model, as harness.report.ceilings.measured_ceilings takes
@@ -433,11 +460,12 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
     real = df[~is_smoke(df)]
     hbm_read = measured_hbm_read(device_peaks(real))[0]  # as the report's
     cards = ceiling_cards(real)
+    card_reads = card_hbm_reads(real)
     curves = read_once.curves_by_device(real)
     roofs = _roof_rows(real)
     for goal in goals:
         rows = selected(real, goal)
-        lines = run_lines(point_ratios(rows, goal, curves), goal, hbm_read, cards)
+        lines = run_lines(point_ratios(rows, goal, curves), goal, hbm_read, cards, card_reads)
         if lines.empty:
             out.append({"goal": goal.id, "device": "-", "bar": goal.bar(), "verdict": "no rows"})
             continue
@@ -478,7 +506,7 @@ def verdicts(df: pd.DataFrame, goals: list[Goal], every: bool = False) -> pd.Dat
 GOALS_CAPTION = (
     "Each goal of configs/goals.yaml (an issue's bar) per GPU: the latest run that covers its "
     "points (not the best; `covering_runs` covered it whole, their geomeans spanning `range`; a `partial` line is the run with the most points where none did), vendor time "
-    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `ceiling_run`: the ceilings run whose HBM read a ceiling share is of, and whether it measured the deciding run's card; `own_only_since`: a later run that timed the own kernel at every point without the vendors, and its ceiling share (no ratio, so no verdict); `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup; the roofs the run's own card measured where it did, else every card's of the model), the most any own kernel could reach. A wrong own row fails the goal. "
+    "over own time within that run, and whether the bar is met; `short_of`: what a run that misses still lacks (the factor its geomean or ceiling share must gain, the points under the min); `ceiling_run`: the ceilings run whose HBM read a ceiling share is of (the run's own card's where it measured one, else the GPU model's latest), whether it measured the deciding run's card and, where not, the share's range over every card's ceiling; `own_only_since`: a later run that timed the own kernel at every point without the vendors, and its ceiling share (no ratio, so no verdict); `room`: the geomean speedup over the reference a kernel at the measured roof at every point of that run would show (`harness gaps`' roof_speedup; the roofs the run's own card measured where it did, else every card's of the model), the most any own kernel could reach. A wrong own row fails the goal. "
     "Goals without a row here are left out. `harness goals <paths>` prints the same."
 )
 

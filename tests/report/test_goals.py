@@ -360,6 +360,37 @@ def test_a_ceiling_share_says_when_its_ceiling_was_read_on_another_card(tmp_path
     assert no_bar["ceiling_run"] == ""  # a goal without a ceiling bar names none
 
 
+def test_a_run_is_read_against_its_own_cards_ceiling_before_a_later_one_of_another(tmp_path):
+    """Two cards of one model: the run's card read its ceiling first, another card later and
+    faster. The run's share is of its own card's read; a run on a third card, which measured
+    none, takes the latest and says how far its share moves over the cards' ceilings."""
+    rows = _decode_point(tmp_path / "res")  # on DEVICES["h200"]'s card
+    own_gbps = rows[1]["gbps"]
+    mine = ceiling_row("h200", "hbm_read_gbps", own_gbps / 0.92, "ceilings-mine")
+    later = ceiling_row("h200", "hbm_read_gbps", own_gbps / 0.88, "ceilings-later")
+    later.update(device_uuid="GPU-h200-second", timestamp="2026-01-05T00:00:00+00:00")
+    write_run(tmp_path / "res", "ceilings-mine", [mine])
+    write_run(tmp_path / "res", "ceilings-later", [later])
+    goal = parse_goals([{**GEMM_GOAL, "points": 1, "min": None, "ceiling": 0.9}])
+    line = _one(verdicts(load([tmp_path / "res"]), goal))
+    assert line["ceiling_run"] == "ceilings-mine, the run's card"
+    assert line["of_ceiling"] == pytest.approx(0.92, rel=1e-3) and line["verdict"] == "met"
+    # the same point timed on a third card, which read no ceiling of its own
+    third = [{**r, "device_uuid": "GPU-h200-third"} for r in rows]
+    write_run(tmp_path / "other", "decode", third)
+    line = _one(
+        verdicts(
+            load(
+                [tmp_path / "other"]
+                + [tmp_path / "res" / "ceilings-mine", tmp_path / "res" / "ceilings-later"]
+            ),
+            goal,
+        )
+    )
+    assert line["of_ceiling"] == pytest.approx(0.88, rel=1e-3) and line["verdict"] == "not met"
+    assert line["ceiling_run"] == "ceilings-later, another card (0.880-0.920 over 2 cards)"
+
+
 def test_a_ratio_pairs_rows_of_one_card_only(tmp_path):
     """A run resumed on a second machine of the same model: at the point whose vendor row was
     timed on the other card the own row has no reference, so the run no longer covers 4 points."""
