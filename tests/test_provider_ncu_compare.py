@@ -1,0 +1,40 @@
+"""scripts/provider_ncu_compare.py on the CPU: it builds the op's problem from key=value words,
+prepares each provider as a sweep does, checks it against the fp32 reference and prints the
+launch order ncu's report follows; bad words exit 2 in one line."""
+
+from __future__ import annotations
+
+import pytest
+from script_module import load_script
+
+ncu = load_script("provider_ncu_compare")
+
+SMALL = ["batch=1", "q_heads=2", "kv_heads=1", "q_len=64", "kv_len=64", "head_dim=32"]
+
+
+def test_prints_each_provider_in_launch_order_with_its_check(capsys):
+    args = ["attention", *SMALL, "causal=true", "dtype=fp16", "own-triton", "sdpa-math"]
+    assert ncu.main([*args, "--device", "cpu"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("attention batch=1 q_heads=2") and "causal=true" in lines[0]
+    assert [line.split()[:2] for line in lines[1:]] == [["own-triton", "ok"], ["sdpa-math", "ok"]]
+
+
+def test_the_problem_takes_yaml_values():
+    problem = ncu.problem_of("attention", [*SMALL, "causal=true", "dtype=fp16"])
+    assert problem.causal is True and problem.q_len == 64 and problem.dtype == "fp16"
+
+
+@pytest.mark.parametrize(
+    ("words", "says"),
+    [
+        (["attention", "q_lenn=4", "sdpa-math"], "'q_lenn' is not a field of attention"),
+        (["attentio", "q_len=4", "sdpa-math"], "op: 'attentio'; allowed:"),
+        (["attention", *SMALL, "no-such-provider"], "unknown 'no-such-provider'"),
+        (["attention", *SMALL], "no provider named"),
+    ],
+)
+def test_bad_words_exit_2_in_one_line(words, says, capsys):
+    assert ncu.main([*words, "--device", "cpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
