@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -89,11 +90,13 @@ def write_text(path: Path, text: str) -> None:
 
 
 # Samples on disk. CUDA events time in float32 (cudaEventElapsedTime), so samples_ms, float64 in
-# memory, narrow to float32 on disk without losing a bit, and byte-stream-split encoding lets zstd
-# pack them: a compacted gemm_llama run is ~10% smaller than with float64 and dictionary pages
-# (results/ travels with every lent GPU call, whose tree limit is 64 MiB). A file holding any
-# sample that is not float32-exact (the CPU timer's, say) keeps float64. Readers scan every file
-# against SCHEMA (_scan), which widens the samples back: the values read are those measured.
+# memory, narrow to float32 on disk without losing a bit, written plain (a dictionary of ~10^5
+# distinct times costs more than it saves): a compacted gemm_llama run is ~10% smaller, the
+# committed runs 7% (results/ travels with every lent GPU call, whose tree limit is 64 MiB).
+# Byte-stream-split encoding was tried and made the files larger (929 -> 1,398 KB). A file
+# holding any sample that is not float32-exact (the CPU timer's, a NaN) keeps float64. Readers
+# scan every file against SCHEMA (_scan), which widens the samples back: the values read are
+# those measured.
 NARROWED = "samples_ms"
 
 
@@ -119,17 +122,46 @@ def widened(schema: pa.Schema) -> pa.Schema:
 def parquet_bytes(table: pa.Table, level: int | None = None) -> bytes:
     """`table` as zstd parquet bytes (pyarrow's default level when None), samples narrowed."""
     table = narrowed(table)
-    split = [NARROWED] if NARROWED in table.column_names else []
     sink = pa.BufferOutputStream()
     pq.write_table(
         table,
         sink,
         compression="zstd",
         compression_level=level,
-        use_byte_stream_split=split,
-        use_dictionary=[c for c in table.column_names if c not in split],
+        use_dictionary=[c for c in table.column_names if c != NARROWED],
     )
     return sink.getvalue().to_pybytes()
+
+
+def _values(column: pa.ChunkedArray) -> tuple:
+    """A column as comparable parts: its nulls and offsets, and its values with NaN as NaN."""
+    array = column.combine_chunks()
+    parts: list = [np.asarray(array.is_null())]
+    if pa.types.is_list(array.type):
+        parts.append(np.asarray(array.offsets))
+        array = array.values
+    if pa.types.is_floating(array.type):
+        return (*parts, array.to_numpy(zero_copy_only=False))
+    return (*parts, array.to_pylist())
+
+
+def same_values(a: pa.Table, b: pa.Table) -> bool:
+    """Whether two tables hold the same columns and values, NaN equal to NaN (Table.equals
+    counts a NaN different from itself, so a run with one could never be rewritten)."""
+    if a.schema.names != b.schema.names or a.num_rows != b.num_rows:
+        return False
+    for name in a.schema.names:
+        x, y = _values(a.column(name)), _values(b.column(name))
+        for p, q in zip(x, y, strict=True):
+            if isinstance(p, np.ndarray) and p.dtype.kind == "f":
+                if p.shape != q.shape or not np.array_equal(p, q, equal_nan=True):
+                    return False
+            elif isinstance(p, np.ndarray):
+                if not np.array_equal(p, q):
+                    return False
+            elif p != q:
+                return False
+    return True
 
 
 def scan_bytes(data: bytes) -> pa.Table:

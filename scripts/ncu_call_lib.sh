@@ -3,12 +3,14 @@
 # launcher script under ncu and writes $OUT/ncu-TAG.csv / .err.
 #   ncu_profile TAG "EXTRA NCU FLAGS" LAUNCHER.py ARGS...
 # Clocks are not locked (--clock-control none) and ncu flushes the caches before each kernel.
+set -f  # a profile's words are split but never globbed (a config or a value with * or ?)
 t0=$(date +%s)
+[ -f .cache/gitid ] || { echo "harness: error: .cache/gitid: missing; allowed: carry .cache after scripts/device_carry.sh" >&2; exit 2; }
 . scripts/device_env.sh || exit 1
 export TRITON_INTERPRET=0 HARNESS_CACHE_DIR=/tmp/hcache TRITON_CACHE_DIR=/tmp/tcache \
   FLASHINFER_WORKSPACE_BASE=/tmp/fi FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED=1
 export $(cat .cache/gitid)
-nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee $OUT/gpu.txt
+nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 NCU_METRICS="gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_active.avg,sm__cycles_elapsed.avg,launch__grid_size,launch__block_size,launch__registers_per_thread,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum"
 
 ncu_profile() {
@@ -16,6 +18,6 @@ ncu_profile() {
   shift 3
   # $flags unquoted on purpose: several ncu options in one word
   timeout 240 ncu --csv --page details --clock-control none $flags --metrics $NCU_METRICS \
-    python3 "$launcher" "$@" > $OUT/ncu-$tag.csv 2> $OUT/ncu-$tag.err
-  echo "ncu $tag rc=$? t=$(( $(date +%s) - t0 ))"; grep -A6 "in this order" $OUT/ncu-$tag.csv
+    python3 "$launcher" "$@" > "$OUT/ncu-$tag.csv" 2> "$OUT/ncu-$tag.err"
+  echo "ncu $tag rc=$? t=$(( $(date +%s) - t0 ))"; grep -A6 "in this order" "$OUT/ncu-$tag.csv"
 }

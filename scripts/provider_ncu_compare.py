@@ -28,6 +28,7 @@ import yaml
 
 from harness.device import get_device
 from harness.problems import PROBLEM_TYPES
+from harness.problems.base import exact_fp32
 from harness.providers import load_all
 
 
@@ -79,11 +80,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     device = get_device(args.device)
     inputs = problem.make_inputs(0, "randn", torch.device(args.device))
-    ref = problem.reference(inputs)
-    prepared = []
+    with exact_fp32():  # as a sweep checks: a TF32 setting left on must not soften the reference
+        ref = problem.reference(inputs)
+    prepared, left_out = [], []
     for name, provider in zip(providers, registered, strict=True):
+        why = provider.why_not(problem, device)  # not on this machine: said, and the rest go on
+        if why:
+            left_out.append(f"  {name:26s} skipped: {why}")
+            continue
         p = provider.prepare(problem, inputs, device)
-        check = problem.check(p.output(p.run()), ref)  # checked before any profiled launch
+        if p.external is not None:  # runs as its own program (CK): ncu would see nothing here
+            left_out.append(f"  {name:26s} skipped: runs as its own program, not in this process")
+            continue
+        out = p.output(p.run())
+        with exact_fp32():
+            check = problem.check(out, ref)  # checked before any profiled launch
         prepared.append((name, p, "ok" if check.ok else f"WRONG: {check.reason}"))
     with profiled(device.type == "cuda"):
         for _, p, _ in prepared:
@@ -92,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.op} {' '.join(fields)}; each provider launched twice, in this order:")
     for name, p, verdict in prepared:
         print(f"  {name:26s} {verdict:6s} {p.config}")
+    for line in left_out:
+        print(line)
     return 0
 
 

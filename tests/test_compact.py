@@ -122,19 +122,30 @@ def test_a_compacted_run_with_nothing_loose_is_left_as_it_is(run):
 
 
 def test_rewrite_writes_a_compacted_run_again_with_every_value_kept(run, capsys):
-    """`rewrite=true` is how committed runs take a newer storage encoding: the file is written
-    again though nothing is loose, and reads back the rows it held."""
+    """`rewrite=true` is how committed runs take a newer storage encoding: a file an older
+    harness wrote (float64 samples, though every one is a float32 value, as CUDA event times
+    are; a NaN in a float column) is written again though nothing is loose, now with float32
+    samples, and reads back the rows it held."""
+    import numpy as np
     import pyarrow as pa
 
     compact_run(run)
     target = run / store.COMPACTED
+    old = store.read_table(run)
+    i = old.schema.get_field_index("samples_ms")
+    exact = pa.array(
+        [[float(np.float32(x)) for x in xs] for xs in old.column(i).to_pylist()],
+        pa.list_(pa.float64()),
+    )
+    old = old.set_column(i, "samples_ms", exact)
+    j = old.schema.get_field_index("latency_rse")
+    old = old.set_column(j, "latency_rse", pa.array([float("nan")] * old.num_rows))
+    pq.write_table(old, target, compression="zstd")  # as an older harness wrote it
+    assert pq.read_schema(target).field("samples_ms").type.value_type == pa.float64()
     before = store.read_rows(run)
-    wide = pq.read_table(target)  # as an older harness wrote it: samples as float64
-    i = wide.schema.get_field_index("samples_ms")
-    wide = wide.set_column(i, "samples_ms", wide.column(i).cast(pa.list_(pa.float64())))
-    pq.write_table(wide, target, compression="zstd")
     assert main(["compact", str(run), "rewrite=true"]) == 0
     assert "0 row files" in capsys.readouterr().out
+    assert pq.read_schema(target).field("samples_ms").type.value_type == pa.float32()
     pd.testing.assert_frame_equal(_sorted(store.read_rows(run)), _sorted(before))
     assert store.widened(pq.read_schema(target)).equals(store.SCHEMA)
 

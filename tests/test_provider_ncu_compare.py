@@ -9,7 +9,7 @@ from script_module import load_script
 
 ncu = load_script("provider_ncu_compare")
 
-SMALL = ["batch=1", "q_heads=2", "kv_heads=1", "q_len=64", "kv_len=64", "head_dim=32"]
+SMALL = ["batch=1", "q_heads=2", "kv_heads=1", "q_len=64", "kv_len=64", "head_dim=64"]
 
 
 def test_prints_each_provider_in_launch_order_with_its_check(capsys):
@@ -38,3 +38,48 @@ def test_bad_words_exit_2_in_one_line(words, says, capsys):
     assert ncu.main([*words, "--device", "cpu"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0], err
+
+
+def test_a_provider_this_machine_lacks_is_said_and_the_rest_run(capsys):
+    args = ["attention", *SMALL, "causal=true", "dtype=fp16", "flash-attn-4", "sdpa-math"]
+    assert ncu.main([*args, "--device", "cpu"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:2] == ["sdpa-math", "ok"]
+    assert lines[2].split()[:2] == ["flash-attn-4", "skipped:"]
+
+
+def test_a_wrong_output_is_said_before_it_is_profiled(monkeypatch, capsys):
+    """A fast wrong kernel is a failure: the launch-order line says WRONG, not ok."""
+    import torch
+
+    real = ncu.load_all()
+
+    class Zeros:
+        config = {"kernel": "zeros"}
+        external = None
+
+        def __init__(self, like):
+            self.like = like
+
+        def run(self):
+            return torch.zeros_like(self.like)
+
+        def output(self, raw):
+            return raw
+
+    class Provider:
+        def why_not(self, problem, device):
+            return None
+
+        def prepare(self, problem, inputs, device):
+            return Zeros(real.get("attention", "sdpa-math").prepare(problem, inputs, device).run())
+
+    class Registry:
+        def get(self, op, name):
+            return Provider() if name == "zeros" else real.get(op, name)
+
+    monkeypatch.setattr(ncu, "load_all", lambda: Registry())
+    assert ncu.main(["attention", *SMALL, "zeros", "sdpa-math", "--device", "cpu"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:2] == ["zeros", "WRONG:"]
+    assert lines[2].split()[:2] == ["sdpa-math", "ok"]

@@ -188,3 +188,33 @@ def test_a_row_without_samples_is_written_and_read(tmp_path):
     path = store.write_row(tmp_path, _row("a", samples_ms=None))
     assert store.widened(pq.read_schema(path)).equals(store.SCHEMA)
     assert store.read_rows(tmp_path).loc[0, "samples_ms"] is None
+
+
+def test_same_values_counts_nan_equal_to_nan_and_sees_any_other_difference():
+    """The check a rewrite of a committed run must pass: NaN equals NaN (Table.equals says
+    otherwise), while a changed sample, a null for a value or another list length differs."""
+    nan = float("nan")
+
+    def table(rse, samples):
+        return pa.table({"latency_rse": rse, "samples_ms": samples})
+
+    a = table([nan, 1.0], [[1.0, nan], None])
+    assert not a.equals(table([nan, 1.0], [[1.0, nan], None]))
+    assert store.same_values(a, table([nan, 1.0], [[1.0, nan], None]))
+    assert not store.same_values(a, table([nan, 1.5], [[1.0, nan], None]))
+    assert not store.same_values(a, table([nan, 1.0], [[1.0, 2.0], None]))
+    assert not store.same_values(a, table([nan, 1.0], [[1.0, nan], []]))
+    assert not store.same_values(a, table([nan, 1.0], [[1.0], [nan]]))
+    assert not store.same_values(a, table([None, 1.0], [[1.0, nan], None]))
+
+
+def test_samples_are_written_plain_not_as_a_dictionary(tmp_path):
+    """A dictionary of distinct times costs more than it saves (store.parquet_bytes)."""
+    import numpy as np
+
+    exact = [float(np.float32(0.01 * i)) for i in range(1, 50)]
+    path = store.write_row(tmp_path, _row("a", samples_ms=exact))
+    meta = pq.read_metadata(path)
+    paths = [meta.schema.column(j).path for j in range(meta.num_columns)]
+    encodings = meta.row_group(0).column(paths.index("samples_ms.list.element")).encodings
+    assert "PLAIN" in encodings and not any("DICTIONARY" in e for e in encodings)

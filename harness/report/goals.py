@@ -262,6 +262,15 @@ def point_ratios(
     )
 
 
+def _share(values: pd.Series, ceilings: pd.Series) -> float:
+    """Geomean of values over each row's ceiling (same index); NaN without values or a ceiling."""
+    values = values.dropna()
+    mine = ceilings[values.index]
+    if not len(values) or mine.isna().any():
+        return math.nan
+    return geomean((values / mine).tolist())
+
+
 def run_lines(
     ratios: pd.DataFrame,
     goal: Goal,
@@ -279,7 +288,8 @@ def run_lines(
     for (device, run), g in ratios.groupby(["device", "run"], sort=True):
         model = str(g["device_name"].iloc[0])
         cards = (card_reads or {}).get(model, {})
-        mine = [cards[u] for u in sorted(set(g["device_uuid"].dropna())) if u in cards]
+        run_cards = set(g["device_uuid"].dropna())
+        mine = sorted(u for u in run_cards if u in cards)
         has_ref = g[g["reference"].notna()]
         ok = has_ref["ratio"].dropna()
         not_ok = int((g["status"] != "ok").sum())  # with a reference or not: a wrong row fails
@@ -288,23 +298,30 @@ def run_lines(
         low = float(ok.min()) if len(ok) else math.nan
         below = int((ok < goal.min).sum()) if goal.min is not None else 0
         ceiling = (hbm_read or {}).get(model)
-        if mine:  # the run's card read its own ceiling: cards of one model differ by up to 3%
-            ceiling = mine[-1][1]
+        # each row against its own card's ceiling where that card read one (cards of one model
+        # differ by up to 3%), else the model's latest
+        own_card = {u: cards[u][1] for u in mine}
+        per_row = g["device_uuid"].map(own_card).astype(float).fillna(ceiling or math.nan)
         gbps = has_ref["gbps"].dropna()
-        of_ceiling = geomean((gbps / ceiling).tolist()) if ceiling and len(gbps) else math.nan
+        of_ceiling = _share(gbps, per_row)
         # the share over every ok own row, a vendor beside it or not: an own-only run (no vendor
         # wheels on the card) measures this half of the bar and no ratio (own_only_since)
         own_gbps = g["gbps"].dropna()
-        own_of_ceiling = (
-            geomean((own_gbps / ceiling).tolist()) if ceiling and len(own_gbps) else math.nan
-        )
+        own_of_ceiling = _share(own_gbps, per_row)
         # one cold read of the same bytes (probes_read_once): what a kernel reading them once
         # could reach, so whether the ceiling bar is reachable at these points at all
-        cold = has_ref.loc[has_ref["gbps"].notna(), "read_once_gbps"].dropna()
-        cold_of_ceiling = geomean((cold / ceiling).tolist()) if ceiling and len(cold) else math.nan
+        cold_of_ceiling = _share(has_ref.loc[has_ref["gbps"].notna(), "read_once_gbps"], per_row)
         ceiling_run = ""
         if goal.ceiling is not None and ceiling and mine:
-            ceiling_run = f"{mine[-1][0]}, the run's card"
+            sources = ", ".join(sorted({cards[u][0] for u in mine}))
+            if len(mine) == len(run_cards):
+                ceiling_run = f"{sources}, the run's card" + ("s" if len(mine) > 1 else "")
+            else:
+                latest = (ceiling_cards or {}).get(model, ("", ""))[0]
+                ceiling_run = (
+                    f"{sources}, {len(mine)} of the run's {len(run_cards)} cards; "
+                    f"the rest {latest}, another card"
+                )
         elif goal.ceiling is not None and ceiling:
             source, card = (ceiling_cards or {}).get(model, ("", ""))
             if not card or card == "None":  # a ceilings row without a UUID

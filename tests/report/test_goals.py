@@ -391,6 +391,40 @@ def test_a_run_is_read_against_its_own_cards_ceiling_before_a_later_one_of_anoth
     assert line["ceiling_run"] == "ceilings-later, another card (0.880-0.920 over 2 cards)"
 
 
+def test_a_run_over_two_cards_reads_each_row_against_its_own_cards_ceiling(tmp_path):
+    """A run resumed on a second card: each point's share is of its own card's ceiling where
+    that card read one, the model's latest where not, and `ceiling_run` says which."""
+    p1 = {"m": 1, "n": 8192, "k": 8192, "dtype": "bf16", "layout": "nt", "batch": 1}
+    p2 = {**p1, "n": 4096}
+    rows = []
+    for p, card in ((p1, "GPU-a"), (p2, "GPU-b")):
+        for provider, ms in (("cublas", 0.040), ("own-triton", 0.036)):
+            row = speed_row("h200", "gemm", p, provider, "decode", median_ms=ms)
+            rows.append({**row, "device_uuid": card})
+    write_run(tmp_path / "res", "decode", rows)
+    own = {r["device_uuid"]: r["gbps"] for r in rows if r["provider"] == "own-triton"}
+    a = ceiling_row("h200", "hbm_read_gbps", own["GPU-a"] / 0.95, "ceilings-a")
+    a["device_uuid"] = "GPU-a"
+    later = ceiling_row("h200", "hbm_read_gbps", own["GPU-b"] / 0.85, "ceilings-c")
+    later.update(device_uuid="GPU-c", timestamp="2026-01-05T00:00:00+00:00")
+    write_run(tmp_path / "res", "ceilings-a", [a])
+    write_run(tmp_path / "res", "ceilings-c", [later])
+    goal = parse_goals([{**GEMM_GOAL, "points": 2, "min": None, "ceiling": 0.9}])
+    line = _one(verdicts(load([tmp_path / "res"]), goal))
+    # GPU-a's point against its own 0.95, GPU-b's against the latest (GPU-c's) 0.85
+    assert line["of_ceiling"] == pytest.approx((0.95 * 0.85) ** 0.5, rel=1e-3)
+    assert (
+        line["ceiling_run"]
+        == "ceilings-a, 1 of the run's 2 cards; the rest ceilings-c, another card"
+    )
+    b = ceiling_row("h200", "hbm_read_gbps", own["GPU-b"] / 0.91, "ceilings-b")
+    b["device_uuid"] = "GPU-b"
+    write_run(tmp_path / "res", "ceilings-b", [b])
+    line = _one(verdicts(load([tmp_path / "res"]), goal))
+    assert line["of_ceiling"] == pytest.approx((0.95 * 0.91) ** 0.5, rel=1e-3)
+    assert line["ceiling_run"] == "ceilings-a, ceilings-b, the run's cards"
+
+
 def test_a_ratio_pairs_rows_of_one_card_only(tmp_path):
     """A run resumed on a second machine of the same model: at the point whose vendor row was
     timed on the other card the own row has no reference, so the run no longer covers 4 points."""
