@@ -2,7 +2,7 @@
 
 `ncu --csv --page details --metrics ...` writes one line per (launch, metric), after whatever the
 profiled script printed (the launch order that scripts/gemm_ncu_compare.py and
-layer_op_ncu_compare.py print, and ncu's own ==PROF== lines). Sessions 83 and 84 pivoted these
+provider_ncu_compare.py print, and ncu's own ==PROF== lines). Sessions 83 and 84 pivoted these
 by hand into the tables of results/h200/_logs/session8*/ncu-*-table.txt; this script does it
 the same way every time:
 

@@ -30,6 +30,7 @@ from harness.device import get_device
 from harness.problems import PROBLEM_TYPES
 from harness.problems.base import exact_fp32
 from harness.providers import load_all
+from harness.providers.registry import Unsupported
 
 
 def problem_of(op: str, fields: list[str]):
@@ -88,7 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         if why:
             left_out.append(f"  {name:26s} skipped: {why}")
             continue
-        p = provider.prepare(problem, inputs, device)
+        try:
+            p = provider.prepare(problem, inputs, device)
+        except Unsupported as e:  # found out only on preparing, as a sweep's skipped row is
+            left_out.append(f"  {name:26s} skipped: {e}")
+            continue
         if p.external is not None:  # runs as its own program (CK): ncu would see nothing here
             left_out.append(f"  {name:26s} skipped: runs as its own program, not in this process")
             continue

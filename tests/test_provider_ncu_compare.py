@@ -20,6 +20,16 @@ def test_prints_each_provider_in_launch_order_with_its_check(capsys):
     assert [line.split()[:2] for line in lines[1:]] == [["own-triton", "ok"], ["sdpa-math", "ok"]]
 
 
+def test_a_layer_op_is_one_more_op(capsys):
+    """The decoder layer's small ops (session 84 profiled RMSNorm with a launcher of its own)."""
+    args = ["add_rmsnorm", "m=3", "n=256", "own-triton", "torch-eager", "--device", "cpu"]
+    assert ncu.main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("add_rmsnorm m=3 n=256")
+    assert [line.split()[:2] for line in lines[1:]] == [["own-triton", "ok"], ["torch-eager", "ok"]]
+    assert "'kernel': 'add_rmsnorm'" in lines[1]
+
+
 def test_the_problem_takes_yaml_values():
     problem = ncu.problem_of("attention", [*SMALL, "causal=true", "dtype=fp16"])
     assert problem.causal is True and problem.q_len == 64 and problem.dtype == "fp16"
@@ -83,3 +93,26 @@ def test_a_wrong_output_is_said_before_it_is_profiled(monkeypatch, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[:2] == ["zeros", "WRONG:"]
     assert lines[2].split()[:2] == ["sdpa-math", "ok"]
+
+
+def test_a_provider_that_refuses_on_preparing_is_said_and_the_rest_run(monkeypatch, capsys):
+    from harness.providers.registry import Unsupported
+
+    real = ncu.load_all()
+
+    class Refuses:
+        def why_not(self, problem, device):
+            return None
+
+        def prepare(self, problem, inputs, device):
+            raise Unsupported("no such tile here")
+
+    class Registry:
+        def get(self, op, name):
+            return Refuses() if name == "refuses" else real.get(op, name)
+
+    monkeypatch.setattr(ncu, "load_all", lambda: Registry())
+    assert ncu.main(["attention", *SMALL, "refuses", "sdpa-math", "--device", "cpu"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:2] == ["sdpa-math", "ok"]
+    assert lines[2].split()[:3] == ["refuses", "skipped:", "no"]
