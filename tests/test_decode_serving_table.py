@@ -386,3 +386,24 @@ def test_fixed_and_rate_splits_own_time_into_fixed_cost_and_streaming_rate():
     flat = [r | {"latency_ms_median": 0.05} for r in rows if r["provider"] == "own-triton"]
     flat[0]["latency_ms_median"] = float("nan")
     assert serving.fixed_and_rate(pd.DataFrame(flat), "own-triton").empty  # no rate: no line
+
+
+def test_the_report_table_reads_a_run_against_its_own_cards_ceiling():
+    """As `harness goals` does: a run on a card that read its own HBM ceiling is set against
+    that card's read, not the GPU model's latest, and column `ceiling` says which it was."""
+    df = pd.DataFrame(
+        [
+            {**_row(p, ms, gbps, ragged=None), "run_id": run, "sweep": "fmha_decode_serving"}
+            | {"device_name": "H200", "device_uuid": card}
+            | {"family": "own" if p.startswith("own") else "vendor"}
+            for run, card in (("mine", "GPU-a"), ("other", "GPU-b"))
+            for p, ms, gbps in (("own-triton", 0.10, 4500.0), ("flashinfer", 0.11, 4000.0))
+        ]
+    )
+    reads = {"H200": {"GPU-a": ("ceilings-a", 4737.0), "GPU-c": ("ceilings-c", 5000.0)}}
+    t = serving.serving_table(df, {"H200": 5000.0}, card_reads=reads)
+    f = t.frame.set_index(["run", "batch", "kv_len", "ragged"])
+    mine, other = f.loc[("mine", "all", "", "")], f.loc[("other", "all", "", "")]
+    assert mine["of_ceiling"] == f"{4500 / 4737:.3f}"
+    assert mine["ceiling"] == "4,737 GB/s, the run's card"
+    assert other["of_ceiling"] == "0.900" and other["ceiling"] == "5,000 GB/s, another card"

@@ -273,6 +273,19 @@ def measured_ceilings(df: pd.DataFrame) -> dict[tuple[str, str], Ceiling]:
     return table
 
 
+def card_hbm_reads(df: pd.DataFrame) -> dict[str, dict[str, tuple[str, float]]]:
+    """{device name: {card UUID: (ceilings run, HBM read GB/s)}}: each card's latest ok
+    hbm_read_gbps ceiling row (rows without a UUID left out)."""
+    c = df[(df["op"] == "ceiling") & (df["status"] == "ok") & (df["metric"] == "hbm_read_gbps")]
+    out: dict[str, dict[str, tuple[str, float]]] = {}
+    for r in c.sort_values("timestamp", na_position="first").to_dict("records"):
+        card, value = r.get("device_uuid"), r.get("gbps")
+        if not isinstance(card, str) or not card or card == "None" or pd.isna(value):
+            continue
+        out.setdefault(str(r["device_name"]), {})[card] = (str(r.get("run_id") or ""), float(value))
+    return out
+
+
 def above_roof(df: pd.DataFrame, table: dict[tuple[str, str], Ceiling]) -> pd.DataFrame:
     """The latest ok GEMM / attention rows faster than their device's measured roof: a compute
     rate above the dtype's peak, or (cold L2) a read rate above the HBM ceiling. One line per

@@ -55,8 +55,15 @@ def read_once_curve(run_dir: Path) -> pd.Series:
 
 
 def table(
-    rows: pd.DataFrame, own: str, ceiling: float, read_once: pd.Series | None = None
+    rows: pd.DataFrame,
+    own: str,
+    ceiling: float,
+    read_once: pd.Series | None = None,
+    card_ceilings: dict[str, float] | None = None,
 ) -> pd.DataFrame:
+    """Own's GB/s, its share of the HBM read ceiling and its speed against the fastest vendor
+    row per point of one run. `ceiling` is the GPU's; `card_ceilings` ({card UUID: GB/s}) puts a
+    point timed on a card that read its own ceiling against that one (cards differ by up to 3%)."""
     rows = rows[rows["op"] == "attention"].copy()
     rows["group"] = rows["q_heads"] // rows["kv_heads"]
     # schema 5 drops `ragged` from rows of one length (None): those are not ragged
@@ -83,10 +90,13 @@ def table(
         no_ratio = no_ratio.mask(machines > 1, "timed on more than one GPU")
     one_machine = no_ratio != "timed on more than one GPU"
     vs_best = vs_best.where(no_ratio == "")
+    ceilings = pd.Series(ceiling, index=own_rows.index, dtype=float)
+    if card_ceilings and "device_uuid" in own_rows:
+        ceilings = own_rows["device_uuid"].map(card_ceilings).astype(float).fillna(ceiling)
     out = pd.DataFrame(
         {
             "own_gbps": gbps,
-            "ceiling_frac": gbps / ceiling,
+            "ceiling_frac": gbps / ceilings,
             "vs_best": vs_best,
             "best": wide[vendors].idxmin(axis=1).where(vs_best.notna()) if vendors else None,
             "no_ratio": no_ratio,
@@ -286,13 +296,18 @@ OWN = "own-triton"
 
 
 def serving_table(
-    df: pd.DataFrame, hbm_read: dict[str, float], sources: dict[str, str] | None = None
+    df: pd.DataFrame,
+    hbm_read: dict[str, float],
+    sources: dict[str, str] | None = None,
+    card_reads: dict[str, dict[str, tuple[str, float]]] | None = None,
 ) -> Table:
     """The report's table of issue 21.3's bars: one line per serving run, GPU, batch, KV length
     and raggedness (and the run whole), from `df` (harness.report.data.load's rows, with their
     `sweep`) and each GPU's measured HBM read ceiling (`hbm_read`, GB/s by device name; where
-    each came from in `sources`, for the caption). A run on a GPU without a measured ceiling is
-    left out and named in the caption."""
+    each came from in `sources`, for the caption). A run whose card read its own ceiling
+    (`card_reads`, ceilings.card_hbm_reads') is read against that one, as `harness goals` reads
+    it; column `ceiling` says which. A run on a GPU without a measured ceiling is left out and
+    named in the caption."""
     title = "Paged decode as served: the HBM read ceiling and the fastest vendor (issue 21.3)"
     sweep = df["sweep"] if "sweep" in df else pd.Series(None, index=df.index, dtype=object)
     rows = df[(df["op"] == "attention") & (sweep == SERVING_SWEEP)]
@@ -304,7 +319,19 @@ def serving_table(
         if ceiling is None:
             no_ceiling.add(str(device))
             continue
-        points = table(run_rows, OWN, ceiling)
+        cards = (card_reads or {}).get(str(device), {})
+        run_cards = set(run_rows["device_uuid"].dropna()) if "device_uuid" in run_rows else set()
+        own_card = {u: cards[u][1] for u in run_cards if u in cards}
+        points = table(run_rows, OWN, ceiling, card_ceilings=own_card)
+        if own_card and len(own_card) == len(run_cards) == 1:
+            ceiling_of = f"{next(iter(own_card.values())):,.0f} GB/s, the run's card"
+        elif own_card:
+            ceiling_of = (
+                f"{len(own_card)} of the run's {len(run_cards)} cards their own; "
+                f"the rest {ceiling:,.0f} GB/s, another card"
+            )
+        else:
+            ceiling_of = f"{ceiling:,.0f} GB/s" + (", another card" if cards else "")
         rungs = own_rungs(run_rows, OWN)
         bars = summarize(points, BAR)
         for key, bar in bars.iterrows():
@@ -326,6 +353,7 @@ def serving_table(
                     "points": int(bar["points"]),
                     "own_gbps": f"{bar['own_gbps']:,.0f}",
                     "of_ceiling": f"{bar['of_ceiling']:.3f}",
+                    "ceiling": ceiling_of,
                     ">=90%": int(bar[">=90%"]),
                     "vs_fastest_vendor": "" if no_vendor else f"{vs:.3f}x",
                     "min": "" if no_vendor else f"{bar['min']:.3f}x",
@@ -341,7 +369,8 @@ def serving_table(
     )
     caption = (
         f"Runs of sweeps/{SERVING_SWEEP}.yaml: {OWN}'s GB/s (least bytes over the median) as a "
-        f"fraction of the GPU's measured HBM read ceiling ({ceilings or 'none measured'}), "
+        f"fraction of the GPU's measured HBM read ceiling ({ceilings or 'none measured'}; "
+        "a run whose card read its own is set against that one, column `ceiling`), "
         "geomean per group, and how many points reach 0.90; the fastest vendor row's time "
         f"over {OWN}'s at each point (> 1: own faster; geomean, min, how many at or above "
         "1.00x), only between rows of one run on one GPU. rung_over_own: another own provider "

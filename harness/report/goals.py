@@ -45,6 +45,7 @@ import yaml
 
 from harness.measure.stats import geomean
 from harness.report import read_once
+from harness.report.ceilings import card_hbm_reads
 from harness.report.data import fmt, is_smoke, latest, with_device
 from harness.report.gap_reasons import read_once_at
 from harness.report.peaks import device_peaks, measured_hbm_read
@@ -442,19 +443,6 @@ def own_card_roofs(roofs: pd.DataFrame, run_rows: pd.DataFrame) -> pd.DataFrame:
 def _roof_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The rows `room` reads its roofs from: the ceilings and the one-pass cold reads."""
     return pd.concat([df[df["op"] == "ceiling"], read_once.one_pass_reads(df)])
-
-
-def card_hbm_reads(df: pd.DataFrame) -> dict[str, dict[str, tuple[str, float]]]:
-    """{device name: {card UUID: (ceilings run, HBM read GB/s)}}: each card's latest ok
-    hbm_read_gbps ceiling row (rows without a UUID left out)."""
-    c = df[(df["op"] == "ceiling") & (df["status"] == "ok") & (df["metric"] == "hbm_read_gbps")]
-    out: dict[str, dict[str, tuple[str, float]]] = {}
-    for r in c.sort_values("timestamp", na_position="first").to_dict("records"):
-        card, value = r.get("device_uuid"), r.get("gbps")
-        if not isinstance(card, str) or not card or card == "None" or pd.isna(value):
-            continue
-        out.setdefault(str(r["device_name"]), {})[card] = (str(r.get("run_id") or ""), float(value))
-    return out
 
 
 def ceiling_cards(df: pd.DataFrame) -> dict[str, tuple[str, str]]:

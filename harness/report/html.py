@@ -15,6 +15,7 @@ import pandas as pd
 
 from harness.report import data
 from harness.report.built import Report
+from harness.report.ceilings import card_hbm_reads
 from harness.report.collectives import collective_figures
 from harness.report.compose import COMPOSE_NOTE, SELECTIONS
 from harness.report.crossgpu_section import cross_gpu_sections
@@ -173,7 +174,7 @@ def build_report(paths: list[str | Path], out_dir: str | Path, files: str = "all
     wl_tables = _workload_tables(report.workloads)
     summary, every = status_table(everything)
     report.set_aside = set_aside_table(aside)
-    report.serving = serving_table(df, *hbm_read)
+    report.serving = serving_table(df, *hbm_read, card_reads=card_hbm_reads(df))
     report.goals = goals_table(df)
     report.roofs = [roofs_table(df), cold_read_table(df)]
     main_tables = [
