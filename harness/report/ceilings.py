@@ -286,6 +286,16 @@ def card_hbm_reads(df: pd.DataFrame) -> dict[str, dict[str, tuple[str, float]]]:
     return out
 
 
+def row_ceilings(
+    uuids: pd.Series, card_gbps: dict[str, float], fallback: float | None
+) -> pd.Series:
+    """Each row's HBM read ceiling: its card's own (`card_gbps`, {card UUID: GB/s}) where that
+    card read one, else `fallback`, the model's latest (NaN without one). Cards of one model
+    differ by up to 3%, so `harness goals` and the report's serving table both read a row
+    against its own card first."""
+    return uuids.map(card_gbps).astype(float).fillna(fallback or math.nan)
+
+
 def above_roof(df: pd.DataFrame, table: dict[tuple[str, str], Ceiling]) -> pd.DataFrame:
     """The latest ok GEMM / attention rows faster than their device's measured roof: a compute
     rate above the dtype's peak, or (cold L2) a read rate above the HBM ceiling. One line per

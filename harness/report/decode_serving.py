@@ -19,6 +19,7 @@ import pandas as pd
 
 from harness.measure.stats import geomean
 from harness.report import read_once as cold_read  # `read_once` names table()'s curve
+from harness.report.ceilings import row_ceilings
 from harness.report.roofs_table import read_fit
 from harness.report.tables import Table
 from harness.store import read_rows
@@ -90,9 +91,9 @@ def table(
         no_ratio = no_ratio.mask(machines > 1, "timed on more than one GPU")
     one_machine = no_ratio != "timed on more than one GPU"
     vs_best = vs_best.where(no_ratio == "")
-    ceilings = pd.Series(ceiling, index=own_rows.index, dtype=float)
-    if card_ceilings and "device_uuid" in own_rows:
-        ceilings = own_rows["device_uuid"].map(card_ceilings).astype(float).fillna(ceiling)
+    no_card = pd.Series(None, index=own_rows.index, dtype=object)  # rows without a UUID column
+    uuids = own_rows["device_uuid"] if "device_uuid" in own_rows else no_card
+    ceilings = row_ceilings(uuids, card_ceilings or {}, ceiling)
     out = pd.DataFrame(
         {
             "own_gbps": gbps,

@@ -45,7 +45,7 @@ import yaml
 
 from harness.measure.stats import geomean
 from harness.report import read_once
-from harness.report.ceilings import card_hbm_reads
+from harness.report.ceilings import card_hbm_reads, row_ceilings
 from harness.report.data import fmt, is_smoke, latest, with_device
 from harness.report.gap_reasons import read_once_at
 from harness.report.peaks import device_peaks, measured_hbm_read
@@ -301,8 +301,7 @@ def run_lines(
         ceiling = (hbm_read or {}).get(model)
         # each row against its own card's ceiling where that card read one (cards of one model
         # differ by up to 3%), else the model's latest
-        own_card = {u: cards[u][1] for u in mine}
-        per_row = g["device_uuid"].map(own_card).astype(float).fillna(ceiling or math.nan)
+        per_row = row_ceilings(g["device_uuid"], {u: c for u, (_, c) in cards.items()}, ceiling)
         gbps = has_ref["gbps"].dropna()
         of_ceiling = _share(gbps, per_row)
         # the share over every ok own row, a vendor beside it or not: an own-only run (no vendor
