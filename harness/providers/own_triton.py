@@ -3,7 +3,8 @@
 GEMM rungs (kernels/triton/gemm.py documents what each removes):
   own-triton, own-triton-no-gluon, own-triton-no-swap-ab, own-triton-no-wave-tiles,
   own-triton-burst-ties (a capped tie between the `tl` and Gluon kernels broken by a burst pair,
-  the rule before session 85), own-triton-no-tma, own-triton-no-pipeline,
+  the rule before session 85), own-triton-tl-ties (the tie given to `tl` without timing it
+  again, sessions 85-100), own-triton-no-tma, own-triton-no-pipeline,
   own-triton-not-persistent, own-triton-no-splitk, own-triton-no-tensor-cores
 Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
   own-triton, own-triton-no-gluon (the `tl` kernel alone, where own-triton on sm_90 also tunes

@@ -26,9 +26,12 @@ one of them, so the gap between a rung and "full" is what that feature is worth 
 |                 |                          | widths leave a second or uneven SMs; the `tl`   |
 |                 |                          | configs and the rest of the Gluon GEMM kept     |
 | burst-ties      | the tie rule: a capped   | heavy GEMMs run at the power cap, where Gluon   |
-|                 | tie goes to `tl`         | draws more per FLOP than a burst shows; this    |
-|                 | (kernel_choice.py)       | rung lets a burst pair break the tie, as "full" |
+|                 | tie timed again at the   | draws more per FLOP than a burst shows; this    |
+|                 | cap (kernel_choice.py)   | rung lets a burst pair break the tie, as "full" |
 |                 |                          | did before session 85                           |
+| tl-ties         | the same                 | two capped readings a side scatter by 2-7%:     |
+|                 |                          | this rung gives a tie to `tl` without timing it |
+|                 |                          | again, as "full" did in sessions 85-100         |
 | no-tma          | tensor descriptors (TMA) | sm_90 TMA moves a whole tile per instruction,   |
 |                 |                          | no address registers; pointer loads (cp.async)  |
 |                 |                          | spend registers and issue slots on addresses    |
@@ -92,6 +95,9 @@ __all__ = ["RUNGS", "MatmulLaunch", "build_launch", "prepare_matmul"]
 # Decode-sized M streams the weights through few output tiles: the `tl` kernel splits K for it,
 # the Gluon kernel does not, so at M <= 64 it is not timed (it could only lose).
 GLUON_MIN_M = 64
+# the rungs that keep an earlier rule for a capped tie between the two kernels (kernel_choice.py
+# TIES); "full" and every other rung time the tie again at the cap
+_TIE_RULES = {"burst-ties": "burst", "tl-ties": "tl"}
 
 
 @dataclass
@@ -320,9 +326,9 @@ def prepare_matmul(
     dev = kernel_target(None if interpreting() else a.device)
     p = check_operands(a, b, out_dtype, a_scale, b_scale, fp32_precision, dev)
     m, n, k = p.mnk
-    # "no-gluon", "no-wave-tiles" and "burst-ties" time the `tl` configs "full" times (and share
-    # its decisions)
-    tl_rung = "full" if rung in ("no-gluon", "no-wave-tiles", "burst-ties") else rung
+    # "no-gluon", "no-wave-tiles" and the two tie rules' rungs time the `tl` configs "full" times
+    # (and share its decisions)
+    tl_rung = "full" if rung in ("no-gluon", "no-wave-tiles", *_TIE_RULES) else rung
     aligned = (a.data_ptr() % 16, b.data_ptr() % 16, a.stride(0), b.stride())
     key: tuple = (m, n, k, a.dtype, p.out_dtype, p.b_is_nk, p.input_precision, tl_rung, dev.name)
     key += (aligned, "tuned" if tune and dev.backend != "interpreter" else "untuned")
@@ -368,7 +374,7 @@ def prepare_matmul(
         launch.config["candidates"] = {k: round(v, 5) for k, v in result.timings_ms.items()}
     launch.bind_compiled()  # compile now, outside any timed window
     # these rungs remove the swap or the wave tiles, not the Gluon GEMM
-    if rung in ("full", "no-swap-ab", "no-wave-tiles", "burst-ties") and tune:
+    if rung in ("full", "no-swap-ab", "no-wave-tiles", *_TIE_RULES) and tune:
         return _gluon_if_faster(launch, p, dev, rung)
     return launch
 
@@ -424,7 +430,7 @@ def _gluon_if_faster(
         dev.name,
         gemm_tune.TUNE_SOURCES + GLUON_TUNE_SOURCES,
         capped=tl_ms >= capped_retime.MIN_MS,
-        ties="burst" if rung == "burst-ties" else "tl",
+        ties=_TIE_RULES.get(rung, "retime"),
     )
     both = dict(
         tl_tuned_ms=tl_ms,

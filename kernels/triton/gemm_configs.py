@@ -16,13 +16,15 @@ from .gemm_target import KernelTarget
 # Gluon kernel (gemm.py); "no-swap-ab" leaves them too, less every swapped one (C^T = B^T A^T);
 # "no-wave-tiles" leaves them and the Gluon kernel, less its 144-wide tiles (WAVE_PARTS);
 # "burst-ties" leaves both kernels' candidates and lets a burst pair break a capped tie between
-# them, as "full" did before session 85 (kernel_choice.py: "full" gives the tie to `tl`)
+# them, as "full" did before session 85; "tl-ties" gives the tie to `tl` unmeasured, as "full"
+# did in sessions 85-100 (kernel_choice.py: "full" times a tie again at the cap)
 RUNGS = (
     "full",
     "no-gluon",
     "no-swap-ab",
     "no-wave-tiles",
     "burst-ties",
+    "tl-ties",
     "no-tma",
     "no-pipeline",
     "not-persistent",

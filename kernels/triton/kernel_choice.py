@@ -15,8 +15,18 @@ the capped pair at 8192x10240x8192 put Gluon 1.5% ahead, and the sweep then time
 the `tl` kernel that every burst had ranked first (results/h100/_logs/session49). The decision
 is kept on disk like the tuners' own (tune_cache.py), so a second sweep re-times nothing.
 
-A GEMM's capped tie goes to the `tl` kernel without a burst pair (ties="tl", the GEMM's choice
-since session 85). A burst runs before the power limiter engages, and there the Gluon GEMM is
+Since session 101 a GEMM's capped tie is timed again at the cap (ties="retime"): RETIME_ROUNDS
+more interleaved rounds, and the median of each side's six capped readings decides; a pair still
+within TIE_BAND of each other runs the `tl` kernel (decided_by "tie"). Two readings were too few:
+a capped reading of the Gluon GEMM scatters by 2% at the median and up to 7% (the H100 tune
+cache of session 100, 64 pairs), so a 2% band caught pairs 3-7% apart in the sweep. On an H100,
+256x57344x8192 had Gluon 1.9% ahead in its capped pair; the tie went to `tl`, which the sweep
+timed at 0.894x cuBLAS (gemm_llama-s99h), where the run before it (gemm_llama-s98h, another card,
+Gluon 5.6% ahead at the cap) had run Gluon at 0.963x; 1024x10240x8192 the same (0.926x against
+0.956x).
+
+From session 85 to 100 a GEMM's capped tie went to the `tl` kernel without a burst pair (ties="tl",
+the rung own-triton-tl-ties keeps it). A burst runs before the power limiter engages, and there the Gluon GEMM is
 the faster per cycle; at the cap it draws more power per FLOP and loses clock. On an H200
 (results/h200/gemm_fp8-choice-s85, fp8, one run) the Gluon rows ran 3-4% lower SM clocks than
 the `tl` kernel's at the same ~685 W (8192x6144x4096: 1,575 against 1,635 MHz), and at the one
@@ -35,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from statistics import fmean
+from statistics import fmean, median
 from typing import Any
 
 import torch
@@ -48,8 +58,15 @@ ATTENTION_FAMILY = "triton-attention-choice"
 _KERNELS = ("tl", "gluon-ws")  # a stored decision's index names one of these
 _DECIDED: dict[str, Choice] = {}
 NOISE = capped_retime.NOISE  # capped pairs closer than this are a tie (TIES says who takes it)
-# who takes a capped tie: an interleaved burst pair decides it, or the `tl` kernel runs
-TIES = ("burst", "tl")
+# who takes a capped tie: an interleaved burst pair decides it, the `tl` kernel runs, or more
+# capped rounds decide (and `tl` runs where they too are within TIE_BAND)
+TIES = ("burst", "tl", "retime")
+RETIME_ROUNDS = 2  # more interleaved capped rounds for a tie: six readings a side in all
+# Re-timed medians closer than this still run the `tl` kernel: at the cap the Gluon GEMM draws
+# more power per FLOP (results/h200/gemm_fp8-choice-s85: 3-4% lower SM clocks at the same ~685 W),
+# so an even pair tends to `tl` over a sweep's 0.5-2 s. Six readings' median scatters by about
+# 1% where one reading scatters by 2% (the spread above).
+TIE_BAND = 1.01
 
 
 @dataclass(frozen=True)
@@ -60,8 +77,11 @@ class Choice:
     tl_ms: float
     gluon_ms: float
     source: str  # "timed" | "cache"
-    # "capped" | "burst" (bench_cold; capped pairs within NOISE too) | "tie" (a capped pair
-    # within NOISE, given to the `tl` kernel: ties="tl")
+    # "capped" | "burst" (bench_cold; capped pairs within NOISE too) | "retime" (a capped pair
+    # within NOISE timed again at the cap, its medians apart by TIE_BAND or more) | "tie" (given
+    # to the `tl` kernel: a capped pair within NOISE under ties="tl", within TIE_BAND after the
+    # re-time under ties="retime"). Under "retime", tl_ms and gluon_ms are the six readings'
+    # medians.
     decided_by: str = "capped"
     # Where a capped pair within NOISE was timed again in bursts, the burst pair's means: the
     # times that decided (tl_ms and gluon_ms stay the capped pair's, the sweep's clock state, so
@@ -86,7 +106,7 @@ def choose(
     side's tuned choice (its tile and schedule): the stored decision is reused only for the same
     two choices, GPU, driver, toolchain and kernel sources. `capped`: time at the power cap.
     `family`: the op (GEMM_FAMILY, ATTENTION_FAMILY), which keeps their decisions apart.
-    `ties` (TIES): who takes a capped pair within NOISE; the two rules' decisions are kept
+    `ties` (TIES): who takes a capped pair within NOISE; each rule's decisions are kept
     apart."""
     if ties not in TIES:
         raise ValueError(f"unknown ties rule {ties!r}; expected one of {TIES}")
@@ -118,6 +138,15 @@ def choose(
         if capped and max(tl_ms, gluon_ms) < NOISE * min(tl_ms, gluon_ms):
             if ties == "tl":
                 by, decide = "tie", (0.0, 1.0)  # index 0: the `tl` side runs
+            elif ties == "retime":
+                for _ in range(RETIME_ROUNDS):
+                    for side, ms in _interleaved(tl, gluon, bench_capped, device).items():
+                        times[side] += ms
+                tl_ms, gluon_ms = median(times["tl"]), median(times["gluon-ws"])
+                record.update(tl_ms=tl_ms, gluon_ms=gluon_ms)  # samples_ms holds all six
+                by, decide = "retime", (tl_ms, gluon_ms)
+                if max(tl_ms, gluon_ms) < TIE_BAND * min(tl_ms, gluon_ms):
+                    by, decide = "tie", (0.0, 1.0)
             else:
                 burst = _interleaved(tl, gluon, bench_cold, device)
                 decide = burst_pair = _means(burst)

@@ -81,10 +81,13 @@ def test_the_no_swap_ab_rung_keeps_the_gluon_kernel_under_its_own_name(pick):
     assert ran is gluon and ran.config["variant"] == "no-swap-ab"
 
 
-@pytest.mark.parametrize(("rung", "ties"), [("full", "tl"), ("burst-ties", "burst")])
-def test_full_gives_a_capped_tie_to_tl_and_the_burst_ties_rung_to_a_burst_pair(pick, rung, ties):
-    """own-triton (session 85) gives a GEMM's capped tie to the `tl` kernel; the burst-ties rung
-    keeps the rule before it, and a tie it gave to Gluon runs Gluon under the rung's name."""
+@pytest.mark.parametrize(
+    ("rung", "ties"), [("full", "retime"), ("tl-ties", "tl"), ("burst-ties", "burst")]
+)
+def test_each_rung_names_its_rule_for_a_capped_tie(pick, rung, ties):
+    """own-triton (session 101) times a GEMM's capped tie again at the cap; the tl-ties rung
+    keeps sessions 85-100's rule (the tie to `tl`), burst-ties the one before it; whichever
+    kernel a rule picks runs under the rung's name."""
     ran, tl, gluon, seen = pick(Choice("tl", 0.1614, 0.1633, "timed", "tie"), rung=rung)
     assert seen["ties"] == ties
     assert ran is tl and ran.config["choice_decided_by"] == "tie"

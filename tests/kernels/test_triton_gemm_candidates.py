@@ -157,6 +157,7 @@ DEEP_RUNGS = (
     "no-swap-ab",
     "no-wave-tiles",
     "burst-ties",
+    "tl-ties",
     "no-tma",
     "not-persistent",
     "no-splitk",

@@ -905,6 +905,54 @@ def test_a_gemm_tie_at_the_cap_goes_to_the_tl_kernel_without_a_burst_pair(monkey
     kernel_choice.clear_cache()
 
 
+def test_a_gemm_tie_at_the_cap_is_timed_again_there_and_six_readings_decide(monkeypatch):
+    """ties="retime" (own-triton's GEMM since session 101): a capped pair within NOISE is timed
+    at the cap for RETIME_ROUNDS more interleaved rounds, and each side's median of six readings
+    decides, so one scattered reading cannot (H100 256x57344x8192: Gluon 1.9% ahead in its pair,
+    a tie under the old rule, `tl` then 0.894x cuBLAS). Medians within TIE_BAND still run `tl`.
+    The decision is kept under its own key, with all six readings, and read back."""
+    from harness_kernels.triton import kernel_choice
+
+    assert kernel_choice.RETIME_ROUNDS == 2
+    # the first pair 1.5% apart (a tie); the re-time shows Gluon 4% ahead, one tl reading low
+    capped = {
+        "tl": [0.4131, 0.4150, 0.4170, 0.4010, 0.4180, 0.4175],
+        "gluon-ws": [0.4060, 0.4080, 0.4010, 0.4015, 0.4005, 0.4020],
+    }
+    tl, gluon, order = _stand_in_pair(monkeypatch, kernel_choice, capped, {})
+    args = (tl, gluon, ("tl k1 128x128", "gluon k2 128x128 cooperative"), ((256, 57344, 8192),))
+    rest = (torch.device("cpu"), "Fake GPU", ("triton/gemm*.py",))
+    won = kernel_choice.choose(*args, *rest, capped=True, ties="retime")
+    assert order == ["tl", "gluon-ws", "gluon-ws", "tl"] * 3  # the pair, then two more rounds
+    assert (won.kernel, won.decided_by, won.source) == ("gluon-ws", "retime", "timed")
+    assert (won.tl_ms, won.gluon_ms) == pytest.approx((0.4160, 0.40175))  # the medians
+    assert won.burst_tl_ms is None
+    kernel_choice.clear_cache()  # as a fresh process: read back, nothing timed
+    again = kernel_choice.choose(*args, *rest, capped=True, ties="retime")
+    assert (again.kernel, again.decided_by, again.source) == ("gluon-ws", "retime", "cache")
+    assert (again.tl_ms, again.gluon_ms) == pytest.approx((0.4160, 0.40175))
+    assert len(order) == 12
+    # the tl rule keeps its own decisions: it times its own pair and gives the tie to tl
+    capped.update({"tl": [0.4131] * 2, "gluon-ws": [0.4054] * 2})
+    assert kernel_choice.choose(*args, *rest, capped=True, ties="tl").decided_by == "tie"
+    assert len(order) == 16
+    # still within TIE_BAND after the re-time: `tl` runs, and the row says "tie"
+    kernel_choice.clear_cache()
+    capped.update({"tl": [2.100, 2.060, 2.090, 2.080, 2.085, 2.095],
+                   "gluon-ws": [2.070, 2.075, 2.080, 2.071, 2.079, 2.069]})  # fmt: skip
+    even = (tl, gluon, ("tl k1 128x256", "gluon k3 128x256 ping-pong"), ((8192, 6144, 4096),))
+    tie = kernel_choice.choose(*even, *rest, capped=True, ties="retime")
+    assert (tie.kernel, tie.decided_by) == ("tl", "tie") and len(order) == 28
+    assert tie.gluon_ms < tie.tl_ms < kernel_choice.TIE_BAND * tie.gluon_ms
+    # a pair apart by NOISE or more is decided by its two readings alone
+    kernel_choice.clear_cache()
+    capped.update({"tl": [3.45, 3.45], "gluon-ws": [3.29, 3.29]})
+    wide = (tl, gluon, ("tl k1 128x256", "gluon k4 128x128 ping-pong"), ((8192, 6144, 4096),))
+    assert kernel_choice.choose(*wide, *rest, capped=True, ties="retime").decided_by == "capped"
+    assert len(order) == 32
+    kernel_choice.clear_cache()
+
+
 @needs_interpreter
 def test_a_ragged_decode_batch_tunes_apart_from_a_full_one(monkeypatch, cache):
     """Lengths spread below the longest change which split count balances the SMs, so a ragged
