@@ -75,8 +75,11 @@ def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
     mask arithmetic beside two live score tiles). The persistent candidates: the same, with the
     next item's Q in a second buffer where that still fits (QBUF 2), else one (QBUF 1: the next
     Q loads once this item's O has left); their three consumers take 64-key tiles unmasked too
-    (128 spilled 304 bytes, sm_90 AOT, Triton 3.9: the item loop's registers). "full" is
-    "not-persistent"'s list, then, when causal, "persistent"'s."""
+    (128 spilled 304 bytes, sm_90 AOT, Triton 3.9: the item loop's registers). Causal, one CTA
+    per item, each config comes in two orders (LONGEST_FIRST: every head's longest tiles first,
+    then head by head); persistent ones take the longest-first list in snake rounds
+    (attention_gluon_kernel._tile_of). "full" is "not-persistent"'s list, then, when causal,
+    "persistent"'s."""
     if rung == "full":
         own = gluon_configs(head_dim, "not-persistent", causal)
         return own + (gluon_configs(head_dim, "persistent", causal) if causal else [])
@@ -92,9 +95,22 @@ def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
                     continue
                 fits = [q for q in ((2, 1) if persistent else (1,))
                         if smem_bytes(head_dim, bn, st, c, qbuf=q) <= SM90_SMEM_BYTES]  # fmt: skip
-                if fits:
-                    cands.append(dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c, QBUF=fits[0]))
+                if not fits:
+                    continue
+                # causal: every head's longest tiles first (persistent: always; one CTA per
+                # item: first, beside head by head, which keeps a head's CTAs together in L2)
+                for longest in (True, False) if causal and not persistent else (causal,):
+                    cands.append(dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c, QBUF=fits[0],
+                                      LONGEST_FIRST=longest))  # fmt: skip
     return [dict(c, OVERLAP=overlap, PERSISTENT=persistent) for c in cands]
+
+
+def _order(causal: bool, cfg: dict) -> str:
+    """The work items' order a config runs, in words (the row's provider_config)."""
+    if not (causal and cfg["LONGEST_FIRST"]):
+        return "head by head" + (", longest tile first" if causal else "")
+    tiles = "every head's longest tiles first"
+    return tiles + (", in snake rounds" if cfg["PERSISTENT"] else "")
 
 
 def _descriptor(t: torch.Tensor, rows: int, block_rows: int) -> Any:
@@ -183,6 +199,7 @@ def prepare_gluon_attention(
             CONSUMERS=cfg["CONSUMERS"],
             PERSISTENT=cfg["PERSISTENT"],
             QBUF=cfg["QBUF"],
+            LONGEST_FIRST=cfg["LONGEST_FIRST"],
             num_warps=4,
         )
         kernel = _fa3_fwd_kernel[grid]
@@ -224,6 +241,8 @@ def prepare_gluon_attention(
         consumers=cfg["CONSUMERS"],
         persistent=cfg["PERSISTENT"],
         q_buffers=cfg["QBUF"],
+        # which CTA runs which query tile (attention_gluon_kernel._tile_of)
+        order=_order(causal, cfg),
         warps=f"producer 1 (24 regs) + consumers {cfg['CONSUMERS']} x 4 warps",
         tma=True,
         sm_scale=sm_scale,
@@ -245,7 +264,7 @@ def aot_specs(
     causal: Sequence[bool] = (True, False),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: each
-    rung's first candidate per consumer count; the signature is what the JIT builds for real
+    rung's first candidate per consumer count and order; the signature is what the JIT builds for real
     descriptors (their shared layouts are part of a Gluon descriptor's type)."""
     from triton.experimental.gluon import language as gl
 
@@ -258,7 +277,9 @@ def aot_specs(
         (r, c, cfg)
         for r in rungs
         for c in causal
-        for cfg in {x["CONSUMERS"]: x for x in reversed(gluon_configs(head_dim, r, c))}.values()
+        for cfg in {
+            (x["CONSUMERS"], x["LONGEST_FIRST"]): x for x in reversed(gluon_configs(head_dim, r, c))
+        }.values()
     ]
     for rung, is_causal, cfg in picks:
         descs = {}
@@ -279,6 +300,7 @@ def aot_specs(
             CONSUMERS=cfg["CONSUMERS"],
             PERSISTENT=cfg["PERSISTENT"],
             QBUF=cfg["QBUF"],
+            LONGEST_FIRST=cfg["LONGEST_FIRST"],
         )
         signature = {}
         for arg in _fa3_fwd_kernel.arg_names:
@@ -290,7 +312,8 @@ def aot_specs(
                 signature[arg] = {"o_ptr": f"*{ty}", "sm_scale": "fp32"}.get(arg, "i32")
         attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(signature) if a == "o_ptr"}
         mask = "causal" if is_causal else "full"
-        name = f"attn_prefill_gluon_{rung}_{mask}_d{head_dim}_c{cfg['CONSUMERS']}"
+        order = "_lpt" if cfg["LONGEST_FIRST"] and not cfg["PERSISTENT"] else ""
+        name = f"attn_prefill_gluon_{rung}_{mask}_d{head_dim}_c{cfg['CONSUMERS']}{order}"
         specs.append(
             dict(
                 name=name,

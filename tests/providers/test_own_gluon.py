@@ -103,6 +103,15 @@ def test_config_space(head_dim: int, causal: bool, rung: str) -> None:
     if rung == "persistent" or (causal and rung in ("full", "not-persistent")):
         assert all(c["BLOCK_N"] == 64 for c in three)  # 128-key tiles spilled there
     assert cands[0]["CONSUMERS"] == 2 and cands[0]["STAGES"] == 2
+    # causal: every head's longest tiles first (persistent: always, in snake rounds); one CTA
+    # per item also keeps head by head, its twin right after it, for the tuner to weigh L2
+    # sharing against balance
+    for c in cands:
+        assert c["LONGEST_FIRST"] == (causal and (c["PERSISTENT"] or c["LONGEST_FIRST"]))
+    flat = [c for c in cands if not c["PERSISTENT"]]
+    if causal:
+        assert flat[0::2] == [dict(c, LONGEST_FIRST=True) for c in flat[1::2]]
+        assert not any(c["LONGEST_FIRST"] for c in flat[1::2])
     if rung == "persistent" and head_dim == 128:  # D 128's first pick keeps a second Q buffer
         assert cands[0]["QBUF"] == 2
 
