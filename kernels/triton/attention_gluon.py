@@ -273,7 +273,7 @@ def aot_specs(
     ty = triton_dtype_name(dtype)
     gl_ty = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[dtype]
     specs = []
-    picks = [  # each rung's first candidate per consumer count
+    picks = [  # each rung's first candidate per consumer count and order
         (r, c, cfg)
         for r in rungs
         for c in causal

@@ -432,9 +432,10 @@ def _fa3_fwd_kernel(
     LONGEST_FIRST: gl.constexpr,
 ):
     """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for 64 x CONSUMERS query rows of a head per
-    work item: one item per CTA on a (query tiles, n_bh) grid, or, PERSISTENT, items pid, pid +
-    grid, ... on a grid of at most one CTA per SM, the next item's Q loading into a second
-    buffer (QBUF 2) and its K/V into free stages while this one computes."""
+    work item: one item per CTA on a (query tiles, n_bh) grid, or, PERSISTENT, one item per
+    round (slots pid, pid + grid, ...; _tile_of says which item each slot is) on a grid of at
+    most one CTA per SM, the next item's Q loading into a second buffer (QBUF 2) and its K/V
+    into free stages while this one computes."""
     n_qt = gl.cdiv(seq_q, 64 * CONSUMERS)
     if PERSISTENT:
         first = gl.program_id(0)
