@@ -100,7 +100,10 @@ def own_config(row: dict) -> str:
         swap = " swapped (C^T)" if cfg.get("swap_ab") else ""  # the tile is [N, M]'s
         return f"{tile} w{cfg.get('num_warps')} s{cfg.get('num_stages')}{split}{swap}"
     if "consumers" in cfg:  # own Gluon attention: warp-specialized, no num_warps/num_stages
-        return f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} {cfg['consumers']} consumers s{cfg.get('STAGES')}"
+        tile = f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} {cfg['consumers']} consumers s{cfg.get('STAGES')}"
+        tile += ", persistent" if cfg.get("persistent") else ""
+        # which CTA ran which query tile (session 101; rows before it record no order)
+        return tile + (f", {cfg['order']}" if cfg.get("order") else "")
     if "BLOCK_M" in cfg:  # own Triton attention
         tile = f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} w{cfg.get('num_warps')} s{cfg.get('num_stages')}"
         splits = to_int(cfg.get("num_splits"))

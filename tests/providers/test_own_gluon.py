@@ -307,3 +307,16 @@ def test_gemm_wave_tiles_offered_beside_where_they_fill_one_wave() -> None:
         assert gluon_gemm_configs(*shape, 2, 2, 132, wave_tiles=False) == gluon_gemm_configs(
             *shape, 2, 2, 132
         )
+
+
+def test_the_row_says_which_order_its_work_items_ran_in() -> None:
+    """provider_config's `order` (session 101): which CTA ran which query tile."""
+    from harness_kernels.triton.attention_gluon import _order
+
+    lpt = dict(LONGEST_FIRST=True, PERSISTENT=False)
+    assert _order(True, lpt) == "every head's longest tiles first"
+    assert _order(True, dict(lpt, PERSISTENT=True)) == (
+        "every head's longest tiles first, in snake rounds"
+    )
+    assert _order(True, dict(lpt, LONGEST_FIRST=False)) == "head by head, longest tile first"
+    assert _order(False, dict(lpt, LONGEST_FIRST=False)) == "head by head"

@@ -475,6 +475,22 @@ def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
             },
             "128x64 w8 s3",
         ),
+        (  # the Gluon FMHA: its order since session 101, none before
+            {
+                "kernel": "attn_prefill_gluon",
+                "BLOCK_M": 128,
+                "BLOCK_N": 64,
+                "STAGES": 4,
+                "consumers": 2,
+                "persistent": True,
+                "order": "every head's longest tiles first, in snake rounds",
+            },
+            "128x64 2 consumers s4, persistent, every head's longest tiles first, in snake rounds",
+        ),
+        (
+            {"BLOCK_M": 128, "BLOCK_N": 128, "STAGES": 3, "consumers": 2, "persistent": False},
+            "128x128 2 consumers s3",
+        ),
     ],
 )
 def test_own_config_names_a_decodes_splits_and_the_keys_each_program_streams(cfg, shown):
