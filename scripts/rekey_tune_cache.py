@@ -53,9 +53,10 @@ SOURCE_SETS = (
 )
 
 
-# families whose candidates name other entries' digests (kernels/triton/gemm.py's tl / Gluon
-# choice): a re-key of those entries changes the names, so theirs can never match again
-NAMES_OTHER_ENTRIES = {"triton-gemm-choice"}
+# families whose candidates name other entries' digests (the tl / Gluon choices of
+# kernels/triton/gemm.py and attention_choice.py): a re-key of those entries changes the names,
+# so theirs can never match again
+NAMES_OTHER_ENTRIES = {"triton-gemm-choice", "triton-attention-choice"}
 
 
 def raw_source_hash(patterns: tuple[str, ...]) -> str:

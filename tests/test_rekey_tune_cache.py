@@ -29,10 +29,12 @@ def test_current_kernels_entries_take_the_new_key_and_older_ones_stay(tmp_path):
     sources = rekey_tune_cache.cutlass_tune.TUNE_SOURCES
     current = _entry(rekey_tune_cache.raw_source_hash(sources))
     older = _entry("0123456789abcdef")
-    # a tl / Gluon choice names other entries' digests in its candidates: never read again
+    # a tl / Gluon choice (GEMM or attention) names other entries' digests in its candidates:
+    # never read again
     choice = _entry(rekey_tune_cache.raw_source_hash(sources), "triton-gemm-choice")
+    attn = _entry(rekey_tune_cache.raw_source_hash(sources), "triton-attention-choice")
     path = tmp_path / "tune-h100.tgz"
-    _write_tgz(path, dict([current, older, choice]))
+    _write_tgz(path, dict([current, older, choice, attn]))
     rekey_tune_cache.main([str(path)])
     files = _members(path)
     assert len(files) == 2 and not any("choice" in name for name in files)
