@@ -58,6 +58,24 @@ def test_a_provider_this_machine_lacks_is_said_and_the_rest_run(capsys):
     assert lines[2].split()[:2] == ["flash-attn-4", "skipped:"]
 
 
+def _stand_in(monkeypatch, real, name: str, prepare) -> None:
+    """The script's registry, with provider `name` supported everywhere and prepared by
+    `prepare(problem, inputs, device)`; every other provider is the real one."""
+
+    class Provider:
+        def why_not(self, problem, device):
+            return None
+
+        def prepare(self, problem, inputs, device):
+            return prepare(problem, inputs, device)
+
+    class Registry:
+        def get(self, op, provider):
+            return Provider() if provider == name else real.get(op, provider)
+
+    monkeypatch.setattr(ncu, "load_all", lambda: Registry())
+
+
 def test_a_wrong_output_is_said_before_it_is_profiled(monkeypatch, capsys):
     """A fast wrong kernel is a failure: the launch-order line says WRONG, not ok."""
     import torch
@@ -77,18 +95,10 @@ def test_a_wrong_output_is_said_before_it_is_profiled(monkeypatch, capsys):
         def output(self, raw):
             return raw
 
-    class Provider:
-        def why_not(self, problem, device):
-            return None
+    def zeros(problem, inputs, device):
+        return Zeros(real.get("attention", "sdpa-math").prepare(problem, inputs, device).run())
 
-        def prepare(self, problem, inputs, device):
-            return Zeros(real.get("attention", "sdpa-math").prepare(problem, inputs, device).run())
-
-    class Registry:
-        def get(self, op, name):
-            return Provider() if name == "zeros" else real.get(op, name)
-
-    monkeypatch.setattr(ncu, "load_all", lambda: Registry())
+    _stand_in(monkeypatch, real, "zeros", zeros)
     assert ncu.main(["attention", *SMALL, "zeros", "sdpa-math", "--device", "cpu"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[:2] == ["zeros", "WRONG:"]
@@ -100,18 +110,10 @@ def test_a_provider_that_refuses_on_preparing_is_said_and_the_rest_run(monkeypat
 
     real = ncu.load_all()
 
-    class Refuses:
-        def why_not(self, problem, device):
-            return None
+    def refuses(problem, inputs, device):
+        raise Unsupported("no such tile here")
 
-        def prepare(self, problem, inputs, device):
-            raise Unsupported("no such tile here")
-
-    class Registry:
-        def get(self, op, name):
-            return Refuses() if name == "refuses" else real.get(op, name)
-
-    monkeypatch.setattr(ncu, "load_all", lambda: Registry())
+    _stand_in(monkeypatch, real, "refuses", refuses)
     assert ncu.main(["attention", *SMALL, "refuses", "sdpa-math", "--device", "cpu"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split()[:2] == ["sdpa-math", "ok"]
