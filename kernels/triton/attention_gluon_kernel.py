@@ -475,6 +475,9 @@ def _fa3_fwd_kernel(
     round (slots pid, pid + grid, ...; _tile_of says which item each slot is) on a grid of at
     most one CTA per SM, the next item's Q loading into a second buffer (QBUF 2) and its K/V
     into free stages while this one computes."""
+    # the turns pair two consumers, and only the overlapped loop takes them: anything else would
+    # leave one consumer waiting for a turn the other never passes
+    gl.static_assert(not PINGPONG or (CONSUMERS == 2 and OVERLAP))
     n_qt = gl.cdiv(seq_q, 64 * CONSUMERS)
     if PERSISTENT:
         first = gl.program_id(0)
