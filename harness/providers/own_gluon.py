@@ -10,6 +10,8 @@ warp, two consumer warpgroups, softmax overlapped with P V); prefill over a dens
   own-triton-gluon-no-overlap   its rung without the intra-warpgroup overlap (nor persistence)
   own-triton-gluon-persistent   its rung on at most one CTA per SM looping over work items (the
                                 next item's Q and K/V load under this one), the only candidates
+  own-triton-gluon-no-pingpong  its rung without the candidates whose two consumers take turns
+                                to issue their wgmmas (FA3's and FA4's ping-pong)
 GEMM (kernels/triton/gemm_gluon_kernel.py): CUTLASS's warp-specialized structure (TMA producer
 warp, two consumer warpgroups in the cooperative or the ping-pong schedule, whichever tunes
 faster; persistent) with tile widths fitted to the SM count.
@@ -24,7 +26,7 @@ from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 DECODE_MAX_Q = 8  # own_triton.DECODE_MAX_Q: shorter prompts go to the decode kernels
-RUNGS = ("full", "not-persistent", "no-overlap", "persistent")
+RUNGS = ("full", "not-persistent", "no-overlap", "persistent", "no-pingpong")
 
 
 def provider_name(rung: str) -> str:
@@ -76,6 +78,7 @@ def _register(rung: str) -> None:
             "not-persistent": ", one CTA per work item",
             "no-overlap": ", one CTA per work item",
             "persistent": ", persistent (one CTA per SM over the work items)",
+            "no-pingpong": ", the full kernel's candidates without the consumers' ping-pong",
         }[rung]
         + "; sm_90, dense KV."
     )

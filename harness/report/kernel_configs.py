@@ -102,6 +102,8 @@ def own_config(row: dict) -> str:
     if "consumers" in cfg:  # own Gluon attention: warp-specialized, no num_warps/num_stages
         tile = f"{cfg['BLOCK_M']}x{cfg.get('BLOCK_N')} {cfg['consumers']} consumers s{cfg.get('STAGES')}"
         tile += ", persistent" if cfg.get("persistent") else ""
+        # the consumers taking turns to issue (session 102; rows before it record none)
+        tile += ", ping-pong" if cfg.get("pingpong") else ""
         # which CTA ran which query tile (session 101; rows before it record no order)
         return tile + (f", {cfg['order']}" if cfg.get("order") else "")
     if "BLOCK_M" in cfg:  # own Triton attention

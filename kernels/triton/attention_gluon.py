@@ -7,7 +7,9 @@ without them: one CTA per work item, the headline up to session 88), "no-overlap
 waited on before the next step) and "persistent" (the overlap on at most one CTA per SM, each
 looping over work items, the longest causal ones first across heads, the next item's Q in a
 second buffer where shared memory allows: what FA3 does so that one item's prologue and epilogue
-hide under another's main loop). Session 88's A/B on an H200 (`fmha-persistent-s88`) found the
+hide under another's main loop) and "no-pingpong" (full without the candidates whose two
+consumers take turns to issue their wgmmas, FA3's and FA4's ping-pong: what the order is worth).
+Session 88's A/B on an H200 (`fmha-persistent-s88`) found the
 persistent candidates 1.04-1.17x faster at causal 1-2k and 0.95-0.96x at causal 4-16k, and
 0.97-1.01x non-causal, where the tuner misranked one of five: hence persistent candidates in the
 headline for causal problems only. All keep the warp-specialized TMA producer and the two
@@ -30,7 +32,7 @@ from .attention_target import device_key, num_sms, target_of
 from .attention_tune import stored_key
 from .attention_tune import tune as tune_configs
 
-GLUON_RUNGS = ("full", "not-persistent", "no-overlap", "persistent")
+GLUON_RUNGS = ("full", "not-persistent", "no-overlap", "persistent", "no-pingpong")
 # The rungs whose first candidates differ: "not-persistent"'s are "full"'s first ones.
 AOT_RUNGS = ("full", "no-overlap", "persistent")
 SLICE_ROWS = 64  # query rows per consumer warpgroup (attention_gluon_kernel.SLICE_ROWS)
@@ -78,8 +80,12 @@ def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
     (128 spilled 304 bytes, sm_90 AOT, Triton 3.9: the item loop's registers). Causal, one CTA
     per item, each config comes in two orders (LONGEST_FIRST: every head's longest tiles first,
     then head by head); persistent ones take the longest-first list in snake rounds
-    (attention_gluon_kernel._tile_of). "full" is "not-persistent"'s list, then, when causal,
-    "persistent"'s."""
+    (attention_gluon_kernel._tile_of). With the overlap, each two-consumer config comes with
+    and without PINGPONG (the consumers take turns to issue their wgmmas). "full" is
+    "not-persistent"'s list, then, when causal, "persistent"'s; "no-pingpong" is "full" without
+    the PINGPONG configs."""
+    if rung == "no-pingpong":
+        return [c for c in gluon_configs(head_dim, "full", causal) if not c["PINGPONG"]]
     if rung == "full":
         own = gluon_configs(head_dim, "not-persistent", causal)
         return own + (gluon_configs(head_dim, "persistent", causal) if causal else [])
@@ -99,9 +105,10 @@ def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
                     continue
                 # causal: every head's longest tiles first (persistent: always; one CTA per
                 # item: first, beside head by head, which keeps a head's CTAs together in L2)
-                for longest in (True, False) if causal and not persistent else (causal,):
-                    cands.append(dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c, QBUF=fits[0],
-                                      LONGEST_FIRST=longest))  # fmt: skip
+                for pp in (False, True) if c == 2 and overlap else (False,):
+                    for longest in (True, False) if causal and not persistent else (causal,):
+                        cands.append(dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c, QBUF=fits[0],
+                                          LONGEST_FIRST=longest, PINGPONG=pp))  # fmt: skip
     return [dict(c, OVERLAP=overlap, PERSISTENT=persistent) for c in cands]
 
 
@@ -200,6 +207,7 @@ def prepare_gluon_attention(
             PERSISTENT=cfg["PERSISTENT"],
             QBUF=cfg["QBUF"],
             LONGEST_FIRST=cfg["LONGEST_FIRST"],
+            PINGPONG=cfg["PINGPONG"],
             num_warps=4,
         )
         kernel = _fa3_fwd_kernel[grid]
@@ -243,6 +251,8 @@ def prepare_gluon_attention(
         q_buffers=cfg["QBUF"],
         # which CTA runs which query tile (attention_gluon_kernel._tile_of)
         order=_order(causal, cfg),
+        # the two consumers take turns to issue their wgmmas (FA3's and FA4's ping-pong)
+        pingpong=cfg["PINGPONG"],
         warps=f"producer 1 (24 regs) + consumers {cfg['CONSUMERS']} x 4 warps",
         tma=True,
         sm_scale=sm_scale,
@@ -264,7 +274,7 @@ def aot_specs(
     causal: Sequence[bool] = (True, False),
 ) -> list[dict[str, Any]]:
     """Compile specs [{name, fn, signature, constexprs, attrs, options, gluon}] for sm_90: each
-    rung's first candidate per consumer count and order; the signature is what the JIT builds for real
+    rung's first candidate per consumer count, order and ping-pong; the signature is what the JIT builds for real
     descriptors (their shared layouts are part of a Gluon descriptor's type)."""
     from triton.experimental.gluon import language as gl
 
@@ -273,12 +283,13 @@ def aot_specs(
     ty = triton_dtype_name(dtype)
     gl_ty = {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[dtype]
     specs = []
-    picks = [  # each rung's first candidate per consumer count and order
+    picks = [  # each rung's first candidate per consumer count, order and ping-pong
         (r, c, cfg)
         for r in rungs
         for c in causal
         for cfg in {
-            (x["CONSUMERS"], x["LONGEST_FIRST"]): x for x in reversed(gluon_configs(head_dim, r, c))
+            (x["CONSUMERS"], x["LONGEST_FIRST"], x["PINGPONG"]): x
+            for x in reversed(gluon_configs(head_dim, r, c))
         }.values()
     ]
     for rung, is_causal, cfg in picks:
@@ -301,6 +312,7 @@ def aot_specs(
             PERSISTENT=cfg["PERSISTENT"],
             QBUF=cfg["QBUF"],
             LONGEST_FIRST=cfg["LONGEST_FIRST"],
+            PINGPONG=cfg["PINGPONG"],
         )
         signature = {}
         for arg in _fa3_fwd_kernel.arg_names:
@@ -313,7 +325,8 @@ def aot_specs(
         attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(signature) if a == "o_ptr"}
         mask = "causal" if is_causal else "full"
         order = "_lpt" if cfg["LONGEST_FIRST"] and not cfg["PERSISTENT"] else ""
-        name = f"attn_prefill_gluon_{rung}_{mask}_d{head_dim}_c{cfg['CONSUMERS']}{order}"
+        pp = "_pp" if cfg["PINGPONG"] else ""
+        name = f"attn_prefill_gluon_{rung}_{mask}_d{head_dim}_c{cfg['CONSUMERS']}{order}{pp}"
         specs.append(
             dict(
                 name=name,

@@ -21,8 +21,16 @@ Two consumers suit D 128 and 256 (FA3's choice); three suit D 64, where a tile's
 as much as its wgmmas and a third warpgroup keeps the tensor cores fed while two do softmax.
 Each consumer runs S = Q K^T (both operands in shared memory), the online softmax in registers
 (exp2, log2(e) folded into the scale) and O += P V with P taken from the S registers (no shared
-memory round trip). The two consumers never wait for each other, so one's softmax overlaps the
-other's wgmma (FA3 adds an explicit ping-pong order; here the warp schedulers interleave them).
+memory round trip). Without PINGPONG the two consumers never wait for each other, and the warp
+schedulers interleave one's softmax with the other's wgmma as they come.
+
+PINGPONG (FA3's and FA4's inter-warpgroup order; two consumers, with OVERLAP): the consumers take
+turns to issue their wgmmas (a turn: tile i's Q K^T and tile i-1's P V), each waiting for the
+other's turn to be issued before issuing its own (the turn barriers, one per consumer), so one
+consumer's softmax runs while the other's wgmmas hold the tensor cores. Both take n_tiles + 1
+turns per item (the prologue's scores, one per computed tile, the epilogue's P V, and one empty
+turn per tile consumer 0 releases unread), so neither waits for a turn that never comes. The
+turns only order issue: no data passes through them, so the order cannot change a result.
 
 OVERLAP (FA3's intra-warpgroup overlap): tile i's Q K^T and tile i-1's P V are issued together;
 the consumer waits only for the scores (wgmma.wait_group 1) and runs tile i's softmax while
@@ -223,6 +231,21 @@ def _release(kv_empty, i, STAGES: gl.constexpr):
 
 
 @gluon.jit
+def _turn_wait(turn, n, SLICE: gl.constexpr, PINGPONG: gl.constexpr):
+    """Wait until the other consumer has issued its turn n - 1 (consumer 0's turn 0 is free:
+    the parity of a phase not yet begun passes at once)."""
+    if PINGPONG:
+        mbarrier.wait(turn.index(SLICE), (n & 1) ^ (1 - SLICE))
+
+
+@gluon.jit
+def _turn_pass(turn, SLICE: gl.constexpr, PINGPONG: gl.constexpr):
+    """This consumer's wgmmas of its turn are issued: the other consumer's turn may start."""
+    if PINGPONG:
+        mbarrier.arrive(turn.index(1 - SLICE), count=1)
+
+
+@gluon.jit
 def _pv(p_op, o, v_smem, v_ready, i, STAGES: gl.constexpr):
     """Issue O += P V_i (asynchronous) once V_i has landed."""
     stage = i % STAGES
@@ -255,10 +278,14 @@ def _tile_overlapped(q, o, p_prev, m_i, l_i, i, base, k_smem, v_smem, k_ready, v
                      rows, seq_kv, causal_shift, qk_scale,
                      MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
                      STAGES: gl.constexpr, s_layout: gl.constexpr, p_layout: gl.constexpr,
-                     o_layout: gl.constexpr):
-    """Tile i's scores and tile i-1's P V in flight together; tile i's softmax under P V."""
+                     o_layout: gl.constexpr, turn, n, SLICE: gl.constexpr,
+                     PINGPONG: gl.constexpr):
+    """Tile i's scores and tile i-1's P V in flight together (this consumer's turn n); tile
+    i's softmax under P V."""
+    _turn_wait(turn, n, SLICE, PINGPONG)
     s = _scores(q, k_smem, k_ready, base + i, STAGES, s_layout, BLOCK_N)
     o = _pv(p_prev, o, v_smem, v_ready, base + i - 1, STAGES)
+    _turn_pass(turn, SLICE, PINGPONG)
     s = warpgroup_mma_wait(1, deps=(s, ))  # the scores (issued first) are done; P V may not be
     p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
                                        MASK, CAUSAL, BLOCK_N, s_layout, p_layout, o_layout,
@@ -275,9 +302,11 @@ def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
                   o_desc, o_ptr, o_row, stride_om, g,
                   m0, seq_q, seq_kv, causal_shift, qk_scale, n_tiles,
                   SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
-                  STAGES: gl.constexpr, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):
+                  STAGES: gl.constexpr, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr,
+                  turn, n0, PINGPONG: gl.constexpr):
     """Rows [m0 + 64 SLICE, m0 + 64 SLICE + 64) of one work item, its KV tiles at g, g + 1, ...
-    of the stage ring: the KV loop and the epilogue; then Q's buffer is released (q_empty_bar)."""
+    of the stage ring: the KV loop and the epilogue; then Q's buffer is released (q_empty_bar).
+    PINGPONG: this item's turns are n0 .. n0 + n_tiles."""
     s_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16])
     o_layout: gl.constexpr = gl.NVMMADistributedLayout(
@@ -303,7 +332,9 @@ def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
     if OVERLAP:
         # prologue: tile 0's scores alone (rows all see key 0, so the running max is finite
         # after it and later fully masked rows of a tile keep it)
+        _turn_wait(turn, n0, SLICE, PINGPONG)
         s = _scores(q, k_smem, k_ready, g, STAGES, s_layout, BLOCK_N)
+        _turn_pass(turn, SLICE, PINGPONG)
         s = warpgroup_mma_wait(0, deps=(s, ))
         if n_full > 0:
             p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, 0, rows, seq_kv, causal_shift,
@@ -317,14 +348,18 @@ def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
             o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, g, k_smem, v_smem,
                                                  k_ready, v_ready, kv_empty, rows, seq_kv,
                                                  causal_shift, qk_scale, False, CAUSAL, BLOCK_N,
-                                                 STAGES, s_layout, p_layout, o_layout)
+                                                 STAGES, s_layout, p_layout, o_layout, turn,
+                                                 n0 + i, SLICE, PINGPONG)
         for i in range(gl.maximum(n_full, 1), n_mine):
             o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, g, k_smem, v_smem,
                                                  k_ready, v_ready, kv_empty, rows, seq_kv,
                                                  causal_shift, qk_scale, True, CAUSAL, BLOCK_N,
-                                                 STAGES, s_layout, p_layout, o_layout)
+                                                 STAGES, s_layout, p_layout, o_layout, turn,
+                                                 n0 + i, SLICE, PINGPONG)
         # epilogue: the last tile's P V
+        _turn_wait(turn, n0 + n_mine, SLICE, PINGPONG)
         o = _pv(p_op, o, v_smem, v_ready, g + n_mine - 1, STAGES)
+        _turn_pass(turn, SLICE, PINGPONG)
         o, p_op = warpgroup_mma_wait(0, deps=(o, p_op))
         _release(kv_empty, g + n_mine - 1, STAGES)
     else:
@@ -338,7 +373,10 @@ def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
                                        CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout)
     # tiles past this slice's diagonal: wait until they landed (so this release belongs to
     # their fill), then release them unread
+    # (PINGPONG: one empty turn each, as the other consumer takes one per tile it computes)
     for i in range(n_mine, n_tiles):
+        _turn_wait(turn, n0 + i + 1, SLICE, PINGPONG)
+        _turn_pass(turn, SLICE, PINGPONG)
         mbarrier.wait(v_ready.index((g + i) % STAGES), ((g + i) // STAGES) & 1)
         mbarrier.wait(k_ready.index((g + i) % STAGES), ((g + i) // STAGES) & 1)
         _release(kv_empty, g + i, STAGES)
@@ -373,9 +411,9 @@ def _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k
                    SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
                    STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                    OVERLAP: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr,
-    LONGEST_FIRST: gl.constexpr):
+                   LONGEST_FIRST: gl.constexpr, turn, PINGPONG: gl.constexpr):
     """This consumer's slice of work item t (the CTA's k-th, its KV tiles from g on the stage
-    ring); returns the ring position after it."""
+    ring, its turns from g + k on: n_tiles + 1 an item); returns the ring position after it."""
     m0, q_row, kv_row, o_row, n_tiles = _tile_rows(
         t, n_qt, n_bh, H_Q, GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
         o_rows_b, o_rows_h, BLOCK_N, CONSUMERS, CAUSAL, PERSISTENT, LONGEST_FIRST)
@@ -384,7 +422,7 @@ def _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k
     _consume_item(q_smem.index(qi), q_empty.index(qi), k_smem, v_smem, k_ready, v_ready,
                   kv_empty, o_desc, o_ptr, o_row, stride_om, g, m0, seq_q, seq_kv,
                   seq_kv - seq_q, qk_scale, n_tiles, SLICE, HEAD_DIM, BLOCK_N, STAGES,
-                  CAUSAL, OVERLAP)
+                  CAUSAL, OVERLAP, turn, g + k, PINGPONG)
     return g + n_tiles
 
 
@@ -396,7 +434,7 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
               SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
               STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
               OVERLAP: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr,
-    LONGEST_FIRST: gl.constexpr):
+              LONGEST_FIRST: gl.constexpr, turn, PINGPONG: gl.constexpr):
     """One consumer's slice of every work item of the CTA, in the producer's order."""
     if PERSISTENT:
         g = 0  # KV tiles consumed so far: the stage and its phase
@@ -406,14 +444,15 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
                                kv_empty, o_desc, o_ptr, stride_om, t, g, k, n_qt, n_bh, H_Q,
                                GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
                                o_rows_b, o_rows_h, qk_scale, SLICE, HEAD_DIM, BLOCK_N, STAGES,
-                               CONSUMERS, CAUSAL, OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST)
+                               CONSUMERS, CAUSAL, OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST,
+                               turn, PINGPONG)
             k += 1
     else:
         _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                        o_desc, o_ptr, stride_om, first, 0, 0, n_qt, n_bh, H_Q, GROUP, seq_q,
                        seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b, o_rows_h,
                        qk_scale, SLICE, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL, OVERLAP,
-                       PERSISTENT, QBUF, LONGEST_FIRST)
+                       PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)
 
 
 @gluon.jit
@@ -429,13 +468,16 @@ def _fa3_fwd_kernel(
     HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
     CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMERS: gl.constexpr,
     PERSISTENT: gl.constexpr, QBUF: gl.constexpr,
-    LONGEST_FIRST: gl.constexpr,
+    LONGEST_FIRST: gl.constexpr, PINGPONG: gl.constexpr,
 ):
     """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for 64 x CONSUMERS query rows of a head per
     work item: one item per CTA on a (query tiles, n_bh) grid, or, PERSISTENT, one item per
     round (slots pid, pid + grid, ...; _tile_of says which item each slot is) on a grid of at
     most one CTA per SM, the next item's Q loading into a second buffer (QBUF 2) and its K/V
     into free stages while this one computes."""
+    # the turns pair two consumers, and only the overlapped loop takes them: anything else would
+    # leave one consumer waiting for a turn the other never passes
+    gl.static_assert(not PINGPONG or (CONSUMERS == 2 and OVERLAP))
     n_qt = gl.cdiv(seq_q, 64 * CONSUMERS)
     if PERSISTENT:
         first = gl.program_id(0)
@@ -456,6 +498,10 @@ def _fa3_fwd_kernel(
     k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     kv_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    # PINGPONG's turn barriers: turn[c] completes a phase when the other consumer has issued
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for c in gl.static_range(2):
+        mbarrier.init(turn.index(c), count=1)
     for c in gl.static_range(QBUF * CONSUMERS):
         mbarrier.init(q_ready.index(c), count=1)
         mbarrier.init(q_empty.index(c), count=1)
@@ -474,17 +520,17 @@ def _fa3_fwd_kernel(
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 0, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
             (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 1, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
             (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 2, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
             (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, q_empty,
                          k_ready, v_ready, kv_empty, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, BLOCK_N,
@@ -496,12 +542,12 @@ def _fa3_fwd_kernel(
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 0, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
             (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 1, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
             (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, q_empty,
                          k_ready, v_ready, kv_empty, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, BLOCK_N,

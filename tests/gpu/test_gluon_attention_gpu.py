@@ -1,8 +1,9 @@
 """GPU correctness of the Gluon FMHA (kernels/triton/attention_gluon_kernel.py) against an fp32
 reference, on sm_90: every rung and candidate config, head_dim 64/128/256, causal with q_len <
 kv_len, ragged tiles (a half-tile of padding rows, a KV tail shorter than a tile), GQA and MQA,
-tiles a consumer skips past its diagonal, a launch that repeats (barrier phases reset), and
-the persistent rung over more work items than SMs (Q buffers and the stage ring reused).
+tiles a consumer skips past its diagonal, a launch that repeats (barrier phases reset), the
+persistent rung over more work items than SMs (Q buffers and the stage ring reused), and the
+ping-pong candidates apart (their own test, so a call can run them alone).
 Run with `pytest -m gpu` on a Hopper GPU."""
 
 from __future__ import annotations
@@ -54,10 +55,9 @@ CASES = [
 ]
 
 
-@pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
-@pytest.mark.parametrize("rung", ["not-persistent", "no-overlap", "persistent"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
-def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
+def _check_candidates(case: tuple, rung: str, pingpong: bool) -> None:
+    """Every candidate of `rung` the tuner may pick (those with PINGPONG == pingpong), launched
+    twice, against the fp32 reference."""
     from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
 
     batch, h_q, h_kv, seq_q, seq_kv, head_dim, causal, dtype = case
@@ -68,7 +68,9 @@ def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
     )
     ref = _reference(q, k, v, causal)
     scale = max(1.0, ref.abs().max().item())
-    for cfg in gluon_configs(head_dim, rung, causal):  # every candidate the tuner may pick
+    cands = [c for c in gluon_configs(head_dim, rung, causal) if c["PINGPONG"] == pingpong]
+    assert cands or pingpong
+    for cfg in cands:
         launch = prepare_gluon_attention(q, k, v, causal=causal, rung=rung, config=cfg)
         assert launch.config["persistent"] == (rung == "persistent")
         assert launch.config["variant"] == rung
@@ -78,6 +80,23 @@ def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
             assert not torch.isnan(out).any(), (cfg, "NaN")
             err = (out.float() - ref).abs().max().item()
             assert err <= TOL[dtype] * scale, (cfg, err)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
+@pytest.mark.parametrize("rung", ["not-persistent", "no-overlap", "persistent"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
+def test_gluon_fmha_matches_reference(case: tuple, rung: str) -> None:
+    _check_candidates(case, rung, pingpong=False)
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
+@pytest.mark.parametrize("rung", ["not-persistent", "persistent"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
+def test_gluon_fmha_pingpong_matches_reference(case: tuple, rung: str) -> None:
+    """The ping-pong candidates (two consumers taking turns to issue; with the overlap only):
+    causal cases where consumer 0 releases tiles unread (its empty turns), ragged tiles, and a
+    persistent CTA carrying its turn count from item to item."""
+    _check_candidates(case, rung, pingpong=True)
 
 
 def _prepared_matches_reference(prepare, batch: int, heads: tuple[int, int], causal: bool) -> dict:

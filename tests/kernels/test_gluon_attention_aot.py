@@ -44,6 +44,7 @@ _SCRIPT = textwrap.dedent(
             budget=G.smem_bytes(c["HEAD_DIM"], c["BLOCK_N"], c["STAGES"], c["CONSUMERS"],
                                 qbuf=c["QBUF"]),
             consumers=c["CONSUMERS"], overlap=c["OVERLAP"], head_dim=c["HEAD_DIM"],
+            pingpong=c["PINGPONG"],
             block_n=c["BLOCK_N"], spills=info.get("n_spills", -1), mma=info["mma"],
             # the load's state space reads shared::cluster under Triton 3.6, shared::cta under 3.9
             tma_loads=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
@@ -51,6 +52,7 @@ _SCRIPT = textwrap.dedent(
             setmaxnreg=sorted(set(re.findall(r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", ptx))),
             wait1=len(re.findall(r"wgmma\\.wait_group\\.sync\\.aligned 1;", ptx)),
             arrives=re.findall(r"(@%p\\d+ )?mbarrier\\.arrive\\.shared::cta\\.b64", ptx),
+            waits=len(re.findall(r"mbarrier\\.try_wait\\.parity", ptx)),
         )
     print(json.dumps(report))
     """
@@ -87,3 +89,17 @@ def test_structure(report: dict) -> None:
         # releases are single-thread arrivals (a predicate), never one per thread
         assert f["arrives"] and all(p for p in f["arrives"]), name
         assert (f["wait1"] > 0) == f["overlap"], name
+
+
+def test_pingpong_adds_the_turns(report: dict) -> None:
+    """A ping-pong spec is its twin plus the turn barriers: each turn ends in one more
+    single-thread arrival (on the other consumer's turn barrier), so its PTX holds more arrivals
+    than the twin's, and each turn begins with a wait, so it holds more waits too; the rest of
+    the structure is the twin's (test_structure)."""
+    twins = [(n, n.removesuffix("_pp")) for n in report if n.endswith("_pp")]
+    assert twins, "no ping-pong spec compiled"
+    for pp, plain in twins:
+        assert report[pp]["pingpong"] and not report[plain]["pingpong"], pp
+        assert report[pp]["consumers"] == 2 and report[pp]["overlap"], pp
+        assert len(report[pp]["arrives"]) > len(report[plain]["arrives"]), pp
+        assert report[pp]["waits"] > report[plain]["waits"], pp

@@ -47,6 +47,7 @@ def test_providers_accept_prefill_on_sm90_only() -> None:
         "own-triton-gluon-not-persistent",
         "own-triton-gluon-no-overlap",
         "own-triton-gluon-persistent",
+        "own-triton-gluon-no-pingpong",
     ):
         p = registry.get("attention", name)
         assert p.min_cc == (9, 0) and p.vendors == ("nvidia",)

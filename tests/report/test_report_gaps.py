@@ -487,6 +487,19 @@ def test_a_reference_timed_on_another_gpu_of_the_model_is_flagged(tmp_path):
             },
             "128x64 2 consumers s4, persistent, every head's longest tiles first, in snake rounds",
         ),
+        (  # ping-pong since session 102
+            {
+                "kernel": "attn_prefill_gluon",
+                "BLOCK_M": 128,
+                "BLOCK_N": 128,
+                "STAGES": 2,
+                "consumers": 2,
+                "persistent": False,
+                "pingpong": True,
+                "order": "head by head, longest tile first",
+            },
+            "128x128 2 consumers s2, ping-pong, head by head, longest tile first",
+        ),
         (
             {"BLOCK_M": 128, "BLOCK_N": 128, "STAGES": 3, "consumers": 2, "persistent": False},
             "128x128 2 consumers s3",
