@@ -81,7 +81,8 @@ def _tile_of(t, n_qt, n_bh, CAUSAL: gl.constexpr, PERSISTENT: gl.constexpr,
     balance at 4k tokens and 32 heads on 132 SMs, where head by head leaves 0.88, a model of
     the KV tiles per CTA). PERSISTENT takes the same list in rounds of one item per CTA, the
     rounds alternating direction (snake), so a CTA that took a long item in one round takes a
-    short one in the next (1.00 at 4k, where striding the list in one direction gave 0.89)."""
+    short one in the next (0.99 of a perfect balance at 4k in scripts/causal_order_model.py,
+    where striding the list in one direction gave 0.89)."""
     if CAUSAL and LONGEST_FIRST:
         if PERSISTENT:  # t = pid + round * grid: the slot; the round's width is all but the last
             step = gl.num_programs(0)
