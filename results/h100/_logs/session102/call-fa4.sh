@@ -2,16 +2,17 @@
 # to back to one warm H100 (or H200, when no H100 comes), the FA4 wheel parts one per call
 # (part 1 with the first call, part 2 with the second).
 # STEPS (in this order, each given the budget left):
-#   tests   the Gluon FMHA's ping-pong candidates against the fp32 reference at D 128 (every one
-#           the tuner may pick at the sweep's head dim); the outcome is kept in /tmp for the
-#           measure step of a later call to the same warm machine
 #   resume  H100: the 8 rows of gemm_llama-s102h (M 16384 on Llama-3-70B's four shapes) on
 #           today's kernels (allow_mixed=true: kernels/ changed in the Gluon FMHA only, which no
 #           GEMM runs); H200: its owed roofs (ceilings-s100, read_once-s100)
+#   tests   the Gluon FMHA's ping-pong candidates against the fp32 reference at D 128 (every one
+#           the tuner may pick at the sweep's head dim); the outcome is kept in /tmp for the
+#           measure step of a later call to the same warm machine
 #   measure FA4 beside own Triton, the Gluon FMHA with and without the ping-pong candidates, and
 #           SDPA cuDNN at the original study's causal shapes (sweeps/thesis.yaml's FMHA group: b1,
 #           32/8 heads, D 128, fp16, 256-16k; the GEMM group keeps cuBLAS only), so the gap to
-#           FA4 is read within one run. Where the tests failed or did not end within TEST_S (a
+#           FA4 is read within one run (thesis-fa4-*; without FA4's wheels, thesis-pp-*: the
+#           ping-pong's A/B beside cuDNN). Where the tests failed or did not end within TEST_S (a
 #           turn barrier that never completes hangs) the ping-pong candidates stay out: FA4
 #           beside the Gluon FMHA without them and cuDNN
 #   ncu     the README's order item 2: ncu of own Triton, own CUTLASS's FA3-class kernel and FA4
@@ -30,6 +31,13 @@ nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --form
 python3 -c "import flash_attn.cute; print('FA4 imports')" 2>/dev/null || echo "FA4 not importable (yet)"
 left() { echo $(( B - ($(date +%s) - t0) )); }
 STEPS=" ${STEPS:-measure} "
+if [[ $STEPS == *" resume "* ]]; then
+  if [ $gpu = h100 ]; then
+    l=$(left); r=${RESUME_S:-150}; GPU=h100 bash scripts/gpu_measure.sh $(( l < r ? l : r )) "gemm_llama-s102h sweep=gemm_llama allow_mixed=true"
+  else
+    GPU=h200 bash scripts/gpu_measure.sh $(left) "ceilings-s100 ceilings" "read_once-s100 sweep=probes_read_once"
+  fi
+fi
 if [[ $STEPS == *" tests "* ]]; then
   timeout -k 10 ${TEST_S:-200} python3 -m pytest -q -m gpu tests/gpu/test_gluon_attention_gpu.py \
     -k "pingpong and -128-" -p no:cacheprovider -x --durations=5 > $L/gluon-pingpong-gpu-tests-$sfx.txt 2>&1
@@ -37,19 +45,14 @@ if [[ $STEPS == *" tests "* ]]; then
   echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 $L/gluon-pingpong-gpu-tests-$sfx.txt)"
   [ $rc -eq 0 ] || grep -E "^(E |FAILED|ERROR)" $L/gluon-pingpong-gpu-tests-$sfx.txt | head -30 | cut -c1-400
 fi
-if [[ $STEPS == *" resume "* ]]; then
-  if [ $gpu = h100 ]; then
-    GPU=h100 bash scripts/gpu_measure.sh $(left) "gemm_llama-s102h sweep=gemm_llama allow_mixed=true"
-  else
-    GPU=h200 bash scripts/gpu_measure.sh $(left) "ceilings-s100 ceilings" "read_once-s100 sweep=probes_read_once"
-  fi
-fi
 if [[ $STEPS == *" measure "* ]]; then
-  id=thesis-fa4-$sfx
+  # without FA4 (its wheel parts came to no machine this session), the run is ping-pong's A/B
+  id=thesis-fa4-$sfx; python3 -c "import flash_attn.cute" 2>/dev/null || id=thesis-pp-$sfx
   providers=flash-attn-4,own-triton,own-triton-gluon,own-triton-gluon-no-pingpong,sdpa-cudnn
   if [ "$(cat /tmp/pp-tests-rc 2>/dev/null)" != 0 ]; then
     echo "ping-pong left out (tests rc=$(cat /tmp/pp-tests-rc 2>/dev/null || echo 'not run on this machine'))"
-    id=thesis-fa4-nopp-$sfx; providers=flash-attn-4,own-triton-gluon-no-pingpong,sdpa-cudnn
+    id=${id/-pp-/-nopp-}; id=${id/-fa4-/-fa4-nopp-}
+    providers=flash-attn-4,own-triton-gluon-no-pingpong,sdpa-cudnn
   fi
   GPU=$gpu bash scripts/gpu_measure.sh $(( $(left) - ${NCU_S:-0} )) "$id sweep=thesis 'sweep.groups.0.providers=[cublas]' 'sweep.groups.1.providers=[$providers]'"
   grep -E "attn b1" $L/$id.txt | cut -c1-140
