@@ -34,7 +34,7 @@ STEPS=" ${STEPS:-measure} "
 if [[ $STEPS == *" resume "* ]]; then
   if [ $gpu = h100 ]; then
     l=$(left); r=${RESUME_S:-150}; GPU=h100 bash scripts/gpu_measure.sh $(( l < r ? l : r )) "gemm_llama-s102h sweep=gemm_llama allow_mixed=true"
-  else
+  elif [ "${H200_ROOFS:-1}" = 1 ]; then  # H200_ROOFS=0: a single call keeps its time for the rest
     GPU=h200 bash scripts/gpu_measure.sh $(left) "ceilings-s100 ceilings" "read_once-s100 sweep=probes_read_once"
   fi
 fi
