@@ -35,11 +35,13 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
   resumes it. Carried as a folder, session 86's 156 point files of a whole-grid run (6.4 MB, 0.55
   packed) tipped the call past the 64 MiB it may carry; a run returned whole drops its pack.
   `scripts/gpu_measure.sh` carries `.cache`, and on the machine `--check-resume <folder>`
-  refuses to start a listed run whose folder is not there. In session 56 a call came on a fresh
+  refuses to start a listed run whose folder is not there. A run committed unfinished is
+  packed the same way from the tree (`--resume-committed results/<gpu>/<run>`), for a fresh
+  checkout, whose .cache holds no pack. In session 56 a call came on a fresh
   H100 without its folder and timed again 111 rows that the call before had measured (431 s
   held). That call was launched before take_back.py ran. Had it run, the ledger would have
   refused the run, so take the files back before the next call.
-Needs only the standard library.
+Needs only the standard library (pyarrow for --resume-committed, which runs here only).
 """
 
 from __future__ import annotations
@@ -307,6 +309,48 @@ def note_unfinished(root: Path, names: list[str]) -> list[str]:
     return lines
 
 
+def committed_rows(folder: Path) -> int:
+    """Rows of a committed run folder: its compacted rows.parquet and any row files beside it
+    (pyarrow, which this checkout has; the machine never calls this)."""
+    import pyarrow.parquet as pq
+
+    compacted = folder / "rows.parquet"
+    rows = pq.ParquetFile(compacted).metadata.num_rows if compacted.is_file() else 0
+    return rows + len(list(folder.glob("rows/*.parquet")))
+
+
+def resume_committed(root: Path, run: str) -> str:
+    """Pack a run committed unfinished (results/<folder>/<run>, its rows compacted) to resume as
+    a call's would be: paths under results/_scratch/<folder>/, listed in .cache/unfinished. A
+    fresh checkout has no .cache (session 102's had none of session 101's packs), so the run an
+    owed list resumes is packed again from what git holds; a resume of compacted rows measures
+    only the missing points (harness/compact.py). Raises ValueError for a run that is whole."""
+    folder = root / run
+    parts = Path(run).parts
+    if len(parts) != 3 or parts[0] != "results" or parts[1] == "_scratch":
+        raise ValueError(f"{run}: not a committed run folder, results/<gpu>/<run>")
+    rows, planned = committed_rows(folder), rows_and_plan(folder)[1]
+    if planned is None:
+        raise ValueError(f"{run}: its run.json names no points_planned")
+    if rows >= planned:
+        raise ValueError(f"{run}: {rows} of {planned} rows, whole: nothing to resume")
+    scratch = f"results/_scratch/{parts[1]}/{parts[2]}"
+    target = resume_pack(root, scratch)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    with tarfile.open(tmp, "w:xz") as tar:
+        tar.add(folder, arcname=scratch)
+    tmp.replace(target)
+    ledger = root / UNFINISHED
+    listed = ledger.read_text().split() if ledger.is_file() else []
+    if scratch not in listed:
+        ledger.write_text("".join(f"{r}\n" for r in [*listed, scratch]))
+    return (
+        f"{run}: {rows} of {planned} rows: packed to resume as {scratch} "
+        f"({target.relative_to(root)}; carry .cache)"
+    )
+
+
 def check_resume(root: Path, run: str) -> str | None:
     """Why a run must not start here (listed unfinished, its folder absent), or None."""
     ledger = root / UNFINISHED
@@ -331,7 +375,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="RUN_FOLDER",
         help="on the machine: exit 3 if this run is listed unfinished and its folder is absent",
     )
+    ap.add_argument(
+        "--resume-committed",
+        metavar="RUN_FOLDER",
+        help="here: pack a run committed unfinished (results/<gpu>/<run>) to resume from .cache",
+    )
     args = ap.parse_args(argv)
+    if args.resume_committed:
+        try:
+            print(resume_committed(args.root, args.resume_committed))
+        except (ValueError, OSError) as e:
+            print(f"harness: error: {e}", file=sys.stderr)
+            return 2
+        return 0
     if args.check_resume:
         why = check_resume(args.root, args.check_resume)
         print(why or f"{args.check_resume}: may start", file=sys.stderr if why else sys.stdout)

@@ -11,6 +11,7 @@ import tarfile
 import time
 from pathlib import Path
 
+import pytest
 from script_module import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "take_back.py"
@@ -280,3 +281,35 @@ def test_the_same_entries_give_the_same_committed_bytes(tmp_path):
     time.sleep(1.1)  # gzip stamps whole seconds
     take_back.take_back(back, root)
     assert (root / "tune_cache" / "tune-h100.tgz").read_bytes() == first
+
+
+def test_a_run_committed_unfinished_is_packed_to_resume_from_the_tree(tmp_path):
+    """A fresh checkout has no .cache: the run an owed list resumes is packed from its committed
+    folder (rows compacted) under results/_scratch/<gpu>/, listed unfinished; device_env.sh's
+    unpacking then gives gpu_measure.sh its folder. A whole run is refused, as is a folder
+    outside results/<gpu>/."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    run = tmp_path / "results/h100/run"
+    run.mkdir(parents=True)
+    (run / "run.json").write_bytes(_run_json(3))
+    pq.write_table(pa.table({"point_key": ["a", "b"]}), run / "rows.parquet")
+    line = take_back.resume_committed(tmp_path, "results/h100/run")
+    scratch = "results/_scratch/h100/run"
+    assert line.startswith(f"results/h100/run: 2 of 3 rows: packed to resume as {scratch} ")
+    assert sorted(_read(tmp_path / ".cache/resume/h100+run.tar.xz")) == [
+        f"{scratch}/rows.parquet",
+        f"{scratch}/run.json",
+    ]
+    assert (tmp_path / ".cache/unfinished").read_text() == f"{scratch}\n"
+    take_back.resume_committed(tmp_path, "results/h100/run")  # again: listed once
+    assert (tmp_path / ".cache/unfinished").read_text() == f"{scratch}\n"
+    assert take_back.check_resume(tmp_path, scratch) is not None  # its folder is not here
+
+    pq.write_table(pa.table({"point_key": ["a", "b", "c"]}), run / "rows.parquet")
+    with pytest.raises(ValueError, match="whole: nothing to resume"):
+        take_back.resume_committed(tmp_path, "results/h100/run")
+    assert take_back.main(["--resume-committed", "results/h100/run", "--root", str(tmp_path)]) == 2
+    with pytest.raises(ValueError, match="not a committed run folder"):
+        take_back.resume_committed(tmp_path, "results/_scratch/h100/run")
