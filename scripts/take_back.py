@@ -259,14 +259,15 @@ def resume_pack(root: Path, run: str) -> Path:
     return root / RESUME / f"{parts[-2]}+{parts[-1]}.tar.xz"
 
 
-def pack_for_resume(root: Path, run: str) -> Path:
-    """Pack a run folder, paths from the root, into its resume pack (xz: the rows' JSON and
-    parquet shrink about 12x)."""
+def pack_for_resume(root: Path, run: str, folder: str | None = None) -> Path:
+    """Pack a run folder (`folder`, default the run's own), paths from the root as `run`
+    (results/_scratch/<folder>/<run>), into its resume pack (xz: the rows' JSON and parquet
+    shrink about 12x)."""
     target = resume_pack(root, run)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     with tarfile.open(tmp, "w:xz") as tar:
-        tar.add(root / run, arcname=run)
+        tar.add(root / (folder or run), arcname=run)
     tmp.replace(target)
     return target
 
@@ -329,18 +330,15 @@ def resume_committed(root: Path, run: str) -> str:
     parts = Path(run).parts
     if len(parts) != 3 or parts[0] != "results" or parts[1] == "_scratch":
         raise ValueError(f"{run}: not a committed run folder, results/<gpu>/<run>")
+    if not (folder / "run.json").is_file():
+        raise ValueError(f"{run}: no run.json there")
     rows, planned = committed_rows(folder), rows_and_plan(folder)[1]
     if planned is None:
         raise ValueError(f"{run}: its run.json names no points_planned")
     if rows >= planned:
         raise ValueError(f"{run}: {rows} of {planned} rows, whole: nothing to resume")
     scratch = f"results/_scratch/{parts[1]}/{parts[2]}"
-    target = resume_pack(root, scratch)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    with tarfile.open(tmp, "w:xz") as tar:
-        tar.add(folder, arcname=scratch)
-    tmp.replace(target)
+    target = pack_for_resume(root, scratch, folder=run)
     ledger = root / UNFINISHED
     listed = ledger.read_text().split() if ledger.is_file() else []
     if scratch not in listed:

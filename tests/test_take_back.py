@@ -313,3 +313,5 @@ def test_a_run_committed_unfinished_is_packed_to_resume_from_the_tree(tmp_path):
     assert take_back.main(["--resume-committed", "results/h100/run", "--root", str(tmp_path)]) == 2
     with pytest.raises(ValueError, match="not a committed run folder"):
         take_back.resume_committed(tmp_path, "results/_scratch/h100/run")
+    with pytest.raises(ValueError, match="no run.json there"):
+        take_back.resume_committed(tmp_path, "results/h100/missing")

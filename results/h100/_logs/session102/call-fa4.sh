@@ -39,23 +39,30 @@ if [[ $STEPS == *" resume "* ]]; then
   fi
 fi
 if [[ $STEPS == *" tests "* ]]; then
-  timeout -k 10 ${TEST_S:-200} python3 -m pytest -q -m gpu tests/gpu/test_gluon_attention_gpu.py \
+  t=$(left); t=$(( t < ${TEST_S:-200} ? t : ${TEST_S:-200} ))
+  timeout -k 10 $t python3 -m pytest -q -m gpu tests/gpu/test_gluon_attention_gpu.py \
     -k "pingpong and -128-" -p no:cacheprovider -x --durations=5 > $L/gluon-pingpong-gpu-tests-$sfx.txt 2>&1
   rc=$?; echo $rc > /tmp/pp-tests-rc
   echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 $L/gluon-pingpong-gpu-tests-$sfx.txt)"
   [ $rc -eq 0 ] || grep -E "^(E |FAILED|ERROR)" $L/gluon-pingpong-gpu-tests-$sfx.txt | head -30 | cut -c1-400
 fi
 if [[ $STEPS == *" measure "* ]]; then
-  # without FA4 (its wheel parts came to no machine this session), the run is ping-pong's A/B
-  id=thesis-fa4-$sfx; python3 -c "import flash_attn.cute" 2>/dev/null || id=thesis-pp-$sfx
-  providers=flash-attn-4,own-triton,own-triton-gluon,own-triton-gluon-no-pingpong,sdpa-cudnn
+  # without FA4 (its wheel parts came to no machine), the run is ping-pong's A/B beside cuDNN
+  id=thesis-fa4-$sfx; fa4=flash-attn-4,
+  python3 -c "import flash_attn.cute" 2>/dev/null || { id=thesis-pp-$sfx; fa4=; }
+  providers=${fa4}own-triton,own-triton-gluon,own-triton-gluon-no-pingpong,sdpa-cudnn
   if [ "$(cat /tmp/pp-tests-rc 2>/dev/null)" != 0 ]; then
     echo "ping-pong left out (tests rc=$(cat /tmp/pp-tests-rc 2>/dev/null || echo 'not run on this machine'))"
     id=${id/-pp-/-nopp-}; id=${id/-fa4-/-fa4-nopp-}
-    providers=flash-attn-4,own-triton-gluon-no-pingpong,sdpa-cudnn
+    providers=${fa4}own-triton-gluon-no-pingpong,sdpa-cudnn
   fi
-  GPU=$gpu bash scripts/gpu_measure.sh $(( $(left) - ${NCU_S:-0} )) "$id sweep=thesis 'sweep.groups.0.providers=[cublas]' 'sweep.groups.1.providers=[$providers]'"
-  grep -E "attn b1" $L/$id.txt | cut -c1-140
+  m=$(( $(left) - ${NCU_S:-0} ))
+  if [ $m -gt 60 ]; then
+    GPU=$gpu bash scripts/gpu_measure.sh $m "$id sweep=thesis 'sweep.groups.0.providers=[cublas]' 'sweep.groups.1.providers=[$providers]'"
+    grep -E "attn b1" $L/$id.txt | cut -c1-140
+  else
+    echo "$id: out of time ($m s left)"
+  fi
 fi
 if [[ $STEPS == *" ncu "* ]]; then
   mkdir -p $OUT/ncu
