@@ -283,10 +283,21 @@ def rows_and_plan(folder: Path) -> tuple[int, int | None]:
     return rows, planned if isinstance(planned, int) else None
 
 
+def listed_unfinished(root: Path) -> list[str]:
+    """The run folders .cache/unfinished lists, in order."""
+    ledger = root / UNFINISHED
+    return ledger.read_text().split() if ledger.is_file() else []
+
+
+def write_unfinished(root: Path, listed: list[str]) -> None:
+    ledger = root / UNFINISHED
+    ledger.parent.mkdir(exist_ok=True)
+    ledger.write_text("".join(f"{r}\n" for r in listed))
+
+
 def note_unfinished(root: Path, names: list[str]) -> list[str]:
     """Add each returned run with fewer rows than planned to .cache/unfinished, drop each whole one."""
-    ledger = root / UNFINISHED
-    listed = ledger.read_text().split() if ledger.is_file() else []
+    listed = listed_unfinished(root)
     lines = []
     for run_json in sorted(n for n in names if Path(n).name == "run.json"):
         run = str(Path(run_json).parent)
@@ -305,8 +316,7 @@ def note_unfinished(root: Path, names: list[str]) -> list[str]:
             if run in listed:
                 listed.remove(run)
             resume_pack(root, run).unlink(missing_ok=True)
-    ledger.parent.mkdir(exist_ok=True)
-    ledger.write_text("".join(f"{r}\n" for r in listed))
+    write_unfinished(root, listed)
     return lines
 
 
@@ -339,10 +349,9 @@ def resume_committed(root: Path, run: str) -> str:
         raise ValueError(f"{run}: {rows} of {planned} rows, whole: nothing to resume")
     scratch = f"results/_scratch/{parts[1]}/{parts[2]}"
     target = pack_for_resume(root, scratch, folder=run)
-    ledger = root / UNFINISHED
-    listed = ledger.read_text().split() if ledger.is_file() else []
+    listed = listed_unfinished(root)
     if scratch not in listed:
-        ledger.write_text("".join(f"{r}\n" for r in [*listed, scratch]))
+        write_unfinished(root, [*listed, scratch])
     return (
         f"{run}: {rows} of {planned} rows: packed to resume as {scratch} "
         f"({target.relative_to(root)}; carry .cache)"
@@ -351,9 +360,7 @@ def resume_committed(root: Path, run: str) -> str:
 
 def check_resume(root: Path, run: str) -> str | None:
     """Why a run must not start here (listed unfinished, its folder absent), or None."""
-    ledger = root / UNFINISHED
-    listed = ledger.read_text().split() if ledger.is_file() else []
-    if run.rstrip("/") in listed and not (root / run / "run.json").is_file():
+    if run.rstrip("/") in listed_unfinished(root) and not (root / run / "run.json").is_file():
         return (
             f"{run}: an earlier call left it unfinished and its folder is not here; carry .cache "
             f"(take_back.py packed it in {RESUME}) or the folder, or delete its line in "
