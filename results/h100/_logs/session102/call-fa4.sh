@@ -1,6 +1,7 @@
 # Session 102's calls (BUDGET=s STEPS="..." bash results/h100/_logs/session102/call-fa4.sh), back
 # to back to one warm H100 (or H200, when no H100 comes), the FA4 wheel parts one per call
-# (part 1 with the first call, part 2 with the second).
+# (part 1 with the first call, part 2 with the second). SESSION=<n> names the runs (-s<n> on an
+# H200, -s<n>h on an H100; 104 when not given).
 # STEPS (in this order, each given the budget left):
 #   resume  H100: the 8 rows of gemm_llama-s102h (M 16384 on Llama-3-70B's four shapes) on
 #           today's kernels (allow_mixed=true: kernels/ changed in the Gluon FMHA only, which no
@@ -23,8 +24,8 @@ export TRITON_INTERPRET=0 TRITON_CACHE_DIR=/tmp/tcache FLASHINFER_WORKSPACE_BASE
   FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED=1
 . scripts/device_env.sh > /dev/null || exit 1
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
-  *H200*) gpu=h200; sfx=s103 ;;
-  *) gpu=h100; sfx=s103h ;;
+  *H200*) gpu=h200; sfx=s${SESSION:-104} ;;
+  *) gpu=h100; sfx=s${SESSION:-104}h ;;
 esac
 L=results/_scratch/$gpu/_logs; mkdir -p $L
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee -a $L/gpu-$sfx.txt
