@@ -85,6 +85,33 @@ __device__ __forceinline__ constexpr bool emulated(int c) {
   return HK_EXP_EMU > 0 && c % (HK_EXP_EMU > 0 ? HK_EXP_EMU : 1) == HK_EXP_EMU - 1;
 }
 
+// The online softmax's state of a thread's rows before the first KV tile: no max, no sum.
+template <int kRows>
+__device__ __forceinline__ void reset_rows(float (&row_max)[kRows], float (&row_sum)[kRows]) {
+  CUTE_UNROLL
+  for (int r = 0; r < kRows; ++r) {
+    row_max[r] = -INFINITY;
+    row_sum[r] = 0.f;
+  }
+}
+
+// Causal: -inf over the keys past the diagonal in KV tile n of a score accumulator. Such keys
+// only exist in the tiles that reach past the query tile's first row (first_row: its first
+// query's last key), so every other tile skips the test. tScS: each accumulator element's
+// (row, column) in the [kBlockM, kBlockN] tile.
+template <int kBlockN, class Acc, class Coords>
+__device__ __forceinline__ void mask_past_diagonal(Acc& acc_s, Coords const& tScS, int n,
+                                                   int first_row) {
+  if ((n + 1) * kBlockN - 1 > first_row) {
+    CUTE_UNROLL
+    for (int i = 0; i < cute::size(acc_s); ++i) {
+      if (n * kBlockN + cute::get<1>(tScS(i)) > first_row + cute::get<0>(tScS(i))) {
+        acc_s(i) = -INFINITY;
+      }
+    }
+  }
+}
+
 // One KV tile of the online softmax, the score half. s_rc: this thread's raw scores as (rows,
 // columns), turned into unnormalised probabilities in place; row_max (quad-wide raw max) and
 // row_sum (this thread's partial sum) carry across tiles; correction[r] is what the output rows

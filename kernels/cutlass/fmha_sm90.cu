@@ -15,7 +15,7 @@
 // strides[12], scale, causal, &plan), hk_fmha_run(plan, stream), hk_fmha_destroy(plan),
 // hk_status_string.
 #include "common.h"
-#include "fmha_common.h"
+#include "fmha_cta_tiles.h"
 #include "cutlass/arch/barrier.h"
 #include "fmha_sm90.h"
 
@@ -76,39 +76,13 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_forward(const __grid_cons
   // Causal: the last query tiles see the most keys; start them first so the tail is short.
   const int m_block = kCausal ? int(gridDim.x) - 1 - int(blockIdx.x) : int(blockIdx.x);
   const int head = blockIdx.y, batch = blockIdx.z;
-  const int kv_head = head / p.group;
 
-  // ---- global tiles of this (batch, head) -----------------------------------------------------
-  auto rows = [](const Element* base, int64_t row_stride, int len) {
-    return make_tensor(make_gmem_ptr(base), make_shape(len, Int<kHeadDim>{}),
-                       make_stride(row_stride, _1{}));
-  };
-  Tensor mQ = rows(p.q + batch * p.q_batch + head * p.q_head, p.q_row, p.seq_q);
-  Tensor mK = rows(p.k + batch * p.k_batch + kv_head * p.k_head, p.k_row, p.seq_k);
-  Tensor mV = rows(p.v + batch * p.v_batch + kv_head * p.v_head, p.v_row, p.seq_k);
-  Tensor mO = make_tensor(make_gmem_ptr(p.o + batch * p.o_batch + head * p.o_head),
-                          make_shape(p.seq_q, Int<kHeadDim>{}), make_stride(p.o_row, _1{}));
-  auto q_tile = Shape<Int<kBlockM>, Int<kHeadDim>>{};
-  auto kv_tile = Shape<Int<kBlockN>, Int<kHeadDim>>{};
-  Tensor gQ = local_tile(mQ, q_tile, make_coord(m_block, 0));  // [kBlockM, D]
-  Tensor gO = local_tile(mO, q_tile, make_coord(m_block, 0));  // [kBlockM, D]
-  Tensor gK = local_tile(mK, kv_tile, make_coord(_, 0));       // [kBlockN, D, n_blocks]
-  Tensor gV = local_tile(mV, kv_tile, make_coord(_, 0));       // [kBlockN, D, n_blocks]
-
-  Tensor sQ = make_tensor(make_smem_ptr(smem.q.data()), typename T::SmemLayoutQ{});
-  Tensor sK = make_tensor(make_smem_ptr(smem.k.data()), typename T::SmemLayoutKV{});
-  Tensor sV = make_tensor(make_smem_ptr(smem.v.data()), typename T::SmemLayoutKV{});
-  Tensor sVt = make_tensor(make_smem_ptr(smem.v.data()), typename T::SmemLayoutVt{});
-
-  // ---- copies: global -> shared (cp.async) ------------------------------------------------------
+  // ---- tiles of this (batch, head): global, shared, and this thread's cp.async copies ----------
+  auto [gQ, gO, gK, gV] = hk::fmha::gmem_tiles<T>(p, m_block, head, batch);
+  auto [sQ, sK, sV, sVt] = hk::fmha::smem_tiles<T>(smem);
   typename T::GmemCopy gmem_copy;
-  auto g_thr = gmem_copy.get_thread_slice(tid);
-  Tensor tQgQ = g_thr.partition_S(gQ);
-  Tensor tQsQ = g_thr.partition_D(sQ);
-  Tensor tKgK = g_thr.partition_S(gK);  // [CPY, CPY_N, CPY_D, n_blocks]
-  Tensor tKsK = g_thr.partition_D(sK);
-  Tensor tVgV = g_thr.partition_S(gV);
-  Tensor tVsV = g_thr.partition_D(sV);
+  auto [tQgQ, tQsQ, tKgK, tKsK, tVgV, tVsV] =
+      hk::fmha::copy_partitions<T>(tid, gQ, sQ, gK, sK, gV, sV);
 
   // ---- wgmma operands: shared-memory descriptors (Q, K, V^T), P from registers ------------------
   typename T::TiledMmaS mma_s;
@@ -118,26 +92,21 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_forward(const __grid_cons
   Tensor tSrQ = thr_s.make_fragment_A(thr_s.partition_A(sQ));   // [MMA, MMA_M, MMA_D]
   Tensor tSrK = thr_s.make_fragment_B(thr_s.partition_B(sK));   // [MMA, MMA_N, MMA_D]
   Tensor tOrVt = thr_o.make_fragment_B(thr_o.partition_B(sVt));  // [MMA, MMA_D, MMA_N]
-  Tensor acc_o = partition_fragment_C(mma_o, q_tile);           // [MMA, MMA_M, MMA_D] fp32
+  // [MMA, MMA_M, MMA_D] fp32
+  Tensor acc_o = partition_fragment_C(mma_o, Shape<Int<kBlockM>, Int<kHeadDim>>{});
   clear(acc_o);
 
   // (row, col) inside the [kBlockM, kBlockN] score tile of each accumulator element, for the mask.
   Tensor tScS = thr_s.partition_C(make_identity_tensor(Shape<Int<kBlockM>, Int<kBlockN>>{}));
 
-  // ---- KV range ---------------------------------------------------------------------------------
-  int n_end = p.seq_k / kBlockN;
-  const int last_row = m_block * kBlockM + kBlockM - 1 + p.causal_offset;  // its last key
-  if (kCausal) n_end = min(n_end, last_row / kBlockN + 1);
+  const int n_end = hk::fmha::kv_tiles<kCausal, T>(p, m_block);
+  const int first_row = m_block * kBlockM + p.causal_offset;  // its first query's last key
 
   // Softmax state per thread row (rows of the acc_rowcol view).
   Tensor o_rc = make_tensor(acc_o.data(), hk::fmha90::acc_rowcol(acc_o.layout()));
   constexpr int kRows = decltype(size<0>(o_rc))::value;
   float row_max[kRows], row_sum[kRows];  // raw-score max (quad-wide); this thread's partial sum
-  CUTE_UNROLL
-  for (int r = 0; r < kRows; ++r) {
-    row_max[r] = -INFINITY;
-    row_sum[r] = 0.f;
-  }
+  hk::fmha::reset_rows(row_max, row_sum);
 
   copy(gmem_copy, tQgQ, tQsQ);
   copy(gmem_copy, tKgK(_, _, _, 0), tKsK);
@@ -151,14 +120,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_forward(const __grid_cons
 
     wgmma</*kZeroInit=*/true, /*kRegA=*/false>(mma_s, tSrQ, tSrK, acc_s);
 
-    // Keys past the diagonal only exist in the last tiles: mask those, skip the test elsewhere.
-    const int first_row = m_block * kBlockM + p.causal_offset;
-    if (kCausal && (n + 1) * kBlockN - 1 > first_row) {
-      CUTE_UNROLL
-      for (int i = 0; i < size(acc_s); ++i) {
-        if (n * kBlockN + get<1>(tScS(i)) > first_row + get<0>(tScS(i))) acc_s(i) = -INFINITY;
-      }
-    }
+    if (kCausal) hk::fmha::mask_past_diagonal<kBlockN>(acc_s, tScS, n, first_row);
 
     copies_visible_to_wgmma();  // V[n] landed; every warp is done reading K[n]
     if (n + 1 < n_end) copy(gmem_copy, tKgK(_, _, _, n + 1), tKsK);

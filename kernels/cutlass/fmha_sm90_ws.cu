@@ -296,11 +296,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
     Tensor o_rc = make_tensor(acc_o.data(), hk::fmha90::acc_rowcol(acc_o.layout()));
     constexpr int kRows = decltype(size<0>(o_rc))::value;
     float row_max[kRows], row_sum[kRows], correction[kRows];
-    CUTE_UNROLL
-    for (int r = 0; r < kRows; ++r) {
-      row_max[r] = -INFINITY;
-      row_sum[r] = 0.f;
-    }
+    hk::fmha::reset_rows(row_max, row_sum);
 
     // Keys past the diagonal (causal) or past kv_len (TMA's zeros) only exist in the last
     // tiles: mask those, skip the test elsewhere. Causal needs no kv_len test: for every row
@@ -308,12 +304,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) fmha_ws(const __grid_constant_
     const int first_row = tile.m_block * kBlockM + p.causal_offset;
     auto mask = [&](auto& acc_s, int n) {
       if constexpr (kCausal) {
-        if ((n + 1) * kBlockN - 1 > first_row) {
-          CUTE_UNROLL
-          for (int i = 0; i < size(acc_s); ++i) {
-            if (n * kBlockN + get<1>(tScS(i)) > first_row + get<0>(tScS(i))) acc_s(i) = -INFINITY;
-          }
-        }
+        hk::fmha::mask_past_diagonal<kBlockN>(acc_s, tScS, n, first_row);
       } else if ((n + 1) * kBlockN > p.seq_k) {
         CUTE_UNROLL
         for (int i = 0; i < size(acc_s); ++i) {
