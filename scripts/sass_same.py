@@ -25,7 +25,9 @@ import argparse
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import triton
@@ -34,6 +36,19 @@ from harness_kernels.cutlass.prebuild import gemm_specs
 
 REPO = Path(__file__).resolve().parents[1]
 CUOBJDUMP = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+
+
+@contextmanager
+def worktree(repo: Path, rev: str, tmp: Path) -> Iterator[Path]:
+    """A detached git worktree of `repo` at `rev` under `tmp`, removed afterwards."""
+    path = tmp / "base"
+    subprocess.run(
+        ["git", "-C", str(repo), "worktree", "add", "-q", "--detach", str(path), rev], check=True
+    )
+    try:
+        yield path
+    finally:
+        subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(path)])
 
 
 def fmha_specs(dtypes: list[str]) -> list[build.KernelSpec]:
@@ -75,6 +90,21 @@ def sass(spec: build.KernelSpec, arch: str, sources: Path, out: Path) -> str:
     return dump.stdout
 
 
+def report(results: list[tuple[str, bool | str]], base: str) -> int:
+    """Print one line per (name, outcome: True same, False differs, str the failure) and the
+    count; the exit status: 0 all identical, 1 some differ, 2 some failed to compile."""
+    failed = [r for r in results if isinstance(r[1], str)]
+    differ = [r for r in results if r[1] is False]
+    for name, outcome in results:
+        word = "identical" if outcome is True else "DIFFERS" if outcome is False else outcome
+        print(f"{word}  {name}")
+    print(
+        f"{len(results) - len(failed) - len(differ)} of {len(results)} identical against "
+        f"{base}; {len(differ)} differ; {len(failed)} failed to compile"
+    )
+    return 2 if failed else 1 if differ else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="HEAD", help="the git revision to compare against")
@@ -99,53 +129,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"harness: error: --only: {args.only!r} names no library", file=sys.stderr)
         return 2
     here = args.repo / "kernels" / "cutlass"
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        subprocess.run(
-            [
-                "git",
-                "-C",
-                str(args.repo),
-                "worktree",
-                "add",
-                "-q",
-                "--detach",
-                str(base),
-                args.base,
-            ],
-            check=True,
-        )
-        try:
+    with tempfile.TemporaryDirectory() as tmp, worktree(args.repo, args.base, Path(tmp)) as base:
 
-            def pair(job: tuple[build.KernelSpec, str]) -> tuple[str, bool | str]:
-                spec, arch = job
-                name = f"{spec.label} {arch} " + " ".join(f"{k}={v}" for k, v in spec.defines)
-                try:
-                    same = sass(spec, arch, base / "kernels" / "cutlass", Path(tmp)) == sass(
-                        spec, arch, here, Path(tmp)
-                    )
-                except RuntimeError as e:
-                    return name, str(e)
-                return name, same
+        def pair(job: tuple[build.KernelSpec, str]) -> tuple[str, bool | str]:
+            spec, arch = job
+            name = f"{spec.label} {arch} " + " ".join(f"{k}={v}" for k, v in spec.defines)
+            try:
+                same = sass(spec, arch, base / "kernels" / "cutlass", Path(tmp)) == sass(
+                    spec, arch, here, Path(tmp)
+                )
+            except RuntimeError as e:
+                return name, str(e)
+            return name, same
 
-            with ThreadPoolExecutor(args.jobs) as pool:
-                results = list(pool.map(pair, jobs))
-        finally:
-            subprocess.run(
-                ["git", "-C", str(args.repo), "worktree", "remove", "--force", str(base)]
-            )
-    failed = [r for r in results if isinstance(r[1], str)]
-    differ = [r for r in results if r[1] is False]
-    for name, outcome in results:
-        print(
-            f"{'identical' if outcome is True else 'DIFFERS' if outcome is False else outcome}"
-            f"  {name}"
-        )
-    print(
-        f"{len(results) - len(failed) - len(differ)} of {len(results)} identical against "
-        f"{args.base}; {len(differ)} differ; {len(failed)} failed to compile"
-    )
-    return 2 if failed else 1 if differ else 0
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(pair, jobs))
+    return report(results, args.base)
 
 
 if __name__ == "__main__":
