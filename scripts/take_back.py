@@ -28,13 +28,13 @@ this puts it where `scripts/device_env.sh` and the `carry` argument pick it up:
   another machine's rows: it is moved aside (`<run>.aside-<n>`, said so) before unpacking, not
   merged. Session 54 merged an H200's 374 rows, left from session 53, with an H100's 384 under one
   run folder that way.
-- Unfinished runs (fewer row files than their run.json's last `points_planned`) are listed in
-  `.cache/unfinished`, one run folder per line, and dropped from it once a call returns them
-  whole. Each is also packed into `.cache/resume/<folder>+<run>.tar.xz` (its paths from the
-  checkout's root), which `scripts/device_env.sh` unpacks on the machine: carrying `.cache`
-  resumes it. Carried as a folder, session 86's 156 point files of a whole-grid run (6.4 MB, 0.55
-  packed) tipped the call past the 64 MiB it may carry; a run returned whole drops its pack.
-  `scripts/gpu_measure.sh` carries `.cache`, and on the machine `--check-resume <folder>`
+- Unfinished runs (fewer rows, compacted or in row files, than their run.json's last
+  `points_planned`) are listed in `.cache/unfinished`, one run folder per line, and dropped from it
+  once a call returns them whole. Each is also packed into `.cache/resume/<folder>+<run>.tar.xz`
+  (its paths from the checkout's root), which `scripts/device_env.sh` unpacks on the machine:
+  carrying `.cache` resumes it. Carried as a folder, session 86's 156 point files of a whole-grid
+  run (6.4 MB, 0.55 packed) tipped the call past the 64 MiB it may carry; a run returned whole drops
+  its pack. `scripts/gpu_measure.sh` carries `.cache`, and on the machine `--check-resume <folder>`
   refuses to start a listed run whose folder is not there. A run committed unfinished is
   packed the same way from the tree (`--resume-committed results/<gpu>/<run>`), for a fresh
   checkout, whose .cache holds no pack. In session 56 a call came on a fresh
@@ -301,7 +301,9 @@ def note_unfinished(root: Path, names: list[str]) -> list[str]:
     lines = []
     for run_json in sorted(n for n in names if Path(n).name == "run.json"):
         run = str(Path(run_json).parent)
-        rows, planned = rows_and_plan(root / run)
+        # a run resumed from committed rows (--resume-committed) comes back with them
+        # compacted in rows.parquet beside the new row files: both count (session 104)
+        rows, planned = run_rows(root / run), rows_and_plan(root / run)[1]
         if planned is None:
             continue
         if rows < planned:
@@ -320,9 +322,9 @@ def note_unfinished(root: Path, names: list[str]) -> list[str]:
     return lines
 
 
-def committed_rows(folder: Path) -> int:
-    """Rows of a committed run folder: its compacted rows.parquet and any row files beside it
-    (pyarrow, which this checkout has; the machine never calls this)."""
+def run_rows(folder: Path) -> int:
+    """Rows of a run folder: its compacted rows.parquet and any row files beside it (pyarrow,
+    which this checkout has; the machine never calls this)."""
     import pyarrow.parquet as pq
 
     compacted = folder / "rows.parquet"
@@ -342,7 +344,7 @@ def resume_committed(root: Path, run: str) -> str:
         raise ValueError(f"{run}: not a committed run folder, results/<gpu>/<run>")
     if not (folder / "run.json").is_file():
         raise ValueError(f"{run}: no run.json there")
-    rows, planned = committed_rows(folder), rows_and_plan(folder)[1]
+    rows, planned = run_rows(folder), rows_and_plan(folder)[1]
     if planned is None:
         raise ValueError(f"{run}: its run.json names no points_planned")
     if rows >= planned:

@@ -315,3 +315,31 @@ def test_a_run_committed_unfinished_is_packed_to_resume_from_the_tree(tmp_path):
         take_back.resume_committed(tmp_path, "results/_scratch/h100/run")
     with pytest.raises(ValueError, match="no run.json there"):
         take_back.resume_committed(tmp_path, "results/h100/missing")
+
+
+def test_a_resumed_committed_run_returned_whole_counts_its_compacted_rows(tmp_path):
+    """Session 104: gemm_llama-s102h, resumed from its 232 committed rows (compacted in
+    rows.parquet), came back with the 8 new row files beside them, and was listed unfinished
+    as '8 of 240 rows'. Both kinds of row count: it is whole, and taken off the list."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root, back = tmp_path / "repo", tmp_path / "back"
+    run = "results/_scratch/h100/run"
+    root.mkdir()
+    back.mkdir()
+    (root / ".cache").mkdir()
+    (root / ".cache" / "unfinished").write_text(f"{run}\n")
+    compacted = io.BytesIO()
+    pq.write_table(pa.table({"point_key": ["a", "b"]}), compacted)
+    files = {
+        f"{run}/run.json": _run_json(3),
+        f"{run}/rows.parquet": compacted.getvalue(),
+        f"{run}/rows/c.parquet": b"c",
+    }
+    _tgz(back / "results.tgz", files)
+    take_back.take_back(back, root)
+    assert (root / ".cache" / "unfinished").read_text() == ""
+    assert not (root / ".cache/resume/h100+run.tar.xz").exists()
