@@ -234,7 +234,7 @@ def prepare_gluon_attention(
         cfg, info = dict(config), dict(tuned=False, tune_candidates=1, tune_source="pinned")
     else:
         stored = stored_key(key, cands, device_key(q.device)) if tune else None
-        cfg, info = tune_configs(key, cands, build, tune, out, stored)
+        cfg, info = tune_configs(key, cands, build, tune, out, stored, capped=True)
     record: dict[str, Any] = dict(
         kernel="attn_prefill_gluon",
         variant=rung,

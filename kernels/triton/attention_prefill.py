@@ -389,7 +389,7 @@ def prepare_attention(
     )
     tune_on = tune and target[0] != "interpret"
     stored = stored_key(key, cands, device_key(q.device)) if tune_on else None
-    cfg, info = tune_configs(key, cands, build, tune_on, out, stored)
+    cfg, info = tune_configs(key, cands, build, tune_on, out, stored, capped=True)
     # "variant": the rung's stored key in provider_config (committed rows carry it)
     config: dict[str, Any] = dict(
         kernel="attn_prefill",
