@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from harness_kernels.cutlass import build, fmha
+from kernel_checkout import committed_copy, run_script
 from script_module import load_script
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_every_fmha_kernel_and_tile_choice_is_compared_once():
@@ -33,36 +30,16 @@ def test_every_fmha_kernel_and_tile_choice_is_compared_once():
     assert fa3_d128 == {128, fmha.FA3_TILES[128][1]}
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
 @pytest.mark.skipif(
     build.toolchain_problem() is not None or shutil.which("git") is None,
     reason="needs nvcc, the CUTLASS headers and git",
 )
 def test_one_library_same_as_committed_then_changed_by_an_edit(tmp_path):
     # a checkout of kernels/cutlass alone: the script compiles from <repo>/kernels/cutlass
-    repo = tmp_path / "repo"
-    shutil.copytree(REPO / "kernels" / "cutlass", repo / "kernels" / "cutlass")
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    repo = committed_copy(tmp_path / "repo", "kernels/cutlass")
 
     def compare() -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [
-                sys.executable,
-                str(REPO / "scripts" / "sass_same.py"),
-                "--repo",
-                str(repo),
-                "--only",
-                "fmha-sm90-bf16-d64",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        return run_script("sass_same", "--repo", str(repo), "--only", "fmha-sm90-bf16-d64")
 
     same = compare()
     assert same.returncode == 0, same.stdout + same.stderr

@@ -5,42 +5,21 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from kernel_checkout import committed_copy, run_script
 
-REPO = Path(__file__).resolve().parents[1]
 KERNEL = Path("kernels") / "triton" / "attention_decode_kernel.py"
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
 def _compare(repo: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "triton_same.py"),
-            "--repo",
-            str(repo),
-            "attention:attn_decode_reduce",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return run_script("triton_same", "--repo", str(repo), "attention:attn_decode_reduce")
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_moved_lines_are_identical_and_changed_arithmetic_differs(tmp_path):
-    repo = tmp_path / "repo"
-    for part in ("harness", "kernels"):
-        shutil.copytree(REPO / part, repo / part, ignore=shutil.ignore_patterns("__pycache__"))
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    repo = committed_copy(tmp_path / "repo", "harness", "kernels")
     source = repo / KERNEL
     text = source.read_text()
 
