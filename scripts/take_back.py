@@ -272,15 +272,14 @@ def pack_for_resume(root: Path, run: str, folder: str | None = None) -> Path:
     return target
 
 
-def rows_and_plan(folder: Path) -> tuple[int, int | None]:
-    """(row files in a run folder, points its last start planned; None: run.json says not)."""
-    rows = len(list(folder.glob("rows/*.parquet")))
+def planned_points(folder: Path) -> int | None:
+    """The points a run folder's last start planned; None where its run.json does not say."""
     try:
         history = json.loads((folder / "run.json").read_text()).get("history") or [{}]
         planned = history[-1].get("points_planned")
     except (OSError, ValueError, AttributeError):
         planned = None
-    return rows, planned if isinstance(planned, int) else None
+    return planned if isinstance(planned, int) else None
 
 
 def listed_unfinished(root: Path) -> list[str]:
@@ -303,7 +302,7 @@ def note_unfinished(root: Path, names: list[str]) -> list[str]:
         run = str(Path(run_json).parent)
         # a run resumed from committed rows (--resume-committed) comes back with them
         # compacted in rows.parquet beside the new row files: both count (session 104)
-        rows, planned = run_rows(root / run), rows_and_plan(root / run)[1]
+        rows, planned = run_rows(root / run), planned_points(root / run)
         if planned is None:
             continue
         if rows < planned:
@@ -344,7 +343,7 @@ def resume_committed(root: Path, run: str) -> str:
         raise ValueError(f"{run}: not a committed run folder, results/<gpu>/<run>")
     if not (folder / "run.json").is_file():
         raise ValueError(f"{run}: no run.json there")
-    rows, planned = run_rows(folder), rows_and_plan(folder)[1]
+    rows, planned = run_rows(folder), planned_points(folder)
     if planned is None:
         raise ValueError(f"{run}: its run.json names no points_planned")
     if rows >= planned:

@@ -32,22 +32,19 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from sass_same import REPO, report, worktree
+from sass_same import CUOBJDUMP, REPO, report, worktree
 
 MARK = "TRITON_SAME "
-_NVIDIA_BIN = "backends/nvidia/bin"
 
 
 def machine_code(asm: dict[str, str], tmp: Path) -> str:
     """SASS of the PTX (through the ptxas this Triton ships), else the amdgcn less its line,
     file and debug directives."""
-    import triton
-
     if "ptx" in asm:
         ptx = asm["ptx"]
         arch = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.MULTILINE)
         assert arch is not None, "PTX without a .target line"
-        bin_dir = Path(triton.__file__).parent / _NVIDIA_BIN
+        bin_dir = CUOBJDUMP.parent  # Triton's wheel ships ptxas beside it
         ptxas = next(p for p in (bin_dir / "ptxas-blackwell", bin_dir / "ptxas") if p.exists())
         src = tmp / "k.ptx"
         src.write_text(ptx)
@@ -57,7 +54,7 @@ def machine_code(asm: dict[str, str], tmp: Path) -> str:
             capture_output=True,
         )
         dump = subprocess.run(
-            [str(bin_dir / "cuobjdump"), "-sass", str(tmp / "k.cubin")],
+            [str(CUOBJDUMP), "-sass", str(tmp / "k.cubin")],
             check=True,
             capture_output=True,
             text=True,

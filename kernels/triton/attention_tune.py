@@ -172,7 +172,10 @@ def _retime_at_cap(
     device: torch.device,
 ) -> tuple[int | None, dict[str, Any]]:
     """(the index capped_retime.winner picks among `picks`, the fields it adds to info); (None,
-    tune_capped_failed) when a re-timed launch broke or the burst winner read no finite time."""
+    tune_capped_failed) when a re-timed launch broke or the burst winner read no finite time.
+    gemm_gluon_tune.py guards its re-time the same way; the guard is not moved into
+    capped_retime.py because that file is among the GEMM tuners' sources (gemm_tune.TUNE_SOURCES):
+    editing it voids both GPUs' GEMM tune caches."""
     try:
         launches = {pick: build(candidates[index_of[pick]]) for pick in picks}
         capped_ms = capped_retime.retime(launches, device)
