@@ -1,5 +1,6 @@
 """An ncu call script run on a CPU: the script and scripts/ncu_call_lib.sh copied into a bare
-tree with a stand-in device_env.sh and .cache/gitid, and stand-in `ncu` and `nvidia-smi` on PATH.
+tree with a stand-in device_env.sh (which fails where sourced with noglob, as the real one's
+wheel glob would) and .cache/gitid, and stand-in `ncu` and `nvidia-smi` on PATH.
 The stand-in ncu prints its arguments and the commit in its environment, then the launch-order
 line the launchers print."""
 
@@ -19,7 +20,11 @@ def run_call(
     (tree / "scripts").mkdir(parents=True)
     for name in (script, "ncu_call_lib.sh"):
         shutil.copy(REPO / "scripts" / name, tree / "scripts")
-    (tree / "scripts" / "device_env.sh").write_text("true\n")
+    # the real device_env.sh names its wheels by glob (.whl/*.whl): sourced with noglob set, pip
+    # was given the literal pattern and the call profiled nothing (session 105)
+    (tree / "scripts" / "device_env.sh").write_text(
+        '[[ $- != *f* ]] || { echo "device_env.sh: sourced with noglob" >&2; return 1; }\n'
+    )
     (tree / ".cache").mkdir()
     (tree / ".cache" / "gitid").write_text("HARNESS_GIT_SHA=abc123 HARNESS_GIT_DIRTY=0\n")
     fake = tmp_path / "bin"
