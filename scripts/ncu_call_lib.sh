@@ -7,8 +7,8 @@ t0=$(date +%s)
 [ -f .cache/gitid ] || { echo "harness: error: .cache/gitid: missing; allowed: carry .cache after scripts/device_carry.sh" >&2; exit 2; }
 . scripts/device_env.sh || exit 1
 # a profile's words are split but never globbed (a config or a value with * or ?); set after
-# device_env.sh, whose install names its wheels by glob (session 105's ncu call set it before,
-# and pip was given the literal '.whl/*.whl')
+# device_env.sh, whose install names its wheels by glob (set before it since f8811ef, session
+# 105's first ncu call gave pip the literal '.whl/*.whl' and profiled nothing)
 set -f
 export TRITON_INTERPRET=0 HARNESS_CACHE_DIR=/tmp/hcache TRITON_CACHE_DIR=/tmp/tcache \
   FLASHINFER_WORKSPACE_BASE=/tmp/fi FLASH_ATTENTION_CUTE_DSL_CACHE_ENABLED=1
