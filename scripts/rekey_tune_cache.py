@@ -19,6 +19,12 @@ changed still misses (its key hashes the list) and is tuned again; every other p
 decision as before (session 95: two K-deep decode tiles offered at M <= 32 only).
 
     python3 scripts/rekey_tune_cache.py --since f93a41a tune_cache/tune-h100.tgz
+
+--split-attention COMMIT: session 105 split the attention tuners' one source set into prefill's
+and decode's (attention_tune.PREFILL_SOURCES, DECODE_SOURCES) and changed no kernel; each
+attention entry keyed on the one set as it stood at COMMIT moves to its family's key.
+
+    python3 scripts/rekey_tune_cache.py --split-attention <the commit before the split> tune_cache/tune-h100.tgz
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ SOURCE_SETS = (
     triton_tune.TUNE_SOURCES,
     gemm_gluon.TUNE_SOURCES,
     triton_tune.TUNE_SOURCES + gemm_gluon.TUNE_SOURCES,
-    attention_tune.TUNE_SOURCES,
+    attention_tune.PREFILL_SOURCES,
+    attention_tune.DECODE_SOURCES,
     attention_choice.CHOICE_SOURCES,
 )
 
@@ -68,7 +75,7 @@ def raw_source_hash(patterns: tuple[str, ...]) -> str:
     return h.hexdigest()[:16]
 
 
-def hashes_at(commit: str) -> list[str]:
+def hashes_at(commit: str, sets: tuple[tuple[str, ...], ...] = SOURCE_SETS) -> list[str]:
     """Each source set's key hash (today's reading) of the kernels as they stood at `commit`."""
     repo = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,7 +86,28 @@ def hashes_at(commit: str) -> list[str]:
         ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
-        return [tune_cache.source_hash(s, Path(tmp) / "kernels") for s in SOURCE_SETS]
+        return [tune_cache.source_hash(s, Path(tmp) / "kernels") for s in sets]
+
+
+def split_attention(files: dict[str, bytes], commit: str) -> tuple[dict[str, bytes], int]:
+    """Session 105 split the attention tuners' one source set (attention_tune.TUNE_SOURCES) into
+    PREFILL_SOURCES and DECODE_SOURCES, changing no kernel: an attention entry keyed on the one
+    set as it stood at `commit` takes its family's key, decode's where its problem names
+    attn_decode first, prefill's otherwise (a tl / Gluon choice entry is dropped, as rekey does)."""
+    (old,) = hashes_at(commit, (attention_tune.TUNE_SOURCES,))
+    decode = tune_cache.source_hash(attention_tune.DECODE_SOURCES)
+    prefill = tune_cache.source_hash(attention_tune.PREFILL_SOURCES)
+    out, moved = {}, 0
+    for name, data in files.items():
+        entry = json.loads(data)
+        key = entry.get("key", {})
+        if key.get("family") != "triton-attention" or key.get("source_hash") != old:
+            out[name] = data
+            continue
+        new = decode if str(key.get("problem", "")).startswith("('attn_decode'") else prefill
+        out.update(rekey({name: data}, {old: new})[0])
+        moved += 1
+    return out, moved
 
 
 def hash_map(since: str | None = None) -> dict[str, str]:
@@ -119,12 +147,20 @@ def main(args: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("caches", nargs="+", help="tune-cache archives, rewritten in place")
     ap.add_argument("--since", metavar="COMMIT", help="re-key entries of COMMIT's kernels")
+    ap.add_argument(
+        "--split-attention",
+        metavar="COMMIT",
+        help="move attention entries keyed on the one set at COMMIT to their family's set",
+    )
     a = ap.parse_args(args)
-    mapping = hash_map(a.since)
+    mapping = {} if a.split_attention else hash_map(a.since)
     for arg in a.caches:
         path = Path(arg)
         files = _members(path)
-        out, moved = rekey(files, mapping)
+        if a.split_attention:
+            out, moved = split_attention(files, a.split_attention)
+        else:
+            out, moved = rekey(files, mapping)
         _write_tgz(path, out)
         print(f"{path}: {moved} of {len(files)} entries re-keyed or dropped, {len(out)} kept")
 

@@ -40,7 +40,7 @@ def marks(problem, inputs, device):
     if problem.m == 5:
         time.sleep(60)
     key = ("marks", problem.m, problem.n, problem.k)
-    stored = attention_tune.stored_key(key, CANDIDATES, "cpu-marks")
+    stored = attention_tune.stored_key(key, CANDIDATES, "cpu-marks", attention_tune.PREFILL_SOURCES)
     # The tuner waits for each candidate's first launch with torch.cuda.synchronize(), which
     # raises on a CPU-only torch; these candidates launch nothing on a GPU to wait for.
     with mock.patch.object(torch.cuda, "synchronize", lambda *args, **kwargs: None):

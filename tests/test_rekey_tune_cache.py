@@ -72,3 +72,39 @@ def test_hashes_at_reads_the_kernels_of_the_commit_not_the_working_tree():
     got = rekey_tune_cache.hashes_at("HEAD")
     assert got == [tune_cache.source_hash(s) for s in rekey_tune_cache.SOURCE_SETS]
     assert all(len(h) == 16 for h in got)
+
+
+def test_split_attention_moves_each_entry_of_the_one_set_to_its_familys_key(tmp_path, monkeypatch):
+    """--split-attention COMMIT: an attention entry keyed on the one source set as it stood at
+    COMMIT takes decode's key where its problem names attn_decode, prefill's otherwise; an entry
+    of other kernels, and other families, stay as they are."""
+    monkeypatch.setattr(rekey_tune_cache, "hashes_at", lambda commit, sets: ["0000111122223333"])
+
+    def attention(source_hash: str, problem: str) -> tuple[str, bytes]:
+        name, data = _entry(source_hash, "triton-attention")
+        entry = json.loads(data)
+        key = tune_cache.TuneKey(**{**entry["key"], "problem": problem})
+        entry["key"] = asdict(key)
+        return f"tune/triton-attention/{key.digest}.json", json.dumps(entry).encode()
+
+    decode = attention("0000111122223333", "('attn_decode', 16, 32, 8, 1, 128)")
+    prefill = attention("0000111122223333", "('attn_prefill_gluon', 1, 32, 8, 4096, 128)")
+    older = attention("0123456789abcdef", "('attn_decode', 64, 32, 8, 1, 128)")
+    gemm = _entry("0000111122223333")
+    path = tmp_path / "tune-h100.tgz"
+    _write_tgz(path, dict([decode, prefill, older, gemm]))
+    rekey_tune_cache.main(["--split-attention", "abc1234", str(path)])
+    files = _members(path)
+    assert len(files) == 4 and older[0] in files and gemm[0] in files
+    moved = {
+        json.loads(v)["key"]["problem"]: json.loads(v)["key"]["source_hash"]
+        for k, v in files.items()
+        if k not in (older[0], gemm[0])
+    }
+    attention_tune = rekey_tune_cache.attention_tune
+    assert moved == {
+        "('attn_decode', 16, 32, 8, 1, 128)": tune_cache.source_hash(attention_tune.DECODE_SOURCES),
+        "('attn_prefill_gluon', 1, 32, 8, 4096, 128)": tune_cache.source_hash(
+            attention_tune.PREFILL_SOURCES
+        ),
+    }

@@ -20,10 +20,10 @@ from .. import capped_retime
 from .attention_gluon import GluonUnsupported, prepare_gluon_attention
 from .attention_launch import AttentionLaunch
 from .attention_prefill import prepare_attention
-from .attention_tune import TUNE_SOURCES
+from .attention_tune import PREFILL_SOURCES
 from .kernel_choice import ATTENTION_FAMILY, choose
 
-CHOICE_SOURCES = (*TUNE_SOURCES, "triton/kernel_choice.py", "capped_retime.py")
+CHOICE_SOURCES = (*PREFILL_SOURCES, "triton/kernel_choice.py", "capped_retime.py")
 
 
 def _tile(config: dict[str, Any]) -> str:

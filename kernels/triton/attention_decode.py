@@ -48,7 +48,7 @@ from .attention_decode_gluon import (
 from .attention_decode_kernel import _decode_reduce_kernel, _decode_split_kernel
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, num_sms, target_of
-from .attention_tune import candidate_name, stored_key
+from .attention_tune import DECODE_SOURCES, candidate_name, stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_decode's `rung` keyword.
@@ -444,7 +444,11 @@ def prepare_decode(
             for c in joint
             if c["num_splits"] > 1 and c.get("split_by") is None
         ]
-    stored = stored_key(key + ("joint",), joint, device_key(q.device)) if tune_on else None
+    stored = (
+        stored_key(key + ("joint",), joint, device_key(q.device), DECODE_SOURCES)
+        if tune_on
+        else None
+    )
     # a split candidate's partials must be its own: each candidate's check starts from NaN
     scratch = [t for t in (out, o_part, lse_part) if t is not None]
     cfg, info = tune_configs(key + ("joint",), joint, build, tune_on, out, stored, poison=scratch)
@@ -466,7 +470,11 @@ def prepare_decode(
         if balanced:
             merges = tuple(m for m in merges if m != "fused")
         ways = [dict(cfg, REDUCE=r) for r in merges]
-        stored = stored_key(key + ("reduce",), ways, device_key(q.device)) if tune_on else None
+        stored = (
+            stored_key(key + ("reduce",), ways, device_key(q.device), DECODE_SOURCES)
+            if tune_on
+            else None
+        )
         # named as the joint search names them, so reduce_info keeps each way's time
         cfg, reduce_info = tune_configs(
             key + ("reduce",),

@@ -29,7 +29,7 @@ from .attention_configs import SM90_SMEM_BYTES
 from .attention_launch import AttentionLaunch, triton_dtype_name
 from .attention_prefill import _check, _flat_rows, _tight
 from .attention_target import device_key, num_sms, target_of
-from .attention_tune import stored_key
+from .attention_tune import PREFILL_SOURCES, stored_key
 from .attention_tune import tune as tune_configs
 
 GLUON_RUNGS = ("full", "not-persistent", "no-overlap", "persistent", "no-pingpong")
@@ -233,7 +233,7 @@ def prepare_gluon_attention(
             raise ValueError(f"config {config} is not a candidate: {cands}")
         cfg, info = dict(config), dict(tuned=False, tune_candidates=1, tune_source="pinned")
     else:
-        stored = stored_key(key, cands, device_key(q.device)) if tune else None
+        stored = stored_key(key, cands, device_key(q.device), PREFILL_SOURCES) if tune else None
         cfg, info = tune_configs(key, cands, build, tune, out, stored, capped=True)
     record: dict[str, Any] = dict(
         kernel="attn_prefill_gluon",

@@ -42,7 +42,7 @@ import triton.language as tl
 from .attention_configs import prefill_configs
 from .attention_launch import AttentionLaunch, aot_spec, triton_dtype_name
 from .attention_target import device_key, interpreting, target_of
-from .attention_tune import stored_key
+from .attention_tune import PREFILL_SOURCES, stored_key
 from .attention_tune import tune as tune_configs
 
 # The rungs: the values of prepare_attention's `rung` keyword.
@@ -388,7 +388,7 @@ def prepare_attention(
         device_key(q.device),
     )
     tune_on = tune and target[0] != "interpret"
-    stored = stored_key(key, cands, device_key(q.device)) if tune_on else None
+    stored = stored_key(key, cands, device_key(q.device), PREFILL_SOURCES) if tune_on else None
     cfg, info = tune_configs(key, cands, build, tune_on, out, stored, capped=True)
     # "variant": the rung's stored key in provider_config (committed rows carry it)
     config: dict[str, Any] = dict(

@@ -23,26 +23,44 @@ from ..bench_cold import bench_cold
 
 # Tuning results, keyed by (kernel, shapes, dtype, rung, ..., device), in this process.
 _TUNE_CACHE: dict[tuple, dict[str, Any]] = {}
-# The kernel files a tuned attention choice depends on (a change to any of them re-tunes).
-# the Gluon FMHA imports gluon_compat.py: a change there re-tunes it too
-TUNE_SOURCES = (
-    "triton/attention_*.py",
-    "triton/gluon_compat.py",
-    "bench_cold.py",
-    "capped_retime.py",
-    "stream_hold.py",
+# The kernel files a tuned attention decision depends on (a change to any of them re-tunes), one
+# set per family: its tuner's imports, its kernels and the timers. Until session 105 one set held
+# every attention file, so a change to the Gluon FMHA voided decode's entries too (session 105's
+# call 14 spent 254 s re-tuning the batch-16 decode grid after session 104 changed this file).
+_TIMERS = ("bench_cold.py", "capped_retime.py", "stream_hold.py")
+_SHARED = (
+    "triton/attention_configs.py",
+    "triton/attention_launch.py",
+    "triton/attention_target.py",
+    "triton/attention_tune.py",
+    "triton/gluon_compat.py",  # both Gluon kernels import it
 )
+# own Triton's `tl` prefill, the Gluon FMHA, and their tl-or-Gluon choice (attention_choice.py)
+PREFILL_SOURCES = (
+    "triton/attention_prefill.py",
+    "triton/attention_gluon*.py",
+    "triton/attention_choice.py",
+    *_SHARED,
+    *_TIMERS,
+)
+# the decode kernels; attention_decode_gluon.py imports a helper of attention_prefill.py
+DECODE_SOURCES = ("triton/attention_decode*.py", "triton/attention_prefill.py", *_SHARED, *_TIMERS)
+# the one set before the split: what scripts/rekey_tune_cache.py --split-attention moves from
+TUNE_SOURCES = ("triton/attention_*.py", "triton/gluon_compat.py", *_TIMERS)
 
 
-def stored_key(key: tuple, candidates: Sequence[dict], device: str) -> tune_cache.TuneKey | None:
-    """The disk-cache key of one tuning decision (None when the cache is off)."""
+def stored_key(
+    key: tuple, candidates: Sequence[dict], device: str, sources: tuple[str, ...]
+) -> tune_cache.TuneKey | None:
+    """The disk-cache key of one tuning decision (None when the cache is off); `sources`: the
+    family's set (PREFILL_SOURCES or DECODE_SOURCES)."""
     return tune_cache.make_key(
         "triton-attention",
         device,
         key,
         candidates,
         toolchain=tune_cache.triton_toolchain(),
-        sources=TUNE_SOURCES,
+        sources=sources,
     )
 
 

@@ -53,7 +53,9 @@ def _tune(key: tuple, capped: bool, stored=None):
 
 
 def test_the_cap_reorders_close_rivals_and_the_disk_entry_keeps_it(fake_gpu):
-    stored = attention_tune.stored_key(("prefill", 16384), CANDS, "NVIDIA H100 80GB HBM3")
+    stored = attention_tune.stored_key(
+        ("prefill", 16384), CANDS, "NVIDIA H100 80GB HBM3", attention_tune.PREFILL_SOURCES
+    )
     cfg, info = _tune(("prefill", 16384), True, stored)
     assert cfg == {"T": 2}
     assert info["tune_burst_pick"] == "T1"
