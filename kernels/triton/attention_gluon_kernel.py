@@ -212,12 +212,13 @@ def _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
         keep = gl.expand_dims(cols < seq_kv, 0)
         if CAUSAL:
             keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(rows + causal_shift, 1))
-        s = gl.where(keep, s * qk_scale, float("-inf"))
-        m_new = gl.maximum(m_i, gl.max(s, 1))
-        s = s - gl.expand_dims(m_new, 1)
-    else:
-        m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
-        s = s * qk_scale - gl.expand_dims(m_new, 1)
+        # the raw scores are masked, not the scaled ones: with qk_scale > 0 a masked -inf stays
+        # -inf once scaled, and the scale and the max's subtraction below stay one FFMA a score
+        # (masking s * qk_scale split it into an FMUL and an FADD on every diagonal tile: FA4's
+        # order, session 105's SASS reading, docs/prefill_attention.md)
+        s = gl.where(keep, s, float("-inf"))
+    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+    s = s * qk_scale - gl.expand_dims(m_new, 1)
     p = gl.exp2(s)
     alpha = gl.exp2(m_i - m_new)
     l_new = l_i * alpha + gl.sum(p, 1)
