@@ -93,7 +93,9 @@ def split_attention(files: dict[str, bytes], commit: str) -> tuple[dict[str, byt
     """Session 105 split the attention tuners' one source set (attention_tune.TUNE_SOURCES) into
     PREFILL_SOURCES and DECODE_SOURCES, changing no kernel: an attention entry keyed on the one
     set as it stood at `commit` takes its family's key, decode's where its problem names
-    attn_decode first, prefill's otherwise (a tl / Gluon choice entry is dropped, as rekey does)."""
+    attn_decode first, prefill's otherwise. Other families are left as they are: a tl / Gluon
+    choice (`triton-attention-choice`) keys on its own set, which now holds prefill's, so it
+    misses and the GPU re-times it."""
     (old,) = hashes_at(commit, (attention_tune.TUNE_SOURCES,))
     decode = tune_cache.source_hash(attention_tune.DECODE_SOURCES)
     prefill = tune_cache.source_hash(attention_tune.PREFILL_SOURCES)

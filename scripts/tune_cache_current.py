@@ -4,10 +4,9 @@ attention tuners), so a lent call is not spent tuning again where nobody expecte
 Session 105's call 14 carried 1,096 entries and still spent 254 s of its budget tuning the
 batch-16 decode grid again: session 104 had changed a file that every attention tuner keys on
 (then one set for all of them, attention_tune.TUNE_SOURCES; split per family since), so every
-attention entry's source hash was stale. A key also
-holds the GPU name, the driver and the machine's Triton, which only the machine knows; this
-checks what the CPU box can, the kernel sources (each tuner's source set, as
-scripts/rekey_tune_cache.py lists them):
+attention entry's source hash was stale. A key also holds the GPU name, the driver and the
+machine's Triton, which only the machine knows; this checks what the CPU box can, the kernel
+sources (each tuner's source set, as scripts/rekey_tune_cache.py lists them):
 
     python3 scripts/tune_cache_current.py tune_cache/tune-h100.tgz [...]
 
