@@ -12,6 +12,10 @@ warp, two consumer warpgroups, softmax overlapped with P V); prefill over a dens
                                 next item's Q and K/V load under this one), the only candidates
   own-triton-gluon-no-pingpong  its rung without the candidates whose two consumers take turns
                                 to issue their wgmmas (FA3's and FA4's ping-pong)
+  own-triton-gluon-scalar-cvt   the full kernel with Triton's one-at-a-time conversion of P to
+                                fp16/bf16 (FA4 converts two scores a cvt)
+  own-triton-gluon-scaled-mask  scalar-cvt masking the scaled scores, not the raw ones: the
+                                per-tile math up to session 104 (session 105's SASS reading)
 GEMM (kernels/triton/gemm_gluon_kernel.py): CUTLASS's warp-specialized structure (TMA producer
 warp, two consumer warpgroups in the cooperative or the ping-pong schedule, whichever tunes
 faster; persistent) with tile widths fitted to the SM count.
@@ -26,7 +30,15 @@ from harness.problems import AttentionProblem, GemmProblem
 from harness.providers.registry import Prepared, Unsupported, register
 
 DECODE_MAX_Q = 8  # own_triton.DECODE_MAX_Q: shorter prompts go to the decode kernels
-RUNGS = ("full", "not-persistent", "no-overlap", "persistent", "no-pingpong")
+RUNGS = (
+    "full",
+    "not-persistent",
+    "no-overlap",
+    "persistent",
+    "no-pingpong",
+    "scalar-cvt",
+    "scaled-mask",
+)
 
 
 def provider_name(rung: str) -> str:
@@ -79,6 +91,8 @@ def _register(rung: str) -> None:
             "no-overlap": ", one CTA per work item",
             "persistent": ", persistent (one CTA per SM over the work items)",
             "no-pingpong": ", the full kernel's candidates without the consumers' ping-pong",
+            "scalar-cvt": ", the full kernel's candidates converting P one score a cvt",
+            "scaled-mask": ", the full kernel's candidates with the per-tile math up to session 104",
         }[rung]
         + "; sm_90, dense KV."
     )

@@ -202,27 +202,54 @@ def _scores(q, k_smem, k_ready, i, STAGES: gl.constexpr, s_layout: gl.constexpr,
 
 
 @gluon.jit
+def _p_operand(p, P_DTYPE: gl.constexpr, PACKED: gl.constexpr):
+    """P (fp32) in the P V wgmma's dtype. PACKED: two scores per cvt.rn.{f16,bf16}x2.f32 (FA4's
+    conversion); Triton's own `.to` converts one at a time and packs the halves with a PRMT,
+    32 more instructions a 128-key tile (session 105's SASS reading). Pairs are adjacent
+    registers of the accumulator layout; the first element goes in the low half."""
+    if PACKED and P_DTYPE == gl.float16:
+        return gl.inline_asm_elementwise("cvt.rn.f16x2.f32 $0, $2, $1;", "=r,r,r", [p],
+                                         dtype=gl.float16, is_pure=True, pack=2)
+    elif PACKED:
+        return gl.inline_asm_elementwise("cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,r,r", [p],
+                                         dtype=gl.bfloat16, is_pure=True, pack=2)
+    else:
+        return p.to(P_DTYPE)
+
+
+@gluon.jit
 def _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
              MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
              s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
-             P_DTYPE: gl.constexpr):
-    """Online softmax of one score tile: (P as the P V operand, new max, new sum, O's factor)."""
+             P_DTYPE: gl.constexpr, TILE_MATH: gl.constexpr):
+    """Online softmax of one score tile: (P as the P V operand, new max, new sum, O's factor).
+    TILE_MATH (the rungs of session 105's SASS reading, docs/prefill_attention.md): 2 masks the
+    raw scores and converts P two at a time (FA4's per-tile math); 1 the same with Triton's
+    one-at-a-time conversion; 0 also masks the scaled scores (the kernel up to session 104)."""
     if MASK:
         cols = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
         keep = gl.expand_dims(cols < seq_kv, 0)
         if CAUSAL:
             keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(rows + causal_shift, 1))
-        # the raw scores are masked, not the scaled ones: with qk_scale > 0 a masked -inf stays
-        # -inf once scaled, and the scale and the max's subtraction below stay one FFMA a score
-        # (masking s * qk_scale split it into an FMUL and an FADD on every diagonal tile: FA4's
-        # order, session 105's SASS reading, docs/prefill_attention.md)
-        s = gl.where(keep, s, float("-inf"))
-    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
-    s = s * qk_scale - gl.expand_dims(m_new, 1)
+        if TILE_MATH >= 1:
+            # the raw scores are masked, not the scaled ones: with qk_scale > 0 a masked -inf
+            # stays -inf once scaled, and the scale and the max's subtraction below stay one
+            # FFMA a score (masking s * qk_scale splits it into an FMUL and an FADD on every
+            # diagonal tile: FA4's order)
+            s = gl.where(keep, s, float("-inf"))
+            m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+            s = s * qk_scale - gl.expand_dims(m_new, 1)
+        else:
+            s = gl.where(keep, s * qk_scale, float("-inf"))
+            m_new = gl.maximum(m_i, gl.max(s, 1))
+            s = s - gl.expand_dims(m_new, 1)
+    else:
+        m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+        s = s * qk_scale - gl.expand_dims(m_new, 1)
     p = gl.exp2(s)
     alpha = gl.exp2(m_i - m_new)
     l_new = l_i * alpha + gl.sum(p, 1)
-    p_op = gl.convert_layout(p.to(P_DTYPE), p_layout)
+    p_op = gl.convert_layout(_p_operand(p, P_DTYPE, TILE_MATH >= 2), p_layout)
     alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))
     return p_op, m_new, l_new, alpha_o
 
@@ -260,14 +287,14 @@ def _tile_serial(q, o, m_i, l_i, i, base, k_smem, v_smem, k_ready, v_ready, kv_e
                  rows, seq_kv, causal_shift, qk_scale,
                  MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
                  STAGES: gl.constexpr, s_layout: gl.constexpr, p_layout: gl.constexpr,
-                 o_layout: gl.constexpr):
+                 o_layout: gl.constexpr, TILE_MATH: gl.constexpr):
     """One KV tile (i of its item, base + i of the stage ring), every wgmma waited on before the
     next step (the no-overlap rung)."""
     s = _scores(q, k_smem, k_ready, base + i, STAGES, s_layout, BLOCK_N)
     s = warpgroup_mma_wait(0, deps=(s, ))
     p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
                                        MASK, CAUSAL, BLOCK_N, s_layout, p_layout, o_layout,
-                                       v_smem.dtype)
+                                       v_smem.dtype, TILE_MATH)
     o = o * gl.expand_dims(alpha_o, 1)
     o = _pv(p_op, o, v_smem, v_ready, base + i, STAGES)
     o, p_op = warpgroup_mma_wait(0, deps=(o, p_op))
@@ -281,7 +308,7 @@ def _tile_overlapped(q, o, p_prev, m_i, l_i, i, base, k_smem, v_smem, k_ready, v
                      MASK: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr,
                      STAGES: gl.constexpr, s_layout: gl.constexpr, p_layout: gl.constexpr,
                      o_layout: gl.constexpr, turn, n, SLICE: gl.constexpr,
-                     PINGPONG: gl.constexpr):
+                     PINGPONG: gl.constexpr, TILE_MATH: gl.constexpr):
     """Tile i's scores and tile i-1's P V in flight together (this consumer's turn n); tile
     i's softmax under P V."""
     _turn_wait(turn, n, SLICE, PINGPONG)
@@ -291,7 +318,7 @@ def _tile_overlapped(q, o, p_prev, m_i, l_i, i, base, k_smem, v_smem, k_ready, v
     s = warpgroup_mma_wait(1, deps=(s, ))  # the scores (issued first) are done; P V may not be
     p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
                                        MASK, CAUSAL, BLOCK_N, s_layout, p_layout, o_layout,
-                                       v_smem.dtype)
+                                       v_smem.dtype, TILE_MATH)
     # p_prev in deps: its registers are read by the wgmma in flight and must stay untouched
     o, p_prev = warpgroup_mma_wait(0, deps=(o, p_prev))
     _release(kv_empty, base + i - 1, STAGES)
@@ -305,7 +332,7 @@ def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
                   m0, seq_q, seq_kv, causal_shift, qk_scale, n_tiles,
                   SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
                   STAGES: gl.constexpr, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr,
-                  turn, n0, PINGPONG: gl.constexpr):
+                  turn, n0, PINGPONG: gl.constexpr, TILE_MATH: gl.constexpr):
     """Rows [m0 + 64 SLICE, m0 + 64 SLICE + 64) of one work item, its KV tiles at g, g + 1, ...
     of the stage ring: the KV loop and the epilogue; then Q's buffer is released (q_empty_bar).
     PINGPONG: this item's turns are n0 .. n0 + n_tiles."""
@@ -341,23 +368,23 @@ def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
         if n_full > 0:
             p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, 0, rows, seq_kv, causal_shift,
                                                qk_scale, False, CAUSAL, BLOCK_N, s_layout,
-                                               p_layout, o_layout, v_smem.dtype)
+                                               p_layout, o_layout, v_smem.dtype, TILE_MATH)
         else:
             p_op, m_i, l_i, alpha_o = _softmax(s, m_i, l_i, 0, rows, seq_kv, causal_shift,
                                                qk_scale, True, CAUSAL, BLOCK_N, s_layout,
-                                               p_layout, o_layout, v_smem.dtype)
+                                               p_layout, o_layout, v_smem.dtype, TILE_MATH)
         for i in range(1, n_full):
             o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, g, k_smem, v_smem,
                                                  k_ready, v_ready, kv_empty, rows, seq_kv,
                                                  causal_shift, qk_scale, False, CAUSAL, BLOCK_N,
                                                  STAGES, s_layout, p_layout, o_layout, turn,
-                                                 n0 + i, SLICE, PINGPONG)
+                                                 n0 + i, SLICE, PINGPONG, TILE_MATH)
         for i in range(gl.maximum(n_full, 1), n_mine):
             o, p_op, m_i, l_i = _tile_overlapped(q, o, p_op, m_i, l_i, i, g, k_smem, v_smem,
                                                  k_ready, v_ready, kv_empty, rows, seq_kv,
                                                  causal_shift, qk_scale, True, CAUSAL, BLOCK_N,
                                                  STAGES, s_layout, p_layout, o_layout, turn,
-                                                 n0 + i, SLICE, PINGPONG)
+                                                 n0 + i, SLICE, PINGPONG, TILE_MATH)
         # epilogue: the last tile's P V
         _turn_wait(turn, n0 + n_mine, SLICE, PINGPONG)
         o = _pv(p_op, o, v_smem, v_ready, g + n_mine - 1, STAGES)
@@ -368,11 +395,13 @@ def _consume_item(q, q_empty_bar, k_smem, v_smem, k_ready, v_ready, kv_empty,
         for i in range(0, n_full):
             o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, g, k_smem, v_smem, k_ready, v_ready,
                                        kv_empty, rows, seq_kv, causal_shift, qk_scale, False,
-                                       CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout)
+                                       CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout,
+                                       TILE_MATH)
         for i in range(n_full, n_mine):
             o, m_i, l_i = _tile_serial(q, o, m_i, l_i, i, g, k_smem, v_smem, k_ready, v_ready,
                                        kv_empty, rows, seq_kv, causal_shift, qk_scale, True,
-                                       CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout)
+                                       CAUSAL, BLOCK_N, STAGES, s_layout, p_layout, o_layout,
+                                       TILE_MATH)
     # tiles past this slice's diagonal: wait until they landed (so this release belongs to
     # their fill), then release them unread
     # (PINGPONG: one empty turn each, as the other consumer takes one per tile it computes)
@@ -413,7 +442,8 @@ def _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k
                    SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
                    STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                    OVERLAP: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr,
-                   LONGEST_FIRST: gl.constexpr, turn, PINGPONG: gl.constexpr):
+                   LONGEST_FIRST: gl.constexpr, turn, PINGPONG: gl.constexpr,
+                   TILE_MATH: gl.constexpr):
     """This consumer's slice of work item t (the CTA's k-th, its KV tiles from g on the stage
     ring, its turns from g + k on: n_tiles + 1 an item); returns the ring position after it."""
     m0, q_row, kv_row, o_row, n_tiles = _tile_rows(
@@ -424,7 +454,7 @@ def _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, k
     _consume_item(q_smem.index(qi), q_empty.index(qi), k_smem, v_smem, k_ready, v_ready,
                   kv_empty, o_desc, o_ptr, o_row, stride_om, g, m0, seq_q, seq_kv,
                   seq_kv - seq_q, qk_scale, n_tiles, SLICE, HEAD_DIM, BLOCK_N, STAGES,
-                  CAUSAL, OVERLAP, turn, g + k, PINGPONG)
+                  CAUSAL, OVERLAP, turn, g + k, PINGPONG, TILE_MATH)
     return g + n_tiles
 
 
@@ -436,7 +466,8 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
               SLICE: gl.constexpr, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr,
               STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
               OVERLAP: gl.constexpr, PERSISTENT: gl.constexpr, QBUF: gl.constexpr,
-              LONGEST_FIRST: gl.constexpr, turn, PINGPONG: gl.constexpr):
+              LONGEST_FIRST: gl.constexpr, turn, PINGPONG: gl.constexpr,
+              TILE_MATH: gl.constexpr):
     """One consumer's slice of every work item of the CTA, in the producer's order."""
     if PERSISTENT:
         g = 0  # KV tiles consumed so far: the stage and its phase
@@ -447,14 +478,14 @@ def _consumer(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_emp
                                GROUP, seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h,
                                o_rows_b, o_rows_h, qk_scale, SLICE, HEAD_DIM, BLOCK_N, STAGES,
                                CONSUMERS, CAUSAL, OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST,
-                               turn, PINGPONG)
+                               turn, PINGPONG, TILE_MATH)
             k += 1
     else:
         _consumer_item(q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                        o_desc, o_ptr, stride_om, first, 0, 0, n_qt, n_bh, H_Q, GROUP, seq_q,
                        seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b, o_rows_h,
                        qk_scale, SLICE, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL, OVERLAP,
-                       PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)
+                       PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG, TILE_MATH)
 
 
 @gluon.jit
@@ -470,7 +501,7 @@ def _fa3_fwd_kernel(
     HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
     CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMERS: gl.constexpr,
     PERSISTENT: gl.constexpr, QBUF: gl.constexpr,
-    LONGEST_FIRST: gl.constexpr, PINGPONG: gl.constexpr,
+    LONGEST_FIRST: gl.constexpr, PINGPONG: gl.constexpr, TILE_MATH: gl.constexpr,
 ):
     """Out[b, h, tile] = softmax(Q K^T * sm_scale) V for 64 x CONSUMERS query rows of a head per
     work item: one item per CTA on a (query tiles, n_bh) grid, or, PERSISTENT, one item per
@@ -522,17 +553,17 @@ def _fa3_fwd_kernel(
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 0, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG, TILE_MATH)),
             (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 1, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG, TILE_MATH)),
             (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 2, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG, TILE_MATH)),
             (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, q_empty,
                          k_ready, v_ready, kv_empty, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, BLOCK_N,
@@ -544,12 +575,12 @@ def _fa3_fwd_kernel(
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 0, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG, TILE_MATH)),
             (_consumer, (q_smem, k_smem, v_smem, q_ready, q_empty, k_ready, v_ready, kv_empty,
                          o_desc, o_ptr, stride_om, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, o_rows_b,
                          o_rows_h, qk_scale, 1, HEAD_DIM, BLOCK_N, STAGES, CONSUMERS, CAUSAL,
-                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG)),
+                         OVERLAP, PERSISTENT, QBUF, LONGEST_FIRST, turn, PINGPONG, TILE_MATH)),
             (_producer, (q_desc, k_desc, v_desc, q_smem, k_smem, v_smem, q_ready, q_empty,
                          k_ready, v_ready, kv_empty, first, last, step, n_qt, n_bh, H_Q, GROUP,
                          seq_q, seq_kv, q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, BLOCK_N,

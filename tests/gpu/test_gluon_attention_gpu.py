@@ -99,6 +99,40 @@ def test_gluon_fmha_pingpong_matches_reference(case: tuple, rung: str) -> None:
     _check_candidates(case, rung, pingpong=True)
 
 
+# causal bf16; chunked fp16 with MQA and a KV tail; fp16 D 64 unmasked; more items than SMs
+PACKED_CASES = [CASES[1], CASES[3], CASES[4], CASES[9]]
+
+
+@pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
+@pytest.mark.parametrize("case", PACKED_CASES, ids=lambda c: "-".join(map(str, c)))
+def test_packed_p_conversion_is_bitwise_the_scalar_one(case: tuple) -> None:
+    """P's packed conversion (cvt.rn.{f16,bf16}x2.f32 through inline asm: the full kernel) and
+    Triton's one-at-a-time one (the scalar-cvt rung) round alike, so every candidate config's
+    output is bit for bit the same; a swap of the pair's halves would not be. The scaled-mask
+    rung is checked against the fp32 reference (its FMUL and FADD round apart from an FFMA)."""
+    from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
+
+    batch, h_q, h_kv, seq_q, seq_kv, head_dim, causal, dtype = case
+    gen = torch.Generator(device="cuda").manual_seed(zlib.crc32(repr(case).encode()))
+    q, k, v = (
+        torch.randn(batch, h, s, head_dim, device="cuda", generator=gen).to(dtype)
+        for h, s in ((h_q, seq_q), (h_kv, seq_kv), (h_kv, seq_kv))
+    )
+    ref = _reference(q, k, v, causal)
+    full = gluon_configs(head_dim, "full", causal)
+    picks = {(c["PERSISTENT"], c["PINGPONG"]): c for c in full}.values()
+    for cfg in picks:
+        outs = {}
+        for rung in ("full", "scalar-cvt", "scaled-mask"):
+            pinned = dict(cfg, TILE_MATH={"full": 2, "scalar-cvt": 1, "scaled-mask": 0}[rung])
+            launch = prepare_gluon_attention(q, k, v, causal=causal, rung=rung, config=pinned)
+            outs[rung] = launch().clone()
+            torch.cuda.synchronize()
+        assert torch.equal(outs["full"], outs["scalar-cvt"]), cfg
+        err = (outs["scaled-mask"].float() - ref).abs().max().item()
+        assert err <= TOL[dtype] * max(1.0, ref.abs().max().item()), (cfg, err)
+
+
 def _prepared_matches_reference(prepare, batch: int, heads: tuple[int, int], causal: bool) -> dict:
     """Prepare a bf16 D 128 prefill of 2048 tokens with `prepare`, check its output against the
     fp32 reference, and return its config."""

@@ -30,6 +30,9 @@ _SCRIPT = textwrap.dedent(
     report = {}
     specs = [s for d in (64, 128, 256) for s in G.aot_specs(torch.bfloat16, d)]
     specs += [dict(s, name=s["name"] + "_fp16") for s in G.aot_specs(torch.float16, 128)]
+    # the per-tile math's rungs: one spec each (the conversion and mask are their only change)
+    specs += [G.aot_specs(torch.float16, 128, rungs=(r,), causal=(True,))[-1]
+              for r in ("scalar-cvt", "scaled-mask")]
     for spec in specs:
         c = spec["constexprs"]
         try:
@@ -53,6 +56,11 @@ _SCRIPT = textwrap.dedent(
             wait1=len(re.findall(r"wgmma\\.wait_group\\.sync\\.aligned 1;", ptx)),
             arrives=re.findall(r"(@%p\\d+ )?mbarrier\\.arrive\\.shared::cta\\.b64", ptx),
             waits=len(re.findall(r"mbarrier\\.try_wait\\.parity", ptx)),
+            tile_math=c["TILE_MATH"],
+            packed_cvt=len(re.findall(r"cvt\\.rn\\.b?f16x2\\.f32", ptx)),
+            scalar_cvt=len(re.findall(r"cvt\\.rn\\.b?f16\\.f32", ptx)),
+            fma=len(re.findall(r"fma\\.rn\\.f32", ptx)),
+            mul=len(re.findall(r"mul\\.f32", ptx)),
         )
     print(json.dumps(report))
     """
@@ -103,3 +111,22 @@ def test_pingpong_adds_the_turns(report: dict) -> None:
         assert report[pp]["consumers"] == 2 and report[pp]["overlap"], pp
         assert len(report[pp]["arrives"]) > len(report[plain]["arrives"]), pp
         assert report[pp]["waits"] > report[plain]["waits"], pp
+
+
+def test_per_tile_math_rungs(report: dict) -> None:
+    """The full kernel converts P two scores a cvt.rn.{f16,bf16}x2.f32 (FA4's); the scalar-cvt
+    rung converts it one at a time as Triton's `.to` does; the scaled-mask rung also masks the
+    scaled scores, which turns FMAs into multiplies (and adds) on the masked tiles. Each rung is
+    its full twin (same config, fp16, D 128, causal) but for that."""
+    for rung, tile_math in (("scalar-cvt", 1), ("scaled-mask", 0)):
+        names = [n for n in report if n.startswith(f"attn_prefill_gluon_{rung}_")]
+        assert len(names) == 1, (rung, names)
+        rung_f = report[names[0]]
+        full = report[names[0].replace(rung, "full", 1) + "_fp16"]
+        assert (full["tile_math"], rung_f["tile_math"]) == (2, tile_math)
+        assert full["packed_cvt"] > 0 and rung_f["packed_cvt"] == 0, names[0]
+        assert rung_f["scalar_cvt"] > full["scalar_cvt"], names[0]
+        if tile_math == 0:
+            assert rung_f["mul"] > full["mul"] and rung_f["fma"] < full["fma"], names[0]
+        else:
+            assert (rung_f["mul"], rung_f["fma"]) == (full["mul"], full["fma"]), names[0]

@@ -17,7 +17,7 @@ from harness_kernels.triton.attention_gluon import (
 
 from harness.device import DeviceInfo
 from harness.problems import AttentionProblem
-from harness.providers import load_all
+from harness.providers import load_all, own_gluon
 from harness.providers.registry import Unsupported
 
 H200 = DeviceInfo(
@@ -42,13 +42,9 @@ B200 = DeviceInfo(
 def test_providers_accept_prefill_on_sm90_only() -> None:
     registry = load_all()
     prefill = AttentionProblem(4, 32, 8, 4096, 4096, 128, causal=True)
-    for name in (
-        "own-triton-gluon",
-        "own-triton-gluon-not-persistent",
-        "own-triton-gluon-no-overlap",
-        "own-triton-gluon-persistent",
-        "own-triton-gluon-no-pingpong",
-    ):
+    names = [own_gluon.provider_name(r) for r in own_gluon.RUNGS]
+    assert "own-triton-gluon-scalar-cvt" in names and "own-triton-gluon-scaled-mask" in names
+    for name in names:
         p = registry.get("attention", name)
         assert p.min_cc == (9, 0) and p.vendors == ("nvidia",)
         assert p.supports(prefill, H200) is None
