@@ -55,18 +55,24 @@ CASES = [
 ]
 
 
-def _check_candidates(case: tuple, rung: str, pingpong: bool) -> None:
-    """Every candidate of `rung` the tuner may pick (those with PINGPONG == pingpong), launched
-    twice, against the fp32 reference."""
-    from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
-
+def _inputs(case: tuple) -> tuple[torch.Tensor, ...]:
+    """q, k, v of `case` (randn, seeded by the case) and their fp32 reference output."""
     batch, h_q, h_kv, seq_q, seq_kv, head_dim, causal, dtype = case
     gen = torch.Generator(device="cuda").manual_seed(zlib.crc32(repr(case).encode()))
     q, k, v = (
         torch.randn(batch, h, s, head_dim, device="cuda", generator=gen).to(dtype)
         for h, s in ((h_q, seq_q), (h_kv, seq_kv), (h_kv, seq_kv))
     )
-    ref = _reference(q, k, v, causal)
+    return q, k, v, _reference(q, k, v, causal)
+
+
+def _check_candidates(case: tuple, rung: str, pingpong: bool) -> None:
+    """Every candidate of `rung` the tuner may pick (those with PINGPONG == pingpong), launched
+    twice, against the fp32 reference."""
+    from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
+
+    head_dim, causal, dtype = case[5:]
+    q, k, v, ref = _inputs(case)
     scale = max(1.0, ref.abs().max().item())
     cands = [c for c in gluon_configs(head_dim, rung, causal) if c["PINGPONG"] == pingpong]
     assert cands or pingpong
@@ -112,13 +118,8 @@ def test_packed_p_conversion_is_bitwise_the_scalar_one(case: tuple) -> None:
     rung is checked against the fp32 reference (its FMUL and FADD round apart from an FFMA)."""
     from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
 
-    batch, h_q, h_kv, seq_q, seq_kv, head_dim, causal, dtype = case
-    gen = torch.Generator(device="cuda").manual_seed(zlib.crc32(repr(case).encode()))
-    q, k, v = (
-        torch.randn(batch, h, s, head_dim, device="cuda", generator=gen).to(dtype)
-        for h, s in ((h_q, seq_q), (h_kv, seq_kv), (h_kv, seq_kv))
-    )
-    ref = _reference(q, k, v, causal)
+    head_dim, causal, dtype = case[5:]
+    q, k, v, ref = _inputs(case)
     full = gluon_configs(head_dim, "full", causal)
     picks = {(c["PERSISTENT"], c["PINGPONG"]): c for c in full}.values()
     for cfg in picks:

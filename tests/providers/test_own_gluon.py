@@ -9,6 +9,7 @@ import pytest
 import torch
 from harness_kernels.triton.attention_configs import SM90_SMEM_BYTES
 from harness_kernels.triton.attention_gluon import (
+    GLUON_RUNGS,
     GluonUnsupported,
     gluon_configs,
     prepare_gluon_attention,
@@ -42,6 +43,9 @@ B200 = DeviceInfo(
 def test_providers_accept_prefill_on_sm90_only() -> None:
     registry = load_all()
     prefill = AttentionProblem(4, 32, 8, 4096, 4096, 128, causal=True)
+    # the registry's rungs are the launcher's (written twice: the provider imports no kernel
+    # module until it prepares)
+    assert own_gluon.RUNGS == GLUON_RUNGS
     names = [own_gluon.provider_name(r) for r in own_gluon.RUNGS]
     assert "own-triton-gluon-scalar-cvt" in names and "own-triton-gluon-scaled-mask" in names
     for name in names:
