@@ -28,7 +28,6 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-os.environ["TRITON_INTERPRET"] = "0"  # compile, never interpret
 
 WAIT_SCORES = "DEPBAR.LE gsb0, 0x1"
 WAIT_PV = "DEPBAR.LE gsb0, 0x0"
@@ -78,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--match", default="", help="only specs whose name ends with this")
     args = ap.parse_args(argv)
 
+    # compile, never interpret; set here, not on import, so a test that imports this module
+    # leaves its own process's interpreter setting alone
+    os.environ["TRITON_INTERPRET"] = "0"
     import torch
     from harness_kernels.triton import aot
     from harness_kernels.triton import attention_gluon as G

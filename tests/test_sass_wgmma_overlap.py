@@ -3,6 +3,7 @@ P V wait, on made-up SASS and on one spec compiled ahead of time for sm_90a."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from kernel_checkout import run_script
@@ -22,6 +23,14 @@ SASS = """
         /*0080*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;
         /*0090*/                   EXIT ;
 """
+
+
+def test_importing_the_script_leaves_the_interpreter_setting_alone(monkeypatch) -> None:
+    # it sets TRITON_INTERPRET=0 for its own compile only: set on import, it switched the
+    # interpreter off for every later test in the importing process (session 106's first CI run)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    load_script("sass_wgmma_overlap")
+    assert os.environ["TRITON_INTERPRET"] == "1"
 
 
 def test_counts_what_sits_under_the_pv_wait_and_after_it() -> None:

@@ -12,7 +12,9 @@ warp, two consumer warpgroups, softmax overlapped with P V); prefill over a dens
                                 next item's Q and K/V load under this one), the only candidates
   own-triton-gluon-no-pingpong  its rung without the candidates whose two consumers take turns
                                 to issue their wgmmas (FA3's and FA4's ping-pong)
-  own-triton-gluon-scalar-cvt   the full kernel with Triton's one-at-a-time conversion of P to
+  own-triton-gluon-two-compare-mask  the full kernel masking a causal score by two compares and
+                                their AND (FA4 compares it once, against a key limit a row)
+  own-triton-gluon-scalar-cvt   two-compare-mask with Triton's one-at-a-time conversion of P to
                                 fp16/bf16 (FA4 converts two scores a cvt)
   own-triton-gluon-scaled-mask  scalar-cvt masking the scaled scores, not the raw ones: the
                                 per-tile math up to session 104 (session 105's SASS reading)
@@ -36,6 +38,7 @@ RUNGS = (
     "no-overlap",
     "persistent",
     "no-pingpong",
+    "two-compare-mask",
     "scalar-cvt",
     "scaled-mask",
 )
@@ -91,7 +94,8 @@ def _register(rung: str) -> None:
             "no-overlap": ", one CTA per work item",
             "persistent": ", persistent (one CTA per SM over the work items)",
             "no-pingpong": ", the full kernel's candidates without the consumers' ping-pong",
-            "scalar-cvt": ", the full kernel's candidates converting P one score a cvt",
+            "two-compare-mask": ", the full kernel's candidates masking by two compares a score",
+            "scalar-cvt": ", two-compare-mask's candidates converting P one score a cvt",
             "scaled-mask": ", the full kernel's candidates with the per-tile math up to session 104",
         }[rung]
         + "; sm_90, dense KV."

@@ -9,10 +9,12 @@ looping over work items, the longest causal ones first across heads, the next it
 second buffer where shared memory allows: what FA3 does so that one item's prologue and epilogue
 hide under another's main loop) and "no-pingpong" (full without the candidates whose two
 consumers take turns to issue their wgmmas, FA3's and FA4's ping-pong: what the order is worth),
-"scalar-cvt" (full with Triton's one-at-a-time fp32-to-fp16 conversion of P instead of FA4's
-packed two-at-a-time one) and "scaled-mask" (scalar-cvt masking the scaled scores, not the raw
-ones: the per-tile math up to session 104). The last two are session 105's SASS reading
-(docs/prefill_attention.md) as rungs, so one run says what each per-tile change is worth.
+"two-compare-mask" (full with the causal mask's two compares and their AND a score instead of
+one compare against a key limit a row), "scalar-cvt" (two-compare-mask with Triton's one-at-a-time
+fp32-to-fp16 conversion of P instead of FA4's packed two-at-a-time one) and "scaled-mask"
+(scalar-cvt masking the scaled scores, not the raw ones: the per-tile math up to session 104).
+The last three are session 105's SASS reading (docs/prefill_attention.md) as rungs, so one run
+says what each per-tile change is worth.
 Session 88's A/B on an H200 (`fmha-persistent-s88`) found the
 persistent candidates 1.04-1.17x faster at causal 1-2k and 0.95-0.96x at causal 4-16k, and
 0.97-1.01x non-causal, where the tuner misranked one of five: hence persistent candidates in the
@@ -42,11 +44,13 @@ GLUON_RUNGS = (
     "no-overlap",
     "persistent",
     "no-pingpong",
+    "two-compare-mask",
     "scalar-cvt",
     "scaled-mask",
 )
-# attention_gluon_kernel._softmax's TILE_MATH per rung (2 everywhere else)
-TILE_MATH = {"scalar-cvt": 1, "scaled-mask": 0}
+# attention_gluon_kernel._softmax's TILE_MATH per rung (FULL_TILE_MATH everywhere else)
+FULL_TILE_MATH = 3
+TILE_MATH = {"two-compare-mask": 2, "scalar-cvt": 1, "scaled-mask": 0}
 # The rungs whose first candidates differ: "not-persistent"'s are "full"'s first ones.
 AOT_RUNGS = ("full", "no-overlap", "persistent")
 SLICE_ROWS = 64  # query rows per consumer warpgroup (attention_gluon_kernel.SLICE_ROWS)
@@ -97,7 +101,8 @@ def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
     (attention_gluon_kernel._tile_of). With the overlap, each two-consumer config comes with
     and without PINGPONG (the consumers take turns to issue their wgmmas). "full" is
     "not-persistent"'s list, then, when causal, "persistent"'s; "no-pingpong" is "full" without
-    the PINGPONG configs; "scalar-cvt" and "scaled-mask" are "full" at a lower TILE_MATH."""
+    the PINGPONG configs; "two-compare-mask", "scalar-cvt" and "scaled-mask" are "full" at a
+    lower TILE_MATH."""
     if rung in TILE_MATH:
         return [dict(c, TILE_MATH=TILE_MATH[rung]) for c in gluon_configs(head_dim, "full", causal)]
     if rung == "no-pingpong":
@@ -125,7 +130,9 @@ def gluon_configs(head_dim: int, rung: str, causal: bool = False) -> list[dict]:
                     for longest in (True, False) if causal and not persistent else (causal,):
                         cands.append(dict(BLOCK_N=bn, STAGES=st, CONSUMERS=c, QBUF=fits[0],
                                           LONGEST_FIRST=longest, PINGPONG=pp))  # fmt: skip
-    return [dict(c, OVERLAP=overlap, PERSISTENT=persistent, TILE_MATH=2) for c in cands]
+    return [
+        dict(c, OVERLAP=overlap, PERSISTENT=persistent, TILE_MATH=FULL_TILE_MATH) for c in cands
+    ]
 
 
 def _order(causal: bool, cfg: dict) -> str:
@@ -271,7 +278,13 @@ def prepare_gluon_attention(
         # the two consumers take turns to issue their wgmmas (FA3's and FA4's ping-pong)
         pingpong=cfg["PINGPONG"],
         # the per-tile softmax math (attention_gluon_kernel._softmax's TILE_MATH)
-        mask=("raw" if cfg["TILE_MATH"] >= 1 else "scaled") + " scores",
+        mask=("raw" if cfg["TILE_MATH"] >= 1 else "scaled")
+        + " scores"
+        + (
+            (", one key limit a row" if cfg["TILE_MATH"] >= 3 else ", two compares")
+            if causal
+            else ""
+        ),
         p_convert="packed, two a cvt" if cfg["TILE_MATH"] >= 2 else "one a cvt",
         warps=f"producer 1 (24 regs) + consumers {cfg['CONSUMERS']} x 4 warps",
         tma=True,

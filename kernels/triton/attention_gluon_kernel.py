@@ -223,14 +223,23 @@ def _softmax(s, m_i, l_i, i, rows, seq_kv, causal_shift, qk_scale,
              s_layout: gl.constexpr, p_layout: gl.constexpr, o_layout: gl.constexpr,
              P_DTYPE: gl.constexpr, TILE_MATH: gl.constexpr):
     """Online softmax of one score tile: (P as the P V operand, new max, new sum, O's factor).
-    TILE_MATH (the rungs of session 105's SASS reading, docs/prefill_attention.md): 2 masks the
-    raw scores and converts P two at a time (FA4's per-tile math); 1 the same with Triton's
-    one-at-a-time conversion; 0 also masks the scaled scores (the kernel up to session 104)."""
+    TILE_MATH (the rungs of session 105's SASS reading, docs/prefill_attention.md): 3 masks the
+    raw scores, causal against one key limit a row, and converts P two at a time (FA4's
+    per-tile math); 2 the same with the causal mask's two compares a score (session 106's full
+    kernel); 1 that with Triton's one-at-a-time conversion; 0 that masking the scaled scores
+    (the kernel up to session 104)."""
     if MASK:
         cols = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-        keep = gl.expand_dims(cols < seq_kv, 0)
-        if CAUSAL:
-            keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(rows + causal_shift, 1))
+        if CAUSAL and TILE_MATH >= 3:
+            # one key limit a row: key j is kept when j < seq_kv and j <= row + shift, i.e. j
+            # below the smaller of seq_kv and row + shift + 1 (FA4's mask: a compare and a
+            # select a score where two compares and their AND were)
+            limits = gl.minimum(rows + (causal_shift + 1), seq_kv)
+            keep = gl.expand_dims(cols, 0) < gl.expand_dims(limits, 1)
+        else:
+            keep = gl.expand_dims(cols < seq_kv, 0)
+            if CAUSAL:
+                keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(rows + causal_shift, 1))
         if TILE_MATH >= 1:
             # the raw scores are masked, not the scaled ones: with qk_scale > 0 a masked -inf
             # stays -inf once scaled, and the scale and the max's subtraction below stay one

@@ -112,10 +112,13 @@ PACKED_CASES = [CASES[1], CASES[3], CASES[4], CASES[9]]
 @pytest.mark.skipif(not _sm90(), reason="the Gluon FMHA needs an sm_90 GPU")
 @pytest.mark.parametrize("case", PACKED_CASES, ids=lambda c: "-".join(map(str, c)))
 def test_packed_p_conversion_is_bitwise_the_scalar_one(case: tuple) -> None:
-    """P's packed conversion (cvt.rn.{f16,bf16}x2.f32 through inline asm: the full kernel) and
-    Triton's one-at-a-time one (the scalar-cvt rung) round alike, so every candidate config's
-    output is bit for bit the same; a swap of the pair's halves would not be. The scaled-mask
-    rung is checked against the fp32 reference (its FMUL and FADD round apart from an FFMA)."""
+    """P's packed conversion (cvt.rn.{f16,bf16}x2.f32 through inline asm) and Triton's
+    one-at-a-time one (the scalar-cvt rung) round alike, and the causal mask keeps the same keys
+    whether it compares each against a key limit a row (the full kernel) or twice (the
+    two-compare-mask rung), so every candidate config's output is bit for bit the same across
+    the three; a swap of the pair's halves, or a limit off by one, would not be. The
+    scaled-mask rung is checked against the fp32 reference (its FMUL and FADD round apart from
+    an FFMA)."""
     from harness_kernels.triton.attention_gluon import gluon_configs, prepare_gluon_attention
 
     head_dim, causal, dtype = case[5:]
@@ -124,11 +127,13 @@ def test_packed_p_conversion_is_bitwise_the_scalar_one(case: tuple) -> None:
     picks = {(c["PERSISTENT"], c["PINGPONG"]): c for c in full}.values()
     for cfg in picks:
         outs = {}
-        for rung in ("full", "scalar-cvt", "scaled-mask"):
-            pinned = dict(cfg, TILE_MATH={"full": 2, "scalar-cvt": 1, "scaled-mask": 0}[rung])
+        levels = {"full": 3, "two-compare-mask": 2, "scalar-cvt": 1, "scaled-mask": 0}
+        for rung, level in levels.items():
+            pinned = dict(cfg, TILE_MATH=level)
             launch = prepare_gluon_attention(q, k, v, causal=causal, rung=rung, config=pinned)
             outs[rung] = launch().clone()
             torch.cuda.synchronize()
+        assert torch.equal(outs["full"], outs["two-compare-mask"]), cfg
         assert torch.equal(outs["full"], outs["scalar-cvt"]), cfg
         err = (outs["scaled-mask"].float() - ref).abs().max().item()
         assert err <= TOL[dtype] * max(1.0, ref.abs().max().item()), (cfg, err)

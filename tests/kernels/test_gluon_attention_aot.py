@@ -32,7 +32,7 @@ _SCRIPT = textwrap.dedent(
     specs += [dict(s, name=s["name"] + "_fp16") for s in G.aot_specs(torch.float16, 128)]
     # the per-tile math's rungs: one spec each (the conversion and mask are their only change)
     specs += [G.aot_specs(torch.float16, 128, rungs=(r,), causal=(True,))[-1]
-              for r in ("scalar-cvt", "scaled-mask")]
+              for r in ("two-compare-mask", "scalar-cvt", "scaled-mask")]
     for spec in specs:
         c = spec["constexprs"]
         try:
@@ -61,6 +61,9 @@ _SCRIPT = textwrap.dedent(
             scalar_cvt=len(re.findall(r"cvt\\.rn\\.b?f16\\.f32", ptx)),
             fma=len(re.findall(r"fma\\.rn\\.f32", ptx)),
             mul=len(re.findall(r"mul\\.f32", ptx)),
+            # the mask's compares and selects
+            setp=len(re.findall(r"setp\\.", ptx)),
+            selp=len(re.findall(r"selp\\.", ptx)),
         )
     print(json.dumps(report))
     """
@@ -114,19 +117,29 @@ def test_pingpong_adds_the_turns(report: dict) -> None:
 
 
 def test_per_tile_math_rungs(report: dict) -> None:
-    """The full kernel converts P two scores a cvt.rn.{f16,bf16}x2.f32 (FA4's); the scalar-cvt
-    rung converts it one at a time as Triton's `.to` does; the scaled-mask rung also masks the
-    scaled scores, which turns FMAs into multiplies (and adds) on the masked tiles. Each rung is
-    its full twin (same config, fp16, D 128, causal) but for that."""
-    for rung, tile_math in (("scalar-cvt", 1), ("scaled-mask", 0)):
-        names = [n for n in report if n.startswith(f"attn_prefill_gluon_{rung}_")]
-        assert len(names) == 1, (rung, names)
-        rung_f = report[names[0]]
-        full = report[names[0].replace(rung, "full", 1) + "_fp16"]
-        assert (full["tile_math"], rung_f["tile_math"]) == (2, tile_math)
-        assert full["packed_cvt"] > 0 and rung_f["packed_cvt"] == 0, names[0]
-        assert rung_f["scalar_cvt"] > full["scalar_cvt"], names[0]
-        if tile_math == 0:
-            assert rung_f["mul"] > full["mul"] and rung_f["fma"] < full["fma"], names[0]
-        else:
-            assert (rung_f["mul"], rung_f["fma"]) == (full["mul"], full["fma"]), names[0]
+    """Each per-tile rung is its full twin (same config, fp16, D 128, causal) but for one step
+    down the ladder: the full kernel masks against a key limit a row (one compare a score), the
+    two-compare-mask rung ANDs two compares a score, the scalar-cvt rung also converts P one at
+    a time as Triton's `.to` does (no cvt.rn.f16x2.f32), and the scaled-mask rung also masks the
+    scaled scores, which turns FMAs into multiplies on the masked tiles."""
+    rungs = ("two-compare-mask", "scalar-cvt", "scaled-mask")
+    names = {r: [n for n in report if n.startswith(f"attn_prefill_gluon_{r}_")] for r in rungs}
+    assert all(len(v) == 1 for v in names.values()), names
+    f = {r: report[names[r][0]] for r in rungs}
+    f["full"] = report[names["scalar-cvt"][0].replace("scalar-cvt", "full", 1) + "_fp16"]
+    assert [f[r]["tile_math"] for r in ("full", *rungs)] == [3, 2, 1, 0]
+    # the mask: more compares and selects with two compares a score (Triton 3.9: 416 setp and
+    # 516 selp against 318 and 292); the rest as the full kernel's
+    assert f["two-compare-mask"]["setp"] > f["full"]["setp"]
+    assert f["two-compare-mask"]["selp"] > f["full"]["selp"]
+    assert f["two-compare-mask"]["packed_cvt"] == f["full"]["packed_cvt"] > 0
+    # the conversion
+    assert f["scalar-cvt"]["packed_cvt"] == 0
+    assert f["scalar-cvt"]["scalar_cvt"] > f["two-compare-mask"]["scalar_cvt"]
+    assert (f["scalar-cvt"]["mul"], f["scalar-cvt"]["fma"]) == (
+        f["two-compare-mask"]["mul"],
+        f["two-compare-mask"]["fma"],
+    )
+    # the scaled scores' mask
+    assert f["scaled-mask"]["mul"] > f["scalar-cvt"]["mul"]
+    assert f["scaled-mask"]["fma"] < f["scalar-cvt"]["fma"]

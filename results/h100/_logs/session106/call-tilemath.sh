@@ -42,7 +42,11 @@ fi
 if [[ $STEPS == *" measure "* ]]; then
   id=thesis-tm-$sfx; fa4=flash-attn-4,
   python3 -c "import flash_attn.cute" 2>/dev/null || { id=thesis-tm-nofa4-$sfx; fa4=; }
-  providers=${fa4}own-triton,own-triton-gluon,own-triton-gluon-scalar-cvt,own-triton-gluon-scaled-mask,sdpa-cudnn
+  # RUNGS: the Gluon FMHA's per-tile rungs beside own Triton and it (session 106 ran the
+  # default; later in session 106 the full kernel's causal mask became one compare, and
+  # RUNGS=two-compare-mask,scalar-cvt,scaled-mask times what that is worth too)
+  rungs=$(echo "${RUNGS:-scalar-cvt,scaled-mask}" | sed 's/\([^,]*\)/own-triton-gluon-\1/g')
+  providers=${fa4}own-triton,own-triton-gluon,$rungs,sdpa-cudnn
   if [ "$(cat /tmp/tm-tests-rc 2>/dev/null)" != 0 ]; then
     echo "the new per-tile math left out (tests rc=$(cat /tmp/tm-tests-rc 2>/dev/null || echo 'not run on this machine'))"
     id=${id/-tm-/-tm-fail-}
