@@ -127,7 +127,12 @@ def test_packed_p_conversion_is_bitwise_the_scalar_one(case: tuple) -> None:
     picks = {(c["PERSISTENT"], c["PINGPONG"]): c for c in full}.values()
     for cfg in picks:
         outs = {}
-        levels = {"full": 3, "two-compare-mask": 2, "scalar-cvt": 1, "scaled-mask": 0}
+        levels = {
+            "full": cfg["TILE_MATH"],
+            "two-compare-mask": 2,
+            "scalar-cvt": 1,
+            "scaled-mask": 0,
+        }
         for rung, level in levels.items():
             pinned = dict(cfg, TILE_MATH=level)
             launch = prepare_gluon_attention(q, k, v, causal=causal, rung=rung, config=pinned)

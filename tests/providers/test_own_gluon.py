@@ -321,3 +321,15 @@ def test_the_row_says_which_order_its_work_items_ran_in() -> None:
     )
     assert _order(True, dict(lpt, LONGEST_FIRST=False)) == "head by head, longest tile first"
     assert _order(False, dict(lpt, LONGEST_FIRST=False)) == "head by head"
+
+
+def test_per_tile_math_by_rung_and_where_the_one_limit_mask_spilled() -> None:
+    # the full kernel's per-tile math everywhere but the persistent D 256 kernel, where the
+    # one-limit mask spilled under Triton 3.6; the rungs step down from it
+    assert {c["TILE_MATH"] for c in gluon_configs(128, "full", True)} == {3}
+    assert {c["TILE_MATH"] for c in gluon_configs(64, "full", False)} == {3}
+    assert {c["TILE_MATH"] for c in gluon_configs(256, "persistent", True)} == {2}
+    assert {c["TILE_MATH"] for c in gluon_configs(256, "not-persistent", True)} == {3}
+    for rung, level in (("two-compare-mask", 2), ("scalar-cvt", 1), ("scaled-mask", 0)):
+        full = gluon_configs(128, "full", True)
+        assert gluon_configs(128, rung, True) == [dict(c, TILE_MATH=level) for c in full]
