@@ -13,7 +13,9 @@ Attention rungs (kernels/triton/attention_prefill.py, attention_decode.py):
   only), own-triton-no-pipeline, own-triton-no-tma (for decode the `tl` kernel alone too),
   own-triton-reg-stage (prefill only: the study's register trick), own-triton-no-split (decode
   only), own-triton-no-balanced (decode only: full without the Gluon decode's balanced runs),
-  own-triton-no-longest-first (decode only: the Gluon decode's work items in item order)
+  own-triton-no-longest-first (decode only: the Gluon decode's work items in item order),
+  own-triton-no-early-start (decode only: each Gluon decode item's Q box and first page lookup
+  wait on its length's load, as before session 107)
 On the CPU the kernels run under the Triton interpreter, which must be switched on before the
 kernel modules are imported (the CLI does so for device=cpu).
 """
@@ -40,9 +42,10 @@ ATTENTION_RUNGS = (
     "no-split",
     "no-balanced",
     "no-longest-first",
+    "no-early-start",
 )
 PREFILL_ONLY = ("q-reload", "reg-stage")
-DECODE_ONLY = ("no-split", "no-balanced", "no-longest-first")
+DECODE_ONLY = ("no-split", "no-balanced", "no-longest-first", "no-early-start")
 DECODE_MAX_Q = 8
 
 

@@ -23,6 +23,11 @@ Ladder rungs (`rung`):
                full with the Gluon kernel's work items dealt to its persistent CTAs in item
                order, not longest first (attention_decode_gluon.longest_first; ragged batches
                with more items than SMs only), so one sweep measures what the order is worth.
+  no-early-start
+               full with the Gluon kernel's producer starting each item as before session 107:
+               the Q box and the first page lookup wait on the item's length (two cold loads
+               in a row ahead of the first K box, where full has one:
+               attention_decode_gluon_kernel.py, EARLY_START).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ DECODE_RUNGS = (
     "no-gluon",
     "no-balanced",
     "no-longest-first",
+    "no-early-start",
 )
 # How a split config's partial outputs are merged: a second kernel, the split kernel's last
 # program of each unit (attention_decode_kernel.py, FUSED_REDUCE), or the second kernel launched
@@ -217,8 +223,9 @@ def prepare_decode(
         return [s for s in splits if s == 1 or programs * s <= 2 * sms] or [1]
 
     # no-balanced offers full's candidates but the balanced runs, no-longest-first full's
-    # candidates in item order (each tuned under its own key)
-    cand_rung = "full" if rung in ("no-balanced", "no-longest-first") else rung
+    # candidates in item order, no-early-start full's with the old item start (each tuned
+    # under its own key)
+    cand_rung = "full" if rung in ("no-balanced", "no-longest-first", "no-early-start") else rung
     if configs is None:
         cands = decode_configs(target, head_dim, q.element_size(), cand_rung, block_m, page_size)
         # The Gluon kernel's candidates join the `tl` kernel's in the joint search (sm_90)
@@ -338,6 +345,7 @@ def prepare_decode(
                 order=item_order(cfg, splits),
                 counters=counters if fused else None,
                 launch_dependents=pdl,
+                early_start=rung != "no-early-start",
             )
         else:
             split_launch = _tl_split_launch(cfg, splits, fused)
@@ -548,6 +556,14 @@ def prepare_decode(
         item_order="longest-first"
         if picked_gluon and item_order(cfg, cfg["num_splits"]) is not None
         else None,
+        # how the Gluon kernel's producer starts a work item: "early" (its Q box, a prefetch of
+        # its first page's table entry and its length's load in flight together: EARLY_START),
+        # "length first" (the rung no-early-start, and a balanced run's segments), or None
+        item_start=(
+            ("length first" if balanced or rung == "no-early-start" else "early")
+            if picked_gluon
+            else None
+        ),
         # how the splits are merged, and whether that was timed ("tuned", "cache") or not
         reduce=cfg.get("REDUCE") if cfg["num_splits"] > 1 else None,
         reduce_source=reduce_info and ("user" if reduce else reduce_info["tune_source"]) or None,

@@ -238,13 +238,16 @@ def gluon_split_launch(
     order: torch.Tensor | None = None,
     counters: torch.Tensor | None = None,
     launch_dependents: bool = False,
+    early_start: bool = True,
 ) -> Callable[[], object]:
     """The Gluon split kernel's launch for one candidate (the reduction is the caller's, or,
     given `counters`, int32 [units] at zero, the kernel's own fused merge): one persistent CTA
     per SM at most, each taking every sms-th work item (in `order`'s order when given: int32
     [items], longest_first's), or (split_by "balanced") one run of tiles (balanced_plan;
     `splits` is then its slots). `launch_dependents`: each CTA lets the next kernel, launched as
-    its programmatic dependent (the reduction kernel's "pdl" way), be scheduled at its start."""
+    its programmatic dependent (the reduction kernel's "pdl" way), be scheduled at its start.
+    `early_start` False: each item's Q box and first page lookup wait on its length's load, as
+    before session 107 (the rung no-early-start; the kernel's EARLY_START)."""
     from .attention_decode_gluon_kernel import _decode_gluon_kernel
 
     batch, h_q, seq_q, head_dim = q.shape
@@ -330,6 +333,7 @@ def gluon_split_launch(
         FUSED_REDUCE=fused,
         LAUNCH_DEPENDENTS=launch_dependents,
         M_ROWS=rows,
+        EARLY_START=early_start,
         num_warps=4,
     )
     kernel = _decode_gluon_kernel[(ctas,)]
@@ -359,6 +363,7 @@ def aot_specs(
     runs += [(dict(cands[0], split_by="balanced"), True), (dict(cands[0], order=True), True)]
     runs += [(dict(cands[0], order=True, fused=True), True), (dict(cands[0], pdl=True), True)]
     runs += [(dict(cands[0], ROWS=4), True)]  # GQA 8 at q_len 1 over two CTAs
+    runs += [(dict(cands[0], late_start=True), True)]  # the rung no-early-start
     runs += [(gluon_decode_configs(head_dim, None, 16)[0], False)]
     for cfg, paged in runs:
         bn, st = cfg["BLOCK_N"], cfg["num_stages"]
@@ -385,6 +390,7 @@ def aot_specs(
             FUSED_REDUCE=bool(cfg.get("fused")),
             LAUNCH_DEPENDENTS=bool(cfg.get("pdl")),
             M_ROWS=cfg.get("ROWS", ROWS),
+            EARLY_START=not cfg.get("late_start"),
         )
         types = dict(Out=f"*{ty}", O_part="*fp32", Lse_part="*fp32", Seqlens="*i32")
         types.update(Block_table="*i32", Order="*i32", Counters="*i32", sm_scale="fp32")
@@ -401,6 +407,7 @@ def aot_specs(
         kind += "_fused" if cfg.get("fused") else ""
         kind += "_pdl" if cfg.get("pdl") else ""
         kind += f"_rows{cfg['ROWS']}" if "ROWS" in cfg else ""
+        kind += "_late" if cfg.get("late_start") else ""
         name = f"attn_decode_gluon_{kind}_n{bn}s{st}_d{head_dim}"
         spec = aot_spec(name, _decode_gluon_kernel, types, constexprs, dict(num_warps=4))
         specs.append(dict(spec, gluon=True))

@@ -93,18 +93,19 @@ def _kv_box_row(bt_row, key, kv_row0, kv_len,
 
 
 @gluon.jit
-def _item(item, units, Seqlens, seq_q, num_splits, longest,
-          M_BLOCKS: gl.constexpr, H_KV: gl.constexpr, BLOCK_N: gl.constexpr,
-          CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr):
-    """Work item `item` (split-major, then batch, KV head, M block): its coordinates, KV range
-    [lo, lo + n_tiles * BLOCK_N) and how many leading tiles need no mask."""
+def _item_coords(item, units, M_BLOCKS: gl.constexpr, H_KV: gl.constexpr):
+    """Work item `item`'s coordinates (split-major, then batch, KV head, M block): no load."""
     split = item // units
     unit = item % units
-    off_mb = unit % M_BLOCKS
-    off_b = unit // M_BLOCKS // H_KV
-    off_hkv = unit // M_BLOCKS % H_KV
-    # the split's KV range, as attention_decode_kernel's split kernel cuts it
-    kv_len = gl.load(Seqlens + off_b)
+    return unit // M_BLOCKS // H_KV, unit // M_BLOCKS % H_KV, unit % M_BLOCKS, split
+
+
+@gluon.jit
+def _item_range(kv_len, split, seq_q, num_splits, longest,
+                BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr):
+    """The KV range [lo, lo + n_tiles * BLOCK_N) of split `split` of a sequence of kv_len keys,
+    as attention_decode_kernel's split kernel cuts it, and how many leading tiles need no
+    mask."""
     if SPLIT_BY_LONGEST:
         # a sequence grown past `longest` since the launch was prepared (lengths may change
         # within capacity) cuts its own, longer share: no key is left out
@@ -119,7 +120,27 @@ def _item(item, units, Seqlens, seq_q, num_splits, longest,
     else:
         limit = kv_len
     n_full = gl.maximum(gl.minimum(hi, limit) - lo, 0) // BLOCK_N
+    return lo, n_tiles, n_full
+
+
+@gluon.jit
+def _item(item, units, Seqlens, seq_q, num_splits, longest,
+          M_BLOCKS: gl.constexpr, H_KV: gl.constexpr, BLOCK_N: gl.constexpr,
+          CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr):
+    """Work item `item`: its coordinates, length, KV range and unmasked tiles (the consumer's
+    view; the producer takes the same steps in another order, _producer)."""
+    off_b, off_hkv, off_mb, split = _item_coords(item, units, M_BLOCKS, H_KV)
+    kv_len = gl.load(Seqlens + off_b)
+    lo, n_tiles, n_full = _item_range(kv_len, split, seq_q, num_splits, longest, BLOCK_N,
+                                      CAUSAL, SPLIT_BY_LONGEST)
     return off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full
+
+
+@gluon.jit
+def _prefetch_l1(ptr):
+    """prefetch.global.L1 of the line holding `ptr`: a later load of it hits this SM's L1."""
+    gl.inline_asm_elementwise("prefetch.global.L1 [$1]; // dummy $0", "=r,l", [ptr],
+                              dtype=gl.int32, is_pure=False, pack=1)
 
 
 @gluon.jit
@@ -189,24 +210,28 @@ def _segment(x, x1, b, base, per, Seqlens, seq_q,
 
 
 @gluon.jit
-def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
-                  q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
-                  off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
-                  q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
-                  HEAD_DIM: gl.constexpr, PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr,
-                  BLOCK_N: gl.constexpr, SUB: gl.constexpr, STAGES: gl.constexpr,
-                  M_ROWS: gl.constexpr):
-    """One work item's (or segment's) loads: its Q box into buffer k % 2, then K and V of its
-    n_tiles tiles from key `lo`, into stages t, t + 1, ...; the counters after them."""
-    BOXES: gl.constexpr = BLOCK_N // SUB
+def _produce_q(q_desc, q_smem, q_ready, q_empty, k, off_b, off_hkv, off_mb, GROUP,
+               q_rows_b, q_rows_h, M_ROWS: gl.constexpr):
+    """Work item k's Q box into buffer k % 2 (its coordinates only: no length needed)."""
     qb = k % 2
     # a fresh barrier's "previous phase" (parity 1) counts as complete: the first fill of
-    # each buffer (and of each stage below) does not wait
+    # each buffer (and of each stage in _produce_tiles) does not wait
     mbarrier.wait(q_empty.index(qb), ((k // 2) & 1) ^ 1)
     mbarrier.expect(q_ready.index(qb), q_desc.block_type.nbytes)
     # the box's first M_ROWS rows are the CTA's; the rest pad the m64 wgmma (never stored)
     q_row = off_b * q_rows_b + off_hkv * GROUP * q_rows_h + off_mb * M_ROWS
     _tma_load(q_desc, [q_row, 0], q_ready.index(qb), q_smem.index(qb))
+
+
+@gluon.jit
+def _produce_tiles(k_desc, v_desc, k_smem, v_smem, k_ready, v_ready, kv_empty, Block_table, t,
+                   off_b, off_hkv, kv_len, lo, n_tiles,
+                   kv_rows_b, kv_rows_h, stride_bt,
+                   HEAD_DIM: gl.constexpr, PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr,
+                   BLOCK_N: gl.constexpr, SUB: gl.constexpr, STAGES: gl.constexpr):
+    """K and V of one work item's (or segment's) n_tiles tiles from key `lo`, into stages t,
+    t + 1, ...; the tile counter after them."""
+    BOXES: gl.constexpr = BLOCK_N // SUB
     if PAGED:
         bt_row = Block_table + off_b.to(gl.int64) * stride_bt
         kv_row0 = 0
@@ -232,7 +257,7 @@ def _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
             _tma_load(v_desc, [row, kv_col], v_ready.index(stage),
                       v_smem.index(stage).slice(j * SUB, SUB))
         t += 1
-    return t, k + 1
+    return t
 
 
 @gluon.jit
@@ -245,7 +270,7 @@ def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
               PAGED: gl.constexpr, PAGE_SIZE: gl.constexpr, BLOCK_N: gl.constexpr,
               SUB: gl.constexpr, STAGES: gl.constexpr, CAUSAL: gl.constexpr,
               SPLIT_BY_LONGEST: gl.constexpr, BALANCED: gl.constexpr, ORDERED: gl.constexpr,
-              M_ROWS: gl.constexpr):
+              M_ROWS: gl.constexpr, EARLY_START: gl.constexpr):
     """One warp: for each work item (or segment), its Q box (two buffers: the next item's Q
     lands while the consumer still reads this one's) and K and V of every KV tile, STAGES tiles
     ahead across items, so a new item's first tiles stream in under the previous item's last.
@@ -259,21 +284,47 @@ def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
         while x < x1:
             off_b, off_hkv, off_mb, slot, last, kv_len, lo, n_tiles, n_full, x, b, base = (
                 _segment(x, x1, b, base, per, Seqlens, seq_q, M_BLOCKS, H_KV, BLOCK_N, CAUSAL))
-            t, k = _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
-                                 q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
-                                 off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
-                                 q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
-                                 HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, M_ROWS)
+            _produce_q(q_desc, q_smem, q_ready, q_empty, k, off_b, off_hkv, off_mb, GROUP,
+                       q_rows_b, q_rows_h, M_ROWS)
+            t = _produce_tiles(k_desc, v_desc, k_smem, v_smem, k_ready, v_ready, kv_empty,
+                               Block_table, t, off_b, off_hkv, kv_len, lo, n_tiles,
+                               kv_rows_b, kv_rows_h, stride_bt,
+                               HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES)
+            k += 1
     else:
         for j in range(gl.program_id(0), n_items, gl.num_programs(0)):
-            off_b, off_hkv, off_mb, split, kv_len, lo, n_tiles, n_full = _item(
-                _ordered(j, Order, ORDERED), units, Seqlens, seq_q, num_splits, longest,
-                M_BLOCKS, H_KV, BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
-            t, k = _produce_item(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
-                                 q_ready, q_empty, k_ready, v_ready, kv_empty, Block_table, t, k,
-                                 off_b, off_hkv, off_mb, kv_len, lo, n_tiles, GROUP,
-                                 q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
-                                 HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, M_ROWS)
+            off_b, off_hkv, off_mb, split = _item_coords(_ordered(j, Order, ORDERED), units,
+                                                         M_BLOCKS, H_KV)
+            if EARLY_START:
+                # The item's first K box waits on one load's latency, not two: the Q box
+                # (which needs no length), a prefetch of the first tile's block-table entry and
+                # the length's load are issued in that order, before anything reads the length.
+                # In the other order (the length first, the rung no-early-start), ptxas placed
+                # the length's first use ahead of the Q box, so the box and the entry's lookup
+                # each waited on it: two cold loads in a row (the protocol flushes L2) before
+                # the first K box. The entry prefetched is where the split by the longest cuts:
+                # exact for split 0, for SPLIT_BY_LONGEST and for the longest sequences;
+                # elsewhere it is wasted and the lookup misses as before.
+                _produce_q(q_desc, q_smem, q_ready, q_empty, k, off_b, off_hkv, off_mb, GROUP,
+                           q_rows_b, q_rows_h, M_ROWS)
+                if PAGED:
+                    guess = split * gl.cdiv(gl.cdiv(longest, BLOCK_N), num_splits) * BLOCK_N
+                    _prefetch_l1(Block_table + off_b.to(gl.int64) * stride_bt
+                                 + guess // PAGE_SIZE)
+                kv_len = gl.load(Seqlens + off_b)
+                lo, n_tiles, n_full = _item_range(kv_len, split, seq_q, num_splits, longest,
+                                                  BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
+            else:
+                kv_len = gl.load(Seqlens + off_b)
+                lo, n_tiles, n_full = _item_range(kv_len, split, seq_q, num_splits, longest,
+                                                  BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
+                _produce_q(q_desc, q_smem, q_ready, q_empty, k, off_b, off_hkv, off_mb, GROUP,
+                           q_rows_b, q_rows_h, M_ROWS)
+            t = _produce_tiles(k_desc, v_desc, k_smem, v_smem, k_ready, v_ready, kv_empty,
+                               Block_table, t, off_b, off_hkv, kv_len, lo, n_tiles,
+                               kv_rows_b, kv_rows_h, stride_bt,
+                               HEAD_DIM, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES)
+            k += 1
 
 
 @gluon.jit
@@ -568,14 +619,16 @@ def _decode_gluon_kernel(
     PAGE_SIZE: gl.constexpr, CAUSAL: gl.constexpr, SPLIT_BY_LONGEST: gl.constexpr,
     BALANCED: gl.constexpr, BLOCK_B: gl.constexpr, ORDERED: gl.constexpr,
     FUSED_REDUCE: gl.constexpr, LAUNCH_DEPENDENTS: gl.constexpr = False,
-    M_ROWS: gl.constexpr = 64,
+    M_ROWS: gl.constexpr = 64, EARLY_START: gl.constexpr = True,
 ):
     """Persistent: each CTA takes work items pid, pid + grid, ...; an item is one KV group's
     G x Sq query rows (M_ROWS per M block) over one KV split of one sequence. BALANCED: each CTA
     takes one run of tiles over the units laid end to end instead (the module's docstring).
     M_ROWS < 64 (the row split, unsplit items only: the launcher refuses it with SPLIT): one
     item's rows cut over several CTAs, each reading the whole KV range (the module's
-    docstring)."""
+    docstring). EARLY_START (the default): the producer starts a per-item split's item with its
+    Q box and its first page's prefetch before it reads the length (_producer); False is the
+    rung no-early-start."""
     if LAUNCH_DEPENDENTS:
         # at the start: this grid is persistent, at most one CTA per SM and all resident at
         # once, so the dependent's programs take only SMs whose CTA has finished
@@ -628,7 +681,7 @@ def _decode_gluon_kernel(
                      longest, x0, x1, per, b0, base0,
                      q_rows_b, q_rows_h, kv_rows_b, kv_rows_h, stride_bt,
                      HEAD_DIM, M_BLOCKS, H_KV, PAGED, PAGE_SIZE, BLOCK_N, SUB, STAGES, CAUSAL,
-                     SPLIT_BY_LONGEST, BALANCED, ORDERED, M_ROWS)),
+                     SPLIT_BY_LONGEST, BALANCED, ORDERED, M_ROWS, EARLY_START)),
     ], [1], [PRODUCER_REGS])
 
 # fmt: on

@@ -49,6 +49,13 @@ _SCRIPT = textwrap.dedent(
             report[spec["name"]] = dict(error=f"{type(exc).__name__}: {exc}"[:2000])
             continue
         ptx = info["asm"]["ptx"]
+        producer = ptx.split("setmaxnreg.dec.sync.aligned.u32 \\t48;")[-1]
+        starts = [
+            {"cp": "tma", "pr": "prefetch", "ld": "ld"}[m[:2]]
+            for m in re.findall(
+                r"(cp\\.async\\.bulk\\.tensor|prefetch\\.global|ld\\.global)", producer
+            )
+        ]
         report[spec["name"]] = dict(
             shared=info["shared"], spills=info.get("n_spills", -1), mma=info["mma"],
             budget=G.smem_bytes(c["HEAD_DIM"], c["BLOCK_N"], c["STAGES"]),
@@ -56,6 +63,12 @@ _SCRIPT = textwrap.dedent(
             tma_loads=len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
             setmaxnreg=sorted(set(re.findall(r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+);", ptx))),
             barriers=sorted(set(re.findall(r"bar\\.sync\\s+\\d+,\\s*(\\d+);", ptx))),
+            # the producer warp's first loads, in program order: TMA boxes ("tma", a 256-byte
+            # Q row takes two messages: runs of one kind count once), the page entry's
+            # prefetch ("prefetch") and global loads ("ld")
+            producer_start=[
+                kind for i, kind in enumerate(starts) if i == 0 or starts[i - 1] != kind
+            ][:3],
         )
     print(json.dumps(report))
     """
@@ -91,6 +104,19 @@ def test_structure(report: dict) -> None:
         assert ["dec", "48"] in f["setmaxnreg"], name
         # the V-tail zeroing's barrier spans the consumer warpgroup, never the producer warp
         assert f["barriers"] == ["128"], name
+
+
+def test_an_item_starts_with_its_q_box_before_its_length_is_read(report: dict) -> None:
+    """EARLY_START (session 107): the producer issues an item's Q box and prefetches its first
+    page's table entry before it loads the item's length, so the first K box waits on one cold
+    load, not two in a row; the rung no-early-start (`_late`) keeps the old order, the length's
+    load first. (ptxas keeps these in order: the SASS is in docs/decode_scheduling.md.)"""
+    early = report["attn_decode_gluon_paged256_n64s4_d128"]["producer_start"]
+    late = report["attn_decode_gluon_paged256_late_n64s4_d128"]["producer_start"]
+    assert early == ["tma", "prefetch", "ld"], early
+    assert late[0] == "ld" and "prefetch" not in late, late
+    dense = report["attn_decode_gluon_dense_n64s4_d128"]["producer_start"]
+    assert dense[:2] == ["tma", "ld"], dense  # no table to prefetch
 
 
 def test_launcher_sizes_and_boxes() -> None:

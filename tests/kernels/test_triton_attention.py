@@ -339,6 +339,7 @@ def test_decode_rejects_bad_input() -> None:
         "no-gluon",
         "no-balanced",
         "no-longest-first",
+        "no-early-start",
     )
     lens = torch.tensor([8, 8], dtype=torch.int32)
     balanced = [dict(impl="gluon", BLOCK_N=64, split_by="balanced")]
