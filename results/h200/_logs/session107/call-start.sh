@@ -1,5 +1,5 @@
 # Session 107's calls (BUDGET=s STEPS="..." bash results/h200/_logs/session107/call-start.sh),
-# back to back to one warm machine, on an H200 or an H100 (runs -s107 on an H200, -s107h on an
+# back to back to one warm machine, on an H200 or an H100 (runs -s<SESSION> on an H200, -s<SESSION>h on an
 # H100). STEPS, in this order, each given the budget left:
 #   tests  the Gluon decode's GPU tests (scripts/decode_gpu_tests.sh: every candidate kind and
 #          merge against the fp32 reference, over NaN-laden paged caches), the first on the
@@ -18,8 +18,8 @@ export TRITON_INTERPRET=0
 . scripts/device_env.sh > /dev/null || exit 1
 . scripts/decode_gpu_tests.sh
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
-  *H200*) gpu=h200; sfx=s107 ;;
-  *) gpu=h100; sfx=s107h ;;
+  *H200*) gpu=h200; sfx=s${SESSION:-107} ;;
+  *) gpu=h100; sfx=s${SESSION:-107}h ;;
 esac
 L=results/_scratch/$gpu/_logs; mkdir -p $L
 nvidia-smi --query-gpu=name,uuid,power.limit,clocks.max.sm,driver_version --format=csv,noheader | tee -a $L/gpu-$sfx.txt
