@@ -295,29 +295,26 @@ def _producer(q_desc, k_desc, v_desc, q_smem, k_smem, v_smem,
         for j in range(gl.program_id(0), n_items, gl.num_programs(0)):
             off_b, off_hkv, off_mb, split = _item_coords(_ordered(j, Order, ORDERED), units,
                                                          M_BLOCKS, H_KV)
+            # EARLY_START: the item's first K box waits on one load's latency, not two. The Q
+            # box (which needs no length), a prefetch of the first tile's block-table entry and
+            # the length's load are issued in that order, before anything reads the length. In
+            # the other order (the length first: the rung no-early-start) ptxas placed the
+            # length's first use ahead of the Q box, so the box and the entry's lookup each
+            # waited on it: two cold loads in a row (the protocol flushes L2) before the first
+            # K box. The entry prefetched is where the split by the longest cuts: exact for
+            # split 0, for SPLIT_BY_LONGEST and for the longest sequences; elsewhere it is
+            # wasted and the lookup misses as before.
             if EARLY_START:
-                # The item's first K box waits on one load's latency, not two: the Q box
-                # (which needs no length), a prefetch of the first tile's block-table entry and
-                # the length's load are issued in that order, before anything reads the length.
-                # In the other order (the length first, the rung no-early-start), ptxas placed
-                # the length's first use ahead of the Q box, so the box and the entry's lookup
-                # each waited on it: two cold loads in a row (the protocol flushes L2) before
-                # the first K box. The entry prefetched is where the split by the longest cuts:
-                # exact for split 0, for SPLIT_BY_LONGEST and for the longest sequences;
-                # elsewhere it is wasted and the lookup misses as before.
                 _produce_q(q_desc, q_smem, q_ready, q_empty, k, off_b, off_hkv, off_mb, GROUP,
                            q_rows_b, q_rows_h, M_ROWS)
                 if PAGED:
                     guess = split * gl.cdiv(gl.cdiv(longest, BLOCK_N), num_splits) * BLOCK_N
                     _prefetch_l1(Block_table + off_b.to(gl.int64) * stride_bt
                                  + guess // PAGE_SIZE)
-                kv_len = gl.load(Seqlens + off_b)
-                lo, n_tiles, n_full = _item_range(kv_len, split, seq_q, num_splits, longest,
-                                                  BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
-            else:
-                kv_len = gl.load(Seqlens + off_b)
-                lo, n_tiles, n_full = _item_range(kv_len, split, seq_q, num_splits, longest,
-                                                  BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
+            kv_len = gl.load(Seqlens + off_b)
+            lo, n_tiles, n_full = _item_range(kv_len, split, seq_q, num_splits, longest,
+                                              BLOCK_N, CAUSAL, SPLIT_BY_LONGEST)
+            if not EARLY_START:
                 _produce_q(q_desc, q_smem, q_ready, q_empty, k, off_b, off_hkv, off_mb, GROUP,
                            q_rows_b, q_rows_h, M_ROWS)
             t = _produce_tiles(k_desc, v_desc, k_smem, v_smem, k_ready, v_ready, kv_empty,
