@@ -49,7 +49,12 @@ _SCRIPT = textwrap.dedent(
             report[spec["name"]] = dict(error=f"{type(exc).__name__}: {exc}"[:2000])
             continue
         ptx = info["asm"]["ptx"]
-        producer = ptx.split("setmaxnreg.dec.sync.aligned.u32 \\t48;")[-1]
+        # the producer warp's code: from a setmaxnreg.dec to 48 up to the next setmaxnreg, the
+        # first such stretch that issues a TMA load (Triton 3.9 puts it after the last dec,
+        # 3.6 after the second of three)
+        stretches = [part.split("setmaxnreg")[0]
+                     for part in ptx.split("setmaxnreg.dec.sync.aligned.u32 \\t48;")[1:]]
+        producer = next((x for x in stretches if "cp.async.bulk.tensor" in x), "")
         starts = [
             {"cp": "tma", "pr": "prefetch", "ld": "ld"}[m[:2]]
             for m in re.findall(
