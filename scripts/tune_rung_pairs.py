@@ -1,4 +1,4 @@
-"""Two rungs of one attention tuner, set against each other from what the tuner timed: for each
+"""Two rungs of the decode tuner (attention_decode.py), set against each other from what the tuner timed: for each
 problem both rungs were tuned on (the same key but the rung), every candidate timed under both
 names is a pair, and its time under rung B over its time under rung A says what the rung's
 change did to that config; the best candidate of each says what it did to the pick.
@@ -11,11 +11,12 @@ candidates), not a sweep's protocol: for direction and for deciding what to run,
 beside a sweep's rows. Entries are read as `harness_kernels.tune_cache` wrote them:
 
     python3 scripts/tune_rung_pairs.py tune_cache/tune-h100.tgz --a full --b no-early-start \
-        [--since 2026-12-07T13] [--kernel attn_decode]
+        [--since 2026-12-07T13]
 
 Prints one line per problem (its slice, the pairs, their geomean B / A, each rung's best and B's
-best over A's), the geomeans by slice, and the pairs' geomean by kernel (kernel_of): the pairs of a kernel the rung leaves alone (the decode's `tl` candidates beside
-the Gluon ones) are a control, their spread the tuner's noise. Below 1.00, rung B was faster.
+best over A's), the geomeans by slice, and the pairs' geomean by kernel (kernel_of): the pairs
+of a kernel the rung leaves alone (the decode's `tl` candidates beside the Gluon ones) are a
+control, their spread the tuner's noise. Below 1.00, rung B was faster.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from take_back import _members  # noqa: E402
 # the problem tuple holds torch dtypes (`torch.bfloat16`), which literal_eval cannot read
 _DTYPE = re.compile(r"torch\.(\w+)")
 # attention_decode.py's key: ('attn_decode', batch, h_q, h_kv, seq_q, head_dim, dtype, causal,
-# rung, page_size, next_pow2(max_kv), num_splits, device, ...)
+# rung, page_size, next_pow2(max_kv), num_splits, device, ...); other tuners' keys are laid out
+# otherwise, so only decode's are read
+KERNEL = "attn_decode"
 _RUNG = 8
 
 
@@ -42,8 +45,8 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
-def entries(path: Path, kernel: str, since: str) -> dict[tuple, dict[str, dict]]:
-    """{problem without its rung: {rung: entry}} of the joint decisions of `kernel`."""
+def entries(path: Path, since: str) -> dict[tuple, dict[str, dict]]:
+    """{problem without its rung: {rung: entry}} of the decode tuner's joint decisions."""
     out: dict[tuple, dict[str, dict]] = {}
     for name, data in _members(path).items():
         if not name.endswith(".json"):
@@ -52,7 +55,7 @@ def entries(path: Path, kernel: str, since: str) -> dict[tuple, dict[str, dict]]
         if str(entry.get("tuned_at", "")) < since:
             continue
         problem = list(ast.literal_eval(_DTYPE.sub(r"'\1'", entry["key"]["problem"])))
-        if problem[0] != kernel or problem[-1] != "joint":
+        if problem[0] != KERNEL or problem[-1] != "joint":
             continue
         rung = problem[_RUNG]
         problem[_RUNG] = None
@@ -80,14 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("cache", type=Path, help="a tune-cache tgz (tune/<family>/<digest>.json)")
     ap.add_argument("--a", default="full", help="the reference rung (default full)")
     ap.add_argument("--b", required=True, help="the rung set against it")
-    ap.add_argument("--kernel", default="attn_decode", help="the key's first field")
     ap.add_argument("--since", default="", help="only entries tuned at or after (ISO time)")
     args = ap.parse_args(argv)
     pairs_all: list[float] = []
     by_kernel: dict[str, list[float]] = {}
     by_ragged: dict[str, list[float]] = {}
     lines = []
-    for problem, rungs in sorted(entries(args.cache, args.kernel, args.since).items(), key=str):
+    for problem, rungs in sorted(entries(args.cache, args.since).items(), key=str):
         if args.a not in rungs or args.b not in rungs:
             continue
         ea, eb = rungs[args.a], rungs[args.b]

@@ -46,7 +46,7 @@ def test_pairs_are_per_candidate_and_the_tl_pairs_are_the_control(tmp_path, caps
     )
     path = tmp_path / "tune.tgz"
     _write_tgz(path, files)
-    got = tune_rung_pairs.entries(path, "attn_decode", "2026-12-07T13")
+    got = tune_rung_pairs.entries(path, "2026-12-07T13")
     assert sorted(sorted(r) for r in got.values()) == [["full"], ["full", "no-early-start"]]
     assert (
         tune_rung_pairs.main([str(path), "--b", "no-early-start", "--since", "2026-12-07T13"]) == 0
