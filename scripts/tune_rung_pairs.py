@@ -1,7 +1,7 @@
-"""Two rungs of the decode tuner (attention_decode.py), set against each other from what the tuner timed: for each
-problem both rungs were tuned on (the same key but the rung), every candidate timed under both
-names is a pair, and its time under rung B over its time under rung A says what the rung's
-change did to that config; the best candidate of each says what it did to the pick.
+"""Two rungs of the decode tuner (attention_decode.py), set against each other from what the tuner
+timed: for each problem both rungs were tuned on (the same key but the rung), every candidate
+timed under both names is a pair, and its time under rung B over its time under rung A says what
+the rung's change did to that config; the best candidate of each says what it did to the pick.
 
 A rung that changes only how a kernel runs, not which configs it offers (own-triton-no-early-start
 beside own-triton for the Gluon decode, session 107), is tuned under its own key over the same
