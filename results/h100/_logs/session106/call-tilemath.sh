@@ -32,7 +32,8 @@ left() { echo $(( B - ($(date +%s) - t0) )); }
 STEPS=" ${STEPS:-measure} "
 if [[ $STEPS == *" tests "* ]]; then
   t=$(left); t=$(( t < ${TEST_S:-240} ? t : ${TEST_S:-240} ))
-  timeout -k 10 $t python3 -m pytest -q -m gpu tests/gpu/test_gluon_attention_gpu.py \
+  # -v: each test named as it ends, so a call stopped at its limit still says which passed (session 108)
+  timeout -k 10 $t python3 -m pytest -v -m gpu tests/gpu/test_gluon_attention_gpu.py \
     -k "(pingpong and -128-) or packed" -p no:cacheprovider --durations=5 \
     > $L/gluon-tilemath-gpu-tests-$sfx.txt 2>&1
   rc=$?; echo $rc > /tmp/tm-tests-rc
