@@ -3,6 +3,8 @@ the measured HBM read ceiling and the fastest vendor row of each point."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -211,6 +213,51 @@ def test_an_own_rung_is_set_against_own_and_never_counted_as_a_vendor():
     assert serving.own_rungs(rows.drop(columns="family"), "own-triton") == [
         "own-triton-no-longest-first"
     ]
+
+
+def test_a_rung_ratio_is_split_by_whether_both_tuners_picked_the_same_config():
+    """A rung is tuned under its own key (session 108's early-start A/B: 11 of 32 points picked
+    differently), so rungs_by says at how many points the two configs agree on the tuner's
+    choices, and the ratio over those alone. Tune bookkeeping and the rung's own feature
+    (item_start) do not count as a different pick; a row without a config leaves its point
+    out of the count."""
+
+    def cfg(block_n, **extra):
+        return json.dumps({"impl": "gluon", "BLOCK_N": block_n, "num_splits": 2, **extra})
+
+    def pair(q_len, own_ms, rung_ms, own_cfg, rung_cfg):
+        return [
+            {**_row("own-triton", own_ms, 4000.0, q_len=q_len), "family": "own"}
+            | {"provider_config": own_cfg},
+            {**_row("own-triton-no-early-start", rung_ms, 3900.0, q_len=q_len), "family": "own"}
+            | {"provider_config": rung_cfg},
+        ]
+
+    rows = pd.DataFrame(
+        pair(
+            1,
+            0.100,
+            0.102,
+            cfg(128, item_start="early", tune_ms=0.1),
+            cfg(128, item_start="length first", tune_ms=0.2),
+        )
+        + pair(2, 0.100, 0.095, cfg(128), cfg(64))  # another tile: the picks differ
+        + pair(4, 0.100, 0.101, cfg(64), None)  # no config: not counted either way
+    )
+    points = serving.table(rows, "own-triton", 5000.0)
+    same = points[serving.SAME + "own-triton-no-early-start"]
+    assert same.loc[(1, 4, False, 16, 16, 4096)] == True  # noqa: E712 (an object column)
+    assert same.loc[(2, 4, False, 16, 16, 4096)] == False  # noqa: E712
+    assert pd.isna(same.loc[(4, 4, False, 16, 16, 4096)])
+    rungs = serving.rungs_by(points)
+    whole = rungs[rungs["q_len"] == "all"].iloc[0]
+    assert whole["points"] == 3 and whole["same_config"] == 1
+    assert whole["same_config_ratio"] == pytest.approx(1.02)
+    two = rungs[rungs["q_len"] == 2].iloc[0]
+    assert two["same_config"] == 0 and pd.isna(two["same_config_ratio"])
+    # rows without provider_config (older runs) keep the table as it was
+    plain = serving.rungs_by(serving.table(rows.drop(columns="provider_config"), "own-triton", 5e3))
+    assert "same_config" not in plain.columns
 
 
 def test_the_report_table_gives_each_serving_run_its_bars():

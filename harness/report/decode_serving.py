@@ -29,6 +29,26 @@ POINT = ["q_len", "group", "ragged", "page_size", "batch", "kv_len"]
 # the ceiling bar's own axes (issue 21.3: batch >= 16, KV >= 4k), lengths equal or ragged
 BAR = ["batch", "kv_len", "ragged"]
 RUNG = "rung:"  # a column of `table`: that own rung's time over own's, per point
+# a column of `table`: whether that rung's tuner picked own's config at the point (True/False;
+# missing where a row has no provider_config). A rung is tuned under its own key, so where the
+# two tuners picked different configs the ratio prices the picks as well as the feature
+SAME = "same:"
+# the tuner's choices a rung leaves alone: tile, stages, warps, kernel, split, merge, page path,
+# row split and balanced grid. Not item_order or item_start, which are what the decode's rungs
+# take away (session 108, fmha_decode_start-s107h: 11 of 32 points picked differently)
+PICK_KEYS = (
+    "impl",
+    "kernel",
+    "BLOCK_N",
+    "num_stages",
+    "num_warps",
+    "split_by",
+    "num_splits",
+    "reduce",
+    "page_path",
+    "M_BLOCKS",
+    "balanced_ctas",
+)
 # fixed_and_rate's groups; each is fit per (q_len, page size) slice over its KV lengths
 FIT = ["batch", "group", "ragged"]
 
@@ -103,11 +123,31 @@ def table(
             "no_ratio": no_ratio,
         }
     )
+    picks = _picks(rows, [own, *rungs])
     for rung in rungs:  # the rung's time over own's: > 1 where what the rung leaves out paid
         out[RUNG + rung] = (wide[rung] / wide[own]).where(one_machine)
+        if picks is not None:
+            both = picks[own].notna() & picks[rung].notna()
+            out[SAME + rung] = (picks[rung] == picks[own]).where(both).reindex(out.index)
     if read_once is not None:
         out["read_once_frac"] = gbps / cold_read.gbps_at(read_once, own_rows["min_bytes"])
     return out[out.index.isin(wide.index)]
+
+
+def _picks(rows: pd.DataFrame, providers: list[str]) -> pd.DataFrame | None:
+    """Per point (POINT) and provider, the PICK_KEYS values of its provider_config as one
+    string, or None where the rows carry no config."""
+    if "provider_config" not in rows:
+        return None
+    mine = rows[rows["provider"].isin(providers)]
+
+    def pick(text: object) -> str | None:
+        cfg = json.loads(text) if isinstance(text, str) and text else None
+        return json.dumps([cfg.get(k) for k in PICK_KEYS]) if cfg else None
+
+    chosen = mine.assign(pick=mine["provider_config"].map(pick))
+    wide = chosen.pivot_table(index=POINT, columns="provider", values="pick", aggfunc="first")
+    return wide.reindex(columns=providers)
 
 
 def own_rungs(rows: pd.DataFrame, own: str) -> list[str]:
@@ -121,24 +161,33 @@ def own_rungs(rows: pd.DataFrame, own: str) -> list[str]:
 
 def rungs_by(points: pd.DataFrame) -> pd.DataFrame:
     """Per slice and whole: each rung's time over own's at the points both measured (geomean,
-    min, how many at or above 1.00x): what the feature the rung leaves out was worth there."""
+    min, how many at or above 1.00x): what the feature the rung leaves out was worth there.
+    Where the rows carry provider_config: how many of those points the two tuners picked the
+    same config at (`same_config`), and the geomean over those alone (`same_config_ratio`), the
+    points that price the feature without the picks."""
     out = []
     for col in [c for c in points.columns if c.startswith(RUNG)]:
-        parts = [(k, g[col].dropna()) for k, g in points.groupby(level=SLICE)]
-        for key, r in parts + [(("all", "", ""), points[col].dropna())]:
+        rung = col[len(RUNG) :]
+        same = points.get(SAME + rung)
+        parts = [(k, g) for k, g in points.groupby(level=SLICE)]
+        for key, g in parts + [(("all", "", ""), points)]:
+            r = g[col].dropna()
             if r.empty:
                 continue
-            out.append(
-                dict(
-                    rung=col[len(RUNG) :],
-                    **dict(zip(SLICE, key, strict=True)),
-                    points=len(r),
-                    rung_over_own=round(geomean(r), 3),
-                    min=round(r.min(), 3),
-                    max=round(r.max(), 3),
-                    **{">=1.00x": int((r >= 1.0).sum())},
-                )
+            line = dict(
+                rung=rung,
+                **dict(zip(SLICE, key, strict=True)),
+                points=len(r),
+                rung_over_own=round(geomean(r), 3),
+                min=round(r.min(), 3),
+                max=round(r.max(), 3),
+                **{">=1.00x": int((r >= 1.0).sum())},
             )
+            if same is not None:
+                alike = r[same.reindex(r.index).eq(True)]
+                line["same_config"] = len(alike)
+                line["same_config_ratio"] = round(geomean(alike), 4) if len(alike) else None
+            out.append(line)
     return pd.DataFrame(out)
 
 
