@@ -255,6 +255,8 @@ def test_a_rung_ratio_is_split_by_whether_both_tuners_picked_the_same_config():
     assert whole["same_config_ratio"] == pytest.approx(1.02)
     two = rungs[rungs["q_len"] == 2].iloc[0]
     assert two["same_config"] == 0 and pd.isna(two["same_config_ratio"])
+    # the report's serving table says the same beside the rung's ratio
+    assert serving._same_text(points, "own-triton-no-early-start") == " (same config at 1: 1.020x)"
     # rows without provider_config (older runs) keep the table as it was
     plain = serving.rungs_by(serving.table(rows.drop(columns="provider_config"), "own-triton", 5e3))
     assert "same_config" not in plain.columns

@@ -345,6 +345,17 @@ SERVING_SWEEP = "fmha_decode_serving"  # sweeps/fmha_decode_serving.yaml; runs o
 OWN = "own-triton"
 
 
+def _same_text(points: pd.DataFrame, rung: str) -> str:
+    """', same config at n: r' for the serving table's rung column: how many of the points
+    both tuners picked the same config at, and the rung's ratio there (none where the rows
+    carry no provider_config)."""
+    if SAME + rung not in points:
+        return ""
+    alike = points[RUNG + rung][points[SAME + rung].eq(True)].dropna()
+    ratio = f": {geomean(alike):.3f}x" if len(alike) else ""
+    return f" (same config at {len(alike)}{ratio})"
+
+
 def serving_table(
     df: pd.DataFrame,
     hbm_read: dict[str, float],
@@ -387,7 +398,7 @@ def serving_table(
         for key, bar in bars.iterrows():
             where = points if key[0] == "all" else points.xs(key, level=BAR, drop_level=False)
             rung_text = "; ".join(
-                f"{r}: {geomean(where[RUNG + r].dropna()):.3f}x"
+                f"{r}: {geomean(where[RUNG + r].dropna()):.3f}x" + _same_text(where, r)
                 for r in rungs
                 if where[RUNG + r].notna().any()
             )
@@ -424,7 +435,8 @@ def serving_table(
         "geomean per group, and how many points reach 0.90; the fastest vendor row's time "
         f"over {OWN}'s at each point (> 1: own faster; geomean, min, how many at or above "
         "1.00x), only between rows of one run on one GPU. rung_over_own: another own provider "
-        "of the run (a rung of the ladder), its time over own's. Issue 21.3's bar: 0.90 of the "
+        "of the run (a rung of the ladder), its time over own's; in brackets the points where "
+        "both tuners picked the same config, and the ratio there alone. Issue 21.3's bar: 0.90 of the "
         "ceiling and 1.00x at batch >= 16, KV >= 4k."
         + (
             f" No measured ceiling, left out: {', '.join(sorted(no_ceiling))}."
