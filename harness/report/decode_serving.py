@@ -346,9 +346,9 @@ OWN = "own-triton"
 
 
 def _same_text(points: pd.DataFrame, rung: str) -> str:
-    """', same config at n: r' for the serving table's rung column: how many of the points
-    both tuners picked the same config at, and the rung's ratio there (none where the rows
-    carry no provider_config)."""
+    """' (same config at n: r)' for the serving table's rung column: at how many of the points
+    both tuners picked the same config, and the rung's ratio there ('' where the rows carry no
+    provider_config)."""
     if SAME + rung not in points:
         return ""
     alike = points[RUNG + rung][points[SAME + rung].eq(True)].dropna()
