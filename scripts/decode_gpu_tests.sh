@@ -14,7 +14,8 @@ decode_gpu_tests() {
   local log=$1 limit=$2 rc
   timeout -k 10 "$limit" python3 -m pytest -q -m gpu tests/gpu/test_decode_gluon_gpu.py \
     tests/gpu/test_decode_gluon_fused_gpu.py \
-    tests/gpu/test_decode_merge_gpu.py -p no:cacheprovider -x --durations=8 > "$log" 2>&1
+    tests/gpu/test_decode_merge_gpu.py -p no:cacheprovider -x --durations=8 \
+    ${GPU_TEST_XDIST:-} > "$log" 2>&1
   rc=$?; echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 "$log")"
   if [ $rc -eq 124 ] && ! grep -qE "^(FAILED|ERROR)" "$log"; then
     echo "tests timed out at ${limit} s with no failure yet (a cold Triton cache compiles every"

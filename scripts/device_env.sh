@@ -53,4 +53,11 @@ for pack in .cache/resume/*.tar.xz; do
   tar xJf "$pack" --skip-old-files || return 1
   echo "resumable run unpacked from $pack"
 done
+# A kernel family's GPU correctness tests are compile-bound on a cold Triton cache (session 66:
+# 21 decode tests in 284 s; session 108: 9 of 16 prefill tests in its 200 s), and `-n auto`
+# gives `pytest -m gpu` one worker (tests/conftest.py), so they compiled one at a time on one of
+# the machine's 16 cores. A call script's correctness tests take $GPU_TEST_XDIST instead: 8
+# workers, each test to whichever is free, each compiling on its own core while the GPU runs the
+# others' small launches. Tests that time something keep the one worker.
+export GPU_TEST_XDIST="-n ${GPU_TEST_WORKERS:-8} --dist load"
 harness() { python3 -m harness.cli "$@"; }

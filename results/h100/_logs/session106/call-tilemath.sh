@@ -32,9 +32,10 @@ left() { echo $(( B - ($(date +%s) - t0) )); }
 STEPS=" ${STEPS:-measure} "
 if [[ $STEPS == *" tests "* ]]; then
   t=$(left); t=$(( t < ${TEST_S:-240} ? t : ${TEST_S:-240} ))
-  # -v: each test named as it ends, so a call stopped at its limit still says which passed (session 108)
+  # -v: each test named as it ends, so a call stopped at its limit still says which passed (session 108);
+  # $GPU_TEST_XDIST (scripts/device_env.sh, session 109): the compiles on 8 cores, not one
   timeout -k 10 $t python3 -m pytest -v -m gpu tests/gpu/test_gluon_attention_gpu.py \
-    -k "(pingpong and -128-) or packed" -p no:cacheprovider --durations=5 \
+    -k "(pingpong and -128-) or packed" -p no:cacheprovider --durations=5 ${GPU_TEST_XDIST:-} \
     > $L/gluon-tilemath-gpu-tests-$sfx.txt 2>&1
   rc=$?; echo $rc > /tmp/tm-tests-rc
   echo "tests rc=$rc t=$(( $(date +%s) - t0 )): $(tail -1 $L/gluon-tilemath-gpu-tests-$sfx.txt)"
