@@ -19,7 +19,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _run(tmp_path: Path, decode_body: str, ahead_body: str = "echo '1 passed'", limit: int = 20):
+def _run(
+    tmp_path: Path,
+    decode_body: str,
+    ahead_body: str = "echo '1 passed'",
+    limit: int = 20,
+    xdist: str = "",
+):
     """Source the script and call decode_gpu_tests with a fake python3 that acts out the bodies
     (the compile-ahead test is the call whose arguments name test_compile_ahead_gpu.py)."""
     fake = tmp_path / "bin"
@@ -36,7 +42,7 @@ def _run(tmp_path: Path, decode_body: str, ahead_body: str = "echo '1 passed'", 
         f"t0=$(date +%s); . {SCRIPT}; decode_gpu_tests {log} {limit}; "
         'echo "RC=$? OFF=[$COMPILE_AHEAD_OFF]"'
     )
-    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "GPU_TEST_XDIST": xdist}
     done = subprocess.run(
         ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60
     )
@@ -66,3 +72,19 @@ def test_a_failing_compile_ahead_test_turns_compile_ahead_off_only(tmp_path):
     out = _run(tmp_path, "echo '21 passed'; exit 0", ahead_body="echo 'FAILED ahead'; exit 1")
     assert "RC=0 OFF=[compile_workers=0]" in out
     assert "compile ahead off" in out
+
+
+def test_the_decode_tests_take_the_xdist_workers_and_compile_ahead_keeps_one(tmp_path):
+    """GPU_TEST_XDIST (scripts/gpu_test_xdist.sh) spreads the compile-bound correctness tests
+    over workers; compile ahead's test starts worker processes of its own and stays as it was."""
+    args = tmp_path / "args.txt"
+    out = _run(
+        tmp_path,
+        f"echo \"decode $*\" >> {args}; echo '21 passed'",
+        ahead_body=f"echo \"ahead $*\" >> {args}; echo '1 passed'",
+        xdist="-n 8 --dist load",
+    )
+    assert "RC=0 OFF=[]" in out
+    decode, ahead = args.read_text().splitlines()
+    assert decode.startswith("decode ") and decode.endswith("-n 8 --dist load")
+    assert ahead.startswith("ahead ") and "-n 8" not in ahead
