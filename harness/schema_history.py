@@ -26,6 +26,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from harness.store import NARROWED as SAMPLES
+from harness.store import TICKS
+
 
 @dataclass(frozen=True)
 class ColumnSet:
@@ -182,6 +185,7 @@ def _type_name(t: pa.DataType) -> str:
     # A list's element is named "item" when written and "element" when read back from parquet:
     # the same column either way, so the name is left out. samples_ms is float32 on disk where
     # every sample is float32-exact (store.narrowed) and float64 to every reader: one column.
+    # (samples stored as whole ticks are renamed to it in fingerprint.)
     if pa.types.is_list(t):
         inner = _type_name(t.value_type)
         return f"list<{'double' if inner == 'float' else inner}>"
@@ -190,7 +194,10 @@ def _type_name(t: pa.DataType) -> str:
 
 def fingerprint(schema: pa.Schema) -> str:
     """sha256 (hex) of a schema's sorted `name:type` pairs: column order and nullability aside."""
-    pairs = sorted(f"{f.name}:{_type_name(f.type)}" for f in schema)
+    pairs = sorted(
+        f"{SAMPLES}:list<double>" if f.name == TICKS else f"{f.name}:{_type_name(f.type)}"
+        for f in schema
+    )
     return hashlib.sha256("\n".join(pairs).encode()).hexdigest()
 
 

@@ -89,23 +89,60 @@ def write_text(path: Path, text: str) -> None:
     _atomic_write_bytes(path, text.encode())
 
 
-# Samples on disk. CUDA events time in float32 (cudaEventElapsedTime), so samples_ms, float64 in
-# memory, narrow to float32 on disk without losing a bit, written plain (a dictionary of ~10^5
-# distinct times costs more than it saves): a compacted gemm_llama run is ~10% smaller, the
-# committed runs 7% (results/ travels with every lent GPU call, whose tree limit is 64 MiB).
-# Byte-stream-split encoding was tried and made the files larger (929 -> 1,398 KB). A file
-# holding any sample that is not float32-exact (the CPU timer's, a NaN) keeps float64. Readers
-# scan every file against SCHEMA (_scan), which widens the samples back: the values read are
-# those measured.
+# Samples on disk. CUDA events time in whole ticks of 32 ns, reported as float32 milliseconds
+# (cudaEventElapsedTime), so samples_ms, float64 in memory, is stored the smallest way that gives
+# back every bit:
+# - as whole ticks, a list<int32> column named samples_32ns in samples_ms's place, encoded
+#   DELTA_BINARY_PACKED (consecutive samples differ by few ticks), when every sample is one;
+#   the committed runs shrink from 48.0 to 39.0 MB (results/ travels with every lent GPU call,
+#   whose tree limit is 64 MiB). The column's name says its unit, so a reader that does not know
+#   it (pandas.read_parquet) cannot take ticks for milliseconds;
+# - else as float32, when every sample is float32-exact (the committed runs were 7% smaller than
+#   float64);
+# - else float64 (the CPU timer's samples, a NaN).
+# Either is written plain: a dictionary of ~10^5 distinct times costs more than it saves, and
+# byte-stream-split made the files larger (929 -> 1,398 KB). Readers scan every file against
+# SCHEMA (_scan, scan_bytes), which turns ticks and float32 back into float64 milliseconds: the
+# values read are those measured.
 NARROWED = "samples_ms"
+TICKS = "samples_32ns"
+TICK_MS = 32e-6
+_TICKS_TYPE = pa.list_(pa.int32())
+_SCAN_SCHEMA = SCHEMA.append(pa.field(TICKS, _TICKS_TYPE))
+
+
+def _as_ms(ticks: pa.Array) -> pa.Array:
+    """Whole 32 ns ticks as the float64 of the float32 milliseconds the CUDA event reported."""
+    ms = pc.multiply(ticks.cast(pa.float64()), TICK_MS)
+    return ms.cast(pa.float32(), safe=False).cast(pa.float64())
+
+
+def _as_ticks(samples: pa.ListArray) -> pa.ListArray | None:
+    """`samples` (list<double>) as whole ticks, or None when one is not a tick or outside int32."""
+    values = samples.values.to_numpy(zero_copy_only=False)
+    if np.signbit(values).any():  # a negative time is kept as timed, -0.0 too (ticks have no -0)
+        return None
+    with np.errstate(invalid="ignore"):
+        whole = np.rint(values / TICK_MS)
+    if not (np.isfinite(whole).all() and (np.abs(whole) < 2**31).all()):
+        return None
+    ticks = pa.array(whole.astype(np.int32))
+    if pc.all(pc.equal(_as_ms(ticks), samples.values)).as_py() is False:
+        return None
+    return pa.ListArray.from_arrays(samples.offsets, ticks, mask=samples.is_null())
 
 
 def narrowed(table: pa.Table) -> pa.Table:
-    """`table` with samples_ms as list<float32> when every sample is float32-exact, else as is."""
+    """`table` with samples_ms as whole ticks (samples_32ns) when every sample is one, else as
+    list<float32> when every sample is float32-exact, else as is."""
     i = table.schema.get_field_index(NARROWED)
     if i < 0:
         return table
-    wide = table.column(i)
+    wide = table.column(i).combine_chunks()
+    if wide.offset == 0:  # a slice's offsets would not start at 0: leave it to float32
+        ticks = _as_ticks(wide)
+        if ticks is not None:
+            return table.set_column(i, pa.field(TICKS, _TICKS_TYPE), ticks)
     narrow = wide.cast(pa.list_(pa.float32()))
     same = pc.equal(pc.list_flatten(narrow).cast(pa.float64()), pc.list_flatten(wide))
     if pc.all(same).as_py() is False:  # None: no sample at all, which narrows as well
@@ -115,20 +152,46 @@ def narrowed(table: pa.Table) -> pa.Table:
 
 def widened(schema: pa.Schema) -> pa.Schema:
     """A row file's schema as readers see it: samples_ms narrowed on disk is SCHEMA's again."""
-    i = schema.get_field_index(NARROWED)
-    return schema if i < 0 else schema.set(i, SCHEMA.field(NARROWED))
+    for name in (NARROWED, TICKS):
+        i = schema.get_field_index(name)
+        if i >= 0:
+            return schema.set(i, SCHEMA.field(NARROWED))
+    return schema
+
+
+def _from_ticks(table: pa.Table) -> pa.Table:
+    """A scan against _SCAN_SCHEMA as SCHEMA's: rows whose samples were ticks get them back as
+    milliseconds in samples_ms; the ticks column goes."""
+    if TICKS not in table.column_names:
+        return table
+    ticks = table.column(TICKS).combine_chunks()
+    table = table.drop_columns([TICKS])
+    if ticks.null_count == len(ticks) or NARROWED not in table.column_names:
+        return table
+    ms = pa.ListArray.from_arrays(ticks.offsets, _as_ms(ticks.values), mask=ticks.is_null())
+    i = table.schema.get_field_index(NARROWED)
+    merged = pc.if_else(pc.is_valid(ticks), ms, table.column(i).combine_chunks())
+    return table.set_column(i, SCHEMA.field(NARROWED), merged)
+
+
+def _scan_columns(columns: list[str] | None) -> list[str]:
+    """The columns to scan for `columns` (None: all): the ticks beside samples_ms."""
+    wanted = SCHEMA.names if columns is None else columns
+    return [*wanted, TICKS] if NARROWED in wanted else list(wanted)
 
 
 def parquet_bytes(table: pa.Table, level: int | None = None) -> bytes:
     """`table` as zstd parquet bytes (pyarrow's default level when None), samples narrowed."""
     table = narrowed(table)
     sink = pa.BufferOutputStream()
+    ticks = TICKS in table.column_names
     pq.write_table(
         table,
         sink,
         compression="zstd",
         compression_level=level,
-        use_dictionary=[c for c in table.column_names if c != NARROWED],
+        use_dictionary=[c for c in table.column_names if c not in (NARROWED, TICKS)],
+        column_encoding={TICKS: "DELTA_BINARY_PACKED"} if ticks else None,
     )
     return sink.getvalue().to_pybytes()
 
@@ -165,17 +228,19 @@ def same_values(a: pa.Table, b: pa.Table) -> bool:
 
 
 def scan_bytes(data: bytes) -> pa.Table:
-    """Parquet bytes read as readers read a file: against SCHEMA, samples widened back, columns
-    the bytes predate null."""
+    """Parquet bytes read as readers read a file: against SCHEMA, samples as float64
+    milliseconds, columns the bytes predate null."""
     table = pq.read_table(pa.BufferReader(data))
-    return pa.Table.from_arrays(
-        [
-            table.column(f.name).cast(f.type)
-            if f.name in table.column_names
-            else pa.nulls(table.num_rows, f.type)
-            for f in SCHEMA
-        ],
-        schema=SCHEMA,
+    return _from_ticks(
+        pa.Table.from_arrays(
+            [
+                table.column(f.name).cast(f.type)
+                if f.name in table.column_names
+                else pa.nulls(table.num_rows, f.type)
+                for f in _SCAN_SCHEMA
+            ],
+            schema=_SCAN_SCHEMA,
+        )
     )
 
 
@@ -326,8 +391,10 @@ def _row_files(paths: Iterable[str | Path]) -> tuple[list[str], list[Path]]:
 
 
 def _scan(files: list[str], columns: list[str] | None) -> pa.Table:
-    """Every file read against the current SCHEMA: columns a file predates come back null."""
-    return ds.dataset(files, schema=SCHEMA, format="parquet").to_table(columns=columns)
+    """Every file read against the current SCHEMA: columns a file predates come back null,
+    samples stored as ticks come back as milliseconds."""
+    dataset = ds.dataset(files, schema=_SCAN_SCHEMA, format="parquet")
+    return _from_ticks(dataset.to_table(columns=_scan_columns(columns)))
 
 
 def _read_compacted(path: Path, columns: list[str] | None) -> pa.Table | None:

@@ -3,6 +3,7 @@ committed row file's column set is a recorded one."""
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -64,6 +65,17 @@ def test_every_written_row_has_the_current_label(tmp_path):
     assert schema_history.label(schema) == schema_history.HISTORY[-1].label
     v = store.SCHEMA_VERSION
     assert schema_history.survey(tmp_path) == {(str(v), len(store.COLUMNS), v): 1}
+
+
+def test_samples_stored_as_ticks_or_float32_keep_the_current_label(tmp_path):
+    """The store's encodings of samples_ms (whole 32 ns ticks, float32) are one column set."""
+    event = float(np.float32(0.064))  # 2,000 ticks as the CUDA event reports them
+    ticks = store.write_row(tmp_path, {"run_id": "r", "point_key": "t", "samples_ms": [event]})
+    narrow = store.write_row(tmp_path, {"run_id": "r", "point_key": "f", "samples_ms": [0.0625]})
+    assert store.TICKS in pq.read_schema(ticks).names
+    assert pq.read_schema(narrow).field("samples_ms").type.value_type == pa.float32()
+    for path in (ticks, narrow):
+        assert schema_history.label(pq.read_schema(path)) == schema_history.HISTORY[-1].label
 
 
 def test_every_committed_row_file_has_a_recorded_column_set():

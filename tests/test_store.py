@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from harness import store
+from harness import compact, store
 
 REQUIRED = (
     "run_id point_key op provider family status reason dtype m n k batch q_heads kv_heads q_len "
@@ -165,16 +165,71 @@ def test_cleanup_spares_live_writers_and_other_points(tmp_path):
         live.wait()
 
 
-def test_float32_exact_samples_are_float32_on_disk_and_float64_to_readers(tmp_path):
-    """CUDA event samples are float32 values: stored narrow (smaller files), read back wide
-    and bit for bit the same."""
+def test_cuda_event_samples_are_whole_ticks_on_disk_and_float64_ms_to_readers(tmp_path):
+    """CUDA events count whole 32 ns ticks and report them as float32 milliseconds: stored as
+    int32 ticks under a name that says so (a reader that does not know the store cannot take
+    them for milliseconds), read back as the float64 of the same float32, bit for bit."""
     import numpy as np
 
-    exact = [float(np.float32(x)) for x in (0.028608, 0.0272, 11.41059208)]
+    exact = [float(np.float32(k * 32e-6)) for k in (894, 850, 356581, 2**20 + 1)]
+    path = store.write_row(tmp_path, _row("a", samples_ms=exact))
+    on_disk = pq.read_table(path)
+    assert "samples_ms" not in on_disk.column_names
+    assert on_disk.schema.field(store.TICKS).type == pa.list_(pa.int32())
+    assert on_disk.column(store.TICKS).to_pylist() == [[894, 850, 356581, 2**20 + 1]]
+    assert store.widened(on_disk.schema).equals(store.SCHEMA)
+    back = store.read_rows(tmp_path).set_index("point_key").loc["a", "samples_ms"]
+    assert back.dtype == np.float64 and list(back) == exact
+
+
+def test_float32_exact_samples_off_the_tick_are_float32_on_disk(tmp_path):
+    """A float32 timer off the 32 ns grid (another vendor's events) stays float32, read wide."""
+    import numpy as np
+
+    exact = [float(np.float32(x)) for x in (0.10001, 0.0123457)]
     path = store.write_row(tmp_path, _row("a", samples_ms=exact))
     assert pq.read_schema(path).field("samples_ms").type.value_type == pa.float32()
     back = store.read_rows(tmp_path).set_index("point_key").loc["a", "samples_ms"]
     assert back.dtype == np.float64 and list(back) == exact
+
+
+def test_ticks_beyond_int32_or_negative_zero_keep_float(tmp_path):
+    """Samples int32 cannot count (past 2**31 ticks, about 69 s) stay float; so does -0.0,
+    which ticks would turn into +0.0."""
+    import numpy as np
+
+    for key, samples in (("big", [100_000.0]), ("signed", [-0.0, 0.0625])):
+        path = store.write_row(tmp_path, _row(key, samples_ms=samples))
+        assert pq.read_schema(path).field("samples_ms").type.value_type == pa.float32()
+        back = store.read_rows(path).loc[0, "samples_ms"]
+        assert list(back) == samples and np.signbit(back[0]) == np.signbit(samples[0])
+
+
+def test_files_of_each_encoding_read_together(tmp_path):
+    """One scan over row files of ticks, float32, float64 and no samples, and a compacted
+    file beside them: every row's samples come back as written, whichever columns are asked."""
+    import numpy as np
+
+    rows = {
+        "ticks": [float(np.float32(k * 32e-6)) for k in (3, 5)],
+        "f32": [float(np.float32(0.1))],
+        "f64": [0.1, 1 / 3],
+        "none": None,
+    }
+    for key, samples in rows.items():
+        store.write_row(tmp_path / "loose", _row(key, samples_ms=samples))
+    for key, samples in rows.items():
+        store.write_row(tmp_path / "packed", _row(key, samples_ms=samples))
+    compact.compact_run(tmp_path / "packed")
+    for run in ("loose", "packed"):
+        df = store.read_rows(tmp_path / run).set_index("point_key")
+        for key, samples in rows.items():
+            got = df.loc[key, "samples_ms"]
+            assert (got is None) if samples is None else list(got) == samples
+        only = store.read_rows(tmp_path / run, columns=["point_key", "samples_ms"])
+        assert list(only.columns) == ["point_key", "samples_ms"]
+        assert list(only.set_index("point_key").loc["ticks", "samples_ms"]) == rows["ticks"]
+        assert list(store.read_rows(tmp_path / run, columns=["m"]).columns) == ["m"]
 
 
 def test_samples_that_float32_would_round_stay_float64(tmp_path):
