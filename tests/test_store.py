@@ -178,6 +178,13 @@ def test_cuda_event_samples_are_whole_ticks_on_disk_and_float64_ms_to_readers(tm
     assert on_disk.schema.field(store.TICKS).type == pa.list_(pa.int32())
     assert on_disk.column(store.TICKS).to_pylist() == [[894, 850, 356581, 2**20 + 1]]
     assert store.widened(on_disk.schema).equals(store.SCHEMA)
+    meta = pq.ParquetFile(path).metadata.row_group(0)
+    leaf = next(
+        meta.column(i)
+        for i in range(meta.num_columns)
+        if meta.column(i).path_in_schema.startswith(store.TICKS)
+    )
+    assert "DELTA_BINARY_PACKED" in leaf.encodings  # a nested column's key is its leaf's path
     back = store.read_rows(tmp_path).set_index("point_key").loc["a", "samples_ms"]
     assert back.dtype == np.float64 and list(back) == exact
 
@@ -230,6 +237,8 @@ def test_files_of_each_encoding_read_together(tmp_path):
         assert list(only.columns) == ["point_key", "samples_ms"]
         assert list(only.set_index("point_key").loc["ticks", "samples_ms"]) == rows["ticks"]
         assert list(store.read_rows(tmp_path / run, columns=["m"]).columns) == ["m"]
+        twice = store.read_rows(tmp_path / run, columns=["point_key", "samples_ms", "samples_ms"])
+        assert len(twice) == len(rows) and list(twice.columns) == ["point_key", *["samples_ms"] * 2]
 
 
 def test_samples_that_float32_would_round_stay_float64(tmp_path):
