@@ -82,7 +82,7 @@ def test_readme_shows_each_reader():
     readers = sorted(map(_reader, python_blocks()))
     assert readers == ["duckdb", "pandas", "polars", "read_rows"]
     text = "\n".join(python_blocks())
-    assert "union_by_name = true" in text and 'how="diagonal_relaxed"' in text
+    assert "union_by_name=True" in text and 'how="diagonal_relaxed"' in text
 
 
 @pytest.mark.slow
