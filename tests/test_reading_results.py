@@ -145,3 +145,30 @@ def test_plain_folder_readers_keep_one_files_columns(tmp_path):
         pd.read_parquet(tmp_path)
     assert pd.read_parquet(tmp_path / "rows").shape == (2, 80)  # the first file's columns
     assert store.read_rows(tmp_path).shape == (2, len(store.COLUMNS))
+
+
+def _encoding_of_samples(path: Path) -> tuple[str, tuple[str, ...]]:
+    """(the samples' column on disk and its value type, the encodings of its values)."""
+    meta = pq.ParquetFile(path).metadata.row_group(0)
+    for i in range(meta.num_columns):
+        column = meta.column(i)
+        if column.path_in_schema.split(".")[0] in (store.TICKS, "samples_ms"):
+            return column.path_in_schema.split(".")[0], tuple(column.encodings)
+    return "", ()
+
+
+def test_committed_runs_keep_samples_the_smallest_way_the_store_knows():
+    """Each committed run's samples are whole ticks, delta-encoded, wherever every one of them
+    is (as CUDA events make them), so that results/ stays small enough to travel with a lent
+    GPU call: a pyarrow that ignored the encoding, or a run compacted by an older harness,
+    fails here rather than growing the tree unnoticed."""
+    ticks = 0
+    for run in RUNS:
+        path = run / store.COMPACTED
+        stored, encodings = _encoding_of_samples(path)
+        could = store.TICKS in store.narrowed(store.read_table(run)).column_names
+        assert (stored == store.TICKS) == could, run
+        if could:
+            assert "DELTA_BINARY_PACKED" in encodings, run
+            ticks += 1
+    assert ticks >= len(RUNS) - 5
