@@ -100,7 +100,7 @@ def write_text(path: Path, text: str) -> None:
 # - else as float32, when every sample is float32-exact (the committed runs were 7% smaller than
 #   float64);
 # - else float64 (the CPU timer's samples, a NaN).
-# Either is written plain: a dictionary of ~10^5 distinct times costs more than it saves, and
+# Floats are written plain: a dictionary of ~10^5 distinct times costs more than it saves, and
 # byte-stream-split made the files larger (929 -> 1,398 KB). Readers scan every file against
 # SCHEMA (_scan, scan_bytes), which turns ticks and float32 back into float64 milliseconds: the
 # values read are those measured.

@@ -219,7 +219,7 @@ def test_files_of_each_encoding_read_together(tmp_path):
 
     rows = {
         "ticks": [float(np.float32(k * 32e-6)) for k in (3, 5)],
-        "f32": [float(np.float32(0.1))],
+        "f32": [float(np.float32(0.10001))],  # off the 32 ns grid: float32 on disk
         "f64": [0.1, 1 / 3],
         "none": None,
     }
