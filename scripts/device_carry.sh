@@ -8,6 +8,12 @@
 #   INC=1 bash scripts/device_carry.sh      also .cache/cutlass-inc.tar.xz (CUTLASS's headers, 1 MB,
 #                                           from the nvidia-cutlass wheel installed here), so the
 #                                           machine's nvcc builds the own CUTLASS libraries
+#   CUTLASS=1 bash scripts/device_carry.sh  also builds here the own CUTLASS libraries the owed
+#                                           runs load (scripts/prebuild_owed.py: about 80 s of a
+#                                           core each), into .cache/cutlass.tar.xz beside those it
+#                                           holds, so no call builds them on its clock
+# Every run: a run an owed list names that was committed unfinished is packed to resume
+# (take_back.py --resume-owed; needs pyarrow in $PYTHON), as a call's own would be.
 # Run it again after every commit that a call should name (.cache/gitid: rows carry the sha).
 # What device_env.sh then does with each on the machine: its header.
 set -euo pipefail
@@ -29,6 +35,10 @@ $PY -m pip download -q --no-deps $P -d .whl 'hydra-core>=1.3' 'omegaconf>=2.3,<2
 for kept in tune_cache/tune-*.tgz; do
   [ -f "$kept" ] && [ ! -f ".cache/$(basename "$kept")" ] && cp "$kept" .cache/ && echo "tune cache from $kept"
 done
+# A fresh checkout's .cache/ has no resume pack either: without one, the owed call would start
+# a run committed unfinished again (session 111's fp8 grid: 153 of 528 points)
+$PY scripts/take_back.py --resume-owed --root . ||
+  echo "warning: runs committed unfinished not packed to resume: PYTHON=<a python with pyarrow>"
 echo "HARNESS_GIT_SHA=$(git rev-parse HEAD) HARNESS_GIT_DIRTY=$([ -z "$(git status --porcelain --untracked-files=no)" ] && echo 0 || echo 1)" > .cache/gitid
 if [ "${PARTS:-0}" = 1 ]; then
   d=$(mktemp -d)
@@ -48,7 +58,18 @@ if [ "${INC:-0}" = 1 ]; then
   src=$($PY -c "import cutlass_library, pathlib; print(pathlib.Path(cutlass_library.__file__).parent / 'source')")
   tar cJf .cache/cutlass-inc.tar.xz -C "$src" include
 fi
-ls -l .whl; du -sh .whl .whl-parts/* .cache/cutlass-inc.tar.xz 2>/dev/null || true
+if [ "${CUTLASS:-0}" = 1 ]; then
+  # built outside .cache/ (carried whole: 42 libraries are 36 MB unpacked), from what the
+  # archive holds, so only the missing ones compile; the machines' unpack markers left out
+  built=$(mktemp -d)
+  [ -f .cache/cutlass.tar.xz ] && tar xJf .cache/cutlass.tar.xz -C "$built"
+  HARNESS_CUTLASS_CACHE="$built" $PY scripts/prebuild_owed.py ||
+    echo "warning: some libraries failed to build here (above): a call builds them, or says why"
+  tar cJf .cache/cutlass.tar.xz.tmp --exclude='./.from-*' --exclude='./.build-*' -C "$built" .
+  mv .cache/cutlass.tar.xz.tmp .cache/cutlass.tar.xz
+  rm -rf "$built"
+fi
+ls -l .whl; du -sh .whl .whl-parts/* .cache/cutlass-inc.tar.xz .cache/cutlass.tar.xz 2>/dev/null || true
 # the tree and this carry as the device tool counts them (a tar's 512-byte blocks), against 64 MiB
 $PY scripts/carry_size.py .whl .cache ||
   echo "warning: a call carrying .whl and .cache would be refused: python3 scripts/device_slim.py aside (then back)"

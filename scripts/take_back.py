@@ -359,6 +359,37 @@ def resume_committed(root: Path, run: str) -> str:
     )
 
 
+def owed_runs(root: Path) -> list[str]:
+    """results/<gpu>/<run> of every spec in the owed lists (results/<gpu>/owed.specs), in order:
+    a spec's first word is its run id. Comments as scripts/owed_call.sh reads them: a line that
+    starts with #, or from a # after a space."""
+    runs = []
+    for listed in sorted((root / "results").glob("*/owed.specs")):
+        for line in listed.read_text().splitlines():
+            spec = re.split(r"\s#", line.strip(), maxsplit=1)[0].split()
+            if spec and not spec[0].startswith("#"):
+                runs.append(f"results/{listed.parent.name}/{spec[0]}")
+    return runs
+
+
+def resume_owed(root: Path) -> list[str]:
+    """Pack to resume (resume_committed) every run an owed list names that was committed
+    unfinished and that .cache/unfinished does not list already: a fresh checkout's .cache has
+    no pack, and without one the owed call would start the run again (session 111 committed the
+    H200's fp8 grid at 153 of 528 points). A listed run keeps the pack its call came back with."""
+    listed = set(listed_unfinished(root))
+    lines = []
+    for run in owed_runs(root):
+        _, gpu, name = Path(run).parts
+        if f"results/_scratch/{gpu}/{name}" in listed or not (root / run / "run.json").is_file():
+            continue
+        try:
+            lines.append(resume_committed(root, run))
+        except ValueError as e:  # whole: it is taken off its list by hand once committed
+            lines.append(f"{e}; take it off results/{gpu}/owed.specs")
+    return lines
+
+
 def check_resume(root: Path, run: str) -> str | None:
     """Why a run must not start here (listed unfinished, its folder absent), or None."""
     if run.rstrip("/") in listed_unfinished(root) and not (root / run / "run.json").is_file():
@@ -386,7 +417,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="RUN_FOLDER",
         help="here: pack a run committed unfinished (results/<gpu>/<run>) to resume from .cache",
     )
+    ap.add_argument(
+        "--resume-owed",
+        action="store_true",
+        help="here: --resume-committed for every run the owed lists name that .cache does not list",
+    )
     args = ap.parse_args(argv)
+    if args.resume_owed:
+        print("\n".join(resume_owed(args.root)) or "owed lists: no committed run to resume")
+        return 0
     if args.resume_committed:
         try:
             print(resume_committed(args.root, args.resume_committed))

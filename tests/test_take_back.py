@@ -317,6 +317,41 @@ def test_a_run_committed_unfinished_is_packed_to_resume_from_the_tree(tmp_path):
         take_back.resume_committed(tmp_path, "results/h100/missing")
 
 
+def test_the_owed_lists_runs_committed_unfinished_are_packed_once(tmp_path, capsys):
+    """A fresh checkout (session 111's next): device_carry.sh packs every run an owed list names
+    that was committed unfinished, so the owed call resumes it rather than starting it again.
+    A run .cache lists already keeps its call's pack; a whole one is named to take off the list;
+    comments, blank lines and runs not committed are passed over."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for gpu, rows in (("h200", ["a"]), ("h100", ["a", "b", "c"])):
+        run = tmp_path / f"results/{gpu}/grid-s1"
+        run.mkdir(parents=True)
+        (run / "run.json").write_bytes(_run_json(3))
+        pq.write_table(pa.table({"point_key": rows}), run / "rows.parquet")
+    (tmp_path / "results/h200/owed.specs").write_text(
+        "# grid-s0 sweep=x\n\n  grid-s1 sweep=gemm_llama 'a=[1,2]' # the grid\nnew-s1 sweep=y"
+    )
+    (tmp_path / "results/h100/owed.specs").write_text("grid-s1 sweep=z\n")
+    assert take_back.owed_runs(tmp_path) == [
+        "results/h100/grid-s1",
+        "results/h200/grid-s1",
+        "results/h200/new-s1",
+    ]
+    lines = take_back.resume_owed(tmp_path)
+    assert lines[0].startswith("results/h100/grid-s1: 3 of 3 rows, whole")
+    assert lines[0].endswith("take it off results/h100/owed.specs")
+    assert lines[1].startswith("results/h200/grid-s1: 1 of 3 rows: packed to resume")
+    assert len(lines) == 2
+    assert (tmp_path / ".cache/unfinished").read_text() == "results/_scratch/h200/grid-s1\n"
+    pack = tmp_path / ".cache/resume/h200+grid-s1.tar.xz"
+    stamp = pack.stat().st_mtime_ns
+    assert take_back.main(["--resume-owed", "--root", str(tmp_path)]) == 0
+    assert "h200" not in capsys.readouterr().out  # listed: its pack is left as it was
+    assert pack.stat().st_mtime_ns == stamp
+
+
 def test_a_resumed_committed_run_returned_whole_counts_its_compacted_rows(tmp_path):
     """Session 104: gemm_llama-s102h, resumed from its 232 committed rows (compacted in
     rows.parquet), came back with the 8 new row files beside them, and was listed unfinished

@@ -1,0 +1,96 @@
+"""Build here, on the CPU, the own CUTLASS libraries that the owed runs will load, so that a
+lent GPU call finds them in the carried .cache/cutlass.tar.xz instead of building them itself:
+
+    HARNESS_CUTLASS_CACHE=<dir> python scripts/prebuild_owed.py [results/<gpu>/owed.specs ...]
+
+(`CUTLASS=1 bash scripts/device_carry.sh` runs it over both GPUs' lists and packs the archive.)
+
+Why: a fresh GPU machine builds them inside the call, on the call's clock. Session 111's first
+H200 call (a fresh checkout: nothing carried) spent about 330 s of its 560 s budget building the
+fp8 grid's 42 libraries, before anything was tuned or timed. This box's nvcc is the GPU image's
+(13.0.88), and a library's cache key (kernels/cutlass/build.py, full_key) holds its sources,
+flags and the CUTLASS and nvcc versions, nothing of the machine: the library built here for
+`gemm-sm90-coop-128x256-fp8_e4m3-nt` had the key of the one the H200 built. Linked here
+against Debian 12's glibc 2.36 and GCC 12's libstdc++, it loads on the image (Ubuntu 24.04:
+glibc 2.39, GCC 13). One library takes about 80 s of one core here: 42 on this box's 2 cores,
+about half an hour.
+
+A spec's libraries are the ones the runner would build for it (Provider.prebuild, as
+harness.runner.prebuild gathers them): its sweep expanded with its overrides, the own CUTLASS
+points' problems, each provider's own list.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def specs_in(listed: Path) -> list[list[str]]:
+    """Each spec of an owed list as its words (run id first), comments as owed_call.sh reads
+    them: a line that starts with #, or from a # after a space."""
+    specs = []
+    for line in listed.read_text().splitlines():
+        text = re.split(r"\s#", line.strip(), maxsplit=1)[0]
+        if text and not text.startswith("#"):
+            specs.append(shlex.split(text))
+    return specs
+
+
+def libraries_of(overrides: list[str]) -> list:
+    """The CUTLASS library specs one gpu_measure.sh spec's run will load (its overrides, the run
+    id dropped), in the runner's order, without duplicates."""
+    from harness.config import compose_run_config
+    from harness.plan import plan
+    from harness.providers import load_all
+
+    points, _ = plan(compose_run_config(overrides))
+    registry = load_all()
+    wanted: dict = {}  # provider -> its problems, as the runner gathers them
+    for point in points:
+        provider = registry.get(point.problem.op, point.provider)
+        if provider.prebuild is not None and provider.prebuild.what == "CUTLASS libraries":
+            wanted.setdefault(provider, []).append(point.problem)
+    specs = [
+        spec for provider, problems in wanted.items() for spec in provider.prebuild.needs(problems)
+    ]
+    return list(dict.fromkeys(specs))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from harness_kernels.cutlass import build
+    from harness_kernels.cutlass.prebuild import prebuild
+
+    lists = [Path(a) for a in (argv if argv is not None else sys.argv[1:])]
+    lists = lists or sorted((ROOT / "results").glob("*/owed.specs"))
+    if why := build.toolchain_problem():
+        print(f"prebuild_owed: {why}", file=sys.stderr)
+        return 2
+    wanted: list = []
+    for listed in lists:
+        for words in specs_in(listed):
+            found = libraries_of(words[1:])
+            print(f"{listed}: {words[0]}: {len(found)} CUTLASS libraries")
+            wanted += found
+    wanted = list(dict.fromkeys(wanted))
+    if not wanted:
+        print("prebuild_owed: no owed run loads a CUTLASS library")
+        return 0
+    report = prebuild(wanted)
+    built = [label for label, status in report.items() if status.startswith("built")]
+    failed = {label: status for label, status in report.items() if status.startswith("error")}
+    for label, status in failed.items():
+        print(f"{label}: {status}", file=sys.stderr)
+    print(
+        f"prebuild_owed: {len(report)} libraries under {build.cache_dir()}: {len(built)} built "
+        f"now, {len(report) - len(built) - len(failed)} there already, {len(failed)} failed"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""scripts/prebuild_owed.py: the CUTLASS libraries an owed spec's run loads, found here as the
+runner finds them on the GPU, so that what this box builds is what a call would build."""
+
+from __future__ import annotations
+
+from script_module import load_script
+
+from harness.config import compose_run_config
+from harness.plan import plan
+from harness.providers import own_cutlass
+
+prebuild_owed = load_script("prebuild_owed")
+
+FP8_GRID = ["sweep=gemm_llama_lowp", "sweep.groups.1.providers=[hipblaslt]"]
+
+
+def test_an_owed_list_is_read_as_owed_call_reads_it(tmp_path):
+    listed = tmp_path / "owed.specs"
+    listed.write_text(
+        "# a comment\n\n  grid-s1 sweep=gemm_llama 'sweep.groups.0.product.m=[256, 512]' # why\n"
+        "mid-s1 sweep=x#y"
+    )
+    assert prebuild_owed.specs_in(listed) == [
+        ["grid-s1", "sweep=gemm_llama", "sweep.groups.0.product.m=[256, 512]"],
+        ["mid-s1", "sweep=x#y"],
+    ]
+
+
+def test_the_fp8_grid_loads_the_fp8_libraries_its_own_cutlass_points_need():
+    """Session 111's H200 built 42 fp8 libraries for this spec; the same 42 are found here."""
+    found = prebuild_owed.libraries_of(FP8_GRID)
+    points, _ = plan(compose_run_config(FP8_GRID))
+    problems = [p.problem for p in points if p.provider == "own-cutlass"]
+    assert problems, "the fp8 grid has own CUTLASS points"
+    assert found == own_cutlass.specs_for(problems, ["own-cutlass"])
+    assert len(found) == 42
+    assert all(spec.label.endswith("-fp8_e4m3-nt") for spec in found)
+
+
+def test_a_spec_without_own_cutlass_loads_nothing():
+    assert (
+        prebuild_owed.libraries_of(["sweep=gemm_llama", "sweep.groups.0.providers=[cublas]"]) == []
+    )
