@@ -22,23 +22,13 @@ points' problems, each provider's own list.
 
 from __future__ import annotations
 
-import re
-import shlex
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from take_back import owed_specs  # noqa: E402 - a sibling script, not a package
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def specs_in(listed: Path) -> list[list[str]]:
-    """Each spec of an owed list as its words (run id first), comments as owed_call.sh reads
-    them: a line that starts with #, or from a # after a space."""
-    specs = []
-    for line in listed.read_text().splitlines():
-        text = re.split(r"\s#", line.strip(), maxsplit=1)[0]
-        if text and not text.startswith("#"):
-            specs.append(shlex.split(text))
-    return specs
 
 
 def libraries_of(overrides: list[str]) -> list:
@@ -72,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     wanted: list = []
     for listed in lists:
-        for words in specs_in(listed):
+        for words in owed_specs(listed):
             found = libraries_of(words[1:])
             print(f"{listed}: {words[0]}: {len(found)} CUTLASS libraries")
             wanted += found

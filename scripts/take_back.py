@@ -52,6 +52,7 @@ import io
 import json
 import lzma
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -359,17 +360,25 @@ def resume_committed(root: Path, run: str) -> str:
     )
 
 
+def owed_specs(listed: Path) -> list[list[str]]:
+    """Each gpu_measure.sh spec of an owed list (results/<gpu>/owed.specs) as its words, run id
+    first; comments as scripts/owed_call.sh reads them: a line that starts with #, or from a #
+    after a space (one inside an override's quotes, with no space before it, stays)."""
+    specs = []
+    for line in listed.read_text().splitlines():
+        text = re.split(r"\s#", line.strip(), maxsplit=1)[0]
+        if text and not text.startswith("#"):
+            specs.append(shlex.split(text))
+    return specs
+
+
 def owed_runs(root: Path) -> list[str]:
-    """results/<gpu>/<run> of every spec in the owed lists (results/<gpu>/owed.specs), in order:
-    a spec's first word is its run id. Comments as scripts/owed_call.sh reads them: a line that
-    starts with #, or from a # after a space."""
-    runs = []
-    for listed in sorted((root / "results").glob("*/owed.specs")):
-        for line in listed.read_text().splitlines():
-            spec = re.split(r"\s#", line.strip(), maxsplit=1)[0].split()
-            if spec and not spec[0].startswith("#"):
-                runs.append(f"results/{listed.parent.name}/{spec[0]}")
-    return runs
+    """results/<gpu>/<run> of every spec in the owed lists, in order."""
+    return [
+        f"results/{listed.parent.name}/{spec[0]}"
+        for listed in sorted((root / "results").glob("*/owed.specs"))
+        for spec in owed_specs(listed)
+    ]
 
 
 def resume_owed(root: Path) -> list[str]:

@@ -15,12 +15,13 @@ FP8_GRID = ["sweep=gemm_llama_lowp", "sweep.groups.1.providers=[hipblaslt]"]
 
 
 def test_an_owed_list_is_read_as_owed_call_reads_it(tmp_path):
+    """take_back.owed_specs, which this script reads the lists with."""
     listed = tmp_path / "owed.specs"
     listed.write_text(
         "# a comment\n\n  grid-s1 sweep=gemm_llama 'sweep.groups.0.product.m=[256, 512]' # why\n"
         "mid-s1 sweep=x#y"
     )
-    assert prebuild_owed.specs_in(listed) == [
+    assert prebuild_owed.owed_specs(listed) == [
         ["grid-s1", "sweep=gemm_llama", "sweep.groups.0.product.m=[256, 512]"],
         ["mid-s1", "sweep=x#y"],
     ]
