@@ -13,7 +13,8 @@
 #                                           core each), into .cache/cutlass.tar.xz beside those it
 #                                           holds, so no call builds them on its clock
 # Every run: a run an owed list names that was committed unfinished is packed to resume
-# (take_back.py --resume-owed; needs pyarrow in $PYTHON), as a call's own would be.
+# (take_back.py --resume-owed), as a call's own would be. Both it and CUTLASS=1 need the
+# project installed in $PYTHON (pyarrow, hydra): PYTHON=<the venv's python>.
 # Run it again after every commit that a call should name (.cache/gitid: rows carry the sha).
 # What device_env.sh then does with each on the machine: its header.
 set -euo pipefail
@@ -61,7 +62,12 @@ fi
 if [ "${CUTLASS:-0}" = 1 ]; then
   # built outside .cache/ (carried whole: 42 libraries are 36 MB unpacked), from what the
   # archive holds, so only the missing ones compile; the machines' unpack markers left out
+  $PY -c "import harness, harness_kernels" || {
+    echo "harness: error: CUTLASS=1: $PY lacks the project; allowed: PYTHON=<the venv's python>" >&2
+    exit 2
+  }
   built=$(mktemp -d)
+  trap 'rm -rf "$built"' EXIT
   [ -f .cache/cutlass.tar.xz ] && tar xJf .cache/cutlass.tar.xz -C "$built"
   HARNESS_CUTLASS_CACHE="$built" $PY scripts/prebuild_owed.py ||
     echo "warning: some libraries failed to build here (above): a call builds them, or says why"

@@ -63,7 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     wanted: list = []
     for listed in lists:
         for words in owed_specs(listed):
-            found = libraries_of(words[1:])
+            if words[1:2] == ["ceilings"]:  # `harness ceilings` (gpu_measure.sh): no CUTLASS
+                continue
+            try:
+                found = libraries_of(words[1:])
+            except ValueError as e:  # ConfigError too; a sweep that plans on a GPU only
+                print(f"warning: {listed}: {words[0]}: {e}; its libraries not built here")
+                continue
             print(f"{listed}: {words[0]}: {len(found)} CUTLASS libraries")
             wanted += found
     wanted = list(dict.fromkeys(wanted))

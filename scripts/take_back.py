@@ -365,10 +365,14 @@ def owed_specs(listed: Path) -> list[list[str]]:
     first; comments as scripts/owed_call.sh reads them: a line that starts with #, or from a #
     after a space (one inside an override's quotes, with no space before it, stays)."""
     specs = []
-    for line in listed.read_text().splitlines():
-        text = re.split(r"\s#", line.strip(), maxsplit=1)[0]
-        if text and not text.startswith("#"):
+    for n, line in enumerate(listed.read_text().split("\n"), 1):  # bash's lines: \n only
+        text = re.split(r"\s#", line.strip(), maxsplit=1, flags=re.ASCII)[0]
+        if not text or text.startswith("#"):
+            continue
+        try:
             specs.append(shlex.split(text))
+        except ValueError as e:  # an unclosed quote: that spec only, as owed_call.sh would
+            print(f"warning: {listed}:{n}: {e}; skipped", file=sys.stderr)
     return specs
 
 

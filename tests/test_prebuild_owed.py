@@ -19,11 +19,12 @@ def test_an_owed_list_is_read_as_owed_call_reads_it(tmp_path):
     listed = tmp_path / "owed.specs"
     listed.write_text(
         "# a comment\n\n  grid-s1 sweep=gemm_llama 'sweep.groups.0.product.m=[256, 512]' # why\n"
-        "mid-s1 sweep=x#y"
+        "mid-s1 sweep=x#y\nbad-s1 'a=x #y'\r\nlast-s1 a=1\r"
     )
     assert prebuild_owed.owed_specs(listed) == [
         ["grid-s1", "sweep=gemm_llama", "sweep.groups.0.product.m=[256, 512]"],
         ["mid-s1", "sweep=x#y"],
+        ["last-s1", "a=1"],  # the unclosed quote's line is skipped, with a warning
     ]
 
 
@@ -42,3 +43,18 @@ def test_a_spec_without_own_cutlass_loads_nothing():
     assert (
         prebuild_owed.libraries_of(["sweep=gemm_llama", "sweep.groups.0.providers=[cublas]"]) == []
     )
+
+
+def test_specs_that_plan_no_cutlass_here_are_passed_over(tmp_path, monkeypatch, capsys):
+    """A `ceilings` spec runs `harness ceilings`, and a spec that does not compose is named:
+    neither stops the list (here nothing is left to build, so nvcc never runs)."""
+    from harness_kernels.cutlass import build
+
+    monkeypatch.setattr(build, "toolchain_problem", lambda: None)
+    listed = tmp_path / "owed.specs"
+    listed.write_text("roofs-s1 ceilings sweep=x\nodd-s1 sweep=no_such_sweep\n")
+    assert prebuild_owed.main([str(listed)]) == 0
+    out = capsys.readouterr().out
+    assert "odd-s1" in out and "its libraries not built here" in out
+    assert "roofs-s1" not in out
+    assert "no owed run loads a CUTLASS library" in out
