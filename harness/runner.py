@@ -44,20 +44,28 @@ def bind_device(device: DeviceInfo) -> None:
         torch.cuda.set_device(device.index)
 
 
+def prebuild_jobs(points: list[Point], registry: Registry) -> dict:
+    """What `points`' providers declare they load (Provider.prebuild): builder -> (what, the
+    specs in order), one entry per builder, so each builds its share in one parallel call.
+    scripts/prebuild_owed.py asks the same of an owed run, to build its libraries on a CPU."""
+    problems: dict[Provider, tuple[Prebuild, list[Problem]]] = {}
+    for point in points:
+        provider = registry.get(point.problem.op, point.provider)
+        if provider.prebuild is not None:
+            problems.setdefault(provider, (provider.prebuild, []))[1].append(point.problem)
+    jobs: dict = {}
+    for hook, wanted in problems.values():
+        jobs.setdefault(hook.build, (hook.what, []))[1].extend(hook.needs(wanted))
+    return jobs
+
+
 def prebuild(todo: list, registry: Registry, device: DeviceInfo, out) -> None:
-    """Build what the pending points' providers declare (Provider.prebuild) before the first
+    """Build what the pending points' providers declare (prebuild_jobs) before the first
     point, one parallel call per builder: no build ever runs inside a point (let alone its timed
     window). GPU sweeps only: the CPU runs no compiled library."""
     if not device.is_gpu:
         return
-    problems: dict[Provider, tuple[Prebuild, list[Problem]]] = {}
-    for _, point in todo:
-        provider = registry.get(point.problem.op, point.provider)
-        if provider.prebuild is not None:
-            problems.setdefault(provider, (provider.prebuild, []))[1].append(point.problem)
-    jobs: dict = {}  # builder -> (what, specs in order)
-    for hook, wanted in problems.values():
-        jobs.setdefault(hook.build, (hook.what, []))[1].extend(hook.needs(wanted))
+    jobs = prebuild_jobs([point for _, point in todo], registry)
     for build, (what, specs) in jobs.items():
         started = time.perf_counter()
         built = build(list(dict.fromkeys(specs)))

@@ -73,7 +73,6 @@ if [ "${CUTLASS:-0}" = 1 ]; then
     echo "warning: some libraries failed to build here (above): a call builds them, or says why"
   tar cJf .cache/cutlass.tar.xz.tmp --exclude='./.from-*' --exclude='./.build-*' -C "$built" .
   mv .cache/cutlass.tar.xz.tmp .cache/cutlass.tar.xz
-  rm -rf "$built"
 fi
 ls -l .whl; du -sh .whl .whl-parts/* .cache/cutlass-inc.tar.xz .cache/cutlass.tar.xz 2>/dev/null || true
 # the tree and this carry as the device tool counts them (a tar's 512-byte blocks), against 64 MiB

@@ -15,9 +15,8 @@ against Debian 12's glibc 2.36 and GCC 12's libstdc++, it loads on the image (Ub
 glibc 2.39, GCC 13). One library takes about 80 s of one core here: 42 on this box's 2 cores,
 about half an hour.
 
-A spec's libraries are the ones the runner would build for it (Provider.prebuild, as
-harness.runner.prebuild gathers them): its sweep expanded with its overrides, the own CUTLASS
-points' problems, each provider's own list.
+A spec's libraries are the ones the runner would build for it (harness.runner.prebuild_jobs):
+its sweep expanded with its overrides, built by the runner's own builder.
 """
 
 from __future__ import annotations
@@ -31,52 +30,54 @@ from take_back import owed_specs  # noqa: E402 - a sibling script, not a package
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def libraries_of(overrides: list[str]) -> list:
-    """The CUTLASS library specs one gpu_measure.sh spec's run will load (its overrides, the run
-    id dropped), in the runner's order, without duplicates."""
+def cutlass_job(overrides: list[str]) -> tuple:
+    """(builder, library specs) of the own CUTLASS libraries one gpu_measure.sh spec's run will
+    load (its overrides, the run id dropped), as the runner gathers them (runner.prebuild_jobs);
+    (None, []) where it loads none."""
     from harness.config import compose_run_config
     from harness.plan import plan
     from harness.providers import load_all
+    from harness.runner import prebuild_jobs
 
     points, _ = plan(compose_run_config(overrides))
-    registry = load_all()
-    wanted: dict = {}  # provider -> its problems, as the runner gathers them
-    for point in points:
-        provider = registry.get(point.problem.op, point.provider)
-        if provider.prebuild is not None and provider.prebuild.what == "CUTLASS libraries":
-            wanted.setdefault(provider, []).append(point.problem)
-    specs = [
-        spec for provider, problems in wanted.items() for spec in provider.prebuild.needs(problems)
-    ]
-    return list(dict.fromkeys(specs))
+    for build, (what, specs) in prebuild_jobs(points, load_all()).items():
+        if what == "CUTLASS libraries":
+            return build, list(dict.fromkeys(specs))
+    return None, []
+
+
+def libraries_of(overrides: list[str]) -> list:
+    """The CUTLASS library specs one spec's run will load, in the runner's order."""
+    return cutlass_job(overrides)[1]
 
 
 def main(argv: list[str] | None = None) -> int:
     from harness_kernels.cutlass import build
-    from harness_kernels.cutlass.prebuild import prebuild
 
     lists = [Path(a) for a in (argv if argv is not None else sys.argv[1:])]
     lists = lists or sorted((ROOT / "results").glob("*/owed.specs"))
     if why := build.toolchain_problem():
         print(f"prebuild_owed: {why}", file=sys.stderr)
         return 2
-    wanted: list = []
+    builder, wanted = None, []
     for listed in lists:
         for words in owed_specs(listed):
             if words[1:2] == ["ceilings"]:  # `harness ceilings` (gpu_measure.sh): no CUTLASS
                 continue
             try:
-                found = libraries_of(words[1:])
+                job, found = cutlass_job(words[1:])
             except ValueError as e:  # ConfigError too; a sweep that plans on a GPU only
                 print(f"warning: {listed}: {words[0]}: {e}; its libraries not built here")
                 continue
             print(f"{listed}: {words[0]}: {len(found)} CUTLASS libraries")
-            wanted += found
+            builder, wanted = job or builder, wanted + found
     wanted = list(dict.fromkeys(wanted))
-    if not wanted:
+    if builder is None or not wanted:
         print("prebuild_owed: no owed run loads a CUTLASS library")
         return 0
-    report = prebuild(wanted)
+    report = builder(
+        wanted
+    )  # the runner's builder: {label: 'cached' | 'built in N s' | 'error: ...'}
     built = [label for label, status in report.items() if status.startswith("built")]
     failed = {label: status for label, status in report.items() if status.startswith("error")}
     for label, status in failed.items():
