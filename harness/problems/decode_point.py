@@ -16,9 +16,10 @@ def problem_of(spec: str) -> AttentionProblem:
     bf16, causal, paged, equal lengths); every part is needed, in any order. A part `ragged`
     makes the batch ragged as the grid's ragged half is (lengths from kv_len down to half of
     it): on the H100 the ragged GQA-8 points at KV 4k read 0.69-0.75 of the ceiling, the
-    batch-16 bar's largest miss (fmha_decode_serving-b16-own-s96h). Page 0 is a dense cache
-    (each sequence's keys in one run, no block table): set against a paged point of the same
-    bytes, what the table's lookups cost; a dense cache cannot be ragged."""
+    batch-16 bar's largest miss (fmha_decode_serving-b16-own-s96h, moved out in session 112).
+    Page 0 is a dense cache (each sequence's keys in one run, no block table): set against a
+    paged point of the same bytes, what the table's lookups cost; a dense cache cannot be
+    ragged."""
     tokens = spec.split(":")
     ragged = "ragged" in tokens
     parts = [re.fullmatch(r"(b|kv|h|q|p)(\d+)", part) for part in tokens if part != "ragged"]
