@@ -53,12 +53,44 @@ SCHEMA = 1  # bump when the entry format changes: older entries then miss
 # from one taken on another machine of the same name (H200, session 44: one own CUTLASS config
 # timed 58.7-66.4 us over eight processes on one machine).
 _ORIGIN: dict[str, str] = {}
+# The seed of each decision this process timed or read that was seeded (tune_seed.py), by entry
+# digest: the seeding GPU and driver, k, how many candidates were timed. save() stores it in the
+# decision's record; a provider copies it into provider_config (`tune_seeded_from`).
+_SEEDS: dict[str, dict[str, Any]] = {}
 
 
 def mode() -> str:
     """'on', 'off' (no reads, no writes) or 'refresh' (writes only), from $HARNESS_TUNE_CACHE."""
     env = os.environ.get("HARNESS_TUNE_CACHE", "").strip()
     return env if env in ("off", "refresh") else "on"
+
+
+def seed_top() -> int:
+    """k of seeded tuning (tune_seed.py) from $HARNESS_TUNE_SEED: a whole number above 0, else 0
+    (off: every candidate is timed, and a seeded decision on disk is not read)."""
+    env = os.environ.get("HARNESS_TUNE_SEED", "").strip()
+    return int(env) if env.isdigit() else 0
+
+
+def note_seed(key: TuneKey, seed: dict[str, Any] | None) -> None:
+    """tune_seed.order narrowed `key`'s candidates to `seed`'s (save() records it), or None: it
+    times every one (a seed an earlier tune of the key noted no longer holds)."""
+    if seed is None:
+        _SEEDS.pop(key.digest, None)
+    else:
+        _SEEDS[key.digest] = seed
+
+
+def seeded_from(digest: str | None) -> str:
+    """How the decision named `digest` was seeded ("" if it was tuned in full), as a row says it:
+    "NVIDIA H100 80GB HBM3 (driver 580.159.04), top 3: 3 of 12 timed"."""
+    seed = _SEEDS.get(digest or "")
+    if not seed:
+        return ""
+    return (
+        f"{seed.get('device', '?')} (driver {seed.get('driver', '?')}), top {seed.get('top', '?')}:"
+        f" {seed.get('tried', '?')} of {seed.get('of', '?')} timed"
+    )
 
 
 def cache_dir() -> Path:
@@ -345,7 +377,12 @@ def load(key: TuneKey | None, candidates: Sequence[Any]) -> Decision | None:
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         warnings.warn(f"tune cache: ignoring {path} ({e}); re-tuning", stacklevel=3)
         return None
+    seed = found.record.get("seeded_from")
+    if seed and seed_top() <= 0:  # a narrowed search: with seeding off the point is tuned in full
+        return None
     _ORIGIN[key.digest] = found.gpu_uuid
+    if isinstance(seed, dict):
+        _SEEDS[key.digest] = seed
     return found
 
 
@@ -363,13 +400,16 @@ def save(
     _ORIGIN[key.digest] = gpu_uuid()
     if mode() == "off":
         return
+    seed = _SEEDS.get(key.digest)
+    if seed is not None:
+        record = dict(record or {}, seeded_from=seed)
     entry = {
         "schema": SCHEMA,
         "key": asdict(key),
         "choice_index": index,
         "choice": describe(candidates[index]),
         "tuned_ms": tuned_ms,
-        "candidates_tried": len(candidates),
+        "candidates_tried": seed["tried"] if seed is not None else len(candidates),
         "record": _plain(record or {}),
         "tuned_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "host": socket.gethostname(),

@@ -96,3 +96,36 @@ def test_an_own_row_names_the_gpu_that_timed_its_tuners_decision(tmp_path, monke
     assert "tuned_on" not in prepare("own-untuned")
     assert "tuned_on" not in prepare("vendor-tuned")
     assert reg.get("gemm", "own-tuned").prepare.__name__ == "tuned"  # functools.wraps
+
+
+def test_an_own_row_says_its_decision_was_seeded(tmp_path, monkeypatch):
+    """A decision timed on another GPU's best few candidates only (harness_kernels/tune_seed.py)
+    is named in the row's config (`tune_seeded_from`), read back from disk while seeding is on;
+    a decision tuned in full adds nothing."""
+    from harness_kernels import tune_cache
+
+    monkeypatch.setenv("HARNESS_TUNE_CACHE", str(tmp_path))
+    monkeypatch.setenv("HARNESS_TUNE_SEED", "1")
+    monkeypatch.setattr(tune_cache, "_SEEDS", {})
+    make = lambda p: tune_cache.make_key(  # noqa: E731
+        "test", "Fake GPU", (p,), [1, 2], toolchain="t", sources=("bench_cold.py",)
+    )
+    seeded, full = make("seeded"), make("full")
+    seed = dict(device="Fake H100", driver="1", entries=["e"], top=1, tried=1, of=2)
+    tune_cache.note_seed(seeded, seed)
+    tune_cache.save(seeded, [1, 2], 1, 0.1)
+    tune_cache.save(full, [1, 2], 0, 0.1)
+    monkeypatch.setattr(tune_cache, "_SEEDS", {})  # a later process
+    assert tune_cache.load(seeded, [1, 2]) is not None and tune_cache.load(full, [1, 2])
+
+    def prepared_for(key):
+        return lambda problem, inputs, device: Prepared(lambda: None, {"tune_key": key.digest})
+
+    reg = Registry()
+    register("own-seeded", "gemm", "own", ("cpu",), registry=reg)(prepared_for(seeded))
+    register("own-full", "gemm", "own", ("cpu",), registry=reg)(prepared_for(full))
+    problem, device = GemmProblem(m=8, n=8, k=8, dtype="fp32"), get_device("cpu")
+    prepare = lambda name: reg.get("gemm", name).prepare(problem, {}, device).config  # noqa: E731
+    said = prepare("own-seeded")["tune_seeded_from"]
+    assert said == "Fake H100 (driver 1), top 1: 1 of 2 timed"
+    assert "tune_seeded_from" not in prepare("own-full")

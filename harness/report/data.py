@@ -173,14 +173,14 @@ def settled_side(ra: dict, rb: dict) -> str | None:
 
 def tuned_in_point(row: dict) -> bool:
     """Whether the row's own kernel was tuned inside its point, just before its timing: tuned in
-    this process (tune_source "tuned", not an in-process hit) and not by the tune pass
+    this process (tune_source "tuned" or "seeded", not an in-process hit) and not by the tune pass
     (harness/tune_pass.py). Such a GEMM ran 2-3% slower at M >= 4096 on an H100 than one tuned
     before the first timed point (results/h100/README.md, session 43)."""
     try:
         config = json.loads(row.get("provider_config") or "{}")
     except (TypeError, ValueError):
         return False
-    if not isinstance(config, dict) or config.get("tune_source") != "tuned":
+    if not isinstance(config, dict) or config.get("tune_source") not in ("tuned", "seeded"):
         return False
     return not config.get("tune_pass") and not config.get("tune_cache_hit")
 

@@ -149,7 +149,7 @@ def _tuned_where(cfg: dict, row: dict) -> str | None:
         # tuner's entry, not of the choice's, so nothing ties the re-time to this GPU
         return "" if choice == "timed" else None
     source = cfg.get("tune_source", "tuned")
-    if source == "tuned":
+    if source in ("tuned", "seeded"):  # seeded: timed here, fewer candidates (tune_seed.py)
         return ""
     uuid = row.get("device_uuid")
     if source == "cache" and uuid and cfg.get("tuned_on") == uuid:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .. import capped_retime, tune_cache
+from .. import capped_retime, tune_cache, tune_seed
 from ..bench_cold import bench_cold
 from ..exc_text import first_line
 from . import build
@@ -221,7 +221,9 @@ class TuneResult:
     # the contenders re-timed at the power cap (capped_retime.py) -> mean ms; they decided
     capped_ms: dict[str, float] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)  # candidate -> reason
-    source: str = "tuned"  # "tuned" (timed in this process) | "cache" (read from disk)
+    # "tuned" (timed in this process), "seeded" (timed here, another GPU's best few only:
+    # tune_seed.py) or "cache" (read from disk)
+    source: str = "tuned"
     cache_key: str = ""  # tune_cache.TuneKey.digest of the disk entry, when there is one
 
 
@@ -297,13 +299,15 @@ def tune(
     expected = reference()
     dtype = DTYPES[a.dtype][0]
     b_col = b.stride(0) == 1 and b.shape[1] > 1
-    build.build_many(c.spec(dtype, b_col) for c, _ in candidates)  # parallel nvcc, once
+    # every candidate, or with seeding on (tune_seed.py) another GPU's best few
+    timing = [candidates[i] for i in tune_seed.order(stored, [_name(c) for c in candidates])]
+    build.build_many(c.spec(dtype, b_col) for c, _ in timing)  # parallel nvcc, once
     timings: dict[str, float] = {}
     rejected: dict[str, str] = {}
     best: Candidate | None = None
     unbuildable: list[build.BuildError] = []
-    for config, options in candidates:
-        name = f"{config.name}:{options}"
+    for config, options in timing:
+        name = _name((config, options))
         try:
             launch = prepare_gemm(a, b, config, alpha=alpha, options=options)
             err = _rel_err(launch(), expected)
@@ -326,11 +330,11 @@ def tune(
         if best is None or timings[name] < timings[f"{best[0].name}:{best[1]}"]:
             best = (config, options)
     if best is None:
-        if len(unbuildable) == len(candidates):
+        if len(unbuildable) == len(timing):
             raise unbuildable[0]  # no toolchain and nothing cached: the caller skips the point
         raise KernelError(f"no candidate worked: {rejected}", 7)
     capped: dict[str, float] = {}
-    by_name = {f"{c.name}:{o}": (c, o) for c, o in candidates}
+    by_name = {_name(c): c for c in candidates}
     if names := with_leanest(capped_retime.contenders(timings), timings, by_name):
         try:
             launches = {
@@ -344,12 +348,19 @@ def tune(
         else:
             best = by_name[capped_retime.winner(capped, names[0])]
     digest = stored.digest if stored else ""
-    result = TuneResult(best[0], best[1], timings, capped, rejected, "tuned", digest)
+    source = "seeded" if len(timing) < len(candidates) else "tuned"
+    result = TuneResult(best[0], best[1], timings, capped, rejected, source, digest)
     _CACHE[key] = result
     index = candidates.index(best)
     record = dict(timings_ms=timings, capped_ms=capped, rejected=rejected)
     tune_cache.save(stored, candidates, index, best_ms(result), record)
     return result
+
+
+def _name(candidate: Candidate) -> str:
+    """A candidate's name in the decision's timings (and a seeding entry's, tune_seed.py)."""
+    config, options = candidate
+    return f"{config.name}:{options}"
 
 
 def operand_intensity(config: GemmConfig) -> float:
