@@ -14,7 +14,8 @@ seeded decision never seeds another). A problem that holds the GPU's name (own T
 is compared with that name read as the same. An entry ranks its candidates with its choice first
 (what its capped re-time decided) and the rest by burst time; with several seeding entries, each
 one's best k are timed, in the order of their GPU name and driver. A point no entry seeds is
-tuned in full.
+tuned in full. A rule that reads the tuner's timings of a candidate it did not pick (own
+CUTLASS's decode twin, cutlass/decode_twin.py) applies only where that candidate was timed.
 
 The decision is stored under the point's usual key with `seeded_from` in its record (tune_cache),
 and read back only while seeding is on: without HARNESS_TUNE_SEED the point is tuned in full and
