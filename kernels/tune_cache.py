@@ -81,6 +81,11 @@ def note_seed(key: TuneKey, seed: dict[str, Any] | None) -> None:
         _SEEDS[key.digest] = seed
 
 
+def noted_seed(key: TuneKey | None) -> dict[str, Any] | None:
+    """The seed noted for `key` (note_seed), or None: its candidates are all timed."""
+    return None if key is None else _SEEDS.get(key.digest)
+
+
 def seeded_from(digest: str | None) -> str:
     """How the decision named `digest` was seeded ("" if it was tuned in full), as a row says it:
     "NVIDIA H100 80GB HBM3 (driver 580.159.04), top 3: 3 of 12 timed"."""
@@ -88,7 +93,7 @@ def seeded_from(digest: str | None) -> str:
     if not seed:
         return ""
     return (
-        f"{seed.get('device', '?')} (driver {seed.get('driver', '?')}), top {seed.get('top', '?')}:"
+        f"{', '.join(seed.get('sources', ['?']))}, top {seed.get('top', '?')}:"
         f" {seed.get('tried', '?')} of {seed.get('of', '?')} timed"
     )
 
@@ -378,11 +383,14 @@ def load(key: TuneKey | None, candidates: Sequence[Any]) -> Decision | None:
         warnings.warn(f"tune cache: ignoring {path} ({e}); re-tuning", stacklevel=3)
         return None
     seed = found.record.get("seeded_from")
-    if seed and seed_top() <= 0:  # a narrowed search: with seeding off the point is tuned in full
+    # a narrowed search: with seeding off, or a wider k now, the point is tuned again
+    if seed and (seed_top() <= 0 or not isinstance(seed, dict) or seed.get("top", 0) < seed_top()):
         return None
     _ORIGIN[key.digest] = found.gpu_uuid
-    if isinstance(seed, dict):
+    if seed:
         _SEEDS[key.digest] = seed
+    else:
+        _SEEDS.pop(key.digest, None)
     return found
 
 

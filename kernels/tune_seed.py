@@ -2,9 +2,9 @@
 another GPU's full tune of the same point ranked best, not all of them. Opt-in:
 HARNESS_TUNE_SEED=<k> (tune_cache.seed_top) takes each seeding entry's best k.
 
-Why: a GPU model or driver with no tune cache tunes every point again. An H200 that came fresh in
-session 111 spent 514 s of a call's 560 s tuning the fp8 grid's 240 own points (own CUTLASS: 12
-candidates a point on average; own Triton's attention tuner 48). Whether another GPU's ranking
+Why: a GPU model or driver with no tune cache tunes every point again. A fresh H200 in session
+111 spent 514 s of two calls' tune passes on the fp8 grid's 240 own points, 205 s of it own
+CUTLASS's (12 candidates a point on average), the one tuner seeded so far. Whether another GPU's ranking
 holds here is a measured question, answered offline from two GPUs' tuner timings by
 scripts/seed_check.py (tune_cache/README.md has its figures); this module only narrows the search.
 
@@ -14,8 +14,9 @@ seeded decision never seeds another). A problem that holds the GPU's name (own T
 is compared with that name read as the same. An entry ranks its candidates with its choice first
 (what its capped re-time decided) and the rest by burst time; with several seeding entries, each
 one's best k are timed, in the order of their GPU name and driver. A point no entry seeds is
-tuned in full. A rule that reads the tuner's timings of a candidate it did not pick (own
-CUTLASS's decode twin, cutlass/decode_twin.py) applies only where that candidate was timed.
+tuned in full. Own CUTLASS adds the twins of its seeded candidates where its decode twin rule
+applies (the rule reads the twin's burst: cutlass/decode_twin.py), and times every candidate
+where no seeded one works on this GPU (widen).
 
 The decision is stored under the point's usual key with `seeded_from` in its record (tune_cache),
 and read back only while seeding is on: without HARNESS_TUNE_SEED the point is tuned in full and
@@ -31,14 +32,14 @@ from __future__ import annotations
 import functools
 import json
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from . import tune_cache
 
-GPU = "<gpu>"  # what a GPU name inside a problem's text is read as
+GPU = "<gpu>"  # what the GPU's name (quoted, as repr writes it) inside a problem's text reads as
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class SeedEntry:
 def seed_key(key: dict[str, Any]) -> tuple[str, ...]:
     """What a seeding entry must share with the point: everything in the key but the GPU and its
     driver (the GPU's name read as GPU inside the problem's text)."""
-    problem = str(key["problem"]).replace(str(key["device"]), GPU)
+    problem = str(key["problem"]).replace(repr(str(key["device"])), repr(GPU))
     return (key["family"], key["toolchain"], key["source_hash"], problem, key["candidates"])
 
 
@@ -127,8 +128,7 @@ def order(key: tune_cache.TuneKey | None, names: Sequence[str]) -> list[int]:
     tune_cache.note_seed(
         key,
         dict(
-            device=seeds[0].device if len(seeds) == 1 else ", ".join(s.device for s in seeds),
-            driver=", ".join(sorted({s.driver for s in seeds})),
+            sources=[f"{s.device} (driver {s.driver})" for s in seeds],
             entries=[s.digest for s in seeds],
             top=k,
             tried=len(picked),
@@ -136,3 +136,14 @@ def order(key: tune_cache.TuneKey | None, names: Sequence[str]) -> list[int]:
         ),
     )
     return picked
+
+
+def widen(key: tune_cache.TuneKey | None, picked: list[int], more: Iterable[int]) -> list[int]:
+    """`picked` with `more` added (candidates a rule reads the timings of, or every one where no
+    seeded candidate worked); the noted seed counts them, and is dropped once all are timed."""
+    out = picked + [i for i in more if i not in picked]
+    seed = tune_cache.noted_seed(key)
+    if key is not None and seed is not None:
+        whole = len(out) >= seed["of"]
+        tune_cache.note_seed(key, None if whole else dict(seed, tried=len(out)))
+    return out

@@ -5,8 +5,9 @@ point: both picks, both sweep medians and seeded over full, and the geomean and 
 
     python3 scripts/seed_ab.py results/h100/seed3-s113h results/h100/seedfull-s113h [own-cutlass]
 
-Times compare only within one call on one card (the runs' device UUIDs are printed and must
-match); a pick both runs share times the same kernel twice, so its ratio is the A/A noise.
+Times compare only within one call on one card; a pick both runs share times the same kernel
+twice, so its ratio is the A/A noise. It exits 1, after the table, where the pair is no test of
+seeding: cards differ, a tune pass was cut short, or no row of the seeded run was seeded.
 """
 
 from __future__ import annotations
@@ -24,16 +25,18 @@ from harness.store import read_rows
 KEYS = ["m", "n", "k", "dtype", "layout"]
 
 
-def tune_seconds(run: Path, provider: str) -> float | None:
-    """The tune pass's seconds for `provider`, summed over the run's calls (run.json history)."""
+def tune_pass(run: Path, provider: str) -> tuple[float | None, int]:
+    """The tune pass's seconds for `provider`, summed over the run's calls (run.json history),
+    and how many points its passes left untuned (`not_reached`: a pass cut by the budget)."""
     history = json.loads((run / "run.json").read_text()).get("history", [])
+    passes = [call.get("tune_pass") or {} for call in history]
     found = [
         seconds
-        for call in history
-        for name, seconds in ((call.get("tune_pass") or {}).get("by_provider") or {}).items()
+        for p in passes
+        for name, seconds in (p.get("by_provider") or {}).items()
         if name.split()[0] == provider
     ]
-    return sum(found) if found else None
+    return (sum(found) if found else None), sum(int(p.get("not_reached") or 0) for p in passes)
 
 
 def picks(run: Path, provider: str) -> pd.DataFrame:
@@ -68,14 +71,22 @@ def main(argv: list[str]) -> int:
         return 2
     seeded_run, full_run = Path(argv[0]), Path(argv[1])
     provider = argv[2] if len(argv) == 3 else "own-cutlass"
+    problems = []
     for name, run in (("seeded", seeded_run), ("full", full_run)):
-        print(f"{name}: {run.name}, tune pass {tune_seconds(run, provider)} s for {provider}")
+        seconds, untuned = tune_pass(run, provider)
+        print(f"{name}: {run.name}, tune pass {seconds} s for {provider}")
+        if untuned:
+            problems.append(f"{name}'s tune pass was cut: {untuned} points not reached")
     both = pair(picks(seeded_run, provider), picks(full_run, provider))
     if both.empty:
         print("no point measured ok by both runs")
         return 1
     cards = sorted(set(both["device_uuid_seeded"]) | set(both["device_uuid_full"]))
     print(f"cards: {', '.join(str(c) for c in cards)}")
+    if len(cards) > 1:
+        problems.append("the runs were timed on different cards")
+    if not (both["tune_source_seeded"] == "seeded").any():
+        problems.append("no row of the seeded run was tuned seeded (no seed matched?)")
     for r in both.sort_values(KEYS).itertuples():
         mark = "same" if r.same_pick else f"{r.pick_seeded} vs {r.pick_full}"
         print(
@@ -94,7 +105,9 @@ def main(argv: list[str]) -> int:
             else ""
         )
     )
-    return 0
+    for problem in problems:
+        print(f"not a comparison of seeding: {problem}")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

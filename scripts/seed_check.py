@@ -27,7 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness_kernels import capped_retime
+from harness_kernels import capped_retime, tune_cache
+from harness_kernels.cutlass.gemm import RunOptions
 from harness_kernels.tune_seed import seed_key
 
 
@@ -52,7 +53,11 @@ def timings(entry: dict[str, Any]) -> dict[str, float]:
 
 
 def pick(entry: dict[str, Any]) -> str | None:
-    """The candidate name the tuner chose, as far as its record tells."""
+    """The candidate name the tuner chose: own CUTLASS's read from the stored choice (the name its
+    timings use); another tuner's as far as its record tells (capped winner, else fastest burst:
+    an exact tie of bursts may then read another candidate than the tuner took)."""
+    if (name := cutlass_name(entry.get("choice", ""))) is not None:
+        return name
     burst = timings(entry)
     if not burst:
         return None
@@ -65,6 +70,16 @@ def pick(entry: dict[str, Any]) -> str | None:
     return fastest
 
 
+def cutlass_name(choice: str) -> str | None:
+    """An own CUTLASS candidate's timing name (gemm_tune._name) from its stored description, or
+    None for another tuner's."""
+    try:
+        config, options = json.loads(choice)
+        return f"{config['name']}:{RunOptions(**options)}"
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def ranking(entry: dict[str, Any]) -> list[str]:
     """The seed's candidates best first: its pick, then by burst time (tune_seed.ranked)."""
     burst = timings(entry)
@@ -73,17 +88,27 @@ def ranking(entry: dict[str, Any]) -> list[str]:
     return ([first] if first else []) + rest
 
 
-def full_tunes(source: Path) -> dict[tuple[str, ...], dict[str, Any]]:
-    return {
-        seed_key(e["key"]): e
+def full_tunes(source: Path) -> tuple[set[tuple[str, str]], dict[tuple[str, ...], dict[str, Any]]]:
+    """The cache's (GPU, driver) pairs and its full tunes by seed_key (tune_seed.py); a cache of
+    more than one pair is refused, since its entries would shadow each other."""
+    found = [
+        e
         for e in entries(source)
-        if "seeded_from" not in (e.get("record") or {}) and timings(e)
-    }
+        if e.get("schema") == tune_cache.SCHEMA
+        and "seeded_from" not in (e.get("record") or {})
+        and timings(e)
+    ]
+    gpus = {(e["key"]["device"], e["key"]["driver"]) for e in found}
+    if len(gpus) > 1:
+        raise SystemExit(f"{source}: entries of {len(gpus)} GPUs or drivers; give one each")
+    return gpus, {seed_key(e["key"]): e for e in found}
 
 
 def compare(seed: Path, target: Path, tops: list[int]) -> list[dict[str, Any]]:
     """One row per family and k."""
-    seeds, targets = full_tunes(seed), full_tunes(target)
+    (seed_gpus, seeds), (target_gpus, targets) = full_tunes(seed), full_tunes(target)
+    if seed_gpus and seed_gpus == target_gpus:
+        raise SystemExit("the seed and the target are one GPU on one driver: nothing to replay")
     rows = []
     families = sorted({k[0] for k in targets if k in seeds})
     for family in families:

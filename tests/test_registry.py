@@ -111,7 +111,7 @@ def test_an_own_row_says_its_decision_was_seeded(tmp_path, monkeypatch):
         "test", "Fake GPU", (p,), [1, 2], toolchain="t", sources=("bench_cold.py",)
     )
     seeded, full = make("seeded"), make("full")
-    seed = dict(device="Fake H100", driver="1", entries=["e"], top=1, tried=1, of=2)
+    seed = dict(sources=["Fake H100 (driver 1)"], entries=["e"], top=1, tried=1, of=2)
     tune_cache.note_seed(seeded, seed)
     tune_cache.save(seeded, [1, 2], 1, 0.1)
     tune_cache.save(full, [1, 2], 0, 0.1)

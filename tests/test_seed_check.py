@@ -1,6 +1,5 @@
 """scripts/seed_check.py: what seeded tuning would have cost, replayed from two GPUs' full tunes
-(entries written by kernels/tune_cache.py, timings made up here); and scripts/seed_ab.py, which
-reads the GPU check's two runs (results/h100/README.md, order item 8)."""
+(entries written by kernels/tune_cache.py, timings made up here)."""
 
 from __future__ import annotations
 
@@ -67,40 +66,10 @@ def test_the_script_prints_a_table_and_says_when_nothing_is_shared(caches, tmp_p
     assert seed_check.main([str(caches[0]), str(tmp_path / "empty")]) == 1
 
 
-# ---- scripts/seed_ab.py: the GPU check's two runs, point by point -----------------------------
-
-import pandas as pd  # noqa: E402
-import seed_ab  # noqa: E402
-
-RUN = Path(__file__).resolve().parents[1] / "results" / "h200" / "gemm_llama_lowp-fp8-s111"
-
-
-def test_seed_ab_pairs_points_and_says_where_the_picks_differ():
-    point = dict(m=64, n=4096, k=4096, dtype="fp8_e4m3", layout="nt", device_uuid="GPU-a")
-    seeded = pd.DataFrame(
-        [
-            dict(point, pick="x", tune_source="seeded", seeded_from="H200", latency_ms_median=1.1),
-            dict(
-                point, m=128, pick="y", tune_source="seeded", seeded_from="", latency_ms_median=2.0
-            ),
-        ]
-    )
-    full = pd.DataFrame(
-        [
-            dict(point, pick="z", tune_source="tuned", seeded_from="", latency_ms_median=1.0),
-            dict(
-                point, m=128, pick="y", tune_source="tuned", seeded_from="", latency_ms_median=2.0
-            ),
-        ]
-    )
-    both = seed_ab.pair(seeded, full).sort_values("m")
-    assert both["ratio"].round(6).tolist() == [1.1, 1.0]
-    assert both["same_pick"].tolist() == [False, True]
-
-
-def test_seed_ab_reads_a_committed_run_against_itself(capsys):
-    """The same run on both sides: every pick the same, every ratio 1, its tune pass read."""
-    assert seed_ab.main([str(RUN), str(RUN)]) == 0
-    out = capsys.readouterr().out
-    assert "tune pass 205.0 s for own-cutlass" in out
-    assert "38 points, 0 with another pick; seeded / full geomean 1.0000" in out
+def test_one_gpu_on_both_sides_or_two_in_one_cache_is_refused(caches, tmp_path, monkeypatch):
+    seed, target = caches
+    with pytest.raises(SystemExit, match="one GPU on one driver"):
+        seed_check.compare(target, target, [1])
+    write(target, "GPU C", "p9", dict(a=1.0), monkeypatch)
+    with pytest.raises(SystemExit, match="2 GPUs or drivers"):
+        seed_check.compare(seed, target, [1])

@@ -167,7 +167,8 @@ def _tuned_gemm(
         (chosen, options), _ = rule
         tuned_ms = result.timings_ms[f"{chosen.name}:{options}"]
     launch = _load_or_skip(prepare_gemm, a, b, chosen, alpha=alpha, options=options)
-    # tune_source: "tuned" (timed now) or "cache" (a decision read from disk, kernels/tune_cache.py)
+    # tune_source: "tuned" (timed now), "seeded" (timed now, another GPU's best few only:
+    # kernels/tune_seed.py) or "cache" (a decision read from disk, kernels/tune_cache.py)
     config = dict(
         launch.config,
         tuned_ms=tuned_ms,

@@ -157,7 +157,8 @@ REGISTRY = Registry()
 def _recording_tune_origin(prepare: PrepareFn[P]) -> PrepareFn[P]:
     """`prepare`, with the UUID of the GPU that timed its tuner's decision added to the config
     (`tuned_on`, from harness_kernels.tune_cache; "" where unknown) wherever the config names a
-    tune-cache entry (`tune_key`), and how it was seeded where it was (`tune_seeded_from`). With the tune pass on, nearly every own row reads its
+    tune-cache entry (`tune_key`), and how it was seeded where it was
+    (`tune_seeded_from`). With the tune pass on, nearly every own row reads its
     decision back from disk; harness gaps compares the tuner's time with the sweep's only where
     this GPU took it (an H200 in session 44 ran one own config 58.7-66.4 us over eight
     processes: a state of this GPU, where a machine apart would be a different GPU)."""

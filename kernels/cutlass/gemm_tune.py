@@ -18,7 +18,7 @@ import torch
 from .. import capped_retime, tune_cache, tune_seed
 from ..bench_cold import bench_cold
 from ..exc_text import first_line
-from . import build
+from . import build, decode_twin
 from .build import KernelError
 from .gemm import CONFIGS, DTYPES, WAVE_FILL_WIDTHS, GemmConfig, RunOptions, prepare_gemm
 
@@ -299,38 +299,57 @@ def tune(
     expected = reference()
     dtype = DTYPES[a.dtype][0]
     b_col = b.stride(0) == 1 and b.shape[1] > 1
-    # every candidate, or with seeding on (tune_seed.py) another GPU's best few
-    timing = [candidates[i] for i in tune_seed.order(stored, [_name(c) for c in candidates])]
-    build.build_many(c.spec(dtype, b_col) for c, _ in timing)  # parallel nvcc, once
+    names = [_name(c) for c in candidates]
+    # every candidate, or with seeding on (tune_seed.py) another GPU's best few and, where the
+    # decode twin rule applies, their twins (the rule reads the twin's burst: decode_twin.py)
+    order = tune_seed.order(stored, names)
+    if (
+        len(order) < len(candidates)
+        and a.shape[0] <= decode_twin.MAX_M
+        and dtype in decode_twin.DTYPES
+    ):
+        twins = {decode_twin.twin_name(candidates[i][0].name) for i in order} - {None}
+        order = tune_seed.widen(
+            stored, order, [i for i, c in enumerate(candidates) if c[0].name in twins]
+        )
     timings: dict[str, float] = {}
     rejected: dict[str, str] = {}
     best: Candidate | None = None
     unbuildable: list[build.BuildError] = []
-    for config, options in timing:
-        name = _name((config, options))
-        try:
-            launch = prepare_gemm(a, b, config, alpha=alpha, options=options)
-            err = _rel_err(launch(), expected)
-            if not err <= _TOLERANCE:
-                rejected[name] = f"rel_err {err:.3g}"
+
+    def time_each(timing: list[Candidate]) -> None:
+        nonlocal best
+        build.build_many(c.spec(dtype, b_col) for c, _ in timing)  # parallel nvcc, once
+        for config, options in timing:
+            name = _name((config, options))
+            try:
+                launch = prepare_gemm(a, b, config, alpha=alpha, options=options)
+                err = _rel_err(launch(), expected)
+                if not err <= _TOLERANCE:
+                    rejected[name] = f"rel_err {err:.3g}"
+                    continue
+                timings[name] = bench_cold(launch, a.device)
+                # Checked again after many launches: a split-K flag left set would show up here.
+                if not (err := _rel_err(launch(), expected)) <= _TOLERANCE:
+                    rejected[name] = f"rel_err {err:.3g} after timing"
+                    del timings[name]
+                    continue
+            except build.BuildError as e:
+                rejected[name] = first_line(e)
+                unbuildable.append(e)
                 continue
-            timings[name] = bench_cold(launch, a.device)
-            # Checked again after many launches: a split-K flag left set would show up here.
-            if not (err := _rel_err(launch(), expected)) <= _TOLERANCE:
-                rejected[name] = f"rel_err {err:.3g} after timing"
-                del timings[name]
+            except (KernelError, ValueError) as e:
+                rejected[name] = first_line(e)
                 continue
-        except build.BuildError as e:
-            rejected[name] = first_line(e)
-            unbuildable.append(e)
-            continue
-        except (KernelError, ValueError) as e:
-            rejected[name] = first_line(e)
-            continue
-        if best is None or timings[name] < timings[f"{best[0].name}:{best[1]}"]:
-            best = (config, options)
+            if best is None or timings[name] < timings[_name(best)]:
+                best = (config, options)
+
+    time_each([candidates[i] for i in order])
+    if best is None and len(order) < len(candidates):  # no seeded candidate works here: all
+        tune_seed.widen(stored, order, range(len(candidates)))
+        time_each([c for i, c in enumerate(candidates) if i not in order])
     if best is None:
-        if len(unbuildable) == len(timing):
+        if len(unbuildable) == len(candidates):  # every one was tried by now
             raise unbuildable[0]  # no toolchain and nothing cached: the caller skips the point
         raise KernelError(f"no candidate worked: {rejected}", 7)
     capped: dict[str, float] = {}
@@ -348,7 +367,7 @@ def tune(
         else:
             best = by_name[capped_retime.winner(capped, names[0])]
     digest = stored.digest if stored else ""
-    source = "seeded" if len(timing) < len(candidates) else "tuned"
+    source = "seeded" if tune_cache.noted_seed(stored) else "tuned"
     result = TuneResult(best[0], best[1], timings, capped, rejected, source, digest)
     _CACHE[key] = result
     index = candidates.index(best)

@@ -91,7 +91,8 @@ def test_seeding_times_another_gpus_choice_first_then_its_fastest(gpu, monkeypat
     assert one.cache_key != full.cache_key
     stored = entry(gpu, one)
     seed = stored["record"]["seeded_from"]
-    assert (seed["device"], seed["top"], seed["tried"], seed["of"]) == ("Fake H100", 1, 1, 3)
+    assert (seed["top"], seed["tried"], seed["of"]) == (1, 1, 3)
+    assert seed["sources"] == [f"Fake H100 (driver {tune_cache.driver_version()})"]
     assert seed["entries"] == [full.cache_key] and stored["candidates_tried"] == 1
     assert tune_cache.seeded_from(one.cache_key).endswith("top 1: 1 of 3 timed")
     monkeypatch.setenv("HARNESS_TUNE_SEED", "2")
@@ -137,7 +138,11 @@ def test_a_seeded_decision_never_seeds_another(gpu, monkeypatch):
     tune(gpu, "Fake H200")
     third = tune(gpu, "Fake B200")
     seed = entry(gpu, third)["record"]["seeded_from"]
-    assert (seed["device"], len(seed["entries"]), gpu["timed"]) == ("Fake H100", 1, [2])
+    assert (seed["sources"][0].split(" (")[0], len(seed["entries"]), gpu["timed"]) == (
+        "Fake H100",
+        1,
+        [2],
+    )
 
 
 def test_the_same_gpu_on_another_driver_is_seeded(gpu, monkeypatch):
@@ -172,3 +177,69 @@ def test_seed_top_reads_a_whole_number_above_zero(monkeypatch, env, k):
 
 def test_a_seeded_tune_counts_as_timed_here_for_the_gap_reasons():
     assert _tuned_where({"tune_source": "seeded"}, {}) == ""
+
+
+def test_a_seeded_decision_is_tuned_again_under_a_larger_k(gpu, monkeypatch):
+    tune(gpu, "Fake H100")
+    monkeypatch.setenv("HARNESS_TUNE_SEED", "1")
+    tune(gpu, "Fake H200")
+    monkeypatch.setenv("HARNESS_TUNE_SEED", "2")
+    wider = tune(gpu, "Fake H200")
+    assert (wider.source, gpu["timed"]) == ("seeded", [2, 1])
+    assert entry(gpu, wider)["record"]["seeded_from"]["top"] == 2
+    monkeypatch.setenv("HARNESS_TUNE_SEED", "1")  # a smaller k reads the wider decision
+    assert (tune(gpu, "Fake H200").source, gpu["timed"]) == ("cache", [])
+
+
+def test_where_no_seeded_candidate_works_every_one_is_timed(gpu, monkeypatch):
+    tune(gpu, "Fake H100")
+    monkeypatch.setenv("HARNESS_TUNE_SEED", "1")
+    real_prepare = cutlass_tune.prepare_gemm
+
+    def split_k_fails_here(a, b, config, alpha=None, options=None):
+        if options == RunOptions("split-k", 2):
+            raise ValueError("not on this GPU")
+        return real_prepare(a, b, config, alpha=alpha, options=options)
+
+    monkeypatch.setattr(cutlass_tune, "prepare_gemm", split_k_fails_here)
+    fallback = tune(gpu, "Fake H200")
+    assert (fallback.source, fallback.options, gpu["timed"]) == ("tuned", RunOptions(), [1, 3])
+    assert "seeded_from" not in entry(gpu, fallback)["record"]
+
+
+def test_a_seeded_decode_candidate_brings_its_clustered_twin(gpu, monkeypatch):
+    """bf16 at M <= 64: the twin rule (decode_twin.py) reads the 2x1 twin's burst, so a seeded
+    unclustered swapped tile is timed beside its twin, and the seed counts it."""
+    cands = [
+        (CONFIGS["sm90-swapab-dp-128x32"], RunOptions()),
+        (CONFIGS["sm90-swapab-dp-128x32-c2x1"], RunOptions()),
+        (CONFIGS["sm90-pingpong-128x128"], RunOptions(swizzle=1)),
+    ]
+    ms = {0: 1.0, 1: 1.05, 2: 3.0}
+    monkeypatch.setattr(
+        cutlass_tune,
+        "prepare_gemm",
+        lambda a, b, config, alpha=None, options=None: type(
+            "L", (), {"position": cands.index((config, options)), "__call__": lambda s: expected}
+        )(),
+    )
+    timed: list[int] = []
+    monkeypatch.setattr(
+        cutlass_tune,
+        "bench_cold",
+        lambda launch, device: timed.append(launch.position) or ms[launch.position],
+    )
+    a, b = torch.randn(16, 128).bfloat16(), torch.randn(64, 128).bfloat16().t()
+    expected = a.float() @ b.float()
+
+    def run(name: str) -> cutlass_tune.TuneResult:
+        gpu["name"] = name
+        fresh()
+        timed.clear()
+        return cutlass_tune.tune(a, b, cands, lambda: expected, ("d",))
+
+    run("Fake H100")
+    monkeypatch.setenv("HARNESS_TUNE_SEED", "1")
+    seeded = run("Fake H200")
+    assert (seeded.source, timed) == ("seeded", [0, 1])
+    assert entry(gpu, seeded)["record"]["seeded_from"]["tried"] == 2
