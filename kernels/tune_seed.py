@@ -53,6 +53,13 @@ class SeedEntry:
     timings_ms: tuple[tuple[str, float], ...]  # candidate name -> burst ms, as its tuner named them
 
 
+def burst_timings(record: dict[str, Any]) -> dict[str, float]:
+    """A decision's burst time per candidate name, as its tuner recorded them (the GEMM tuners'
+    `timings_ms`, the attention tuner's `tune_timings_ms`); NaN left out."""
+    found = record.get("timings_ms") or record.get("tune_timings_ms") or {}
+    return {str(n): float(ms) for n, ms in found.items() if ms == ms}
+
+
 def seed_key(key: dict[str, Any]) -> tuple[str, ...]:
     """What a seeding entry must share with the point: everything in the key but the GPU and its
     driver (the GPU's name read as GPU inside the problem's text)."""
@@ -71,13 +78,12 @@ def _index(folder: Path) -> dict[tuple[str, ...], tuple[SeedEntry, ...]]:
             record = entry.get("record") or {}
             if entry.get("schema") != tune_cache.SCHEMA or "seeded_from" in record:
                 continue
-            timings = record.get("timings_ms") or record.get("tune_timings_ms") or {}
             seed = SeedEntry(
                 str(entry["key"]["device"]),
                 str(entry["key"]["driver"]),
                 path.stem,
                 int(entry["choice_index"]),
-                tuple((str(n), float(ms)) for n, ms in timings.items()),
+                tuple(burst_timings(record).items()),
             )
             found.setdefault(seed_key(entry["key"]), []).append(seed)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:

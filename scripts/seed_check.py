@@ -29,7 +29,7 @@ from typing import Any
 
 from harness_kernels import capped_retime, tune_cache
 from harness_kernels.cutlass.gemm import RunOptions
-from harness_kernels.tune_seed import seed_key
+from harness_kernels.tune_seed import burst_timings, seed_key
 
 
 def entries(source: Path) -> Iterator[dict[str, Any]]:
@@ -47,9 +47,7 @@ def entries(source: Path) -> Iterator[dict[str, Any]]:
 
 
 def timings(entry: dict[str, Any]) -> dict[str, float]:
-    record = entry.get("record") or {}
-    found = record.get("timings_ms") or record.get("tune_timings_ms") or {}
-    return {str(n): float(ms) for n, ms in found.items() if ms == ms}
+    return burst_timings(entry.get("record") or {})
 
 
 def pick(entry: dict[str, Any]) -> str | None:
